@@ -1,0 +1,72 @@
+// Command ccproxy sits between chat UIs and the Claude Code CLI. See doc.go.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// usageError marks an error in the command line; it exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitCode prints err once and decides the exit code: 0 ok, 2 usage, 1 other.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "ccproxy:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+const usage = `ccproxy — a safe, well-formed event feed between chat UIs and the Claude Code CLI.
+
+Usage:
+  ccproxy normalize [--max-line BYTES] [--attachments strip|inline]
+        read claude stream-json on stdin, write normalized events to stdout
+  ccproxy mcp config [--project DIR] [--json]
+        print the MCP servers Claude Code would load, merged and approved
+  ccproxy mcp list --from-cli [--claude PATH] [--project DIR]
+        run 'claude mcp list' and show its parsed result
+  ccproxy help
+        print this help
+`
+
+// run is the whole program: it parses args and dispatches to a subcommand.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usagef("no command given")
+	}
+	switch args[0] {
+	case "normalize":
+		return runNormalize(ctx, args[1:], stdin, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, args[1:], stdin, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return usagef("unknown command %q", args[0])
+	}
+}

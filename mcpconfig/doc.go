@@ -1,0 +1,3 @@
+// Package mcpconfig resolves MCP server configuration the way Claude Code
+// does: discover, merge, approve, expand ${VAR}, watch.
+package mcpconfig

@@ -1,0 +1,2 @@
+// Package protocol is the contract between ccproxy and webviews.
+package protocol
