@@ -1,0 +1,159 @@
+package stream
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+)
+
+const (
+	// DefaultMaxLine is the longest line a Reader returns whole (64 MiB).
+	// The CLI prints base64 images twice on one line, so lines of several
+	// megabytes are normal; anything longer is replaced by an
+	// oversized_line event.
+	DefaultMaxLine = 64 << 20
+
+	// previewBytes is how much of an oversized line is kept as its preview.
+	previewBytes = 256
+
+	// readBufferSize is the size of the bufio.Reader under a Reader.
+	readBufferSize = 64 << 10
+
+	// retainBytes is the largest line buffer a Reader keeps between lines;
+	// a bigger one is released after use so one huge line does not pin
+	// its memory for the life of the session.
+	retainBytes = 1 << 20
+)
+
+// Reader splits the CLI's stdout into lines of any length up to a cap.
+//
+// A line longer than the cap is drained without being held in memory and
+// replaced by a synthetic event
+//
+//	{"type":"ccproxy","subtype":"oversized_line","bytes":N,"limit":L,"preview":"<first 256 bytes>"}
+//
+// and reading goes on with the next line. Trailing "\r" and surrounding
+// whitespace are trimmed, blank lines are skipped. A Reader never holds more
+// than the cap plus a 64 KiB read buffer. It is not safe for concurrent use.
+type Reader struct {
+	br       *bufio.Reader
+	max      int
+	line     []byte // accumulates the current line
+	synth    []byte // the last synthetic event
+	oversize int    // oversized lines seen
+	err      error  // sticky error, returned once the buffered line is out
+}
+
+// NewReader returns a Reader over r whose lines may be at most maxLine bytes
+// long (not counting the line terminator); maxLine <= 0 means
+// DefaultMaxLine.
+func NewReader(r io.Reader, maxLine int) *Reader {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: maxLine}
+}
+
+// Oversized reports how many lines were over the cap so far.
+func (r *Reader) Oversized() int { return r.oversize }
+
+// Next returns the next non-blank line without its terminator, or the
+// synthetic oversized_line event standing for a line over the cap. The slice
+// is valid until the next call. At the end of input Next returns io.EOF; a
+// last line without "\n" is returned first. A read error other than EOF is
+// returned after the lines read before it.
+func (r *Reader) Next() ([]byte, error) {
+	if cap(r.line) > retainBytes {
+		r.line = nil
+	}
+	for {
+		if r.err != nil {
+			return nil, r.err
+		}
+		line, oversized, total, err := r.readLine()
+		if err != nil {
+			r.err = err
+		}
+		if oversized {
+			r.oversize++
+			return r.oversizedEvent(total, line), nil
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) > 0 {
+			return line, nil
+		}
+	}
+}
+
+// readLine reads up to and including the next '\n'. It returns the line
+// without its terminator; when the line is over the cap it returns only its
+// first previewBytes, oversized=true, and the line's full length in total.
+func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) {
+	r.line = r.line[:0]
+	for {
+		chunk, rerr := r.br.ReadSlice('\n')
+		end := len(chunk)
+		if end > 0 && chunk[end-1] == '\n' {
+			end--
+		}
+		total += end
+		switch {
+		case oversized:
+			// Draining: nothing is kept past the preview.
+		case total > r.max:
+			// The line just went over the cap: keep its preview, let go of
+			// the rest, and drain from now on.
+			oversized = true
+			if n := len(r.line); n < previewBytes {
+				r.line = append(r.line, chunk[:min(previewBytes-n, end)]...)
+			} else {
+				r.line = r.line[:previewBytes]
+			}
+			if cap(r.line) > retainBytes {
+				r.line = bytes.Clone(r.line)
+			}
+		default:
+			r.line = r.grow(r.line, end)
+			r.line = append(r.line, chunk[:end]...)
+		}
+		switch {
+		case rerr == nil:
+			return r.line, oversized, total, nil
+		case errors.Is(rerr, bufio.ErrBufferFull):
+			continue
+		default:
+			return r.line, oversized, total, rerr
+		}
+	}
+}
+
+// grow makes room for n more bytes in b without ever reserving more than
+// the cap: append's doubling would let a 64 MiB line take 128 MiB.
+func (r *Reader) grow(b []byte, n int) []byte {
+	need := len(b) + n
+	if need <= cap(b) {
+		return b
+	}
+	c := max(2*cap(b), need, 4096)
+	if c > r.max {
+		c = max(r.max, need)
+	}
+	nb := make([]byte, len(b), c)
+	copy(nb, b)
+	return nb
+}
+
+func (r *Reader) oversizedEvent(total int, preview []byte) []byte {
+	b := r.synth[:0]
+	b = append(b, `{"type":"ccproxy","subtype":"oversized_line","bytes":`...)
+	b = strconv.AppendInt(b, int64(total), 10)
+	b = append(b, `,"limit":`...)
+	b = strconv.AppendInt(b, int64(r.max), 10)
+	b = append(b, `,"preview":`...)
+	b = appendJSONString(b, truncateUTF8(preview, previewBytes))
+	b = append(b, '}')
+	r.synth = b
+	return b
+}
