@@ -596,10 +596,18 @@ func truncateUTF8(b []byte, n int) []byte {
 	if len(b) <= n {
 		return b
 	}
-	b = b[:n]
-	for i := 0; i < utf8.UTFMax && len(b) > 0; i++ {
+	return trimPartialRune(b[:n])
+}
+
+// trimPartialRune drops an incomplete character from the end of b, left
+// there by a cut.
+func trimPartialRune(b []byte) []byte {
+	for i := 0; i < utf8.UTFMax-1 && len(b) > 0; i++ {
 		if r, size := utf8.DecodeLastRune(b); r != utf8.RuneError || size > 1 {
 			break
+		}
+		if utf8.RuneStart(b[len(b)-1]) {
+			return b[:len(b)-1]
 		}
 		b = b[:len(b)-1]
 	}

@@ -1,0 +1,201 @@
+package stream
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// readAll returns every line a Reader yields, copied.
+func readAll(t *testing.T, r *Reader) ([]string, error) {
+	t.Helper()
+	var out []string
+	for {
+		line, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+		out = append(out, string(line))
+	}
+}
+
+func TestReaderLines(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want []string
+	}{
+		{"simple", "{\"a\":1}\n{\"b\":2}\n", 0, []string{`{"a":1}`, `{"b":2}`}},
+		{"crlf", "{\"a\":1}\r\n{\"b\":2}\r\n", 0, []string{`{"a":1}`, `{"b":2}`}},
+		{"blank lines", "\n\n{\"a\":1}\n \t\r\n\n{\"b\":2}\n\n", 0, []string{`{"a":1}`, `{"b":2}`}},
+		{"no final newline", "{\"a\":1}\n{\"b\":2}", 0, []string{`{"a":1}`, `{"b":2}`}},
+		{"empty input", "", 0, nil},
+		{"only blanks", "\n\r\n  \n", 0, nil},
+		{"exactly the cap", "12345\n123456\n", 5, []string{"12345",
+			`{"type":"ccproxy","subtype":"oversized_line","bytes":6,"limit":5,"preview":"123456"}`}},
+		{"oversized then normal", strings.Repeat("x", 300) + "\n{\"ok\":true}\n", 100, []string{
+			`{"type":"ccproxy","subtype":"oversized_line","bytes":300,"limit":100,"preview":"` + strings.Repeat("x", 256) + `"}`,
+			`{"ok":true}`}},
+		{"oversized last line without newline", "{}\n" + strings.Repeat("y", 50), 10, []string{"{}",
+			`{"type":"ccproxy","subtype":"oversized_line","bytes":50,"limit":10,"preview":"` + strings.Repeat("y", 50) + `"}`}},
+		{"long line under the cap", strings.Repeat("z", 200000) + "\n", 0, []string{strings.Repeat("z", 200000)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readAll(t, NewReader(strings.NewReader(tt.in), tt.max))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") || len(got) != len(tt.want) {
+				t.Errorf("lines:\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReaderOversizedPreviewIsValidUTF8(t *testing.T) {
+	// 255 ASCII bytes then a 3-byte character straddling the 256-byte cut.
+	line := strings.Repeat("a", 255) + "€€€" + strings.Repeat("b", 100)
+	got, err := readAll(t, NewReader(strings.NewReader(line+"\n"), 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || !gjson.Valid(got[0]) {
+		t.Fatalf("want one valid event, got %q", got)
+	}
+	preview := gjson.Get(got[0], "preview").Str
+	if preview != strings.Repeat("a", 255) {
+		t.Errorf("preview must stop before the split character, got %q", preview)
+	}
+}
+
+// errReader returns some data, then an error.
+type errReader struct {
+	data []byte
+	err  error
+}
+
+func (r *errReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.data)
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func TestReaderErrorAfterLines(t *testing.T) {
+	boom := errors.New("pipe broke")
+	r := NewReader(&errReader{data: []byte("{\"a\":1}\n{\"b\""), err: boom}, 0)
+	got, err := readAll(t, r)
+	if !errors.Is(err, boom) {
+		t.Fatalf("err = %v, want %v", err, boom)
+	}
+	if len(got) != 2 || got[0] != `{"a":1}` || got[1] != `{"b"` {
+		t.Errorf("lines before the error: %q", got)
+	}
+	if _, err := r.Next(); !errors.Is(err, boom) {
+		t.Errorf("error must be sticky, got %v", err)
+	}
+}
+
+// patternReader yields n bytes of a repeated pattern without holding them.
+type patternReader struct {
+	pattern []byte
+	n       int64
+	off     int
+}
+
+func (r *patternReader) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > r.n {
+		p = p[:r.n]
+	}
+	for i := range p {
+		p[i] = r.pattern[r.off]
+		r.off = (r.off + 1) % len(r.pattern)
+	}
+	r.n -= int64(len(p))
+	return len(p), nil
+}
+
+// TestReader100MBLine streams a 100 MB line followed by normal lines through
+// a Reader with the default 64 MiB cap: the oversized event comes first, then
+// the normal events, and the Reader never holds more than the cap.
+func TestReader100MBLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 MB stream in -short mode")
+	}
+	const size = 100 << 20
+	big := &patternReader{pattern: []byte(`{"type":"user","data":"` + strings.Repeat("QUJD", 64)), n: size}
+	in := io.MultiReader(big, strings.NewReader("\n{\"type\":\"system\",\"subtype\":\"status\"}\n{\"type\":\"result\"}\n"))
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := readAll(t, NewReader(in, 0))
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("want 3 events, got %d", len(got))
+	}
+	if gjson.Get(got[0], "subtype").Str != "oversized_line" || gjson.Get(got[0], "bytes").Int() != size {
+		t.Errorf("first event: %.200s", got[0])
+	}
+	if !strings.HasPrefix(gjson.Get(got[0], "preview").Str, `{"type":"user","data":"QUJD`) {
+		t.Errorf("preview: %.100s", gjson.Get(got[0], "preview").Str)
+	}
+	if got[1] != `{"type":"system","subtype":"status"}` || got[2] != `{"type":"result"}` {
+		t.Errorf("normal events after the oversized one: %q", got[1:])
+	}
+	// The line buffer grows (doubling) up to the cap and no further, so all
+	// allocations add up to about twice the cap; holding the whole 100 MB
+	// line would take more than that.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2*DefaultMaxLine+8<<20 {
+		t.Errorf("reading allocated %d MiB in all, want at most 2x the 64 MiB cap", alloc>>20)
+	}
+}
+
+// TestReaderDrainAllocatesLittle: with a small cap, a huge line costs almost
+// no memory at all.
+func TestReaderDrainAllocatesLittle(t *testing.T) {
+	in := io.MultiReader(&patternReader{pattern: []byte("0123456789"), n: 50 << 20}, strings.NewReader("\n{}\n"))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := readAll(t, NewReader(in, 1<<20))
+	runtime.ReadMemStats(&after)
+	if err != nil || len(got) != 2 || got[1] != "{}" {
+		t.Fatalf("got %d lines, err %v", len(got), err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Errorf("draining a 50 MiB line with a 1 MiB cap allocated %d KiB", alloc>>10)
+	}
+}
+
+func TestReaderReleasesHugeBuffer(t *testing.T) {
+	in := strings.NewReader(strings.Repeat("a", 3<<20) + "\n{}\n")
+	r := NewReader(in, 0)
+	if _, err := r.Next(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := r.Next()
+	if err != nil || !bytes.Equal(line, []byte("{}")) {
+		t.Fatalf("second line %q, %v", line, err)
+	}
+	if cap(r.line) > retainBytes {
+		t.Errorf("a %d-byte buffer was kept after a huge line", cap(r.line))
+	}
+}
