@@ -457,13 +457,17 @@ func (n *Normalizer) remember(id string, ref MCPRef) {
 	if id == "" {
 		return
 	}
-	// ref and id may point into the line, which the caller reuses.
+	if old, ok := n.tools[id]; ok && old == ref {
+		return
+	}
+	// id and ref may point into the line, which the caller reuses; and
+	// assigning to an existing string key stores the new key too.
+	id = strings.Clone(id)
 	ref = MCPRef{Server: strings.Clone(ref.Server), Tool: strings.Clone(ref.Tool)}
 	if _, ok := n.tools[id]; ok {
 		n.tools[id] = ref
 		return
 	}
-	id = strings.Clone(id)
 	if len(n.toolOrder) < n.opts.MaxToolIDs {
 		n.toolOrder = append(n.toolOrder, id)
 	} else {

@@ -254,22 +254,34 @@ func TestNormalizeMCPAnnotations(t *testing.T) {
 
 func TestNormalizeAnnotatesStreamAndPermission(t *testing.T) {
 	n := NewNormalizer(Options{})
-	n.Normalize([]byte(initEvent))
-	se := n.Normalize([]byte(`{"type":"stream_event","event":{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t9","name":"mcp__everything__echo","input":{}}},"session_id":"s1"}`))
+	// Every line goes through one reused buffer, as with Reader, so state
+	// kept from a line must not point into it.
+	var buf []byte
+	norm := func(line []byte) Event {
+		buf = append(buf[:0], line...)
+		return n.Normalize(buf)
+	}
+	norm([]byte(initEvent))
+	se := norm([]byte(`{"type":"stream_event","event":{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t9","name":"mcp__everything__echo","input":{}}},"session_id":"s1"}`))
 	if got := gjson.GetBytes(se.JSON, "event.content_block.mcp").Raw; got != `{"server":"everything","tool":"echo"}` {
 		t.Errorf("stream_event tool_use start: mcp = %s", got)
 	}
-	cr := n.Normalize([]byte(`{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"mcp__my_srv__x","mcp_server":{"name":"my_srv","source":"dynamic"},"input":{}}}`))
+	cr := norm([]byte(`{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"mcp__my_srv__x","mcp_server":{"name":"my_srv","source":"dynamic"},"input":{}}}`))
 	if got := gjson.GetBytes(cr.JSON, "request.mcp").Raw; got != `{"server":"my_srv","tool":"x"}` {
 		t.Errorf("can_use_tool: mcp = %s", got)
 	}
-	// The tool_result of the streamed tool_use is annotated too.
-	u := n.Normalize([]byte(userEvent(`{"type":"tool_result","tool_use_id":"t9","content":"ok"}`, "")))
+	// The full assistant event of the same tool_use follows (the same id
+	// is remembered twice); then its tool_result is annotated too.
+	norm([]byte(assistantToolUse("t9", "mcp__everything__echo", "")))
+	for range 3 { // reuse the caller's buffer, as Reader does
+		norm([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}`))
+	}
+	u := norm([]byte(userEvent(`{"type":"tool_result","tool_use_id":"t9","content":"ok"}`, "")))
 	if got := gjson.GetBytes(u.JSON, "message.content.0.mcp.tool").Str; got != "echo" {
 		t.Errorf("result of streamed tool_use: tool = %q", got)
 	}
 	delta := `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}},"session_id":"s1"}`
-	if ev := n.Normalize([]byte(delta)); ev.Rewritten || string(ev.JSON) != delta {
+	if ev := norm([]byte(delta)); ev.Rewritten || string(ev.JSON) != delta {
 		t.Errorf("a text delta must pass through untouched")
 	}
 }

@@ -1,0 +1,53 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzNormalize feeds arbitrary bytes through a Reader (with a small cap, so
+// oversized lines happen) and a Normalizer, and checks that nothing panics,
+// every output is one valid JSON object in valid UTF-8 on one line, and
+// normalizing the output again changes nothing.
+func FuzzNormalize(f *testing.F) {
+	for _, rel := range transcripts(f) {
+		data := readTranscript(f, rel)
+		if len(data) > 64<<10 {
+			// Seed with the lines of big transcripts, not the whole file.
+			for _, line := range bytes.Split(data, []byte("\n")) {
+				if len(line) <= 64<<10 {
+					f.Add(line)
+				}
+			}
+			continue
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("noise\n{\"type\":\"user\"}\r\n\n\xff\xfe{"))
+	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"image","source":{"data":"aGk="}},{"type":"resource","resource":{"blob":"!!"}},7,null]}]},"tool_use_result":[{"type":"x"}]}`))
+
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, mode := range []AttachmentMode{AttachInline, AttachStrip} {
+			once := normalizeAll(t, in, Options{Attachments: mode, MaxToolIDs: 8}, 4096)
+			for _, line := range once {
+				if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+					t.Fatalf("output is not a JSON object: %q", line)
+				}
+				if !utf8.Valid(line) {
+					t.Fatalf("output is not valid UTF-8: %q", line)
+				}
+				if bytes.ContainsAny(line, "\n\r") {
+					t.Fatalf("output spans lines: %q", line)
+				}
+			}
+			n := NewNormalizer(Options{Attachments: mode, MaxToolIDs: 8})
+			for i, line := range once {
+				if again := n.Normalize(line).JSON; !bytes.Equal(again, line) {
+					t.Fatalf("not idempotent (mode %v, line %d):\n once: %q\ntwice: %q", mode, i, line, again)
+				}
+			}
+		}
+	})
+}
