@@ -1,0 +1,166 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Null is the id of a reply to a frame whose id could not be read.
+var Null = json.RawMessage("null")
+
+// StringID returns s as a request id.
+func StringID(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// IntID returns n as a request id.
+func IntID(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
+
+// NewRequest builds a client request frame, for Go clients and tests. data
+// must be the data struct of typ (or a pointer to it) and valid.
+func NewRequest(id json.RawMessage, typ string, data Data) (Frame, error) {
+	if msg := checkID(id); msg != "" || len(id) == 0 || string(id) == "null" {
+		if msg == "" {
+			msg = "required"
+		}
+		return Frame{}, badRequest("%s: id: %s", typ, msg)
+	}
+	raw, err := encodeData(requestData, typ, data)
+	if err != nil {
+		return Frame{}, err
+	}
+	return Frame{Type: typ, ID: id, Data: raw}, nil
+}
+
+// NewPush builds a proxy → client frame other than reply. data must be the
+// data struct of typ (or a pointer to it) and valid: the proxy never sends a
+// frame its own schema would reject. For session/event on the hot path use
+// AppendSessionEvent, which does not re-encode the event.
+func NewPush(typ string, data Data) (Frame, error) {
+	raw, err := encodeData(pushData, typ, data)
+	if err != nil {
+		return Frame{}, err
+	}
+	return Frame{Type: typ, Data: raw}, nil
+}
+
+// NewReply builds a success reply echoing id (Null when nil). data is the
+// request type's result struct, or nil for {}; it must be valid.
+func NewReply(id json.RawMessage, data Data) (Frame, error) {
+	if data == nil {
+		data = Empty{}
+	}
+	if err := data.Validate(); err != nil {
+		return Frame{}, withPrefix(err, "reply", "data")
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return Frame{}, Errorf(CodeInternal, "reply: encoding %T: %v", data, err)
+	}
+	return Frame{Type: TypeReply, ID: replyID(id), OK: Ptr(true), Data: raw}, nil
+}
+
+// NewErrorReply builds an error reply echoing id (Null when nil). An *Error
+// in err's chain is sent as is; any other error becomes internal with a
+// generic message, because its text may hold paths or secrets: log it, and
+// wrap what a client may see in an *Error.
+func NewErrorReply(id json.RawMessage, err error) Frame {
+	var pe *Error
+	if !errors.As(err, &pe) || pe == nil {
+		pe = Errorf(CodeInternal, "internal error")
+	}
+	return Frame{Type: TypeReply, ID: replyID(id), OK: Ptr(false), Error: pe}
+}
+
+func replyID(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return Null
+	}
+	return id
+}
+
+func encodeData(reg map[string]func() Data, typ string, data Data) (json.RawMessage, error) {
+	mk, ok := reg[typ]
+	if !ok {
+		return nil, Errorf(CodeUnknownType, "unknown message type %q", typ)
+	}
+	if data == nil {
+		return nil, Errorf(CodeInternal, "%s: no data given", typ)
+	}
+	want := reflect.TypeOf(mk()).Elem()
+	got := reflect.TypeOf(data)
+	if got.Kind() == reflect.Pointer {
+		got = got.Elem()
+	}
+	if got != want {
+		return nil, Errorf(CodeInternal, "%s: data is %v, want protocol.%s", typ, got, want.Name())
+	}
+	if err := data.Validate(); err != nil {
+		return nil, withPrefix(err, typ, "data")
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, Errorf(CodeInternal, "%s: encoding data: %v", typ, err)
+	}
+	return raw, nil
+}
+
+// AppendSessionEvent appends the session/event frame
+//
+//	{"type":"session/event","data":{"session":S,"seq":N,"event":EVENT}}
+//
+// to dst. event is copied byte for byte, never decoded or re-encoded; it
+// must be one JSON object (package stream guarantees this for what it
+// emits). This is the hot path of the proxy's fan-out.
+func AppendSessionEvent(dst []byte, session string, seq int64, event []byte) []byte {
+	dst = append(dst, `{"type":"session/event","data":{"session":`...)
+	dst = AppendJSONString(dst, session)
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendInt(dst, seq, 10)
+	dst = append(dst, `,"event":`...)
+	dst = append(dst, event...)
+	return append(dst, "}}"...)
+}
+
+// AppendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// U+2028 and U+2029 are escaped so the output is also valid JavaScript.
+func AppendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
