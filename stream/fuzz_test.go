@@ -12,18 +12,21 @@ import (
 // every output is one valid JSON object in valid UTF-8 on one line, and
 // normalizing the output again changes nothing.
 func FuzzNormalize(f *testing.F) {
+	// Seeds are single lines and short runs of lines (an init, a tool_use,
+	// its result): small inputs keep the fuzzer fast and its minimizer
+	// from stalling on whole transcripts.
 	for _, rel := range transcripts(f) {
-		data := readTranscript(f, rel)
-		if len(data) > 64<<10 {
-			// Seed with the lines of big transcripts, not the whole file.
-			for _, line := range bytes.Split(data, []byte("\n")) {
-				if len(line) <= 64<<10 {
-					f.Add(line)
+		lines := bytes.Split(readTranscript(f, rel), []byte("\n"))
+		for i, line := range lines {
+			if len(line) <= 16<<10 {
+				f.Add(line)
+			}
+			if i+3 <= len(lines) {
+				if run := bytes.Join(lines[i:i+3], []byte("\n")); len(run) <= 16<<10 {
+					f.Add(run)
 				}
 			}
-			continue
 		}
-		f.Add(data)
 	}
 	f.Add([]byte("noise\n{\"type\":\"user\"}\r\n\n\xff\xfe{"))
 	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"image","source":{"data":"aGk="}},{"type":"resource","resource":{"blob":"!!"}},7,null]}]},"tool_use_result":[{"type":"x"}]}`))
