@@ -38,35 +38,35 @@ func (n *Normalizer) flatten(content gjson.Result) (string, []Attachment) {
 func (n *Normalizer) part(block gjson.Result) (string, Attachment, bool) {
 	if !block.IsObject() {
 		if block.Type == gjson.String {
-			return block.Str, Attachment{}, false
+			return n.str(block), Attachment{}, false
 		}
-		return block.Raw, Attachment{}, false
+		return string(n.origRaw(block)), Attachment{}, false
 	}
-	typ := block.Get("type").String()
+	typ := n.get(block, "type")
 	switch typ {
 	case "text":
-		return block.Get("text").String(), Attachment{}, false
+		return n.str(block.Get("text")), Attachment{}, false
 	case "image", "audio", "document":
 		// Anthropic form {source:{type:"base64",media_type,data}} or
 		// {source:{type:"url",url}}; MCP form {data, mimeType}.
 		src := block.Get("source")
 		if src.Exists() {
-			if src.Get("type").Str == "url" {
-				url := src.Get("url").String()
+			if n.get(src, "type") == "url" {
+				url := n.get(src, "url")
 				return fmt.Sprintf("[%s %s]", typ, url), Attachment{Kind: typ, URL: url}, true
 			}
-			return n.binary(typ, src.Get("media_type").String(), "", src.Get("data"))
+			return n.binary(typ, n.get(src, "media_type"), "", src.Get("data"))
 		}
-		return n.binary(typ, block.Get("mimeType").String(), "", block.Get("data"))
+		return n.binary(typ, n.get(block, "mimeType"), "", block.Get("data"))
 	case "resource":
 		res := block.Get("resource")
-		uri := res.Get("uri").String()
+		uri := n.get(res, "uri")
 		if t := res.Get("text"); t.Exists() {
-			return t.String(), Attachment{}, false
+			return n.str(t), Attachment{}, false
 		}
-		return n.binary("resource", res.Get("mimeType").String(), uri, res.Get("blob"))
+		return n.binary("resource", n.get(res, "mimeType"), uri, res.Get("blob"))
 	case "resource_link":
-		name, uri := block.Get("name").String(), block.Get("uri").String()
+		name, uri := n.get(block, "name"), n.get(block, "uri")
 		if name == "" || name == uri {
 			return fmt.Sprintf("[resource link] %s", uri), Attachment{}, false
 		}
@@ -76,7 +76,7 @@ func (n *Normalizer) part(block gjson.Result) (string, Attachment, bool) {
 	if typ == "" {
 		typ = "block"
 	}
-	raw := []byte(block.Raw)
+	raw := n.origRaw(block)
 	att := n.describe(typ, "application/json", "", raw)
 	att.Data = ""
 	if n.opts.Attachments == AttachInline {
@@ -87,19 +87,32 @@ func (n *Normalizer) part(block gjson.Result) (string, Attachment, bool) {
 	return placeholder(att), att, true
 }
 
-// binary makes the attachment of a base64-encoded part.
+// binary makes the attachment of a base64-encoded part. The same data seen
+// earlier in the event (the CLI prints each image twice) is not decoded and
+// hashed again.
 func (n *Normalizer) binary(kind, mediaType, uri string, data gjson.Result) (string, Attachment, bool) {
-	enc := data.String()
+	enc := n.str(data)
+	for _, d := range n.ev.decoded {
+		if d.data == enc && d.att.Kind == kind && d.att.MediaType == mediaType && d.att.URI == uri {
+			return placeholder(d.att), d.att, true
+		}
+	}
+	att := n.binaryAttachment(kind, mediaType, uri, enc)
+	n.ev.decoded = append(n.ev.decoded, decoded{data: enc, att: att})
+	n.collect(att)
+	return placeholder(att), att, true
+}
+
+func (n *Normalizer) binaryAttachment(kind, mediaType, uri, enc string) Attachment {
 	dec, err := n.decode(enc)
 	if err != nil {
 		// Not base64: describe the raw text so nothing is lost.
-		att := n.describe(kind, mediaType, uri, []byte(enc))
+		att := n.describe(kind, mediaType, uri, sbytes(enc))
 		att.Error = "data is not valid base64: " + err.Error()
 		if n.opts.Attachments != AttachStrip {
 			att.Data = enc
 		}
-		n.collect(att)
-		return placeholder(att), att, true
+		return att
 	}
 	att := n.describe(kind, mediaType, uri, dec)
 	if n.opts.Attachments == AttachInline {
@@ -109,8 +122,7 @@ func (n *Normalizer) binary(kind, mediaType, uri string, data gjson.Result) (str
 	if att.Error != "" {
 		att.Data = enc
 	}
-	n.collect(att)
-	return placeholder(att), att, true
+	return att
 }
 
 func (n *Normalizer) describe(kind, mediaType, uri string, data []byte) Attachment {

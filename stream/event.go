@@ -41,7 +41,8 @@ type Event struct {
 	Rewritten bool
 
 	// Attachments lists the binary parts taken out of this event's tool
-	// results, one per distinct sha256, in order of appearance.
+	// results, one per distinct sha256, in order of appearance. Their Data
+	// is not set here: with AttachInline it is in JSON.
 	Attachments []Attachment
 }
 

@@ -32,25 +32,46 @@ func FuzzNormalize(f *testing.F) {
 	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a","content":[{"type":"image","source":{"data":"aGk="}},{"type":"resource","resource":{"blob":"!!"}},7,null]}]},"tool_use_result":[{"type":"x"}]}`))
 
 	f.Fuzz(func(t *testing.T, in []byte) {
-		for _, mode := range []AttachmentMode{AttachInline, AttachStrip} {
-			once := normalizeAll(t, in, Options{Attachments: mode, MaxToolIDs: 8}, 4096)
-			for _, line := range once {
-				if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
-					t.Fatalf("output is not a JSON object: %q", line)
+		for _, eng := range engines {
+			for _, mode := range []AttachmentMode{AttachInline, AttachStrip} {
+				opts := Options{Attachments: mode, MaxToolIDs: 8}
+				once := normalizeLines(t, in, eng.new(opts), 4096)
+				for _, line := range once {
+					if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
+						t.Fatalf("%s: output is not a JSON object: %q", eng.name, line)
+					}
+					if !utf8.Valid(line) {
+						t.Fatalf("%s: output is not valid UTF-8: %q", eng.name, line)
+					}
+					if bytes.ContainsAny(line, "\n\r") {
+						t.Fatalf("%s: output spans lines: %q", eng.name, line)
+					}
 				}
-				if !utf8.Valid(line) {
-					t.Fatalf("output is not valid UTF-8: %q", line)
+				n := eng.new(opts)
+				for i, line := range once {
+					if again := n.Normalize(line).JSON; !bytes.Equal(again, line) {
+						t.Fatalf("%s: not idempotent (mode %v, line %d):\n once: %q\ntwice: %q", eng.name, mode, i, line, again)
+					}
 				}
-				if bytes.ContainsAny(line, "\n\r") {
-					t.Fatalf("output spans lines: %q", line)
-				}
-			}
-			n := NewNormalizer(Options{Attachments: mode, MaxToolIDs: 8})
-			for i, line := range once {
-				if again := n.Normalize(line).JSON; !bytes.Equal(again, line) {
-					t.Fatalf("not idempotent (mode %v, line %d):\n once: %q\ntwice: %q", mode, i, line, again)
+				// Both engines give the same output.
+				if eng.name != engines[0].name {
+					if direct := normalizeLines(t, in, engines[0].new(opts), 4096); !equalLines(direct, once) {
+						t.Fatalf("engines disagree (mode %v) on %q", mode, in)
+					}
 				}
 			}
 		}
 	})
+}
+
+func equalLines(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }

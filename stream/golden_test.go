@@ -73,8 +73,13 @@ func readTranscript(t testing.TB, rel string) []byte {
 // returns the output lines.
 func normalizeAll(t testing.TB, in []byte, opts Options, maxLine int) [][]byte {
 	t.Helper()
+	return normalizeLines(t, in, NewNormalizer(opts), maxLine)
+}
+
+// normalizeLines runs a whole input through a Reader and n.
+func normalizeLines(t testing.TB, in []byte, n *Normalizer, maxLine int) [][]byte {
+	t.Helper()
 	r := NewReader(bytes.NewReader(in), maxLine)
-	n := NewNormalizer(opts)
 	var out [][]byte
 	for {
 		line, err := r.Next()

@@ -9,7 +9,6 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // AttachmentMode says what becomes of the data of an attachment.
@@ -101,6 +100,14 @@ type Normalizer struct {
 	scratch   []byte // decoded attachment data
 	edits     []edit
 	ev        eventState
+
+	// The line being normalized and how gjson sees it (skeleton.go).
+	line  []byte
+	skel  []byte
+	spans []span
+	// Lines of skelMin bytes or more are read through a skeleton without
+	// their strings of longMin bytes or more (tests lower both).
+	skelMin, longMin int
 }
 
 // NewNormalizer returns a Normalizer with the given options.
@@ -111,10 +118,10 @@ func NewNormalizer(opts Options) *Normalizer {
 	if opts.Attachments == AttachSink && opts.Sink == nil {
 		opts.Attachments = AttachInline
 	}
-	return &Normalizer{opts: opts, tools: make(map[string]MCPRef)}
+	return &Normalizer{opts: opts, tools: make(map[string]MCPRef), skelMin: skeletonBytes, longMin: longString}
 }
 
-// edit replaces line[start:end] with repl.
+// edit replaces view[start:end] with repl; apply maps it onto the line.
 type edit struct {
 	start, end int
 	repl       []byte
@@ -123,15 +130,21 @@ type edit struct {
 // eventState collects what one event yields.
 type eventState struct {
 	atts []Attachment
+	// decoded remembers the base64 data already turned into attachments
+	// in this event: the CLI prints each image twice on a line.
+	decoded []decoded
+}
+
+type decoded struct {
+	data string
+	att  Attachment
 }
 
 const (
 	// noiseTextBytes caps the text of a noise event.
 	noiseTextBytes = 4096
-	// depthCheckBytes: lines at least this long are checked for absurd
-	// nesting before the (recursive) validator sees them.
-	depthCheckBytes = 1 << 20
-	// maxDepth is the deepest nesting accepted in a long line.
+	// maxDepth is the deepest nesting accepted in a long line: the
+	// validator recurses once per level.
 	maxDepth = 10000
 )
 
@@ -158,31 +171,41 @@ func (n *Normalizer) Normalize(line []byte) Event {
 		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
 		sanitized = true
 	}
-	if len(line) == 0 || line[0] != '{' ||
-		(len(line) >= depthCheckBytes && tooDeep(line, maxDepth)) ||
-		!gjson.Valid(bstr(line)) {
+	if len(line) == 0 || line[0] != '{' {
 		return n.noise(line)
 	}
+	view := line
+	n.spans = n.spans[:0]
+	if len(line) >= n.skelMin {
+		var ok bool
+		if view, ok = n.skeleton(line); !ok {
+			return n.noise(line)
+		}
+	}
+	if !gjson.Valid(bstr(view)) {
+		return n.noise(line)
+	}
+	n.line = line
 
 	var ev Event
 	var msg, tur, meta, servers, inner, request gjson.Result
-	gjson.Parse(bstr(line)).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(bstr(view)).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "type":
-			ev.Type = internOrClone(v)
+			ev.Type = n.internOrClone(v)
 		case "subtype":
-			ev.Subtype = internOrClone(v)
+			ev.Subtype = n.internOrClone(v)
 		case "session_id":
 			if v.Type == gjson.String {
-				if v.Str != n.sessionID {
-					n.sessionID = strings.Clone(v.Str)
+				if id := n.str(v); id != n.sessionID {
+					n.sessionID = strings.Clone(id)
 				}
 				ev.SessionID = n.sessionID
 			}
 		case "uuid":
-			ev.UUID = cloneStr(v)
+			ev.UUID = n.cloneStr(v)
 		case "parent_tool_use_id":
-			ev.ParentToolUseID = cloneStr(v)
+			ev.ParentToolUseID = n.cloneStr(v)
 		case "message":
 			msg = v
 		case "tool_use_result":
@@ -201,6 +224,7 @@ func (n *Normalizer) Normalize(line []byte) Event {
 
 	n.edits = n.edits[:0]
 	n.ev.atts = n.ev.atts[:0]
+	n.ev.decoded = n.ev.decoded[:0]
 	switch ev.Type {
 	case TypeSystem:
 		if ev.Subtype == SubtypeInit && servers.IsArray() {
@@ -224,8 +248,16 @@ func (n *Normalizer) Normalize(line []byte) Event {
 		ev.Rewritten = true
 	}
 	if len(n.ev.atts) > 0 {
-		ev.Attachments = slices.Clone(n.ev.atts)
+		// Their strings may point into the line or the view: copy them.
+		// The data itself stays in the event's JSON only.
+		ev.Attachments = make([]Attachment, len(n.ev.atts))
+		for i, a := range n.ev.atts {
+			ev.Attachments[i] = Attachment{Kind: strings.Clone(a.Kind), MediaType: strings.Clone(a.MediaType),
+				Size: a.Size, SHA256: a.SHA256, URI: strings.Clone(a.URI), URL: a.URL, Error: a.Error}
+		}
 	}
+	n.line = nil
+	clear(n.ev.decoded) // they point into the line
 	return ev
 }
 
@@ -243,11 +275,14 @@ func (n *Normalizer) noise(line []byte) Event {
 	return Event{Type: TypeCCProxy, Subtype: SubtypeNoise, JSON: b, Rewritten: true}
 }
 
-// apply builds the rewritten line from n.edits.
+// apply builds the rewritten line from n.edits, mapping their offsets from
+// the view onto the line. Edits at the same offset keep their order.
 func (n *Normalizer) apply(line []byte) []byte {
-	slices.SortFunc(n.edits, func(a, b edit) int { return a.start - b.start })
+	slices.SortStableFunc(n.edits, func(a, b edit) int { return a.start - b.start })
 	size := len(line)
-	for _, e := range n.edits {
+	for i, e := range n.edits {
+		e.start, e.end = n.orig(e.start), n.orig(e.end)
+		n.edits[i] = e
 		size += len(e.repl) - (e.end - e.start)
 	}
 	if cap(n.buf) > retainBytes && size <= retainBytes {
@@ -265,9 +300,31 @@ func (n *Normalizer) apply(line []byte) []byte {
 	return out
 }
 
-// replace records that value v (a part of the current line) becomes repl.
+// replace records that value v of the view becomes repl.
 func (n *Normalizer) replace(v gjson.Result, repl []byte) {
 	n.edits = append(n.edits, edit{start: v.Index, end: v.Index + len(v.Raw), repl: repl})
+}
+
+// setKey records that object obj gets key (a plain name) set to the JSON
+// value raw: its value is replaced when the key is there (and differs), or
+// the member is added at the end of the object.
+func (n *Normalizer) setKey(obj gjson.Result, key string, raw []byte) {
+	if v := obj.Get(key); v.Exists() {
+		if v.Raw != string(raw) || len(v.Raw) == 2 && n.str(v) != "" {
+			n.replace(v, raw)
+		}
+		return
+	}
+	end := obj.Index + len(obj.Raw) - 1 // the closing brace
+	repl := make([]byte, 0, len(key)+len(raw)+4)
+	if len(bytes.TrimSpace([]byte(obj.Raw[1:len(obj.Raw)-1]))) > 0 {
+		repl = append(repl, ',')
+	}
+	repl = append(repl, '"')
+	repl = append(repl, key...)
+	repl = append(repl, '"', ':')
+	repl = append(repl, raw...)
+	n.edits = append(n.edits, edit{start: end, end: end, repl: repl})
 }
 
 // setServers remembers the MCP server names of a system/init event.
@@ -275,7 +332,7 @@ func (n *Normalizer) setServers(servers gjson.Result) {
 	n.servers = n.servers[:0]
 	n.serverNames = make(map[string]string)
 	servers.ForEach(func(_, s gjson.Result) bool {
-		name := s.Get("name").String()
+		name := n.get(s, "name")
 		if name == "" {
 			return true
 		}
@@ -289,21 +346,21 @@ func (n *Normalizer) setServers(servers gjson.Result) {
 // assistant annotates the MCP tool_use blocks of an assistant message.
 func (n *Normalizer) assistant(msg, meta gjson.Result) {
 	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
-		if block.Get("type").Str != "tool_use" {
+		if n.get(block, "type") != "tool_use" {
 			return true
 		}
-		id := block.Get("id").Str
+		id := n.get(block, "id")
 		var metaTool string
 		if meta.IsArray() {
 			meta.ForEach(func(_, m gjson.Result) bool {
-				if m.Get("id").Str == id {
-					metaTool = m.Get("tool_name").Str
+				if n.get(m, "id") == id {
+					metaTool = n.get(m, "tool_name")
 					return false
 				}
 				return true
 			})
 		}
-		ref, ok := n.resolveMCP(block.Get("name").Str, metaTool, "")
+		ref, ok := n.resolveMCP(n.get(block, "name"), metaTool, "")
 		if !ok {
 			return true
 		}
@@ -315,27 +372,33 @@ func (n *Normalizer) assistant(msg, meta gjson.Result) {
 
 // streamEvent annotates the start of a streamed MCP tool_use block.
 func (n *Normalizer) streamEvent(inner gjson.Result) {
-	if inner.Get("type").Str != "content_block_start" {
+	// Most partial-message lines are deltas: a vectorized search rules
+	// them out before any parsing (unless strings were taken out of the
+	// view).
+	if len(n.spans) == 0 && !strings.Contains(inner.Raw, "content_block_start") {
+		return
+	}
+	if n.get(inner, "type") != "content_block_start" {
 		return
 	}
 	cb := inner.Get("content_block")
-	if cb.Get("type").Str != "tool_use" {
+	if n.get(cb, "type") != "tool_use" {
 		return
 	}
-	ref, ok := n.resolveMCP(cb.Get("name").Str, "", "")
+	ref, ok := n.resolveMCP(n.get(cb, "name"), "", "")
 	if !ok {
 		return
 	}
-	n.remember(cb.Get("id").Str, ref)
+	n.remember(n.get(cb, "id"), ref)
 	n.annotate(cb, ref)
 }
 
 // controlRequest annotates a can_use_tool permission request for an MCP tool.
 func (n *Normalizer) controlRequest(req gjson.Result) {
-	if req.Get("subtype").Str != "can_use_tool" {
+	if n.get(req, "subtype") != "can_use_tool" {
 		return
 	}
-	ref, ok := n.resolveMCP(req.Get("tool_name").Str, "", req.Get("mcp_server.name").Str)
+	ref, ok := n.resolveMCP(n.get(req, "tool_name"), "", n.get(req, "mcp_server.name"))
 	if !ok {
 		return
 	}
@@ -346,7 +409,7 @@ func (n *Normalizer) controlRequest(req gjson.Result) {
 // tool_use_result.
 func (n *Normalizer) user(msg, tur gjson.Result) {
 	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
-		if block.Get("type").Str == "tool_result" {
+		if n.get(block, "type") == "tool_result" {
 			n.toolResult(block)
 		}
 		return true
@@ -359,37 +422,24 @@ func (n *Normalizer) user(msg, tur gjson.Result) {
 // toolResult normalizes one tool_result block.
 func (n *Normalizer) toolResult(block gjson.Result) {
 	content := block.Get("content")
-	ref, isMCP := n.tools[block.Get("tool_use_id").Str]
-	var out []byte
-	var err error
 	switch {
 	case content.Type == gjson.String:
 		// Already text.
 	case content.IsArray() || content.IsObject():
 		text, atts := n.flatten(content)
-		out, err = sjson.SetBytes(sbytes(block.Raw), "content", text)
-		if err == nil && len(atts) > 0 {
-			out, err = sjson.SetRawBytes(out, "attachments", attachmentsJSON(atts))
+		n.replace(content, appendJSONString(nil, text))
+		if len(atts) > 0 {
+			n.setKey(block, "attachments", attachmentsJSON(atts))
 		}
-	default: // null, missing, number, bool
-		text := ""
-		if content.Exists() && content.Type != gjson.Null {
-			text = content.Raw
-		}
-		out, err = sjson.SetBytes(sbytes(block.Raw), "content", text)
+	case content.Exists() && content.Type != gjson.Null: // number, bool
+		n.replace(content, appendJSONString(nil, content.Raw))
+	case content.Exists(): // null
+		n.replace(content, []byte(`""`))
+	default:
+		n.setKey(block, "content", []byte(`""`))
 	}
-	if err != nil {
-		return // cannot happen on a validated object; leave the block as is
-	}
-	if isMCP {
-		if out == nil {
-			n.annotate(block, ref)
-			return
-		}
-		out = setMCP(out, ref)
-	}
-	if out != nil {
-		n.replace(block, out)
+	if ref, ok := n.tools[n.get(block, "tool_use_id")]; ok {
+		n.annotate(block, ref)
 	}
 }
 
@@ -406,42 +456,23 @@ func (n *Normalizer) toolUseResult(tur gjson.Result) {
 			out = append(out, `,"attachments":`...)
 			out = append(out, attachmentsJSON(atts)...)
 		}
-		out = append(out, '}')
-		n.replace(tur, out)
+		n.replace(tur, append(out, '}'))
 	case tur.IsObject():
 		content := tur.Get("content")
 		if !content.IsArray() || !isBlockArray(content) {
 			return
 		}
 		text, atts := n.flatten(content)
-		out, err := sjson.SetBytes(sbytes(tur.Raw), "content", text)
-		if err == nil && len(atts) > 0 {
-			out, err = sjson.SetRawBytes(out, "attachments", attachmentsJSON(atts))
-		}
-		if err == nil {
-			n.replace(tur, out)
+		n.replace(content, appendJSONString(nil, text))
+		if len(atts) > 0 {
+			n.setKey(tur, "attachments", attachmentsJSON(atts))
 		}
 	}
 }
 
-// annotate records that object v gets "mcp": ref, unless it has it already.
+// annotate records that object v gets "mcp": ref.
 func (n *Normalizer) annotate(v gjson.Result, ref MCPRef) {
-	want := mcpJSON(ref)
-	if have := v.Get("mcp"); have.Exists() && have.Raw == string(want) {
-		return
-	}
-	out, err := sjson.SetRawBytes(sbytes(v.Raw), "mcp", want)
-	if err == nil {
-		n.replace(v, out)
-	}
-}
-
-func setMCP(obj []byte, ref MCPRef) []byte {
-	out, err := sjson.SetRawBytes(obj, "mcp", mcpJSON(ref))
-	if err != nil {
-		return obj
-	}
-	return out
+	n.setKey(v, "mcp", mcpJSON(ref))
 }
 
 func mcpJSON(ref MCPRef) []byte {
@@ -558,6 +589,7 @@ func orDefault(s, def string) string {
 // isBlockArray reports whether every element of arr is an object with a
 // string "type": an array of content blocks.
 func isBlockArray(arr gjson.Result) bool {
+	// A type taken out of a skeleton is still a string: no need for str.
 	ok := true
 	arr.ForEach(func(_, v gjson.Result) bool {
 		ok = v.IsObject() && v.Get("type").Type == gjson.String
@@ -566,21 +598,22 @@ func isBlockArray(arr gjson.Result) bool {
 	return ok
 }
 
-func internOrClone(v gjson.Result) string {
+func (n *Normalizer) internOrClone(v gjson.Result) string {
 	if v.Type != gjson.String {
 		return ""
 	}
-	if s, ok := intern(v.Str); ok {
-		return s
+	s := n.str(v)
+	if c, ok := intern(s); ok {
+		return c
 	}
-	return strings.Clone(v.Str)
+	return strings.Clone(s)
 }
 
-func cloneStr(v gjson.Result) string {
+func (n *Normalizer) cloneStr(v gjson.Result) string {
 	if v.Type != gjson.String {
 		return ""
 	}
-	return strings.Clone(v.Str)
+	return strings.Clone(n.str(v))
 }
 
 // bstr views b as a string without copying; b must not change while the
@@ -616,37 +649,4 @@ func trimPartialRune(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-// tooDeep reports whether JSON text b nests arrays and objects deeper than
-// limit. It runs before the validator, which recurses once per level.
-func tooDeep(b []byte, limit int) bool {
-	depth := 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			for {
-				j := bytes.IndexByte(b[i+1:], '"')
-				if j < 0 {
-					return false
-				}
-				i += j + 1
-				bs := 0
-				for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
-					bs++
-				}
-				if bs%2 == 0 {
-					break
-				}
-			}
-		case '{', '[':
-			depth++
-			if depth > limit {
-				return true
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return false
 }

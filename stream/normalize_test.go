@@ -27,6 +27,21 @@ func sha(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
+// engines are the two ways a Normalizer reads a line: directly, and through
+// a skeleton (used for long lines; forced here on every line, with every
+// string of 4 bytes or more taken out of it).
+var engines = []struct {
+	name string
+	new  func(Options) *Normalizer
+}{
+	{"direct", NewNormalizer},
+	{"skeleton", func(o Options) *Normalizer {
+		n := NewNormalizer(o)
+		n.skelMin, n.longMin = 0, 4
+		return n
+	}},
+}
+
 // jsonEqual compares two JSON texts semantically.
 func jsonEqual(t *testing.T, got, want string) {
 	t.Helper()
@@ -61,148 +76,152 @@ func assistantToolUse(id, name, meta string) string {
 }
 
 func TestNormalizeToolResults(t *testing.T) {
-	img := `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + imgB64 + `"}}`
-	attStrip := `{"kind":"image","mediaType":"image/png","size":` + fmt.Sprint(len(imgBytes)) + `,"sha256":"` + imgSHA + `"}`
-	attInline := `{"kind":"image","mediaType":"image/png","size":` + fmt.Sprint(len(imgBytes)) + `,"sha256":"` + imgSHA + `","data":"` + imgB64 + `"}`
-	ph := fmt.Sprintf("[image image/png %d B]", len(imgBytes))
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			img := `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + imgB64 + `"}}`
+			attStrip := `{"kind":"image","mediaType":"image/png","size":` + fmt.Sprint(len(imgBytes)) + `,"sha256":"` + imgSHA + `"}`
+			attInline := `{"kind":"image","mediaType":"image/png","size":` + fmt.Sprint(len(imgBytes)) + `,"sha256":"` + imgSHA + `","data":"` + imgB64 + `"}`
+			ph := fmt.Sprintf("[image image/png %d B]", len(imgBytes))
 
-	tests := []struct {
-		name  string
-		mode  AttachmentMode
-		in    string
-		want  string
-		atts  int // distinct attachments reported on the Event
-		plain bool
-	}{
-		{
-			name: "all text parts joined in order",
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"one"},{"type":"text","text":"two"},{"type":"text","text":"three"}]}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"one\ntwo\nthree"}`, ""),
-		},
-		{
-			name: "image becomes placeholder and attachment (strip)",
-			mode: AttachStrip,
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"look:"},`+img+`,{"type":"text","text":"done"}]}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"look:\n`+ph+`\ndone","attachments":[`+attStrip+`]}`, ""),
-			atts: 1,
-		},
-		{
-			name: "image data kept inline",
-			mode: AttachInline,
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[`+img+`]}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"`+ph+`","attachments":[`+attInline+`]}`, ""),
-			atts: 1,
-		},
-		{
-			name:  "string content stays as is",
-			in:    userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"plain","is_error":true}`, ""),
-			want:  userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"plain","is_error":true}`, ""),
-			plain: true,
-		},
-		{
-			name: "null content becomes empty text",
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":null}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":""}`, ""),
-		},
-		{
-			name: "missing content becomes empty text",
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1"}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":""}`, ""),
-		},
-		{
-			name: "empty array becomes empty text",
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[]}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":""}`, ""),
-		},
-		{
-			name: "is_error kept",
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":[{"type":"text","text":"boom"}]}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"boom"}`, ""),
-		},
-		{
-			name: "MCP audio, embedded resources and links",
-			mode: AttachStrip,
-			in: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[`+
-				`{"type":"audio","data":"`+imgB64+`","mimeType":"audio/wav"},`+
-				`{"type":"resource","resource":{"uri":"file:///a.txt","mimeType":"text/plain","text":"inside"}},`+
-				`{"type":"resource","resource":{"uri":"file:///b.bin","mimeType":"application/octet-stream","blob":"`+imgB64+`"}},`+
-				`{"type":"resource_link","uri":"file:///c","name":"c file"}]}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"`+
-				fmt.Sprintf("[audio audio/wav %d B]", len(imgBytes))+`\ninside\n`+
-				fmt.Sprintf("[resource application/octet-stream file:///b.bin %d B]", len(imgBytes))+`\n[resource link: c file] file:///c",`+
-				`"attachments":[{"kind":"audio","mediaType":"audio/wav","size":`+fmt.Sprint(len(imgBytes))+`,"sha256":"`+imgSHA+`"},`+
-				`{"kind":"resource","mediaType":"application/octet-stream","size":`+fmt.Sprint(len(imgBytes))+`,"sha256":"`+imgSHA+`","uri":"file:///b.bin"}]}`, ""),
-			atts: 1, // both parts have the same bytes
-		},
-		{
-			name: "unknown block kept whole as a JSON attachment",
-			mode: AttachStrip,
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"widget","x":1}]}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"[widget application/json `+fmt.Sprint(len(`{"type":"widget","x":1}`))+` B]","attachments":[{"kind":"widget","mediaType":"application/json","size":`+fmt.Sprint(len(`{"type":"widget","x":1}`))+`,"sha256":"`+sha([]byte(`{"type":"widget","x":1}`))+`"}]}`, ""),
-			atts: 1,
-		},
-		{
-			name: "non-block elements are rendered as text",
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":["a",1,{"type":"text","text":"b"}]}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"a\n1\nb"}`, ""),
-		},
-		{
-			name: "invalid base64 is reported and kept",
-			mode: AttachStrip,
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"@@@"}}]}`, ""),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"[image image/png 3 B]","attachments":[{"kind":"image","mediaType":"image/png","size":3,"sha256":"`+sha([]byte("@@@"))+`","error":"data is not valid base64: illegal base64 data at input byte 0"}]}`, ""),
-			atts: 1,
-		},
-		{
-			name: "tool_use_result array becomes an object with text",
-			mode: AttachStrip,
-			in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"hi"}]}`, `"tool_use_result":[{"type":"text","text":"hi"},`+img+`]`),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"hi"}`, `"tool_use_result":{"content":"hi\n`+ph+`","attachments":[`+attStrip+`]}`),
-			atts: 1,
-		},
-		{
-			name: "tool_use_result object: content text, structuredContent and resourceLinks kept",
-			in: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"{\"t\":1}"}`,
-				`"tool_use_result":{"content":[{"type":"text","text":"{\"t\":1}"}],"structuredContent":{"t":1},"resourceLinks":[{"uri":"x://y","name":"y"}]}`),
-			want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"{\"t\":1}"}`,
-				`"tool_use_result":{"content":"{\"t\":1}","structuredContent":{"t":1},"resourceLinks":[{"uri":"x://y","name":"y"}]}`),
-		},
-		{
-			name:  "tool_use_result string stays",
-			in:    userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"Error: x","is_error":true}`, `"tool_use_result":"Error: x"`),
-			want:  userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"Error: x","is_error":true}`, `"tool_use_result":"Error: x"`),
-			plain: true,
-		},
-		{
-			name:  "built-in tool result objects are not touched",
-			in:    userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"ok"}`, `"tool_use_result":{"stdout":"ok","stderr":"","interrupted":false,"items":[1,2]}`),
-			want:  userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"ok"}`, `"tool_use_result":{"stdout":"ok","stderr":"","interrupted":false,"items":[1,2]}`),
-			plain: true,
-		},
-		{
-			name:  "text blocks of the user are not tool results",
-			in:    userEvent(`{"type":"text","text":"hello"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+imgB64+`"}}`, ""),
-			want:  userEvent(`{"type":"text","text":"hello"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+imgB64+`"}}`, ""),
-			plain: true,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			n := NewNormalizer(Options{Attachments: tt.mode})
-			ev := n.Normalize([]byte(tt.in))
-			jsonEqual(t, string(ev.JSON), tt.want)
-			if ev.Type != TypeUser || ev.SessionID != "s1" {
-				t.Errorf("classified as %q session %q", ev.Type, ev.SessionID)
+			tests := []struct {
+				name  string
+				mode  AttachmentMode
+				in    string
+				want  string
+				atts  int // distinct attachments reported on the Event
+				plain bool
+			}{
+				{
+					name: "all text parts joined in order",
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"one"},{"type":"text","text":"two"},{"type":"text","text":"three"}]}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"one\ntwo\nthree"}`, ""),
+				},
+				{
+					name: "image becomes placeholder and attachment (strip)",
+					mode: AttachStrip,
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"look:"},`+img+`,{"type":"text","text":"done"}]}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"look:\n`+ph+`\ndone","attachments":[`+attStrip+`]}`, ""),
+					atts: 1,
+				},
+				{
+					name: "image data kept inline",
+					mode: AttachInline,
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[`+img+`]}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"`+ph+`","attachments":[`+attInline+`]}`, ""),
+					atts: 1,
+				},
+				{
+					name:  "string content stays as is",
+					in:    userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"plain","is_error":true}`, ""),
+					want:  userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"plain","is_error":true}`, ""),
+					plain: true,
+				},
+				{
+					name: "null content becomes empty text",
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":null}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":""}`, ""),
+				},
+				{
+					name: "missing content becomes empty text",
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1"}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":""}`, ""),
+				},
+				{
+					name: "empty array becomes empty text",
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[]}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":""}`, ""),
+				},
+				{
+					name: "is_error kept",
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":[{"type":"text","text":"boom"}]}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"boom"}`, ""),
+				},
+				{
+					name: "MCP audio, embedded resources and links",
+					mode: AttachStrip,
+					in: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[`+
+						`{"type":"audio","data":"`+imgB64+`","mimeType":"audio/wav"},`+
+						`{"type":"resource","resource":{"uri":"file:///a.txt","mimeType":"text/plain","text":"inside"}},`+
+						`{"type":"resource","resource":{"uri":"file:///b.bin","mimeType":"application/octet-stream","blob":"`+imgB64+`"}},`+
+						`{"type":"resource_link","uri":"file:///c","name":"c file"}]}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"`+
+						fmt.Sprintf("[audio audio/wav %d B]", len(imgBytes))+`\ninside\n`+
+						fmt.Sprintf("[resource application/octet-stream file:///b.bin %d B]", len(imgBytes))+`\n[resource link: c file] file:///c",`+
+						`"attachments":[{"kind":"audio","mediaType":"audio/wav","size":`+fmt.Sprint(len(imgBytes))+`,"sha256":"`+imgSHA+`"},`+
+						`{"kind":"resource","mediaType":"application/octet-stream","size":`+fmt.Sprint(len(imgBytes))+`,"sha256":"`+imgSHA+`","uri":"file:///b.bin"}]}`, ""),
+					atts: 1, // both parts have the same bytes
+				},
+				{
+					name: "unknown block kept whole as a JSON attachment",
+					mode: AttachStrip,
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"widget","x":1}]}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"[widget application/json `+fmt.Sprint(len(`{"type":"widget","x":1}`))+` B]","attachments":[{"kind":"widget","mediaType":"application/json","size":`+fmt.Sprint(len(`{"type":"widget","x":1}`))+`,"sha256":"`+sha([]byte(`{"type":"widget","x":1}`))+`"}]}`, ""),
+					atts: 1,
+				},
+				{
+					name: "non-block elements are rendered as text",
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":["a",1,{"type":"text","text":"b"}]}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"a\n1\nb"}`, ""),
+				},
+				{
+					name: "invalid base64 is reported and kept",
+					mode: AttachStrip,
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"@@@"}}]}`, ""),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"[image image/png 3 B]","attachments":[{"kind":"image","mediaType":"image/png","size":3,"sha256":"`+sha([]byte("@@@"))+`","error":"data is not valid base64: illegal base64 data at input byte 0"}]}`, ""),
+					atts: 1,
+				},
+				{
+					name: "tool_use_result array becomes an object with text",
+					mode: AttachStrip,
+					in:   userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"hi"}]}`, `"tool_use_result":[{"type":"text","text":"hi"},`+img+`]`),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"hi"}`, `"tool_use_result":{"content":"hi\n`+ph+`","attachments":[`+attStrip+`]}`),
+					atts: 1,
+				},
+				{
+					name: "tool_use_result object: content text, structuredContent and resourceLinks kept",
+					in: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"{\"t\":1}"}`,
+						`"tool_use_result":{"content":[{"type":"text","text":"{\"t\":1}"}],"structuredContent":{"t":1},"resourceLinks":[{"uri":"x://y","name":"y"}]}`),
+					want: userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"{\"t\":1}"}`,
+						`"tool_use_result":{"content":"{\"t\":1}","structuredContent":{"t":1},"resourceLinks":[{"uri":"x://y","name":"y"}]}`),
+				},
+				{
+					name:  "tool_use_result string stays",
+					in:    userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"Error: x","is_error":true}`, `"tool_use_result":"Error: x"`),
+					want:  userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"Error: x","is_error":true}`, `"tool_use_result":"Error: x"`),
+					plain: true,
+				},
+				{
+					name:  "built-in tool result objects are not touched",
+					in:    userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"ok"}`, `"tool_use_result":{"stdout":"ok","stderr":"","interrupted":false,"items":[1,2]}`),
+					want:  userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"ok"}`, `"tool_use_result":{"stdout":"ok","stderr":"","interrupted":false,"items":[1,2]}`),
+					plain: true,
+				},
+				{
+					name:  "text blocks of the user are not tool results",
+					in:    userEvent(`{"type":"text","text":"hello"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+imgB64+`"}}`, ""),
+					want:  userEvent(`{"type":"text","text":"hello"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"`+imgB64+`"}}`, ""),
+					plain: true,
+				},
 			}
-			if len(ev.Attachments) != tt.atts {
-				t.Errorf("event reports %d attachments, want %d", len(ev.Attachments), tt.atts)
-			}
-			if tt.plain && (ev.Rewritten || string(ev.JSON) != tt.in) {
-				t.Errorf("an event needing no rewrite must pass through byte for byte")
-			}
-			again := NewNormalizer(Options{Attachments: tt.mode}).Normalize(ev.JSON)
-			if string(again.JSON) != string(ev.JSON) {
-				t.Errorf("not idempotent:\n once: %s\ntwice: %s", ev.JSON, again.JSON)
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					n := eng.new(Options{Attachments: tt.mode})
+					ev := n.Normalize([]byte(tt.in))
+					jsonEqual(t, string(ev.JSON), tt.want)
+					if ev.Type != TypeUser || ev.SessionID != "s1" {
+						t.Errorf("classified as %q session %q", ev.Type, ev.SessionID)
+					}
+					if len(ev.Attachments) != tt.atts {
+						t.Errorf("event reports %d attachments, want %d", len(ev.Attachments), tt.atts)
+					}
+					if tt.plain && (ev.Rewritten || string(ev.JSON) != tt.in) {
+						t.Errorf("an event needing no rewrite must pass through byte for byte")
+					}
+					again := eng.new(Options{Attachments: tt.mode}).Normalize(ev.JSON)
+					if string(again.JSON) != string(ev.JSON) {
+						t.Errorf("not idempotent:\n once: %s\ntwice: %s", ev.JSON, again.JSON)
+					}
+				})
 			}
 		})
 	}
@@ -211,163 +230,187 @@ func TestNormalizeToolResults(t *testing.T) {
 // TestNormalizePreservesOtherBytes: fields that are not rewritten keep their
 // exact bytes, including spacing, key order and escapes.
 func TestNormalizePreservesOtherBytes(t *testing.T) {
-	in := `{"type":"user",  "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"x"}]} , {"type":"text","text":"\u00e9\/"}]},"z":[1, 2,  3],"session_id":"s1"}`
-	ev := NewNormalizer(Options{}).Normalize([]byte(in))
-	want := `{"type":"user",  "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"} , {"type":"text","text":"\u00e9\/"}]},"z":[1, 2,  3],"session_id":"s1"}`
-	if string(ev.JSON) != want {
-		t.Errorf("\n got %s\nwant %s", ev.JSON, want)
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			in := `{"type":"user",  "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"x"}]} , {"type":"text","text":"\u00e9\/"}]},"z":[1, 2,  3],"session_id":"s1"}`
+			ev := eng.new(Options{}).Normalize([]byte(in))
+			want := `{"type":"user",  "message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"} , {"type":"text","text":"\u00e9\/"}]},"z":[1, 2,  3],"session_id":"s1"}`
+			if string(ev.JSON) != want {
+				t.Errorf("\n got %s\nwant %s", ev.JSON, want)
+			}
+		})
 	}
 }
 
 func TestNormalizeMCPAnnotations(t *testing.T) {
-	tests := []struct {
-		name, toolName, meta string
-		init                 bool
-		want                 string // "" for no annotation
-	}{
-		{"from tool_use_meta", "mcp__my_srv__get__thing", `[{"id":"t1","tool_name":"get__thing","server_display_name":"x"}]`, true, `{"server":"my_srv","tool":"get__thing"}`},
-		{"longest server of init wins", "mcp__my_srv__read", "", true, `{"server":"my_srv","tool":"read"}`},
-		{"shorter server when it is the one", "mcp__my__srv_read", "", true, `{"server":"my","tool":"srv_read"}`},
-		{"dashes in names", "mcp__web-tools__fetch-url", "", true, `{"server":"web-tools","tool":"fetch-url"}`},
-		{"configured name with other characters", "mcp__odd_name_v2__go", "", true, `{"server":"odd name.v2","tool":"go"}`},
-		{"no init: split at the first __", "mcp__srv__do_it", "", false, `{"server":"srv","tool":"do_it"}`},
-		{"not an MCP tool", "Bash", "", true, ""},
-		{"malformed MCP name", "mcp__", "", true, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			n := NewNormalizer(Options{})
-			if tt.init {
-				n.Normalize([]byte(initEvent))
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			tests := []struct {
+				name, toolName, meta string
+				init                 bool
+				want                 string // "" for no annotation
+			}{
+				{"from tool_use_meta", "mcp__my_srv__get__thing", `[{"id":"t1","tool_name":"get__thing","server_display_name":"x"}]`, true, `{"server":"my_srv","tool":"get__thing"}`},
+				{"longest server of init wins", "mcp__my_srv__read", "", true, `{"server":"my_srv","tool":"read"}`},
+				{"shorter server when it is the one", "mcp__my__srv_read", "", true, `{"server":"my","tool":"srv_read"}`},
+				{"dashes in names", "mcp__web-tools__fetch-url", "", true, `{"server":"web-tools","tool":"fetch-url"}`},
+				{"configured name with other characters", "mcp__odd_name_v2__go", "", true, `{"server":"odd name.v2","tool":"go"}`},
+				{"no init: split at the first __", "mcp__srv__do_it", "", false, `{"server":"srv","tool":"do_it"}`},
+				{"not an MCP tool", "Bash", "", true, ""},
+				{"malformed MCP name", "mcp__", "", true, ""},
 			}
-			a := n.Normalize([]byte(assistantToolUse("t1", tt.toolName, tt.meta)))
-			u := n.Normalize([]byte(userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"ok"}`, "")))
-			for what, ev := range map[string]Event{"tool_use": a, "tool_result": u} {
-				got := gjson.GetBytes(ev.JSON, "message.content.0.mcp").Raw
-				if got != tt.want {
-					t.Errorf("%s: mcp = %s, want %s", what, got, tt.want)
-				}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					n := eng.new(Options{})
+					if tt.init {
+						n.Normalize([]byte(initEvent))
+					}
+					a := n.Normalize([]byte(assistantToolUse("t1", tt.toolName, tt.meta)))
+					u := n.Normalize([]byte(userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"ok"}`, "")))
+					for what, ev := range map[string]Event{"tool_use": a, "tool_result": u} {
+						got := gjson.GetBytes(ev.JSON, "message.content.0.mcp").Raw
+						if got != tt.want {
+							t.Errorf("%s: mcp = %s, want %s", what, got, tt.want)
+						}
+					}
+				})
 			}
 		})
 	}
 }
 
 func TestNormalizeAnnotatesStreamAndPermission(t *testing.T) {
-	n := NewNormalizer(Options{})
-	// Every line goes through one reused buffer, as with Reader, so state
-	// kept from a line must not point into it.
-	var buf []byte
-	norm := func(line []byte) Event {
-		buf = append(buf[:0], line...)
-		return n.Normalize(buf)
-	}
-	norm([]byte(initEvent))
-	se := norm([]byte(`{"type":"stream_event","event":{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t9","name":"mcp__everything__echo","input":{}}},"session_id":"s1"}`))
-	if got := gjson.GetBytes(se.JSON, "event.content_block.mcp").Raw; got != `{"server":"everything","tool":"echo"}` {
-		t.Errorf("stream_event tool_use start: mcp = %s", got)
-	}
-	cr := norm([]byte(`{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"mcp__my_srv__x","mcp_server":{"name":"my_srv","source":"dynamic"},"input":{}}}`))
-	if got := gjson.GetBytes(cr.JSON, "request.mcp").Raw; got != `{"server":"my_srv","tool":"x"}` {
-		t.Errorf("can_use_tool: mcp = %s", got)
-	}
-	// The full assistant event of the same tool_use follows (the same id
-	// is remembered twice); then its tool_result is annotated too.
-	norm([]byte(assistantToolUse("t9", "mcp__everything__echo", "")))
-	for range 3 { // reuse the caller's buffer, as Reader does
-		norm([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}`))
-	}
-	u := norm([]byte(userEvent(`{"type":"tool_result","tool_use_id":"t9","content":"ok"}`, "")))
-	if got := gjson.GetBytes(u.JSON, "message.content.0.mcp.tool").Str; got != "echo" {
-		t.Errorf("result of streamed tool_use: tool = %q", got)
-	}
-	delta := `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}},"session_id":"s1"}`
-	if ev := norm([]byte(delta)); ev.Rewritten || string(ev.JSON) != delta {
-		t.Errorf("a text delta must pass through untouched")
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			n := eng.new(Options{})
+			// Every line goes through one reused buffer, as with Reader, so state
+			// kept from a line must not point into it.
+			var buf []byte
+			norm := func(line []byte) Event {
+				buf = append(buf[:0], line...)
+				return n.Normalize(buf)
+			}
+			norm([]byte(initEvent))
+			se := norm([]byte(`{"type":"stream_event","event":{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t9","name":"mcp__everything__echo","input":{}}},"session_id":"s1"}`))
+			if got := gjson.GetBytes(se.JSON, "event.content_block.mcp").Raw; got != `{"server":"everything","tool":"echo"}` {
+				t.Errorf("stream_event tool_use start: mcp = %s", got)
+			}
+			cr := norm([]byte(`{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"mcp__my_srv__x","mcp_server":{"name":"my_srv","source":"dynamic"},"input":{}}}`))
+			if got := gjson.GetBytes(cr.JSON, "request.mcp").Raw; got != `{"server":"my_srv","tool":"x"}` {
+				t.Errorf("can_use_tool: mcp = %s", got)
+			}
+			// The full assistant event of the same tool_use follows (the same id
+			// is remembered twice); then its tool_result is annotated too.
+			norm([]byte(assistantToolUse("t9", "mcp__everything__echo", "")))
+			for range 3 { // reuse the caller's buffer, as Reader does
+				norm([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}`))
+			}
+			u := norm([]byte(userEvent(`{"type":"tool_result","tool_use_id":"t9","content":"ok"}`, "")))
+			if got := gjson.GetBytes(u.JSON, "message.content.0.mcp.tool").Str; got != "echo" {
+				t.Errorf("result of streamed tool_use: tool = %q", got)
+			}
+			delta := `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}},"session_id":"s1"}`
+			if ev := norm([]byte(delta)); ev.Rewritten || string(ev.JSON) != delta {
+				t.Errorf("a text delta must pass through untouched")
+			}
+		})
 	}
 }
 
 func TestNormalizeToolIDsAreBounded(t *testing.T) {
-	n := NewNormalizer(Options{MaxToolIDs: 3})
-	for i := range 5 {
-		n.Normalize([]byte(assistantToolUse(fmt.Sprintf("t%d", i), "mcp__s__x", "")))
-	}
-	if len(n.tools) != 3 {
-		t.Fatalf("remembers %d tool ids, want 3", len(n.tools))
-	}
-	for i, want := range []bool{false, false, true, true, true} {
-		ev := n.Normalize([]byte(userEvent(fmt.Sprintf(`{"type":"tool_result","tool_use_id":"t%d","content":"ok"}`, i), "")))
-		if got := gjson.GetBytes(ev.JSON, "message.content.0.mcp").Exists(); got != want {
-			t.Errorf("result of t%d annotated = %v, want %v", i, got, want)
-		}
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			n := eng.new(Options{MaxToolIDs: 3})
+			for i := range 5 {
+				n.Normalize([]byte(assistantToolUse(fmt.Sprintf("t%d", i), "mcp__s__x", "")))
+			}
+			if len(n.tools) != 3 {
+				t.Fatalf("remembers %d tool ids, want 3", len(n.tools))
+			}
+			for i, want := range []bool{false, false, true, true, true} {
+				ev := n.Normalize([]byte(userEvent(fmt.Sprintf(`{"type":"tool_result","tool_use_id":"t%d","content":"ok"}`, i), "")))
+				if got := gjson.GetBytes(ev.JSON, "message.content.0.mcp").Exists(); got != want {
+					t.Errorf("result of t%d annotated = %v, want %v", i, got, want)
+				}
+			}
+		})
 	}
 }
 
 func TestNormalizeClassifies(t *testing.T) {
-	in := `{"type":"assistant","subtype":"x-new","session_id":"abc","uuid":"u-1","parent_tool_use_id":"toolu_9","message":{"content":[]},"future_field":{"a":[1]}}`
-	ev := NewNormalizer(Options{}).Normalize([]byte(in))
-	want := Event{Type: "assistant", Subtype: "x-new", SessionID: "abc", UUID: "u-1", ParentToolUseID: "toolu_9"}
-	if ev.Type != want.Type || ev.Subtype != want.Subtype || ev.SessionID != want.SessionID || ev.UUID != want.UUID || ev.ParentToolUseID != want.ParentToolUseID {
-		t.Errorf("classified %+v", ev)
-	}
-	unknown := `{"type":"brand_new_event","payload":{"deep":[{"content":[{"type":"image"}]}]}}`
-	if ev := NewNormalizer(Options{}).Normalize([]byte(unknown)); string(ev.JSON) != unknown || ev.Type != "brand_new_event" {
-		t.Errorf("unknown types must pass through unchanged: %s", ev.JSON)
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			in := `{"type":"assistant","subtype":"x-new","session_id":"abc","uuid":"u-1","parent_tool_use_id":"toolu_9","message":{"content":[]},"future_field":{"a":[1]}}`
+			ev := eng.new(Options{}).Normalize([]byte(in))
+			want := Event{Type: "assistant", Subtype: "x-new", SessionID: "abc", UUID: "u-1", ParentToolUseID: "toolu_9"}
+			if ev.Type != want.Type || ev.Subtype != want.Subtype || ev.SessionID != want.SessionID || ev.UUID != want.UUID || ev.ParentToolUseID != want.ParentToolUseID {
+				t.Errorf("classified %+v", ev)
+			}
+			unknown := `{"type":"brand_new_event","payload":{"deep":[{"content":[{"type":"image"}]}]}}`
+			if ev := eng.new(Options{}).Normalize([]byte(unknown)); string(ev.JSON) != unknown || ev.Type != "brand_new_event" {
+				t.Errorf("unknown types must pass through unchanged: %s", ev.JSON)
+			}
+		})
 	}
 }
 
 func TestNormalizeNoiseAndBadInput(t *testing.T) {
-	tests := []struct {
-		name, in string
-		check    func(t *testing.T, ev Event)
-	}{
-		{"debug text", "[DEBUG] MCP server started", func(t *testing.T, ev Event) {
-			if ev.Subtype != SubtypeNoise || gjson.GetBytes(ev.JSON, "text").Str != "[DEBUG] MCP server started" {
-				t.Errorf("%s", ev.JSON)
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			tests := []struct {
+				name, in string
+				check    func(t *testing.T, ev Event)
+			}{
+				{"debug text", "[DEBUG] MCP server started", func(t *testing.T, ev Event) {
+					if ev.Subtype != SubtypeNoise || gjson.GetBytes(ev.JSON, "text").Str != "[DEBUG] MCP server started" {
+						t.Errorf("%s", ev.JSON)
+					}
+				}},
+				{"array, not object", `[1,2]`, func(t *testing.T, ev Event) {
+					if ev.Subtype != SubtypeNoise {
+						t.Errorf("%s", ev.JSON)
+					}
+				}},
+				{"truncated JSON", `{"type":"user","message":`, func(t *testing.T, ev Event) {
+					if ev.Subtype != SubtypeNoise || gjson.GetBytes(ev.JSON, "text").Str != `{"type":"user","message":` {
+						t.Errorf("%s", ev.JSON)
+					}
+				}},
+				{"control characters and ANSI", "\x1b[31mred\x00\x07", func(t *testing.T, ev Event) {
+					if gjson.GetBytes(ev.JSON, "text").Str != "\x1b[31mred\x00\x07" {
+						t.Errorf("%s", ev.JSON)
+					}
+				}},
+				{"invalid UTF-8 in noise", "bad \xff\xfe bytes", func(t *testing.T, ev Event) {
+					if gjson.GetBytes(ev.JSON, "text").Str != "bad \uFFFD bytes" {
+						t.Errorf("%q", ev.JSON)
+					}
+				}},
+				{"invalid UTF-8 inside a JSON event", "{\"type\":\"assistant\",\"t\":\"a\xffb\"}", func(t *testing.T, ev Event) {
+					if ev.Type != TypeAssistant || gjson.GetBytes(ev.JSON, "t").Str != "a\uFFFDb" || !ev.Rewritten {
+						t.Errorf("%q", ev.JSON)
+					}
+				}},
+				{"long noise is capped", strings.Repeat("n", 10000), func(t *testing.T, ev Event) {
+					if len(gjson.GetBytes(ev.JSON, "text").Str) != noiseTextBytes || gjson.GetBytes(ev.JSON, "bytes").Int() != 10000 || !gjson.GetBytes(ev.JSON, "truncated").Bool() {
+						t.Errorf("%.100s", ev.JSON)
+					}
+				}},
+				{"absurd nesting", "{\"a\":" + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}", func(t *testing.T, ev Event) {
+					if ev.Subtype != SubtypeNoise {
+						t.Errorf("deep nesting must become noise, got type %q", ev.Type)
+					}
+				}},
 			}
-		}},
-		{"array, not object", `[1,2]`, func(t *testing.T, ev Event) {
-			if ev.Subtype != SubtypeNoise {
-				t.Errorf("%s", ev.JSON)
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					ev := eng.new(Options{}).Normalize([]byte(tt.in))
+					if !json.Valid(ev.JSON) || ev.JSON[0] != '{' {
+						t.Fatalf("output is not a JSON object: %.200q", ev.JSON)
+					}
+					tt.check(t, ev)
+				})
 			}
-		}},
-		{"truncated JSON", `{"type":"user","message":`, func(t *testing.T, ev Event) {
-			if ev.Subtype != SubtypeNoise || gjson.GetBytes(ev.JSON, "text").Str != `{"type":"user","message":` {
-				t.Errorf("%s", ev.JSON)
-			}
-		}},
-		{"control characters and ANSI", "\x1b[31mred\x00\x07", func(t *testing.T, ev Event) {
-			if gjson.GetBytes(ev.JSON, "text").Str != "\x1b[31mred\x00\x07" {
-				t.Errorf("%s", ev.JSON)
-			}
-		}},
-		{"invalid UTF-8 in noise", "bad \xff\xfe bytes", func(t *testing.T, ev Event) {
-			if gjson.GetBytes(ev.JSON, "text").Str != "bad \uFFFD bytes" {
-				t.Errorf("%q", ev.JSON)
-			}
-		}},
-		{"invalid UTF-8 inside a JSON event", "{\"type\":\"assistant\",\"t\":\"a\xffb\"}", func(t *testing.T, ev Event) {
-			if ev.Type != TypeAssistant || gjson.GetBytes(ev.JSON, "t").Str != "a\uFFFDb" || !ev.Rewritten {
-				t.Errorf("%q", ev.JSON)
-			}
-		}},
-		{"long noise is capped", strings.Repeat("n", 10000), func(t *testing.T, ev Event) {
-			if len(gjson.GetBytes(ev.JSON, "text").Str) != noiseTextBytes || gjson.GetBytes(ev.JSON, "bytes").Int() != 10000 || !gjson.GetBytes(ev.JSON, "truncated").Bool() {
-				t.Errorf("%.100s", ev.JSON)
-			}
-		}},
-		{"absurd nesting", "{\"a\":" + strings.Repeat("[", depthCheckBytes) + strings.Repeat("]", depthCheckBytes) + "}", func(t *testing.T, ev Event) {
-			if ev.Subtype != SubtypeNoise {
-				t.Errorf("deep nesting must become noise, got type %q", ev.Type)
-			}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ev := NewNormalizer(Options{}).Normalize([]byte(tt.in))
-			if !json.Valid(ev.JSON) || ev.JSON[0] != '{' {
-				t.Fatalf("output is not a JSON object: %.200q", ev.JSON)
-			}
-			tt.check(t, ev)
 		})
 	}
 }
@@ -390,29 +433,33 @@ func (s *memSink) PutAttachment(a Attachment, data []byte) (string, error) {
 }
 
 func TestNormalizeSink(t *testing.T) {
-	img := `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + imgB64 + `"}}`
-	in := userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[`+img+`]}`, `"tool_use_result":[`+img+`]`)
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			img := `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + imgB64 + `"}}`
+			in := userEvent(`{"type":"tool_result","tool_use_id":"t1","content":[`+img+`]}`, `"tool_use_result":[`+img+`]`)
 
-	sink := &memSink{blobs: map[string][]byte{}}
-	ev := NewNormalizer(Options{Attachments: AttachSink, Sink: sink}).Normalize([]byte(in))
-	if string(sink.blobs[imgSHA]) != string(imgBytes) || len(sink.blobs) != 1 {
-		t.Fatalf("sink holds %d blobs", len(sink.blobs))
-	}
-	for _, path := range []string{"message.content.0.attachments.0", "tool_use_result.attachments.0"} {
-		a := gjson.GetBytes(ev.JSON, path)
-		if a.Get("url").Str != "/v1/blobs/"+imgSHA || a.Get("data").Exists() {
-			t.Errorf("%s = %s", path, a.Raw)
-		}
-	}
-	if len(ev.Attachments) != 1 || ev.Attachments[0].URL != "/v1/blobs/"+imgSHA {
-		t.Errorf("event attachments %+v", ev.Attachments)
-	}
+			sink := &memSink{blobs: map[string][]byte{}}
+			ev := eng.new(Options{Attachments: AttachSink, Sink: sink}).Normalize([]byte(in))
+			if string(sink.blobs[imgSHA]) != string(imgBytes) || len(sink.blobs) != 1 {
+				t.Fatalf("sink holds %d blobs", len(sink.blobs))
+			}
+			for _, path := range []string{"message.content.0.attachments.0", "tool_use_result.attachments.0"} {
+				a := gjson.GetBytes(ev.JSON, path)
+				if a.Get("url").Str != "/v1/blobs/"+imgSHA || a.Get("data").Exists() {
+					t.Errorf("%s = %s", path, a.Raw)
+				}
+			}
+			if len(ev.Attachments) != 1 || ev.Attachments[0].URL != "/v1/blobs/"+imgSHA {
+				t.Errorf("event attachments %+v", ev.Attachments)
+			}
 
-	// A failing sink keeps the data inline and says why.
-	ev = NewNormalizer(Options{Attachments: AttachSink, Sink: &memSink{fail: true}}).Normalize([]byte(in))
-	a := gjson.GetBytes(ev.JSON, "message.content.0.attachments.0")
-	if a.Get("data").Str != imgB64 || !strings.Contains(a.Get("error").Str, "store full") {
-		t.Errorf("failed sink: %s", a.Raw)
+			// A failing sink keeps the data inline and says why.
+			ev = eng.new(Options{Attachments: AttachSink, Sink: &memSink{fail: true}}).Normalize([]byte(in))
+			a := gjson.GetBytes(ev.JSON, "message.content.0.attachments.0")
+			if a.Get("data").Str != imgB64 || !strings.Contains(a.Get("error").Str, "store full") {
+				t.Errorf("failed sink: %s", a.Raw)
+			}
+		})
 	}
 }
 

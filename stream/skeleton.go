@@ -1,0 +1,175 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sort"
+
+	"github.com/tidwall/gjson"
+)
+
+// Long lines are read through a skeleton: a copy of the line in which every
+// long plain string (one with no escapes and no control characters) is
+// replaced by "". A stream-json line of megabytes is almost all base64 or
+// text in a handful of strings, so its skeleton is a few kilobytes. gjson
+// validates and navigates the skeleton; values and edit offsets are mapped
+// back to the line through the spans. Building the skeleton is one pass of
+// bytes.IndexByte (vectorized) and a word-at-a-time control-character check,
+// instead of gjson walking each megabyte string byte by byte several times.
+//
+// Replacing a valid string token by "" keeps the JSON valid, and strings that
+// are not plain are kept, so the skeleton is valid JSON exactly when the line
+// is.
+
+const (
+	// skeletonBytes: lines at least this long are read through a skeleton.
+	skeletonBytes = 64 << 10
+	// longString: strings at least this long go out of the skeleton.
+	longString = 1 << 10
+)
+
+// span is one long string taken out of the skeleton.
+type span struct {
+	skel       int // offset of its "" in the skeleton
+	start, end int // the string token in the line, quotes included
+	removed    int // bytes removed by this span and all before it
+}
+
+// skeleton builds the skeleton of line into n.skel and n.spans. It returns
+// false when line is not valid JSON text in a way the scan can see (an
+// unterminated string, nesting deeper than maxDepth).
+func (n *Normalizer) skeleton(line []byte) ([]byte, bool) {
+	out, spans := n.skel[:0], n.spans[:0]
+	removed, depth := 0, 0
+	for i := 0; i < len(line); {
+		j := bytes.IndexByte(line[i:], '"')
+		seg := line[i:]
+		if j >= 0 {
+			seg = line[i : i+j]
+		}
+		for _, c := range seg {
+			switch c {
+			case '{', '[':
+				if depth++; depth > maxDepth {
+					return nil, false
+				}
+			case '}', ']':
+				depth--
+			}
+		}
+		if j < 0 {
+			out = append(out, seg...)
+			break
+		}
+		q := i + j
+		end, plain := stringEnd(line, q)
+		if end < 0 {
+			return nil, false
+		}
+		if plain && end-q-2 >= n.longMin && !isKey(line, end) {
+			out = append(out, seg...)
+			removed += end - q - 2
+			spans = append(spans, span{skel: len(out), start: q, end: end, removed: removed})
+			out = append(out, '"', '"')
+		} else {
+			out = append(out, line[i:end]...)
+		}
+		i = end
+	}
+	n.skel, n.spans = out, spans
+	return out, true
+}
+
+// isKey reports whether the string token ending at b[end] is an object key:
+// a colon follows it.
+func isKey(b []byte, end int) bool {
+	for ; end < len(b); end++ {
+		switch b[end] {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case ':':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// get returns the text of the value at path in v (see str).
+func (n *Normalizer) get(v gjson.Result, path string) string { return n.str(v.Get(path)) }
+
+// stringEnd returns the offset just past the closing quote of the string
+// token opening at b[q], and whether the string is plain: no backslash and
+// no control character. It returns -1 for an unterminated string.
+func stringEnd(b []byte, q int) (int, bool) {
+	k := q + 1
+	j := bytes.IndexByte(b[k:], '"')
+	if j < 0 {
+		return -1, false
+	}
+	if body := b[k : k+j]; bytes.IndexByte(body, '\\') < 0 {
+		return k + j + 1, !hasControl(body)
+	}
+	for {
+		j := bytes.IndexByte(b[k:], '"')
+		if j < 0 {
+			return -1, false
+		}
+		k += j
+		bs := 0
+		for p := k - 1; p > q && b[p] == '\\'; p-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return k + 1, false
+		}
+		k++
+	}
+}
+
+// hasControl reports whether b holds a byte below 0x20, eight at a time.
+func hasControl(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if (x-0x20*ones)&^x&highs != 0 {
+			return true
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// orig maps an offset in the view (the skeleton, or the line itself) to the
+// line.
+func (n *Normalizer) orig(off int) int {
+	i := sort.Search(len(n.spans), func(i int) bool { return n.spans[i].skel >= off })
+	if i == 0 {
+		return off
+	}
+	return off + n.spans[i-1].removed
+}
+
+// origRaw returns the bytes of the line that value v of the view stands for.
+func (n *Normalizer) origRaw(v gjson.Result) []byte {
+	return n.line[n.orig(v.Index):n.orig(v.Index+len(v.Raw))]
+}
+
+// str returns the text of value v of the view: for a string taken out of
+// the skeleton, the original (plain, so unescaped) bytes without copying;
+// otherwise v.String().
+func (n *Normalizer) str(v gjson.Result) string {
+	if v.Type == gjson.String && len(v.Raw) == 2 && len(n.spans) > 0 {
+		i := sort.Search(len(n.spans), func(i int) bool { return n.spans[i].skel >= v.Index })
+		if i < len(n.spans) && n.spans[i].skel == v.Index {
+			sp := n.spans[i]
+			return bstr(n.line[sp.start+1 : sp.end-1])
+		}
+	}
+	return v.String()
+}
