@@ -1,0 +1,128 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// What goes to the CLI's stdin. One malformed line there kills the process
+// (FACTS §6), so every message is built here, from typed values, as exactly
+// one JSON object followed by "\n".
+
+// Image is an image attached to a user turn.
+type Image struct {
+	// MediaType is image/png, image/jpeg, image/gif or image/webp.
+	MediaType string `json:"mediaType"`
+	// Data is the image, base64-encoded (standard alphabet).
+	Data string `json:"data"`
+}
+
+// MaxImageBytes bounds one decoded image in a user turn (the API's limit is
+// about 5 MB per image).
+const MaxImageBytes = 5 << 20
+
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// UserTurn builds a user message for `--input-format stream-json`: the text,
+// then the images, as content blocks. It fails on an empty turn and on an
+// image that is not base64 of an accepted type and size.
+func UserTurn(text string, images []Image) ([]byte, error) {
+	if strings.TrimSpace(text) == "" && len(images) == 0 {
+		return nil, errors.New("user turn: text is empty and there are no images")
+	}
+	type source struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	}
+	type block struct {
+		Type   string  `json:"type"`
+		Text   string  `json:"text,omitempty"`
+		Source *source `json:"source,omitempty"`
+	}
+	var content any = text
+	if len(images) > 0 {
+		blocks := make([]block, 0, len(images)+1)
+		if text != "" {
+			blocks = append(blocks, block{Type: "text", Text: text})
+		}
+		for i, img := range images {
+			if !imageTypes[img.MediaType] {
+				return nil, fmt.Errorf("user turn: images[%d]: media type %q is not one of image/png, image/jpeg, image/gif, image/webp", i, img.MediaType)
+			}
+			n, err := base64.StdEncoding.DecodeString(img.Data)
+			if err != nil {
+				return nil, fmt.Errorf("user turn: images[%d]: data is not valid base64: %w", i, err)
+			}
+			if len(n) == 0 || len(n) > MaxImageBytes {
+				return nil, fmt.Errorf("user turn: images[%d]: %s of data, want 1 B to %s", i, FormatSize(len(n)), FormatSize(MaxImageBytes))
+			}
+			blocks = append(blocks, block{Type: "image", Source: &source{Type: "base64", MediaType: img.MediaType, Data: img.Data}})
+		}
+		content = blocks
+	}
+	return marshalLine(map[string]any{
+		"type":               "user",
+		"message":            map[string]any{"role": "user", "content": content},
+		"parent_tool_use_id": nil,
+		"session_id":         "default",
+	})
+}
+
+// ControlRequest builds a control request to the CLI:
+// {"type":"control_request","request_id":ID,"request":{"subtype":S, ...fields}}.
+// fields must encode as a JSON object (or be nil).
+func ControlRequest(requestID, subtype string, fields any) ([]byte, error) {
+	if requestID == "" || subtype == "" {
+		return nil, errors.New("control request: request id and subtype are required")
+	}
+	req := map[string]any{}
+	if fields != nil {
+		b, err := json.Marshal(fields)
+		if err != nil {
+			return nil, fmt.Errorf("control request %s: %w", subtype, err)
+		}
+		if err := json.Unmarshal(b, &req); err != nil {
+			return nil, fmt.Errorf("control request %s: fields must be a JSON object: %w", subtype, err)
+		}
+	}
+	req["subtype"] = subtype
+	return marshalLine(map[string]any{"type": "control_request", "request_id": requestID, "request": req})
+}
+
+// ControlSuccess builds the reply to a control request of the CLI.
+func ControlSuccess(requestID string, response any) ([]byte, error) {
+	if response == nil {
+		response = map[string]any{}
+	}
+	return marshalLine(map[string]any{"type": "control_response", "response": map[string]any{
+		"subtype": "success", "request_id": requestID, "response": response,
+	}})
+}
+
+// ControlError builds an error reply to a control request of the CLI.
+func ControlError(requestID, message string) []byte {
+	b, err := marshalLine(map[string]any{"type": "control_response", "response": map[string]any{
+		"subtype": "error", "request_id": requestID, "error": message,
+	}})
+	if err != nil {
+		panic(err) // strings always encode
+	}
+	return b
+}
+
+// marshalLine encodes v as one line of JSON ending in "\n". U+2028 and
+// U+2029 are escaped by encoding/json, so the line holds no line break.
+func marshalLine(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
