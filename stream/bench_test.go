@@ -7,65 +7,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"runtime"
+		"runtime"
 	"strings"
 	"testing"
 
+	"github.com/ccproxy/ccproxy/internal/benchmix"
 	"github.com/tidwall/gjson"
 )
 
-// benchMix builds a realistic stream of about size bytes out of real
-// transcript lines: per 1000 events, ~900 stream_event partial-message
-// lines, ~60 assistant events, ~35 MCP tool results (text, resource links,
-// the tiny image), a few system events, and one large image tool result
-// (1 MiB of incompressible PNG bytes, present twice as the CLI prints it).
-// It returns the lines and how many of them need a rewrite.
+// benchMix is a realistic stream of about size bytes (see package
+// benchmix) and how many of its lines need a rewrite.
 func benchMix(tb testing.TB, size int) (lines [][]byte, rewrite int) {
 	tb.Helper()
-	var streamEvents, assistants, results, systems [][]byte
-	for _, rel := range []string{"partial_messages.jsonl", "everything_tools.jsonl", "streamjson_multiturn.jsonl"} {
-		for _, l := range bytes.Split(readTranscript(tb, rel), []byte("\n")) {
-			switch gjson.GetBytes(l, "type").Str {
-			case "stream_event":
-				streamEvents = append(streamEvents, l)
-			case "assistant":
-				assistants = append(assistants, l)
-			case "user":
-				if gjson.GetBytes(l, `message.content.#(type=="tool_result")`).Exists() {
-					results = append(results, l)
-				}
-			case "system":
-				if gjson.GetBytes(l, "subtype").Str != "init" {
-					systems = append(systems, l)
-				}
-			}
-		}
+	m, err := benchmix.New(transcriptsDir)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	init := bytes.Split(readTranscript(tb, "everything_tools.jsonl"), []byte("\n"))[0]
-	big := largeImageResult(1 << 20)
-
-	rng := rand.New(rand.NewPCG(1, 2))
-	pick := func(ls [][]byte) []byte { return ls[rng.IntN(len(ls))] }
-	lines = append(lines, init)
-	total := len(init)
-	for i := 0; total < size; i++ {
-		var l []byte
-		switch k := i % 1000; {
-		case k == 500:
-			l = big
-		case k < 900:
-			l = pick(streamEvents)
-		case k < 960:
-			l = pick(assistants)
-		case k < 995:
-			l = pick(results)
-		default:
-			l = pick(systems)
-		}
-		lines = append(lines, l)
-		total += len(l) + 1
-	}
+	lines = m.Lines(int64(size))
 	n := NewNormalizer(Options{Attachments: AttachStrip})
 	for _, l := range lines {
 		if n.Normalize(l).Rewritten {
@@ -73,20 +31,6 @@ func benchMix(tb testing.TB, size int) (lines [][]byte, rewrite int) {
 		}
 	}
 	return lines, rewrite
-}
-
-// largeImageResult is a user event carrying an MCP image of n random bytes,
-// in message.content and again in tool_use_result, as the CLI prints it.
-func largeImageResult(n int) []byte {
-	data := make([]byte, n)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range data {
-		data[i] = byte(rng.Uint32())
-	}
-	b64 := base64.StdEncoding.EncodeToString(data)
-	blocks := `[{"type":"text","text":"Here is the chart:"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}}]`
-	return []byte(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_big","type":"tool_result","content":` + blocks +
-		`}]},"parent_tool_use_id":null,"session_id":"f232a710-00a3-4b7a-ae4a-494805cc1337","uuid":"0b6e1d2a-1111-4d9e-9872-baa140b60636","tool_use_result":` + blocks + `}`)
 }
 
 func mixBytes(lines [][]byte) int64 {
