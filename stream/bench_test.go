@@ -7,7 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-		"runtime"
+	"runtime"
 	"strings"
 	"testing"
 

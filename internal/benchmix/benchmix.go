@@ -23,9 +23,9 @@ import (
 
 // Mix holds the pools of real lines a stream is drawn from.
 type Mix struct {
-	init                                     []byte
+	init                                      []byte
 	streamEvents, assistants, results, system [][]byte
-	big                                      []byte
+	big                                       []byte
 }
 
 // New reads the transcripts under dir (testdata/transcripts).
