@@ -41,6 +41,8 @@ func exitCode(err error, stderr io.Writer) int {
 const usage = `ccproxy — a safe, well-formed event feed between chat UIs and the Claude Code CLI.
 
 Usage:
+  ccproxy serve [--addr 127.0.0.1:PORT] [--project DIR] [--token T | --token-file PATH] [--allow-origin O]...
+        run live Claude Code sessions for webviews over a websocket
   ccproxy normalize [--max-line BYTES] [--attachments strip|inline]
         read claude stream-json on stdin, write normalized events to stdout
   ccproxy mcp config [--project DIR] [--json]
@@ -58,6 +60,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return usagef("no command given")
 	}
 	switch args[0] {
+	case "serve":
+		return runServe(ctx, args[1:], stdin, stdout, stderr)
 	case "normalize":
 		return runNormalize(ctx, args[1:], stdin, stdout, stderr)
 	case "mcp":
