@@ -332,7 +332,7 @@ func (n *Normalizer) setServers(servers gjson.Result) {
 	n.servers = n.servers[:0]
 	n.serverNames = make(map[string]string)
 	servers.ForEach(func(_, s gjson.Result) bool {
-		name := n.get(s, "name")
+		name := strings.Clone(n.get(s, "name")) // kept beyond this line
 		if name == "" {
 			return true
 		}

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -262,11 +263,21 @@ func TestNormalizeMCPAnnotations(t *testing.T) {
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
 					n := eng.new(Options{})
-					if tt.init {
-						n.Normalize([]byte(initEvent))
+					// One reused buffer, as with Reader: what the
+					// Normalizer keeps must not point into it.
+					var buf []byte
+					norm := func(line string) Event {
+						buf = append(buf[:0], line...)
+						ev := n.Normalize(buf)
+						ev.JSON = bytes.Clone(ev.JSON)
+						return ev
 					}
-					a := n.Normalize([]byte(assistantToolUse("t1", tt.toolName, tt.meta)))
-					u := n.Normalize([]byte(userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"ok"}`, "")))
+					if tt.init {
+						norm(initEvent)
+						norm(strings.Repeat(" ", len(initEvent)) + "{}")
+					}
+					a := norm(assistantToolUse("t1", tt.toolName, tt.meta))
+					u := norm(userEvent(`{"type":"tool_result","tool_use_id":"t1","content":"ok"}`, ""))
 					for what, ev := range map[string]Event{"tool_use": a, "tool_result": u} {
 						got := gjson.GetBytes(ev.JSON, "message.content.0.mcp").Raw
 						if got != tt.want {
