@@ -1,0 +1,149 @@
+package fakeapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
+)
+
+// runClaude runs `claude -p` with prompt on stdin against s, in its own
+// process group (killed at the end), and returns its stdout events and exit
+// code.
+func runClaude(t *testing.T, s *fakeapi.Server, prompt string, extra ...string) ([]map[string]any, int) {
+	t.Helper()
+	claude := testkit.Claude(t)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	args := append([]string{"-p", "--output-format", "stream-json", "--verbose"}, extra...)
+	cmd := exec.CommandContext(ctx, claude, args...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = s.Env(home)
+	cmd.Stdin = strings.NewReader(prompt)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	testkit.SetProcessGroup(cmd)
+	cmd.Cancel = func() error { return testkit.SignalGroup(cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if cmd.Process != nil {
+		if kerr := testkit.KillGroup(cmd.Process.Pid, 5*time.Second); kerr != nil {
+			t.Error(kerr)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("claude timed out; stderr: %s", stderr.String())
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("running claude: %v", err)
+	}
+	var events []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("stdout line is not JSON: %v: %.200q", err, line)
+		}
+		events = append(events, ev)
+	}
+	return events, cmd.ProcessState.ExitCode()
+}
+
+func lastResult(t *testing.T, events []map[string]any) map[string]any {
+	t.Helper()
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i]["type"] == "result" {
+			return events[i]
+		}
+	}
+	t.Fatalf("no result event in %d events", len(events))
+	return nil
+}
+
+// The real CLI, one turn: the result text is the scripted text, the partial
+// messages rebuild it from several deltas, and the fake saw the request.
+func TestRealCLIOneTurn(t *testing.T) {
+	const answer = "Scripted answer from the fake API, streamed in several pieces."
+	s := fakeapi.Start(t, fakeapi.First(
+		fakeapi.OnText("PING-42", &fakeapi.Reply{Blocks: []fakeapi.Block{
+			fakeapi.Thinking("the user pinged; answer with the script"), fakeapi.Text(answer)}}),
+	))
+	events, code := runClaude(t, s, "please answer PING-42", "--include-partial-messages")
+	if code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	res := lastResult(t, events)
+	if res["result"] != answer || res["is_error"] != false || res["subtype"] != "success" {
+		t.Errorf("result = %v / %v / %v, want %q", res["subtype"], res["is_error"], res["result"], answer)
+	}
+	var deltas []string
+	thinking := false
+	for _, ev := range events {
+		if ev["type"] != "stream_event" {
+			continue
+		}
+		e := ev["event"].(map[string]any)
+		if e["type"] == "content_block_delta" {
+			d := e["delta"].(map[string]any)
+			switch d["type"] {
+			case "text_delta":
+				deltas = append(deltas, d["text"].(string))
+			case "thinking_delta":
+				thinking = true
+			}
+		}
+	}
+	if strings.Join(deltas, "") != answer || len(deltas) < 3 {
+		t.Errorf("text deltas %q do not rebuild the answer in several pieces", deltas)
+	}
+	if !thinking {
+		t.Error("no thinking_delta reached the CLI's stream")
+	}
+
+	reqs := s.MessageRequests()
+	if len(reqs) == 0 {
+		t.Fatal("the fake API saw no Messages request")
+	}
+	first := reqs[0]
+	if !strings.Contains(first.Prompt(), "please answer PING-42") || !first.Stream || first.Model == "" {
+		t.Errorf("first request: prompt %q stream %v model %q", first.Prompt(), first.Stream, first.Model)
+	}
+	if first.RawQuery != "beta=true" || first.Header.Get("Anthropic-Version") == "" || first.Header.Get("X-Api-Key") != "REDACTED" {
+		t.Errorf("first request: query %q headers %v", first.RawQuery, first.Header)
+	}
+	for _, r := range s.Requests() {
+		if r.Kind == fakeapi.KindOther {
+			t.Errorf("the CLI asked for %s %s, which the fake does not serve", r.Method, r.Path)
+		}
+	}
+}
+
+// An API error reaches the CLI as an error result, without retries.
+func TestRealCLIAPIError(t *testing.T) {
+	s := fakeapi.Start(t, func(*fakeapi.Request) *fakeapi.Reply { return fakeapi.Fail(529, "fake overload") })
+	events, code := runClaude(t, s, "hello")
+	res := lastResult(t, events)
+	if res["is_error"] != true || !strings.Contains(res["result"].(string), "fake overload") {
+		t.Errorf("result = %v", res)
+	}
+	if code == 0 {
+		t.Error("exit code 0 after an API error")
+	}
+	if n := len(s.MessageRequests()); n != 1 {
+		t.Errorf("%d Messages requests, want 1 (CLAUDE_CODE_MAX_RETRIES=0)", n)
+	}
+}
