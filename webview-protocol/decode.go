@@ -478,11 +478,11 @@ func joinPath(path, name string) string {
 }
 
 func describeJSONError(b []byte, err error) string {
-	if se, ok := err.(*json.SyntaxError); ok {
-		return fmt.Sprintf("%v (at byte %d)", se, se.Offset)
-	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return "the frame is empty"
+	}
+	if se, ok := err.(*json.SyntaxError); ok {
+		return fmt.Sprintf("%v (at byte %d)", se, se.Offset)
 	}
 	return err.Error()
 }

@@ -23,10 +23,10 @@ func IntID(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
 // NewRequest builds a client request frame, for Go clients and tests. data
 // must be the data struct of typ (or a pointer to it) and valid.
 func NewRequest(id json.RawMessage, typ string, data Data) (Frame, error) {
-	if msg := checkID(id); msg != "" || len(id) == 0 || string(id) == "null" {
-		if msg == "" {
-			msg = "required"
-		}
+	if len(id) == 0 || string(id) == "null" {
+		return Frame{}, badRequest("%s: id: required", typ)
+	}
+	if msg := checkID(id); msg != "" {
 		return Frame{}, badRequest("%s: id: %s", typ, msg)
 	}
 	raw, err := encodeData(requestData, typ, data)
