@@ -164,6 +164,13 @@ func TestBuildersCheckTypeAndData(t *testing.T) {
 	if _, err := NewPush(TypeSessionGap, SessionGap{Session: "s", FirstSeq: 0}); CodeOf(err) != CodeBadRequest || !strings.Contains(err.Error(), "session/gap: data.firstSeq: must be at least 1") {
 		t.Errorf("NewPush with invalid data: %v", err)
 	}
+	dup := MCPStatus{Servers: []MCPServerStatus{
+		{Name: "b", Status: MCPConnected, Scope: ScopeUser, Approval: ApprovalNotNeeded},
+		{Name: "a", Status: MCPConnected, Scope: ScopeUser, Approval: ApprovalNotNeeded},
+	}}
+	if _, err := NewPush(TypeMCPStatus, dup); err == nil || !strings.Contains(err.Error(), `mcp/status: data.servers[1].name: servers must be sorted by name, one entry per name: "a" follows "b"`) {
+		t.Errorf("NewPush with unsorted servers: %v", err)
+	}
 	if _, err := NewPush(TypeSessionCreate, &SessionCreate{}); CodeOf(err) != CodeUnknownType {
 		t.Errorf("NewPush of a request type: %v", err)
 	}

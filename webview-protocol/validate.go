@@ -488,6 +488,9 @@ func (d MCPStatus) Validate() error {
 	for i, s := range d.Servers {
 		p := fmt.Sprintf("servers[%d]", i)
 		c.name(p+".name", s.Name)
+		if i > 0 && s.Name <= d.Servers[i-1].Name {
+			c.add(p+".name", "servers must be sorted by name, one entry per name: %q follows %q", truncate(s.Name, 40), truncate(d.Servers[i-1].Name, 40))
+		}
 		c.enum(p+".status", s.Status, mcpStatuses)
 		c.enum(p+".scope", s.Scope, scopes)
 		c.enum(p+".approval", s.Approval, approvals)
