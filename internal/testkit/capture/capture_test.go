@@ -128,3 +128,28 @@ func checkStdinLog(t *testing.T, path string, sc capture.Scenario) {
 		}
 	}
 }
+
+// The committed captures (testdata/transcripts/captured) still pass their
+// scenarios' checks, so a re-capture that lost something is caught.
+func TestCommittedCaptures(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range capture.Scenarios() {
+		t.Run(sc.Name, func(t *testing.T) {
+			path := root + "/testdata/transcripts/captured/" + sc.Name + ".jsonl"
+			if sc.Gzip {
+				path += ".gz"
+			}
+			tr, err := capture.ReadTranscript(path)
+			if err != nil {
+				t.Fatalf("%v (re-make it: go run ./internal/testkit/cmd/capture)", err)
+			}
+			for _, e := range capture.Verify(sc, tr, nil) {
+				t.Error(e)
+			}
+			checkStdinLog(t, strings.TrimSuffix(strings.TrimSuffix(path, ".gz"), ".jsonl")+".stdin.log", sc)
+		})
+	}
+}
