@@ -185,6 +185,15 @@ func (n *Normalizer) Normalize(line []byte) Event {
 	if !gjson.Valid(bstr(view)) {
 		return n.noise(line)
 	}
+	// A raw "\r" inside a valid JSON line can only be whitespace between
+	// tokens; readers that split on "\r" would cut the line there.
+	if bytes.IndexByte(line, '\r') >= 0 {
+		line = bytes.ReplaceAll(line, []byte{'\r'}, []byte{' '})
+		if len(n.spans) == 0 {
+			view = line
+		}
+		sanitized = true
+	}
 	n.line = line
 
 	var ev Event
