@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+func runCmd(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	code = exitCode(err, &errb) // prints err to errb
+	return out.String(), errb.String(), code
+}
+
+func TestNormalizeCommand(t *testing.T) {
+	transcript, err := os.ReadFile("../../testdata/transcripts/everything_tools.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"inline", "strip"} {
+		t.Run(mode, func(t *testing.T) {
+			out, errOut, code := runCmd(t, string(transcript), "normalize", "--attachments", mode)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			if want := bytes.Count(bytes.TrimSpace(transcript), []byte("\n")) + 1; len(lines) != want {
+				t.Fatalf("%d lines out, %d in", len(lines), want)
+			}
+			var images int
+			for i, l := range lines {
+				if !gjson.Valid(l) {
+					t.Fatalf("line %d is not JSON", i+1)
+				}
+				gjson.Get(l, "message.content").ForEach(func(_, b gjson.Result) bool {
+					if b.Get("type").Str == "tool_result" && b.Get("content").Type != gjson.String {
+						t.Errorf("line %d: tool_result content is not text", i+1)
+					}
+					b.Get("attachments").ForEach(func(_, a gjson.Result) bool {
+						images++
+						if hasData := a.Get("data").Exists(); hasData != (mode == "inline") {
+							t.Errorf("line %d: attachment data present = %v in %s mode", i+1, hasData, mode)
+						}
+						return true
+					})
+					return true
+				})
+			}
+			if images != 2 {
+				t.Errorf("%d image attachments, want the 2 of the transcript", images)
+			}
+		})
+	}
+}
+
+func TestNormalizeCommandMaxLine(t *testing.T) {
+	in := `{"type":"system","subtype":"status"}` + "\n" + `{"type":"user","x":"` + strings.Repeat("a", 500) + `"}` + "\n" + "debug noise\n"
+	out, errOut, code := runCmd(t, in, "normalize", "--max-line", "100")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || gjson.Get(lines[1], "subtype").Str != "oversized_line" || gjson.Get(lines[2], "subtype").Str != "noise" {
+		t.Fatalf("output:\n%s", out)
+	}
+	if !strings.Contains(errOut, "1 line(s) over --max-line 100 bytes") {
+		t.Errorf("stderr should report the oversized line: %q", errOut)
+	}
+}
+
+func TestNormalizeCommandBadFlags(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"normalize", "--attachments", "sink"}, `--attachments must be strip or inline, got "sink"`},
+		{[]string{"normalize", "--max-line", "0"}, "--max-line must be a positive number of bytes, got 0"},
+		{[]string{"normalize", "--max-line", "lots"}, `invalid value "lots" for flag -max-line`},
+		{[]string{"normalize", "file.jsonl"}, `unexpected argument "file.jsonl"`},
+		{[]string{"nonsense"}, `unknown command "nonsense"`},
+		{nil, "no command given"},
+	}
+	for _, tt := range tests {
+		_, errOut, code := runCmd(t, "", tt.args...)
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
