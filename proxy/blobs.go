@@ -1,0 +1,98 @@
+package proxy
+
+import (
+	"container/list"
+	"fmt"
+	"mime"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/ccproxy/ccproxy/stream"
+)
+
+// blobPath is where attachments are served: blobPath + sha256.
+const blobPath = "/v1/blobs/"
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// blobStore holds the attachments normalization takes out of tool results,
+// by sha256, bounded by total bytes: when full, the least recently used are
+// evicted. It is the stream.Sink of every session and is safe for
+// concurrent use.
+type blobStore struct {
+	mu      sync.Mutex
+	max     int64
+	size    int64
+	byHash  map[string]*list.Element // of *blob
+	lru     *list.List               // front: most recently used
+	evicted int64
+}
+
+type blob struct {
+	sha       string
+	mediaType string
+	data      []byte
+}
+
+func newBlobStore(maxBytes int64) *blobStore {
+	return &blobStore{max: maxBytes, byHash: map[string]*list.Element{}, lru: list.New()}
+}
+
+// PutAttachment implements stream.Sink: it keeps a copy of data and returns
+// the URL it is served at, relative to the proxy's base URL.
+func (b *blobStore) PutAttachment(a stream.Attachment, data []byte) (string, error) {
+	if !sha256Hex.MatchString(a.SHA256) {
+		return "", fmt.Errorf("blob store: bad sha256 %q", a.SHA256)
+	}
+	if int64(len(data)) > b.max {
+		return "", fmt.Errorf("blob store: attachment of %s is larger than the store (%s)", stream.FormatSize(len(data)), stream.FormatSize(int(b.max)))
+	}
+	url := blobPath + a.SHA256
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e, ok := b.byHash[a.SHA256]; ok {
+		b.lru.MoveToFront(e)
+		return url, nil
+	}
+	for b.size+int64(len(data)) > b.max {
+		e := b.lru.Back()
+		old := e.Value.(*blob)
+		b.lru.Remove(e)
+		delete(b.byHash, old.sha)
+		b.size -= int64(len(old.data))
+		b.evicted++
+	}
+	bl := &blob{sha: a.SHA256, mediaType: cleanMediaType(a.MediaType), data: append([]byte(nil), data...)}
+	b.byHash[a.SHA256] = b.lru.PushFront(bl)
+	b.size += int64(len(data))
+	return url, nil
+}
+
+// get returns the blob of sha, or nil.
+func (b *blobStore) get(sha string) *blob {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.byHash[sha]
+	if !ok {
+		return nil
+	}
+	b.lru.MoveToFront(e)
+	return e.Value.(*blob)
+}
+
+func (b *blobStore) stats() (count int, size, evicted int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lru.Len(), b.size, b.evicted
+}
+
+// cleanMediaType returns mt when it is a well-formed type/subtype (with no
+// parameters that could smuggle anything), else application/octet-stream.
+func cleanMediaType(mt string) string {
+	t, _, err := mime.ParseMediaType(mt)
+	if err != nil || !strings.Contains(t, "/") || len(t) > 127 {
+		return "application/octet-stream"
+	}
+	return t
+}

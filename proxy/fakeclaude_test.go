@@ -1,0 +1,437 @@
+package proxy
+
+// The test binary doubles as a fake Claude Code CLI (like os/exec's tests
+// and go-sdk's mcp/cmd_test.go): with CCPROXY_FAKE_CLAUDE=1 in its
+// environment, TestMain runs fakeClaude instead of the tests. A small shell
+// script made by TestMain sets that variable and execs the test binary, so
+// the proxy runs it like any claude executable (--version included).
+//
+// The fake speaks the stream-json protocol of FACTS §5–§6: it answers
+// initialize, interrupt, mcp_status and mcp_set_servers, rejects other
+// control requests like the real CLI, and plays each user turn according
+// to the turn's first word (see fakeTurn).
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+)
+
+// fakeClaudePath is the script that runs the fake (set by TestMain);
+// oldClaudePath runs a fake reporting a version that is too old.
+var fakeClaudePath, oldClaudePath string
+
+func TestMain(m *testing.M) {
+	if os.Getenv("CCPROXY_FAKE_CLAUDE") == "1" {
+		os.Exit(fakeClaude(os.Args[1:]))
+	}
+	dir, err := os.MkdirTemp("", "ccproxy-fakeclaude")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	self, err := os.Executable()
+	if err == nil {
+		fakeClaudePath = filepath.Join(dir, "claude")
+		oldClaudePath = filepath.Join(dir, "claude-old")
+		err = os.WriteFile(fakeClaudePath, []byte(fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 CCPROXY_FAKE_CLAUDE=1 exec %q \"$@\"\n", self)), 0o755)
+		if err == nil {
+			err = os.WriteFile(oldClaudePath, []byte(fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 CCPROXY_FAKE_CLAUDE=1 FAKE_VERSION=2.0.14 exec %q \"$@\"\n", self)), 0o755)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "making the fake claude:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type fake struct {
+	outMu     sync.Mutex
+	sessionID string
+
+	mu       sync.Mutex
+	waiters  map[string]chan map[string]any // control responses awaited by id
+	servers  map[string]bool
+	interrup chan struct{} // closed by an interrupt while a turn hangs
+	turns    chan string
+	ctlSeq   int
+}
+
+func fakeClaude(args []string) int {
+	if len(args) == 1 && args[0] == "--version" {
+		v := os.Getenv("FAKE_VERSION")
+		if v == "" {
+			v = "2.1.329"
+		}
+		fmt.Printf("%s (Claude Code)\n", v)
+		return 0
+	}
+	if f := os.Getenv("FAKE_ARGS_FILE"); f != "" {
+		b, _ := json.Marshal(args)
+		os.WriteFile(f, b, 0o644)
+	}
+	if os.Getenv("FAKE_IGNORE_TERM") == "1" {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{}, turns: make(chan string, 100)}
+	for i, a := range args {
+		switch a {
+		case "--resume":
+			if i+1 < len(args) {
+				f.sessionID = args[i+1]
+			}
+		case "--mcp-config":
+			if i+1 < len(args) {
+				var cfg struct{ MCPServers map[string]any `json:"mcpServers"` }
+				b, _ := os.ReadFile(args[i+1])
+				json.Unmarshal(b, &cfg)
+				for name := range cfg.MCPServers {
+					f.servers[name] = true
+				}
+			}
+		}
+	}
+	if os.Getenv("FAKE_STARTUP_STDERR") != "" {
+		fmt.Fprintln(os.Stderr, os.Getenv("FAKE_STARTUP_STDERR"))
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for text := range f.turns {
+			f.turn(text)
+		}
+	}()
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(strings.TrimSpace(string(line))) > 0 {
+			var msg map[string]any
+			if jerr := json.Unmarshal(line, &msg); jerr != nil {
+				fmt.Fprintf(os.Stderr, "Error parsing streaming input line: %v\n", jerr)
+				return 1 // like the real CLI: one malformed line kills it
+			}
+			f.input(msg)
+		}
+		if err != nil {
+			break
+		}
+	}
+	close(f.turns)
+	<-done
+	if os.Getenv("FAKE_IGNORE_EOF") == "1" {
+		select {} // hang until killed
+	}
+	return 0
+}
+
+func (f *fake) emit(v any) {
+	b, _ := json.Marshal(v)
+	f.outMu.Lock()
+	os.Stdout.Write(append(b, '\n'))
+	f.outMu.Unlock()
+}
+
+func (f *fake) input(msg map[string]any) {
+	switch msg["type"] {
+	case "control_request":
+		id, _ := msg["request_id"].(string)
+		req, _ := msg["request"].(map[string]any)
+		f.control(id, req)
+	case "control_response":
+		resp, _ := msg["response"].(map[string]any)
+		id, _ := resp["request_id"].(string)
+		f.mu.Lock()
+		ch := f.waiters[id]
+		delete(f.waiters, id)
+		f.mu.Unlock()
+		if ch != nil {
+			ch <- resp
+		}
+	case "user":
+		m, _ := msg["message"].(map[string]any)
+		text := ""
+		switch c := m["content"].(type) {
+		case string:
+			text = c
+		case []any:
+			for _, b := range c {
+				if bm, _ := b.(map[string]any); bm["type"] == "text" {
+					text, _ = bm["text"].(string)
+				} else if bm["type"] == "image" {
+					text += " [image]"
+				}
+			}
+		}
+		f.turns <- text
+	}
+}
+
+func (f *fake) success(id string, resp any) {
+	f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id, "response": resp}})
+}
+
+func (f *fake) control(id string, req map[string]any) {
+	switch req["subtype"] {
+	case "initialize":
+		f.success(id, map[string]any{"commands": []any{}, "models": []any{}})
+	case "interrupt":
+		f.mu.Lock()
+		if f.interrup != nil {
+			close(f.interrup)
+			f.interrup = nil
+		}
+		f.mu.Unlock()
+		f.success(id, map[string]any{"still_queued": []any{}})
+	case "mcp_status":
+		f.mu.Lock()
+		var list []any
+		for name := range f.servers {
+			list = append(list, map[string]any{"name": name, "status": "connected", "scope": "dynamic",
+				"serverInfo": map[string]any{"name": name + "-server", "version": "1.0.0"},
+				"config":     map[string]any{"type": "stdio", "command": "x", "args": []any{}},
+				"tools":      []any{map[string]any{"name": "echo"}, map[string]any{"name": "image"}}})
+		}
+		f.mu.Unlock()
+		if list == nil {
+			list = []any{}
+		}
+		f.success(id, map[string]any{"mcpServers": list})
+	case "mcp_set_servers":
+		servers, _ := req["servers"].(map[string]any)
+		f.mu.Lock()
+		var added, removed []string
+		errs := map[string]any{}
+		for name, def := range servers {
+			if d, _ := def.(map[string]any); d["type"] == "stdio" || d["type"] == nil {
+				if _, ok := d["args"]; !ok {
+					errs[name] = "Spread syntax requires ...iterable not be null or undefined"
+				}
+			}
+			if !f.servers[name] {
+				added = append(added, name)
+			}
+		}
+		for name := range f.servers {
+			if _, ok := servers[name]; !ok {
+				removed = append(removed, name)
+			}
+		}
+		f.servers = map[string]bool{}
+		for name := range servers {
+			f.servers[name] = true
+		}
+		f.mu.Unlock()
+		if os.Getenv("FAKE_REFUSE_SET") == "1" {
+			for _, n := range added {
+				errs[n] = "refused by the fake"
+			}
+		}
+		f.success(id, map[string]any{"added": orEmptyStrings(added), "removed": orEmptyStrings(removed), "errors": errs})
+	default:
+		f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id,
+			"error": fmt.Sprintf("Unsupported control request subtype: %v", req["subtype"])}})
+	}
+}
+
+func orEmptyStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// ask sends claude's own control request and waits for the host's answer.
+func (f *fake) ask(req map[string]any, then func(id string)) map[string]any {
+	f.mu.Lock()
+	f.ctlSeq++
+	id := fmt.Sprintf("fake-req-%d", f.ctlSeq)
+	ch := make(chan map[string]any, 1)
+	f.waiters[id] = ch
+	f.mu.Unlock()
+	f.emit(map[string]any{"type": "control_request", "request_id": id, "request": req})
+	if then != nil {
+		then(id)
+	}
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(30 * time.Second):
+		return map[string]any{"subtype": "error", "error": "fake: no answer in 30s"}
+	}
+}
+
+func (f *fake) initEvent() {
+	f.mu.Lock()
+	var servers []any
+	for name := range f.servers {
+		servers = append(servers, map[string]any{"name": name, "status": "connected", "source": "dynamic"})
+	}
+	f.mu.Unlock()
+	if servers == nil {
+		servers = []any{}
+	}
+	f.emit(map[string]any{"type": "system", "subtype": "init", "session_id": f.sessionID, "cwd": mustGetwd(),
+		"model": "fake-model", "tools": []any{"Bash"}, "mcp_servers": servers, "permissionMode": "default", "claude_code_version": "2.1.329"})
+}
+
+func mustGetwd() string { wd, _ := os.Getwd(); return wd }
+
+func (f *fake) say(text string) {
+	f.emit(map[string]any{"type": "stream_event", "event": map[string]any{"type": "content_block_delta", "index": 0,
+		"delta": map[string]any{"type": "text_delta", "text": text}}, "session_id": f.sessionID, "parent_tool_use_id": nil, "uuid": "u-delta"})
+	f.emit(map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}},
+		"session_id": f.sessionID, "parent_tool_use_id": nil, "uuid": "u-assistant"})
+}
+
+func (f *fake) result(subtype, text string) {
+	f.emit(map[string]any{"type": "result", "subtype": subtype, "is_error": subtype != "success", "result": text, "session_id": f.sessionID})
+}
+
+// turn plays one user turn. The first word of the text picks the script:
+//
+//	flood N [BYTES]  N assistant events (text of BYTES bytes), then a result
+//	perm TOOL        a can_use_tool request; the answer is echoed
+//	permcancel       a can_use_tool request, withdrawn at once
+//	ctl SUBTYPE      a control request of SUBTYPE; claude's view of the answer is echoed
+//	hang             starts a turn that runs until interrupted
+//	noise            a line that is not JSON, then a normal answer
+//	big N            an assistant event N bytes long
+//	stderr N         N lines on stderr
+//	exit CODE        "fatal" on stderr, exit with CODE
+//	pid              reports the fake's pid
+//	child            starts a long sleep in its process group and reports its pid
+//	image            a tool_result with an image, as an MCP tool returns it
+//	anything else    echoes the text
+func (f *fake) turn(text string) {
+	fields := strings.Fields(text)
+	cmd := ""
+	if len(fields) > 0 {
+		cmd = fields[0]
+	}
+	arg := func(i, def int) int {
+		if len(fields) > i {
+			if n, err := strconv.Atoi(fields[i]); err == nil {
+				return n
+			}
+		}
+		return def
+	}
+	f.initEvent()
+	switch cmd {
+	case "flood":
+		n, size := arg(1, 100), arg(2, 100)
+		pad := strings.Repeat("x", size)
+		for i := 1; i <= n; i++ {
+			f.emit(map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant",
+				"content": []any{map[string]any{"type": "text", "text": pad}}}, "n": i, "session_id": f.sessionID})
+		}
+		f.result("success", fmt.Sprintf("flooded %d", n))
+	case "perm":
+		tool := "Bash"
+		if len(fields) > 1 {
+			tool = fields[1]
+		}
+		resp := f.ask(map[string]any{"subtype": "can_use_tool", "tool_name": tool, "input": map[string]any{"command": "ls"},
+			"tool_use_id": "toolu_fake_1", "display_name": tool, "permission_suggestions": []any{}}, nil)
+		r, _ := resp["response"].(map[string]any)
+		b, _ := json.Marshal(r)
+		f.say("permission answer: " + string(b))
+		f.result("success", "done")
+	case "permcancel":
+		f.ask(map[string]any{"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": "rm"}, "tool_use_id": "toolu_fake_2"},
+			func(id string) {
+				time.Sleep(50 * time.Millisecond)
+				f.emit(map[string]any{"type": "control_cancel_request", "request_id": id})
+				f.mu.Lock()
+				ch := f.waiters[id]
+				delete(f.waiters, id)
+				f.mu.Unlock()
+				if ch != nil {
+					ch <- map[string]any{"subtype": "cancelled"}
+				}
+			})
+		f.say("permission withdrawn")
+		f.result("success", "done")
+	case "ctl":
+		sub := "hook_callback"
+		if len(fields) > 1 {
+			sub = fields[1]
+		}
+		resp := f.ask(map[string]any{"subtype": sub, "callback_id": "cb1"}, nil)
+		f.say(fmt.Sprintf("control answer: %v / %v", resp["subtype"], resp["error"]))
+		f.result("success", "done")
+	case "hang":
+		ch := make(chan struct{})
+		f.mu.Lock()
+		f.interrup = ch
+		f.mu.Unlock()
+		f.say("working on it")
+		select {
+		case <-ch:
+			f.result("error_during_execution", "")
+		case <-time.After(60 * time.Second):
+			f.result("success", "gave up waiting for an interrupt")
+		}
+	case "noise":
+		f.outMu.Lock()
+		os.Stdout.Write([]byte("this is not json\n"))
+		f.outMu.Unlock()
+		f.say("after the noise")
+		f.result("success", "done")
+	case "big":
+		f.say(strings.Repeat("b", arg(1, 1<<20)))
+		f.result("success", "done")
+	case "stderr":
+		for i := 1; i <= arg(1, 10); i++ {
+			fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
+		}
+		f.say("wrote to stderr")
+		f.result("success", "done")
+	case "exit":
+		fmt.Fprintln(os.Stderr, "fatal: the fake was told to exit")
+		os.Exit(arg(1, 1))
+	case "pid":
+		f.say(fmt.Sprintf("pid %d", os.Getpid()))
+		f.result("success", "done")
+	case "child":
+		cmd := exec.Command("sleep", "300")
+		if err := cmd.Start(); err != nil {
+			f.say("child failed: " + err.Error())
+		} else {
+			f.say(fmt.Sprintf("child %d", cmd.Process.Pid))
+		}
+		f.result("success", "done")
+	case "image":
+		png := base64.StdEncoding.EncodeToString(mcptest.SmallPNG())
+		f.emit(map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": []any{
+			map[string]any{"type": "tool_use", "id": "toolu_img", "name": "mcp__testmcp__image", "input": map[string]any{}}}},
+			"session_id": f.sessionID})
+		f.emit(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "tool_result", "tool_use_id": "toolu_img", "content": []any{
+				map[string]any{"type": "text", "text": "a picture"},
+				map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": png}}}}}},
+			"session_id": f.sessionID})
+		f.result("success", "done")
+	default:
+		f.say("echo: " + text)
+		f.result("success", "echo: "+text)
+	}
+}
+
+func syscallKill(pid int) { syscall.Kill(pid, syscall.SIGKILL) }

@@ -1,0 +1,48 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// outFrame is one frame queued for a client. sub, when set, is the
+// subscription it belongs to: the frame is dropped if that subscription
+// ended before the frame was written.
+type outFrame struct {
+	data []byte
+	sub  *subscription
+}
+
+// encodePush encodes a proxy → client push, validated by package protocol.
+func encodePush(typ string, data protocol.Data) ([]byte, error) {
+	f, err := protocol.NewPush(typ, data)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", typ, err)
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", typ, err)
+	}
+	return b, nil
+}
+
+// encodeReply encodes a success reply (data nil means {}).
+func encodeReply(id json.RawMessage, data protocol.Data) ([]byte, error) {
+	f, err := protocol.NewReply(id, data)
+	if err != nil {
+		return nil, fmt.Errorf("encoding reply: %w", err)
+	}
+	return json.Marshal(f)
+}
+
+// encodeError encodes an error reply. Errors that are not *protocol.Error
+// become "internal" with a generic message (their text may hold secrets).
+func encodeError(id json.RawMessage, err error) []byte {
+	b, mErr := json.Marshal(protocol.NewErrorReply(id, err))
+	if mErr != nil {
+		b, _ = json.Marshal(protocol.NewErrorReply(id, protocol.Errorf(protocol.CodeInternal, "internal error")))
+	}
+	return b
+}

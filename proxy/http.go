@@ -1,0 +1,318 @@
+package proxy
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// Handler returns the proxy's HTTP handler: /v1/ws, /v1/blobs/<sha256>,
+// /v1/mcp/status. Every request passes the Origin check, then needs the
+// token.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/ws", s.serveWS)
+	mux.HandleFunc(blobPath, s.serveBlob)
+	mux.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no such endpoint: "+truncate(r.URL.Path, 100))
+	})
+	return s.guard(mux)
+}
+
+// guard applies the Origin check, CORS and authentication.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if !s.origins.allowed(origin) {
+			s.log.Warn("request from a forbidden origin refused", "origin", truncate(origin, 100), "path", r.URL.Path)
+			writeHTTPError(w, http.StatusForbidden, protocol.CodeForbiddenOrigin, fmt.Sprintf("origin %.100q may not use this proxy (allowed: its own origin, vscode-webview://, --allow-origin)", origin))
+			return
+		}
+		if origin != "" {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			if r.Method == http.MethodOptions {
+				h.Set("Access-Control-Allow-Methods", "GET, HEAD")
+				h.Set("Access-Control-Allow-Headers", "Authorization")
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		if !s.authorized(r, r.URL.Path == "/v1/ws") {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ccproxy"`)
+			writeHTTPError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "missing or wrong token: send Authorization: Bearer <token> (or, for a websocket from a browser, the subprotocols ccproxy.v1 and ccproxy.token.<token>)")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized checks the token in the Authorization header, or for the
+// websocket in a ccproxy.token.T subprotocol, in constant time. Tokens in
+// the URL are never accepted.
+func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok)) {
+			return true
+		}
+	}
+	if subprotocol {
+		for _, p := range websocket.Subprotocols(r) {
+			if t, ok := strings.CutPrefix(p, protocol.TokenSubprotocolPrefix); ok && s.tokenOK(t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (s *Server) tokenOK(t string) bool {
+	h := sha256.Sum256([]byte(t))
+	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
+}
+
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "the websocket endpoint takes GET")
+		return
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
+		writeHTTPError(w, http.StatusBadRequest, protocol.CodeBadRequest, "this endpoint is a websocket: send an upgrade request")
+		return
+	}
+	// Version negotiation (SPEC §1.4). The token subprotocol is never
+	// echoed, nor named in an error.
+	var offeredVersions []string
+	offered := websocket.Subprotocols(r)
+	selected := ""
+	for _, p := range offered {
+		if strings.HasPrefix(p, "ccproxy.v") {
+			offeredVersions = append(offeredVersions, p)
+			if p == protocol.Subprotocol && selected == "" {
+				selected = p
+			}
+		}
+	}
+	if len(offered) > 0 && selected == "" {
+		writeHTTPError(w, http.StatusBadRequest, protocol.CodeUnsupportedProtocol,
+			fmt.Sprintf("this proxy speaks %s; the client offered %s", protocol.Subprotocol, describeOffer(offeredVersions)))
+		return
+	}
+
+	s.mu.Lock()
+	if s.shutting {
+		s.mu.Unlock()
+		writeHTTPError(w, http.StatusServiceUnavailable, protocol.CodeShuttingDown, "ccproxy is shutting down")
+		return
+	}
+	s.connSeq++
+	id := fmt.Sprintf("c-%06d", s.connSeq)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+
+	var hdr http.Header
+	if selected != "" {
+		hdr = http.Header{"Sec-Websocket-Protocol": {selected}}
+	}
+	conn, err := s.upgrader.Upgrade(w, r, hdr)
+	if err != nil {
+		s.log.Debug("websocket upgrade failed", "conn", id, "err", err)
+		return
+	}
+	c := newClient(s, id, conn)
+	if !s.addClient(c) {
+		c.closeGracefully()
+	}
+	s.log.Info("websocket client connected", "conn", id, "origin", truncate(r.Header.Get("Origin"), 100))
+	c.enqueue(outFrame{data: s.helloFrame(id)})
+	c.serve()
+	s.log.Info("websocket client gone", "conn", id)
+}
+
+func describeOffer(versions []string) string {
+	if len(versions) == 0 {
+		return "no ccproxy.vN subprotocol"
+	}
+	for i, v := range versions {
+		versions[i] = truncate(v, 40)
+	}
+	return strings.Join(versions, ", ")
+}
+
+func (s *Server) helloFrame(connID string) []byte {
+	caps := []string{protocol.CapSessions, protocol.CapImages, protocol.CapPartialMessages,
+		protocol.CapPermissions, protocol.CapBlobs, protocol.CapMCPStatus}
+	if s.opts.MCP != nil {
+		caps = append(caps, protocol.CapMCPApproval)
+	}
+	h := protocol.Hello{
+		Protocol:     protocol.Version,
+		Server:       protocol.Software{Name: "ccproxy", Version: s.opts.Version},
+		Capabilities: caps,
+		Limits: protocol.Limits{
+			MaxFrameBytes:   s.opts.MaxFrameBytes,
+			SendQueueFrames: int64(s.opts.SendQueueFrames),
+			ReplayBytes:     s.opts.ReplayBytes,
+			MaxSessions:     int64(s.opts.MaxSessions),
+			MaxImageBytes:   s.opts.MaxImageBytes,
+		},
+		Connection: connID,
+	}
+	if s.opts.PermissionTimeout > 0 {
+		h.Limits.PermissionTimeoutMs = s.opts.PermissionTimeout.Milliseconds()
+	}
+	s.claudeMu.Lock()
+	if s.claude != nil {
+		h.Claude = &protocol.Software{Name: "claude-code", Version: s.claude.Version}
+	}
+	s.claudeMu.Unlock()
+	f, err := encodePush(protocol.TypeHello, h)
+	if err != nil {
+		s.log.Error("hello", "err", err)
+	}
+	return f
+}
+
+// serveBlob serves an attachment (SPEC §9).
+func (s *Server) serveBlob(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "blobs take GET or HEAD")
+		return
+	}
+	sha := strings.TrimPrefix(r.URL.Path, blobPath)
+	if !sha256Hex.MatchString(sha) {
+		writeHTTPError(w, http.StatusBadRequest, protocol.CodeBadRequest, fmt.Sprintf("blob id %.80q is not 64 lower-case hex digits (a sha256)", sha))
+		return
+	}
+	b := s.blobs.get(sha)
+	if b == nil {
+		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no blob "+sha+" (unknown, or evicted from the bounded store)")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", b.mediaType)
+	h.Set("ETag", `"`+sha+`"`)
+	h.Set("Cache-Control", "private, max-age=31536000, immutable")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	if strings.HasPrefix(b.mediaType, "image/") || strings.HasPrefix(b.mediaType, "audio/") {
+		h.Set("Content-Disposition", "inline")
+	} else {
+		h.Set("Content-Disposition", "attachment")
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b.data))
+}
+
+func (s *Server) serveMCPStatus(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "/v1/mcp/status takes GET")
+		return
+	}
+	body := s.mcp.statusBody()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	if r.Method == http.MethodGet {
+		w.Write(body)
+	}
+}
+
+// writeHTTPError writes {"error":{"code","message"}}.
+func writeHTTPError(w http.ResponseWriter, status int, code protocol.Code, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": code, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// originPolicy decides which browser origins may use the proxy (SPEC §1.3).
+type originPolicy struct {
+	extra     map[string]bool // normalized scheme://host[:port], or "null"
+	own       map[string]bool // from the listen address
+	allowNull bool
+}
+
+func newOriginPolicy(extra []string) originPolicy {
+	p := originPolicy{extra: map[string]bool{}, own: map[string]bool{}}
+	for _, o := range extra {
+		n, err := parseOrigin(o)
+		if err != nil {
+			continue // checked by Options.setDefaults
+		}
+		if n == "null" {
+			p.allowNull = true
+		}
+		p.extra[n] = true
+	}
+	return p
+}
+
+// setListenAddr derives the proxy's own origins from its listen address:
+// http://HOST:PORT, and on loopback also localhost, 127.0.0.1 and [::1].
+func (p *originPolicy) setListenAddr(a net.Addr) {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return
+	}
+	p.own["http://"+strings.ToLower(net.JoinHostPort(host, port))] = true
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
+			p.own["http://"+net.JoinHostPort(h, port)] = true
+		}
+	}
+}
+
+func (p *originPolicy) allowed(origin string) bool {
+	if origin == "" {
+		return true // not a browser; the token is still required
+	}
+	if origin == "null" {
+		return p.allowNull
+	}
+	n, err := parseOrigin(origin)
+	if err != nil {
+		return false
+	}
+	if strings.HasPrefix(n, "vscode-webview://") {
+		return true
+	}
+	return p.own[n] || p.extra[n]
+}
+
+// parseOrigin normalizes an origin: scheme://host[:port] with scheme and
+// host lower-cased, or "null".
+func parseOrigin(o string) (string, error) {
+	if o == "null" {
+		return o, nil
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return "", fmt.Errorf("not an origin (scheme://host[:port]): %w", err)
+	}
+	if u.Scheme == "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("not an origin: want scheme://host[:port]")
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host), nil
+}

@@ -1,0 +1,451 @@
+package proxy
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// MCPSource is where the proxy's MCP configuration comes from. Package
+// mcpconfig provides the real one; tests use a fixed one.
+//
+// Current, Changes, Approve and Reject may be called from any goroutine, at
+// any time, concurrently.
+type MCPSource interface {
+	// Current returns the configuration in force now. The proxy does not
+	// modify it and may keep it.
+	Current() *MCPConfig
+	// Changes receives a value (sent without blocking, coalesced) whenever
+	// Current changed: a config file was edited, a server approved, ...
+	Changes() <-chan struct{}
+	// Approve and Reject record a decision about a project (.mcp.json)
+	// server and return its approval afterwards ("approved", "rejected").
+	// Errors a client may see are *protocol.Error (mcp_server_not_found,
+	// bad_request); others are logged and reported as internal.
+	Approve(name string) (approval string, err error)
+	Reject(name string) (approval string, err error)
+}
+
+// MCPConfig is one resolved MCP configuration, as the proxy uses it.
+type MCPConfig struct {
+	// Args are the MCP flags of a new claude process, e.g.
+	// --mcp-config FILE --strict-mcp-config --allowedTools mcp__a mcp__b.
+	// They go last on the command line (the flags are variadic).
+	Args []string
+	// Servers is the mcp_set_servers payload: every active server by name,
+	// its definition as claude takes it (stdio entries always carry "args").
+	Servers map[string]json.RawMessage
+	// AllowedTools are the tool rules passed with --allowedTools. A
+	// permission request for a tool they allow (a server added after the
+	// session started) is allowed without asking anyone.
+	AllowedTools []string
+	// View is the redacted configuration pushed as mcp/config.
+	View protocol.MCPConfig
+}
+
+// allows reports whether the AllowedTools rules allow toolName of the MCP
+// tool ref (nil for tools that are not MCP tools). Forms (FACTS §4):
+// mcp__srv, mcp__srv__tool, mcp__srv__*, mcp__srv(*). mcp__* and prefixes
+// allow nothing, as in the CLI.
+func (c *MCPConfig) allows(toolName string, ref *protocol.MCPRef) bool {
+	if c == nil {
+		return false
+	}
+	for _, entry := range c.AllowedTools {
+		for _, rule := range strings.FieldsFunc(entry, func(r rune) bool { return r == ',' || r == ' ' }) {
+			if rule == toolName {
+				return true
+			}
+			if ref == nil {
+				continue
+			}
+			srv := "mcp__" + ref.Server
+			if rule == srv || rule == srv+"__*" || rule == srv+"(*)" || rule == srv+"__"+ref.Tool {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mcpReport is one session's observation of one MCP server.
+type mcpReport struct {
+	name       string
+	status     string
+	err        string
+	tools      []string // nil when the report does not list tools
+	serverInfo *protocol.MCPServerInfo
+	scope      string // the CLI's scope name
+	transport  string
+}
+
+type observation struct {
+	mcpReport
+	at time.Time
+}
+
+type serverObs struct {
+	definitive *observation            // newest connected/failed/needs-auth/disabled
+	pending    *observation            // newest pending
+	withTools  map[string]*observation // newest report with tools, by status
+}
+
+// mcpHub keeps the MCP configuration in force, the observations sessions
+// make of its servers, and the MCP status computed from both (SPEC §8); it
+// pushes mcp/config and mcp/status to the connections that subscribed.
+type mcpHub struct {
+	src MCPSource
+	log *slog.Logger
+
+	applyMu sync.Mutex // serializes applying configuration changes
+
+	mu          sync.Mutex
+	cfg         *MCPConfig
+	cfgKey      [32]byte
+	cfgFrame    []byte // mcp/config push
+	defs        map[string][32]byte
+	obs         map[string]*serverObs
+	status      protocol.MCPStatus
+	statusKey   string
+	statusFrame []byte // mcp/status push
+	subs        map[*client]struct{}
+	now         func() time.Time
+}
+
+func newMCPHub(src MCPSource, log *slog.Logger) *mcpHub {
+	h := &mcpHub{src: src, log: log, defs: map[string][32]byte{}, obs: map[string]*serverObs{}, subs: map[*client]struct{}{}, now: time.Now}
+	h.status.Servers = []protocol.MCPServerStatus{}
+	h.cfgFrame, _ = encodePush(protocol.TypeMCPConfig, protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}})
+	h.recomputeLocked()
+	return h
+}
+
+// setConfig installs cfg. It reports whether it differs from the previous
+// one (then mcp/config and mcp/status were pushed and live sessions need
+// mcp_set_servers).
+func (h *mcpHub) setConfig(cfg *MCPConfig) bool {
+	if cfg == nil {
+		return false
+	}
+	key := configKey(cfg)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cfg != nil && key == h.cfgKey {
+		return false
+	}
+	first := h.cfg == nil
+	h.cfg, h.cfgKey = cfg, key
+	if f, err := encodePush(protocol.TypeMCPConfig, cfg.View); err != nil {
+		h.log.Error("mcp config cannot be sent to clients", "err", err)
+	} else {
+		h.cfgFrame = f
+	}
+	defs := map[string][32]byte{}
+	for _, s := range cfg.View.Servers {
+		def := []byte(s.Config)
+		if raw, ok := cfg.Servers[s.Name]; ok {
+			def = raw
+		}
+		defs[s.Name] = sha256.Sum256(append([]byte(s.Scope+"\x00"+s.Approval+"\x00"), def...))
+	}
+	for name, d := range defs {
+		if old, ok := h.defs[name]; !ok || old != d {
+			delete(h.obs, name) // observations of an older definition
+		}
+	}
+	for name := range h.defs {
+		if _, ok := defs[name]; !ok {
+			delete(h.obs, name)
+		}
+	}
+	h.defs = defs
+	for c := range h.subs {
+		c.enqueue(outFrame{data: h.cfgFrame})
+	}
+	h.recomputeLocked()
+	return !first
+}
+
+func configKey(cfg *MCPConfig) [32]byte {
+	b, _ := json.Marshal(struct {
+		A []string
+		S map[string]json.RawMessage
+		T []string
+		V protocol.MCPConfig
+	}{cfg.Args, cfg.Servers, cfg.AllowedTools, cfg.View})
+	return sha256.Sum256(b)
+}
+
+func (h *mcpHub) config() *MCPConfig {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cfg
+}
+
+// observe records reports of a session made at time at.
+func (h *mcpHub) observe(reports []mcpReport, at time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range reports {
+		if r.name == "" {
+			continue
+		}
+		o := h.obs[r.name]
+		if o == nil {
+			o = &serverObs{withTools: map[string]*observation{}}
+			h.obs[r.name] = o
+		}
+		ob := &observation{mcpReport: r, at: at}
+		switch r.status {
+		case protocol.MCPPending:
+			o.pending = ob
+		default:
+			if o.definitive == nil || !at.Before(o.definitive.at) {
+				o.definitive = ob
+			}
+		}
+		if r.tools != nil {
+			o.withTools[r.status] = ob
+		}
+	}
+	h.recomputeLocked()
+}
+
+// subscribe adds c to the MCP subscribers and queues mcp/config and
+// mcp/status for it (after the reply the caller queued).
+func (h *mcpHub) subscribe(c *client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.subs[c] = struct{}{}
+	c.enqueue(outFrame{data: h.cfgFrame})
+	c.enqueue(outFrame{data: h.statusFrame})
+}
+
+func (h *mcpHub) unsubscribe(c *client) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs, c)
+}
+
+// statusBody returns the body of GET /v1/mcp/status.
+func (h *mcpHub) statusBody() []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b, _ := json.Marshal(h.status)
+	return b
+}
+
+func (h *mcpHub) currentStatus() protocol.MCPStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.status
+}
+
+// anyPending reports whether a server's status is pending, so sessions
+// should be asked for mcp_status again.
+func (h *mcpHub) anyPending() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.status.Servers {
+		if s.Status == protocol.MCPPending {
+			return true
+		}
+	}
+	return false
+}
+
+// recomputeLocked computes the status list and pushes it when it changed.
+func (h *mcpHub) recomputeLocked() {
+	var list []protocol.MCPServerStatus
+	if h.cfg != nil {
+		for _, cs := range h.cfg.View.Servers {
+			list = append(list, h.entryLocked(cs.Name, cs.Scope, cs.Approval, cs.Type, cs.Active))
+		}
+	} else {
+		// No configuration of our own: claude loads the user's; show what
+		// sessions report.
+		for name, o := range h.obs {
+			var r *observation
+			switch {
+			case o.definitive != nil:
+				r = o.definitive
+			case o.pending != nil:
+				r = o.pending
+			default:
+				continue
+			}
+			list = append(list, h.entryLocked(name, cliScope(r.scope), protocol.ApprovalNotNeeded, r.transport, true))
+		}
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	list = slices.CompactFunc(list, func(a, b protocol.MCPServerStatus) bool { return a.Name == b.Name })
+	if list == nil {
+		list = []protocol.MCPServerStatus{}
+	}
+	// Compare without times: a status is new only if something visible changed.
+	key := statusKey(list)
+	if key == h.statusKey && h.statusFrame != nil {
+		return
+	}
+	st := protocol.MCPStatus{Servers: list, UpdatedAt: h.now().UTC()}
+	f, err := encodePush(protocol.TypeMCPStatus, st)
+	if err != nil {
+		h.log.Error("mcp status cannot be sent to clients", "err", err)
+		return
+	}
+	h.statusKey, h.status, h.statusFrame = key, st, f
+	for c := range h.subs {
+		c.enqueue(outFrame{data: h.statusFrame})
+	}
+}
+
+func statusKey(list []protocol.MCPServerStatus) string {
+	cp := slices.Clone(list)
+	for i := range cp {
+		cp[i].ObservedAt = time.Time{}
+	}
+	b, _ := json.Marshal(cp)
+	return string(b)
+}
+
+func (h *mcpHub) entryLocked(name, scope, approval, transport string, active bool) protocol.MCPServerStatus {
+	e := protocol.MCPServerStatus{Name: name, Scope: scope, Approval: approval, Transport: transportName(transport), Origin: protocol.OriginConfig}
+	if e.Scope == "" {
+		e.Scope = protocol.ScopeExtra
+	}
+	if e.Approval == "" {
+		e.Approval = protocol.ApprovalNotNeeded
+	}
+	switch {
+	case approval == protocol.ApprovalAwaiting:
+		e.Status = protocol.MCPAwaitingApproval
+		return e
+	case approval == protocol.ApprovalRejected:
+		e.Status = protocol.MCPRejected
+		return e
+	case !active:
+		e.Status = protocol.MCPDisabled
+		return e
+	}
+	o := h.obs[name]
+	var win *observation
+	if o != nil {
+		win = o.definitive
+		if win == nil {
+			win = o.pending
+		}
+	}
+	if win == nil {
+		e.Status = protocol.MCPPending
+		return e
+	}
+	e.Status = cliStatus(win.status)
+	e.Error = win.err
+	e.Origin = protocol.OriginSession
+	e.ObservedAt = win.at.UTC()
+	e.ServerInfo = win.serverInfo
+	tools := win.tools
+	if tools == nil {
+		if wt := o.withTools[win.status]; wt != nil {
+			tools = wt.tools
+			if e.ServerInfo == nil {
+				e.ServerInfo = wt.serverInfo
+			}
+			if e.Error == "" {
+				e.Error = wt.err
+			}
+		}
+	}
+	if tools != nil {
+		e.Tools = slices.Clone(tools)
+		n := int64(len(tools))
+		e.ToolCount = &n
+	}
+	if e.Transport == "" {
+		e.Transport = transportName(win.transport)
+	}
+	return e
+}
+
+// cliStatus maps a status claude reports to a protocol status.
+func cliStatus(s string) string {
+	switch s {
+	case protocol.MCPConnected, protocol.MCPFailed, protocol.MCPPending, protocol.MCPNeedsAuth, protocol.MCPDisabled:
+		return s
+	}
+	return protocol.MCPFailed
+}
+
+// cliScope maps the CLI's scope names to protocol scopes.
+func cliScope(s string) string {
+	switch s {
+	case "project":
+		return protocol.ScopeProject
+	case "user":
+		return protocol.ScopeUser
+	case "local":
+		return protocol.ScopeLocal
+	case "managed", "enterprise":
+		return protocol.ScopeManaged
+	}
+	return protocol.ScopeExtra
+}
+
+func transportName(t string) string {
+	switch t {
+	case "stdio", "http", "sse", "ws":
+		return t
+	case "streamable-http":
+		return "http"
+	}
+	return ""
+}
+
+// parseInitServers reads the mcp_servers of a system/init event.
+func parseInitServers(event []byte) []mcpReport {
+	var out []mcpReport
+	gjson.GetBytes(event, "mcp_servers").ForEach(func(_, v gjson.Result) bool {
+		out = append(out, mcpReport{name: v.Get("name").String(), status: v.Get("status").String(), scope: v.Get("source").String()})
+		return true
+	})
+	return out
+}
+
+// parseMCPStatus reads the response of an mcp_status control request.
+func parseMCPStatus(resp []byte) []mcpReport {
+	var out []mcpReport
+	gjson.GetBytes(resp, "mcpServers").ForEach(func(_, v gjson.Result) bool {
+		r := mcpReport{
+			name:      v.Get("name").String(),
+			status:    v.Get("status").String(),
+			err:       v.Get("error").String(),
+			scope:     v.Get("scope").String(),
+			transport: v.Get("transport").String(),
+		}
+		if r.transport == "" {
+			r.transport = v.Get("config.type").String()
+		}
+		if t := v.Get("tools"); t.IsArray() {
+			r.tools = []string{}
+			t.ForEach(func(_, tool gjson.Result) bool {
+				r.tools = append(r.tools, tool.Get("name").String())
+				return true
+			})
+		}
+		if si := v.Get("serverInfo"); si.IsObject() && si.Get("name").String() != "" {
+			r.serverInfo = &protocol.MCPServerInfo{Name: si.Get("name").String(), Version: si.Get("version").String(), Title: si.Get("title").String()}
+		}
+		out = append(out, r)
+		return true
+	})
+	return out
+}

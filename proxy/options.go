@@ -1,0 +1,151 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/ccproxy/ccproxy/stream"
+)
+
+// Options configure a Server. Zero values take the defaults listed.
+type Options struct {
+	// Token authenticates clients (required): Authorization: Bearer T, or
+	// the websocket subprotocol ccproxy.token.T. Characters A-Z a-z 0-9 . _ ~ -.
+	Token string
+	// AllowOrigins are extra browser origins allowed besides the proxy's own
+	// and vscode-webview://* (exact scheme://host[:port], or "null").
+	AllowOrigins []string
+
+	// ClaudePath is the Claude Code CLI to run (--claude). When empty it is
+	// looked up with FindClaude: $CCPROXY_CLAUDE, then PATH.
+	ClaudePath string
+	// Getenv reads $CCPROXY_CLAUDE for FindClaude (default os.Getenv).
+	Getenv func(string) string
+	// MinClaudeVersion is the oldest CLI accepted (default MinClaudeVersion).
+	MinClaudeVersion string
+	// ClaudeEnv is the environment of claude processes (default: this
+	// process's environment). CCPROXY_TOKEN is always removed from it.
+	ClaudeEnv []string
+
+	// Project is the default working directory of sessions (default: the
+	// current directory).
+	Project string
+	// MCP supplies MCP configuration: flags at spawn, live changes,
+	// approvals. Nil runs claude with no MCP flags (it then reads the
+	// user's own configuration) and offers no mcp.approval capability.
+	MCP MCPSource
+
+	MaxFrameBytes     int64         // largest client frame (16 MiB)
+	SendQueueFrames   int           // frames queued per client before it is dropped (1024)
+	ReplayBytes       int64         // bytes of frames each session's replay log keeps (64 MiB)
+	MaxSessions       int           // live sessions at once (16)
+	MaxLineBytes      int           // longest stdout line of claude kept whole (stream.DefaultMaxLine)
+	BlobBytes         int64         // bytes of attachments kept for /v1/blobs (256 MiB)
+	MaxImageBytes     int64         // largest decoded image in session/send (stream.MaxImageBytes)
+	PermissionTimeout time.Duration // unanswered permission requests are denied after it; <0: never (5 min)
+	ControlTimeout    time.Duration // wait for claude to answer a control request (15 s)
+	CloseGrace        time.Duration // after stdin EOF, before SIGTERM (5 s)
+	TermGrace         time.Duration // after SIGTERM, before SIGKILL (3 s)
+	PingInterval      time.Duration // websocket pings (30 s)
+	PongWait          time.Duration // drop a silent connection after it (60 s)
+	WriteWait         time.Duration // deadline of one websocket write (10 s)
+	MCPRefresh        time.Duration // ask mcp_status this often while a server is pending (1 s)
+	StderrTailBytes   int           // claude stderr kept for the exit report (8 KiB)
+
+	// Logger receives the proxy's log (default: discard).
+	Logger *slog.Logger
+	// Version is ccproxy's version, announced in hello.
+	Version string
+}
+
+func (o *Options) setDefaults() error {
+	if err := checkToken(o.Token); err != nil {
+		return err
+	}
+	for _, ao := range o.AllowOrigins {
+		if _, err := parseOrigin(ao); err != nil {
+			return fmt.Errorf("allowed origin %q: %w", ao, err)
+		}
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Project == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("project directory: %w", err)
+		}
+		o.Project = wd
+	}
+	abs, err := filepath.Abs(o.Project)
+	if err != nil {
+		return fmt.Errorf("project directory: %w", err)
+	}
+	o.Project = abs
+	if st, err := os.Stat(o.Project); err != nil || !st.IsDir() {
+		return fmt.Errorf("project directory %s is not a directory", o.Project)
+	}
+	def64 := func(v *int64, d int64) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defInt := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def64(&o.MaxFrameBytes, 16<<20)
+	defInt(&o.SendQueueFrames, 1024)
+	def64(&o.ReplayBytes, 64<<20)
+	defInt(&o.MaxSessions, 16)
+	defInt(&o.MaxLineBytes, stream.DefaultMaxLine)
+	def64(&o.BlobBytes, 256<<20)
+	def64(&o.MaxImageBytes, stream.MaxImageBytes)
+	defDur(&o.PermissionTimeout, 5*time.Minute)
+	defDur(&o.ControlTimeout, 15*time.Second)
+	defDur(&o.CloseGrace, 5*time.Second)
+	defDur(&o.TermGrace, 3*time.Second)
+	defDur(&o.PingInterval, 30*time.Second)
+	defDur(&o.PongWait, 60*time.Second)
+	defDur(&o.WriteWait, 10*time.Second)
+	defDur(&o.MCPRefresh, time.Second)
+	defInt(&o.StderrTailBytes, 8<<10)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	return nil
+}
+
+// checkToken validates a token: 16 to 512 characters of A-Z a-z 0-9 . _ ~ -,
+// so that it fits in a websocket subprotocol name and is hard to guess.
+func checkToken(t string) error {
+	if len(t) < 16 {
+		return fmt.Errorf("token: at least 16 characters are needed, got %d", len(t))
+	}
+	if len(t) > 512 {
+		return fmt.Errorf("token: at most 512 characters, got %d", len(t))
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '~' || c == '-') {
+			return fmt.Errorf("token: character %d is not one of A-Z a-z 0-9 . _ ~ -", i+1)
+		}
+	}
+	return nil
+}
+
+// CheckToken reports whether t is acceptable as Options.Token.
+func CheckToken(t string) error { return checkToken(t) }

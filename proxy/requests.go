@@ -1,0 +1,240 @@
+package proxy
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/ccproxy/ccproxy/stream"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// handleFrame validates one client frame and executes it. Requests are
+// processed in the order received; the slow part of a request (waiting
+// for claude, closing a process) runs in a goroutine of the connection so
+// later requests are not held up. Every request gets exactly one reply.
+func (s *Server) handleFrame(c *client, data []byte) {
+	f, err := protocol.ParseFrame(data)
+	if err != nil {
+		c.replyErr(f.ID, err)
+		return
+	}
+	if len(f.ID) == 0 {
+		c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeBadRequest, "%s: id: required (every request carries an id; a frame without one is not executed)", truncate(f.Type, 60)))
+		return
+	}
+	if !s.offers(f.Type) {
+		c.replyErr(f.ID, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q (see hello.capabilities)", f.Type))
+		return
+	}
+	if s.isShuttingDown() {
+		c.replyErr(f.ID, protocol.Errorf(protocol.CodeShuttingDown, "%s: ccproxy is shutting down", f.Type))
+		return
+	}
+	d, err := protocol.DecodeRequest(f)
+	if err != nil {
+		c.replyErr(f.ID, err)
+		return
+	}
+	id := f.ID
+	switch d := d.(type) {
+	case *protocol.SessionCreate:
+		s.reqCreate(c, id, d)
+	case *protocol.SessionSend:
+		s.reqSend(c, id, d)
+	case *protocol.SessionSubscribe:
+		s.reqSubscribe(c, id, d)
+	case *protocol.SessionUnsubscribe:
+		sess, err := s.session(d.Session)
+		if err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		sess.unsubscribe(c)
+		c.reply(id, nil)
+	case *protocol.SessionInterrupt:
+		s.reqInterrupt(c, id, d)
+	case *protocol.SessionClose:
+		sess, err := s.forget(d.Session)
+		if err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		c.async(func() {
+			sess.close(protocol.ExitClosed)
+			c.reply(id, nil)
+		})
+	case *protocol.SessionList:
+		c.reply(id, protocol.SessionListResult{Sessions: s.sessionList()})
+	case *protocol.PermissionRespond:
+		sess, err := s.session(d.Session)
+		if err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
+		defer cancel()
+		if err := sess.respondPermission(ctx, d); err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		c.reply(id, nil)
+	case *protocol.MCPSubscribe:
+		c.reply(id, nil)
+		s.mcp.subscribe(c)
+	case *protocol.MCPUnsubscribe:
+		s.mcp.unsubscribe(c)
+		c.reply(id, nil)
+	case *protocol.MCPApprove:
+		c.async(func() { s.reqApproval(c, id, d.Name, s.opts.MCP.Approve) })
+	case *protocol.MCPReject:
+		c.async(func() { s.reqApproval(c, id, d.Name, s.opts.MCP.Reject) })
+	default:
+		c.replyErr(id, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q", f.Type))
+	}
+}
+
+// offers reports whether the request type belongs to a capability this
+// proxy announces.
+func (s *Server) offers(typ string) bool {
+	switch typ {
+	case protocol.TypeSessionCreate, protocol.TypeSessionSend, protocol.TypeSessionSubscribe,
+		protocol.TypeSessionUnsubscribe, protocol.TypeSessionInterrupt, protocol.TypeSessionClose,
+		protocol.TypeSessionList, protocol.TypePermissionRespond,
+		protocol.TypeMCPSubscribe, protocol.TypeMCPUnsubscribe:
+		return true
+	case protocol.TypeMCPApprove, protocol.TypeMCPReject:
+		return s.opts.MCP != nil
+	}
+	return false
+}
+
+func (s *Server) reqCreate(c *client, id json.RawMessage, d *protocol.SessionCreate) {
+	sess, err := s.createSession(d)
+	if err != nil {
+		c.replyErr(id, err)
+		return
+	}
+	sess.log.Info("session created", "conn", c.id, "cwd", sess.cfg.cwd)
+	c.reply(id, protocol.SessionCreateResult{Session: sess.id, State: protocol.StateStarting, Cwd: sess.cfg.cwd})
+}
+
+func (s *Server) reqSend(c *client, id json.RawMessage, d *protocol.SessionSend) {
+	sess, err := s.session(d.Session)
+	if err != nil {
+		c.replyErr(id, err)
+		return
+	}
+	images := make([]stream.Image, 0, len(d.Images))
+	for i, img := range d.Images {
+		if n := int64(base64.StdEncoding.DecodedLen(len(img.Data))); n > s.opts.MaxImageBytes+2 {
+			c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "session/send: data.images[%d]: about %s decoded, more than limits.maxImageBytes (%s)", i, stream.FormatSize(int(n)), stream.FormatSize(int(s.opts.MaxImageBytes))))
+			return
+		}
+		images = append(images, stream.Image{MediaType: img.MediaType, Data: img.Data})
+	}
+	line, err := stream.UserTurn(d.Text, images)
+	if err != nil {
+		c.replyErr(id, protocol.Errorf(protocol.CodeBadRequest, "session/send: %v", err))
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
+	defer cancel()
+	sess.sendTurn(ctx, line, func(err error) {
+		if err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		c.reply(id, nil)
+	})
+}
+
+func (s *Server) reqSubscribe(c *client, id json.RawMessage, d *protocol.SessionSubscribe) {
+	sess, err := s.session(d.Session)
+	if err != nil {
+		c.replyErr(id, err)
+		return
+	}
+	var after int64
+	if d.AfterSeq != nil {
+		after = *d.AfterSeq
+	}
+	// The reply is queued by subscribe itself, atomically with the start
+	// of the replay.
+	if err := sess.subscribe(c, id, after); err != nil {
+		c.replyErr(id, err)
+	}
+}
+
+func (s *Server) reqInterrupt(c *client, id json.RawMessage, d *protocol.SessionInterrupt) {
+	sess, err := s.session(d.Session)
+	if err != nil {
+		c.replyErr(id, err)
+		return
+	}
+	sess.mu.Lock()
+	p, exited, restarting := sess.proc, sess.exited || sess.closing != "", sess.restarting
+	sess.mu.Unlock()
+	switch {
+	case exited:
+		c.replyErr(id, protocol.Errorf(protocol.CodeSessionExited, "session/interrupt: session %s has exited", sess.id))
+		return
+	case restarting:
+		c.reply(id, nil) // between turns: nothing runs
+		return
+	}
+	ch := make(chan controlResult, 1)
+	// Written now, in request order; the answer is awaited in the background.
+	if err := sess.control(p, "interrupt", nil, false, func(r controlResult) { ch <- r }); err != nil {
+		c.replyErr(id, controlError("session/interrupt", err))
+		return
+	}
+	timeout := s.opts.ControlTimeout
+	c.async(func() {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case r := <-ch:
+			if r.err != nil {
+				c.replyErr(id, controlError("session/interrupt", r.err))
+				return
+			}
+			c.reply(id, nil)
+		case <-t.C:
+			c.replyErr(id, protocol.Errorf(protocol.CodeTimeout, "session/interrupt: claude did not acknowledge the interrupt within %v", timeout))
+		case <-c.ctx.Done():
+		}
+	})
+}
+
+// controlError maps the failure of a control request to a protocol error.
+func controlError(what string, err error) error {
+	var ce *cliError
+	switch {
+	case errors.As(err, &ce):
+		return protocol.Errorf(protocol.CodeCLIError, "%s: claude answered: %s", what, truncate(ce.msg, 500))
+	case errors.Is(err, context.DeadlineExceeded):
+		return protocol.Errorf(protocol.CodeTimeout, "%s: claude did not read the request in time", what)
+	default:
+		return protocol.Errorf(protocol.CodeSessionExited, "%s: the session's claude process has exited", what)
+	}
+}
+
+func (s *Server) reqApproval(c *client, id json.RawMessage, name string, decide func(string) (string, error)) {
+	approval, err := decide(name)
+	if err != nil {
+		var pe *protocol.Error
+		if !errors.As(err, &pe) {
+			c.log.Error("recording an MCP approval failed", "server", name, "err", err)
+			err = protocol.Errorf(protocol.CodeInternal, "recording the decision about %.80q failed; see the proxy's log", name)
+		}
+		c.replyErr(id, err)
+		return
+	}
+	s.applyMCP() // mcp/config and mcp/status reach subscribers before the reply
+	c.reply(id, protocol.MCPApprovalResult{Name: name, Approval: approval})
+}
+
+

@@ -1,0 +1,377 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// Server runs sessions and serves them to websocket clients.
+//
+// Goroutines: Serve owns the HTTP server's accept loop, the MCP loop
+// (configuration changes, status refresh) and, through wg, every
+// connection handler and background configuration push; each Session owns
+// its own. Serve returns only when all of them have ended.
+type Server struct {
+	opts      Options
+	log       *slog.Logger
+	blobs     *blobStore
+	mcp       *mcpHub
+	tokenHash [32]byte
+	origins   originPolicy
+	upgrader  websocket.Upgrader
+
+	claudeMu sync.Mutex
+	claude   *Claude
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	clients  map[*client]struct{}
+	shutting bool
+	served   bool
+	connSeq  int64
+
+	wg sync.WaitGroup
+}
+
+// New checks opts and returns a Server; Serve runs it.
+func New(opts Options) (*Server, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:      opts,
+		log:       opts.Logger,
+		blobs:     newBlobStore(opts.BlobBytes),
+		tokenHash: sha256.Sum256([]byte(opts.Token)),
+		sessions:  map[string]*Session{},
+		clients:   map[*client]struct{}{},
+	}
+	s.mcp = newMCPHub(opts.MCP, s.log)
+	if opts.MCP != nil {
+		s.mcp.setConfig(opts.MCP.Current())
+	}
+	s.origins = newOriginPolicy(opts.AllowOrigins)
+	s.upgrader = websocket.Upgrader{
+		ReadBufferSize:  16 << 10,
+		WriteBufferSize: 64 << 10,
+		WriteBufferPool: &sync.Pool{},
+		CheckOrigin:     func(r *http.Request) bool { return s.origins.allowed(r.Header.Get("Origin")) },
+		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
+			writeHTTPError(w, status, protocol.CodeBadRequest, "websocket upgrade failed: "+reason.Error())
+		},
+	}
+	return s, nil
+}
+
+// Serve serves on ln until ctx is done (or the listener fails), then shuts
+// down: new work is refused, every session is closed (subscribers get
+// session/exited with reason shutdown), every connection is closed with
+// 1001, and Serve returns once every goroutine has ended and no claude
+// process is left.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.served {
+		s.mu.Unlock()
+		return errors.New("proxy: Serve called twice")
+	}
+	s.served = true
+	s.mu.Unlock()
+	s.origins.setListenAddr(ln.Addr())
+
+	if c, err := s.findClaude(); err != nil {
+		s.log.Warn("Claude Code CLI unavailable; session/create fails until it is fixed", "err", err)
+	} else {
+		s.log.Info("using Claude Code CLI", "path", c.Path, "version", c.Version)
+	}
+
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	loopCtx, stopLoop := context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.mcpLoop(loopCtx) }()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+		errc = nil
+	}
+	s.log.Info("shutting down")
+
+	s.mu.Lock()
+	s.shutting = true
+	sessions := make([]*Session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	if err := hs.Shutdown(shutCtx); err != nil {
+		s.log.Warn("http shutdown", "err", err)
+		hs.Close()
+	}
+	cancel()
+	if errc != nil {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			serveErr = err
+		}
+	}
+	stopLoop()
+
+	var wg sync.WaitGroup
+	for _, sess := range sessions {
+		wg.Add(1)
+		go func() { defer wg.Done(); sess.close(protocol.ExitShutdown) }()
+	}
+	wg.Wait()
+
+	s.mu.Lock()
+	for c := range s.clients {
+		c.closeGracefully()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	if serveErr != nil {
+		return fmt.Errorf("proxy: serving: %w", serveErr)
+	}
+	return nil
+}
+
+// Claude returns the Claude Code CLI sessions run, locating it if needed.
+func (s *Server) Claude() (Claude, error) { return s.findClaude() }
+
+func (s *Server) findClaude() (Claude, error) {
+	s.claudeMu.Lock()
+	defer s.claudeMu.Unlock()
+	if s.claude != nil {
+		return *s.claude, nil
+	}
+	c, err := FindClaude(context.Background(), s.opts.ClaudePath, s.opts.Getenv, s.opts.MinClaudeVersion)
+	if err != nil {
+		return Claude{}, err
+	}
+	s.claude = &c
+	return c, nil
+}
+
+// claudeEnv is the environment of claude processes: never the proxy's token.
+func (s *Server) claudeEnv() []string {
+	env := s.opts.ClaudeEnv
+	if env == nil {
+		env = os.Environ()
+	}
+	return envWithout(env, "CCPROXY_TOKEN")
+}
+
+// mcpLoop applies configuration changes and refreshes the MCP status
+// while a server is pending.
+func (s *Server) mcpLoop(ctx context.Context) {
+	var changes <-chan struct{}
+	if s.opts.MCP != nil {
+		changes = s.opts.MCP.Changes()
+	}
+	tick := time.NewTicker(s.opts.MCPRefresh)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changes:
+			s.applyMCP()
+		case <-tick.C:
+			if s.mcp.anyPending() {
+				for _, sess := range s.liveSessions() {
+					sess.refreshMCPStatus()
+				}
+			}
+		}
+	}
+}
+
+// applyMCP installs the source's current configuration: MCP subscribers
+// get mcp/config and mcp/status before it returns; live sessions get
+// mcp_set_servers (then mcp_status) in the background.
+func (s *Server) applyMCP() {
+	if s.opts.MCP == nil {
+		return
+	}
+	s.mcp.applyMu.Lock()
+	changed := s.mcp.setConfig(s.opts.MCP.Current())
+	s.mcp.applyMu.Unlock()
+	if !changed {
+		return
+	}
+	s.log.Info("MCP configuration changed; updating live sessions")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutting {
+		return
+	}
+	for _, sess := range s.sessions {
+		if !sess.isLive() {
+			continue
+		}
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); sess.applyCurrentServers() }()
+	}
+}
+
+func (s *Server) liveSessions() []*Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		if sess.isLive() {
+			out = append(out, sess)
+		}
+	}
+	return out
+}
+
+func (s *Server) session(id string) (*Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[id]
+	if sess == nil {
+		return nil, protocol.Errorf(protocol.CodeUnknownSession, "no session %q (never created, closed, or the proxy restarted)", truncate(id, 80))
+	}
+	return sess, nil
+}
+
+func (s *Server) sessionList() []protocol.SessionInfo {
+	s.mu.Lock()
+	sessions := make([]*Session, 0, len(s.sessions))
+	for _, sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].createdAt.Before(sessions[j].createdAt) })
+	out := make([]protocol.SessionInfo, 0, len(sessions))
+	for _, sess := range sessions {
+		out = append(out, sess.info())
+	}
+	return out
+}
+
+// createSession starts a session.
+func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
+	claude, err := s.findClaude()
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeClaudeUnavailable, "session/create: %s", strings.TrimPrefix(err.Error(), ErrClaudeUnavailable.Error()+": "))
+	}
+	cwd := d.Cwd
+	if cwd == "" {
+		cwd = s.opts.Project
+	}
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.cwd: %q is not an existing directory", truncate(cwd, 200))
+	}
+
+	s.mu.Lock()
+	live := 0
+	for _, sess := range s.sessions {
+		if sess.isLive() {
+			live++
+		}
+	}
+	switch {
+	case s.shutting:
+		s.mu.Unlock()
+		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
+	case live >= s.opts.MaxSessions:
+		s.mu.Unlock()
+		return nil, protocol.Errorf(protocol.CodeLimitExceeded, "session/create: maxSessions (%d) sessions are running; close one first", s.opts.MaxSessions)
+	}
+	id := newID("s-")
+	sess := &Session{
+		id:        id,
+		srv:       s,
+		log:       s.log.With("session", id),
+		cfg:       sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume},
+		createdAt: time.Now(),
+		state:     protocol.StateStarting,
+		elog:      newEventLog(s.opts.ReplayBytes),
+		subs:      map[*client]*subscription{},
+		perms:     map[string]*permission{},
+		ctrl:      map[string]func(controlResult){},
+		final:     make(chan struct{}),
+	}
+	p, err := sess.spawn(claude, d.Resume)
+	if err != nil {
+		s.mu.Unlock()
+		sess.log.Error("starting claude", "err", err)
+		return nil, protocol.Errorf(protocol.CodeClaudeUnavailable, "session/create: starting the Claude Code CLI failed: %v", err)
+	}
+	sess.proc = p
+	s.sessions[id] = sess
+	sess.run(p)
+	s.mu.Unlock()
+	return sess, nil
+}
+
+// forget removes a session from the registry (session/close).
+func (s *Server) forget(id string) (*Session, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.sessions[id]
+	if sess == nil {
+		return nil, protocol.Errorf(protocol.CodeUnknownSession, "session/close: no session %q", truncate(id, 80))
+	}
+	delete(s.sessions, id)
+	return sess, nil
+}
+
+func (s *Server) addClient(c *client) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shutting {
+		return false
+	}
+	s.clients[c] = struct{}{}
+	return true
+}
+
+func (s *Server) removeClient(c *client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.clients, c)
+}
+
+func (s *Server) isShuttingDown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shutting
+}
+
+// newID returns prefix + 16 random base32 characters.
+func newID(prefix string) string {
+	var b [10]byte
+	rand.Read(b[:])
+	return prefix + strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
+}
