@@ -1,0 +1,22 @@
+package protocol
+
+import (
+	"embed"
+	"io/fs"
+)
+
+//go:embed ui
+var uiFiles embed.FS
+
+// UI returns the reference web UI (index.html, app.js, client.js,
+// style.css): plain HTML, CSS and JavaScript modules with no build step,
+// served by `ccproxy serve` at /. It speaks this protocol over /v1/ws,
+// authenticated by the cookie that POST /v1/login sets in exchange for a
+// one-time code passed in the page's URL fragment (#code=…).
+func UI() fs.FS {
+	sub, err := fs.Sub(uiFiles, "ui")
+	if err != nil {
+		panic(err) // the directory is embedded at build time
+	}
+	return sub
+}
