@@ -66,6 +66,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runNormalize(ctx, args[1:], stdin, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, args[1:], stdin, stdout, stderr)
+	case "replay-claude":
+		// Impersonates the Claude Code CLI by replaying a transcript; used
+		// by `serve --demo` and tests. Not listed in the usage.
+		return runReplayClaude(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
