@@ -1,0 +1,223 @@
+package mcpconfig
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+)
+
+// Mask replaces secret text in redacted output.
+const Mask = "***"
+
+// MaskValue masks a secret value but keeps its ${VAR} references visible,
+// so "Bearer ${TOKEN}" becomes "***${TOKEN}" and "${KEY:-fallback}" becomes
+// "${KEY:-***}". Every run of literal text becomes Mask; "" stays "".
+func MaskValue(s string) string {
+	if s == "" {
+		return ""
+	}
+	refs := references(s)
+	var b strings.Builder
+	last := 0
+	lit := func(t string) {
+		if t != "" {
+			b.WriteString(Mask)
+		}
+	}
+	for _, r := range refs {
+		lit(s[last:r.start])
+		inner := s[r.start+2 : r.end-1]
+		if name, def, ok := strings.Cut(inner, ":-"); ok && def != "" {
+			b.WriteString("${" + name + ":-" + Mask + "}")
+		} else {
+			b.WriteString(s[r.start:r.end])
+		}
+		last = r.end
+	}
+	lit(s[last:])
+	return b.String()
+}
+
+// RedactURL masks the secrets of a URL: the user info, every query value
+// and the fragment. ${VAR} references stay visible. Text that is not a URL
+// with a scheme is returned unchanged.
+func RedactURL(s string) string {
+	i := strings.Index(s, "://")
+	if i <= 0 || strings.ContainsAny(s[:i], "/?#@ ") {
+		return s
+	}
+	head, rest := s[:i+3], s[i+3:]
+	authEnd := len(rest)
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		authEnd = j
+	}
+	auth, tail := rest[:authEnd], rest[authEnd:]
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		user, pass, hasPass := strings.Cut(auth[:at], ":")
+		masked := MaskValue(user)
+		if hasPass {
+			masked += ":" + MaskValue(pass)
+		}
+		auth = masked + auth[at:]
+	}
+	var frag string
+	if j := strings.IndexByte(tail, '#'); j >= 0 {
+		tail, frag = tail[:j], tail[j+1:]
+	}
+	path, query, hasQuery := strings.Cut(tail, "?")
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString(auth)
+	b.WriteString(path)
+	if hasQuery {
+		b.WriteByte('?')
+		for k, p := range strings.Split(query, "&") {
+			if k > 0 {
+				b.WriteByte('&')
+			}
+			if name, val, ok := strings.Cut(p, "="); ok {
+				b.WriteString(name + "=" + MaskValue(val))
+			} else {
+				b.WriteString(MaskValue(p))
+			}
+		}
+	}
+	if frag != "" {
+		b.WriteString("#" + MaskValue(frag))
+	}
+	return b.String()
+}
+
+// secretWords mark flag and variable names whose values are masked.
+var secretWords = []string{"token", "secret", "passw", "pwd", "key", "auth", "credential", "cookie", "session", "bearer"}
+
+func looksSecret(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// RedactArgs masks secret-looking command-line arguments: the value of
+// --token=V style flags (and the argument after a bare --token flag), NAME=V
+// pairs with a secret-looking NAME, and the secrets of URLs (see RedactURL).
+func RedactArgs(args []string) []string {
+	out := make([]string, len(args))
+	maskNext := false
+	for i, a := range args {
+		switch {
+		case maskNext:
+			out[i] = MaskValue(a)
+			maskNext = false
+		case strings.Contains(a, "://"):
+			if name, val, ok := strings.Cut(a, "="); ok && !strings.Contains(name, "://") {
+				out[i] = name + "=" + RedactURL(val)
+			} else {
+				out[i] = RedactURL(a)
+			}
+		default:
+			out[i] = a
+			if name, val, ok := strings.Cut(a, "="); ok {
+				if looksSecret(name) {
+					out[i] = name + "=" + MaskValue(val)
+				}
+			} else if strings.HasPrefix(a, "-") && looksSecret(a) {
+				maskNext = true
+			}
+		}
+	}
+	return out
+}
+
+// redactDefinition builds the redacted view of a raw server definition:
+// env and header values masked, URL and argument secrets masked, and every
+// string inside unknown keys masked (they may hold OAuth secrets and the
+// like). "type" and "command" are shown as written.
+func redactDefinition(raw json.RawMessage) (json.RawMessage, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		switch k {
+		case "type", "command":
+			// shown as written
+		case "url":
+			if s, ok := v.(string); ok {
+				m[k] = RedactURL(s)
+			}
+		case "args":
+			if list, ok := v.([]any); ok {
+				strs := make([]string, len(list))
+				for i, x := range list {
+					strs[i], _ = x.(string)
+				}
+				m[k] = RedactArgs(strs)
+			}
+		default: // env, headers and anything unknown
+			m[k] = maskAll(v)
+		}
+	}
+	return marshal(m)
+}
+
+// maskAll masks every string in a JSON value.
+func maskAll(v any) any {
+	switch x := v.(type) {
+	case string:
+		return MaskValue(x)
+	case []any:
+		for i := range x {
+			x[i] = maskAll(x[i])
+		}
+		return x
+	case map[string]any:
+		for k := range x {
+			x[k] = maskAll(x[k])
+		}
+		return x
+	}
+	return v
+}
+
+// View is the redacted, JSON-ready view of a Config, for clients and logs
+// (and `ccproxy mcp config --json`). It holds no secret.
+type View struct {
+	ProjectDir     string      `json:"projectDir"`
+	HomeDir        string      `json:"homeDir"`
+	Trusted        bool        `json:"trusted"`
+	ManagedPresent bool        `json:"managed"`
+	Servers        []Server    `json:"servers"`
+	Errors         []FileError `json:"errors"`
+	AllowedTools   []string    `json:"allowedTools"`
+	// CLI lists what `claude -p` would load from the same files (before
+	// ccproxy's approval filter).
+	CLI []CLIServer `json:"cli"`
+}
+
+// Redacted returns the view of c that is safe to show: Server values carry
+// no Raw or Expanded, only Redacted (marshalled as "config"). Slices are
+// never nil, so the JSON holds [] rather than null.
+func (c *Config) Redacted() View {
+	v := View{
+		ProjectDir:     c.ProjectDir,
+		HomeDir:        c.HomeDir,
+		Trusted:        c.Trusted,
+		ManagedPresent: c.ManagedPresent,
+		Servers:        make([]Server, 0, len(c.Servers)),
+		Errors:         append([]FileError{}, c.Errors...),
+		AllowedTools:   c.AllowedTools(),
+		CLI:            append([]CLIServer{}, c.cli...),
+	}
+	for _, s := range c.Servers {
+		s.Raw, s.Expanded = nil, nil
+		s.Shadows = append([]Origin{}, s.Shadows...)
+		s.MissingEnv = append([]string{}, s.MissingEnv...)
+		v.Servers = append(v.Servers, s)
+	}
+	sort.SliceStable(v.Servers, func(i, j int) bool { return v.Servers[i].Name < v.Servers[j].Name })
+	return v
+}

@@ -1,0 +1,612 @@
+package mcpconfig
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Options say where to look for configuration. The zero value resolves for
+// the current directory, $HOME and the platform's managed file.
+type Options struct {
+	// HomeDir holds .claude.json and .claude/settings.json. Default:
+	// os.UserHomeDir (which reads $HOME).
+	HomeDir string
+	// ProjectDir is the directory claude runs in. Default: the working
+	// directory. It is made absolute and symlinks are resolved, as the CLI
+	// sees its working directory.
+	ProjectDir string
+	// ManagedPath is the managed-mcp.json to honour. Default:
+	// DefaultManagedPath() for the platform. Tests point it into a temporary
+	// directory.
+	ManagedPath string
+	// Extra are files given to ccproxy (its --mcp-config); a later file wins
+	// over an earlier one, and all of them over every other scope but managed.
+	Extra []string
+	// TrustProject approves every project (.mcp.json) server not rejected by
+	// disabledMcpjsonServers (ccproxy's --trust-project-mcp).
+	TrustProject bool
+	// Env looks up variables for ${VAR} expansion; it should see the
+	// environment claude will get. Default: os.LookupEnv.
+	Env LookupFunc
+	// Logger receives debug and warning records. Default: discard.
+	Logger *slog.Logger
+	// Debounce is how long the Watcher waits for a burst of file events to
+	// end before it resolves again. Default: DefaultDebounce.
+	Debounce time.Duration
+}
+
+// DefaultDebounce is the Watcher's default quiet period.
+const DefaultDebounce = 100 * time.Millisecond
+
+// DefaultManagedPath is where Claude Code looks for managed-mcp.json on this
+// platform ("" where there is none).
+func DefaultManagedPath() string {
+	switch runtime.GOOS {
+	case "linux":
+		return "/etc/claude-code/managed-mcp.json"
+	case "darwin":
+		return "/Library/Application Support/ClaudeCode/managed-mcp.json"
+	case "windows":
+		return `C:\Program Files\ClaudeCode\managed-mcp.json`
+	}
+	return ""
+}
+
+// withDefaults fills in the defaults and canonicalizes the directories.
+func (o Options) withDefaults() (Options, error) {
+	var err error
+	if o.HomeDir == "" {
+		if o.HomeDir, err = os.UserHomeDir(); err != nil {
+			return o, fmt.Errorf("mcpconfig: home directory: %w", err)
+		}
+	}
+	if o.HomeDir, err = filepath.Abs(o.HomeDir); err != nil {
+		return o, fmt.Errorf("mcpconfig: home directory: %w", err)
+	}
+	if o.ProjectDir == "" {
+		if o.ProjectDir, err = os.Getwd(); err != nil {
+			return o, fmt.Errorf("mcpconfig: project directory: %w", err)
+		}
+	}
+	if o.ProjectDir, err = filepath.Abs(o.ProjectDir); err != nil {
+		return o, fmt.Errorf("mcpconfig: project directory: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(o.ProjectDir); err == nil {
+		o.ProjectDir = real
+	}
+	if o.ManagedPath == "" {
+		o.ManagedPath = DefaultManagedPath()
+	}
+	extra := make([]string, len(o.Extra))
+	for i, f := range o.Extra {
+		if extra[i], err = filepath.Abs(f); err != nil {
+			return o, fmt.Errorf("mcpconfig: extra file %s: %w", f, err)
+		}
+	}
+	o.Extra = extra
+	if o.Env == nil {
+		o.Env = os.LookupEnv
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = DefaultDebounce
+	}
+	return o, nil
+}
+
+// Config is one resolution of the MCP configuration. It is immutable once
+// returned: share it between goroutines freely, never modify it.
+type Config struct {
+	ProjectDir     string // absolute, symlinks resolved
+	HomeDir        string
+	Trusted        bool // projects["<dir>"].hasTrustDialogAccepted in ~/.claude.json
+	ManagedPresent bool // a managed-mcp.json exists: only its servers load
+
+	// Servers has one entry per server name, sorted by name.
+	Servers []Server
+	// Errors has every problem found, sorted by file and position.
+	Errors []FileError
+
+	cli     []CLIServer
+	files   []string // every file consulted, present or not (the Watcher watches them)
+	payload json.RawMessage
+}
+
+// Server returns the server called name.
+func (c *Config) Server(name string) (Server, bool) {
+	i := sort.Search(len(c.Servers), func(i int) bool { return c.Servers[i].Name >= name })
+	if i < len(c.Servers) && c.Servers[i].Name == name {
+		return c.Servers[i], true
+	}
+	return Server{}, false
+}
+
+// Active returns the servers ccproxy loads, sorted by name.
+func (c *Config) Active() []Server {
+	var out []Server
+	for _, s := range c.Servers {
+		if s.Active {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// AwaitingApproval returns the names whose project definition awaits an
+// approval that would change what loads: the name's winning definition is
+// awaiting, or an awaiting project definition outranks the active one (a
+// user server of the same name runs meanwhile).
+func (c *Config) AwaitingApproval() []string {
+	var out []string
+	for _, s := range c.Servers {
+		if s.Approval == ApprovalAwaiting {
+			out = append(out, s.Name)
+			continue
+		}
+		for _, o := range s.Shadows {
+			if o.Approval == ApprovalAwaiting && o.Scope.rank() > s.Scope.rank() {
+				out = append(out, s.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// CLIServers returns what `claude -p` (without --strict-mcp-config, given
+// the extra files as --mcp-config) would load from the same files, sorted by
+// name: every valid definition except project ones named in
+// disabledMcpjsonServers, approved or not, with the same precedence; only
+// managed servers when managed-mcp.json is present.
+func (c *Config) CLIServers() []CLIServer { return append([]CLIServer(nil), c.cli...) }
+
+// ToolPrefix is the prefix of a server's tool names as claude builds them:
+// "mcp__" and the name with every character outside [A-Za-z0-9_-] replaced
+// by "_" (measured: server "my.srv x" has tools "mcp__my_srv_x__…").
+func ToolPrefix(server string) string {
+	var b strings.Builder
+	b.WriteString("mcp__")
+	for _, r := range server {
+		if r == '_' || r == '-' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// AllowedTools returns the --allowedTools entries that allow every tool of
+// every active server ("mcp__<name>"), followed by extra entries, without
+// duplicates.
+func (c *Config) AllowedTools(extra ...string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, s := range c.Servers {
+		if s.Active {
+			add(ToolPrefix(s.Name))
+		}
+	}
+	for _, e := range extra {
+		add(e)
+	}
+	return out
+}
+
+// SetServersPayload returns the "servers" object of an mcp_set_servers
+// control request: every active server's expanded definition, keyed by name.
+// Stdio entries always carry "args".
+func (c *Config) SetServersPayload() json.RawMessage { return c.payload }
+
+// MCPConfigJSON returns {"mcpServers":{…}} of the active servers, expanded:
+// the content of the file passed to claude with --mcp-config.
+func (c *Config) MCPConfigJSON() []byte {
+	return []byte(`{"mcpServers":` + string(c.payload) + "}")
+}
+
+// fileKind is the role of a configuration file.
+type fileKind int
+
+const (
+	kindManaged       fileKind = iota
+	kindExtra                  // an --mcp-config file
+	kindClaudeJSON             // ~/.claude.json
+	kindUserSettings           // ~/.claude/settings.json
+	kindProjSettings           // <dir>/.claude/settings.json
+	kindLocalSettings          // <dir>/.claude/settings.local.json
+	kindMCPJSON                // .mcp.json in <dir> or a parent
+)
+
+type sourceFile struct {
+	path string
+	kind fileKind
+	prio int
+}
+
+// resolver resolves repeatedly, remembering the last valid content of every
+// file so that a broken edit keeps the last good version (for the Watcher).
+type resolver struct {
+	opts     Options
+	keys     []string // keys of projects[…] in ~/.claude.json to try, in order
+	lastGood map[string][]byte
+}
+
+func newResolver(opts Options) (*resolver, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	keys := []string{o.ProjectDir}
+	if opts.ProjectDir != "" {
+		if abs, err := filepath.Abs(opts.ProjectDir); err == nil && abs != o.ProjectDir {
+			keys = append(keys, abs)
+		}
+	}
+	return &resolver{opts: o, keys: keys, lastGood: map[string][]byte{}}, nil
+}
+
+// Resolve reads every configuration file and resolves the servers. Problems
+// in the files are in Config.Errors; the error is only for unusable Options.
+func Resolve(opts Options) (*Config, error) {
+	r, err := newResolver(opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.resolve(), nil
+}
+
+// sources lists every file that can hold configuration, most important first.
+func (r *resolver) sources() []sourceFile {
+	o := r.opts
+	var out []sourceFile
+	if o.ManagedPath != "" {
+		out = append(out, sourceFile{o.ManagedPath, kindManaged, 0})
+	}
+	for i, f := range o.Extra {
+		out = append(out, sourceFile{f, kindExtra, i})
+	}
+	out = append(out,
+		sourceFile{filepath.Join(o.HomeDir, ".claude.json"), kindClaudeJSON, 0},
+		sourceFile{filepath.Join(o.HomeDir, ".claude", "settings.json"), kindUserSettings, 0},
+		sourceFile{filepath.Join(o.ProjectDir, ".claude", "settings.json"), kindProjSettings, 0},
+		sourceFile{filepath.Join(o.ProjectDir, ".claude", "settings.local.json"), kindLocalSettings, 0},
+	)
+	// The CLI reads .mcp.json in its directory and in every parent; the
+	// nearest wins (measured).
+	depth := 0
+	for dir := o.ProjectDir; ; dir = filepath.Dir(dir) {
+		out = append(out, sourceFile{filepath.Join(dir, ".mcp.json"), kindMCPJSON, -depth})
+		depth++
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	return out
+}
+
+// load reads and checks one file. It returns nil when the file is missing.
+// When the file cannot be read or is not valid JSON the error is reported
+// and the last valid content (if any) is used instead.
+func (r *resolver) load(path string, errs *[]FileError) *doc {
+	data, exists, err := readConfigFile(path)
+	if !exists && err == nil {
+		delete(r.lastGood, path)
+		return nil
+	}
+	var ferr *FileError
+	var d *doc
+	if err != nil {
+		ferr = &FileError{File: path, Message: "cannot read: " + errorText(err)}
+	} else if d, ferr = parseDoc(path, data); ferr == nil {
+		r.lastGood[path] = data
+		return d
+	}
+	if good, ok := r.lastGood[path]; ok {
+		ferr.Message += " (using the last valid version)"
+		d, _ = parseDoc(path, good)
+	}
+	*errs = append(*errs, *ferr)
+	r.opts.Logger.Warn("mcpconfig: bad configuration file", "file", path, "error", ferr.Error())
+	return d
+}
+
+// errorText is an OS error without the path (FileError has it already).
+func errorText(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// approvals gathers what the settings files say about project servers.
+type approvals struct {
+	trusted bool
+	// always counts: ~/.claude/settings.json
+	userAll     string
+	userEnabled map[string]string
+	// counts only in a trusted workspace: the project's settings files and
+	// the legacy keys of projects["<dir>"] in ~/.claude.json
+	projAll     string
+	projEnabled map[string]string
+	rejected    map[string]string // disabledMcpjsonServers anywhere: always counts
+	disabled    map[string]string // projects["<dir>"].disabledMcpServers
+	trustFlag   bool              // Options.TrustProject
+	claudeJSON  string
+}
+
+func (a *approvals) read(d *doc, obj gjson.Result, path string, alwaysCounts bool, errs *[]FileError) {
+	all, e1 := d.boolean(obj, "enableAllProjectMcpServers", path)
+	enabled, e2 := d.stringList(obj, "enabledMcpjsonServers", path)
+	rejected, e3 := d.stringList(obj, "disabledMcpjsonServers", path)
+	*errs = append(append(append(*errs, e1...), e2...), e3...)
+	en, allBy := a.projEnabled, &a.projAll
+	if alwaysCounts {
+		en, allBy = a.userEnabled, &a.userAll
+	}
+	if all && *allBy == "" {
+		*allBy = d.file
+	}
+	for _, n := range enabled {
+		if _, ok := en[n]; !ok {
+			en[n] = d.file
+		}
+	}
+	for _, n := range rejected {
+		if _, ok := a.rejected[n]; !ok {
+			a.rejected[n] = d.file
+		}
+	}
+}
+
+// approval decides one project server's approval, the way the interactive
+// CLI does (measured on 2.1.329): disabledMcpjsonServers in any settings file
+// rejects; enableAllProjectMcpServers or enabledMcpjsonServers approve, from
+// ~/.claude/settings.json always, from the project's own settings files (and
+// the legacy keys in ~/.claude.json, which the CLI migrates into
+// .claude/settings.local.json) only once the workspace is trusted.
+func (a *approvals) approval(name string) (Approval, string, string) {
+	if f, ok := a.rejected[name]; ok {
+		return ApprovalRejected, f, "rejected by disabledMcpjsonServers in " + f
+	}
+	if a.trustFlag {
+		return ApprovalApproved, "--trust-project-mcp", ""
+	}
+	if f, ok := a.userEnabled[name]; ok {
+		return ApprovalApproved, f, ""
+	}
+	if a.userAll != "" {
+		return ApprovalApproved, a.userAll, ""
+	}
+	f, ok := a.projEnabled[name]
+	if !ok && a.projAll != "" {
+		f, ok = a.projAll, true
+	}
+	if ok && a.trusted {
+		return ApprovalApproved, f, ""
+	}
+	if ok {
+		return ApprovalAwaiting, "", "awaiting approval: approved in " + f +
+			", but the CLI honours that file only in a trusted workspace (hasTrustDialogAccepted in " + a.claudeJSON + ")"
+	}
+	return ApprovalAwaiting, "", "awaiting approval: not in enabledMcpjsonServers (approve it, or run `claude` in the project)"
+}
+
+// projectEntry finds projects["<dir>"] in ~/.claude.json: the key is the
+// directory with symlinks resolved (measured), the path as given is tried
+// second.
+func projectEntry(root gjson.Result, keys []string) (gjson.Result, string) {
+	projects := member(root, "projects")
+	if !projects.IsObject() {
+		return gjson.Result{}, ""
+	}
+	for _, k := range keys {
+		if v := member(projects, k); v.Exists() {
+			return v, k
+		}
+	}
+	return gjson.Result{}, ""
+}
+
+func (r *resolver) resolve() *Config {
+	o := r.opts
+	cfg := &Config{ProjectDir: o.ProjectDir, HomeDir: o.HomeDir}
+	var errs []FileError
+	var defs []definition
+	ap := &approvals{
+		userEnabled: map[string]string{}, projEnabled: map[string]string{},
+		rejected: map[string]string{}, disabled: map[string]string{},
+		trustFlag: o.TrustProject, claudeJSON: filepath.Join(o.HomeDir, ".claude.json"),
+	}
+
+	for _, src := range r.sources() {
+		cfg.files = append(cfg.files, src.path)
+		d := r.load(src.path, &errs)
+		if d == nil {
+			continue
+		}
+		add := func(obj gjson.Result, path string, scope Scope) {
+			ds, es := d.serverList(obj, path, scope, src.prio, o.Env)
+			defs = append(defs, ds...)
+			errs = append(errs, es...)
+		}
+		switch src.kind {
+		case kindManaged:
+			cfg.ManagedPresent = true
+			add(member(d.root, "mcpServers"), "mcpServers", ScopeManaged)
+		case kindExtra:
+			add(member(d.root, "mcpServers"), "mcpServers", ScopeExtra)
+		case kindMCPJSON:
+			add(member(d.root, "mcpServers"), "mcpServers", ScopeProject)
+		case kindClaudeJSON:
+			add(member(d.root, "mcpServers"), "mcpServers", ScopeUser)
+			entry, key := projectEntry(d.root, r.keys)
+			if !entry.Exists() {
+				break
+			}
+			path := fmt.Sprintf("projects[%q].", key)
+			if !entry.IsObject() {
+				errs = append(errs, d.errAt(entry.Index, "", "%s must be an object, not %s", strings.TrimSuffix(path, "."), kind(entry)))
+				break
+			}
+			add(member(entry, "mcpServers"), path+"mcpServers", ScopeLocal)
+			trusted, es := d.boolean(entry, "hasTrustDialogAccepted", path)
+			errs = append(errs, es...)
+			cfg.Trusted = trusted
+			disabled, es := d.stringList(entry, "disabledMcpServers", path)
+			errs = append(errs, es...)
+			for _, n := range disabled {
+				ap.disabled[n] = d.file
+			}
+			ap.read(d, entry, path, false, &errs) // legacy keys, migrated by the CLI
+		case kindUserSettings:
+			ap.read(d, d.root, "", true, &errs)
+		case kindProjSettings, kindLocalSettings:
+			ap.read(d, d.root, "", false, &errs)
+		}
+	}
+	ap.trusted = cfg.Trusted
+	r.assemble(cfg, defs, ap)
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, b := errs[i], errs[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Column < b.Column
+	})
+	cfg.Errors = errs
+	if cfg.Errors == nil {
+		cfg.Errors = []FileError{}
+	}
+	return cfg
+}
+
+// assemble applies precedence, approval, disabling and the managed rule to
+// the definitions, one name at a time.
+func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
+	byName := map[string][]*definition{}
+	var names []string
+	for i := range defs {
+		d := &defs[i]
+		if _, ok := byName[d.name]; !ok {
+			names = append(names, d.name)
+		}
+		byName[d.name] = append(byName[d.name], d)
+	}
+	sort.Strings(names)
+	payload := map[string]json.RawMessage{}
+
+	for _, name := range names {
+		cands := byName[name]
+		sort.SliceStable(cands, func(i, j int) bool {
+			a, b := cands[i], cands[j]
+			if a.scope.rank() != b.scope.rank() {
+				return a.scope.rank() > b.scope.rank()
+			}
+			return a.prio > b.prio
+		})
+		appr := make([]Approval, len(cands))
+		apprSrc := make([]string, len(cands))
+		apprWhy := make([]string, len(cands))
+		for i, c := range cands {
+			appr[i] = ApprovalNotNeeded
+			if c.scope == ScopeProject {
+				appr[i], apprSrc[i], apprWhy[i] = ap.approval(name)
+			}
+		}
+		excluded := func(c *definition) bool { return cfg.ManagedPresent && c.scope != ScopeManaged }
+		// What claude -p loads: rejected project definitions drop out.
+		cliIdx, activeIdx := -1, -1
+		for i, c := range cands {
+			if excluded(c) || appr[i] == ApprovalRejected {
+				continue
+			}
+			if cliIdx < 0 {
+				cliIdx = i
+			}
+			if activeIdx < 0 && appr[i] != ApprovalAwaiting {
+				activeIdx = i
+			}
+		}
+		win := activeIdx
+		if win < 0 {
+			win = cliIdx
+		}
+		if win < 0 {
+			win = 0
+		}
+		w := cands[win]
+		disabledBy, disabled := ap.disabled[name]
+		s := Server{
+			Name: name, Scope: w.scope, Source: w.source, Line: w.line, Column: w.col, Type: w.typ,
+			Approval: appr[win], ApprovalSource: apprSrc[win], Disabled: disabled,
+			Shadows: []Origin{}, MissingEnv: append([]string{}, w.missing...),
+			Raw: w.raw, Expanded: w.expanded, Redacted: w.redacted,
+		}
+		switch {
+		case excluded(w):
+			s.Reason = "not loaded: " + r.opts.ManagedPath + " is present, so only managed servers load"
+		case appr[win] == ApprovalRejected:
+			s.Reason = apprWhy[win]
+		case appr[win] == ApprovalAwaiting:
+			s.Reason = apprWhy[win]
+		case disabled:
+			s.Reason = "disabled for this project (disabledMcpServers in " + disabledBy + ")"
+		default:
+			s.Active = true
+		}
+		for i, c := range cands {
+			if i == win {
+				continue
+			}
+			og := Origin{Scope: c.scope, Source: c.source}
+			if c.scope == ScopeProject {
+				og.Approval = appr[i]
+			}
+			s.Shadows = append(s.Shadows, og)
+		}
+		s.fingerprint = fingerprint(&s)
+		cfg.Servers = append(cfg.Servers, s)
+		if s.Active {
+			payload[name] = w.expanded
+		}
+		if cliIdx >= 0 {
+			c := cands[cliIdx]
+			cfg.cli = append(cfg.cli, CLIServer{Name: name, Scope: c.scope, Source: c.source, Disabled: disabled})
+		}
+	}
+	cfg.payload, _ = marshal(payload) // a map of valid RawMessages always marshals
+}
+
+func fingerprint(s *Server) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%s|%t|%s|%s|%t|%s|%q|", s.Scope, s.Source, s.Type, s.Active,
+		s.Approval, s.ApprovalSource, s.Disabled, s.Reason, s.MissingEnv)
+	for _, o := range s.Shadows {
+		fmt.Fprintf(&b, "%s,%s,%s;", o.Scope, o.Source, o.Approval)
+	}
+	b.WriteByte('|')
+	b.Write(s.Expanded)
+	return b.String()
+}

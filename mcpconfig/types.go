@@ -1,0 +1,159 @@
+package mcpconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Scope says which kind of file a server definition comes from.
+type Scope string
+
+// Scopes, as the CLI names them (extra is what the CLI calls "dynamic").
+const (
+	ScopeUser    Scope = "user"    // ~/.claude.json, top-level mcpServers
+	ScopeLocal   Scope = "local"   // ~/.claude.json, projects["<dir>"].mcpServers
+	ScopeProject Scope = "project" // <dir>/.mcp.json and the .mcp.json of every parent directory
+	ScopeManaged Scope = "managed" // managed-mcp.json; when present only its servers load
+	ScopeExtra   Scope = "extra"   // files given to ccproxy (--mcp-config); "dynamic" to the CLI
+)
+
+// rank orders scopes by precedence for one name: a higher rank wins.
+func (s Scope) rank() int {
+	switch s {
+	case ScopeManaged:
+		return 5
+	case ScopeExtra:
+		return 4
+	case ScopeLocal:
+		return 3
+	case ScopeProject:
+		return 2
+	case ScopeUser:
+		return 1
+	}
+	return 0
+}
+
+// Transport is a server's normalized "type".
+type Transport string
+
+// Transports. "streamable-http" in a file is reported as http; no type is stdio.
+const (
+	TransportStdio Transport = "stdio"
+	TransportHTTP  Transport = "http"
+	TransportSSE   Transport = "sse"
+	TransportWS    Transport = "ws"
+)
+
+// Approval is the approval state of a server definition.
+type Approval string
+
+// Approval states. Only project (.mcp.json) servers need approval.
+const (
+	ApprovalNotNeeded Approval = "not-needed"
+	ApprovalApproved  Approval = "approved"
+	ApprovalAwaiting  Approval = "awaiting"
+	ApprovalRejected  Approval = "rejected"
+)
+
+// Origin names one definition of a server: where it is and, for project
+// definitions, its approval state.
+type Origin struct {
+	Scope    Scope    `json:"scope"`
+	Source   string   `json:"source"`
+	Approval Approval `json:"approval,omitempty"`
+}
+
+// Server is the resolved state of one server name.
+//
+// When a name is defined in several places, Server describes the definition
+// that wins: the highest-precedence one ccproxy would load, or, when none
+// would load, the highest-precedence one (an awaiting or rejected project
+// definition, or one excluded by managed-mcp.json). Every other definition of
+// the name is listed in Shadows.
+type Server struct {
+	Name   string    `json:"name"`
+	Scope  Scope     `json:"scope"`
+	Source string    `json:"source"` // the file holding the definition
+	Line   int       `json:"line"`   // where the definition starts in Source (1-based)
+	Column int       `json:"column"` // 1-based, in characters
+	Type   Transport `json:"type"`
+
+	// Active is true when ccproxy loads this server: it is valid, approved
+	// (or needs no approval), not disabled for the project and not excluded
+	// by a managed configuration.
+	Active bool `json:"active"`
+	// Approval of this definition; not-needed for every scope but project.
+	Approval Approval `json:"approval"`
+	// ApprovalSource is the settings file that approved or rejected the
+	// definition, or "--trust-project-mcp".
+	ApprovalSource string `json:"approvalSource,omitempty"`
+	// Disabled is true when projects["<dir>"].disabledMcpServers in
+	// ~/.claude.json names the server (the CLI shows it as "disabled").
+	Disabled bool `json:"disabled,omitempty"`
+	// Reason says, in words, why an inactive server is inactive.
+	Reason string `json:"reason,omitempty"`
+
+	Shadows    []Origin `json:"shadows"`
+	MissingEnv []string `json:"missingEnv"` // ${VAR}s with no value and no default, left literal
+
+	// Raw is the definition exactly as written in Source. It may hold
+	// secrets: never show it; show Redacted instead.
+	Raw json.RawMessage `json:"-"`
+	// Expanded is the definition as ccproxy passes it to claude: ${VAR}s
+	// expanded, "type" explicit and normalized, stdio "args" always present,
+	// unknown keys kept. It holds secrets too.
+	Expanded json.RawMessage `json:"-"`
+	// Redacted is Raw with env and header values, URL user info and query
+	// values, and secret-looking arguments masked; ${VAR} names stay visible.
+	Redacted json.RawMessage `json:"config"`
+
+	fingerprint string // all of the above that Diff compares
+}
+
+// FileError is a problem found in one configuration file: a file that is not
+// valid JSON, or one server or setting that is invalid. Messages never
+// contain configuration values, so they are safe to log and to show.
+type FileError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`   // 1-based; 0 when the error is about the whole file
+	Column  int    `json:"column"` // 1-based, in characters
+	Server  string `json:"server,omitempty"`
+	Message string `json:"message"`
+}
+
+func (e FileError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+	}
+	b.WriteString(": ")
+	if e.Server != "" {
+		fmt.Fprintf(&b, "server %q: ", e.Server)
+	}
+	b.WriteString(e.Message)
+	return b.String()
+}
+
+// CLIServer is a server as `claude -p` would load it from the same files
+// without --strict-mcp-config, that is before ccproxy's approval filter: -p
+// loads project servers that nobody approved. See Config.CLIServers.
+type CLIServer struct {
+	Name   string `json:"name"`
+	Scope  Scope  `json:"scope"`
+	Source string `json:"source"`
+	// Disabled: the CLI lists the server with status "disabled" and does not
+	// start it.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+// CLISource is the "source" the CLI reports for this server in system/init
+// and mcp_status ("dynamic" for ccproxy's extra files).
+func (s CLIServer) CLISource() string {
+	if s.Scope == ScopeExtra {
+		return "dynamic"
+	}
+	return string(s.Scope)
+}
