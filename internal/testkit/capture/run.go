@@ -155,8 +155,19 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 	if sc.PartialMessages {
 		args = append(args, "--include-partial-messages")
 	}
+	if sc.PermissionPrompts {
+		args = append(args, "--permission-prompt-tool", "stdio")
+	}
+	if sc.ReplayUserMessages {
+		args = append(args, "--replay-user-messages")
+	}
+	allowed := []string{"mcp__everything", "mcp__testmcp"}
+	if sc.AllowedTools != nil {
+		allowed = sc.AllowedTools
+	}
 	// --allowedTools is variadic: it goes last, and the prompt goes on stdin.
-	args = append(args, "--mcp-config", mcpConfig, "--strict-mcp-config", "--allowedTools", "mcp__everything", "mcp__testmcp")
+	args = append(args, "--mcp-config", mcpConfig, "--strict-mcp-config", "--allowedTools")
+	args = append(args, allowed...)
 	cmd := exec.Command(cfg.Claude, args...)
 	cmd.Dir = proj
 	cmd.Env = fake.Env(home)
@@ -203,9 +214,26 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 		}
 		return nil
 	}
+	// answerPrompts answers the can_use_tool requests seen so far (only
+	// with PermissionPrompts; without it the CLI sends none).
+	answerPrompts := func() error {
+		for _, req := range out.takePrompts() {
+			line, err := permissionResponse(sc, req)
+			if err != nil {
+				return fmt.Errorf("capture %s: %w", sc.Name, err)
+			}
+			if err := write(line); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	await := func(what string, done func() bool) error {
 		for {
 			ch := out.watch()
+			if err := answerPrompts(); err != nil {
+				return err
+			}
 			if done() {
 				return nil
 			}
@@ -248,6 +276,19 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 			return res, err
 		}
 		log.Info("capture: turn done", "scenario", sc.Name, "turn", n)
+	}
+	for i, subtype := range sc.Controls {
+		id := fmt.Sprintf("req_ctl_%d", i+1)
+		req, err := controlRequest(id, subtype)
+		if err != nil {
+			return res, fmt.Errorf("capture %s: %w", sc.Name, err)
+		}
+		if err := write(req); err != nil {
+			return res, err
+		}
+		if err := await("the "+subtype+" control_response", func() bool { return out.sawControlResponse(id) }); err != nil {
+			return res, err
+		}
 	}
 	if err := stdin.Close(); err != nil {
 		return res, fail("closing stdin: %v", err)
@@ -300,6 +341,39 @@ func controlRequest(id, subtype string) ([]byte, error) {
 	}{"control_request", id, map[string]string{"subtype": subtype}})
 }
 
+// permissionResponse is the stdin line answering a can_use_tool request
+// line: allow with the input unchanged, or deny, as sc.Permit decides.
+func permissionResponse(sc Scenario, line []byte) ([]byte, error) {
+	var req struct {
+		RequestID string          `json:"request_id"`
+		Request   json.RawMessage `json:"request"`
+	}
+	if err := json.Unmarshal(line, &req); err != nil {
+		return nil, fmt.Errorf("reading a can_use_tool request: %w", err)
+	}
+	var fields struct {
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(req.Request, &fields); err != nil {
+		return nil, fmt.Errorf("reading can_use_tool request %s: %w", req.RequestID, err)
+	}
+	allow, msg := true, ""
+	if sc.Permit != nil {
+		allow, msg = sc.Permit(req.Request)
+	}
+	decision := map[string]any{"behavior": "deny", "message": msg}
+	if allow {
+		input := fields.Input
+		if len(input) == 0 || string(input) == "null" {
+			input = json.RawMessage("{}")
+		}
+		decision = map[string]any{"behavior": "allow", "updatedInput": input}
+	}
+	return json.Marshal(map[string]any{"type": "control_response", "response": map[string]any{
+		"subtype": "success", "request_id": req.RequestID, "response": decision,
+	}})
+}
+
 func writeMCPConfig(path string, cfg Config) error {
 	conf := map[string]any{"mcpServers": map[string]any{
 		"everything": map[string]any{"type": "stdio", "command": cfg.Everything, "args": []string{}},
@@ -331,6 +405,7 @@ type lineSink struct {
 	maxLine  int
 	nResults int
 	ctlResp  map[string]bool
+	prompts  [][]byte // can_use_tool requests not yet answered
 	changed  chan struct{}
 	closeErr error
 	closed   bool
@@ -395,6 +470,9 @@ func (s *lineSink) endLine() {
 		Response struct {
 			RequestID string `json:"request_id"`
 		} `json:"response"`
+		Request struct {
+			Subtype string `json:"subtype"`
+		} `json:"request"`
 	}
 	if !s.overflow {
 		_ = json.Unmarshal(s.cur, &ev) // noise lines just have no type
@@ -407,6 +485,10 @@ func (s *lineSink) endLine() {
 		s.nResults++
 	case "control_response":
 		s.ctlResp[ev.Response.RequestID] = true
+	case "control_request":
+		if ev.Request.Subtype == "can_use_tool" {
+			s.prompts = append(s.prompts, bytes.Clone(s.cur))
+		}
 	}
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -425,6 +507,15 @@ func (s *lineSink) results() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.nResults
+}
+
+// takePrompts returns the can_use_tool requests seen since the last call.
+func (s *lineSink) takePrompts() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.prompts
+	s.prompts = nil
+	return p
 }
 
 func (s *lineSink) sawControlResponse(id string) bool {

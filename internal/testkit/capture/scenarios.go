@@ -27,6 +27,25 @@ type Scenario struct {
 
 	Script fakeapi.Responder // the fake API's script
 
+	// AllowedTools replaces the default --allowedTools (mcp__everything
+	// mcp__testmcp: every tool of both servers) when not nil, so that a
+	// scenario can leave tools to the permission prompt.
+	AllowedTools []string
+	// PermissionPrompts runs with --permission-prompt-tool stdio: the CLI
+	// asks (a can_use_tool control_request) before a tool the allow rules
+	// do not cover, and the capture answers with Permit's decision.
+	PermissionPrompts bool
+	// Permit decides a can_use_tool request (its "request" object); nil
+	// allows everything, with the input unchanged.
+	Permit func(request []byte) (allow bool, denyMessage string)
+	// ReplayUserMessages runs with --replay-user-messages (user turns are
+	// echoed with isReplay:true).
+	ReplayUserMessages bool
+	// Controls are control_request subtypes (with no other fields) sent
+	// after the last turn's result, each awaited, e.g. "mcp_status" (by
+	// then every server has connected).
+	Controls []string
+
 	// Tools are the full tool names the script calls; each must be called
 	// and answered. Expect holds a check per tool name, run on every call of
 	// it. Check, if set, looks at the whole transcript.
@@ -46,9 +65,9 @@ func Scenarios() []Scenario {
 	return []Scenario{TestMCPTools(), TestMCPLarge(), EverythingTools(), PartialMessagesMCP()}
 }
 
-// ScenarioNamed returns the standard scenario called name.
+// ScenarioNamed returns the standard or extra scenario called name.
 func ScenarioNamed(name string) (Scenario, bool) {
-	for _, sc := range Scenarios() {
+	for _, sc := range append(Scenarios(), Extras()...) {
 		if sc.Name == name {
 			return sc, true
 		}

@@ -1,0 +1,72 @@
+package capture_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/testkit/capture"
+	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+)
+
+// The demo scenario against the real CLI: it passes its checks, which
+// include a permission prompt answered by the capture.
+func TestCaptureDemoRealCLI(t *testing.T) {
+	cfg := capture.Config{
+		Claude:     testkit.Claude(t),
+		Everything: testkit.NodeBin(t, "mcp-server-everything"),
+		TestMCP:    mcptest.Command(t),
+		OutDir:     t.TempDir(),
+		Timeout:    3 * time.Minute,
+	}
+	sc := capture.Demo()
+	res, err := capture.Run(context.Background(), cfg, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := capture.ReadTranscript(res.StdoutPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range capture.Verify(sc, tr, res) {
+		t.Error(e)
+	}
+	checkFakeSawResults(t, tr, res)
+	checkStdinLog(t, res.StdinPath, sc)
+}
+
+// The committed demo capture still passes the scenario's checks, and
+// internal/replay embeds the same bytes.
+func TestCommittedDemo(t *testing.T) {
+	root, err := testkit.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, ok := capture.ScenarioNamed("demo")
+	if !ok {
+		t.Fatal(`ScenarioNamed("demo") found nothing`)
+	}
+	path := root + "/testdata/transcripts/captured/demo.jsonl"
+	tr, err := capture.ReadTranscript(path)
+	if err != nil {
+		t.Fatalf("%v (re-make it: go run ./internal/testkit/cmd/capture -only demo)", err)
+	}
+	for _, e := range capture.Verify(sc, tr, nil) {
+		t.Error(e)
+	}
+	checkStdinLog(t, root+"/testdata/transcripts/captured/demo.stdin.log", sc)
+	captured, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded, err := os.ReadFile(root + "/internal/replay/transcripts/demo.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(captured, embedded) {
+		t.Error("internal/replay/transcripts/demo.jsonl differs from testdata/transcripts/captured/demo.jsonl; copy it over")
+	}
+}
