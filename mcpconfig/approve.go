@@ -1,15 +1,16 @@
 package mcpconfig
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
+	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
@@ -86,6 +87,9 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 	if !approve {
 		add, del = del, add
 	}
+	if slices.Contains(*add, name) && !slices.Contains(*del, name) && exists {
+		return r.resolve(), nil // recorded already
+	}
 	if !slices.Contains(*add, name) {
 		*add = append(*add, name)
 	}
@@ -95,7 +99,7 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 		key  string
 		list []string
 	}{{"enabledMcpjsonServers", enabled}, {"disabledMcpjsonServers", disabled}} {
-		if len(kv.list) == 0 && !strings.Contains(string(data), `"`+kv.key+`"`) {
+		if len(kv.list) == 0 && !member(gjson.ParseBytes(data), kv.key).Exists() {
 			continue
 		}
 		if kv.list == nil {
@@ -105,17 +109,13 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 			return nil, fmt.Errorf("mcpconfig: %s %q: update %s: %w", verb, name, path, err)
 		}
 	}
-	if !exists {
-		var pretty strings.Builder
-		var v any
-		if err := json.Unmarshal(data, &v); err == nil {
-			if b, err := json.MarshalIndent(v, "", "  "); err == nil {
-				pretty.Write(b)
-				pretty.WriteByte('\n')
-				data = []byte(pretty.String())
-			}
-		}
+	// Two-space indentation, as the CLI writes it; key order is kept.
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, data, "", "  "); err != nil {
+		return nil, fmt.Errorf("mcpconfig: %s %q: update %s: %w", verb, name, path, err)
 	}
+	pretty.WriteByte('\n')
+	data = pretty.Bytes()
 	if err := writeFileAtomic(path, data, mode); err != nil {
 		return nil, fmt.Errorf("mcpconfig: %s %q: %w", verb, name, err)
 	}

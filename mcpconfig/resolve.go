@@ -43,6 +43,10 @@ type Options struct {
 	// Debounce is how long the Watcher waits for a burst of file events to
 	// end before it resolves again. Default: DefaultDebounce.
 	Debounce time.Duration
+
+	// reloadHook, for tests, is called by the Watcher's goroutine after each
+	// resolution with the result and whether an event is now waiting.
+	reloadHook func(cfg *Config, pending bool)
 }
 
 // DefaultDebounce is the Watcher's default quiet period.
