@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+)
+
+func runMCPCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), append([]string{"mcp"}, args...), strings.NewReader(""), &out, &errb)
+	code = exitCode(err, &errb)
+	return out.String(), errb.String(), code
+}
+
+// setup copies testdata/mcpconfig/setups/NAME into a temporary root
+// (replacing @ROOT@), points HOME at root/home and returns root.
+func setup(t *testing.T, name string) string {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join("..", "..", "testdata", "mcpconfig", "setups", name)
+	err = filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(root, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(root, rel), bytes.ReplaceAll(data, []byte("@ROOT@"), []byte(root)), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	return root
+}
+
+func configArgs(root string, extra ...string) []string {
+	args := []string{"config", "--project", filepath.Join(root, "work", "project"), "--managed-config", filepath.Join(root, "etc", "managed-mcp.json")}
+	files, _ := filepath.Glob(filepath.Join(root, "extra", "*.json"))
+	slices.Sort(files)
+	for _, f := range files {
+		args = append(args, "--mcp-config", f)
+	}
+	return append(args, extra...)
+}
+
+func TestMCPConfigJSON(t *testing.T) {
+	root := setup(t, "collisions")
+	out, errOut, code := runMCPCmd(t, configArgs(root, "--json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var v struct {
+		Servers []struct {
+			Name       string            `json:"name"`
+			Scope      string            `json:"scope"`
+			Source     string            `json:"source"`
+			Type       string            `json:"type"`
+			Active     *bool             `json:"active"`
+			Approval   string            `json:"approval"`
+			Shadows    []json.RawMessage `json:"shadows"`
+			MissingEnv []string          `json:"missingEnv"`
+			Config     map[string]any    `json:"config"`
+		} `json:"servers"`
+		Errors       []json.RawMessage `json:"errors"`
+		AllowedTools []string          `json:"allowedTools"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("not one JSON object: %v\n%s", err, out)
+	}
+	if len(v.Servers) != 13 || v.Errors == nil || len(v.Errors) != 0 {
+		t.Fatalf("%d servers, errors %v:\n%s", len(v.Servers), v.Errors, out)
+	}
+	for _, s := range v.Servers {
+		if s.Name == "" || s.Scope == "" || s.Source == "" || s.Type == "" || s.Active == nil || s.Approval == "" || s.Shadows == nil || s.MissingEnv == nil || s.Config == nil {
+			t.Errorf("incomplete server entry %+v", s)
+		}
+		if s.Name == "dup_all" && (s.Scope != "extra" || s.Source != filepath.Join(root, "extra", "a.json") || len(s.Shadows) != 3) {
+			t.Errorf("dup_all = %+v", s)
+		}
+		if s.Name == "p1" && (*s.Active || s.Approval != "awaiting") {
+			t.Errorf("p1 = %+v", s)
+		}
+	}
+	if !slices.Contains(v.AllowedTools, "mcp__dup_all") || slices.Contains(v.AllowedTools, "mcp__p1") {
+		t.Errorf("allowedTools %v", v.AllowedTools)
+	}
+
+	// --trust-project-mcp activates p1.
+	out, _, _ = runMCPCmd(t, configArgs(root, "--json", "--trust-project-mcp")...)
+	if !strings.Contains(out, `"mcp__p1"`) {
+		t.Errorf("--trust-project-mcp: p1 not allowed:\n%s", out)
+	}
+}
+
+func TestMCPConfigNoSecrets(t *testing.T) {
+	root := setup(t, "redaction")
+	t.Setenv("GH_TOKEN", "ghp_live_value_never_shown")
+	for _, mode := range [][]string{{"--json"}, nil} {
+		out, errOut, code := runMCPCmd(t, configArgs(root, mode...)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		for _, secret := range []string{"hunter2", "sk-live-123", "pw-abc", "tok-xyz", "pa55", "abc123", "literal-secret-token", "client-secret-value", "ghp_live", "default-secret", "frag-secret"} {
+			if strings.Contains(out+errOut, secret) {
+				t.Errorf("%v output shows %q:\n%s", mode, secret, out)
+			}
+		}
+		if !strings.Contains(out, "${GH_TOKEN}") {
+			t.Errorf("%v output should name ${GH_TOKEN}:\n%s", mode, out)
+		}
+	}
+}
+
+func TestMCPConfigText(t *testing.T) {
+	root := setup(t, "invalid")
+	out, errOut, code := runMCPCmd(t, configArgs(root)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	proj := filepath.Join(root, "work", "project", ".mcp.json")
+	for _, want := range []string{
+		"SERVER", "ok_stdio", "awaiting approval",
+		proj + `:3:13: server "no_url": "url" is missing`,
+		filepath.Join(root, "work", ".mcp.json") + ":4:3: invalid JSON",
+		"--allowedTools: mcp__ok_stdio mcp__u_ok\n", // ok_stdio: approved in ~/.claude/settings.json
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestMCPUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"nope"},
+		{"config", "--bogus"},
+		{"config", "stray"},
+		{"list"},
+		{"list", "--from-cli", "--timeout", "soon"},
+		{"approve"},
+		{"reject", "a", "b"},
+	} {
+		_, errOut, code := runMCPCmd(t, args...)
+		if code != 2 || !strings.Contains(errOut, "ccproxy: mcp") {
+			t.Errorf("mcp %q: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+}
+
+// fakeClaude writes a script that prints a captured `claude mcp list` output.
+func fakeClaude(t *testing.T, sample string, exit int) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mcpconfig", "cli", sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "out.txt"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := "#!/bin/sh\n[ \"$1 $2\" = 'mcp list' ] || { echo \"unexpected args: $*\" >&2; exit 9; }\n"
+	if exit != 0 {
+		script += "echo 'Error: something broke' >&2\nexit " + string(rune('0'+exit)) + "\n"
+	} else {
+		script += "cat '" + filepath.Join(dir, "out.txt") + "'\n"
+	}
+	p := filepath.Join(dir, "claude")
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMCPListFromCLI(t *testing.T) {
+	claude := fakeClaude(t, "cli_mcp_list_sample.txt", 0)
+	out, errOut, code := runMCPCmd(t, "list", "--from-cli", "--claude", claude)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"SERVER", "memory-proj", "pending-approval", "remote-sse", "sse", "ECONNREFUSED"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// A relative --claude is relative to the working directory, not --project.
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, claude)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = runMCPCmd(t, "list", "--from-cli", "--json", "--claude", rel, "--project", t.TempDir())
+	var res struct {
+		Servers []struct{ Name, Status string } `json:"servers"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || len(res.Servers) != 6 || res.Servers[2].Status != "pending-approval" {
+		t.Errorf("--json: exit %d, %v, %+v", code, err, res)
+	}
+
+	claude = fakeClaude(t, "list_diagnostics.txt", 0)
+	out, _, _ = runMCPCmd(t, "list", "--from-cli", "--claude", claude)
+	if !strings.Contains(out, "Warning [envy]: mcpServers.envy: Missing environment variables") {
+		t.Errorf("diagnostics missing:\n%s", out)
+	}
+
+	_, errOut, code = runMCPCmd(t, "list", "--from-cli", "--claude", fakeClaude(t, "list_empty.txt", 3))
+	if code != 1 || !strings.Contains(errOut, "something broke") || !strings.Contains(errOut, "exit status 3") {
+		t.Errorf("failing claude: exit %d, %q", code, errOut)
+	}
+	_, errOut, code = runMCPCmd(t, "list", "--from-cli", "--claude", filepath.Join(t.TempDir(), "missing"))
+	if code != 1 || !strings.Contains(errOut, "no such file") {
+		t.Errorf("missing claude: exit %d, %q", code, errOut)
+	}
+}
+
+// TestMCPListFromRealCLI runs the real `claude mcp list` on a fixture and
+// checks ccproxy reads every status it prints.
+func TestMCPListFromRealCLI(t *testing.T) {
+	claude := testkit.Claude(t)
+	root := setup(t, "disabled")
+	t.Setenv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+	t.Setenv("MCP_TIMEOUT", "5000")
+	out, errOut, code := runMCPCmd(t, "list", "--from-cli", "--json", "--claude", claude, "--project", filepath.Join(root, "work", "project"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Servers  []struct{ Name, Status string } `json:"servers"`
+		Unparsed []any                           `json:"unparsed"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range res.Servers {
+		got[s.Name] = s.Status
+	}
+	// Untrusted workspace: only ~/.claude/settings.json approves; `true`
+	// exits at once, so started servers fail; rejected ones are hidden.
+	want := map[string]string{
+		"udis": "disabled", "u_ok": "failed", "ldis": "disabled",
+		"plain": "pending-approval", "p_disabled": "pending-approval", "by_user_settings": "failed",
+		"by_proj_settings": "pending-approval", "by_local": "pending-approval",
+	}
+	if len(got) != len(want) || len(res.Unparsed) != 0 {
+		t.Errorf("servers %v (unparsed %v), want %v", got, res.Unparsed, want)
+	}
+	for n, st := range want {
+		if got[n] != st {
+			t.Errorf("%s: %q, want %q", n, got[n], st)
+		}
+	}
+}
+
+func TestMCPApproveCommand(t *testing.T) {
+	root := setup(t, "trusted")
+	proj := filepath.Join(root, "work", "project")
+	out, errOut, code := runMCPCmd(t, "approve", "pending", "--project", proj)
+	if code != 0 || !strings.Contains(out, "pending: active") {
+		t.Fatalf("approve: exit %d, %q %q", code, out, errOut)
+	}
+	out, _, code = runMCPCmd(t, "reject", "--project", proj, "by_proj")
+	if code != 0 || !strings.Contains(out, "by_proj: rejected") {
+		t.Errorf("reject: exit %d, %q", code, out)
+	}
+	_, errOut, code = runMCPCmd(t, "approve", "nope", "--project", proj)
+	if code != 1 || !strings.Contains(errOut, `"nope"`) {
+		t.Errorf("unknown: exit %d, %q", code, errOut)
+	}
+}
