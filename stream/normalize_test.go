@@ -403,11 +403,11 @@ func TestNormalizeNoiseAndBadInput(t *testing.T) {
 					}
 				}},
 				{"carriage return between tokens", "{\"type\":\r\"system\",\r\"a\":\r{}}", func(t *testing.T, ev Event) {
-			if ev.Type != TypeSystem || bytes.ContainsAny(ev.JSON, "\r\n") || !ev.Rewritten {
-				t.Errorf("%q", ev.JSON)
-			}
-		}},
-		{"long noise is capped", strings.Repeat("n", 10000), func(t *testing.T, ev Event) {
+					if ev.Type != TypeSystem || bytes.ContainsAny(ev.JSON, "\r\n") || !ev.Rewritten {
+						t.Errorf("%q", ev.JSON)
+					}
+				}},
+				{"long noise is capped", strings.Repeat("n", 10000), func(t *testing.T, ev Event) {
 					if len(gjson.GetBytes(ev.JSON, "text").Str) != noiseTextBytes || gjson.GetBytes(ev.JSON, "bytes").Int() != 10000 || !gjson.GetBytes(ev.JSON, "truncated").Bool() {
 						t.Errorf("%.100s", ev.JSON)
 					}
