@@ -44,10 +44,17 @@ func (s *session) control(in input) error {
 		}
 		return nil
 	case "interrupt":
-		// The response comes first; the turn (if one plays) then ends
-		// with its interrupted message and result.
+		// As measured: a prompt waiting for an answer is withdrawn
+		// first, then the response; the turn (if one plays) then ends
+		// with its interrupted messages and result (session.stop).
 		if s.playing {
 			s.interrupted = true
+			if s.pending != "" {
+				if err := s.emitJSON(ordered{{"type", "control_cancel_request"}, {"request_id", s.pending}}); err != nil {
+					return err
+				}
+				s.cancelled, s.pending, s.pendingLine = s.pendingLine, "", nil
+			}
 		}
 		return s.reply(id, []byte(`{"still_queued":[]}`))
 	case "mcp_status":
@@ -103,10 +110,7 @@ func (s *session) control(in input) error {
 func (s *session) reply(id string, resp []byte) error {
 	r := ordered{{"subtype", "success"}, {"request_id", id}}
 	if resp != nil {
-		r = append(r, struct {
-			k string
-			v any
-		}{"response", json.RawMessage(resp)})
+		r = append(r, field{"response", json.RawMessage(resp)})
 	}
 	return s.emitJSON(ordered{{"type", "control_response"}, {"response", r}})
 }
@@ -122,10 +126,7 @@ func (s *session) replyJSON(id string, v any) error {
 func (s *session) replyError(id, msg, code string) error {
 	r := ordered{{"subtype", "error"}, {"request_id", id}, {"error", msg}}
 	if code != "" {
-		r = append(r, struct {
-			k string
-			v any
-		}{"error_code", code})
+		r = append(r, field{"error_code", code})
 	}
 	return s.emitJSON(ordered{{"type", "control_response"}, {"response", r}})
 }

@@ -48,6 +48,12 @@ func start(t *testing.T, tr *Transcript, opts Options) *host {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startReplayer(t, r)
+}
+
+// startReplayer runs r on pipes.
+func startReplayer(t *testing.T, r *Replayer) *host {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

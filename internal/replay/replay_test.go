@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -191,9 +192,10 @@ func TestPermissionErrorReply(t *testing.T) {
 	}
 }
 
-// Interrupt while the prompt waits: the prompt is withdrawn, the tool call
-// fails, the turn ends with error_during_execution, and the session goes on
-// with the next recorded turn.
+// Interrupt while the prompt waits (as measured on the real CLI): the
+// prompt is withdrawn, then the interrupt answered; the call is rejected
+// and counted as a denial; the turn ends with error_during_execution; the
+// session goes on with the next recorded turn.
 func TestInterruptAtPrompt(t *testing.T) {
 	h := start(t, demo(t), proxyOptions())
 	skipTo(h, 2)
@@ -204,20 +206,23 @@ func TestInterruptAtPrompt(t *testing.T) {
 	h.control("int1", "interrupt", nil)
 	evs = h.turn()
 	want := []func(event) bool{
+		func(e event) bool { return e.typ == "control_cancel_request" && e.norm.Get("request_id").Str == id },
 		func(e event) bool {
 			return e.typ == "control_response" && e.norm.Get("response.request_id").Str == "int1"
 		},
-		func(e event) bool { return e.typ == "control_cancel_request" && e.norm.Get("request_id").Str == id },
 		func(e event) bool {
 			b := e.norm.Get("message.content.0")
-			return e.typ == "user" && b.Get("tool_use_id").Str == toolUseID && b.Get("is_error").Bool()
+			return e.typ == "user" && b.Get("tool_use_id").Str == toolUseID && b.Get("is_error").Bool() &&
+				b.Get("content").Str == interruptedToolText && e.norm.Get("tool_use_result").Str == "User rejected tool use" &&
+				e.norm.Get("tool_result_meta.0.non_execution_kind").Str == "user-rejected"
 		},
 		func(e event) bool {
 			return e.typ == "user" && e.norm.Get("message.content.0.text").Str == "[Request interrupted by user for tool use]"
 		},
 		func(e event) bool {
 			return e.typ == "result" && e.sub == "error_during_execution" && e.norm.Get("is_error").Bool() &&
-				e.norm.Get("terminal_reason").Str == "aborted_tools" && !e.norm.Get("result").Exists()
+				e.norm.Get("terminal_reason").Str == "aborted_tools" && !e.norm.Get("result").Exists() &&
+				e.norm.Get("permission_denials.0.tool_use_id").Str == toolUseID
 		},
 	}
 	if len(evs) != len(want) {
@@ -225,7 +230,7 @@ func TestInterruptAtPrompt(t *testing.T) {
 	}
 	for i, ok := range want {
 		if !ok(evs[i]) {
-			t.Errorf("event %d after the interrupt: %.300s", i+1, evs[i].raw)
+			t.Errorf("event %d after the interrupt: %.400s", i+1, evs[i].raw)
 		}
 	}
 	// An answer to the withdrawn prompt is ignored; the next turn plays.
@@ -243,6 +248,40 @@ func TestInterruptAtPrompt(t *testing.T) {
 	}
 	if err := h.end(); err != nil {
 		t.Error(err)
+	}
+}
+
+// Interrupt while an MCP tool runs (its result is held back for days):
+// the call is reported stopped while running, not refused.
+func TestInterruptRunningTool(t *testing.T) {
+	r, err := New(demo(t), proxyOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.opts.Speed = 1
+	r.pace = func(k kind) time.Duration {
+		if k == kindToolResult {
+			return 1000 * time.Hour
+		}
+		return 0
+	}
+	h := startReplayer(t, r)
+	skipTo(h, 1)
+	h.user("image")
+	evs := h.until("the tool_use", func(e event) bool {
+		return e.typ == "assistant" && e.norm.Get("message.content.0.type").Str == "tool_use"
+	})
+	toolUseID := evs[len(evs)-1].norm.Get("message.content.0.id").Str
+	h.control("int", "interrupt", nil)
+	// The rest of the streamed message may come first (it has no delay).
+	h.until("the interrupt response", isType("control_response", ""))
+	evs = append([]event{{typ: "control_response"}}, h.turn()...)
+	if len(evs) != 4 ||
+		evs[1].norm.Get("message.content.0.tool_use_id").Str != toolUseID ||
+		evs[1].norm.Get("message.content.0.content").Str != interruptedToolText+interruptedRunningText ||
+		evs[2].norm.Get("message.content.0.text").Str != "[Request interrupted by user for tool use]" ||
+		evs[3].sub != "error_during_execution" || evs[3].norm.Get("permission_denials.#").Int() != 0 {
+		t.Fatalf("after the interrupt:\n%s", strings.Join(tail(h.all, len(evs)), "\n"))
 	}
 }
 
@@ -504,11 +543,9 @@ func TestPace(t *testing.T) {
 	s := &session{opts: Options{Speed: 1, PartialMessages: true}, jitter: 1}
 	for ti, turn := range tr.Turns {
 		var total float64
-		var prev *line
 		for i := range turn.lines {
 			l := &turn.lines[i]
-			d := s.delay(l, prev)
-			prev = l
+			d := s.delay(l)
 			total += d.Seconds()
 			if l.ev == "content_block_delta" && l.delta == "text_delta" && (d.Milliseconds() < 20 || d.Milliseconds() > 40) {
 				t.Errorf("text delta after %v", d)

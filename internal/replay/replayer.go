@@ -60,6 +60,9 @@ type Options struct {
 type Replayer struct {
 	t    *Transcript
 	opts Options
+	// pace, when set (by tests), replaces the pause before each line at
+	// speed 1.
+	pace func(kind) time.Duration
 }
 
 // New returns a Replayer of t. Speed must be finite and not negative.

@@ -24,6 +24,7 @@ type session struct {
 	ctx  context.Context
 	t    *Transcript
 	opts Options
+	pace func(kind) time.Duration
 	log  *slog.Logger
 	msgs <-chan input // nil once stdin has ended
 	out  *bufio.Writer
@@ -44,7 +45,9 @@ type session struct {
 	playing     bool
 	interrupted bool
 	pending     string  // the request id of the prompt awaiting an answer
+	pendingLine *line   // its recorded request
 	answer      *answer // its answer, once it came
+	cancelled   *line   // a prompt withdrawn by an interrupt
 	turnStart   time.Time
 	jitter      uint32
 }
@@ -65,7 +68,7 @@ type answer struct {
 }
 
 func newSession(ctx context.Context, r *Replayer, msgs <-chan input, stdout io.Writer) *session {
-	s := &session{ctx: ctx, t: r.t, opts: r.opts, log: r.opts.Logger, msgs: msgs,
+	s := &session{ctx: ctx, t: r.t, opts: r.opts, pace: r.pace, log: r.opts.Logger, msgs: msgs,
 		out: bufio.NewWriterSize(stdout, 64<<10), jitter: 1}
 	s.sessionID = r.opts.SessionID
 	if s.sessionID == "" {
@@ -124,14 +127,13 @@ type turnState struct {
 // canned reply when there are none left.
 func (s *session) playTurn(u input) error {
 	s.playing, s.interrupted, s.turnStart = true, false, time.Now()
-	defer func() { s.playing, s.pending, s.answer = false, "", nil }()
+	defer func() { s.playing, s.pending, s.pendingLine, s.answer, s.cancelled = false, "", nil, nil, nil }()
 	if s.next >= len(s.t.Turns) {
 		return s.playCanned(u)
 	}
 	turn := s.t.Turns[s.next]
 	s.next++
 	st := &turnState{denied: map[string]string{}, result: turn.lines[len(turn.lines)-1].raw}
-	var prev *line
 	for i := range turn.lines {
 		l := &turn.lines[i]
 		switch {
@@ -140,10 +142,9 @@ func (s *session) playTurn(u input) error {
 			l.kind == kindPromptEcho:
 			continue
 		}
-		if err := s.pause(s.delay(l, prev)); err != nil {
+		if err := s.pause(s.delay(l)); err != nil {
 			return s.stop(err, st)
 		}
-		prev = l
 		var err error
 		switch l.kind {
 		case kindInit:
@@ -181,8 +182,8 @@ func (s *session) playTurn(u input) error {
 }
 
 // prompt emits a recorded can_use_tool request under a fresh request id
-// and waits for the host's answer. It returns errInterrupted, with
-// s.pending still set, when an interrupt came first.
+// and waits for the host's answer. It returns errInterrupted when an
+// interrupt came first (control has withdrawn the prompt then).
 func (s *session) prompt(l *line, st *turnState) error {
 	id := newUUID()
 	raw, err := sjson.SetBytes(l.raw, "request_id", id)
@@ -192,7 +193,7 @@ func (s *session) prompt(l *line, st *turnState) error {
 	if err := s.emit(raw); err != nil {
 		return err
 	}
-	s.pending, s.answer = id, nil
+	s.pending, s.pendingLine, s.answer = id, l, nil
 	for s.answer == nil {
 		switch {
 		case s.interrupted:
@@ -212,7 +213,7 @@ func (s *session) prompt(l *line, st *turnState) error {
 		}
 	}
 	ans := s.answer
-	s.pending, s.answer = "", nil
+	s.pending, s.pendingLine, s.answer = "", nil, nil
 	if s.opts.ReplayUserMessages && ans.raw != nil {
 		if err := s.emit(ans.raw); err != nil {
 			return err
@@ -220,11 +221,7 @@ func (s *session) prompt(l *line, st *turnState) error {
 	}
 	if !ans.allow {
 		st.denied[l.toolUseID] = ans.message
-		input := json.RawMessage(l.toolInput)
-		if len(input) == 0 {
-			input = json.RawMessage("{}")
-		}
-		st.denials = append(st.denials, map[string]any{"tool_name": l.toolName, "tool_use_id": l.toolUseID, "tool_input": input})
+		st.denials = append(st.denials, denial(l))
 	}
 	return nil
 }
@@ -261,20 +258,23 @@ func (s *session) stop(err error, st *turnState) error {
 		return err
 	}
 	s.interrupted = false
-	if s.pending != "" {
-		if err := s.emitJSON(ordered{{"type", "control_cancel_request"}, {"request_id", s.pending}}); err != nil {
-			return err
-		}
-		s.pending = ""
-	}
+	cancelled := s.cancelled
+	s.cancelled = nil
 	text, terminal, stopReason := "[Request interrupted by user]", "aborted_streaming", any(nil)
 	if len(st.open) > 0 {
 		text, terminal, stopReason = "[Request interrupted by user for tool use]", "aborted_tools", "tool_use"
-		blocks := make([]any, 0, len(st.open))
-		for _, id := range st.open {
-			blocks = append(blocks, map[string]any{"type": "tool_result", "content": interruptedToolText, "is_error": true, "tool_use_id": id})
+	}
+	for _, id := range st.open {
+		content := interruptedToolText + interruptedRunningText
+		if cancelled != nil && cancelled.toolUseID == id {
+			// Refused before it ran: the prompt was withdrawn.
+			content = interruptedToolText
+			st.denials = append(st.denials, denial(cancelled))
 		}
-		if err := s.emitJSON(s.userEvent(blocks)); err != nil {
+		ev := append(s.userEvent([]any{map[string]any{"type": "tool_result", "content": content, "is_error": true, "tool_use_id": id}}),
+			field{"tool_use_result", "User rejected tool use"},
+			field{"tool_result_meta", []any{map[string]any{"id": id, "non_execution_kind": "user-rejected"}}})
+		if err := s.emitJSON(ev); err != nil {
 			return err
 		}
 	}
@@ -292,12 +292,28 @@ func (s *session) stop(err error, st *turnState) error {
 	}, true))
 }
 
-// interruptedToolText is what the CLI 2.1.329 puts in the tool_result of a
-// tool call stopped by an interrupt.
-const interruptedToolText = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
+// What the CLI 2.1.329 puts in the tool_result of a tool call stopped by
+// an interrupt: the first part alone when the call was waiting for
+// permission, both when it was running.
+const (
+	interruptedToolText    = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
+	interruptedRunningText = " Correction to the text above: this call was stopped while running, not refused before it ran. It may have run in part or in full, and its changes may have been written. No permission prompt was involved. Work it started elsewhere (a remote command, a background process) may still be running, so check before starting the same work again. The instruction to stop and wait still stands."
+)
+
+// denial is the permission_denials entry for a prompted tool call.
+func denial(l *line) any {
+	input := json.RawMessage(l.toolInput)
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	return map[string]any{"tool_name": l.toolName, "tool_use_id": l.toolUseID, "tool_input": input}
+}
 
 // delay is the pause before emitting l at speed 1.
-func (s *session) delay(l, prev *line) time.Duration {
+func (s *session) delay(l *line) time.Duration {
+	if s.pace != nil {
+		return s.pace(l.kind)
+	}
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 	switch l.kind {
 	case kindInit:
@@ -378,7 +394,7 @@ func (s *session) echoLine(u input) []byte {
 }
 
 // userEvent is a user event with the given content blocks.
-func (s *session) userEvent(content []any) any {
+func (s *session) userEvent(content []any) ordered {
 	return ordered{
 		{"type", "user"},
 		{"message", map[string]any{"role": "user", "content": content}},
@@ -468,11 +484,14 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// ordered is a JSON object that keeps its keys in order.
-type ordered []struct {
+// field is a member of an ordered object.
+type field struct {
 	k string
 	v any
 }
+
+// ordered is a JSON object that keeps its keys in order.
+type ordered []field
 
 func (o ordered) MarshalJSON() ([]byte, error) {
 	buf := []byte{'{'}
