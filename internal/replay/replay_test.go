@@ -103,6 +103,8 @@ func TestPermissionAllow(t *testing.T) {
 		t.Errorf("the normalizer did not annotate the prompt: %s", req.Get("request").Raw)
 	}
 	id := req.Get("request_id").Str
+	// The streamed message ends while the prompt waits, as with the CLI.
+	h.until("message_stop", func(e event) bool { return e.norm.Get("event.type").Str == "message_stop" })
 
 	// The turn waits: a control request sent now is answered before
 	// anything else of the turn, however long it takes.
@@ -205,6 +207,9 @@ func TestInterruptAtPrompt(t *testing.T) {
 	toolUseID := evs[len(evs)-1].norm.Get("request.tool_use_id").Str
 	h.control("int1", "interrupt", nil)
 	evs = h.turn()
+	for len(evs) > 0 && evs[0].typ == "stream_event" { // the message's end, streamed while the prompt waits
+		evs = evs[1:]
+	}
 	want := []func(event) bool{
 		func(e event) bool { return e.typ == "control_cancel_request" && e.norm.Get("request_id").Str == id },
 		func(e event) bool {

@@ -120,6 +120,7 @@ type turnState struct {
 	open    []string          // tool_use ids announced and not yet answered, in order
 	denied  map[string]string // tool_use id -> deny message
 	denials []any             // result.permission_denials
+	asked   *line             // a prompt sent and not yet waited for
 	result  []byte            // a result line to model synthetic results on
 }
 
@@ -142,6 +143,13 @@ func (s *session) playTurn(u input) error {
 			l.kind == kindPromptEcho:
 			continue
 		}
+		// The CLI finishes streaming the message while a prompt waits;
+		// anything else waits for the answer.
+		if st.asked != nil && l.kind != kindStream {
+			if err := s.awaitAnswer(st); err != nil {
+				return s.stop(err, st)
+			}
+		}
 		if err := s.pause(s.delay(l)); err != nil {
 			return s.stop(err, st)
 		}
@@ -152,7 +160,7 @@ func (s *session) playTurn(u input) error {
 		case kindEcho:
 			err = s.emit(s.echoLine(u))
 		case kindPrompt:
-			err = s.prompt(l, st)
+			err = s.ask(l, st)
 		case kindToolUse:
 			err = s.emit(l.raw)
 			st.open = append(st.open, l.toolUses...)
@@ -181,10 +189,9 @@ func (s *session) playTurn(u input) error {
 	return nil
 }
 
-// prompt emits a recorded can_use_tool request under a fresh request id
-// and waits for the host's answer. It returns errInterrupted when an
-// interrupt came first (control has withdrawn the prompt then).
-func (s *session) prompt(l *line, st *turnState) error {
+// ask emits a recorded can_use_tool request under a fresh request id;
+// awaitAnswer then waits for the host's answer.
+func (s *session) ask(l *line, st *turnState) error {
 	id := newUUID()
 	raw, err := sjson.SetBytes(l.raw, "request_id", id)
 	if err != nil {
@@ -193,7 +200,16 @@ func (s *session) prompt(l *line, st *turnState) error {
 	if err := s.emit(raw); err != nil {
 		return err
 	}
-	s.pending, s.pendingLine, s.answer = id, l, nil
+	s.pending, s.pendingLine, s.answer, st.asked = id, l, nil, l
+	return nil
+}
+
+// awaitAnswer waits for the answer to the prompt st.asked. It returns
+// errInterrupted when an interrupt came first (control has withdrawn the
+// prompt then).
+func (s *session) awaitAnswer(st *turnState) error {
+	l := st.asked
+	st.asked = nil
 	for s.answer == nil {
 		switch {
 		case s.interrupted:
@@ -250,8 +266,8 @@ func (s *session) answerPrompt(in input) {
 }
 
 // stop ends a turn early. An interrupt is not an error: the turn ends as
-// the CLI ends it (the pending prompt withdrawn, is_error results for the tools in
-// flight, an "[Request interrupted by user…]" message, an
+// the CLI ends it (the pending prompt withdrawn, is_error results for the
+// tools in flight, an "[Request interrupted by user…]" message, an
 // error_during_execution result) and Run goes on. Other errors end Run.
 func (s *session) stop(err error, st *turnState) error {
 	if !errors.Is(err, errInterrupted) {
