@@ -19,10 +19,10 @@ import (
 //
 //	ccproxy replay-claude [--replay FILE] [--speed X] [claude flags...]
 //
-// The flags the proxy passes to claude are accepted; --include-partial-messages,
-// --replay-user-messages, --model, --resume / --session-id are honoured,
-// the others are ignored. --version prints the version the transcripts
-// were recorded with.
+// The flags the proxy passes to claude are accepted: --include-partial-messages,
+// --replay-user-messages, --model, --permission-mode and --resume /
+// --session-id are honoured, the others ignored. --version prints the
+// version the transcripts were recorded with.
 func runReplayClaude(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	opts := replay.Options{Speed: 1, Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	file := ""
@@ -63,6 +63,8 @@ func runReplayClaude(ctx context.Context, args []string, stdin io.Reader, stdout
 			opts.ReplayUserMessages = true
 		case "--model":
 			opts.Model, err = take()
+		case "--permission-mode":
+			opts.PermissionMode, err = take()
 		case "--resume", "-r", "--session-id":
 			opts.SessionID, err = take()
 		case "--input-format", "--output-format":

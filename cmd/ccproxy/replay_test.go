@@ -45,7 +45,7 @@ type proc struct {
 // The argv the proxy gives claude, after `replay-claude --speed 0`.
 var proxyArgs = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 	"--include-partial-messages", "--permission-prompt-tool", "stdio", "--replay-user-messages",
-	"--mcp-config", "/nonexistent/mcp.json", "--strict-mcp-config", "--model", "claude-test-model",
+	"--mcp-config", "/nonexistent/mcp.json", "--strict-mcp-config", "--model", "claude-test-model", "--permission-mode", "plan",
 	"--allowedTools", "mcp__everything__get-tiny-image", "mcp__testmcp"}
 
 func startProc(t *testing.T, args ...string) *proc {
@@ -152,8 +152,8 @@ func TestReplayClaudeProcess(t *testing.T) {
 	p.write(stream.UserTurn("hello", nil))
 	evs := p.untilType("result")
 	for _, e := range evs {
-		if e.Get("subtype").Str == "init" && e.Get("model").Str != "claude-test-model" {
-			t.Errorf("init model %q, want the --model", e.Get("model").Str)
+		if e.Get("subtype").Str == "init" && (e.Get("model").Str != "claude-test-model" || e.Get("permissionMode").Str != "plan") {
+			t.Errorf("init model %q, mode %q, want the --model and --permission-mode", e.Get("model").Str, e.Get("permissionMode").Str)
 		}
 	}
 	if n := len(evs); n < 50 {

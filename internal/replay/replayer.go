@@ -44,6 +44,9 @@ type Options struct {
 	ReplayUserMessages bool
 	// Model, when set, is reported in system/init (--model).
 	Model string
+	// PermissionMode, when set, is reported in system/init
+	// (--permission-mode).
+	PermissionMode string
 	// SessionID replaces the recorded session id everywhere (--resume,
 	// --session-id); "" means a new random one per Run.
 	SessionID string

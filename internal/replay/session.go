@@ -85,6 +85,9 @@ func newSession(ctx context.Context, r *Replayer, msgs <-chan input, stdout io.W
 		s.model = r.opts.Model
 	}
 	s.permissionMode = gjson.GetBytes(init, "permissionMode").String()
+	if r.opts.PermissionMode != "" {
+		s.permissionMode = r.opts.PermissionMode
+	}
 	gjson.GetBytes(init, "mcp_servers").ForEach(func(_, v gjson.Result) bool {
 		s.servers = append(s.servers, &server{name: v.Get("name").String(), status: v.Get("status").String(),
 			source: v.Get("source").String(), recorded: true})
