@@ -51,9 +51,26 @@ func readConfigFile(path string) ([]byte, bool, error) {
 // doc is one JSON configuration file that passed the syntax check, with what
 // is needed to turn byte offsets into lines and columns.
 type doc struct {
-	file string
-	data []byte // without a UTF-8 BOM
-	root gjson.Result
+	file  string
+	data  []byte // without a UTF-8 BOM
+	root  gjson.Result
+	lines []int // offsets of the line starts, built on first use
+}
+
+// pos turns a byte offset into a 1-based line and a 1-based column counted
+// in characters. A line index makes many positions in a large file cheap.
+func (d *doc) pos(off int) (line, col int) {
+	if d.lines == nil {
+		d.lines = append(d.lines, 0)
+		for i, c := range d.data {
+			if c == '\n' {
+				d.lines = append(d.lines, i+1)
+			}
+		}
+	}
+	off = max(0, min(off, len(d.data)))
+	line = sort.SearchInts(d.lines, off+1) // the first start after off
+	return line, 1 + utf8.RuneCount(d.data[d.lines[line-1]:off])
 }
 
 // parseDoc checks that data is one JSON object. A syntax error is reported
@@ -65,7 +82,9 @@ func parseDoc(file string, data []byte) (*doc, *FileError) {
 		return nil, &FileError{File: file, Message: "file is empty (want a JSON object)"}
 	}
 	var raw json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if gjson.ValidBytes(data) {
+		// fast path; encoding/json below finds the offset of an error
+	} else if err := json.Unmarshal(data, &raw); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			off := int(se.Offset) - 1
@@ -104,23 +123,8 @@ func firstNonSpace(b []byte) int {
 	return 0
 }
 
-// position turns a byte offset into a 1-based line and a 1-based column
-// counted in characters.
-func position(data []byte, off int) (line, col int) {
-	if off < 0 {
-		off = 0
-	}
-	if off > len(data) {
-		off = len(data)
-	}
-	line = 1 + bytes.Count(data[:off], []byte{'\n'})
-	start := bytes.LastIndexByte(data[:off], '\n') + 1
-	col = 1 + utf8.RuneCount(data[start:off])
-	return line, col
-}
-
 func (d *doc) errAt(off int, server, format string, args ...any) FileError {
-	line, col := position(d.data, off)
+	line, col := d.pos(off)
 	return FileError{File: d.file, Line: line, Column: col, Server: server, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -156,18 +160,54 @@ func member(obj gjson.Result, key string) gjson.Result {
 	return out
 }
 
-// members returns the members of object obj in order of first appearance,
-// with the value of the last occurrence of each key.
-func members(obj gjson.Result) (keys []string, vals map[string]gjson.Result) {
-	vals = map[string]gjson.Result{}
+// field is one member of a JSON object.
+type field struct {
+	key string
+	val gjson.Result
+}
+
+// object is the members of a JSON object in order of first appearance, each
+// with the value of its last occurrence (as JSON.parse keeps it).
+type object []field
+
+func members(obj gjson.Result) object {
+	var o object
+	var index map[string]int // for large objects only
 	obj.ForEach(func(k, v gjson.Result) bool {
-		if _, seen := vals[k.Str]; !seen {
-			keys = append(keys, k.Str)
+		if index == nil && len(o) >= 16 {
+			index = make(map[string]int, 2*len(o))
+			for i, f := range o {
+				index[f.key] = i
+			}
 		}
-		vals[k.Str] = v
+		if index != nil {
+			if i, ok := index[k.Str]; ok {
+				o[i].val = v
+				return true
+			}
+			index[k.Str] = len(o)
+		} else {
+			for i := range o {
+				if o[i].key == k.Str {
+					o[i].val = v
+					return true
+				}
+			}
+		}
+		o = append(o, field{k.Str, v})
 		return true
 	})
-	return keys, vals
+	return o
+}
+
+// get returns the value of key, or a Result that does not Exist.
+func (o object) get(key string) gjson.Result {
+	for _, f := range o {
+		if f.key == key {
+			return f.val
+		}
+	}
+	return gjson.Result{}
 }
 
 // definition is one valid server definition found in one file.
@@ -196,10 +236,8 @@ func (d *doc) serverList(obj gjson.Result, path string, scope Scope, prio int, l
 	}
 	var defs []definition
 	var errs []FileError
-	names, vals := members(obj)
-	for _, name := range names {
-		v := vals[name]
-		def, ferr := d.server(name, v, lookup)
+	for _, m := range members(obj) {
+		def, ferr := d.server(m.key, m.val, lookup)
 		if ferr != nil {
 			errs = append(errs, *ferr)
 			continue
@@ -230,9 +268,10 @@ func (d *doc) server(name string, v gjson.Result, lookup LookupFunc) (definition
 		return fail(v, "the definition must be an object, not %s", kind(v))
 	}
 	def := definition{name: name, source: d.file, raw: json.RawMessage(v.Raw)}
-	def.line, def.col = position(d.data, v.Index)
+	def.line, def.col = d.pos(v.Index)
+	fields := members(v)
 
-	typ := member(v, "type")
+	typ := fields.get("type")
 	switch {
 	case !typ.Exists():
 		def.typ = TransportStdio
@@ -254,9 +293,9 @@ func (d *doc) server(name string, v gjson.Result, lookup LookupFunc) (definition
 	}
 
 	if def.typ == TransportStdio {
-		cmd := member(v, "command")
+		cmd := fields.get("command")
 		if !cmd.Exists() {
-			if member(v, "url").Exists() && !typ.Exists() {
+			if fields.get("url").Exists() && !typ.Exists() {
 				return fail(v, `has "url" but no "type"; add "type": "http", "sse" or "ws"`)
 			}
 			return fail(v, `"command" is missing (a stdio server needs one)`)
@@ -267,39 +306,31 @@ func (d *doc) server(name string, v gjson.Result, lookup LookupFunc) (definition
 		if cmd.Str == "" {
 			return fail(cmd, `"command" is empty`)
 		}
-		if e := d.checkStringArray(v, "args", name); e != nil {
+		if e := d.checkStringArray(fields.get("args"), "args", name); e != nil {
 			return definition{}, e
 		}
-		if e := d.checkStringMap(v, "env", name); e != nil {
+		if e := d.checkStringMap(fields.get("env"), "env", name); e != nil {
 			return definition{}, e
 		}
 	} else {
-		u := member(v, "url")
+		u := fields.get("url")
 		if !u.Exists() {
 			return fail(v, `"url" is missing (a %s server needs one)`, def.typ)
 		}
 		if u.Type != gjson.String {
 			return fail(u, `"url" must be a string, not %s`, kind(u))
 		}
-		if e := d.checkStringMap(v, "headers", name); e != nil {
+		if e := d.checkStringMap(fields.get("headers"), "headers", name); e != nil {
 			return definition{}, e
 		}
 	}
 
-	var err error
-	def.expanded, def.missing, err = expandDefinition(def.raw, def.typ, lookup)
-	if err != nil {
-		return fail(v, "cannot normalize the definition: %v", err)
-	}
-	def.redacted, err = redactDefinition(def.raw)
-	if err != nil {
-		return fail(v, "cannot redact the definition: %v", err)
-	}
+	def.expanded, def.missing = expandDefinition(fields, len(v.Raw), def.typ, lookup)
+	def.redacted = redactDefinition(fields, len(v.Raw))
 	return def, nil
 }
 
-func (d *doc) checkStringArray(v gjson.Result, key, server string) *FileError {
-	a := member(v, key)
+func (d *doc) checkStringArray(a gjson.Result, key, server string) *FileError {
 	if !a.Exists() {
 		return nil
 	}
@@ -321,8 +352,7 @@ func (d *doc) checkStringArray(v gjson.Result, key, server string) *FileError {
 	return bad
 }
 
-func (d *doc) checkStringMap(v gjson.Result, key, server string) *FileError {
-	m := member(v, key)
+func (d *doc) checkStringMap(m gjson.Result, key, server string) *FileError {
 	if !m.Exists() {
 		return nil
 	}
@@ -389,13 +419,10 @@ func (d *doc) boolean(obj gjson.Result, key, path string) (bool, []FileError) {
 
 // expandDefinition builds the definition ccproxy passes to claude: ${VAR}s
 // expanded in command, args, env values, url and header values; "type"
-// explicit; stdio "args" always present (mcp_set_servers rejects a stdio
-// server without it); other keys kept as written. Keys come out sorted.
-func expandDefinition(raw json.RawMessage, typ Transport, lookup LookupFunc) (json.RawMessage, []string, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, nil, err
-	}
+// explicit and first; stdio "args" always present (mcp_set_servers rejects a
+// stdio server without it); other keys kept as written, in their order. v
+// must have passed validation.
+func expandDefinition(fields object, size int, typ Transport, lookup LookupFunc) (json.RawMessage, []string) {
 	var missing []string
 	exp := func(s string) string {
 		out, miss := Expand(s, lookup)
@@ -404,71 +431,104 @@ func expandDefinition(raw json.RawMessage, typ Transport, lookup LookupFunc) (js
 		}
 		return out
 	}
-	set := func(key string, v any) error {
-		b, err := marshal(v)
-		if err != nil {
-			return err
+	b := make([]byte, 0, size+32)
+	b = append(b, `{"type":`...)
+	b = appendString(b, string(typ))
+	stdio := typ == TransportStdio
+	for _, f := range fields {
+		k, val := f.key, f.val
+		if k == "type" {
+			continue
 		}
-		m[key] = b
-		return nil
-	}
-	if err := set("type", string(typ)); err != nil {
-		return nil, nil, err
-	}
-	if typ == TransportStdio {
-		var cmd string
-		var args []string
-		_ = json.Unmarshal(m["command"], &cmd)
-		if a, ok := m["args"]; ok {
-			_ = json.Unmarshal(a, &args)
-		}
-		outArgs := make([]string, len(args))
-		cmd = exp(cmd)
-		for i, a := range args {
-			outArgs[i] = exp(a)
-		}
-		if err := set("command", cmd); err != nil {
-			return nil, nil, err
-		}
-		if err := set("args", outArgs); err != nil {
-			return nil, nil, err
-		}
-		if e, ok := m["env"]; ok {
-			if err := expandMap(m, "env", e, exp, set); err != nil {
-				return nil, nil, err
-			}
-		}
-	} else {
-		var u string
-		_ = json.Unmarshal(m["url"], &u)
-		if err := set("url", exp(u)); err != nil {
-			return nil, nil, err
-		}
-		if h, ok := m["headers"]; ok {
-			if err := expandMap(m, "headers", h, exp, set); err != nil {
-				return nil, nil, err
-			}
+		b = append(b, ',')
+		b = appendString(b, k)
+		b = append(b, ':')
+		switch {
+		case stdio && k == "command", !stdio && k == "url":
+			b = appendString(b, exp(val.Str))
+		case stdio && k == "args":
+			b = appendStrings(b, val, exp)
+		case stdio && k == "env", !stdio && k == "headers":
+			b = appendStringMap(b, val, exp)
+		default:
+			b = append(b, val.Raw...)
 		}
 	}
-	out, err := marshal(m)
-	return out, missing, err
+	if stdio && !fields.get("args").Exists() {
+		b = append(b, `,"args":[]`...)
+	}
+	return append(b, '}'), missing
 }
 
-func expandMap(m map[string]json.RawMessage, key string, raw json.RawMessage, exp func(string) string, set func(string, any) error) error {
-	var in map[string]string
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return err
+// appendStrings writes the array of strings arr, each passed through f.
+func appendStrings(b []byte, arr gjson.Result, f func(string) string) []byte {
+	b = append(b, '[')
+	i := 0
+	arr.ForEach(func(_, el gjson.Result) bool {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, f(el.Str))
+		i++
+		return true
+	})
+	return append(b, ']')
+}
+
+// appendStringMap writes the object of strings obj (the last value of a
+// repeated key), each value passed through f.
+func appendStringMap(b []byte, obj gjson.Result, f func(string) string) []byte {
+	b = append(b, '{')
+	for i, m := range members(obj) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, m.key)
+		b = append(b, ':')
+		b = appendString(b, f(m.val.Str))
 	}
-	out := make(map[string]string, len(in))
-	keys := make([]string, 0, len(in))
-	for k := range in {
-		keys = append(keys, k)
+	return append(b, '}')
+}
+
+// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
+// U+2028 and U+2029 are escaped so that the output is one line everywhere.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028':
+			b = append(b, `\u2028`...)
+		case r == '\u2029':
+			b = append(b, `\u2029`...)
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
 	}
-	sort.Strings(keys) // expand in a stable order so missing names are stable
-	for _, k := range keys {
-		out[k] = exp(in[k])
-	}
-	return set(key, out)
+	return append(b, '"')
 }
 
 // marshal is json.Marshal without HTML escaping and without the trailing

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Mask replaces secret text in redacted output.
@@ -132,55 +134,68 @@ func RedactArgs(args []string) []string {
 	return out
 }
 
-// redactDefinition builds the redacted view of a raw server definition:
+// redactDefinition builds the redacted view of a valid server definition:
 // env and header values masked, URL and argument secrets masked, and every
 // string inside unknown keys masked (they may hold OAuth secrets and the
-// like). "type" and "command" are shown as written.
-func redactDefinition(raw json.RawMessage) (json.RawMessage, error) {
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	for k, v := range m {
-		switch k {
-		case "type", "command":
-			// shown as written
-		case "url":
-			if s, ok := v.(string); ok {
-				m[k] = RedactURL(s)
-			}
-		case "args":
-			if list, ok := v.([]any); ok {
-				strs := make([]string, len(list))
-				for i, x := range list {
-					strs[i], _ = x.(string)
-				}
-				m[k] = RedactArgs(strs)
-			}
+// like). "type" and "command" are shown as written; keys keep their order.
+func redactDefinition(fields object, size int) json.RawMessage {
+	b := make([]byte, 0, size+16)
+	b = append(b, '{')
+	for i, f := range fields {
+		k, val := f.key, f.val
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		switch {
+		case k == "type" || k == "command":
+			b = append(b, val.Raw...)
+		case k == "url" && val.Type == gjson.String:
+			b = appendString(b, RedactURL(val.Str))
+		case k == "args" && val.IsArray():
+			var args []string
+			val.ForEach(func(_, el gjson.Result) bool { args = append(args, el.String()); return true })
+			args = RedactArgs(args)
+			n := 0
+			b = appendStrings(b, val, func(string) string { n++; return args[n-1] })
 		default: // env, headers and anything unknown
-			m[k] = maskAll(v)
+			b = appendMasked(b, val)
 		}
 	}
-	return marshal(m)
+	return append(b, '}')
 }
 
-// maskAll masks every string in a JSON value.
-func maskAll(v any) any {
-	switch x := v.(type) {
-	case string:
-		return MaskValue(x)
-	case []any:
-		for i := range x {
-			x[i] = maskAll(x[i])
+// appendMasked writes v with every string masked by MaskValue.
+func appendMasked(b []byte, v gjson.Result) []byte {
+	switch {
+	case v.Type == gjson.String:
+		return appendString(b, MaskValue(v.Str))
+	case v.IsObject():
+		b = append(b, '{')
+		for i, m := range members(v) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, m.key)
+			b = append(b, ':')
+			b = appendMasked(b, m.val)
 		}
-		return x
-	case map[string]any:
-		for k := range x {
-			x[k] = maskAll(x[k])
-		}
-		return x
+		return append(b, '}')
+	case v.IsArray():
+		b = append(b, '[')
+		i := 0
+		v.ForEach(func(_, el gjson.Result) bool {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendMasked(b, el)
+			i++
+			return true
+		})
+		return append(b, ']')
 	}
-	return v
+	return append(b, v.Raw...)
 }
 
 // View is the redacted, JSON-ready view of a Config, for clients and logs

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -519,7 +520,7 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 		byName[d.name] = append(byName[d.name], d)
 	}
 	sort.Strings(names)
-	payload := map[string]json.RawMessage{}
+	payload := []byte{'{'}
 
 	for _, name := range names {
 		cands := byName[name]
@@ -593,24 +594,38 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 		s.fingerprint = fingerprint(&s)
 		cfg.Servers = append(cfg.Servers, s)
 		if s.Active {
-			payload[name] = w.expanded
+			if len(payload) > 1 {
+				payload = append(payload, ',')
+			}
+			payload = appendString(payload, name)
+			payload = append(payload, ':')
+			payload = append(payload, w.expanded...)
 		}
 		if cliIdx >= 0 {
 			c := cands[cliIdx]
 			cfg.cli = append(cfg.cli, CLIServer{Name: name, Scope: c.scope, Source: c.source, Disabled: disabled})
 		}
 	}
-	cfg.payload, _ = marshal(payload) // a map of valid RawMessages always marshals
+	cfg.payload = append(payload, '}')
 }
 
 func fingerprint(s *Server) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%t|%s|%s|%t|%s|%q|", s.Scope, s.Source, s.Type, s.Active,
-		s.Approval, s.ApprovalSource, s.Disabled, s.Reason, s.MissingEnv)
-	for _, o := range s.Shadows {
-		fmt.Fprintf(&b, "%s,%s,%s;", o.Scope, o.Source, o.Approval)
+	b.Grow(len(s.Expanded) + len(s.Source) + len(s.Reason) + 64)
+	for _, f := range []string{string(s.Scope), s.Source, string(s.Type), strconv.FormatBool(s.Active),
+		string(s.Approval), s.ApprovalSource, strconv.FormatBool(s.Disabled), s.Reason} {
+		b.WriteString(f)
+		b.WriteByte(0)
 	}
-	b.WriteByte('|')
+	for _, m := range s.MissingEnv {
+		b.WriteString(m)
+		b.WriteByte(1)
+	}
+	b.WriteByte(0)
+	for _, o := range s.Shadows {
+		b.WriteString(string(o.Scope) + "\x01" + o.Source + "\x01" + string(o.Approval) + "\x02")
+	}
+	b.WriteByte(0)
 	b.Write(s.Expanded)
 	return b.String()
 }

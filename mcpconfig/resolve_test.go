@@ -2,6 +2,7 @@ package mcpconfig
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,7 +100,7 @@ func TestResolvePrecedence(t *testing.T) {
 	if !slices.Equal(all.Shadows, wantShadows) {
 		t.Errorf("dup_all shadows = %+v, want %+v", all.Shadows, wantShadows)
 	}
-	if got := string(all.Expanded); got != `{"args":["extra-a"],"command":"true","type":"stdio"}` {
+	if got := string(all.Expanded); got != `{"type":"stdio","command":"true","args":["extra-a"]}` {
 		t.Errorf("dup_all expanded = %s", got)
 	}
 	nf, _ := cfg.Server("near_far")
@@ -479,5 +480,24 @@ func TestDiff(t *testing.T) {
 	d = Diff(c, f.resolve(t))
 	if !d.ErrorsChanged || !d.Empty() == false && len(d.Changed) > 0 {
 		t.Errorf("after breaking b.json: %+v", d)
+	}
+}
+
+// TestDuplicateKeys: a repeated key keeps its last value, as JSON.parse
+// does, in small and large objects alike.
+func TestDuplicateKeys(t *testing.T) {
+	for _, n := range []int{1, 30} {
+		f := newFixture(t, "empty")
+		var parts []string
+		for i := range n {
+			parts = append(parts, fmt.Sprintf(`"s%d": {"command": "true"}`, i))
+		}
+		parts = append(parts, `"s0": {"type": "sse", "url": "http://127.0.0.1:9/sse", "type": "ws"}`)
+		f.write(t, "home/.claude.json", `{"mcpServers": {`+strings.Join(parts, ",")+`}}`)
+		cfg := f.resolve(t)
+		s, _ := cfg.Server("s0")
+		if len(cfg.Servers) != n || s.Type != TransportWS || s.Line != 1 {
+			t.Errorf("n=%d: %d servers, s0 %+v", n, len(cfg.Servers), s)
+		}
 	}
 }
