@@ -79,6 +79,10 @@ func startClaude(t *testing.T, f *mcpconfig.Fixture, srv *fakeapi.Server, env ma
 	go func() { cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() {
 		p.stdin.Close()
+		go func() { // unread output must not block claude, nor the reader
+			for range p.lines {
+			}
+		}()
 		select {
 		case <-p.done:
 		case <-time.After(30 * time.Second):

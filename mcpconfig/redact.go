@@ -116,7 +116,11 @@ func RedactArgs(args []string) []string {
 			maskNext = false
 		case strings.Contains(a, "://"):
 			if name, val, ok := strings.Cut(a, "="); ok && !strings.Contains(name, "://") {
-				out[i] = name + "=" + RedactURL(val)
+				if looksSecret(name) {
+					out[i] = name + "=" + MaskValue(val)
+				} else {
+					out[i] = name + "=" + RedactURL(val)
+				}
 			} else {
 				out[i] = RedactURL(a)
 			}
