@@ -147,7 +147,9 @@ func printConfig(w io.Writer, cfg *mcpconfig.Config) {
 			}
 			for _, o := range s.Shadows {
 				n := fmt.Sprintf("shadows the %s definition in %s", o.Scope, o.Source)
-				if o.Approval != "" && o.Approval != mcpconfig.ApprovalNotNeeded {
+				if scopeRank[o.Scope] > scopeRank[s.Scope] {
+					n = fmt.Sprintf("the %s definition in %s would win, but it is %s", o.Scope, o.Source, o.Approval)
+				} else if o.Approval != "" && o.Approval != mcpconfig.ApprovalNotNeeded {
 					n += " (" + string(o.Approval) + ")"
 				}
 				notes = append(notes, n)
@@ -165,6 +167,11 @@ func printConfig(w io.Writer, cfg *mcpconfig.Config) {
 		}
 	}
 	fmt.Fprintf(w, "\n--allowedTools: %s\n", strings.Join(v.AllowedTools, " "))
+}
+
+// scopeRank is the precedence of scopes for one name (higher wins).
+var scopeRank = map[mcpconfig.Scope]int{
+	mcpconfig.ScopeManaged: 5, mcpconfig.ScopeExtra: 4, mcpconfig.ScopeLocal: 3, mcpconfig.ScopeProject: 2, mcpconfig.ScopeUser: 1,
 }
 
 func serverState(s mcpconfig.Server) string {

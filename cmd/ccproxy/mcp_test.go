@@ -148,6 +148,22 @@ func TestMCPConfigText(t *testing.T) {
 	}
 }
 
+func TestMCPConfigTextShadows(t *testing.T) {
+	root := setup(t, "collisions")
+	out, errOut, code := runMCPCmd(t, configArgs(root)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"dup_up:\n  - config: {\"command\":\"true\",\"args\":[\"user\"]}\n  - the project definition in " + filepath.Join(root, "work", "project", ".mcp.json") + " would win, but it is awaiting",
+		"  - shadows the local definition in " + filepath.Join(root, "home", ".claude.json"),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestMCPUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
