@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,7 +28,7 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 // exitCode prints err once and decides the exit code: 0 ok, 2 usage, 1 other.
 func exitCode(err error, stderr io.Writer) int {
-	if err == nil {
+	if err == nil || errors.Is(err, flag.ErrHelp) { // help was printed by the flag set
 		return 0
 	}
 	fmt.Fprintln(stderr, "ccproxy:", err)

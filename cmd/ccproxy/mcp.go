@@ -68,7 +68,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, usagef("%s: help requested", fs.Name())
+				return nil, err
 			}
 			return nil, usagef("%s: %v", fs.Name(), err)
 		}

@@ -24,7 +24,7 @@ func runNormalize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return err
 		}
 		return usagef("normalize: %v", err)
 	}
