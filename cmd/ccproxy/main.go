@@ -46,10 +46,12 @@ Usage:
         run live Claude Code sessions for webviews over a websocket
   ccproxy normalize [--max-line BYTES] [--attachments strip|inline]
         read claude stream-json on stdin, write normalized events to stdout
-  ccproxy mcp config [--project DIR] [--json]
-        print the MCP servers Claude Code would load, merged and approved
+  ccproxy mcp config [--project DIR] [--json] [--mcp-config FILE]... [--trust-project-mcp]
+        print the MCP servers Claude Code would load: merged, approved, redacted
   ccproxy mcp list --from-cli [--claude PATH] [--project DIR]
         run 'claude mcp list' and show its parsed result
+  ccproxy mcp approve|reject NAME [--project DIR]
+        approve or reject a project (.mcp.json) server, as the interactive CLI records it
   ccproxy help
         print this help
 `
