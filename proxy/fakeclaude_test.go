@@ -98,7 +98,9 @@ func fakeClaude(args []string) int {
 			}
 		case "--mcp-config":
 			if i+1 < len(args) {
-				var cfg struct{ MCPServers map[string]any `json:"mcpServers"` }
+				var cfg struct {
+					MCPServers map[string]any `json:"mcpServers"`
+				}
 				b, _ := os.ReadFile(args[i+1])
 				json.Unmarshal(b, &cfg)
 				for name := range cfg.MCPServers {

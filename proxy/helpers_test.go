@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/tidwall/gjson"
 
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -200,12 +201,14 @@ type wsClient struct {
 	err      error // why reading stopped
 	closeErr *websocket.CloseError
 	nextID   int
+	reading  bool
 	done     chan struct{}
 }
 
 type rawFrame struct {
 	protocol.Frame
 	raw []byte
+	ev  *protocol.SessionEvent // for session/event frames, decoded once
 }
 
 func (ts *testServer) wsURL() string { return "ws" + strings.TrimPrefix(ts.url, "http") + "/v1/ws" }
@@ -236,11 +239,22 @@ func newWSClient(t testing.TB, conn *websocket.Conn, read bool) *wsClient {
 	if read {
 		c.startReading()
 	}
-	t.Cleanup(func() { conn.Close(); <-c.done })
+	t.Cleanup(func() {
+		conn.Close()
+		c.mu.Lock()
+		reading := c.reading
+		c.mu.Unlock()
+		if reading {
+			<-c.done
+		}
+	})
 	return c
 }
 
 func (c *wsClient) startReading() {
+	c.mu.Lock()
+	c.reading = true
+	c.mu.Unlock()
 	go func() {
 		defer close(c.done)
 		for {
@@ -256,12 +270,25 @@ func (c *wsClient) startReading() {
 				return
 			}
 			var f protocol.Frame
-			if mt != websocket.TextMessage {
+			var ev *protocol.SessionEvent
+			switch {
+			case mt != websocket.TextMessage:
 				c.err = fmt.Errorf("binary frame from the proxy")
-			} else if err := json.Unmarshal(data, &f); err != nil {
-				c.err = fmt.Errorf("frame is not JSON: %v: %.200s", err, data)
+			case bytes.HasPrefix(data, []byte(`{"type":"session/event",`)):
+				// The hot path of big tests: read the envelope with gjson
+				// (encoding/json under -race is slow on megabytes).
+				d := gjson.GetBytes(data, "data")
+				f = protocol.Frame{Type: protocol.TypeSessionEvent, Data: json.RawMessage(d.Raw)}
+				ev = &protocol.SessionEvent{Session: d.Get("session").String(), Seq: d.Get("seq").Int(), Event: json.RawMessage(d.Get("event").Raw)}
+				if !d.Get("event").IsObject() {
+					c.err = fmt.Errorf("session/event without an event object: %.200s", data)
+				}
+			default:
+				if err := json.Unmarshal(data, &f); err != nil {
+					c.err = fmt.Errorf("frame is not JSON: %v: %.200s", err, data)
+				}
 			}
-			c.frames = append(c.frames, rawFrame{f, data})
+			c.frames = append(c.frames, rawFrame{f, data, ev})
 			c.cond.Broadcast()
 			c.mu.Unlock()
 		}
@@ -393,12 +420,8 @@ func (c *wsClient) events(session string) []protocol.SessionEvent {
 	defer c.mu.Unlock()
 	var out []protocol.SessionEvent
 	for _, f := range c.frames {
-		if f.Type != protocol.TypeSessionEvent {
-			continue
-		}
-		var ev protocol.SessionEvent
-		if json.Unmarshal(f.Data, &ev) == nil && ev.Session == session {
-			out = append(out, ev)
+		if f.ev != nil && f.ev.Session == session {
+			out = append(out, *f.ev)
 		}
 	}
 	return out
@@ -410,15 +433,11 @@ func (c *wsClient) waitEvent(from int, session, what string, pred func(ev protoc
 	c.t.Helper()
 	var got protocol.SessionEvent
 	_, i := c.waitFor(from, what, func(f rawFrame) bool {
-		if f.Type != protocol.TypeSessionEvent {
+		if f.ev == nil || f.ev.Session != session {
 			return false
 		}
-		var ev protocol.SessionEvent
-		if json.Unmarshal(f.Data, &ev) != nil || ev.Session != session {
-			return false
-		}
-		if pred(ev) {
-			got = ev
+		if pred(*f.ev) {
+			got = *f.ev
 			return true
 		}
 		return false

@@ -201,6 +201,7 @@ func (p *process) waitLoop() {
 	_ = p.cmd.Wait() // the exit status is in ProcessState
 	p.state = p.cmd.ProcessState
 	_ = signalGroup(p.pid, syscall.SIGKILL)
+	p.closeStdin() // ends writeLoop: nobody reads stdin any more
 	close(p.exited)
 }
 

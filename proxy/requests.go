@@ -236,5 +236,3 @@ func (s *Server) reqApproval(c *client, id json.RawMessage, name string, decide 
 	s.applyMCP() // mcp/config and mcp/status reach subscribers before the reply
 	c.reply(id, protocol.MCPApprovalResult{Name: name, Approval: approval})
 }
-
-

@@ -34,11 +34,16 @@ func textOf(ev protocol.SessionEvent) string {
 // of the turn.
 func (c *wsClient) turn(session, text string) []protocol.SessionEvent {
 	c.t.Helper()
-	before := len(c.events(session))
 	from := c.count()
 	c.do(protocol.TypeSessionSend, map[string]any{"session": session, "text": text})
 	c.waitEvent(from, session, "result of "+text, isResult)
-	return c.events(session)[before:]
+	var out []protocol.SessionEvent
+	for _, f := range c.snapshot()[from:] {
+		if f.ev != nil && f.ev.Session == session {
+			out = append(out, *f.ev)
+		}
+	}
+	return out
 }
 
 func TestMultiTurnChat(t *testing.T) {

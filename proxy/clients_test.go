@@ -1,0 +1,346 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// A client that does not read is dropped with 1008 once its queue is full;
+// a fast client on the same session gets every event, in order. The turns
+// are small (fewer frames than the queue holds) and the next is sent only
+// when the fast client has the previous one, so the fast client can never
+// fall behind, whatever the machine's speed; the slow one falls behind by
+// everything: 12 MB, far more than its socket buffers and queue hold.
+func TestSlowClientDropped(t *testing.T) {
+	// WriteWait is long so the proxy's write to the stalled client does
+	// not time out before the test reads again and sees the close frame.
+	ts := startServer(t, Options{SendQueueFrames: 16, WriteWait: waitTimeout})
+	fast := ts.dial(t)
+	s := fast.create(nil)
+
+	// The slow client subscribes, then stops reading. Its receive buffer is
+	// small (no autotuning), so what can be in flight is bounded by the
+	// proxy's send buffer (net.ipv4.tcp_wmem, 4 MiB at most by default).
+	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			err = conn.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return conn, err
+	}}
+	conn, _, err := dialer.Dial(ts.wsURL(), http.Header{"Authorization": {"Bearer " + testToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := newWSClient(t, conn, false)
+	req, _ := json.Marshal(map[string]any{"type": "session/subscribe", "id": 1, "data": map[string]any{"session": s}})
+	if err := conn.WriteMessage(websocket.TextMessage, req); err != nil {
+		t.Fatal(err)
+	}
+	// Read up to the subscribe reply (the session has no events yet).
+	for {
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f protocol.Frame
+		mustUnmarshal(t, data, &f)
+		if f.Type == protocol.TypeReply && string(f.ID) == "1" {
+			break
+		}
+	}
+
+	for i := 0; i < 30; i++ {
+		if evs := fast.turn(s, "flood 8 50000"); len(evs) != 10 {
+			t.Fatalf("turn %d: the fast client got %d events, want 10", i, len(evs))
+		}
+	}
+	checkSeqs(t, fast.events(s), 1)
+
+	// By now the slow client's queue overflowed. Reading again, it finds
+	// what was in flight, then the close frame.
+	slow.startReading()
+	ce := slow.waitClosed()
+	if ce == nil || ce.Code != websocket.ClosePolicyViolation || ce.Text != "slow consumer: send queue full (16 frames)" {
+		t.Fatalf("slow client closed with %v, want 1008 slow consumer", ce)
+	}
+	// The fast client and the session live on.
+	fast.turn(s, "after the drop")
+	checkSeqs(t, fast.events(s), 1)
+
+	// The slow client reconnects and resumes where it stopped: no loss, no
+	// duplicate.
+	got := slow.events(s)
+	last := int64(0)
+	if len(got) > 0 {
+		checkSeqs(t, got, 1)
+		last = got[len(got)-1].Seq
+	}
+	again := ts.dial(t)
+	var sub protocol.SessionSubscribeResult
+	mustUnmarshal(t, again.do(protocol.TypeSessionSubscribe, map[string]any{"session": s, "afterSeq": last}), &sub)
+	again.waitEvent(0, s, "the last event", func(ev protocol.SessionEvent) bool { return ev.Seq == sub.LastSeq })
+	checkSeqs(t, append(got, again.events(s)...), 1)
+}
+
+// Replay: a subscriber with afterSeq gets exactly the events after it, then
+// live ones; when the log no longer reaches back, session/gap says where it
+// starts.
+func TestReplayAndGap(t *testing.T) {
+	ts := startServer(t, Options{ReplayBytes: 64 << 10})
+	a := ts.dial(t)
+	s := a.create(nil)
+	a.turn(s, "flood 20 100")
+	all := a.events(s)
+
+	b := ts.dial(t)
+	var sub protocol.SessionSubscribeResult
+	mustUnmarshal(t, b.do(protocol.TypeSessionSubscribe, map[string]any{"session": s, "afterSeq": 10}), &sub)
+	if sub.FirstSeq != 1 || sub.LastSeq != all[len(all)-1].Seq || sub.State != protocol.StateIdle {
+		t.Errorf("subscribe reply = %+v", sub)
+	}
+	b.waitEvent(0, s, "replay end", func(ev protocol.SessionEvent) bool { return ev.Seq == sub.LastSeq })
+	checkSeqs(t, b.events(s), 11)
+	// Then live.
+	a.turn(s, "live")
+	b.waitEvent(0, s, "live result", func(ev protocol.SessionEvent) bool { return isResult(ev) && ev.Seq > sub.LastSeq })
+	checkSeqs(t, b.events(s), 11)
+
+	// Resubscribing on the same connection replays again from afterSeq.
+	from := b.count()
+	mustUnmarshal(t, b.do(protocol.TypeSessionSubscribe, map[string]any{"session": s, "afterSeq": 20}), &sub)
+	_, end := b.waitEvent(from, s, "second replay end", func(ev protocol.SessionEvent) bool { return ev.Seq == sub.LastSeq })
+	var re []protocol.SessionEvent
+	for _, f := range b.snapshot()[from : end+1] {
+		if f.Type == protocol.TypeSessionEvent {
+			var ev protocol.SessionEvent
+			json.Unmarshal(f.Data, &ev)
+			re = append(re, ev)
+		}
+	}
+	checkSeqs(t, re, 21)
+
+	// Overflow the 64 KiB log: the oldest events are gone.
+	a.turn(s, "flood 200 1000")
+	c := ts.dial(t)
+	id := c.send(protocol.TypeSessionSubscribe, map[string]any{"session": s, "afterSeq": 5})
+	rep := c.reply(id)
+	mustUnmarshal(t, rep.Data, &sub)
+	if sub.FirstSeq <= 6 {
+		t.Fatalf("the log still reaches back to %d", sub.FirstSeq)
+	}
+	var gap protocol.SessionGap
+	gi := c.waitPush(0, protocol.TypeSessionGap, &gap, nil)
+	if gap.FirstSeq != sub.FirstSeq {
+		t.Errorf("gap firstSeq %d, subscribe reply firstSeq %d", gap.FirstSeq, sub.FirstSeq)
+	}
+	ev, ei := c.waitEvent(0, s, "first replayed", func(protocol.SessionEvent) bool { return true })
+	if ev.Seq != sub.FirstSeq || ei < gi {
+		t.Errorf("first replayed event %d at frame %d, gap at frame %d", ev.Seq, ei, gi)
+	}
+	c.waitEvent(0, s, "replay end", func(ev protocol.SessionEvent) bool { return ev.Seq == sub.LastSeq })
+	checkSeqs(t, c.events(s), sub.FirstSeq)
+
+	// afterSeq beyond the last seq: this proxy never produced it.
+	if e := c.doErr(protocol.TypeSessionSubscribe, map[string]any{"session": s, "afterSeq": sub.LastSeq + 100}); e.Code != protocol.CodeBadRequest {
+		t.Errorf("afterSeq beyond lastSeq: %v", e)
+	}
+	// Unsubscribe: nothing more of the session arrives.
+	c.do(protocol.TypeSessionUnsubscribe, map[string]any{"session": s})
+	n := len(c.events(s))
+	a.turn(s, "after unsubscribe")
+	c.do(protocol.TypeSessionList, map[string]any{}) // a round trip after the turn
+	if len(c.events(s)) != n {
+		t.Errorf("events arrived after session/unsubscribe")
+	}
+}
+
+// A client that drops mid-stream reconnects with the last seq it has and
+// continues with no loss and no duplicate.
+func TestReconnectResume(t *testing.T) {
+	ts := startServer(t, Options{})
+	a := ts.dial(t)
+	s := a.create(nil)
+	b := ts.dial(t)
+	b.do(protocol.TypeSessionSubscribe, map[string]any{"session": s})
+	a.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "flood 3000 200"})
+	b.waitEvent(0, s, "some events", func(ev protocol.SessionEvent) bool { return ev.Seq >= 100 })
+	b.conn.Close()
+	<-b.done
+	got := b.events(s)
+	checkSeqs(t, got, 1)
+	last := got[len(got)-1].Seq
+
+	b2 := ts.dial(t)
+	b2.do(protocol.TypeSessionSubscribe, map[string]any{"session": s, "afterSeq": last})
+	a.waitEvent(0, s, "result", isResult)
+	final := a.events(s)
+	b2.waitEvent(0, s, "result", isResult)
+	all := append(got, b2.events(s)...)
+	checkSeqs(t, all, 1)
+	if len(all) != len(final) {
+		t.Errorf("resumed client has %d events, the other %d", len(all), len(final))
+	}
+}
+
+// Interrupt: acknowledged, the turn ends with error_during_execution, the
+// process lives on.
+func TestInterrupt(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.dial(t)
+	s := c.create(nil)
+	from := c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "hang"})
+	c.waitEvent(from, s, "the turn started", func(ev protocol.SessionEvent) bool { return textOf(ev) == "working on it" })
+	var st protocol.SessionState
+	c.waitPush(from, protocol.TypeSessionState, &st, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"running"`) })
+	c.do(protocol.TypeSessionInterrupt, map[string]any{"session": s})
+	ev, _ := c.waitEvent(from, s, "result", isResult)
+	if eventType(ev) != "result/error_during_execution" {
+		t.Errorf("result after interrupt: %s", ev.Event)
+	}
+	c.turn(s, "still there")
+	// Interrupting while idle is fine too.
+	c.do(protocol.TypeSessionInterrupt, map[string]any{"session": s})
+}
+
+// Bad input gets an error reply that says what and where; the connection
+// and the session live on.
+func TestBadInput(t *testing.T) {
+	ts := startServer(t, Options{MaxFrameBytes: 4096, MaxImageBytes: 100})
+	c := ts.dial(t)
+	s := c.create(nil)
+
+	raw := func(mt int, b []byte) *protocol.Error {
+		t.Helper()
+		from := c.count()
+		if err := c.conn.WriteMessage(mt, b); err != nil {
+			t.Fatal(err)
+		}
+		f, _ := c.waitFor(from, "error reply", func(f rawFrame) bool { return f.Type == protocol.TypeReply })
+		if f.OK == nil || *f.OK || f.Error == nil || string(f.ID) != "null" {
+			t.Fatalf("want an error reply with id null, got %s", f.raw)
+		}
+		return f.Error
+	}
+	for _, tc := range []struct {
+		name string
+		mt   int
+		in   string
+		code protocol.Code
+		msg  string
+	}{
+		{"not json", websocket.TextMessage, `{"type":`, protocol.CodeBadRequest, "not valid JSON"},
+		{"not an object", websocket.TextMessage, `[1,2]`, protocol.CodeBadRequest, "want a JSON object"},
+		{"no id", websocket.TextMessage, `{"type":"session/list","data":{}}`, protocol.CodeBadRequest, "id: required"},
+		{"binary", websocket.BinaryMessage, `{"type":"session/list","id":1,"data":{}}`, protocol.CodeBadRequest, "binary frames"},
+		{"oversized", websocket.TextMessage, `{"type":"session/send","id":1,"data":{"text":"` + strings.Repeat("a", 10000) + `"}}`, protocol.CodeFrameTooLarge, "larger than limits.maxFrameBytes (4096)"},
+	} {
+		e := raw(tc.mt, []byte(tc.in))
+		if e.Code != tc.code || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%s: %v, want %s mentioning %q", tc.name, e, tc.code, tc.msg)
+		}
+	}
+	for _, tc := range []struct {
+		typ  string
+		data any
+		code protocol.Code
+		msg  string
+	}{
+		{"session/fly", map[string]any{}, protocol.CodeUnknownType, "unknown request type"},
+		{"mcp/probe", map[string]any{}, protocol.CodeUnknownType, "unknown request type"},
+		{"mcp/approve", map[string]any{"name": "x"}, protocol.CodeUnknownType, "unknown request type"},
+		{"hello", map[string]any{}, protocol.CodeUnknownType, "unknown request type"},
+		{"session/send", map[string]any{"session": "s-nope", "text": "hi"}, protocol.CodeUnknownSession, "no session"},
+		{"session/send", map[string]any{"session": s}, protocol.CodeBadRequest, "data.text"},
+		{"session/send", map[string]any{"session": s, "text": "x", "images": []any{map[string]any{"mediaType": "image/svg+xml", "data": "AAAA"}}}, protocol.CodeBadRequest, "data.images[0].mediaType"},
+		{"session/send", map[string]any{"session": s, "text": "x", "images": []any{map[string]any{"mediaType": "image/png", "data": strings.Repeat("AAAA", 100)}}}, protocol.CodeLimitExceeded, "maxImageBytes"},
+		{"session/create", map[string]any{"model": "--dangerously-skip-permissions"}, protocol.CodeBadRequest, "data.model"},
+		{"session/create", map[string]any{"cwd": "relative/dir"}, protocol.CodeBadRequest, "data.cwd"},
+		{"session/create", map[string]any{"cwd": "/nonexistent/dir"}, protocol.CodeBadRequest, "not an existing directory"},
+		{"session/subscribe", map[string]any{"session": s, "afterSeq": -1}, protocol.CodeBadRequest, "data.afterSeq"},
+		{"permission/respond", map[string]any{"session": s, "requestId": "r", "behavior": "maybe"}, protocol.CodeBadRequest, "data.behavior"},
+		{"session/close", map[string]any{"session": "s-nope"}, protocol.CodeUnknownSession, "no session"},
+	} {
+		e := c.doErr(tc.typ, tc.data)
+		if e.Code != tc.code || !strings.Contains(e.Message, tc.msg) {
+			t.Errorf("%s %v: %v, want %s mentioning %q", tc.typ, tc.data, e, tc.code, tc.msg)
+		}
+	}
+	// String ids are echoed exactly.
+	b, _ := json.Marshal(map[string]any{"type": "session/list", "id": "req-é-1", "data": map[string]any{}})
+	from := c.count()
+	c.conn.WriteMessage(websocket.TextMessage, b)
+	c.waitFor(from, "string id reply", func(f rawFrame) bool { return string(f.ID) == `"req-é-1"` })
+
+	// Still working.
+	c.turn(s, "fine")
+	checkSeqs(t, c.events(s), 1)
+}
+
+// Images in a turn reach claude as image blocks.
+func TestSendImage(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.dial(t)
+	s := c.create(nil)
+	from := c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "look", "images": []any{map[string]any{"mediaType": "image/png", "data": "iVBORw0KGgo="}}})
+	ev, _ := c.waitEvent(from, s, "echo", func(ev protocol.SessionEvent) bool { return strings.HasPrefix(textOf(ev), "echo:") })
+	if textOf(ev) != "echo: look [image]" {
+		t.Errorf("claude got %q", textOf(ev))
+	}
+}
+
+// Several sessions at once, each with its own process and seqs.
+func TestSeveralSessions(t *testing.T) {
+	ts := startServer(t, Options{MaxSessions: 2})
+	c := ts.dial(t)
+	s1, s2 := c.create(nil), c.create(nil)
+	if e := c.doErr(protocol.TypeSessionCreate, map[string]any{}); e.Code != protocol.CodeLimitExceeded {
+		t.Errorf("third session: %v, want limit_exceeded", e)
+	}
+	c.do(protocol.TypeSessionSend, map[string]any{"session": s1, "text": "one"})
+	c.do(protocol.TypeSessionSend, map[string]any{"session": s2, "text": "two"})
+	c.waitEvent(0, s1, "result 1", isResult)
+	c.waitEvent(0, s2, "result 2", isResult)
+	checkSeqs(t, c.events(s1), 1)
+	checkSeqs(t, c.events(s2), 1)
+	var list protocol.SessionListResult
+	mustUnmarshal(t, c.do(protocol.TypeSessionList, map[string]any{}), &list)
+	if len(list.Sessions) != 2 || list.Sessions[0].Session != s1 {
+		t.Errorf("session/list = %+v", list.Sessions)
+	}
+}
+
+// Shutdown: subscribers get session/exited (reason shutdown), then the
+// connection closes with 1001; nothing is left running.
+func TestShutdown(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.create(nil)
+	c.turn(s, "child")
+	if err := ts.stop(); err != nil {
+		t.Fatal(err)
+	}
+	ce := c.waitClosed()
+	if ce == nil || ce.Code != websocket.CloseGoingAway || ce.Text != "ccproxy is shutting down" {
+		t.Errorf("close = %v, want 1001", ce)
+	}
+	var ex protocol.SessionExited
+	c.waitPush(0, protocol.TypeSessionExited, &ex, func(raw json.RawMessage) bool { return strings.Contains(string(raw), s) })
+	if ex.Reason != protocol.ExitShutdown {
+		t.Errorf("exit reason %q", ex.Reason)
+	}
+	if left := leftovers(ts.marker); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}
