@@ -89,6 +89,12 @@ func fakeClaude(args []string) int {
 	if os.Getenv("FAKE_IGNORE_TERM") == "1" {
 		signal.Ignore(syscall.SIGTERM)
 	}
+	if os.Getenv("FAKE_EXIT_ON_USR1") == "1" {
+		// Stdin EOF does not end the fake: SIGUSR1 does, with status 0.
+		usr1 := make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		go func() { <-usr1; os.Exit(0) }()
+	}
 	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{}, turns: make(chan string, 100)}
 	for i, a := range args {
 		switch a {
@@ -136,7 +142,7 @@ func fakeClaude(args []string) int {
 	}
 	close(f.turns)
 	<-done
-	if os.Getenv("FAKE_IGNORE_EOF") == "1" {
+	if os.Getenv("FAKE_IGNORE_EOF") == "1" || os.Getenv("FAKE_EXIT_ON_USR1") == "1" {
 		select {} // hang until killed
 	}
 	return 0

@@ -113,9 +113,7 @@ func TestCloseEscalates(t *testing.T) {
 			if d := time.Since(start); d < 100*time.Millisecond {
 				t.Errorf("closed in %v, before the grace period", d)
 			}
-			if alive(child) {
-				t.Errorf("the child (pid %d) of claude survived the close", child)
-			}
+			waitNoLeftovers(t, ts.marker) // the child of claude died with it
 		})
 	}
 }

@@ -1,0 +1,265 @@
+package proxy
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// statusOf finds server name in an MCP status.
+func statusOf(st protocol.MCPStatus, name string) *protocol.MCPServerStatus {
+	for i := range st.Servers {
+		if st.Servers[i].Name == name {
+			return &st.Servers[i]
+		}
+	}
+	return nil
+}
+
+// waitStatus waits for an mcp/status push (from frame index from) in which
+// pred holds.
+func waitStatus(c *wsClient, from int, what string, pred func(st protocol.MCPStatus) bool) (protocol.MCPStatus, int) {
+	c.t.Helper()
+	var st protocol.MCPStatus
+	i := c.waitPush(from, protocol.TypeMCPStatus, &st, func(raw json.RawMessage) bool {
+		var s protocol.MCPStatus
+		return json.Unmarshal(raw, &s) == nil && pred(s)
+	})
+	return st, i
+}
+
+// The status indicator: config first (pending), then what sessions report
+// (mcp_status); a config change reaches live sessions through
+// mcp_set_servers without a restart.
+func TestMCPStatusAndHotReload(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
+	ts := startServer(t, Options{MCP: src, MCPRefresh: 20 * time.Millisecond})
+	c := ts.dial(t)
+	var hello protocol.Hello
+	c.waitPush(0, protocol.TypeHello, &hello, nil)
+	if !slices.Contains(hello.Capabilities, protocol.CapMCPApproval) || !slices.Contains(hello.Capabilities, protocol.CapMCPStatus) {
+		t.Errorf("capabilities %v", hello.Capabilities)
+	}
+	from := c.count()
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	var cfg protocol.MCPConfig
+	ci := c.waitPush(from, protocol.TypeMCPConfig, &cfg, nil)
+	st, si := waitStatus(c, from, "status", func(protocol.MCPStatus) bool { return true })
+	if len(cfg.Servers) != 1 || cfg.Servers[0].Name != "alpha" || ci > si {
+		t.Errorf("mcp/config %+v (at %d, status at %d)", cfg, ci, si)
+	}
+	if a := statusOf(st, "alpha"); a == nil || a.Status != protocol.MCPPending || a.Origin != protocol.OriginConfig {
+		t.Errorf("before any session: %+v", st)
+	}
+
+	s := c.create(nil)
+	st, _ = waitStatus(c, from, "alpha connected", func(st protocol.MCPStatus) bool {
+		a := statusOf(st, "alpha")
+		return a != nil && a.Status == protocol.MCPConnected
+	})
+	a := statusOf(st, "alpha")
+	if a.Origin != protocol.OriginSession || a.ToolCount == nil || *a.ToolCount != 2 || !slices.Equal(a.Tools, []string{"echo", "image"}) ||
+		a.ServerInfo == nil || a.ServerInfo.Name != "alpha-server" || a.Scope != protocol.ScopeExtra || a.Approval != protocol.ApprovalNotNeeded || a.ObservedAt.IsZero() {
+		t.Errorf("alpha = %+v", a)
+	}
+	resp, body := httpGet(t, "GET", ts.url+"/v1/mcp/status", http.Header{"Authorization": {"Bearer " + testToken}})
+	var hst protocol.MCPStatus
+	mustUnmarshal(t, body, &hst)
+	if resp.StatusCode != 200 || statusOf(hst, "alpha") == nil || statusOf(hst, "alpha").Status != protocol.MCPConnected || hst.UpdatedAt.IsZero() {
+		t.Errorf("GET /v1/mcp/status = %s", body)
+	}
+
+	// Add beta: mcp/config, then beta connected through mcp_set_servers.
+	from = c.count()
+	src.set(map[string]string{"alpha": `{"command":"a","args":[]}`, "beta": `{"command":"b","args":[]}`}, nil)
+	c.waitPush(from, protocol.TypeMCPConfig, &cfg, nil)
+	if len(cfg.Servers) != 2 {
+		t.Errorf("config after the change: %+v", cfg)
+	}
+	waitStatus(c, from, "beta connected", func(st protocol.MCPStatus) bool {
+		b := statusOf(st, "beta")
+		return b != nil && b.Status == protocol.MCPConnected && b.ToolCount != nil
+	})
+	// No restart was needed.
+	for _, f := range c.snapshot() {
+		if f.Type == protocol.TypeSessionState && strings.Contains(string(f.raw), "restarting") {
+			t.Errorf("the session restarted: %s", f.raw)
+		}
+	}
+	c.turn(s, "still fine")
+	checkSeqs(t, c.events(s), 1)
+	if !strings.Contains(ts.logBuf.String(), `msg="MCP servers applied" session=`+s+` added="[\"beta\"]"`) {
+		t.Errorf("the log does not show beta added by mcp_set_servers")
+	}
+}
+
+// When claude refuses the change, the session restarts between turns with
+// --resume; the conversation and its seqs go on.
+func TestMCPRefusedRestarts(t *testing.T) {
+	dir := t.TempDir()
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
+	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1", "FAKE_ARGS_FILE="+filepath.Join(dir, "args.json"))
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.turn(s, "first")
+
+	from := c.count()
+	src.set(map[string]string{"alpha": `{"command":"a","args":[]}`, "beta": `{"command":"b","args":[]}`}, nil)
+	var states []string
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"idle"`) })
+	for _, f := range c.snapshot()[from:] {
+		if f.Type == protocol.TypeSessionState {
+			var st protocol.SessionState
+			mustUnmarshal(t, f.Data, &st)
+			states = append(states, st.State)
+		}
+	}
+	if !slices.Equal(states, []string{"restarting", "starting", "idle"}) {
+		t.Errorf("states %v, want restarting, starting, idle", states)
+	}
+	var args []string
+	b, _ := os.ReadFile(filepath.Join(dir, "args.json"))
+	json.Unmarshal(b, &args)
+	i, cur := slices.Index(args, "--resume"), src.Current().Args
+	if i < 0 || args[i+1] != "fake-session-1" || len(args) < len(cur) || !slices.Equal(args[len(args)-len(cur):], cur) {
+		t.Errorf("restart args %q", args)
+	}
+	evs := c.turn(s, "second")
+	if !strings.Contains(string(evs[0].Event), `"session_id":"fake-session-1"`) {
+		t.Errorf("the resumed session has another id: %s", evs[0].Event)
+	}
+	checkSeqs(t, c.events(s), 1)
+	if n := len(leftovers(ts.marker)); n != 1 {
+		t.Errorf("%d claude processes alive, want 1 (the old one must be gone)", n)
+	}
+}
+
+// A turn sent while the session restarts is held and written afterwards.
+// The old fake exits only on SIGUSR1, so the restart is surely in progress
+// when the turn is sent.
+func TestTurnHeldDuringRestart(t *testing.T) {
+	ts := startServer(t, Options{CloseGrace: waitTimeout}, "FAKE_EXIT_ON_USR1=1")
+	c := ts.dial(t)
+	s := c.create(nil)
+	pid := fakePID(t, c, s)
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := c.count()
+	sess.requestRestart("test")
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	id := c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "during the restart"})
+	var list protocol.SessionListResult
+	mustUnmarshal(t, c.do(protocol.TypeSessionList, map[string]any{}), &list)
+	if list.Sessions[0].State != protocol.StateRestarting {
+		t.Fatalf("state %q, want restarting", list.Sessions[0].State)
+	}
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	if rep := c.reply(id); !*rep.OK {
+		t.Fatalf("held send: %s", rep.raw)
+	}
+	ev, _ := c.waitEvent(from, s, "echo", func(ev protocol.SessionEvent) bool { return strings.HasPrefix(textOf(ev), "echo:") })
+	if textOf(ev) != "echo: during the restart" {
+		t.Errorf("the held turn got %q", textOf(ev))
+	}
+	c.waitEvent(from, s, "result", isResult)
+	checkSeqs(t, c.events(s), 1)
+	// The new fake, too, waits for SIGUSR1 (before stdin EOF it dies of it).
+	syscall.Kill(fakePID(t, c, s), syscall.SIGUSR1)
+}
+
+// Approving or rejecting a project server: pushes reach MCP subscribers
+// before the reply; live sessions get the server.
+func TestMCPApproval(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`, "proj": `{"command":"p","args":[]}`})
+	src.set(src.servers, map[string]string{"proj": protocol.ApprovalAwaiting})
+	<-src.Changes()
+	ts := startServer(t, Options{MCP: src, MCPRefresh: 20 * time.Millisecond})
+	c := ts.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	st, _ := waitStatus(c, 0, "status", func(protocol.MCPStatus) bool { return true })
+	if p := statusOf(st, "proj"); p == nil || p.Status != protocol.MCPAwaitingApproval || p.Approval != protocol.ApprovalAwaiting || p.Scope != protocol.ScopeProject {
+		t.Errorf("proj before approval: %+v", p)
+	}
+	c.create(nil)
+
+	from := c.count()
+	id := c.send(protocol.TypeMCPApprove, map[string]any{"name": "proj"})
+	rep := c.reply(id)
+	var res protocol.MCPApprovalResult
+	mustUnmarshal(t, rep.Data, &res)
+	if res.Approval != protocol.ApprovalApproved || res.Name != "proj" {
+		t.Errorf("approve reply %s", rep.raw)
+	}
+	_, ri := c.waitFor(from, "reply", func(f rawFrame) bool { return string(f.ID) == string(id) })
+	ci := c.waitPush(from, protocol.TypeMCPConfig, nil, nil)
+	_, si := waitStatus(c, from, "proj approved", func(st protocol.MCPStatus) bool {
+		p := statusOf(st, "proj")
+		return p != nil && p.Approval == protocol.ApprovalApproved
+	})
+	if ci > ri || si > ri {
+		t.Errorf("pushes at %d and %d, reply at %d: the reply must come after them", ci, si, ri)
+	}
+	waitStatus(c, from, "proj connected", func(st protocol.MCPStatus) bool {
+		p := statusOf(st, "proj")
+		return p != nil && p.Status == protocol.MCPConnected
+	})
+
+	mustUnmarshal(t, c.do(protocol.TypeMCPReject, map[string]any{"name": "proj"}), &res)
+	if res.Approval != protocol.ApprovalRejected {
+		t.Errorf("reject: %+v", res)
+	}
+	waitStatus(c, from, "proj rejected", func(st protocol.MCPStatus) bool {
+		p := statusOf(st, "proj")
+		return p != nil && p.Status == protocol.MCPRejected
+	})
+	if e := c.doErr(protocol.TypeMCPApprove, map[string]any{"name": "nope"}); e.Code != protocol.CodeMCPServerNotFound {
+		t.Errorf("approve unknown: %v", e)
+	}
+	if e := c.doErr(protocol.TypeMCPApprove, map[string]any{"name": "alpha"}); e.Code != protocol.CodeBadRequest {
+		t.Errorf("approve a server that needs no approval: %v", e)
+	}
+	// Unsubscribed: no more pushes.
+	c.do(protocol.TypeMCPUnsubscribe, map[string]any{})
+	n := c.count()
+	src.set(map[string]string{"alpha": `{"command":"a","args":[]}`}, map[string]string{})
+	c.do(protocol.TypeSessionList, map[string]any{})
+	for _, f := range c.snapshot()[n:] {
+		if f.Type == protocol.TypeMCPConfig || f.Type == protocol.TypeMCPStatus {
+			t.Errorf("push after mcp/unsubscribe: %s", f.Type)
+		}
+	}
+}
+
+// Without an MCP source the status shows what sessions report, and there
+// is no approval.
+func TestMCPStatusWithoutSource(t *testing.T) {
+	h := newMCPHub(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h.observe([]mcpReport{{name: "b", status: "connected", scope: "project"}, {name: "a", status: "weird"}}, time.Now())
+	st := h.currentStatus()
+	if len(st.Servers) != 2 || st.Servers[0].Name != "a" || st.Servers[0].Status != protocol.MCPFailed || st.Servers[1].Scope != protocol.ScopeProject {
+		t.Errorf("status = %+v", st.Servers)
+	}
+	if err := st.Validate(); err != nil {
+		t.Error(err)
+	}
+	// A pending report never hides a definitive one.
+	h.observe([]mcpReport{{name: "b", status: "pending"}}, time.Now())
+	if got := statusOf(h.currentStatus(), "b").Status; got != protocol.MCPConnected {
+		t.Errorf("b = %s after a later pending report", got)
+	}
+}
