@@ -14,7 +14,7 @@ import (
 // Extras returns the scenarios that are not standard captures: they are
 // made on demand (capture -only NAME) for a purpose of their own and are
 // not part of Scenarios, so TestCaptureRealCLI does not run them.
-func Extras() []Scenario { return []Scenario{Demo()} }
+func Extras() []Scenario { return []Scenario{Demo(), XSS()} }
 
 // The demo's user turns and the words the fake API recognizes them by.
 var demoTurns = []struct{ text, keyword string }{
