@@ -37,10 +37,13 @@ type MCPSource interface {
 
 // MCPConfig is one resolved MCP configuration, as the proxy uses it.
 type MCPConfig struct {
-	// Args are the MCP flags of a new claude process, e.g.
-	// --mcp-config FILE --strict-mcp-config --allowedTools mcp__a mcp__b.
-	// They go last on the command line (the flags are variadic).
-	Args []string
+	// Spawn returns the MCP flags of a new claude process, e.g.
+	// --strict-mcp-config --mcp-config FILE --allowedTools mcp__a mcp__b
+	// (they go last on the command line: the flags are variadic), and
+	// release, called once that process has exited (the flags may name a
+	// file that must exist until then). Nil means no flags. It may be
+	// called concurrently.
+	Spawn func() (args []string, release func(), err error)
 	// Servers is the mcp_set_servers payload: every active server by name,
 	// its definition as claude takes it (stdio entries always carry "args").
 	Servers map[string]json.RawMessage
@@ -177,11 +180,10 @@ func (h *mcpHub) setConfig(cfg *MCPConfig) bool {
 
 func configKey(cfg *MCPConfig) [32]byte {
 	b, _ := json.Marshal(struct {
-		A []string
 		S map[string]json.RawMessage
 		T []string
 		V protocol.MCPConfig
-	}{cfg.Args, cfg.Servers, cfg.AllowedTools, cfg.View})
+	}{cfg.Servers, cfg.AllowedTools, cfg.View})
 	return sha256.Sum256(b)
 }
 

@@ -131,7 +131,7 @@ func TestMCPRefusedRestarts(t *testing.T) {
 	var args []string
 	b, _ := os.ReadFile(filepath.Join(dir, "args.json"))
 	json.Unmarshal(b, &args)
-	i, cur := slices.Index(args, "--resume"), src.Current().Args
+	i, cur := slices.Index(args, "--resume"), src.args()
 	if i < 0 || args[i+1] != "fake-session-1" || len(args) < len(cur) || !slices.Equal(args[len(args)-len(cur):], cur) {
 		t.Errorf("restart args %q", args)
 	}

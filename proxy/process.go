@@ -37,6 +37,7 @@ type process struct {
 	exited   chan struct{}    // closed when the process was reaped and its group killed
 	state    *os.ProcessState // set before exited is closed
 	finished chan struct{}    // closed by the owner once the exit was fully handled
+	release  func()           // called once the process has exited (MCP config file)
 
 	eofOnce sync.Once
 }
@@ -102,6 +103,7 @@ func startProcess(spec procSpec) (*process, error) {
 		writerDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 		finished:   make(chan struct{}),
+		release:    func() {},
 	}, nil
 }
 

@@ -326,6 +326,9 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	if err != nil {
 		s.mu.Unlock()
 		sess.log.Error("starting claude", "err", err)
+		if errors.Is(err, errMCPSpawn) {
+			return nil, protocol.Errorf(protocol.CodeInternal, "session/create: the MCP configuration could not be prepared; see the proxy's log")
+		}
 		return nil, protocol.Errorf(protocol.CodeClaudeUnavailable, "session/create: starting the Claude Code CLI failed: %v", err)
 	}
 	sess.proc = p

@@ -132,7 +132,7 @@ func (r *recentSet) has(id string) bool { _, ok := r.m[id]; return ok }
 
 // claudeArgs builds claude's command line. The user's text never goes
 // here; values were validated by package protocol so none reads as a flag.
-func (s *Session) claudeArgs(resume string, mcp *MCPConfig) []string {
+func (s *Session) claudeArgs(resume string, mcpArgs []string) []string {
 	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json",
 		"--verbose", "--include-partial-messages", "--permission-prompt-tool", "stdio"}
 	if s.cfg.model != "" {
@@ -144,24 +144,38 @@ func (s *Session) claudeArgs(resume string, mcp *MCPConfig) []string {
 	if resume != "" {
 		args = append(args, "--resume", resume)
 	}
-	if mcp != nil {
-		args = append(args, mcp.Args...) // variadic flags: last
-	}
-	return args
+	return append(args, mcpArgs...) // variadic flags: last
 }
+
+// errMCPSpawn marks a failure to prepare the MCP flags of a process.
+var errMCPSpawn = errors.New("preparing the MCP configuration for claude")
 
 // spawn starts a claude process for the session.
 func (s *Session) spawn(claude Claude, resume string) (*process, error) {
+	var mcpArgs []string
+	release := func() {}
+	if cfg := s.srv.mcp.config(); cfg != nil && cfg.Spawn != nil {
+		args, rel, err := cfg.Spawn()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", errMCPSpawn, err)
+		}
+		mcpArgs = args
+		if rel != nil {
+			release = rel
+		}
+	}
 	spec := procSpec{
 		path: claude.Path,
-		args: s.claudeArgs(resume, s.srv.mcp.config()),
+		args: s.claudeArgs(resume, mcpArgs),
 		dir:  s.cfg.cwd,
 		env:  s.srv.claudeEnv(),
 	}
 	p, err := startProcess(spec)
 	if err != nil {
+		release()
 		return nil, err
 	}
+	p.release = release
 	s.log.Info("claude started", "pid", p.pid, "path", claude.Path, "cwd", s.cfg.cwd, "resume", resume != "")
 	return p, nil
 }
@@ -179,6 +193,7 @@ func (s *Session) run(p *process) {
 		defer s.wg.Done()
 		defer close(p.finished)
 		p.waitLoop()
+		p.release()
 		// The group is dead; EOF comes once every writer of the pipes is
 		// gone. A process that escaped the group could hold them open:
 		// do not wait for it forever.
@@ -1015,6 +1030,7 @@ func (s *Session) restart(old *process) {
 		// Closed meanwhile: nobody else owns the new process; reap it.
 		p.kill()
 		p.waitLoop()
+		p.release()
 		closeAll(p.stdin, p.stdout, p.stderr)
 		fail("")
 		return

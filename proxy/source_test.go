@@ -76,11 +76,12 @@ func (s *testSource) rebuildLocked() {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		s.t.Error(err)
 	}
-	cfg.Args = []string{"--mcp-config", path, "--strict-mcp-config"}
+	args := []string{"--mcp-config", path, "--strict-mcp-config"}
 	if len(allowed) > 0 {
-		cfg.Args = append(cfg.Args, "--allowedTools")
-		cfg.Args = append(cfg.Args, allowed...)
+		args = append(args, "--allowedTools")
+		args = append(args, allowed...)
 	}
+	cfg.Spawn = func() ([]string, func(), error) { return args, nil, nil }
 	cfg.AllowedTools = allowed
 	s.cfg = cfg
 }
@@ -94,6 +95,12 @@ func (s *testSource) Current() *MCPConfig {
 }
 
 func (s *testSource) Changes() <-chan struct{} { return s.ch }
+
+// args are the MCP flags of the current configuration.
+func (s *testSource) args() []string {
+	a, _, _ := s.Current().Spawn()
+	return a
+}
 
 func (s *testSource) decide(name, approval string) (string, error) {
 	s.mu.Lock()

@@ -1,0 +1,245 @@
+package proxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/ccproxy/ccproxy/mcpconfig"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// MCPConfigSource is the MCPSource of package mcpconfig: a Watcher keeps
+// the resolved configuration current, approvals are recorded where the
+// interactive CLI reads them, and each configuration gets a private
+// --mcp-config file, written when a claude process first needs it and
+// removed when no process uses it and a newer configuration is in force.
+//
+// It owns one goroutine, which forwards the Watcher's events; Close stops
+// the Watcher, joins the goroutine and removes the files. Its methods are
+// safe for concurrent use.
+type MCPConfigSource struct {
+	opts mcpconfig.Options
+	dir  string // where --mcp-config files go ("" = os.TempDir)
+	log  *slog.Logger
+	w    *mcpconfig.Watcher
+	ch   chan struct{}
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	cur    *MCPConfig
+	raw    *mcpconfig.Config
+	file   *configFile // of cur
+	closed bool
+}
+
+// NewMCPConfigSource resolves the configuration for opts and starts
+// watching it. dir is where the private --mcp-config files are written
+// ("" for the system's temporary directory).
+func NewMCPConfigSource(opts mcpconfig.Options, dir string, log *slog.Logger) (*MCPConfigSource, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	w, err := mcpconfig.NewWatcher(opts)
+	if err != nil {
+		return nil, fmt.Errorf("watching the MCP configuration: %w", err)
+	}
+	s := &MCPConfigSource{opts: opts, dir: dir, log: log, w: w, ch: make(chan struct{}, 1)}
+	s.install(w.Initial())
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for ev := range w.Events() {
+			s.log.Info("MCP configuration files changed", "added", ev.Changes.Added, "removed", ev.Changes.Removed, "changed", ev.Changes.Changed, "coalesced", ev.Coalesced)
+			s.install(ev.Config)
+		}
+	}()
+	return s, nil
+}
+
+// Close stops watching and removes the --mcp-config files. Call it after
+// the proxy (and so every claude) has stopped. It may be called more than once.
+func (s *MCPConfigSource) Close() error {
+	err := s.w.Close()
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		if s.file != nil {
+			s.file.retire()
+		}
+	}
+	return err
+}
+
+// Current implements MCPSource.
+func (s *MCPConfigSource) Current() *MCPConfig {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// Changes implements MCPSource.
+func (s *MCPConfigSource) Changes() <-chan struct{} { return s.ch }
+
+// Approve implements MCPSource.
+func (s *MCPConfigSource) Approve(name string) (string, error) {
+	return s.decide(name, "approve", mcpconfig.Approve)
+}
+
+// Reject implements MCPSource.
+func (s *MCPConfigSource) Reject(name string) (string, error) {
+	return s.decide(name, "reject", mcpconfig.Reject)
+}
+
+func (s *MCPConfigSource) decide(name, verb string, fn func(mcpconfig.Options, string) (*mcpconfig.Config, error)) (string, error) {
+	s.mu.Lock()
+	raw := s.raw
+	s.mu.Unlock()
+	srv, ok := raw.Server(name)
+	if !ok {
+		return "", protocol.Errorf(protocol.CodeMCPServerNotFound, "mcp/%s: no MCP server named %q is configured", verb, name)
+	}
+	if _, ok := projectApproval(srv); !ok {
+		return "", protocol.Errorf(protocol.CodeBadRequest, "mcp/%s: %q is a %s server; only project (.mcp.json) servers need approval", verb, name, srv.Scope)
+	}
+	cfg, err := fn(s.opts, name)
+	if err != nil {
+		return "", err
+	}
+	s.install(cfg)
+	srv, _ = cfg.Server(name)
+	approval, _ := projectApproval(srv)
+	return approval, nil
+}
+
+// projectApproval returns the approval of the project definition of srv
+// (the winning one or a shadowed one).
+func projectApproval(srv mcpconfig.Server) (string, bool) {
+	if srv.Scope == mcpconfig.ScopeProject {
+		return string(srv.Approval), true
+	}
+	for _, o := range srv.Shadows {
+		if o.Scope == mcpconfig.ScopeProject {
+			return string(o.Approval), true
+		}
+	}
+	return "", false
+}
+
+// install makes cfg current and signals the change.
+func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
+	if cfg == nil {
+		return
+	}
+	file := &configFile{cfg: cfg, dir: s.dir, log: s.log}
+	cur := convertMCPConfig(cfg, s.log)
+	cur.Spawn = file.acquire
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if s.file != nil {
+		s.file.retire()
+	}
+	s.cur, s.raw, s.file = cur, cfg, file
+	s.mu.Unlock()
+	select {
+	case s.ch <- struct{}{}:
+	default:
+	}
+}
+
+// convertMCPConfig turns a resolved configuration into what the proxy uses.
+func convertMCPConfig(cfg *mcpconfig.Config, log *slog.Logger) *MCPConfig {
+	out := &MCPConfig{Servers: map[string]json.RawMessage{}, AllowedTools: cfg.AllowedTools()}
+	if err := json.Unmarshal(cfg.SetServersPayload(), &out.Servers); err != nil {
+		log.Error("MCP servers payload", "err", err)
+	}
+	v := cfg.Redacted()
+	out.View = protocol.MCPConfig{Project: v.ProjectDir, Servers: []protocol.MCPConfigServer{}, AllowedTools: slices.Clone(v.AllowedTools)}
+	for _, srv := range v.Servers {
+		ps := protocol.MCPConfigServer{
+			Name:       srv.Name,
+			Scope:      string(srv.Scope),
+			Source:     srv.Source,
+			Type:       string(srv.Type),
+			Active:     srv.Active,
+			Approval:   string(srv.Approval),
+			MissingEnv: slices.Clone(srv.MissingEnv),
+			Config:     srv.Redacted,
+		}
+		if ps.Approval == "" {
+			ps.Approval = protocol.ApprovalNotNeeded
+		}
+		for _, o := range srv.Shadows {
+			ps.Shadows = append(ps.Shadows, protocol.MCPShadow{Scope: string(o.Scope), Source: o.Source})
+		}
+		out.View.Servers = append(out.View.Servers, ps)
+	}
+	for _, e := range v.Errors {
+		out.View.Errors = append(out.View.Errors, protocol.MCPConfigError{File: e.File, Line: int64(e.Line), Column: int64(e.Column), Message: e.Message})
+	}
+	return out
+}
+
+// configFile is the --mcp-config file of one configuration: written on the
+// first acquire, removed once retired and released by every process.
+type configFile struct {
+	cfg *mcpconfig.Config
+	dir string
+	log *slog.Logger
+
+	mu      sync.Mutex
+	f       *mcpconfig.ConfigFile
+	refs    int
+	retired bool
+}
+
+func (c *configFile) acquire() ([]string, func(), error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		f, err := c.cfg.MCPConfigFile(c.dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.f = f
+	}
+	c.refs++
+	args := append(c.f.Args(), "--allowedTools")
+	tools := c.cfg.AllowedTools()
+	if len(tools) == 0 {
+		args = args[:len(args)-1]
+	}
+	args = append(args, tools...)
+	var once sync.Once
+	return args, func() { once.Do(c.release) }, nil
+}
+
+func (c *configFile) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refs--
+	c.closeIfUnusedLocked()
+}
+
+func (c *configFile) retire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.retired = true
+	c.closeIfUnusedLocked()
+}
+
+func (c *configFile) closeIfUnusedLocked() {
+	if c.retired && c.refs == 0 && c.f != nil {
+		if err := c.f.Close(); err != nil {
+			c.log.Warn("removing an --mcp-config file", "err", err)
+		}
+		c.f = nil
+	}
+}
