@@ -42,16 +42,18 @@ func newBlobStore(maxBytes int64) *blobStore {
 // PutAttachment implements stream.Sink: it keeps a copy of data and returns
 // the URL it is served at, relative to the proxy's base URL.
 func (b *blobStore) PutAttachment(a stream.Attachment, data []byte) (string, error) {
-	if !sha256Hex.MatchString(a.SHA256) {
-		return "", fmt.Errorf("blob store: bad sha256 %q", a.SHA256)
+	// The strings of a may alias the normalizer's buffer: copy what is kept.
+	sha, mediaType := strings.Clone(a.SHA256), strings.Clone(a.MediaType)
+	if !sha256Hex.MatchString(sha) {
+		return "", fmt.Errorf("blob store: bad sha256 %q", sha)
 	}
 	if int64(len(data)) > b.max {
 		return "", fmt.Errorf("blob store: attachment of %s is larger than the store (%s)", stream.FormatSize(len(data)), stream.FormatSize(int(b.max)))
 	}
-	url := blobPath + a.SHA256
+	url := blobPath + sha
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if e, ok := b.byHash[a.SHA256]; ok {
+	if e, ok := b.byHash[sha]; ok {
 		b.lru.MoveToFront(e)
 		return url, nil
 	}
@@ -63,8 +65,8 @@ func (b *blobStore) PutAttachment(a stream.Attachment, data []byte) (string, err
 		b.size -= int64(len(old.data))
 		b.evicted++
 	}
-	bl := &blob{sha: a.SHA256, mediaType: cleanMediaType(a.MediaType), data: append([]byte(nil), data...)}
-	b.byHash[a.SHA256] = b.lru.PushFront(bl)
+	bl := &blob{sha: sha, mediaType: cleanMediaType(mediaType), data: append([]byte(nil), data...)}
+	b.byHash[sha] = b.lru.PushFront(bl)
 	b.size += int64(len(data))
 	return url, nil
 }

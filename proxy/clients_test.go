@@ -29,14 +29,7 @@ func TestSlowClientDropped(t *testing.T) {
 	// The slow client subscribes, then stops reading. Its receive buffer is
 	// small (no autotuning), so what can be in flight is bounded by the
 	// proxy's send buffer (net.ipv4.tcp_wmem, 4 MiB at most by default).
-	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		if err == nil {
-			err = conn.(*net.TCPConn).SetReadBuffer(64 << 10)
-		}
-		return conn, err
-	}}
-	conn, _, err := dialer.Dial(ts.wsURL(), http.Header{"Authorization": {"Bearer " + testToken}})
+	conn, _, err := smallBufferDialer().Dial(ts.wsURL(), http.Header{"Authorization": {"Bearer " + testToken}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,4 +344,16 @@ func TestShutdown(t *testing.T) {
 		t.Errorf("exit reason %q", ex.Reason)
 	}
 	waitNoLeftovers(t, ts.marker)
+}
+
+// smallBufferDialer dials with a 64 KiB receive buffer (no autotuning), so
+// a client that stops reading stalls the proxy's writes early.
+func smallBufferDialer() *websocket.Dialer {
+	return &websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			err = conn.(*net.TCPConn).SetReadBuffer(64 << 10)
+		}
+		return conn, err
+	}}
 }

@@ -222,6 +222,23 @@ func (h *mcpHub) observe(reports []mcpReport, at time.Time) {
 	h.recomputeLocked()
 }
 
+// needsDetail reports whether reports (from system/init, which carries
+// statuses only) name a settled status for which no mcp_status answer has
+// given tools and error text yet.
+func (h *mcpHub) needsDetail(reports []mcpReport) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range reports {
+		if r.status == protocol.MCPPending || r.name == "" {
+			continue
+		}
+		if o := h.obs[r.name]; o == nil || o.withTools[r.status] == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // subscribe adds c to the MCP subscribers and queues mcp/config and
 // mcp/status for it (after the reply the caller queued).
 func (h *mcpHub) subscribe(c *client) {

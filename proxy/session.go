@@ -340,6 +340,9 @@ func (s *Session) appendEvent(ev *stream.Event) {
 
 	if reports != nil {
 		s.srv.mcp.observe(reports, time.Now())
+		if s.srv.mcp.needsDetail(reports) {
+			s.refreshMCPStatus() // tools and failure reasons come only from mcp_status
+		}
 	}
 }
 
