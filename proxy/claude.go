@@ -35,6 +35,12 @@ var ErrClaudeUnavailable = errors.New("claude code CLI unavailable")
 // `<path> --version` and checks it against minVersion (MinClaudeVersion when
 // ""). The errors wrap ErrClaudeUnavailable and say how to fix the problem.
 func FindClaude(ctx context.Context, explicit string, getenv func(string) string, minVersion string) (Claude, error) {
+	return findClaude(ctx, explicit, nil, getenv, minVersion)
+}
+
+// findClaude is FindClaude with arguments placed before --version (a
+// stand-in command such as `ccproxy replay-claude`).
+func findClaude(ctx context.Context, explicit string, prefix []string, getenv func(string) string, minVersion string) (Claude, error) {
 	if minVersion == "" {
 		minVersion = MinClaudeVersion
 	}
@@ -61,7 +67,7 @@ func FindClaude(ctx context.Context, explicit string, getenv func(string) string
 
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd := exec.CommandContext(ctx, path, append(append([]string(nil), prefix...), "--version")...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout = &limitedBuffer{buf: &out, max: 4096}
 	cmd.Stderr = &limitedBuffer{buf: &errOut, max: 4096}

@@ -172,6 +172,13 @@ func TestE2EMultiTurnAndResume(t *testing.T) {
 	c := e.dial(t)
 	s := c.create(nil)
 	evs := c.turn(s, "say PING-1 please")
+	echoed := false
+	for _, ev := range evs {
+		echoed = echoed || eventType(ev) == "user" && bytes.Contains(ev.Event, []byte("say PING-1 please"))
+	}
+	if !echoed {
+		t.Error("the user's turn is not in the event stream (--replay-user-messages)")
+	}
 	if r := resultOf(t, evs); r["result"] != "pong one" || r["is_error"] != false {
 		t.Errorf("first result: %v", r)
 	}

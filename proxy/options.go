@@ -23,6 +23,10 @@ type Options struct {
 	// ClaudePath is the Claude Code CLI to run (--claude). When empty it is
 	// looked up with FindClaude: $CCPROXY_CLAUDE, then PATH.
 	ClaudePath string
+	// ClaudePrefixArgs go before claude's own arguments, also for its
+	// --version check: a stand-in such as `ccproxy replay-claude` (the demo)
+	// is ClaudePath = ccproxy, ClaudePrefixArgs = ["replay-claude"].
+	ClaudePrefixArgs []string
 	// Getenv reads $CCPROXY_CLAUDE for FindClaude (default os.Getenv).
 	Getenv func(string) string
 	// MinClaudeVersion is the oldest CLI accepted (default MinClaudeVersion).

@@ -240,7 +240,7 @@ func TestClaudeCommandLine(t *testing.T) {
 	}
 	json.Unmarshal(b, &args)
 	want := append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-		"--include-partial-messages", "--permission-prompt-tool", "stdio", "--model", "claude-x-1",
+		"--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio", "--model", "claude-x-1",
 		"--permission-mode", "plan", "--resume", "abc-123"}, src.args()...)
 	if !slices.Equal(args, want) {
 		t.Errorf("args =\n  %q\nwant\n  %q", args, want)

@@ -172,7 +172,7 @@ func (s *Server) findClaude() (Claude, error) {
 	if s.claude != nil {
 		return *s.claude, nil
 	}
-	c, err := FindClaude(context.Background(), s.opts.ClaudePath, s.opts.Getenv, s.opts.MinClaudeVersion)
+	c, err := findClaude(context.Background(), s.opts.ClaudePath, s.opts.ClaudePrefixArgs, s.opts.Getenv, s.opts.MinClaudeVersion)
 	if err != nil {
 		return Claude{}, err
 	}

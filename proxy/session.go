@@ -132,9 +132,12 @@ func (r *recentSet) has(id string) bool { _, ok := r.m[id]; return ok }
 
 // claudeArgs builds claude's command line. The user's text never goes
 // here; values were validated by package protocol so none reads as a flag.
+// --replay-user-messages has claude echo each user turn as an event, so
+// every client (and a replay after a reconnect) shows what was asked.
 func (s *Session) claudeArgs(resume string, mcpArgs []string) []string {
-	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json",
-		"--verbose", "--include-partial-messages", "--permission-prompt-tool", "stdio"}
+	args := append([]string(nil), s.srv.opts.ClaudePrefixArgs...)
+	args = append(args, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+		"--verbose", "--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio")
 	if s.cfg.model != "" {
 		args = append(args, "--model", s.cfg.model)
 	}

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
+	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+const serveToken = "serve-test-token-0123456789"
+
+func TestServeUsage(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o600)
+	t.Setenv("CCPROXY_TOKEN", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--addr", "0.0.0.0:8080"}, "listens on loopback only"},
+		{[]string{"--addr", "192.168.1.10:0"}, "listens on loopback only"},
+		{[]string{"--addr", "nonsense"}, "want HOST:PORT"},
+		{[]string{"--token", "short"}, "at least 16 characters"},
+		{[]string{"--token", "has spaces in it, which is bad"}, "is not one of A-Z a-z 0-9 . _ ~ -"},
+		{[]string{"--token", serveToken, "--token-file", empty}, "not both"},
+		{[]string{"--token-file", empty}, "is empty"},
+		{[]string{"--token-file", filepath.Join(dir, "missing")}, "--token-file"},
+		{[]string{"--allow-origin", "not an origin"}, "allowed origin"},
+		{[]string{"--demo", "--replay", "x.jsonl"}, "not both"},
+		{[]string{"--demo", "--claude", "/bin/claude"}, "drop --claude"},
+		{[]string{"--permission-timeout", "-1s"}, "must not be negative"},
+		{[]string{"--send-queue", "0"}, "must be positive"},
+		{[]string{"--log-level", "loud"}, "--log-level"},
+		{[]string{"--nope"}, "flag provided but not defined"},
+		{[]string{"extra"}, "unexpected argument"},
+	} {
+		out, errOut, code := runCmd(t, "", append([]string{"serve"}, tc.args...)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("serve %q: exit %d, stderr %q, stdout %q; want exit 2 and %q", tc.args, code, errOut, out, tc.want)
+		}
+		if strings.Contains(errOut, "has spaces in it") {
+			t.Errorf("serve %q: the error shows the token", tc.args)
+		}
+	}
+}
+
+// firstLine is the address line serve prints.
+type firstLine struct {
+	URL   string `json:"url"`
+	Port  int    `json:"port"`
+	PID   int    `json:"pid"`
+	Token string `json:"token"`
+}
+
+func readFirstLine(t *testing.T, r *bufio.Reader) firstLine {
+	t.Helper()
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the first line: %v", err)
+	}
+	var fl firstLine
+	if err := json.Unmarshal([]byte(line), &fl); err != nil || fl.Port == 0 || fl.URL != fmt.Sprintf("http://127.0.0.1:%d", fl.Port) {
+		t.Fatalf("first line %q: %+v %v", line, fl, err)
+	}
+	return fl
+}
+
+// client is a minimal websocket client of the proxy.
+type client struct {
+	t    *testing.T
+	conn *websocket.Conn
+	n    int
+	seen []map[string]any
+}
+
+func dialProxy(t *testing.T, url string, h http.Header, protos ...string) *client {
+	t.Helper()
+	d := websocket.Dialer{Subprotocols: protos}
+	conn, resp, err := d.Dial("ws"+strings.TrimPrefix(url, "http")+"/v1/ws", h)
+	if err != nil {
+		status := ""
+		if resp != nil {
+			status = resp.Status
+		}
+		t.Fatalf("dial: %v %s", err, status)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetReadDeadline(time.Now().Add(60 * time.Second))
+	return &client{t: t, conn: conn}
+}
+
+// next reads frames until pred holds.
+func (c *client) next(what string, pred func(f map[string]any) bool) map[string]any {
+	c.t.Helper()
+	for {
+		var f map[string]any
+		if err := c.conn.ReadJSON(&f); err != nil {
+			c.t.Fatalf("waiting for %s: %v", what, err)
+		}
+		c.seen = append(c.seen, f)
+		if pred(f) {
+			return f
+		}
+	}
+}
+
+func (c *client) do(typ string, data map[string]any) map[string]any {
+	c.t.Helper()
+	c.n++
+	id := float64(c.n)
+	if err := c.conn.WriteJSON(map[string]any{"type": typ, "id": id, "data": data}); err != nil {
+		c.t.Fatal(err)
+	}
+	rep := c.next("reply to "+typ, func(f map[string]any) bool { return f["type"] == "reply" && f["id"] == id })
+	if rep["ok"] != true {
+		c.t.Fatalf("%s: %v", typ, rep)
+	}
+	d, _ := rep["data"].(map[string]any)
+	return d
+}
+
+func isResultOf(session string) func(f map[string]any) bool {
+	return func(f map[string]any) bool {
+		if f["type"] != protocol.TypeSessionEvent {
+			return false
+		}
+		d := f["data"].(map[string]any)
+		ev := d["event"].(map[string]any)
+		return d["session"] == session && ev["type"] == "result"
+	}
+}
+
+// markedProcesses lists live processes whose environment holds marker.
+func markedProcesses(marker string) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte(marker+"\x00")) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, fmt.Sprintf("%d %.120s", pid, strings.ReplaceAll(string(cmd), "\x00", " ")))
+	}
+	return out
+}
+
+// checkNothingLeft fails if processes with marker are alive (SIGKILLed ones
+// may take a moment to go: /proc is polled for a few seconds).
+func checkNothingLeft(t *testing.T, marker string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := markedProcesses(marker)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes left running: %v", left)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The real run() on port 0 (as benbjohnson/wtf's main_test does), with the
+// real CLI against the fake API and an MCP server from the project's
+// .mcp.json: a turn calls the MCP tool; cancelling the context (what
+// SIGINT/SIGTERM do in main) closes the session and leaves nothing running.
+func TestServeRun(t *testing.T) {
+	claude := testkit.Claude(t)
+	testmcp := mcptest.Command(t)
+	api := fakeapi.Start(t, fakeapi.First(
+		fakeapi.OnText("TOOL", fakeapi.CallTool("mcp__testmcp__text", nil)),
+		fakeapi.OnToolResults(fakeapi.Summarize),
+	))
+	home, project := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(home, "tmp"), 0o755)
+	mcpJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"testmcp": map[string]any{"command": testmcp}}})
+	os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644)
+	for _, kv := range api.Env(home) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	marker := fmt.Sprintf("serve-run-%d", time.Now().UnixNano())
+	t.Setenv("CCPROXY_TEST_MARKER", marker)
+	t.Setenv("CCPROXY_TOKEN", serveToken)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--project", project, "--claude", claude, "--trust-project-mcp", "--log-level", "debug"}, strings.NewReader(""), pw, &stderr)
+		pw.Close()
+	}()
+	fl := readFirstLine(t, bufio.NewReader(pr))
+	go io.Copy(io.Discard, pr)
+	if fl.Token != "" || fl.PID != os.Getpid() {
+		t.Errorf("first line %+v: a given token must not be printed; pid must be ours", fl)
+	}
+
+	c := dialProxy(t, fl.URL, http.Header{"Authorization": {"Bearer " + serveToken}})
+	hello := c.next("hello", func(f map[string]any) bool { return f["type"] == "hello" })
+	if fmt.Sprint(hello["data"].(map[string]any)["claude"]) != "map[name:claude-code version:"+testkit.ClaudeVersion+"]" {
+		t.Errorf("hello %v", hello)
+	}
+	s := c.do("session/create", map[string]any{})["session"].(string)
+	c.do("session/subscribe", map[string]any{"session": s})
+	c.do("session/send", map[string]any{"session": s, "text": "call the TOOL"})
+	res := c.next("result", isResultOf(s))
+	ev := res["data"].(map[string]any)["event"].(map[string]any)
+	if !strings.Contains(fmt.Sprint(ev["result"]), mcptest.OneText) {
+		t.Errorf("result %v, want the MCP tool's text", ev["result"])
+	}
+	if len(markedProcesses(marker)) < 2 {
+		t.Errorf("claude and its MCP server should be running: %v", markedProcesses(marker))
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("run did not return after its context was cancelled")
+	}
+	c.next("session/exited", func(f map[string]any) bool {
+		return f["type"] == "session/exited" && f["data"].(map[string]any)["reason"] == "shutdown"
+	})
+	checkNothingLeft(t, marker)
+	if strings.Contains(stderr.String(), serveToken) {
+		t.Error("the token appears in the log")
+	}
+	if t.Failed() {
+		t.Logf("log:\n%s", stderr.String())
+	}
+}
+
+// The built binary in demo mode (no CLI, no API key): it makes up a token
+// and prints it on the first line, a browser-style client authenticates
+// with the subprotocol, a demo turn plays, and SIGTERM ends everything.
+func TestServeDemoBinarySIGTERM(t *testing.T) {
+	bin := ccproxyBinary(t)
+	marker := fmt.Sprintf("serve-demo-%d", time.Now().UnixNano())
+	cmd := exec.Command(bin, "serve", "--demo", "--addr", "127.0.0.1:0", "--project", t.TempDir())
+	cmd.Env = append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TEST_MARKER="+marker)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	fl := readFirstLine(t, bufio.NewReader(stdout))
+	if len(fl.Token) < 32 || fl.PID != cmd.Process.Pid {
+		t.Fatalf("first line %+v: want a generated token and the process's pid", fl)
+	}
+
+	// Without the token: 401. With it, as a browser does it.
+	resp, err := http.Get(fl.URL + "/v1/mcp/status")
+	if err != nil || resp.StatusCode != 401 {
+		t.Errorf("no token: %v %v", resp, err)
+	}
+	c := dialProxy(t, fl.URL, nil, protocol.Subprotocol, protocol.TokenSubprotocolPrefix+fl.Token)
+	if c.conn.Subprotocol() != protocol.Subprotocol {
+		t.Errorf("subprotocol %q", c.conn.Subprotocol())
+	}
+	s := c.do("session/create", map[string]any{})["session"].(string)
+	c.do("session/subscribe", map[string]any{"session": s})
+	c.do("session/send", map[string]any{"session": s, "text": "hello demo"})
+	c.next("result", isResultOf(s))
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	c.next("session/exited", func(f map[string]any) bool { return f["type"] == "session/exited" })
+	for {
+		var f map[string]any
+		err := c.conn.ReadJSON(&f)
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			if ce.Code != websocket.CloseGoingAway {
+				t.Errorf("close code %d, want 1001", ce.Code)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatalf("want a close frame, got %v", err)
+		}
+	}
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+	select {
+	case err := <-waitErr:
+		if err != nil {
+			t.Errorf("ccproxy exited with %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("ccproxy did not exit after SIGTERM")
+	}
+	checkNothingLeft(t, marker)
+	if strings.Contains(stderr.String(), fl.Token) {
+		t.Error("the token appears in the log")
+	}
+}
+
+func withoutEnv(env []string, name string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
