@@ -1,0 +1,226 @@
+package mcpconfig
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/ccproxy/ccproxy/stream"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// Tools connects to the server called name and returns its tools with
+// their parameter trees (the data of an mcp/tools reply), in the server's
+// order. inputSchema, outputSchema and annotations are the server's JSON
+// as sent (key order kept). Errors are *Error: SERVER_NOT_FOUND,
+// NOT_ACTIVE, or a connection failure.
+func (p *Prober) Tools(ctx context.Context, cfg *Config, name string) ([]protocol.Tool, error) {
+	s, err := lookupServer(cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Active {
+		return nil, notActive(s)
+	}
+	if e := p.acquire(ctx, s); e != nil {
+		return nil, e
+	}
+	defer p.release()
+	cctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+	defer cancel()
+	ss, e := p.open(cctx, s, p.dir(cfg))
+	if e != nil {
+		return nil, e
+	}
+	tools, err := ss.listTools(cctx)
+	if err != nil {
+		return nil, ss.failure(cctx, "tools/list", err)
+	}
+	ss.close(true)
+	out := make([]protocol.Tool, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, ss.toolInfo(t))
+	}
+	return out, nil
+}
+
+// toolInfo converts a listed tool, preferring the raw JSON the server sent.
+func (ss *session) toolInfo(t *mcp.Tool) protocol.Tool {
+	out := protocol.Tool{Name: t.Name, Title: toolTitle(t), Description: t.Description}
+	if raw := ss.tap.get(t.Name); raw != nil {
+		tool := gjson.ParseBytes(raw)
+		out.InputSchema = rawMember(tool, "inputSchema")
+		out.OutputSchema = rawMember(tool, "outputSchema")
+		out.Annotations = rawMember(tool, "annotations")
+	} else {
+		out.InputSchema = marshalRaw(t.InputSchema)
+		out.OutputSchema = marshalRaw(t.OutputSchema)
+		if t.Annotations != nil {
+			out.Annotations = marshalRaw(t.Annotations)
+		}
+	}
+	if !gjson.ParseBytes(out.InputSchema).IsObject() {
+		out.InputSchema = json.RawMessage(`{"type":"object"}`) // the MCP schema requires an object
+	}
+	if out.OutputSchema != nil && !gjson.ParseBytes(out.OutputSchema).IsObject() {
+		out.OutputSchema = nil
+	}
+	if out.Annotations != nil && !gjson.ParseBytes(out.Annotations).IsObject() {
+		out.Annotations = nil
+	}
+	schema, err := ParseToolSchema(out.InputSchema)
+	if err != nil {
+		out.Parameters = []protocol.Parameter{{Name: "arguments", Path: RootPath, Type: "any", Required: true, Unsupported: err.Error()}}
+		return out
+	}
+	out.Parameters = schema.Parameters()
+	if notes := schema.Notes(); len(notes) > 0 {
+		ss.p.log.Debug("mcp tool schema: not everything is shown", "server", ss.srv.Name, "tool", t.Name, "notes", strings.Join(notes, "; "))
+	}
+	return out
+}
+
+func rawMember(v gjson.Result, key string) json.RawMessage {
+	m := v.Get(key)
+	if !m.Exists() || m.Type == gjson.Null {
+		return nil
+	}
+	return json.RawMessage(m.Raw)
+}
+
+func marshalRaw(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return nil
+	}
+	return b
+}
+
+// Call calls tool of the server called name directly, with args (a JSON
+// object; empty means {}). The server must be active. The arguments are
+// validated against the tool's inputSchema before anything is sent. The
+// result is normalized exactly like a session tool_result (the content as
+// text, binary parts as attachments per ProberOptions.Attachments);
+// DurationMs is the time of the tools/call alone. A tool that fails is a
+// result with IsError set, and so is a JSON-RPC error answer to
+// tools/call (its content then reads "MCP error CODE: message", as claude
+// shows it). Errors are *Error: SERVER_NOT_FOUND, NOT_ACTIVE,
+// TOOL_NOT_FOUND, INVALID_ARGUMENTS (with Fields), or a connection failure
+// (TIMEOUT after CallTimeout, PROCESS_EXITED when the server dies, ...).
+func (p *Prober) Call(ctx context.Context, cfg *Config, name, tool string, args json.RawMessage) (protocol.MCPCallResult, error) {
+	var zero protocol.MCPCallResult
+	s, err := lookupServer(cfg, name)
+	if err != nil {
+		return zero, err
+	}
+	if !s.Active {
+		return zero, notActive(s)
+	}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}") // never null: go-sdk servers panic on null arguments
+	}
+	if !gjson.ValidBytes(args) || !gjson.ParseBytes(args).IsObject() {
+		return zero, &Error{Code: CodeInvalidArguments, Status: protocol.MCPFailed,
+			Message: fmt.Sprintf("invalid arguments for %s of server %q: they must be a JSON object", tool, name),
+			Fields:  []protocol.FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "must be a JSON object"}}}
+	}
+	if e := p.acquire(ctx, s); e != nil {
+		return zero, e
+	}
+	defer p.release()
+	cctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+	defer cancel()
+	ss, e := p.open(cctx, s, p.dir(cfg))
+	if e != nil {
+		return zero, e
+	}
+	healthy := false
+	defer func() { ss.close(healthy) }()
+	tools, err := ss.listTools(cctx)
+	if err != nil {
+		return zero, ss.failure(cctx, "tools/list", err)
+	}
+	var found *mcp.Tool
+	names := make([]string, 0, len(tools))
+	for _, t := range tools {
+		names = append(names, t.Name)
+		if t.Name == tool {
+			found = t
+		}
+	}
+	if found == nil {
+		healthy = true
+		msg := fmt.Sprintf("server %q has no tool %q", name, tool)
+		if len(names) > 0 {
+			msg += " (its tools: " + truncateList(names, 30) + ")"
+		}
+		return zero, &Error{Code: CodeToolNotFound, Status: protocol.MCPFailed, Message: msg}
+	}
+	info := ss.toolInfo(found)
+	if schema, err := ParseToolSchema(info.InputSchema); err == nil {
+		if fields := schema.Validate(args); len(fields) > 0 {
+			healthy = true
+			return zero, invalidArguments(name, tool, fields)
+		}
+	} else {
+		p.log.Warn("mcp call: the tool's input schema cannot be read; arguments are not checked", "server", name, "tool", tool, "error", err)
+	}
+
+	callCtx, cancelCall := context.WithTimeout(ctx, p.opts.CallTimeout)
+	defer cancelCall()
+	t0 := time.Now()
+	res, err := ss.cs.CallTool(callCtx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	dur := time.Since(t0)
+	out := protocol.MCPCallResult{Server: name, Tool: tool, DurationMs: ms(dur)}
+	var rpc *jsonrpc.Error
+	switch {
+	case err != nil && errors.As(err, &rpc) && callCtx.Err() == nil:
+		out.IsError = true
+		out.Content = fmt.Sprintf("MCP error %d: %s", rpc.Code, rpc.Message)
+		healthy = true
+		return out, nil
+	case err != nil:
+		return zero, ss.failure(callCtx, "tools/call", err)
+	}
+	healthy = true
+	content, err := json.Marshal(res.Content)
+	if err != nil || res.Content == nil {
+		content = []byte("[]")
+	}
+	text, atts, err := stream.NormalizeToolResult(content, p.opts.Attachments)
+	if err != nil {
+		return zero, ss.errorf(protocol.ProbeProtocolError, "reading the result of %s: %v", tool, err)
+	}
+	out.IsError = res.IsError
+	out.Content = text
+	for _, a := range atts {
+		out.Attachments = append(out.Attachments, protocol.Attachment{Kind: a.Kind, MediaType: a.MediaType, Size: int64(a.Size),
+			SHA256: a.SHA256, URI: a.URI, URL: a.URL, Data: a.Data, Error: a.Error})
+	}
+	if res.StructuredContent != nil {
+		out.StructuredContent = marshalRaw(res.StructuredContent)
+	}
+	return out, nil
+}
+
+// invalidArguments is the INVALID_ARGUMENTS failure for fields.
+func invalidArguments(server, tool string, fields []protocol.FieldError) *Error {
+	parts := make([]string, 0, len(fields))
+	for _, f := range fields {
+		parts = append(parts, f.Path+": "+f.Message)
+	}
+	return &Error{Code: CodeInvalidArguments, Status: protocol.MCPFailed, Fields: fields,
+		Message: fmt.Sprintf("invalid arguments for tool %q of server %q: %s", tool, server, strings.Join(parts, "; "))}
+}

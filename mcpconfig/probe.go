@@ -1,0 +1,734 @@
+package mcpconfig
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tidwall/gjson"
+
+	"github.com/ccproxy/ccproxy/stream"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// Defaults of ProberOptions.
+const (
+	DefaultProbeTimeout     = 5 * time.Second
+	DefaultCallTimeout      = 2 * time.Minute
+	DefaultProbeConcurrency = 16
+	DefaultProbeGrace       = time.Second
+	DefaultStderrTail       = 4 << 10
+	// DefaultProtocolVersion is the MCP version a Prober asks for in
+	// initialize; servers answer with the version they speak, and any
+	// version the go-sdk supports is accepted.
+	DefaultProtocolVersion = "2025-11-25"
+	// maxListItems bounds the tools, resources and prompts read from one
+	// server (pages are followed up to this many items).
+	maxListItems = 10000
+)
+
+// Codes of failures that are not probe failures (Error.Code), for Tools and
+// Call.
+const (
+	CodeToolNotFound     = "TOOL_NOT_FOUND"    // protocol code mcp_tool_not_found
+	CodeInvalidArguments = "INVALID_ARGUMENTS" // protocol code mcp_invalid_arguments
+)
+
+// ProberOptions configure a Prober. The zero value is usable.
+type ProberOptions struct {
+	// Timeout bounds connecting to one server, initializing and listing
+	// its tools, resources and prompts. Default: MCP_TIMEOUT (milliseconds,
+	// as Claude Code reads it) when set, else DefaultProbeTimeout.
+	Timeout time.Duration
+	// CallTimeout bounds one tools/call of Call. Default: MCP_TOOL_TIMEOUT
+	// (milliseconds) when set, else DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Concurrency bounds the connections a Prober has open at once, over
+	// all its calls (each stdio connection is a server process). Default
+	// DefaultProbeConcurrency.
+	Concurrency int
+	// Grace is how long a stdio server gets to exit after its stdin is
+	// closed, and again after SIGTERM, before SIGKILL. Default
+	// DefaultProbeGrace.
+	Grace time.Duration
+	// Dir is the working directory of stdio servers. Default: the Config's
+	// ProjectDir (the directory claude runs them in), or the current
+	// directory for ProbeServer.
+	Dir string
+	// Env looks up MCP_TIMEOUT and MCP_TOOL_TIMEOUT. Default os.LookupEnv.
+	Env LookupFunc
+	// Environ is the base environment of stdio servers; a server's "env"
+	// entries override it. Default os.Environ (servers inherit ccproxy's
+	// environment, as they inherit claude's).
+	Environ func() []string
+	// StderrTail is how many bytes of a stdio server's stderr are kept for
+	// failure reports. Default DefaultStderrTail.
+	StderrTail int
+	// Attachments says what becomes of the binary parts of Call results
+	// (see stream.Options); the default keeps them inline.
+	Attachments stream.Options
+	// ClientName and ClientVersion are the clientInfo sent in initialize.
+	// Default "ccproxy", "dev".
+	ClientName, ClientVersion string
+	// ProtocolVersion is the MCP version asked for in initialize. Default
+	// DefaultProtocolVersion.
+	ProtocolVersion string
+	// Logger receives debug records and warnings. Default: discard.
+	Logger *slog.Logger
+	// Now is the clock of ProbedAt. Default time.Now.
+	Now func() time.Time
+}
+
+// Prober connects to configured MCP servers with the official MCP Go SDK:
+// it probes them (ProbeAll, Probe, ProbeServer), lists their tools with
+// parameter trees (Tools) and calls tools directly (Call). Results have the
+// shapes of the webview protocol (mcp/probe, mcp/tools, mcp/call), so the
+// proxy forwards them as they are; failures are *Error values with a
+// stable code.
+//
+// Transports: stdio (the Prober starts the command in its own process
+// group, with the server's env over ccproxy's environment, in Dir),
+// streamable HTTP ("http") and SSE ("sse"), with the configured headers;
+// "ws" is reported as TRANSPORT_UNSUPPORTED. A server that is not active
+// (awaiting approval, rejected, disabled) is never started: its probe
+// result says NOT_ACTIVE.
+//
+// Concurrency: a Prober is safe for concurrent use. Each call opens its own
+// connection (for stdio, its own server process), never shared, and closes
+// it before returning; every process it started is then gone (the whole
+// process group is killed and awaited). At most Concurrency connections are
+// open at once over all calls; a call waits for a slot (its timeout starts
+// once it has one) or gives up when its ctx is done. A Prober has no
+// goroutines of its own and needs no Close.
+type Prober struct {
+	opts ProberOptions
+	sem  chan struct{}
+	log  *slog.Logger
+
+	onStart func(pid int) // tests: told the pid of every stdio server started
+}
+
+// NewProber returns a Prober with opts, defaults filled in.
+func NewProber(opts ProberOptions) *Prober {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Env == nil {
+		opts.Env = os.LookupEnv
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = envMillis(opts.Env, "MCP_TIMEOUT", DefaultProbeTimeout, opts.Logger)
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = envMillis(opts.Env, "MCP_TOOL_TIMEOUT", DefaultCallTimeout, opts.Logger)
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultProbeConcurrency
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultProbeGrace
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
+	}
+	if opts.StderrTail <= 0 {
+		opts.StderrTail = DefaultStderrTail
+	}
+	if opts.ClientName == "" {
+		opts.ClientName = "ccproxy"
+	}
+	if opts.ClientVersion == "" {
+		opts.ClientVersion = "dev"
+	}
+	if opts.ProtocolVersion == "" {
+		opts.ProtocolVersion = DefaultProtocolVersion
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Prober{opts: opts, sem: make(chan struct{}, opts.Concurrency), log: opts.Logger}
+}
+
+// envMillis reads a duration in milliseconds from the environment.
+func envMillis(env LookupFunc, name string, def time.Duration, log *slog.Logger) time.Duration {
+	v, ok := env(name)
+	if !ok || strings.TrimSpace(v) == "" {
+		return def
+	}
+	ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || ms <= 0 || ms > int64(24*time.Hour/time.Millisecond) {
+		log.Warn("ignoring an invalid timeout in the environment", "variable", name, "default", def)
+		return def
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// Timeout is the per-server timeout in use.
+func (p *Prober) Timeout() time.Duration { return p.opts.Timeout }
+
+// CallTimeout is the tools/call timeout in use.
+func (p *Prober) CallTimeout() time.Duration { return p.opts.CallTimeout }
+
+// Error is a failure of Probe, Tools or Call: a stable Code (one of the
+// protocol's probe codes, CodeToolNotFound or CodeInvalidArguments) and a
+// Message for people that names the server and never contains a configured
+// secret. ProtocolError turns it into the reply error of the webview
+// protocol.
+type Error struct {
+	Code    string
+	Message string
+	// Status is what a probe reports for this failure: failed, needs-auth
+	// (an OAuth server), or for NOT_ACTIVE disabled, awaiting-approval or
+	// rejected.
+	Status string
+	// StderrTail is the end of a stdio server's stderr (secrets masked),
+	// when it wrote any.
+	StderrTail string
+	// Fields lists the invalid arguments (CodeInvalidArguments).
+	Fields []protocol.FieldError
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ProtocolError is the error member of a reply for this failure:
+// mcp_<code> with details.probeCode (and stderrTail), mcp_tool_not_found,
+// or mcp_invalid_arguments with details.fields.
+func (e *Error) ProtocolError() *protocol.Error {
+	switch e.Code {
+	case CodeToolNotFound:
+		return &protocol.Error{Code: protocol.CodeMCPToolNotFound, Message: e.Message}
+	case CodeInvalidArguments:
+		return &protocol.Error{Code: protocol.CodeMCPInvalidArguments, Message: e.Message,
+			Details: &protocol.ErrorDetails{Fields: e.Fields}}
+	}
+	return &protocol.Error{Code: protocol.MCPCode(e.Code), Message: e.Message,
+		Details: &protocol.ErrorDetails{ProbeCode: e.Code, StderrTail: e.StderrTail}}
+}
+
+func (e *Error) probeError() *protocol.ProbeError {
+	return &protocol.ProbeError{Code: e.Code, Message: e.Message, StderrTail: e.StderrTail}
+}
+
+// ProbeAll probes every configured server, the active ones concurrently
+// (within the Concurrency bound), and returns one result per server, in
+// the Config's order (by name). Servers that are not active get NOT_ACTIVE
+// without being started.
+func (p *Prober) ProbeAll(ctx context.Context, cfg *Config) []protocol.ProbeResult {
+	out := make([]protocol.ProbeResult, len(cfg.Servers))
+	var wg sync.WaitGroup
+	for i := range cfg.Servers {
+		wg.Go(func() { out[i] = p.probe(ctx, &cfg.Servers[i], p.dir(cfg)) })
+	}
+	wg.Wait()
+	return out
+}
+
+// Probe probes the server called name. The error is an *Error with code
+// SERVER_NOT_FOUND when no server has that name; every other failure is in
+// the result.
+func (p *Prober) Probe(ctx context.Context, cfg *Config, name string) (protocol.ProbeResult, error) {
+	s, err := lookupServer(cfg, name)
+	if err != nil {
+		return protocol.ProbeResult{}, err
+	}
+	return p.probe(ctx, s, p.dir(cfg)), nil
+}
+
+// ProbeServer probes one server definition, with Dir (or the current
+// directory) as the working directory of a stdio server.
+func (p *Prober) ProbeServer(ctx context.Context, s *Server) protocol.ProbeResult {
+	return p.probe(ctx, s, p.opts.Dir)
+}
+
+func (p *Prober) dir(cfg *Config) string {
+	if p.opts.Dir != "" {
+		return p.opts.Dir
+	}
+	return cfg.ProjectDir
+}
+
+func lookupServer(cfg *Config, name string) (*Server, error) {
+	for i := range cfg.Servers {
+		if cfg.Servers[i].Name == name {
+			return &cfg.Servers[i], nil
+		}
+	}
+	names := make([]string, len(cfg.Servers))
+	for i, s := range cfg.Servers {
+		names[i] = s.Name
+	}
+	msg := fmt.Sprintf("no MCP server named %q is configured", name)
+	if len(names) > 0 {
+		msg += " (configured: " + truncateList(names, 20) + ")"
+	}
+	return nil, &Error{Code: protocol.ProbeServerNotFound, Status: protocol.MCPFailed, Message: msg}
+}
+
+// notActive is the failure of a server that is not started.
+func notActive(s *Server) *Error {
+	status, why := protocol.MCPDisabled, "it is not loaded"
+	switch {
+	case s.Approval == ApprovalAwaiting:
+		status, why = protocol.MCPAwaitingApproval, "it awaits approval"
+	case s.Approval == ApprovalRejected:
+		status, why = protocol.MCPRejected, "it was rejected"
+	case s.Disabled:
+		why = "it is disabled for this project"
+	}
+	msg := fmt.Sprintf("server %q is not started: %s", s.Name, why)
+	if s.Reason != "" && !strings.Contains(msg, s.Reason) {
+		msg += " (" + s.Reason + ")"
+	}
+	return &Error{Code: protocol.ProbeNotActive, Status: status, Message: msg}
+}
+
+// acquire takes a connection slot, or fails when ctx is done first.
+func (p *Prober) acquire(ctx context.Context, s *Server) *Error {
+	select {
+	case p.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return &Error{Code: protocol.ProbeTimeout, Status: protocol.MCPFailed,
+			Message: fmt.Sprintf("server %q: gave up waiting for a free connection slot (%d in use)", s.Name, cap(p.sem))}
+	}
+}
+
+func (p *Prober) release() { <-p.sem }
+
+// probe runs one probe.
+func (p *Prober) probe(ctx context.Context, s *Server, dir string) protocol.ProbeResult {
+	res := protocol.ProbeResult{Name: s.Name, Scope: string(s.Scope), Transport: string(s.Type),
+		ProbedAt: p.opts.Now().UTC()}
+	fail := func(e *Error) protocol.ProbeResult {
+		res.OK, res.Status, res.Error = false, e.Status, e.probeError()
+		p.log.Debug("mcp probe failed", "server", s.Name, "code", e.Code, "message", e.Message)
+		return res
+	}
+	if !s.Active {
+		return fail(notActive(s))
+	}
+	if e := p.acquire(ctx, s); e != nil {
+		return fail(e)
+	}
+	defer p.release()
+	start := time.Now()
+	res.ProbedAt = p.opts.Now().UTC()
+	cctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
+	defer cancel()
+	ss, e := p.open(cctx, s, dir)
+	if ss != nil {
+		res.LatencyMs = ss.lat
+	}
+	if e != nil {
+		res.LatencyMs.Total = ms(time.Since(start))
+		return fail(e)
+	}
+	healthy := false
+	defer func() { ss.close(healthy) }()
+
+	init := ss.cs.InitializeResult()
+	if init.ServerInfo != nil && init.ServerInfo.Name != "" {
+		res.ServerInfo = &protocol.MCPServerInfo{Name: init.ServerInfo.Name, Version: init.ServerInfo.Version, Title: init.ServerInfo.Title}
+	}
+	res.ProtocolVersion = init.ProtocolVersion
+	caps := init.Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{}
+	}
+	if b, err := json.Marshal(caps); err == nil {
+		res.Capabilities = b
+	}
+	res.Tools = []protocol.ToolSummary{}
+	if caps.Tools != nil {
+		t0 := time.Now()
+		tools, err := ss.listTools(cctx)
+		if err != nil {
+			res.LatencyMs = ss.lat
+			res.LatencyMs.Total = ms(time.Since(start))
+			return fail(ss.failure(cctx, "tools/list", err))
+		}
+		ss.lat.Tools = msPtr(time.Since(t0))
+		for _, t := range tools {
+			res.Tools = append(res.Tools, protocol.ToolSummary{Name: t.Name, Title: toolTitle(t), Description: t.Description})
+		}
+	}
+	res.ToolCount = int64(len(res.Tools))
+	if caps.Resources != nil {
+		t0 := time.Now()
+		var list []protocol.ResourceSummary
+		err := ss.each(cctx, "resources/list", func() error {
+			for r, err := range ss.cs.Resources(cctx, nil) {
+				if err != nil {
+					return err
+				}
+				if len(list) >= maxListItems {
+					p.log.Warn("mcp probe: too many resources; the rest are not listed", "server", s.Name, "limit", maxListItems)
+					break
+				}
+				list = append(list, protocol.ResourceSummary{URI: r.URI, Name: r.Name, MimeType: r.MIMEType, Description: r.Description})
+			}
+			return nil
+		})
+		if err != nil {
+			res.LatencyMs = ss.lat
+			res.LatencyMs.Total = ms(time.Since(start))
+			return fail(err)
+		}
+		ss.lat.Resources = msPtr(time.Since(t0))
+		res.Resources = list
+	}
+	if caps.Prompts != nil {
+		t0 := time.Now()
+		var list []protocol.PromptSummary
+		err := ss.each(cctx, "prompts/list", func() error {
+			for pr, err := range ss.cs.Prompts(cctx, nil) {
+				if err != nil {
+					return err
+				}
+				if len(list) >= maxListItems {
+					p.log.Warn("mcp probe: too many prompts; the rest are not listed", "server", s.Name, "limit", maxListItems)
+					break
+				}
+				list = append(list, protocol.PromptSummary{Name: pr.Name, Description: pr.Description})
+			}
+			return nil
+		})
+		if err != nil {
+			res.LatencyMs = ss.lat
+			res.LatencyMs.Total = ms(time.Since(start))
+			return fail(err)
+		}
+		ss.lat.Prompts = msPtr(time.Since(t0))
+		res.Prompts = list
+	}
+	res.LatencyMs = ss.lat
+	res.LatencyMs.Total = ms(time.Since(start))
+	res.OK, res.Status = true, protocol.MCPConnected
+	healthy = true
+	return res
+}
+
+// each runs an optional listing (resources, prompts): a JSON-RPC error
+// answer (the server does not really support it) is logged and ignored;
+// a timeout or a broken connection fails the probe.
+func (ss *session) each(ctx context.Context, step string, f func() error) *Error {
+	err := f()
+	if err == nil {
+		return nil
+	}
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) && ctx.Err() == nil {
+		ss.p.log.Warn("mcp probe: a listing failed", "server", ss.srv.Name, "step", step, "code", rpc.Code)
+		return nil
+	}
+	return ss.failure(ctx, step, err)
+}
+
+func toolTitle(t *mcp.Tool) string {
+	if t.Title != "" {
+		return t.Title
+	}
+	if t.Annotations != nil {
+		return t.Annotations.Title
+	}
+	return ""
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func msPtr(d time.Duration) *float64 {
+	v := ms(d)
+	return &v
+}
+
+// session is one open connection to a server. Its owner calls close
+// exactly once (close is idempotent anyway).
+type session struct {
+	p     *Prober
+	srv   *Server
+	cs    *mcp.ClientSession
+	proc  *proc
+	diag  *httpDiag
+	tr    *http.Transport
+	tap   *toolTap
+	scrub *scrubber
+	url   string
+	lat   protocol.Latency
+
+	closeOnce sync.Once
+}
+
+// open connects to s and initializes. On failure everything is closed and
+// the *Error says why.
+func (p *Prober) open(ctx context.Context, s *Server, dir string) (*session, *Error) {
+	ss := &session{p: p, srv: s, scrub: newScrubber(s.Expanded), tap: newToolTap()}
+	cfg := gjson.ParseBytes(s.Expanded)
+	var transport mcp.Transport
+	var timed *timedTransport
+	switch s.Type {
+	case TransportStdio:
+		spec := stdioSpec{command: cfg.Get("command").String()}
+		cfg.Get("args").ForEach(func(_, v gjson.Result) bool { spec.args = append(spec.args, v.String()); return true })
+		cfg.Get("env").ForEach(func(k, v gjson.Result) bool {
+			spec.env = append(spec.env, [2]string{k.String(), v.String()})
+			return true
+		})
+		t0 := time.Now()
+		pr, err := startProc(spec, dir, p.opts.Environ(), p.opts.StderrTail, p.log)
+		if err != nil {
+			var nf errCommandNotFound
+			msg := fmt.Sprintf("cannot start command %q: %v", spec.command, err)
+			if errors.As(err, &nf) {
+				msg = nf.msg
+			}
+			return nil, ss.errorf(protocol.ProbeCommandNotFound, "%s", msg)
+		}
+		ss.proc = pr
+		if p.onStart != nil {
+			p.onStart(pr.pgid)
+		}
+		ss.lat.Connect = msPtr(time.Since(t0))
+		transport = &mcp.IOTransport{Reader: stdoutReader{pr}, Writer: stdinWriter{pr}}
+		timed = &timedTransport{inner: transport, tap: ss.tap}
+	case TransportHTTP, TransportSSE:
+		ss.url = cfg.Get("url").String()
+		if u, err := url.Parse(ss.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, ss.errorf(protocol.ProbeConnectionRefused, "the url is not an http(s) URL: %s", RedactURL(ss.url))
+		}
+		var headers [][2]string
+		cfg.Get("headers").ForEach(func(k, v gjson.Result) bool {
+			headers = append(headers, [2]string{k.String(), v.String()})
+			return true
+		})
+		ss.diag = &httpDiag{}
+		var client *http.Client
+		client, ss.tr = newHTTPClient(headers, ss.diag, ss.tap)
+		if s.Type == TransportHTTP {
+			transport = &mcp.StreamableClientTransport{Endpoint: ss.url, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true}
+		} else {
+			transport = &mcp.SSEClientTransport{Endpoint: ss.url, HTTPClient: client}
+		}
+		timed = &timedTransport{inner: transport}
+	case TransportWS:
+		return nil, ss.errorf(protocol.ProbeTransportUnsupported,
+			"the ws transport is not supported by the prober (the MCP Go SDK has no websocket client); claude itself may still connect")
+	default:
+		return nil, ss.errorf(protocol.ProbeTransportUnsupported, "unknown transport %q", s.Type)
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: p.opts.ClientName, Version: p.opts.ClientVersion},
+		&mcp.ClientOptions{Logger: p.log, Capabilities: &mcp.ClientCapabilities{}})
+	t0 := time.Now()
+	cs, err := client.Connect(ctx, timed, &mcp.ClientSessionOptions{ProtocolVersion: p.opts.ProtocolVersion})
+	total := time.Since(t0)
+	switch {
+	case ss.diag != nil && s.Type == TransportHTTP:
+		if dialed, dur, _, _, _, _ := ss.diag.snapshot(); dialed {
+			ss.lat.Connect = msPtr(dur)
+			total -= dur
+		}
+	case s.Type == TransportSSE:
+		ss.lat.Connect = msPtr(timed.dur)
+		total -= timed.dur
+	}
+	if err != nil {
+		e := ss.failure(ctx, "initialize", err)
+		return ss, e
+	}
+	ss.lat.Initialize = msPtr(max(total, 0))
+	ss.cs = cs
+	return ss, nil
+}
+
+// errorf makes a failure of this server; the message is prefixed with the
+// server's name and cleaned of its secrets.
+func (ss *session) errorf(code, format string, args ...any) *Error {
+	msg := fmt.Sprintf("server %q: ", ss.srv.Name) + fmt.Sprintf(format, args...)
+	return &Error{Code: code, Status: protocol.MCPFailed, Message: ss.scrub.clean(msg)}
+}
+
+// failure classifies err, met during step, closes the session (killing a
+// stdio server) and returns the *Error, with the stderr tail of a stdio
+// server.
+func (ss *session) failure(ctx context.Context, step string, err error) *Error {
+	e := ss.classify(ctx, step, err)
+	ss.close(false)
+	if ss.proc != nil {
+		e.StderrTail = ss.scrub.clean(ss.proc.tail.String())
+	}
+	return e
+}
+
+// classify finds the code of a failure, looking at what the process and
+// the HTTP layer saw before the SDK's error.
+func (ss *session) classify(ctx context.Context, step string, err error) *Error {
+	deadline, hasDeadline := ctx.Deadline()
+	if pr := ss.proc; pr != nil {
+		if line := pr.nonJSON(); line != "" {
+			return ss.errorf(protocol.ProbeProtocolError,
+				"during %s the server wrote something that is not JSON-RPC to its stdout (servers must log to stderr): %q", step, line)
+		}
+		gone := pr.stdoutEOF.Load() || pr.writeEOF.Load() || pr.hasExited()
+		if gone && pr.waitExit(ss.p.opts.Grace) && (!hasDeadline || pr.exitAt.Before(deadline)) {
+			e := ss.errorf(protocol.ProbeProcessExited, "the server process %s during %s", pr.exitText(), step)
+			return e
+		}
+		if gone && ctx.Err() == nil {
+			return ss.errorf(protocol.ProbeProtocolError, "the server closed its stdout during %s", step)
+		}
+	}
+	if d := ss.diag; d != nil {
+		host := hostOf(ss.url)
+		_, _, dialErr, status, statusText, wwwAuth := d.snapshot()
+		if status == http.StatusUnauthorized || status == http.StatusForbidden {
+			octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(ss.p.opts.Timeout, 5*time.Second))
+			defer cancel()
+			if oauthMetadata(octx, ss.url, wwwAuth) {
+				e := ss.errorf(protocol.ProbeAuthRequired,
+					"the server requires OAuth authorization (HTTP %s; it publishes OAuth metadata): authenticate it in Claude Code (/mcp)", statusText)
+				e.Status = protocol.MCPNeedsAuth
+				return e
+			}
+			return ss.errorf(protocol.ProbeAuthRequired,
+				"the server answered HTTP %s to %s and publishes no OAuth metadata: check the credentials in its headers", statusText, step)
+		}
+		if dialErr != nil {
+			msg, timeout := dialFailure(dialErr, host)
+			if timeout {
+				return ss.errorf(protocol.ProbeTimeout, "%s", msg)
+			}
+			return ss.errorf(protocol.ProbeConnectionRefused, "%s", msg)
+		}
+		if ctx.Err() == nil && status != 0 {
+			return ss.errorf(protocol.ProbeProtocolError, "the server answered HTTP %s to %s", statusText, step)
+		}
+	}
+	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return ss.errorf(protocol.ProbeTimeout, "no answer to %s within %v", step, ss.timeoutFor(step))
+		}
+		return ss.errorf(protocol.ProbeTimeout, "cancelled during %s", step)
+	}
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return ss.errorf(protocol.ProbeProtocolError, "%s failed: the server answered error %d: %s", step, rpc.Code, truncateText(rpc.Message, 300))
+	}
+	text := err.Error()
+	if i := strings.Index(text, "unsupported protocol version"); i >= 0 {
+		version := "an unknown version"
+		if q := strings.SplitN(text[i:], `"`, 3); len(q) == 3 {
+			version = strconv.Quote(truncateText(q[1], 40))
+		}
+		return ss.errorf(protocol.ProbeProtocolError, "the server chose protocol version %s, which this client does not speak", version)
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return ss.errorf(protocol.ProbeProtocolError, "the connection closed during %s", step)
+	}
+	return ss.errorf(protocol.ProbeProtocolError, "%s failed: %s", step, truncateText(text, 300))
+}
+
+func (ss *session) timeoutFor(step string) time.Duration {
+	if step == "tools/call" {
+		return ss.p.opts.CallTimeout
+	}
+	return ss.p.opts.Timeout
+}
+
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return "the server"
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// close ends the session: the MCP session, then the server process and
+// its group (gracefully when healthy), then idle HTTP connections. It
+// returns when every process of a stdio server is gone.
+func (ss *session) close(healthy bool) {
+	ss.closeOnce.Do(func() {
+		if ss.proc != nil && !healthy {
+			ss.proc.stop(false, ss.p.opts.Grace) // no point in waiting for a broken server
+		}
+		if ss.cs != nil {
+			_ = ss.cs.Close()
+		}
+		if ss.proc != nil {
+			ss.proc.stop(true, ss.p.opts.Grace)
+		}
+		if ss.tr != nil {
+			ss.tr.CloseIdleConnections()
+		}
+	})
+}
+
+// listTools lists the server's tools, following pages, bounded.
+func (ss *session) listTools(ctx context.Context) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	for t, err := range ss.cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		if len(out) >= maxListItems {
+			ss.p.log.Warn("mcp: too many tools; the rest are not listed", "server", ss.srv.Name, "limit", maxListItems)
+			break
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// timedTransport measures the transport's Connect and, for stdio, taps
+// tools/list results off the connection (HTTP is tapped in its client).
+type timedTransport struct {
+	inner mcp.Transport
+	tap   *toolTap
+	dur   time.Duration
+}
+
+func (t *timedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	t0 := time.Now()
+	c, err := t.inner.Connect(ctx)
+	t.dur = time.Since(t0)
+	if err != nil || t.tap == nil {
+		return c, err
+	}
+	return &tapConn{Connection: c, tap: t.tap}, nil
+}
+
+// tapConn hands every response with a "tools" result to a toolTap.
+type tapConn struct {
+	mcp.Connection
+	tap *toolTap
+}
+
+func (c *tapConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Response); ok && r.Error == nil && len(r.Result) > 0 {
+		if bytes.Contains(r.Result, []byte(`"tools"`)) {
+			c.tap.result(string(r.Result))
+		}
+	}
+	return m, err
+}
