@@ -73,6 +73,7 @@ func startProcess(spec procSpec) (*process, error) {
 		closeAll(inR, inW)
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
+	enlargePipe(outR)
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		closeAll(inR, inW, outR, outW)

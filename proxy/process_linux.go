@@ -1,8 +1,26 @@
 package proxy
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // setParentDeathSignal has the kernel kill claude if ccproxy dies without
 // closing it (kill -9, a crash). Its MCP servers then see EOF on their
 // stdin and end.
 func setParentDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
+
+// pipeSize is the capacity asked for claude's stdout pipe: a multi-megabyte
+// line (a base64 image, twice) then crosses in a few big steps rather than
+// sixteen-odd 64 KiB ones, each a wakeup of both sides.
+const pipeSize = 1 << 20
+
+// enlargePipe raises the capacity of the pipe f belongs to (best effort:
+// the kernel caps it at /proc/sys/fs/pipe-max-size for unprivileged users).
+func enlargePipe(f *os.File) {
+	if sc, err := f.SyscallConn(); err == nil {
+		sc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
+	}
+}

@@ -47,6 +47,10 @@ type Server struct {
 	connSeq  int64
 
 	wg sync.WaitGroup
+
+	// lineRead, when set (benchmarks only), is called by a session's
+	// stdout loop as soon as a line has been read, before it is handled.
+	lineRead func()
 }
 
 // New checks opts and returns a Server; Serve runs it.

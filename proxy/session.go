@@ -247,6 +247,9 @@ func (s *Session) stdoutLoop(p *process) {
 			}
 			break
 		}
+		if s.srv.lineRead != nil {
+			s.srv.lineRead()
+		}
 		ev := norm.Normalize(line)
 		switch ev.Type {
 		case stream.TypeControlRequest:
@@ -309,7 +312,8 @@ func (s *Session) stderrLoop(p *process, tail *tailBuffer) {
 // reading LastSeq without the lock is safe (it writes it under the lock).
 func (s *Session) appendEvent(ev *stream.Event) {
 	seq := s.elog.LastSeq() + 1
-	frame := protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+64), s.id, seq, ev.JSON)
+	// The envelope is under 100 bytes besides the id and the event.
+	frame := protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
 	var reports []mcpReport
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit {
 		reports = parseInitServers(ev.JSON)
