@@ -37,6 +37,7 @@ const (
 	fakeSpawnHang = "fake-spawnhang" // starts a child that hangs, then hangs
 	fakeSecret    = "fake-secret"    // prints $FAKE_SECRET on stderr and exits 1
 	fakeMarker    = "fake-marker"    // creates the file $FAKE_MARKER, then serves
+	fakeSlowStart = "fake-slowstart" // sleeps $FAKE_DELAY_MS (a server that waits on a database, say), then serves
 )
 
 // fakeStderrLine is what fakeExit writes on stderr.
@@ -103,6 +104,10 @@ func fakeServer(mode string) int {
 	case fakeSecret:
 		fmt.Fprintf(os.Stderr, "using token %s\n", os.Getenv("FAKE_SECRET"))
 		return 1
+	case fakeSlowStart:
+		ms, _ := strconv.Atoi(os.Getenv("FAKE_DELAY_MS"))
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		return serveMCP()
 	case fakeMarker:
 		_ = os.WriteFile(os.Getenv("FAKE_MARKER"), []byte("started"), 0o644)
 		return serveMCP()
