@@ -287,10 +287,10 @@ func notActive(s *Server) *Error {
 	case s.Disabled:
 		why = "it is disabled for this project"
 	}
-	msg := fmt.Sprintf("server %q is not started: %s", s.Name, why)
-	if s.Reason != "" && !strings.Contains(msg, s.Reason) {
-		msg += " (" + s.Reason + ")"
+	if s.Reason != "" {
+		why = s.Reason
 	}
+	msg := fmt.Sprintf("server %q is not started: %s", s.Name, why)
 	return &Error{Code: protocol.ProbeNotActive, Status: status, Message: msg}
 }
 

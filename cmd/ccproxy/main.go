@@ -52,6 +52,12 @@ Usage:
         run 'claude mcp list' and show its parsed result
   ccproxy mcp approve|reject NAME [--project DIR]
         approve or reject a project (.mcp.json) server, as the interactive CLI records it
+  ccproxy mcp probe [NAME] [--json] [--timeout D] [--project DIR] [--mcp-config FILE]...
+        connect to the MCP servers (or NAME): status, latency, tools; inactive ones are not started
+  ccproxy mcp tools NAME [--json] [--project DIR] [--mcp-config FILE]...
+        list the tools of server NAME with their parameters
+  ccproxy mcp call NAME TOOL [--args JSON|-] [--json] [--project DIR] [--mcp-config FILE]...
+        call TOOL of server NAME directly, its arguments checked against the tool's schema first
   ccproxy help
         print this help
 `

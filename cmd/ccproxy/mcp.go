@@ -40,6 +40,12 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return runMCPList(ctx, args[1:], stdout, stderr)
 	case "approve", "reject":
 		return runMCPApprove(args[0], args[1:], stdout, stderr)
+	case "probe":
+		return runMCPProbe(ctx, args[1:], stdout, stderr)
+	case "tools":
+		return runMCPTools(ctx, args[1:], stdout, stderr)
+	case "call":
+		return runMCPCall(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, mcpUsage)
 		return nil

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/stream"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// maxArgsBytes bounds the --args of `mcp call` (read from stdin with "-").
+const maxArgsBytes = 16 << 20
+
+// probeFlags are the flags `mcp probe`, `mcp tools` and `mcp call` share:
+// where the configuration is (as for `mcp config`) and how to connect.
+type probeFlags struct {
+	project, managed string
+	extra            multiFlag
+	trust            bool
+	timeout          time.Duration
+	verbose          bool
+}
+
+func (f *probeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.project, "project", "", "project directory (default: the working directory)")
+	fs.Var(&f.extra, "mcp-config", "extra MCP config file, as given to ccproxy (repeatable; a later one wins)")
+	fs.BoolVar(&f.trust, "trust-project-mcp", false, "approve every project .mcp.json server not rejected")
+	fs.StringVar(&f.managed, "managed-config", "", "managed-mcp.json to honour (default: the platform's)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "per-server timeout (default: $MCP_TIMEOUT milliseconds, else 5s)")
+	fs.BoolVar(&f.verbose, "v", false, "log what the prober does to stderr")
+}
+
+// resolve reads the configuration and makes a Prober for it.
+func (f *probeFlags) resolve(stderr io.Writer, mod func(*mcpconfig.ProberOptions)) (*mcpconfig.Config, *mcpconfig.Prober, error) {
+	cfg, err := mcpconfig.Resolve(mcpconfig.Options{ProjectDir: f.project, Extra: f.extra, TrustProject: f.trust, ManagedPath: f.managed})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range cfg.Errors {
+		fmt.Fprintf(stderr, "ccproxy: config: %s (skipped)\n", e.Error())
+	}
+	opts := mcpconfig.ProberOptions{Timeout: f.timeout, Attachments: stream.Options{Attachments: stream.AttachStrip}}
+	if f.verbose {
+		opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	return cfg, mcpconfig.NewProber(opts), nil
+}
+
+// mcpFailure prints the details of a failure (invalid fields, a stderr
+// tail) and returns the error to report.
+func mcpFailure(stderr io.Writer, cmd string, err error) error {
+	var e *mcpconfig.Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("%s: %w", cmd, err)
+	}
+	if e.Code == mcpconfig.CodeInvalidArguments {
+		fmt.Fprintln(stderr, "invalid arguments:")
+		for _, f := range e.Fields {
+			fmt.Fprintf(stderr, "  %s: %s (%s)\n", f.Path, f.Message, f.Code)
+		}
+		return fmt.Errorf("%s: %s", cmd, strings.SplitN(e.Message, ": ", 2)[0])
+	}
+	printTail(stderr, e.StderrTail)
+	return fmt.Errorf("%s: %s (%s)", cmd, e.Message, e.Code)
+}
+
+func printTail(w io.Writer, tail string) {
+	if tail == "" {
+		return
+	}
+	fmt.Fprintln(w, "the server's stderr ended with:")
+	for _, l := range strings.Split(tail, "\n") {
+		fmt.Fprintf(w, "  | %s\n", l)
+	}
+}
+
+// runMCPProbe implements `ccproxy mcp probe [NAME] [--json]`.
+func runMCPProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mcp probe", stderr)
+	var pf probeFlags
+	pf.register(fs)
+	asJSON := fs.Bool("json", false, "print the mcp/probe reply data: {\"results\": [...]}")
+	concurrency := fs.Int("concurrency", mcpconfig.DefaultProbeConcurrency, "servers probed at once")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: ccproxy mcp probe [NAME] [--json] [--timeout D] [--concurrency N] [--project DIR] [--mcp-config FILE]...")
+		fmt.Fprintln(stderr, "Connects to every configured MCP server (or NAME), initializes and lists its tools, resources and prompts.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usagef("mcp probe: want at most one server name, got %d", len(pos))
+	}
+	if *concurrency < 1 {
+		return usagef("mcp probe: --concurrency must be at least 1")
+	}
+	cfg, prober, err := pf.resolve(stderr, func(o *mcpconfig.ProberOptions) { o.Concurrency = *concurrency })
+	if err != nil {
+		return fmt.Errorf("mcp probe: %w", err)
+	}
+	var results []protocol.ProbeResult
+	if len(pos) == 1 {
+		r, err := prober.Probe(ctx, cfg, pos[0])
+		if err != nil {
+			return mcpFailure(stderr, "mcp probe", err)
+		}
+		results = []protocol.ProbeResult{r}
+	} else {
+		results = prober.ProbeAll(ctx, cfg)
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, protocol.MCPProbeResult{Results: results}); err != nil {
+			return err
+		}
+	} else {
+		printProbe(stdout, results)
+	}
+	// One server asked for and not connected: a failure. For all of them,
+	// the table is the answer (as with `claude mcp list`).
+	if len(pos) == 1 && !results[0].OK {
+		return fmt.Errorf("mcp probe: %s is %s (%s)", results[0].Name, results[0].Status, results[0].Error.Code)
+	}
+	return nil
+}
+
+// printProbe prints the probe table, then failure details.
+func printProbe(w io.Writer, results []protocol.ProbeResult) {
+	if len(results) == 0 {
+		fmt.Fprintln(w, "No MCP servers configured.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSCOPE\tSTATUS\tLATENCY\tTOOLS\tDETAIL")
+	for _, r := range results {
+		latency, tools, detail := "-", "-", ""
+		if r.Error == nil || r.Error.Code != protocol.ProbeNotActive {
+			latency = fmtMillis(r.LatencyMs.Total)
+		}
+		if r.OK {
+			tools = strconv.FormatInt(r.ToolCount, 10)
+			if r.ServerInfo != nil {
+				detail = r.ServerInfo.Name + " " + r.ServerInfo.Version + ", "
+			}
+			detail += "MCP " + r.ProtocolVersion + ", " + r.Transport
+		} else if r.Error != nil {
+			detail = r.Error.Code + ": " + strings.TrimPrefix(r.Error.Message, fmt.Sprintf("server %q: ", r.Name))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Scope, r.Status, latency, tools, oneLine(detail, 160))
+	}
+	tw.Flush()
+	for _, r := range results {
+		if r.Error != nil && r.Error.StderrTail != "" {
+			fmt.Fprintf(w, "\n%s: ", r.Name)
+			printTail(w, r.Error.StderrTail)
+		}
+	}
+}
+
+func fmtMillis(ms float64) string {
+	if ms >= 1000 {
+		return strconv.FormatFloat(ms/1000, 'f', 2, 64) + " s"
+	}
+	return strconv.FormatFloat(ms, 'f', 0, 64) + " ms"
+}
+
+// oneLine shortens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// runMCPTools implements `ccproxy mcp tools NAME [--json]`.
+func runMCPTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mcp tools", stderr)
+	var pf probeFlags
+	pf.register(fs)
+	asJSON := fs.Bool("json", false, "print the mcp/tools reply data: {\"server\", \"tools\": [...]}")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: ccproxy mcp tools NAME [--json] [--timeout D] [--project DIR] [--mcp-config FILE]...")
+		fmt.Fprintln(stderr, "Lists the tools of server NAME with their parameters.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("mcp tools: want exactly one server name")
+	}
+	cfg, prober, err := pf.resolve(stderr, nil)
+	if err != nil {
+		return fmt.Errorf("mcp tools: %w", err)
+	}
+	tools, err := prober.Tools(ctx, cfg, pos[0])
+	if err != nil {
+		return mcpFailure(stderr, "mcp tools", err)
+	}
+	if *asJSON {
+		return writeJSON(stdout, protocol.MCPToolsResult{Server: pos[0], Tools: tools})
+	}
+	printTools(stdout, tools)
+	return nil
+}
+
+func printTools(w io.Writer, tools []protocol.Tool) {
+	if len(tools) == 0 {
+		fmt.Fprintln(w, "The server has no tools.")
+		return
+	}
+	for i, t := range tools {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		head := t.Name
+		if t.Title != "" && t.Title != t.Name {
+			head += " (" + t.Title + ")"
+		}
+		if d := oneLine(t.Description, 200); d != "" {
+			head += " — " + d
+		}
+		fmt.Fprintln(w, head)
+		if len(t.Parameters) == 0 {
+			fmt.Fprintln(w, "  (no parameters)")
+			continue
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, p := range t.Parameters {
+			printParam(tw, p, "  ")
+		}
+		tw.Flush()
+	}
+}
+
+// printParam prints one parameter and its children, indented.
+func printParam(w io.Writer, p protocol.Parameter, indent string) {
+	typ := p.Type
+	if p.Items != nil && len(p.Items.Properties) == 0 && p.Items.Items == nil {
+		typ += " of " + p.Items.Type
+	}
+	if p.Nullable {
+		typ += " or null"
+	}
+	var attrs []string
+	if p.Required {
+		attrs = append(attrs, "required")
+	}
+	if p.Default != nil {
+		attrs = append(attrs, "default "+string(p.Default))
+	}
+	if len(p.Enum) > 0 {
+		vals := make([]string, len(p.Enum))
+		for i, e := range p.Enum {
+			vals[i] = string(e)
+		}
+		attrs = append(attrs, "one of "+oneLine(strings.Join(vals, ", "), 80))
+	}
+	if p.Minimum != nil || p.Maximum != nil {
+		attrs = append(attrs, "range "+bound(p.Minimum, "…")+".."+bound(p.Maximum, "…"))
+	}
+	if p.MinLength != nil || p.MaxLength != nil {
+		attrs = append(attrs, "length "+boundInt(p.MinLength, "0")+".."+boundInt(p.MaxLength, "…"))
+	}
+	if p.Pattern != "" {
+		attrs = append(attrs, "pattern "+p.Pattern)
+	}
+	if p.Format != "" {
+		attrs = append(attrs, "format "+p.Format)
+	}
+	fmt.Fprintf(w, "%s%s\t%s\t%s\t%s\n", indent, p.Name, typ, strings.Join(attrs, ", "), oneLine(p.Description, 100))
+	if p.Unsupported != "" {
+		fmt.Fprintf(w, "%s\t\t\tnote: %s\n", indent, oneLine(p.Unsupported, 160))
+	}
+	for _, c := range p.Properties {
+		printParam(w, c, indent+"  ")
+	}
+	if p.Items != nil && (len(p.Items.Properties) > 0 || p.Items.Items != nil || len(p.Items.AnyOf)+len(p.Items.OneOf) > 0) {
+		printParam(w, *p.Items, indent+"  ")
+	}
+	for i, alt := range p.AnyOf {
+		alt.Name = fmt.Sprintf("(any of #%d)", i+1)
+		printParam(w, alt, indent+"  ")
+	}
+	for i, alt := range p.OneOf {
+		alt.Name = fmt.Sprintf("(one of #%d)", i+1)
+		printParam(w, alt, indent+"  ")
+	}
+}
+
+func bound(v *float64, none string) string {
+	if v == nil {
+		return none
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
+
+func boundInt(v *int64, none string) string {
+	if v == nil {
+		return none
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+// runMCPCall implements `ccproxy mcp call NAME TOOL --args JSON`.
+func runMCPCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mcp call", stderr)
+	var pf probeFlags
+	pf.register(fs)
+	argsJSON := fs.String("args", "{}", "the tool's arguments: a JSON object, or - to read it from stdin")
+	asJSON := fs.Bool("json", false, "print the mcp/call reply data")
+	attach := fs.String("attachments", "strip", "binary parts of the result: strip (describe them) or inline (base64 in --json)")
+	callTimeout := fs.Duration("call-timeout", 0, "how long the tool may run (default: $MCP_TOOL_TIMEOUT milliseconds, else 2m)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: ccproxy mcp call NAME TOOL [--args JSON|-] [--json] [--attachments strip|inline] [--project DIR] [--mcp-config FILE]...")
+		fmt.Fprintln(stderr, "Calls TOOL of server NAME directly; the arguments are checked against the tool's schema first.")
+		fs.PrintDefaults()
+	}
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("mcp call: want a server name and a tool name")
+	}
+	mode, ok := stream.ParseAttachmentMode(*attach)
+	if !ok || mode == stream.AttachSink {
+		return usagef("mcp call: --attachments must be strip or inline, got %q", *attach)
+	}
+	raw := []byte(*argsJSON)
+	if *argsJSON == "-" {
+		if raw, err = io.ReadAll(io.LimitReader(stdin, maxArgsBytes+1)); err != nil {
+			return fmt.Errorf("mcp call: reading the arguments from stdin: %w", err)
+		}
+		if len(raw) > maxArgsBytes {
+			return usagef("mcp call: the arguments on stdin are larger than %d MiB", maxArgsBytes>>20)
+		}
+	}
+	if !json.Valid(raw) {
+		return usagef("mcp call: --args is not valid JSON")
+	}
+	cfg, prober, err := pf.resolve(stderr, func(o *mcpconfig.ProberOptions) {
+		o.Attachments = stream.Options{Attachments: mode}
+		o.CallTimeout = *callTimeout
+	})
+	if err != nil {
+		return fmt.Errorf("mcp call: %w", err)
+	}
+	res, err := prober.Call(ctx, cfg, pos[0], pos[1], raw)
+	if err != nil {
+		return mcpFailure(stderr, "mcp call", err)
+	}
+	if *asJSON {
+		if err := writeJSON(stdout, res); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout, res.Content)
+		for _, a := range res.Attachments {
+			fmt.Fprintf(stdout, "[attachment] %s %s %s sha256:%s\n", a.Kind, a.MediaType, stream.FormatSize(int(a.Size)), a.SHA256)
+		}
+		if len(res.StructuredContent) > 0 {
+			fmt.Fprintf(stdout, "structuredContent: %s\n", res.StructuredContent)
+		}
+		fmt.Fprintf(stderr, "(%s.%s took %s)\n", res.Server, res.Tool, fmtMillis(res.DurationMs))
+	}
+	if res.IsError {
+		return fmt.Errorf("mcp call: %s of server %q reported an error", res.Tool, res.Server)
+	}
+	return nil
+}
