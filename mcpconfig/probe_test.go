@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -464,5 +465,51 @@ func TestProbeConcurrencyBound(t *testing.T) {
 	}
 	if len(all) != 6 || peak > 2 {
 		t.Errorf("started %d, peak of live servers %d (bound 2)", len(all), peak)
+	}
+}
+
+// TestProberLeavesNoGoroutines: after probes, listings and calls of every
+// kind (good, hung, crashed, refused) over every transport, the goroutines
+// of the process are back to what they were.
+func TestProberLeavesNoGoroutines(t *testing.T) {
+	httpSrv, sse, noMeta := mcptest.ServeHTTP(t), sseServer(t), authServer(t, "")
+	cfg := probeConfig(t, map[string]any{
+		"stdio":   stdio(mcptest.Command(t)),
+		"http":    map[string]any{"type": "http", "url": httpSrv.URL},
+		"sse":     map[string]any{"type": "sse", "url": sse.URL},
+		"hang":    fake(t, fakeHang, nil),
+		"exit":    fake(t, fakeExit, nil),
+		"garbage": fake(t, fakeGarbage, nil),
+		"auth":    map[string]any{"type": "http", "url": noMeta.URL + "/mcp"},
+	}, nil)
+	p := testProber(t, func(o *ProberOptions) { o.Timeout = 500 * time.Millisecond })
+	round := func() {
+		p.ProbeAll(context.Background(), cfg)
+		for _, s := range []string{"stdio", "http", "sse"} {
+			if _, err := p.Tools(context.Background(), cfg, s); err != nil {
+				t.Error(err)
+			}
+			if _, err := p.Call(context.Background(), cfg, s, mcptest.ToolText, nil); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	round() // the servers' own goroutines and idle connections settle
+	settle := func(limit int) int {
+		deadline := time.Now().Add(10 * time.Second)
+		n := runtime.NumGoroutine()
+		for n > limit && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond) // goroutines end asynchronously; nothing to wait on
+			n = runtime.NumGoroutine()
+		}
+		return n
+	}
+	base := runtime.NumGoroutine()
+	for range 3 {
+		round()
+	}
+	if n := settle(base); n > base {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after the calls, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
 }

@@ -237,6 +237,11 @@ func printTools(w io.Writer, tools []protocol.Tool) {
 			head += " — " + d
 		}
 		fmt.Fprintln(w, head)
+		if schema, err := mcpconfig.ParseToolSchema(t.InputSchema); err == nil {
+			for _, n := range schema.Notes() {
+				fmt.Fprintf(w, "  note (arguments): %s\n", oneLine(n, 200))
+			}
+		}
 		if len(t.Parameters) == 0 {
 			fmt.Fprintln(w, "  (no parameters)")
 			continue
