@@ -70,6 +70,13 @@
 // URL user info, query values and fragments, secret-looking arguments, and
 // every string in unknown keys.
 //
+// # Probing
+//
+// Sub-package probe connects to the resolved servers with the MCP Go SDK
+// (probe, tools with parameter trees, direct calls); sub-package calllog
+// keeps the log of MCP tool calls. Package mcpconfig itself imports nothing
+// of ccproxy's.
+//
 // # Concurrency
 //
 // A Config is immutable once returned and may be shared freely. Resolve has

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/mcpconfig/probe"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -41,7 +42,7 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 }
 
 // resolve reads the configuration and makes a Prober for it.
-func (f *probeFlags) resolve(stderr io.Writer, mod func(*mcpconfig.ProberOptions)) (*mcpconfig.Config, *mcpconfig.Prober, error) {
+func (f *probeFlags) resolve(stderr io.Writer, mod func(*probe.ProberOptions)) (*mcpconfig.Config, *probe.Prober, error) {
 	cfg, err := mcpconfig.Resolve(mcpconfig.Options{ProjectDir: f.project, Extra: f.extra, TrustProject: f.trust, ManagedPath: f.managed})
 	if err != nil {
 		return nil, nil, err
@@ -49,24 +50,24 @@ func (f *probeFlags) resolve(stderr io.Writer, mod func(*mcpconfig.ProberOptions
 	for _, e := range cfg.Errors {
 		fmt.Fprintf(stderr, "ccproxy: config: %s (skipped)\n", e.Error())
 	}
-	opts := mcpconfig.ProberOptions{Timeout: f.timeout, Attachments: stream.Options{Attachments: stream.AttachStrip}}
+	opts := probe.ProberOptions{Timeout: f.timeout, Attachments: stream.Options{Attachments: stream.AttachStrip}}
 	if f.verbose {
 		opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	if mod != nil {
 		mod(&opts)
 	}
-	return cfg, mcpconfig.NewProber(opts), nil
+	return cfg, probe.NewProber(opts), nil
 }
 
 // mcpFailure prints the details of a failure (invalid fields, a stderr
 // tail) and returns the error to report.
 func mcpFailure(stderr io.Writer, cmd string, err error) error {
-	var e *mcpconfig.Error
+	var e *probe.Error
 	if !errors.As(err, &e) {
 		return fmt.Errorf("%s: %w", cmd, err)
 	}
-	if e.Code == mcpconfig.CodeInvalidArguments {
+	if e.Code == probe.CodeInvalidArguments {
 		fmt.Fprintln(stderr, "invalid arguments:")
 		for _, f := range e.Fields {
 			fmt.Fprintf(stderr, "  %s: %s (%s)\n", f.Path, f.Message, f.Code)
@@ -93,7 +94,7 @@ func runMCPProbe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var pf probeFlags
 	pf.register(fs)
 	asJSON := fs.Bool("json", false, "print the mcp/probe reply data: {\"results\": [...]}")
-	concurrency := fs.Int("concurrency", mcpconfig.DefaultProbeConcurrency, "servers probed at once")
+	concurrency := fs.Int("concurrency", probe.DefaultProbeConcurrency, "servers probed at once")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: ccproxy mcp probe [NAME] [--json] [--timeout D] [--concurrency N] [--project DIR] [--mcp-config FILE]...")
 		fmt.Fprintln(stderr, "Connects to every configured MCP server (or NAME), initializes and lists its tools, resources and prompts.")
@@ -109,7 +110,7 @@ func runMCPProbe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *concurrency < 1 {
 		return usagef("mcp probe: --concurrency must be at least 1")
 	}
-	cfg, prober, err := pf.resolve(stderr, func(o *mcpconfig.ProberOptions) { o.Concurrency = *concurrency })
+	cfg, prober, err := pf.resolve(stderr, func(o *probe.ProberOptions) { o.Concurrency = *concurrency })
 	if err != nil {
 		return fmt.Errorf("mcp probe: %w", err)
 	}
@@ -237,7 +238,7 @@ func printTools(w io.Writer, tools []protocol.Tool) {
 			head += " — " + d
 		}
 		fmt.Fprintln(w, head)
-		if schema, err := mcpconfig.ParseToolSchema(t.InputSchema); err == nil {
+		if schema, err := probe.ParseToolSchema(t.InputSchema); err == nil {
 			for _, n := range schema.Notes() {
 				fmt.Fprintf(w, "  note (arguments): %s\n", oneLine(n, 200))
 			}
@@ -360,7 +361,7 @@ func runMCPCall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if !json.Valid(raw) {
 		return usagef("mcp call: --args is not valid JSON")
 	}
-	cfg, prober, err := pf.resolve(stderr, func(o *mcpconfig.ProberOptions) {
+	cfg, prober, err := pf.resolve(stderr, func(o *probe.ProberOptions) {
 		o.Attachments = stream.Options{Attachments: mode}
 		o.CallTimeout = *callTimeout
 	})

@@ -1,7 +1,8 @@
-package mcpconfig
+package probe
 
 import (
 	"encoding/json"
+	"flag"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -17,7 +19,7 @@ import (
 // mcpServers object of a --mcp-config file (scope extra), in a fresh home
 // and project. Extra keys of project add a .mcp.json with those servers
 // (awaiting approval unless approved).
-func probeConfig(t testing.TB, servers map[string]any, project map[string]any) *Config {
+func probeConfig(t testing.TB, servers map[string]any, project map[string]any) *mcpconfig.Config {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -43,7 +45,7 @@ func probeConfig(t testing.TB, servers map[string]any, project map[string]any) *
 	if project != nil {
 		write(filepath.Join(proj, ".mcp.json"), map[string]any{"mcpServers": project})
 	}
-	cfg, err := Resolve(Options{HomeDir: home, ProjectDir: proj, ManagedPath: filepath.Join(root, "none"),
+	cfg, err := mcpconfig.Resolve(mcpconfig.Options{HomeDir: home, ProjectDir: proj, ManagedPath: filepath.Join(root, "none"),
 		Extra: []string{extra}, Env: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
@@ -99,3 +101,5 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/mcpconfig/params")

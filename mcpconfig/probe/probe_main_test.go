@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpconfig
+package probe
 
 import (
 	"bufio"

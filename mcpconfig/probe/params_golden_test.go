@@ -1,4 +1,4 @@
-package mcpconfig
+package probe
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 // paramsDir holds the tool schemas of the real servers the suite runs
 // (captured by TestToolsRealServers with -update) and the parameter trees
 // built from them (rewritten by TestParametersRealSchemas with -update).
-const paramsDir = "../testdata/mcpconfig/params"
+const paramsDir = "../../testdata/mcpconfig/params"
 
 // realServers are the servers whose schemas are kept in paramsDir.
 var realServers = []string{"everything", "filesystem", "memory", "testmcp"}

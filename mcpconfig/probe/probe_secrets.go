@@ -1,10 +1,11 @@
-package mcpconfig
+package probe
 
 import (
 	"net/url"
 	"sort"
 	"strings"
 
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/tidwall/gjson"
 )
 
@@ -42,7 +43,7 @@ func newScrubber(expanded []byte) *scrubber {
 		})
 	}
 	if raw := cfg.Get("url").String(); raw != "" {
-		s.url, s.safeURL = raw, RedactURL(raw)
+		s.url, s.safeURL = raw, mcpconfig.RedactURL(raw)
 		if u, err := url.Parse(raw); err == nil {
 			if u.User != nil {
 				add(u.User.Username())
@@ -63,7 +64,7 @@ func newScrubber(expanded []byte) *scrubber {
 		args = append(args, v.String())
 		return true
 	})
-	red := RedactArgs(args)
+	red := mcpconfig.RedactArgs(args)
 	for i := range args {
 		if i < len(red) && red[i] != args[i] {
 			add(args[i])
@@ -86,7 +87,7 @@ func (s *scrubber) clean(text string) string {
 	}
 	for _, v := range s.secrets {
 		if len(v) >= wordSecretLen {
-			text = strings.ReplaceAll(text, v, Mask)
+			text = strings.ReplaceAll(text, v, mcpconfig.Mask)
 		} else {
 			text = replaceWord(text, v)
 		}
@@ -116,7 +117,7 @@ func replaceWord(text, w string) string {
 			continue
 		}
 		b.WriteString(text[:i])
-		b.WriteString(Mask)
+		b.WriteString(mcpconfig.Mask)
 		text = text[end:]
 	}
 }

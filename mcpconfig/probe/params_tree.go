@@ -1,4 +1,4 @@
-package mcpconfig
+package probe
 
 import (
 	"encoding/json"

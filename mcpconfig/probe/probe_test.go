@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpconfig
+package probe
 
 import (
 	"context"
@@ -26,6 +26,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -405,14 +406,14 @@ func TestProbeHidesSecrets(t *testing.T) {
 		if r.Error == nil {
 			t.Errorf("%s: no error", r.Name)
 		}
-		if r.Name == "env" && !strings.Contains(r.Error.StderrTail, "using token "+Mask) {
+		if r.Name == "env" && !strings.Contains(r.Error.StderrTail, "using token "+mcpconfig.Mask) {
 			t.Errorf("env: stderr tail %q", r.Error.StderrTail)
 		}
 	}
 }
 
 func TestProberTimeoutsFromEnvironment(t *testing.T) {
-	env := func(m map[string]string) LookupFunc {
+	env := func(m map[string]string) mcpconfig.LookupFunc {
 		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 	}
 	cases := []struct {

@@ -1,4 +1,4 @@
-package mcpconfig
+package probe
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -63,12 +64,12 @@ type ProberOptions struct {
 	// closed, and again after SIGTERM, before SIGKILL. Default
 	// DefaultProbeGrace.
 	Grace time.Duration
-	// Dir is the working directory of stdio servers. Default: the Config's
+	// Dir is the working directory of stdio servers. Default: the mcpconfig.Config's
 	// ProjectDir (the directory claude runs them in), or the current
 	// directory for ProbeServer.
 	Dir string
 	// Env looks up MCP_TIMEOUT and MCP_TOOL_TIMEOUT. Default os.LookupEnv.
-	Env LookupFunc
+	Env mcpconfig.LookupFunc
 	// Environ is the base environment of stdio servers; a server's "env"
 	// entries override it. Default os.Environ (servers inherit ccproxy's
 	// environment, as they inherit claude's).
@@ -162,7 +163,7 @@ func NewProber(opts ProberOptions) *Prober {
 }
 
 // envMillis reads a duration in milliseconds from the environment.
-func envMillis(env LookupFunc, name string, def time.Duration, log *slog.Logger) time.Duration {
+func envMillis(env mcpconfig.LookupFunc, name string, def time.Duration, log *slog.Logger) time.Duration {
 	v, ok := env(name)
 	if !ok || strings.TrimSpace(v) == "" {
 		return def
@@ -223,9 +224,9 @@ func (e *Error) probeError() *protocol.ProbeError {
 
 // ProbeAll probes every configured server, the active ones concurrently
 // (within the Concurrency bound), and returns one result per server, in
-// the Config's order (by name). Servers that are not active get NOT_ACTIVE
+// the mcpconfig.Config's order (by name). Servers that are not active get NOT_ACTIVE
 // without being started.
-func (p *Prober) ProbeAll(ctx context.Context, cfg *Config) []protocol.ProbeResult {
+func (p *Prober) ProbeAll(ctx context.Context, cfg *mcpconfig.Config) []protocol.ProbeResult {
 	out := make([]protocol.ProbeResult, len(cfg.Servers))
 	var wg sync.WaitGroup
 	for i := range cfg.Servers {
@@ -238,7 +239,7 @@ func (p *Prober) ProbeAll(ctx context.Context, cfg *Config) []protocol.ProbeResu
 // Probe probes the server called name. The error is an *Error with code
 // SERVER_NOT_FOUND when no server has that name; every other failure is in
 // the result.
-func (p *Prober) Probe(ctx context.Context, cfg *Config, name string) (protocol.ProbeResult, error) {
+func (p *Prober) Probe(ctx context.Context, cfg *mcpconfig.Config, name string) (protocol.ProbeResult, error) {
 	s, err := lookupServer(cfg, name)
 	if err != nil {
 		return protocol.ProbeResult{}, err
@@ -248,18 +249,18 @@ func (p *Prober) Probe(ctx context.Context, cfg *Config, name string) (protocol.
 
 // ProbeServer probes one server definition, with Dir (or the current
 // directory) as the working directory of a stdio server.
-func (p *Prober) ProbeServer(ctx context.Context, s *Server) protocol.ProbeResult {
+func (p *Prober) ProbeServer(ctx context.Context, s *mcpconfig.Server) protocol.ProbeResult {
 	return p.probe(ctx, s, p.opts.Dir)
 }
 
-func (p *Prober) dir(cfg *Config) string {
+func (p *Prober) dir(cfg *mcpconfig.Config) string {
 	if p.opts.Dir != "" {
 		return p.opts.Dir
 	}
 	return cfg.ProjectDir
 }
 
-func lookupServer(cfg *Config, name string) (*Server, error) {
+func lookupServer(cfg *mcpconfig.Config, name string) (*mcpconfig.Server, error) {
 	for i := range cfg.Servers {
 		if cfg.Servers[i].Name == name {
 			return &cfg.Servers[i], nil
@@ -277,12 +278,12 @@ func lookupServer(cfg *Config, name string) (*Server, error) {
 }
 
 // notActive is the failure of a server that is not started.
-func notActive(s *Server) *Error {
+func notActive(s *mcpconfig.Server) *Error {
 	status, why := protocol.MCPDisabled, "it is not loaded"
 	switch {
-	case s.Approval == ApprovalAwaiting:
+	case s.Approval == mcpconfig.ApprovalAwaiting:
 		status, why = protocol.MCPAwaitingApproval, "it awaits approval"
-	case s.Approval == ApprovalRejected:
+	case s.Approval == mcpconfig.ApprovalRejected:
 		status, why = protocol.MCPRejected, "it was rejected"
 	case s.Disabled:
 		why = "it is disabled for this project"
@@ -295,7 +296,7 @@ func notActive(s *Server) *Error {
 }
 
 // acquire takes a connection slot, or fails when ctx is done first.
-func (p *Prober) acquire(ctx context.Context, s *Server) *Error {
+func (p *Prober) acquire(ctx context.Context, s *mcpconfig.Server) *Error {
 	select {
 	case p.sem <- struct{}{}:
 		return nil
@@ -308,7 +309,7 @@ func (p *Prober) acquire(ctx context.Context, s *Server) *Error {
 func (p *Prober) release() { <-p.sem }
 
 // probe runs one probe.
-func (p *Prober) probe(ctx context.Context, s *Server, dir string) protocol.ProbeResult {
+func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) protocol.ProbeResult {
 	res := protocol.ProbeResult{Name: s.Name, Scope: string(s.Scope), Transport: string(s.Type),
 		ProbedAt: p.opts.Now().UTC()}
 	fail := func(e *Error) protocol.ProbeResult {
@@ -457,7 +458,7 @@ func msPtr(d time.Duration) *float64 {
 // exactly once (close is idempotent anyway).
 type session struct {
 	p     *Prober
-	srv   *Server
+	srv   *mcpconfig.Server
 	cs    *mcp.ClientSession
 	proc  *proc
 	diag  *httpDiag
@@ -472,13 +473,13 @@ type session struct {
 
 // open connects to s and initializes. On failure everything is closed and
 // the *Error says why.
-func (p *Prober) open(ctx context.Context, s *Server, dir string) (*session, *Error) {
+func (p *Prober) open(ctx context.Context, s *mcpconfig.Server, dir string) (*session, *Error) {
 	ss := &session{p: p, srv: s, scrub: newScrubber(s.Expanded), tap: newToolTap()}
 	cfg := gjson.ParseBytes(s.Expanded)
 	var transport mcp.Transport
 	var timed *timedTransport
 	switch s.Type {
-	case TransportStdio:
+	case mcpconfig.TransportStdio:
 		spec := stdioSpec{command: cfg.Get("command").String()}
 		cfg.Get("args").ForEach(func(_, v gjson.Result) bool { spec.args = append(spec.args, v.String()); return true })
 		cfg.Get("env").ForEach(func(k, v gjson.Result) bool {
@@ -502,10 +503,10 @@ func (p *Prober) open(ctx context.Context, s *Server, dir string) (*session, *Er
 		ss.lat.Connect = msPtr(time.Since(t0))
 		transport = &mcp.IOTransport{Reader: stdoutReader{pr}, Writer: stdinWriter{pr}}
 		timed = &timedTransport{inner: transport, tap: ss.tap}
-	case TransportHTTP, TransportSSE:
+	case mcpconfig.TransportHTTP, mcpconfig.TransportSSE:
 		ss.url = cfg.Get("url").String()
 		if u, err := url.Parse(ss.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, ss.errorf(protocol.ProbeConnectionRefused, "the url is not an http(s) URL: %s", RedactURL(ss.url))
+			return nil, ss.errorf(protocol.ProbeConnectionRefused, "the url is not an http(s) URL: %s", mcpconfig.RedactURL(ss.url))
 		}
 		var headers [][2]string
 		cfg.Get("headers").ForEach(func(k, v gjson.Result) bool {
@@ -515,13 +516,13 @@ func (p *Prober) open(ctx context.Context, s *Server, dir string) (*session, *Er
 		ss.diag = &httpDiag{}
 		var client *http.Client
 		client, ss.tr = newHTTPClient(headers, ss.diag, ss.tap)
-		if s.Type == TransportHTTP {
+		if s.Type == mcpconfig.TransportHTTP {
 			transport = &mcp.StreamableClientTransport{Endpoint: ss.url, HTTPClient: client, MaxRetries: -1, DisableStandaloneSSE: true}
 		} else {
 			transport = &mcp.SSEClientTransport{Endpoint: ss.url, HTTPClient: client}
 		}
 		timed = &timedTransport{inner: transport}
-	case TransportWS:
+	case mcpconfig.TransportWS:
 		return nil, ss.errorf(protocol.ProbeTransportUnsupported,
 			"the ws transport is not supported by the prober (the MCP Go SDK has no websocket client); claude itself may still connect")
 	default:
@@ -534,12 +535,12 @@ func (p *Prober) open(ctx context.Context, s *Server, dir string) (*session, *Er
 	cs, err := client.Connect(ctx, timed, &mcp.ClientSessionOptions{ProtocolVersion: p.opts.ProtocolVersion})
 	total := time.Since(t0)
 	switch {
-	case ss.diag != nil && s.Type == TransportHTTP:
+	case ss.diag != nil && s.Type == mcpconfig.TransportHTTP:
 		if dialed, dur, _, _, _, _ := ss.diag.snapshot(); dialed {
 			ss.lat.Connect = msPtr(dur)
 			total -= dur
 		}
-	case s.Type == TransportSSE:
+	case s.Type == mcpconfig.TransportSSE:
 		ss.lat.Connect = msPtr(timed.dur)
 		total -= timed.dur
 	}

@@ -1,4 +1,4 @@
-package mcpconfig
+package probe
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -22,7 +23,7 @@ import (
 // order. inputSchema, outputSchema and annotations are the server's JSON
 // as sent (key order kept). Errors are *Error: SERVER_NOT_FOUND,
 // NOT_ACTIVE, or a connection failure.
-func (p *Prober) Tools(ctx context.Context, cfg *Config, name string) ([]protocol.Tool, error) {
+func (p *Prober) Tools(ctx context.Context, cfg *mcpconfig.Config, name string) ([]protocol.Tool, error) {
 	s, err := lookupServer(cfg, name)
 	if err != nil {
 		return nil, err
@@ -118,7 +119,7 @@ func marshalRaw(v any) json.RawMessage {
 // shows it). Errors are *Error: SERVER_NOT_FOUND, NOT_ACTIVE,
 // TOOL_NOT_FOUND, INVALID_ARGUMENTS (with Fields), or a connection failure
 // (TIMEOUT after CallTimeout, PROCESS_EXITED when the server dies, ...).
-func (p *Prober) Call(ctx context.Context, cfg *Config, name, tool string, args json.RawMessage) (protocol.MCPCallResult, error) {
+func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool string, args json.RawMessage) (protocol.MCPCallResult, error) {
 	var zero protocol.MCPCallResult
 	s, err := lookupServer(cfg, name)
 	if err != nil {

@@ -1,0 +1,32 @@
+// Package probe talks to the MCP servers that package mcpconfig resolves,
+// with the official MCP Go SDK: it probes them (serverInfo, protocol
+// version, capabilities, tools, resources, prompts, the latency of each
+// step), turns each tool's inputSchema into a tree of parameters and
+// validates arguments against it, and calls tools directly.
+//
+// # Data flow
+//
+//	mcpconfig.Config ──► Prober.ProbeAll / Probe ──► []protocol.ProbeResult   (mcp/probe; §8 observations)
+//	                 ──► Prober.Tools            ──► []protocol.Tool          (mcp/tools: schema + Parameter tree)
+//	                 ──► Prober.Call             ──► protocol.MCPCallResult   (mcp/call)
+//	                       │ ParseToolSchema(args).Validate first
+//	                       └ result content ──► stream.NormalizeToolResult (same text and attachments as in sessions)
+//
+// Results have the shapes of the webview protocol, so the proxy forwards
+// them as they are; failures are *Error values with a stable code
+// (COMMAND_NOT_FOUND, SERVER_NOT_FOUND, TIMEOUT, CONNECTION_REFUSED,
+// AUTH_REQUIRED, PROCESS_EXITED, PROTOCOL_ERROR, TRANSPORT_UNSUPPORTED,
+// NOT_ACTIVE) and a message that never holds a configured secret.
+//
+// Servers that are not active (awaiting approval, rejected, disabled) are
+// never started. A stdio server runs in its own process group, which is
+// killed and awaited before a call returns, so nothing outlives a probe.
+//
+// It lives apart from package mcpconfig so that config resolution stays
+// free of the wire protocol and the normalizer: mcpconfig imports nothing
+// of ccproxy's; probe imports mcpconfig, stream and protocol. The call log
+// of MCP tool calls is package mcpconfig/calllog.
+//
+// A Prober is safe for concurrent use and has no goroutines of its own
+// (see Prober).
+package probe
