@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -53,6 +54,13 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	log, err := newLogger(stderr, cfg.logLevel)
 	if err != nil {
 		return err
+	}
+	if os.Getenv("GOGC") == "" {
+		// Most of the heap is bounded on purpose (replay logs, blobs); what
+		// churns is the buffers of multi-megabyte lines. Collecting at 1.5×
+		// the live heap instead of 2× keeps a 1 GB stream under 200 MB of
+		// RSS for some CPU (see proxy/internal/rssbench).
+		debug.SetGCPercent(50)
 	}
 	generated := false
 	if cfg.token, generated, err = resolveToken(cfg); err != nil {
