@@ -1,9 +1,63 @@
-// Package proxy runs live Claude Code sessions for webviews.
+// Package proxy runs live Claude Code sessions for webviews: one long-lived
+// claude process per session, its events numbered, logged and fanned out
+// over a websocket, permission prompts brokered, MCP configuration applied
+// live, and an MCP status feed. The wire protocol is webview-protocol/SPEC.md
+// (package protocol).
 //
-// Each session is one long-lived `claude -p --input-format stream-json` process.
-// Its stdout flows through package stream (read, classify, normalize), gets a
-// sequence number and a place in a bounded replay log, and is fanned out to any
-// number of websocket clients, each with a bounded send queue. Commands flow
-// back: client frame -> validation -> JSON built by package stream -> the
-// session's single stdin writer.
+// # Data flow
+//
+//	claude stdout ─► stream.Reader ─► stream.Normalizer ─┬─ control_* lines: the proxy's own (control protocol, permission broker)
+//	  (1 MiB pipe)     lines ≤ cap     (attachments → blob  └─ events: seq, session/event frame built once,
+//	                                   store, /v1/blobs)        replay log (bounded by bytes),
+//	                                                            queued for every live subscriber
+//	                                                                 │
+//	client ◄─ websocket ◄─ write pump (the only writer) ◄── bounded send queue (full: close 1008)
+//	                                  ◄── pulls from the replay log while a subscription catches up
+//
+//	client ─► read pump ─► validate (protocol) ─► request handlers ─► stream builders ─► stdin writer ─► claude stdin
+//
+//	mcpconfig.Watcher ─► MCPSource ─► flags at spawn (--mcp-config, --allowedTools)
+//	                                 mcp_set_servers + mcp_status to live sessions (refused: restart with --resume)
+//	                                 mcp/config, mcp/status (with what sessions report) ─► MCP subscribers, GET /v1/mcp/status
+//
+// # Sessions
+//
+// A Session starts `claude -p --input-format stream-json --output-format
+// stream-json --verbose --include-partial-messages --replay-user-messages
+// --permission-prompt-tool stdio` (plus --model, --permission-mode,
+// --resume, and the MCP flags last) in its own process group, with the
+// user's text only ever on stdin. It sends initialize, then writes turns
+// and control requests through one writer goroutine. Claude's control
+// requests are answered at once (can_use_tool goes to the broker; anything
+// else gets an error). Close is stdin EOF, CloseGrace, SIGTERM to the group,
+// TermGrace, SIGKILL; whenever claude ends, what is left of its group (MCP
+// servers) is killed, and subscribers get session/exited with the stderr
+// tail. Claude is located with FindClaude (--claude, $CCPROXY_CLAUDE, PATH)
+// and must be MinClaudeVersion or newer.
+//
+// # Replay and slow clients
+//
+// Every event gets the next seq and goes into the session's replay log.
+// session/subscribe queues the reply (and a session/gap when the log no
+// longer reaches back), then the client's write pump pulls logged frames
+// itself, in chunks, until it reaches the end of the log; at that moment,
+// under the session's lock, the subscription turns live and the pending
+// permission requests follow. So a replay of any length never fills a send
+// queue, and nothing is lost or sent twice. A live client whose queue is
+// full is closed with 1008; reading claude's stdout never waits for a
+// client. A client that reconnects resumes with afterSeq.
+//
+// # Concurrency
+//
+// Goroutines and their owners: Server.Serve owns the HTTP server, the MCP
+// loop and every connection handler (joined before Serve returns); a
+// connection handler runs the read pump and owns the write pump and the
+// goroutines of slow requests; a Session owns, per process, the stdin
+// writer, the stdout and stderr loops and the waiter, plus permission
+// timers and a restart (joined by close). Lock order: Server.mu, then
+// Session.mu or mcpHub.mu, then client.mu; queueing a frame never blocks.
+// MCPConfigSource owns the goroutine forwarding its Watcher's events.
+//
+// Logs use log/slog with constant keys; the token, environment values of
+// MCP servers and header values never appear in a log line or a frame.
 package proxy
