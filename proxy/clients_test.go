@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -356,4 +357,30 @@ func smallBufferDialer() *websocket.Dialer {
 		}
 		return conn, err
 	}}
+}
+
+// Keep-alive: a client that answers pings stays; one that reads but never
+// answers them (and sends nothing) is dropped after PongWait.
+func TestPingPong(t *testing.T) {
+	ts := startServer(t, Options{PingInterval: 20 * time.Millisecond, PongWait: 300 * time.Millisecond})
+	alive := ts.dial(t) // gorilla answers pings while it reads
+	conn, _, err := websocket.DefaultDialer.Dial(ts.wsURL(), http.Header{"Authorization": {"Bearer " + testToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newWSClient(t, conn, false)
+	pings := 0
+	conn.SetPingHandler(func(string) error { pings++; return nil }) // no pong
+	conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	start := time.Now()
+	for {
+		if _, _, err := conn.NextReader(); err != nil {
+			break // the proxy closed the connection
+		}
+	}
+	if d := time.Since(start); d < 300*time.Millisecond || pings == 0 {
+		t.Errorf("dropped after %v with %d pings, want after PongWait (300ms) of pings", d, pings)
+	}
+	// The client that answers pings is still there, well after PongWait.
+	alive.do(protocol.TypeSessionList, map[string]any{})
 }
