@@ -364,7 +364,6 @@ func (f *fake) turn(text string) {
 	case "permcancel":
 		f.ask(map[string]any{"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": "rm"}, "tool_use_id": "toolu_fake_2"},
 			func(id string) {
-				time.Sleep(50 * time.Millisecond)
 				f.emit(map[string]any{"type": "control_cancel_request", "request_id": id})
 				f.mu.Lock()
 				ch := f.waiters[id]
