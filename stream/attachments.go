@@ -141,12 +141,19 @@ func (n *Normalizer) store(att *Attachment, data []byte) {
 			return
 		}
 	}
-	url, err := n.opts.Sink.PutAttachment(*att, data)
+	url, err := n.opts.Sink.PutAttachment(att.owned(), data)
 	if err != nil {
 		att.Error = "attachment not stored: " + err.Error()
 		return
 	}
 	att.URL = url
+}
+
+// owned returns a copy of a whose strings do not point into the line or the
+// view (which the caller reuses), without its Data.
+func (a Attachment) owned() Attachment {
+	return Attachment{Kind: strings.Clone(a.Kind), MediaType: strings.Clone(a.MediaType), Size: a.Size,
+		SHA256: a.SHA256, URI: strings.Clone(a.URI), URL: a.URL, Error: a.Error}
 }
 
 // collect adds att to the event's attachments unless one with its sha256 is

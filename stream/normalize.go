@@ -55,7 +55,7 @@ func ParseAttachmentMode(s string) (AttachmentMode, bool) {
 type Sink interface {
 	// PutAttachment stores data (the decoded bytes described by a) and
 	// returns the URL it will be served at. data is valid only during the
-	// call. It is called from the goroutine calling Normalize, once per
+	// call; a is the Sink's to keep (its strings are copies). It is called from the goroutine calling Normalize, once per
 	// distinct sha256 per event.
 	PutAttachment(a Attachment, data []byte) (url string, err error)
 }
@@ -261,8 +261,7 @@ func (n *Normalizer) Normalize(line []byte) Event {
 		// The data itself stays in the event's JSON only.
 		ev.Attachments = make([]Attachment, len(n.ev.atts))
 		for i, a := range n.ev.atts {
-			ev.Attachments[i] = Attachment{Kind: strings.Clone(a.Kind), MediaType: strings.Clone(a.MediaType),
-				Size: a.Size, SHA256: a.SHA256, URI: strings.Clone(a.URI), URL: a.URL, Error: a.Error}
+			ev.Attachments[i] = a.owned()
 		}
 	}
 	n.line = nil

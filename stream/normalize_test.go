@@ -435,6 +435,7 @@ func TestNormalizeNoiseAndBadInput(t *testing.T) {
 type memSink struct {
 	blobs map[string][]byte
 	fail  bool
+	last  Attachment
 }
 
 func (s *memSink) PutAttachment(a Attachment, data []byte) (string, error) {
@@ -445,6 +446,7 @@ func (s *memSink) PutAttachment(a Attachment, data []byte) (string, error) {
 		return "", fmt.Errorf("sink got %d bytes that do not match %+v", len(data), a)
 	}
 	s.blobs[a.SHA256] = append([]byte(nil), data...)
+	s.last = a
 	return "/v1/blobs/" + a.SHA256, nil
 }
 
@@ -458,6 +460,17 @@ func TestNormalizeSink(t *testing.T) {
 			ev := eng.new(Options{Attachments: AttachSink, Sink: sink}).Normalize([]byte(in))
 			if string(sink.blobs[imgSHA]) != string(imgBytes) || len(sink.blobs) != 1 {
 				t.Fatalf("sink holds %d blobs", len(sink.blobs))
+			}
+			// What the sink was given stays intact when the caller reuses
+			// its line buffer.
+			buf := []byte(in)
+			keep := &memSink{blobs: map[string][]byte{}}
+			eng.new(Options{Attachments: AttachSink, Sink: keep}).Normalize(buf)
+			for i := range buf {
+				buf[i] = 'x'
+			}
+			if keep.last.MediaType != "image/png" || keep.last.Kind != "image" {
+				t.Fatalf("the sink's attachment changed with the caller's buffer: %+v", keep.last)
 			}
 			for _, path := range []string{"message.content.0.attachments.0", "tool_use_result.attachments.0"} {
 				a := gjson.GetBytes(ev.JSON, path)
