@@ -18,22 +18,39 @@ import (
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
-// Handler returns the proxy's HTTP handler: /v1/ws, /v1/blobs/<sha256>,
-// /v1/mcp/status. Every request passes the Origin check, then needs the
-// token.
+// Handler returns the proxy's HTTP handler. Every request passes the Origin
+// check. The web UI's static files (/, /app.js, …) and POST /v1/login are
+// public: they hold no secret, and the page needs them to log in. Everything
+// else needs the token, or the session cookie that /v1/login sets (from the
+// proxy's own origin only): /v1/ws, /v1/blobs/<sha256>, /v1/mcp/status,
+// POST /v1/login/code.
 func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/ws", s.serveWS)
-	mux.HandleFunc(blobPath, s.serveBlob)
-	mux.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	private := http.NewServeMux()
+	private.HandleFunc("/v1/ws", s.serveWS)
+	private.HandleFunc(blobPath, s.serveBlob)
+	private.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
+	private.HandleFunc(loginPath+"/code", s.serveLoginCode)
+	private.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no such endpoint: "+truncate(r.URL.Path, 100))
 	})
-	return s.guard(mux)
+	authed := s.requireAuth(private)
+
+	ui := s.uiHandler()
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", authed)
+	mux.HandleFunc(loginPath, s.serveLogin)
+	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ui != nil && isUIPath(r.URL.Path) {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		authed.ServeHTTP(w, r)
+	}))
+	return s.checkOrigin(mux)
 }
 
-// guard applies the Origin check, CORS and authentication.
-func (s *Server) guard(next http.Handler) http.Handler {
+// checkOrigin applies the Origin check and CORS.
+func (s *Server) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
 		if !s.origins.allowed(origin) {
@@ -53,9 +70,17 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				return
 			}
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireAuth answers 401 unless the request carries the token (or, from
+// the proxy's own origin, the session cookie).
+func (s *Server) requireAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.authorized(r, r.URL.Path == "/v1/ws") {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ccproxy"`)
-			writeHTTPError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "missing or wrong token: send Authorization: Bearer <token> (or, for a websocket from a browser, the subprotocols ccproxy.v1 and ccproxy.token.<token>)")
+			writeHTTPError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "missing or wrong token: send Authorization: Bearer <token> (or, for a websocket from a browser, the subprotocols ccproxy.v1 and ccproxy.token.<token>; or log the web UI in with a login link)")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -78,6 +103,11 @@ func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
 				return true
 			}
 		}
+	}
+	// The web UI's cookie, accepted only from the proxy's own pages (or
+	// requests that carry no Origin, such as <img> loads).
+	if origin := r.Header.Get("Origin"); origin == "" || s.origins.isOwn(origin) {
+		return s.cookieOK(r)
 	}
 	return false
 }
@@ -252,6 +282,8 @@ type originPolicy struct {
 	extra     map[string]bool // normalized scheme://host[:port], or "null"
 	own       map[string]bool // from the listen address
 	allowNull bool
+	base      string // http://host:port of the listen address
+	port      int
 }
 
 func newOriginPolicy(extra []string) originPolicy {
@@ -276,6 +308,8 @@ func (p *originPolicy) setListenAddr(a net.Addr) {
 	if err != nil {
 		return
 	}
+	p.base = "http://" + strings.ToLower(net.JoinHostPort(host, port))
+	p.port, _ = strconv.Atoi(port)
 	p.own["http://"+strings.ToLower(net.JoinHostPort(host, port))] = true
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
@@ -283,6 +317,17 @@ func (p *originPolicy) setListenAddr(a net.Addr) {
 		}
 	}
 }
+
+// isOwn reports whether origin is the proxy's own (from its listen address).
+func (p *originPolicy) isOwn(origin string) bool {
+	n, err := parseOrigin(origin)
+	return err == nil && p.own[n]
+}
+
+func (p *originPolicy) listenPort() int { return p.port }
+
+// baseURL is http://host:port of the listen address.
+func (p *originPolicy) baseURL() string { return p.base }
 
 func (p *originPolicy) allowed(origin string) bool {
 	if origin == "" {

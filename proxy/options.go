@@ -64,6 +64,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is ccproxy's version, announced in hello.
 	Version string
+
+	// NoUI turns off the reference web UI served at / (and its login).
+	NoUI bool
 }
 
 func (o *Options) setDefaults() error {

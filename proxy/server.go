@@ -34,6 +34,7 @@ type Server struct {
 	mcp       *mcpHub
 	tokenHash [32]byte
 	origins   originPolicy
+	logins    *logins
 	upgrader  websocket.Upgrader
 
 	claudeMu sync.Mutex
@@ -63,6 +64,7 @@ func New(opts Options) (*Server, error) {
 		log:       opts.Logger,
 		blobs:     newBlobStore(opts.BlobBytes),
 		tokenHash: sha256.Sum256([]byte(opts.Token)),
+		logins:    newLogins(),
 		sessions:  map[string]*Session{},
 		clients:   map[*client]struct{}{},
 	}

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +38,7 @@ type serveConfig struct {
 	addr, project, token, tokenFile, claude, logLevel, replay string
 	origins, mcpConfigs                                       multiFlag
 	trustProject, demo                                        bool
+	demoSpeed                                                 float64
 	opts                                                      proxy.Options
 }
 
@@ -81,7 +83,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return fmt.Errorf("serve --demo: finding ccproxy's own executable: %w", err)
 		}
 		opts.ClaudePath = self
-		opts.ClaudePrefixArgs = []string{"replay-claude"}
+		opts.ClaudePrefixArgs = []string{"replay-claude", "--speed", strconv.FormatFloat(cfg.demoSpeed, 'g', -1, 64)}
 		if cfg.replay != "" {
 			opts.ClaudePrefixArgs = append(opts.ClaudePrefixArgs, "--replay", cfg.replay)
 		}
@@ -108,17 +110,32 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	first := map[string]any{"url": "http://" + ln.Addr().String(), "port": port, "pid": os.Getpid()}
+	base := "http://" + ln.Addr().String()
+	first := map[string]any{"url": base, "port": port, "pid": os.Getpid()}
 	if generated {
 		first["token"] = cfg.token // stdout goes to whoever spawned ccproxy, not to a log
+	}
+	if !cfg.opts.NoUI {
+		// A one-time link for a browser: the code is in the fragment, which
+		// browsers never send, and the page trades it for a cookie.
+		first["loginURL"] = base + "/#code=" + srv.NewLoginCode(0)
 	}
 	line, _ := json.Marshal(first)
 	if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
 		ln.Close()
 		return fmt.Errorf("serve: writing the address line: %w", err)
 	}
+	if f, ok := stdout.(*os.File); ok && isTerminal(f) && first["loginURL"] != nil {
+		fmt.Fprintf(stdout, "\nccproxy is ready. Open this one-time link in your browser:\n\n    %s\n\n", first["loginURL"])
+	}
 	log.Info("ccproxy serving", "url", first["url"], "project", opts.Project, "generated_token", generated)
 	return srv.Serve(ctx, ln)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -139,6 +156,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.BoolVar(&cfg.trustProject, "trust-project-mcp", false, "approve every project .mcp.json server not rejected")
 	fs.BoolVar(&cfg.demo, "demo", false, "no CLI, no API key: sessions replay a recorded demo session")
 	fs.StringVar(&cfg.replay, "replay", "", "like --demo, replaying the transcript `FILE` (.jsonl or .jsonl.gz)")
+	fs.Float64Var(&cfg.demoSpeed, "demo-speed", 1, "pace of --demo and --replay: 1 is realistic, 2 twice as fast, 0 without delays")
+	fs.BoolVar(&cfg.opts.NoUI, "no-ui", false, "do not serve the web UI at / (nor its login)")
 	fs.DurationVar(&cfg.opts.PermissionTimeout, "permission-timeout", 5*time.Minute, "deny permission requests nobody answered after `DURATION` (0: wait forever)")
 	fs.Int64Var(&cfg.opts.ReplayBytes, "replay-bytes", 64<<20, "`BYTES` of events each session keeps for clients that reconnect")
 	fs.IntVar(&cfg.opts.SendQueueFrames, "send-queue", 1024, "`FRAMES` queued per client before a slow client is dropped")
@@ -160,6 +179,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if cfg.demo && cfg.replay != "" {
 		return nil, usagef("serve: give --demo or --replay FILE, not both")
+	}
+	if cfg.demoSpeed < 0 {
+		return nil, usagef("serve: --demo-speed must be 0 or more, got %g", cfg.demoSpeed)
 	}
 	if (cfg.demo || cfg.replay != "") && cfg.claude != "" {
 		return nil, usagef("serve: --demo and --replay run no Claude Code CLI; drop --claude")

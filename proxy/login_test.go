@@ -1,0 +1,127 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+func postLogin(t *testing.T, ts *testServer, code string, h http.Header) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("POST", ts.url+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// TestWebUILogin: the UI's files are public; a one-time code from the login
+// link buys a cookie that authenticates the websocket and the HTTP
+// endpoints from the proxy's own origin, once; the token never appears in
+// a URL.
+func TestWebUILogin(t *testing.T) {
+	ts := startServer(t, Options{})
+
+	for _, path := range []string{"/", "/app.js", "/client.js", "/style.css"} {
+		resp, body := httpGet(t, "GET", ts.url+path, nil)
+		if resp.StatusCode != 200 || len(body) == 0 {
+			t.Fatalf("GET %s: %s", path, resp.Status)
+		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("GET %s: CSP %q", path, csp)
+		}
+		if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: no nosniff", path)
+		}
+	}
+	if resp, _ := httpGet(t, "GET", ts.url+"/../go.mod", nil); resp.StatusCode == 200 {
+		t.Errorf("a path outside the UI was served")
+	}
+
+	code := ts.srv.NewLoginCode(0)
+	own := http.Header{"Origin": {ts.url}}
+
+	// Wrong and foreign-origin logins fail.
+	if resp, _ := postLogin(t, ts, "not-a-code", own); resp.StatusCode != 401 {
+		t.Errorf("unknown code: %s", resp.Status)
+	}
+	if resp, _ := postLogin(t, ts, code, http.Header{"Origin": {"http://evil.example"}}); resp.StatusCode != 403 {
+		t.Errorf("login from a foreign origin: %s", resp.Status)
+	}
+
+	resp, _ := postLogin(t, ts, code, own)
+	if resp.StatusCode != 204 {
+		t.Fatalf("login: %s", resp.Status)
+	}
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if strings.HasPrefix(c.Name, "ccproxy_session_") {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Value == testToken {
+		t.Fatalf("login cookie %+v: want HttpOnly, SameSite=Strict, not the token", cookie)
+	}
+	if resp, _ := postLogin(t, ts, code, own); resp.StatusCode != 401 {
+		t.Errorf("a code works once; second use: %s", resp.Status)
+	}
+
+	withCookie := http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}}
+	if resp, body := httpGet(t, "GET", ts.url+"/v1/mcp/status", withCookie); resp.StatusCode != 200 {
+		t.Errorf("status with the cookie: %s %s", resp.Status, body)
+	}
+	foreign := http.Header{"Cookie": withCookie["Cookie"], "Origin": {"vscode-webview://x"}}
+	if resp, _ := httpGet(t, "GET", ts.url+"/v1/mcp/status", foreign); resp.StatusCode != 401 {
+		t.Errorf("the cookie must count only from the proxy's own origin; from a webview: %s", resp.Status)
+	}
+	bad := http.Header{"Cookie": {cookie.Name + "=forged"}}
+	if resp, _ := httpGet(t, "GET", ts.url+"/v1/mcp/status", bad); resp.StatusCode != 401 {
+		t.Errorf("forged cookie: %s", resp.Status)
+	}
+
+	// The websocket from the page: cookie and own origin, no token.
+	d := websocket.Dialer{Subprotocols: []string{protocol.Subprotocol}, HandshakeTimeout: 5 * time.Second}
+	wsURL := "ws" + strings.TrimPrefix(ts.url, "http") + "/v1/ws"
+	conn, resp, err := d.Dial(wsURL, http.Header{"Cookie": withCookie["Cookie"], "Origin": {ts.url}})
+	if err != nil {
+		t.Fatalf("websocket with the cookie: %v (%v)", err, resp)
+	}
+	var hello protocol.Frame
+	if err := conn.ReadJSON(&hello); err != nil || hello.Type != protocol.TypeHello {
+		t.Errorf("first frame: %+v %v", hello, err)
+	}
+	conn.Close()
+
+	// Minting a link needs the token.
+	if resp, _ := httpGet(t, "POST", ts.url+"/v1/login/code", nil); resp.StatusCode != 401 {
+		t.Errorf("minting without the token: %s", resp.Status)
+	}
+	resp, body := httpGet(t, "POST", ts.url+"/v1/login/code", http.Header{"Authorization": {"Bearer " + testToken}})
+	var minted struct{ Code, URL string }
+	mustUnmarshal(t, body, &minted)
+	if resp.StatusCode != 200 || minted.URL != ts.url+"/#code="+minted.Code || strings.Contains(string(body), testToken) {
+		t.Fatalf("mint: %s %s", resp.Status, body)
+	}
+	if resp, _ := postLogin(t, ts, minted.Code, own); resp.StatusCode != 204 {
+		t.Errorf("minted code: %s", resp.Status)
+	}
+	if strings.Contains(ts.logBuf.String(), code) || strings.Contains(ts.logBuf.String(), cookie.Value) {
+		t.Errorf("a login code or the cookie was logged")
+	}
+}

@@ -1,0 +1,46 @@
+package proxy
+
+import (
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// uiHandler serves the reference web UI embedded in package protocol, with
+// headers that keep it from being framed or sniffed and a strict CSP
+// (repeated from the page's meta tag). It returns nil when the UI is off.
+func (s *Server) uiHandler() http.Handler {
+	if s.opts.NoUI {
+		return nil
+	}
+	files := http.FileServerFS(protocol.UI())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "the web UI takes GET")
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	})
+}
+
+// isUIPath reports whether p is one of the web UI's files (or /).
+func isUIPath(p string) bool {
+	if p == "/" {
+		return true
+	}
+	name := strings.TrimPrefix(path.Clean(p), "/")
+	if strings.Contains(name, "/") {
+		return false
+	}
+	_, err := fs.Stat(protocol.UI(), name)
+	return err == nil
+}
