@@ -104,9 +104,11 @@ func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
 			}
 		}
 	}
-	// The web UI's cookie, accepted only from the proxy's own pages (or
-	// requests that carry no Origin, such as <img> loads).
-	if origin := r.Header.Get("Origin"); origin == "" || s.origins.isOwn(origin) {
+	// The web UI's cookie, accepted only from the proxy's own pages, origins
+	// the operator allowed with --allow-origin (a reverse proxy in front),
+	// and requests that carry no Origin (such as <img> loads); never from
+	// webviews of any extension.
+	if origin := r.Header.Get("Origin"); origin == "" || s.origins.ownOrExtra(origin) {
 		return s.cookieOK(r)
 	}
 	return false
@@ -318,10 +320,11 @@ func (p *originPolicy) setListenAddr(a net.Addr) {
 	}
 }
 
-// isOwn reports whether origin is the proxy's own (from its listen address).
-func (p *originPolicy) isOwn(origin string) bool {
+// ownOrExtra reports whether origin is the proxy's own (from its listen
+// address) or one given with --allow-origin.
+func (p *originPolicy) ownOrExtra(origin string) bool {
 	n, err := parseOrigin(origin)
-	return err == nil && p.own[n]
+	return err == nil && (p.own[n] || p.extra[n])
 }
 
 func (p *originPolicy) listenPort() int { return p.port }

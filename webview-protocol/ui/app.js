@@ -43,6 +43,8 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
     c.textContent = state === "open" ? "connected" : state === "closed" ? `reconnecting… (${code}${reason ? ": " + reason : ""})` : "connecting…";
   },
   async onOpen() {
+    // How many times the page has connected: > 1 means it reconnected.
+    document.body.dataset.connects = String(Number(document.body.dataset.connects || 0) + 1);
     try {
       await conn.request("mcp/subscribe");
       const { sessions: list } = await conn.request("session/list");
