@@ -524,4 +524,3 @@ func TestWebUIMCPStatusStates(t *testing.T) {
 	}
 	b.noJSDialog()
 }
-
