@@ -25,6 +25,12 @@ const mcpUsage = `Usage:
   ccproxy mcp approve|reject NAME [--project DIR]
         record an approval (or rejection) of a project .mcp.json server in
         DIR/.claude/settings.local.json, where the interactive CLI reads it
+  ccproxy mcp probe [NAME] [--json] [--project DIR] [--timeout DURATION]
+        connect to the servers (or NAME) with the MCP Go SDK: status, latency, tools
+  ccproxy mcp tools NAME [--json]
+        the tools of NAME with their parameters
+  ccproxy mcp call NAME TOOL --args JSON
+        call a tool of an active server directly (arguments validated first)
 `
 
 // runMCP implements `ccproxy mcp ...`.

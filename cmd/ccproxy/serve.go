@@ -27,8 +27,9 @@ var version = "dev"
 const serveUsage = `Usage: ccproxy serve [flags]
 
 Runs live Claude Code sessions for webviews over a websocket at /v1/ws.
-The first line on stdout is {"url","port","pid"} (and "token" when ccproxy
-made the token up); the log goes to stderr.
+The first line on stdout is {"url","port","pid","loginURL"} (and "token"
+when ccproxy made the token up); the log goes to stderr. The web UI is at /:
+open loginURL, a one-time link, in a browser.
 
 Flags:
 `
