@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -53,6 +54,11 @@ type MCPConfig struct {
 	AllowedTools []string
 	// View is the redacted configuration pushed as mcp/config.
 	View protocol.MCPConfig
+	// Resolved is the configuration package probe connects to for
+	// mcp/probe, mcp/tools and mcp/call (SPEC §3), the same servers as
+	// Servers and View. Nil when the source has none: then those requests
+	// are not offered.
+	Resolved *mcpconfig.Config
 }
 
 // allows reports whether the AllowedTools rules allow toolName of the MCP
@@ -80,11 +86,13 @@ func (c *MCPConfig) allows(toolName string, ref *protocol.MCPRef) bool {
 	return false
 }
 
-// mcpReport is one session's observation of one MCP server.
+// mcpReport is one observation of one MCP server: a session's report or
+// a probe result.
 type mcpReport struct {
 	name       string
 	status     string
 	err        string
+	errCode    string   // the probe failure code (probe results only)
 	tools      []string // nil when the report does not list tools
 	serverInfo *protocol.MCPServerInfo
 	scope      string // the CLI's scope name
@@ -93,7 +101,21 @@ type mcpReport struct {
 
 type observation struct {
 	mcpReport
-	at time.Time
+	at     time.Time
+	origin string // protocol.OriginSession or protocol.OriginProbe
+}
+
+// supersedes reports whether ob wins over cur, the observation it would
+// replace (SPEC §8): the newer one wins; at equal times a session report
+// beats a probe, because sessions are what the chat actually uses.
+func (ob *observation) supersedes(cur *observation) bool {
+	switch {
+	case cur == nil || ob.at.After(cur.at):
+		return true
+	case ob.at.Before(cur.at):
+		return false
+	}
+	return ob.origin == protocol.OriginSession || cur.origin == protocol.OriginProbe
 }
 
 type serverObs struct {
@@ -103,8 +125,9 @@ type serverObs struct {
 }
 
 // mcpHub keeps the MCP configuration in force, the observations sessions
-// make of its servers, and the MCP status computed from both (SPEC §8); it
-// pushes mcp/config and mcp/status to the connections that subscribed.
+// and probes make of its servers, and the MCP status computed from them
+// (SPEC §8); it pushes mcp/config and mcp/status to the connections that
+// subscribed.
 type mcpHub struct {
 	src MCPSource
 	log *slog.Logger
@@ -198,28 +221,92 @@ func (h *mcpHub) observe(reports []mcpReport, at time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range reports {
-		if r.name == "" {
-			continue
-		}
-		o := h.obs[r.name]
-		if o == nil {
-			o = &serverObs{withTools: map[string]*observation{}}
-			h.obs[r.name] = o
-		}
-		ob := &observation{mcpReport: r, at: at}
-		switch r.status {
-		case protocol.MCPPending:
-			o.pending = ob
-		default:
-			if o.definitive == nil || !at.Before(o.definitive.at) {
-				o.definitive = ob
-			}
-		}
-		if r.tools != nil {
-			o.withTools[r.status] = ob
-		}
+		h.addLocked(r, at, protocol.OriginSession)
 	}
 	h.recomputeLocked()
+}
+
+// probeTarget returns the configuration in force and the fingerprints of
+// its server definitions, to be handed back to observeProbes with the
+// results of probing that configuration.
+func (h *mcpHub) probeTarget() (*MCPConfig, map[string][32]byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cfg, h.defs // setConfig replaces defs, never modifies it
+}
+
+// unobserved returns the names among names that have no definitive
+// observation: those a probe of the proxy's own should look at.
+func (h *mcpHub) unobserved(names []string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, n := range names {
+		if o := h.obs[n]; o == nil || o.definitive == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// observeProbes records probe results of the configuration whose
+// definitions were defs (from probeTarget). A result for a server whose
+// definition changed meanwhile is discarded, and so are NOT_ACTIVE and
+// SERVER_NOT_FOUND results: the configuration speaks for those servers.
+// Each result counts as observed at its ProbedAt.
+func (h *mcpHub) observeProbes(results []protocol.ProbeResult, defs map[string][32]byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, res := range results {
+		if res.Error != nil && (res.Error.Code == protocol.ProbeNotActive || res.Error.Code == protocol.ProbeServerNotFound) {
+			continue
+		}
+		if d, ok := h.defs[res.Name]; !ok || d != defs[res.Name] {
+			continue // probed an older definition
+		}
+		r := mcpReport{name: res.Name, status: res.Status, serverInfo: res.ServerInfo, transport: res.Transport}
+		if res.Error != nil {
+			r.err, r.errCode = res.Error.Message, res.Error.Code
+		}
+		if res.Tools != nil {
+			r.tools = make([]string, 0, len(res.Tools))
+			for _, t := range res.Tools {
+				r.tools = append(r.tools, t.Name)
+			}
+		}
+		at := res.ProbedAt
+		if at.IsZero() {
+			at = h.now()
+		}
+		h.addLocked(r, at, protocol.OriginProbe)
+	}
+	h.recomputeLocked()
+}
+
+// addLocked records one observation made at time at.
+func (h *mcpHub) addLocked(r mcpReport, at time.Time, origin string) {
+	if r.name == "" {
+		return
+	}
+	o := h.obs[r.name]
+	if o == nil {
+		o = &serverObs{withTools: map[string]*observation{}}
+		h.obs[r.name] = o
+	}
+	ob := &observation{mcpReport: r, at: at, origin: origin}
+	switch r.status {
+	case protocol.MCPPending:
+		if ob.supersedes(o.pending) {
+			o.pending = ob
+		}
+	default:
+		if ob.supersedes(o.definitive) {
+			o.definitive = ob
+		}
+	}
+	if r.tools != nil && ob.supersedes(o.withTools[r.status]) {
+		o.withTools[r.status] = ob
+	}
 }
 
 // needsDetail reports whether reports (from system/init, which carries
@@ -368,8 +455,8 @@ func (h *mcpHub) entryLocked(name, scope, approval, transport string, active boo
 		return e
 	}
 	e.Status = cliStatus(win.status)
-	e.Error = win.err
-	e.Origin = protocol.OriginSession
+	e.Error, e.ErrorCode = win.err, win.errCode
+	e.Origin = win.origin
 	e.ObservedAt = win.at.UTC()
 	e.ServerInfo = win.serverInfo
 	tools := win.tools
@@ -380,7 +467,7 @@ func (h *mcpHub) entryLocked(name, scope, approval, transport string, active boo
 				e.ServerInfo = wt.serverInfo
 			}
 			if e.Error == "" {
-				e.Error = wt.err
+				e.Error, e.ErrorCode = wt.err, wt.errCode
 			}
 		}
 	}

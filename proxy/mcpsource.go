@@ -156,7 +156,7 @@ func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
 
 // convertMCPConfig turns a resolved configuration into what the proxy uses.
 func convertMCPConfig(cfg *mcpconfig.Config, log *slog.Logger) *MCPConfig {
-	out := &MCPConfig{Servers: map[string]json.RawMessage{}, AllowedTools: cfg.AllowedTools()}
+	out := &MCPConfig{Servers: map[string]json.RawMessage{}, AllowedTools: cfg.AllowedTools(), Resolved: cfg}
 	if err := json.Unmarshal(cfg.SetServersPayload(), &out.Servers); err != nil {
 		log.Error("MCP servers payload", "err", err)
 	}
