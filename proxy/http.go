@@ -195,6 +195,7 @@ func (s *Server) helloFrame(connID string) []byte {
 	if s.opts.MCP != nil {
 		caps = append(caps, protocol.CapMCPApproval)
 	}
+	caps = append(caps, s.calls.capabilities()...) // mcp.probe, mcp.tools, mcp.call, mcp.log when wired
 	h := protocol.Hello{
 		Protocol:     protocol.Version,
 		Server:       protocol.Software{Name: "ccproxy", Version: s.opts.Version},

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/ccproxy/ccproxy/mcpconfig/probe"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -42,6 +43,28 @@ type Options struct {
 	// approvals. Nil runs claude with no MCP flags (it then reads the
 	// user's own configuration) and offers no mcp.approval capability.
 	MCP MCPSource
+	// MCPProbe configures the prober (package probe) behind mcp/probe,
+	// mcp/tools and mcp/call. They are offered (capabilities mcp.probe,
+	// mcp.tools, mcp.call) when MCP's configurations carry the resolved
+	// configuration (MCPConfig.Resolved), as MCPConfigSource's do. The
+	// proxy sets Attachments (binary results go to the blob store served
+	// at /v1/blobs), and Logger, Environ (ClaudeEnv without the token) and
+	// ClientVersion when they are unset.
+	MCPProbe probe.ProberOptions
+	// AutoProbe has the proxy probe the active MCP servers itself, at
+	// start and after each configuration change, so that mcp/status knows
+	// them before any session runs (SPEC §8). `ccproxy serve` turns it on.
+	AutoProbe bool
+	// CallLogDir is where the MCP call log is kept, one file per project
+	// (calllog.ProjectFile(CallLogDir, Project)): every MCP tool call of
+	// every session and every mcp/call. Empty keeps no log and offers no
+	// mcp.log capability.
+	CallLogDir string
+	// CallLogIO keeps tool inputs and outputs in the call log (capped).
+	CallLogIO bool
+	// MaxMCPRequests bounds the mcp/probe, mcp/tools, mcp/call and mcp/log
+	// requests running at once, over all connections (64).
+	MaxMCPRequests int
 
 	MaxFrameBytes     int64         // largest client frame (16 MiB)
 	SendQueueFrames   int           // frames queued per client before it is dropped (1024)
@@ -127,6 +150,7 @@ func (o *Options) setDefaults() error {
 	defDur(&o.WriteWait, 10*time.Second)
 	defDur(&o.MCPRefresh, time.Second)
 	defInt(&o.StderrTailBytes, 8<<10)
+	defInt(&o.MaxMCPRequests, 64)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

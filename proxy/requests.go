@@ -91,6 +91,14 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		c.async(func() { s.reqApproval(c, id, d.Name, s.opts.MCP.Approve) })
 	case *protocol.MCPReject:
 		c.async(func() { s.reqApproval(c, id, d.Name, s.opts.MCP.Reject) })
+	case *protocol.MCPProbe:
+		s.calls.reqProbe(c, id, d)
+	case *protocol.MCPTools:
+		s.calls.reqTools(c, id, d)
+	case *protocol.MCPCall:
+		s.calls.reqCall(c, id, d)
+	case *protocol.MCPLog:
+		s.calls.reqLog(c, id, d)
 	default:
 		c.replyErr(id, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q", f.Type))
 	}
@@ -107,6 +115,8 @@ func (s *Server) offers(typ string) bool {
 		return true
 	case protocol.TypeMCPApprove, protocol.TypeMCPReject:
 		return s.opts.MCP != nil
+	case protocol.TypeMCPProbe, protocol.TypeMCPTools, protocol.TypeMCPCall, protocol.TypeMCPLog:
+		return s.calls.offers(typ)
 	}
 	return false
 }

@@ -32,6 +32,7 @@ type Server struct {
 	log       *slog.Logger
 	blobs     *blobStore
 	mcp       *mcpHub
+	calls     *mcpCalls // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
 	tokenHash [32]byte
 	origins   originPolicy
 	logins    *logins
@@ -72,6 +73,11 @@ func New(opts Options) (*Server, error) {
 	if opts.MCP != nil {
 		s.mcp.setConfig(opts.MCP.Current())
 	}
+	calls, err := newMCPCalls(s)
+	if err != nil {
+		return nil, err
+	}
+	s.calls = calls
 	s.origins = newOriginPolicy(opts.AllowOrigins)
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize:  16 << 10,
@@ -86,10 +92,11 @@ func New(opts Options) (*Server, error) {
 }
 
 // Serve serves on ln until ctx is done (or the listener fails), then shuts
-// down: new work is refused, every session is closed (subscribers get
-// session/exited with reason shutdown), every connection is closed with
-// 1001, and Serve returns once every goroutine has ended and no claude
-// process is left.
+// down: new work is refused, MCP probes and calls are cancelled, every
+// session is closed (subscribers get session/exited with reason shutdown),
+// every connection is closed with 1001, and Serve returns once every
+// goroutine has ended and no claude process (nor MCP server it probed) is
+// left; it then closes the MCP call log.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	if s.served {
@@ -115,6 +122,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	loopCtx, stopLoop := context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); s.mcpLoop(loopCtx) }()
+	s.calls.start()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
@@ -133,6 +141,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		sessions = append(sessions, sess)
 	}
 	s.mu.Unlock()
+	s.calls.shutdown()
 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if err := hs.Shutdown(shutCtx); err != nil {
@@ -160,6 +169,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.calls.close()
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
@@ -233,6 +243,7 @@ func (s *Server) applyMCP() {
 	if !changed {
 		return
 	}
+	s.calls.configChanged()
 	s.log.Info("MCP configuration changed; updating live sessions")
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -239,6 +239,7 @@ func (s *Session) stdoutLoop(p *process) {
 	defer p.stdout.Close()
 	r := stream.NewReader(p.stdout, s.srv.opts.MaxLineBytes)
 	norm := stream.NewNormalizer(stream.Options{Attachments: stream.AttachSink, Sink: s.srv.blobs})
+	calls := s.srv.calls.pairer(s.id) // nil without a call log
 	for {
 		line, err := r.Next()
 		if err != nil {
@@ -260,6 +261,9 @@ func (s *Session) stdoutLoop(p *process) {
 			s.onControlCancel(ev.JSON)
 		default:
 			s.appendEvent(&ev)
+			if calls != nil {
+				s.srv.calls.observeEvent(calls, &ev) // MCP tool_use/tool_result pairs → the call log
+			}
 		}
 	}
 	if n := r.Oversized(); n > 0 {

@@ -1,0 +1,357 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
+	"github.com/ccproxy/ccproxy/mcpconfig/probe"
+	"github.com/ccproxy/ccproxy/stream"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// mcpCalls serves mcp/probe, mcp/tools, mcp/call and mcp/log (SPEC §3),
+// runs the probes the proxy makes by itself (SPEC §8) and keeps the MCP
+// call log.
+//
+// Goroutines: the requests run in goroutines of their connection
+// (client.async), at most MaxMCPRequests at once over all connections,
+// each with a context cancelled when its connection ends or the server
+// shuts down; the auto-probe loop is owned by Serve (Server.wg). The call
+// log is written by the sessions' stdout loops (one Pairer each) and by
+// mcp/call; calllog.Log serializes them.
+type mcpCalls struct {
+	srv    *Server
+	prober *probe.Prober // nil: mcp.probe, mcp.tools and mcp.call are not offered
+	clog   *calllog.Log  // nil: mcp.log is not offered and no call is logged
+	slots  chan struct{} // one per running request
+	kick   chan struct{} // (cap 1) the auto-probe loop has work
+
+	ctx    context.Context // cancelled when the server shuts down
+	cancel context.CancelFunc
+}
+
+// newMCPCalls sets up the prober and opens the call log, as s.opts say.
+// s.mcp holds the first configuration already.
+func newMCPCalls(s *Server) (*mcpCalls, error) {
+	m := &mcpCalls{srv: s, slots: make(chan struct{}, s.opts.MaxMCPRequests), kick: make(chan struct{}, 1)}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	if cfg := s.mcp.config(); s.opts.MCP != nil && cfg != nil && cfg.Resolved != nil {
+		po := s.opts.MCPProbe
+		if po.Logger == nil {
+			po.Logger = s.log.With("component", "probe")
+		}
+		if po.Environ == nil {
+			po.Environ = s.claudeEnv // what claude's own MCP servers get: never the proxy's token
+		}
+		if po.ClientVersion == "" {
+			po.ClientVersion = s.opts.Version
+		}
+		// Binary parts of direct calls go where the sessions' go: /v1/blobs.
+		po.Attachments = stream.Options{Attachments: stream.AttachSink, Sink: s.blobs}
+		m.prober = probe.NewProber(po)
+	}
+	if s.opts.CallLogDir != "" {
+		path := calllog.ProjectFile(s.opts.CallLogDir, s.opts.Project)
+		clog, err := calllog.Open(path, calllog.Options{StoreIO: s.opts.CallLogIO, Logger: s.log.With("component", "calllog")})
+		if err != nil {
+			m.cancel()
+			return nil, fmt.Errorf("MCP call log: %w", err)
+		}
+		m.clog = clog
+		s.log.Info("logging MCP tool calls", "file", path, "store_io", s.opts.CallLogIO)
+	}
+	return m, nil
+}
+
+// capabilities lists the hello capabilities of what is wired.
+func (m *mcpCalls) capabilities() []string {
+	var caps []string
+	if m.prober != nil {
+		caps = append(caps, protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall)
+	}
+	if m.clog != nil {
+		caps = append(caps, protocol.CapMCPLog)
+	}
+	return caps
+}
+
+// offers reports whether the request type typ (one of the four) is wired.
+func (m *mcpCalls) offers(typ string) bool {
+	switch typ {
+	case protocol.TypeMCPProbe, protocol.TypeMCPTools, protocol.TypeMCPCall:
+		return m.prober != nil
+	case protocol.TypeMCPLog:
+		return m.clog != nil
+	}
+	return false
+}
+
+// start starts the auto-probe loop (Options.AutoProbe), which probes the
+// active servers at once and after every configuration change. Serve
+// calls it once; the loop ends with shutdown.
+func (m *mcpCalls) start() {
+	if m.prober == nil || !m.srv.opts.AutoProbe {
+		return
+	}
+	m.srv.wg.Add(1)
+	go func() { defer m.srv.wg.Done(); m.autoLoop() }()
+	m.configChanged()
+}
+
+// configChanged asks the auto-probe loop to probe the servers the new
+// configuration has no observation of (new or changed definitions,
+// servers just approved). It never blocks.
+func (m *mcpCalls) configChanged() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// shutdown cancels every probe and call in progress; close closes the
+// call log once nothing writes it any more (every session has ended).
+func (m *mcpCalls) shutdown() { m.cancel() }
+
+func (m *mcpCalls) close() {
+	m.cancel()
+	if m.clog != nil {
+		if err := m.clog.Close(); err != nil {
+			m.srv.log.Warn("closing the MCP call log", "err", err)
+		}
+	}
+}
+
+func (m *mcpCalls) autoLoop() {
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-m.kick:
+		}
+		m.autoProbe()
+	}
+}
+
+// autoProbe probes, concurrently (within the prober's bound), the active
+// servers that have no definitive observation, and records each result as
+// soon as it is in.
+func (m *mcpCalls) autoProbe() {
+	cfg, defs := m.srv.mcp.probeTarget()
+	if cfg == nil || cfg.Resolved == nil {
+		return
+	}
+	var active []string
+	for _, srv := range cfg.Resolved.Servers {
+		if srv.Active {
+			active = append(active, srv.Name)
+		}
+	}
+	names := m.srv.mcp.unobserved(active)
+	if len(names) == 0 {
+		return
+	}
+	m.srv.log.Debug("probing MCP servers", "servers", names)
+	var wg sync.WaitGroup
+	for _, name := range names {
+		wg.Go(func() {
+			res, err := m.prober.Probe(m.ctx, cfg.Resolved, name)
+			if err != nil || m.ctx.Err() != nil {
+				return // gone from the configuration, or shutting down
+			}
+			m.srv.mcp.observeProbes([]protocol.ProbeResult{res}, defs)
+		})
+	}
+	wg.Wait()
+}
+
+// run runs a request in a goroutine of connection c, with a context that
+// ends with the connection or the server, and replies with what do
+// returns. At most MaxMCPRequests run at once; beyond, limit_exceeded.
+func (m *mcpCalls) run(c *client, id json.RawMessage, typ string, do func(ctx context.Context) (protocol.Data, error)) {
+	select {
+	case m.slots <- struct{}{}:
+	default:
+		c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "%s: %d MCP requests (mcp/probe, mcp/tools, mcp/call, mcp/log) are running; wait for one to finish", typ, cap(m.slots)))
+		return
+	}
+	c.async(func() {
+		defer func() { <-m.slots }()
+		ctx, cancel := context.WithCancel(c.ctx)
+		defer cancel()
+		stop := context.AfterFunc(m.ctx, cancel)
+		defer stop()
+		data, err := do(ctx)
+		switch {
+		case err == nil:
+			c.reply(id, data)
+		case m.ctx.Err() != nil:
+			c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: ccproxy is shutting down", typ))
+		case c.ctx.Err() != nil:
+			// The connection is gone: nobody to answer.
+		default:
+			c.replyErr(id, m.protocolError(c, typ, err))
+		}
+	})
+}
+
+// protocolError turns a failure of package probe into its reply error,
+// with the request type in front of the message.
+func (m *mcpCalls) protocolError(c *client, typ string, err error) error {
+	var pe *probe.Error
+	if errors.As(err, &pe) {
+		e := pe.ProtocolError()
+		e.Message = typ + ": " + e.Message
+		return e
+	}
+	var perr *protocol.Error
+	if errors.As(err, &perr) {
+		return perr
+	}
+	c.log.Error("MCP request failed", "type", typ, "err", err)
+	return protocol.Errorf(protocol.CodeInternal, "%s failed; see the proxy's log", typ)
+}
+
+// resolved returns the configuration probes and calls connect to, with
+// the fingerprints of its definitions.
+func (m *mcpCalls) resolved(typ string) (*mcpconfig.Config, map[string][32]byte, error) {
+	cfg, defs := m.srv.mcp.probeTarget()
+	if cfg == nil || cfg.Resolved == nil {
+		return nil, nil, fmt.Errorf("%s: the MCP configuration source gave no resolved configuration", typ)
+	}
+	return cfg.Resolved, defs, nil
+}
+
+// reqProbe serves mcp/probe. The results are MCP status observations:
+// mcp/status reflects them before the reply is queued.
+func (m *mcpCalls) reqProbe(c *client, id json.RawMessage, d *protocol.MCPProbe) {
+	m.run(c, id, protocol.TypeMCPProbe, func(ctx context.Context) (protocol.Data, error) {
+		cfg, defs, err := m.resolved(protocol.TypeMCPProbe)
+		if err != nil {
+			return nil, err
+		}
+		var results []protocol.ProbeResult
+		if d.Name != "" {
+			res, err := m.prober.Probe(ctx, cfg, d.Name)
+			if err != nil {
+				return nil, err
+			}
+			results = []protocol.ProbeResult{res}
+		} else {
+			results = m.prober.ProbeAll(ctx, cfg)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // cut short: not observations
+		}
+		m.srv.mcp.observeProbes(results, defs)
+		if results == nil {
+			results = []protocol.ProbeResult{}
+		}
+		return protocol.MCPProbeResult{Results: results}, nil
+	})
+}
+
+// reqTools serves mcp/tools.
+func (m *mcpCalls) reqTools(c *client, id json.RawMessage, d *protocol.MCPTools) {
+	m.run(c, id, protocol.TypeMCPTools, func(ctx context.Context) (protocol.Data, error) {
+		cfg, _, err := m.resolved(protocol.TypeMCPTools)
+		if err != nil {
+			return nil, err
+		}
+		tools, err := m.prober.Tools(ctx, cfg, d.Name)
+		if err != nil {
+			return nil, err
+		}
+		if tools == nil {
+			tools = []protocol.Tool{}
+		}
+		return protocol.MCPToolsResult{Server: d.Name, Tools: tools}, nil
+	})
+}
+
+// reqCall serves mcp/call; a call that got a result goes to the call log.
+func (m *mcpCalls) reqCall(c *client, id json.RawMessage, d *protocol.MCPCall) {
+	m.run(c, id, protocol.TypeMCPCall, func(ctx context.Context) (protocol.Data, error) {
+		cfg, _, err := m.resolved(protocol.TypeMCPCall)
+		if err != nil {
+			return nil, err
+		}
+		res, err := m.prober.Call(ctx, cfg, d.Name, d.Tool, d.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		m.logEntry(calllog.DirectEntry(res, d.Arguments, time.Now()))
+		return res, nil
+	})
+}
+
+// reqLog serves mcp/log.
+func (m *mcpCalls) reqLog(c *client, id json.RawMessage, d *protocol.MCPLog) {
+	limit := int64(protocol.DefaultLogLimit)
+	if d.Limit != nil {
+		limit = *d.Limit
+	}
+	m.run(c, id, protocol.TypeMCPLog, func(context.Context) (protocol.Data, error) {
+		entries, err := m.clog.Last(int(limit), d.Server)
+		if err != nil {
+			return nil, fmt.Errorf("reading the MCP call log: %w", err)
+		}
+		if entries == nil {
+			entries = []protocol.LogEntry{}
+		}
+		return protocol.MCPLogResult{Entries: entries}, nil
+	})
+}
+
+// pairer returns the Pairer of a session's stdout loop, or nil when no
+// call log is kept.
+func (m *mcpCalls) pairer(session string) *calllog.Pairer {
+	if m.clog == nil {
+		return nil
+	}
+	return calllog.NewPairer(session, calllog.PairerOptions{KeepIO: m.clog.StoresIO()})
+}
+
+// Cheap tests that an event may matter to a Pairer: MCP tool calls start
+// in assistant events with a tool_use block and end in user events with a
+// tool_result block.
+var (
+	markToolUse    = []byte(`"tool_use"`)
+	markToolResult = []byte(`"tool_result"`)
+)
+
+// observeEvent feeds an event of a session's stdout loop to its Pairer and
+// logs the calls it completes. Only assistant events with a tool_use and
+// user events with a tool_result are looked at.
+func (m *mcpCalls) observeEvent(p *calllog.Pairer, ev *stream.Event) {
+	switch ev.Type {
+	case stream.TypeAssistant:
+		if !bytes.Contains(ev.JSON, markToolUse) {
+			return
+		}
+	case stream.TypeUser:
+		if !bytes.Contains(ev.JSON, markToolResult) {
+			return
+		}
+	default:
+		return
+	}
+	for _, e := range p.Observe(*ev, time.Now()) {
+		m.logEntry(e)
+	}
+}
+
+func (m *mcpCalls) logEntry(e protocol.LogEntry) {
+	if m.clog == nil {
+		return
+	}
+	if err := m.clog.Append(e); err != nil {
+		m.srv.log.Warn("writing the MCP call log", "server", e.Server, "tool", e.Tool, "err", err)
+	}
+}

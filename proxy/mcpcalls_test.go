@@ -1,0 +1,415 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/mcpconfig/probe"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// probeSource is a fake MCPSource whose configurations carry the resolved
+// configuration (MCPConfig.Resolved), as MCPConfigSource's do, but without
+// a Watcher: set writes the files of an mcpEnv and resolves them at once.
+// User servers (~/.claude.json) are active unless disabled; project
+// servers (.mcp.json, an untrusted workspace) await approval.
+type probeSource struct {
+	t   testing.TB
+	env *mcpEnv
+	ch  chan struct{}
+
+	mu  sync.Mutex
+	cur *MCPConfig
+}
+
+func newProbeSource(t testing.TB, user, project map[string]any, disabled ...string) *probeSource {
+	t.Helper()
+	s := &probeSource{t: t, env: newMCPEnv(t), ch: make(chan struct{}, 1)}
+	s.set(user, project, disabled...)
+	return s
+}
+
+// set rewrites the configuration files, resolves them and signals a change.
+func (s *probeSource) set(user, project map[string]any, disabled ...string) {
+	s.t.Helper()
+	proj, err := filepath.EvalSymlinks(s.env.project)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	home := map[string]any{"mcpServers": user}
+	if len(disabled) > 0 {
+		home["projects"] = map[string]any{proj: map[string]any{"disabledMcpServers": disabled}}
+	}
+	b, _ := json.Marshal(home)
+	if err := os.WriteFile(filepath.Join(s.env.home, ".claude.json"), b, 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	if project != nil {
+		s.env.writeMCPJSON(s.t, project)
+	}
+	cfg, err := mcpconfig.Resolve(s.env.opts)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cur := convertMCPConfig(cfg, slog.New(slog.DiscardHandler))
+	dir := s.env.filesDir
+	cur.Spawn = func() ([]string, func(), error) {
+		f, err := cfg.MCPConfigFile(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		args := f.Args()
+		if tools := cfg.AllowedTools(); len(tools) > 0 {
+			args = append(append(args, "--allowedTools"), tools...)
+		}
+		return args, func() { f.Close() }, nil
+	}
+	s.mu.Lock()
+	s.cur = cur
+	s.mu.Unlock()
+	select {
+	case s.ch <- struct{}{}:
+	default:
+	}
+}
+
+func (s *probeSource) Current() *MCPConfig {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+func (s *probeSource) Changes() <-chan struct{} { return s.ch }
+
+func (s *probeSource) Approve(name string) (string, error) {
+	return "", protocol.Errorf(protocol.CodeBadRequest, "the test source records no approvals")
+}
+
+func (s *probeSource) Reject(name string) (string, error) { return s.Approve(name) }
+
+// probeOpts are the prober's options in tests: a short probe timeout for
+// the server that hangs, and a short grace for stdio servers.
+func probeOpts() probe.ProberOptions {
+	return probe.ProberOptions{Timeout: 2 * time.Second, CallTimeout: 5 * time.Minute, Grace: 100 * time.Millisecond,
+		Env: func(string) (string, bool) { return "", false }}
+}
+
+// refusedURL is an http URL on a loopback port nothing listens on.
+func refusedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr + "/mcp"
+}
+
+// authServer answers every request with 401.
+func authServer(t *testing.T) string {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="test"`)
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// brokenServers are servers that fail, each in its own way.
+func brokenServers(t *testing.T) map[string]any {
+	return map[string]any{
+		"missing": map[string]any{"command": filepath.Join(t.TempDir(), "no-such-command")},
+		"refused": map[string]any{"type": "http", "url": refusedURL(t)},
+		"exits":   map[string]any{"command": "sh", "args": []any{"-c", "echo boom-on-stderr >&2; exit 3"}},
+		"hangs":   map[string]any{"command": "sleep", "args": []any{"30"}},
+		"auth":    map[string]any{"type": "http", "url": authServer(t)},
+		"ws":      map[string]any{"type": "ws", "url": "ws://127.0.0.1:1/mcp"},
+	}
+}
+
+func merge(ms ...map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func helloCaps(t *testing.T, c *wsClient) []string {
+	t.Helper()
+	var hello protocol.Hello
+	c.waitPush(0, protocol.TypeHello, &hello, nil)
+	return hello.Capabilities
+}
+
+func probeResultOf(rs []protocol.ProbeResult, name string) *protocol.ProbeResult {
+	for i := range rs {
+		if rs[i].Name == name {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+func callLog(t *testing.T, c *wsClient, data map[string]any) []protocol.LogEntry {
+	t.Helper()
+	var r protocol.MCPLogResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPLog, data), &r)
+	if r.Entries == nil {
+		t.Fatal("mcp/log: entries missing")
+	}
+	return r.Entries
+}
+
+// Without a resolved configuration and a call log the four requests are
+// not offered: unknown_type, and hello does not announce them.
+func TestMCPCallsNotWired(t *testing.T) {
+	ts := startServer(t, Options{MCP: newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})})
+	c := ts.dial(t)
+	for _, cp := range []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog} {
+		if slices.Contains(helloCaps(t, c), cp) {
+			t.Errorf("hello offers %s, which is not wired", cp)
+		}
+	}
+	for typ, data := range map[string]map[string]any{
+		protocol.TypeMCPProbe: {},
+		protocol.TypeMCPTools: {"name": "alpha"},
+		protocol.TypeMCPCall:  {"name": "alpha", "tool": "x", "arguments": map[string]any{}},
+		protocol.TypeMCPLog:   {},
+	} {
+		if e := c.doErr(typ, data); e.Code != protocol.CodeUnknownType {
+			t.Errorf("%s: %+v, want unknown_type", typ, e)
+		}
+	}
+}
+
+// mcp/probe, mcp/tools, mcp/call and mcp/log against the go-sdk test
+// server (streamable HTTP) and servers failing in every way the SPEC
+// names; probe results change mcp/status; direct calls go to the call log.
+func TestMCPProbeToolsCall(t *testing.T) {
+	good := mcptest.ServeHTTP(t)
+	src := newProbeSource(t,
+		merge(brokenServers(t), map[string]any{
+			"good": map[string]any{"type": "http", "url": good.URL},
+			"off":  map[string]any{"type": "http", "url": good.URL},
+		}),
+		map[string]any{"waiting": map[string]any{"type": "http", "url": good.URL}},
+		"off")
+	logDir := t.TempDir()
+	ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: logDir})
+	c := ts.dial(t)
+	caps := helloCaps(t, c)
+	for _, cp := range []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog} {
+		if !slices.Contains(caps, cp) {
+			t.Errorf("hello does not offer %s: %v", cp, caps)
+		}
+	}
+	from := c.count()
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	st, _ := waitStatus(c, from, "first status", func(protocol.MCPStatus) bool { return true })
+	if g := statusOf(st, "good"); g == nil || g.Status != protocol.MCPPending || g.Origin != protocol.OriginConfig {
+		t.Errorf("before any probe (AutoProbe is off): %+v", g)
+	}
+
+	// mcp/probe of everything.
+	from = c.count()
+	var pr protocol.MCPProbeResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPProbe, map[string]any{}), &pr)
+	names := []string{}
+	for _, r := range pr.Results {
+		names = append(names, r.Name)
+	}
+	if want := []string{"auth", "exits", "good", "hangs", "missing", "off", "refused", "waiting", "ws"}; !slices.Equal(names, want) {
+		t.Fatalf("probe results for %v, want %v", names, want)
+	}
+	if g := probeResultOf(pr.Results, "good"); !g.OK || g.Status != protocol.MCPConnected || g.ServerInfo == nil || g.ServerInfo.Name != mcptest.ServerName ||
+		g.ToolCount != int64(len(mcptest.ToolNames)) || g.ProbedAt.IsZero() {
+		t.Errorf("good: %+v", g)
+	}
+	for name, want := range map[string]struct{ code, status string }{
+		"missing": {protocol.ProbeCommandNotFound, protocol.MCPFailed},
+		"refused": {protocol.ProbeConnectionRefused, protocol.MCPFailed},
+		"exits":   {protocol.ProbeProcessExited, protocol.MCPFailed},
+		"hangs":   {protocol.ProbeTimeout, protocol.MCPFailed},
+		"auth":    {protocol.ProbeAuthRequired, ""},
+		"ws":      {protocol.ProbeTransportUnsupported, protocol.MCPFailed},
+		"waiting": {protocol.ProbeNotActive, protocol.MCPAwaitingApproval},
+		"off":     {protocol.ProbeNotActive, protocol.MCPDisabled},
+	} {
+		r := probeResultOf(pr.Results, name)
+		if r.OK || r.Error == nil || r.Error.Code != want.code || (want.status != "" && r.Status != want.status) {
+			t.Errorf("%s: %+v, want %s (%s)", name, r, want.code, want.status)
+		}
+	}
+	if r := probeResultOf(pr.Results, "exits"); r.Error == nil || !strings.Contains(r.Error.StderrTail, "boom-on-stderr") {
+		t.Errorf("exits: no stderr tail: %+v", r.Error)
+	}
+
+	// The results are observations: in mcp/status before the reply.
+	st, _ = waitStatus(c, from, "probe results", func(st protocol.MCPStatus) bool {
+		g := statusOf(st, "good")
+		return g != nil && g.Status == protocol.MCPConnected
+	})
+	if g := statusOf(st, "good"); g.Origin != protocol.OriginProbe || g.ToolCount == nil || *g.ToolCount != int64(len(mcptest.ToolNames)) ||
+		g.ServerInfo == nil || g.ServerInfo.Name != mcptest.ServerName || g.ObservedAt.IsZero() || g.Transport != "http" {
+		t.Errorf("good after the probe: %+v", g)
+	}
+	if m := statusOf(st, "missing"); m.Status != protocol.MCPFailed || m.Origin != protocol.OriginProbe || m.ErrorCode != protocol.ProbeCommandNotFound || m.Error == "" {
+		t.Errorf("missing after the probe: %+v", m)
+	}
+	for name, want := range map[string]string{"waiting": protocol.MCPAwaitingApproval, "off": protocol.MCPDisabled} {
+		if s := statusOf(st, name); s.Status != want || s.Origin != protocol.OriginConfig || s.ErrorCode != "" {
+			t.Errorf("%s after the probe: %+v (config first)", name, s)
+		}
+	}
+	var hst protocol.MCPStatus
+	_, body := httpGet(t, "GET", ts.url+"/v1/mcp/status", http.Header{"Authorization": {"Bearer " + testToken}})
+	mustUnmarshal(t, body, &hst)
+	if g := statusOf(hst, "good"); g == nil || g.Origin != protocol.OriginProbe {
+		t.Errorf("GET /v1/mcp/status after the probe: %s", body)
+	}
+
+	// mcp/probe of one server.
+	mustUnmarshal(t, c.do(protocol.TypeMCPProbe, map[string]any{"name": "good"}), &pr)
+	if len(pr.Results) != 1 || !pr.Results[0].OK {
+		t.Errorf("probe good: %+v", pr)
+	}
+
+	// mcp/tools: the parameter tree of echo.
+	var tr protocol.MCPToolsResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPTools, map[string]any{"name": "good"}), &tr)
+	if tr.Server != "good" || len(tr.Tools) != len(mcptest.ToolNames) {
+		t.Fatalf("tools of good: %d tools, server %q", len(tr.Tools), tr.Server)
+	}
+	var echo *protocol.Tool
+	for i := range tr.Tools {
+		if tr.Tools[i].Name == mcptest.ToolEcho {
+			echo = &tr.Tools[i]
+		}
+	}
+	if echo == nil || len(echo.Parameters) == 0 || echo.Parameters[0].Name != "message" || !echo.Parameters[0].Required || !json.Valid(echo.InputSchema) {
+		t.Errorf("echo: %+v", echo)
+	}
+
+	// mcp/call: text, an error result, an image whose blob is served.
+	var cr protocol.MCPCallResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPCall, map[string]any{"name": "good", "tool": mcptest.ToolEcho, "arguments": map[string]any{"message": "hi", "mode": "upper"}}), &cr)
+	if cr.Server != "good" || cr.Tool != mcptest.ToolEcho || cr.IsError || !strings.HasPrefix(cr.Content, "HI\nreceived: ") || cr.DurationMs < 0 {
+		t.Errorf("echo call: %+v", cr)
+	}
+	mustUnmarshal(t, c.do(protocol.TypeMCPCall, map[string]any{"name": "good", "tool": mcptest.ToolIsError, "arguments": map[string]any{}}), &cr)
+	if !cr.IsError || !strings.Contains(cr.Content, mcptest.IsErrorText) {
+		t.Errorf("is_error call: %+v", cr)
+	}
+	mustUnmarshal(t, c.do(protocol.TypeMCPCall, map[string]any{"name": "good", "tool": mcptest.ToolImage, "arguments": map[string]any{}}), &cr)
+	if len(cr.Attachments) != 1 || cr.Attachments[0].URL == "" || cr.Attachments[0].Data != "" || !strings.Contains(cr.Content, "[image image/png") {
+		t.Fatalf("image call: %+v", cr)
+	}
+	resp, blob := httpGet(t, "GET", ts.url+cr.Attachments[0].URL, http.Header{"Authorization": {"Bearer " + testToken}})
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" || !bytes.Equal(blob, mcptest.SmallPNG()) {
+		t.Errorf("the image's blob: %s %s %d bytes", resp.Status, resp.Header.Get("Content-Type"), len(blob))
+	}
+
+	// Every error code of the four requests.
+	for _, tc := range []struct {
+		typ   string
+		data  map[string]any
+		code  protocol.Code
+		probe string // details.probeCode
+	}{
+		{protocol.TypeMCPProbe, map[string]any{"name": "nope"}, protocol.CodeMCPServerNotFound, protocol.ProbeServerNotFound},
+		{protocol.TypeMCPTools, map[string]any{"name": "nope"}, protocol.CodeMCPServerNotFound, protocol.ProbeServerNotFound},
+		{protocol.TypeMCPTools, map[string]any{"name": "waiting"}, protocol.CodeMCPNotActive, protocol.ProbeNotActive},
+		{protocol.TypeMCPTools, map[string]any{"name": "off"}, protocol.CodeMCPNotActive, protocol.ProbeNotActive},
+		{protocol.TypeMCPTools, map[string]any{"name": "missing"}, protocol.CodeMCPCommandNotFound, protocol.ProbeCommandNotFound},
+		{protocol.TypeMCPTools, map[string]any{"name": "refused"}, protocol.CodeMCPConnectionRefused, protocol.ProbeConnectionRefused},
+		{protocol.TypeMCPTools, map[string]any{"name": "exits"}, protocol.CodeMCPProcessExited, protocol.ProbeProcessExited},
+		{protocol.TypeMCPTools, map[string]any{"name": "hangs"}, protocol.CodeMCPTimeout, protocol.ProbeTimeout},
+		{protocol.TypeMCPTools, map[string]any{"name": "auth"}, protocol.CodeMCPAuthRequired, protocol.ProbeAuthRequired},
+		{protocol.TypeMCPTools, map[string]any{"name": "ws"}, protocol.CodeMCPTransportUnsupported, protocol.ProbeTransportUnsupported},
+		{protocol.TypeMCPCall, map[string]any{"name": "nope", "tool": "echo", "arguments": map[string]any{}}, protocol.CodeMCPServerNotFound, protocol.ProbeServerNotFound},
+		{protocol.TypeMCPCall, map[string]any{"name": "waiting", "tool": "echo", "arguments": map[string]any{}}, protocol.CodeMCPNotActive, protocol.ProbeNotActive},
+		{protocol.TypeMCPCall, map[string]any{"name": "missing", "tool": "echo", "arguments": map[string]any{}}, protocol.CodeMCPCommandNotFound, protocol.ProbeCommandNotFound},
+		{protocol.TypeMCPCall, map[string]any{"name": "exits", "tool": "echo", "arguments": map[string]any{}}, protocol.CodeMCPProcessExited, protocol.ProbeProcessExited},
+		{protocol.TypeMCPCall, map[string]any{"name": "good", "tool": "no_such_tool", "arguments": map[string]any{}}, protocol.CodeMCPToolNotFound, ""},
+	} {
+		e := c.doErr(tc.typ, tc.data)
+		if e.Code != tc.code || !strings.HasPrefix(e.Message, tc.typ+": ") {
+			t.Errorf("%s %v: %+v, want %s", tc.typ, tc.data, e, tc.code)
+			continue
+		}
+		if tc.probe != "" && (e.Details == nil || e.Details.ProbeCode != tc.probe) {
+			t.Errorf("%s %v: details %+v, want probeCode %s", tc.typ, tc.data, e.Details, tc.probe)
+		}
+		if tc.code == protocol.CodeMCPProcessExited && !strings.Contains(e.Details.StderrTail, "boom-on-stderr") {
+			t.Errorf("%s %v: no stderr tail in %+v", tc.typ, tc.data, e.Details)
+		}
+	}
+	e := c.doErr(protocol.TypeMCPCall, map[string]any{"name": "good", "tool": mcptest.ToolEcho, "arguments": map[string]any{"mode": "loud", "repeat": 9}})
+	if e.Code != protocol.CodeMCPInvalidArguments || e.Details == nil {
+		t.Fatalf("invalid arguments: %+v", e)
+	}
+	got := map[string]string{}
+	for _, f := range e.Details.Fields {
+		got[f.Path] = f.Code
+		if f.Message == "" {
+			t.Errorf("field %s without a message", f.Path)
+		}
+	}
+	if want := map[string]string{"message": probe.ParamRequired, "mode": probe.ParamEnumInvalid, "repeat": probe.ParamConstraintViolated}; !equalMaps(got, want) {
+		t.Errorf("fields %v, want %v", got, want)
+	}
+
+	// The call log has the three calls that got a result, nothing else.
+	entries := callLog(t, c, map[string]any{})
+	var tools []string
+	for _, e := range entries {
+		tools = append(tools, e.Tool)
+		if e.Kind != protocol.LogKindDirect || e.Server != "good" || e.Session != "" || e.Input != nil || e.Output != nil || e.DurationMs == nil || e.ResultBytes <= 0 || e.Time.IsZero() {
+			t.Errorf("entry %+v", e)
+		}
+	}
+	if want := []string{mcptest.ToolEcho, mcptest.ToolIsError, mcptest.ToolImage}; !slices.Equal(tools, want) {
+		t.Errorf("logged calls %v, want %v", tools, want)
+	}
+	if !entries[1].IsError || entries[0].IsError {
+		t.Errorf("isError of the entries: %+v", entries)
+	}
+	if img := entries[2]; img.ResultBytes < int64(len(mcptest.SmallPNG())) {
+		t.Errorf("the image call's resultBytes %d does not count the image (%d bytes)", img.ResultBytes, len(mcptest.SmallPNG()))
+	}
+	files, _ := os.ReadDir(logDir)
+	if len(files) != 1 || !strings.HasSuffix(files[0].Name(), ".jsonl") {
+		t.Errorf("call log directory holds %v", files)
+	}
+	if e := c.doErr(protocol.TypeMCPLog, map[string]any{"limit": 0}); e.Code != protocol.CodeBadRequest {
+		t.Errorf("limit 0: %+v", e)
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
