@@ -115,9 +115,19 @@ func (m *mcpCalls) configChanged() {
 	}
 }
 
-// shutdown cancels every probe and call in progress; close closes the
-// call log once nothing writes it any more (every session has ended).
+// shutdown cancels every probe and call in progress; wait then waits
+// until each of them has queued its reply (shutting_down), so that replies
+// go out before the connections close; close closes the call log once
+// nothing writes it any more (every session has ended).
 func (m *mcpCalls) shutdown() { m.cancel() }
+
+func (m *mcpCalls) wait() {
+	// Every running request holds a slot until it has replied: taking
+	// them all waits for the last one, and keeps new ones out.
+	for range cap(m.slots) {
+		m.slots <- struct{}{}
+	}
+}
 
 func (m *mcpCalls) close() {
 	m.cancel()
@@ -178,6 +188,10 @@ func (m *mcpCalls) run(c *client, id json.RawMessage, typ string, do func(ctx co
 	select {
 	case m.slots <- struct{}{}:
 	default:
+		if m.ctx.Err() != nil {
+			c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: ccproxy is shutting down", typ))
+			return
+		}
 		c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "%s: %d MCP requests (mcp/probe, mcp/tools, mcp/call, mcp/log) are running; wait for one to finish", typ, cap(m.slots)))
 		return
 	}

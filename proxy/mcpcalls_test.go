@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,7 +18,9 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
 	"github.com/ccproxy/ccproxy/mcpconfig/probe"
+	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -412,4 +415,420 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// The precedence of SPEC §8 between session reports and probe results.
+func TestMCPStatusProbePrecedence(t *testing.T) {
+	h := newMCPHub(nil, slog.New(slog.DiscardHandler))
+	view := func(name, def string) protocol.MCPConfigServer {
+		return protocol.MCPConfigServer{Name: name, Scope: protocol.ScopeUser, Type: "stdio", Active: true, Approval: protocol.ApprovalNotNeeded, Config: json.RawMessage(def)}
+	}
+	cfg := func(aDef string) *MCPConfig {
+		w := protocol.MCPConfigServer{Name: "w", Scope: protocol.ScopeProject, Type: "stdio", Approval: protocol.ApprovalAwaiting, Config: json.RawMessage(`{"command":"w"}`)}
+		return &MCPConfig{Servers: map[string]json.RawMessage{"a": json.RawMessage(aDef)},
+			View: protocol.MCPConfig{Servers: []protocol.MCPConfigServer{view("a", aDef), w}}}
+	}
+	h.setConfig(cfg(`{"command":"a","args":[]}`))
+	_, defs := h.probeTarget()
+	t0 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	probeOK := func(name string, s int, tools ...string) protocol.ProbeResult {
+		r := protocol.ProbeResult{Name: name, OK: true, Status: protocol.MCPConnected, Transport: "stdio", ProbedAt: at(s),
+			ServerInfo: &protocol.MCPServerInfo{Name: name + "-probed", Version: "1"}, Tools: []protocol.ToolSummary{}}
+		for _, tn := range tools {
+			r.Tools = append(r.Tools, protocol.ToolSummary{Name: tn})
+		}
+		r.ToolCount = int64(len(r.Tools))
+		return r
+	}
+	probeFail := func(name string, s int, code, msg string) protocol.ProbeResult {
+		return protocol.ProbeResult{Name: name, Status: protocol.MCPFailed, ProbedAt: at(s), Error: &protocol.ProbeError{Code: code, Message: msg}}
+	}
+	type want struct {
+		status, origin, err, code string
+		tools                     []string
+		observed                  int // seconds after t0; -1: none
+	}
+	check := func(step, name string, w want) {
+		t.Helper()
+		e := statusOf(h.currentStatus(), name)
+		if e == nil {
+			t.Fatalf("%s: no status for %s", step, name)
+		}
+		obs := time.Time{}
+		if w.observed >= 0 {
+			obs = at(w.observed)
+		}
+		if e.Status != w.status || e.Origin != w.origin || e.Error != w.err || e.ErrorCode != w.code || !slices.Equal(e.Tools, w.tools) || !e.ObservedAt.Equal(obs) {
+			t.Errorf("%s: %s = %+v, want %+v", step, name, *e, w)
+		}
+	}
+	check("nothing observed", "a", want{protocol.MCPPending, protocol.OriginConfig, "", "", nil, -1})
+
+	h.observeProbes([]protocol.ProbeResult{probeOK("a", 1, "x", "y")}, defs)
+	check("a probe", "a", want{protocol.MCPConnected, protocol.OriginProbe, "", "", []string{"x", "y"}, 1})
+	if e := statusOf(h.currentStatus(), "a"); e.ServerInfo == nil || e.ServerInfo.Name != "a-probed" || e.ToolCount == nil || *e.ToolCount != 2 || e.Transport != "stdio" {
+		t.Errorf("a probe: %+v", e)
+	}
+
+	h.observe([]mcpReport{{name: "a", status: protocol.MCPFailed, err: "boom"}}, at(2))
+	check("a newer session report", "a", want{protocol.MCPFailed, protocol.OriginSession, "boom", "", nil, 2})
+
+	h.observeProbes([]protocol.ProbeResult{probeOK("a", 3, "x")}, defs)
+	check("a newer probe", "a", want{protocol.MCPConnected, protocol.OriginProbe, "", "", []string{"x"}, 3})
+
+	h.observe([]mcpReport{{name: "a", status: protocol.MCPFailed, err: "boom again"}}, at(3))
+	check("a session report at the probe's time", "a", want{protocol.MCPFailed, protocol.OriginSession, "boom again", "", nil, 3})
+
+	h.observeProbes([]protocol.ProbeResult{probeOK("a", 3, "x")}, defs)
+	check("a probe at the session report's time", "a", want{protocol.MCPFailed, protocol.OriginSession, "boom again", "", nil, 3})
+
+	h.observe([]mcpReport{{name: "a", status: protocol.MCPPending}}, at(4))
+	check("a newer pending report", "a", want{protocol.MCPFailed, protocol.OriginSession, "boom again", "", nil, 3})
+
+	h.observeProbes([]protocol.ProbeResult{probeFail("a", 5, protocol.ProbeTimeout, "no answer within 5s")}, defs)
+	check("a failed probe", "a", want{protocol.MCPFailed, protocol.OriginProbe, "no answer within 5s", protocol.ProbeTimeout, nil, 5})
+
+	// A system/init report has no tools: they come from the newest
+	// observation of the same status that has them (the probe at 3).
+	h.observe([]mcpReport{{name: "a", status: protocol.MCPConnected}}, at(6))
+	check("a init report", "a", want{protocol.MCPConnected, protocol.OriginSession, "", "", []string{"x"}, 6})
+
+	// NOT_ACTIVE and SERVER_NOT_FOUND results are not observations.
+	h.observeProbes([]protocol.ProbeResult{probeFail("a", 7, protocol.ProbeNotActive, "not started"), probeFail("a", 7, protocol.ProbeServerNotFound, "gone")}, defs)
+	check("a not-active result", "a", want{protocol.MCPConnected, protocol.OriginSession, "", "", []string{"x"}, 6})
+
+	// Configuration first: a server awaiting approval stays so.
+	h.observeProbes([]protocol.ProbeResult{probeOK("w", 8, "t")}, defs)
+	h.observe([]mcpReport{{name: "w", status: protocol.MCPConnected, tools: []string{"t"}}}, at(8))
+	check("w awaiting approval", "w", want{protocol.MCPAwaitingApproval, protocol.OriginConfig, "", "", nil, -1})
+
+	// A new definition of a: what was observed is forgotten, and a probe
+	// of the old definition that ends afterwards is discarded.
+	h.setConfig(cfg(`{"command":"a2","args":[]}`))
+	check("a redefined", "a", want{protocol.MCPPending, protocol.OriginConfig, "", "", nil, -1})
+	h.observeProbes([]protocol.ProbeResult{probeOK("a", 9, "x")}, defs)
+	check("a probe of the old definition", "a", want{protocol.MCPPending, protocol.OriginConfig, "", "", nil, -1})
+	_, defs2 := h.probeTarget()
+	h.observeProbes([]protocol.ProbeResult{probeOK("a", 10, "z")}, defs2)
+	check("a probe of the new definition", "a", want{protocol.MCPConnected, protocol.OriginProbe, "", "", []string{"z"}, 10})
+}
+
+// With AutoProbe the proxy probes active servers at start and, after a
+// configuration change, those whose definition is new or changed: the
+// status knows them before any session runs.
+func TestMCPAutoProbe(t *testing.T) {
+	good := mcptest.ServeHTTP(t)
+	missing := filepath.Join(t.TempDir(), "no-such-command")
+	src := newProbeSource(t, map[string]any{
+		"good":    map[string]any{"type": "http", "url": good.URL},
+		"missing": map[string]any{"command": missing},
+	}, map[string]any{"waiting": map[string]any{"type": "http", "url": good.URL}})
+	ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), AutoProbe: true})
+	c := ts.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	st, _ := waitStatus(c, 0, "good and missing probed", func(st protocol.MCPStatus) bool {
+		g, m := statusOf(st, "good"), statusOf(st, "missing")
+		return g != nil && m != nil && g.Origin == protocol.OriginProbe && m.Origin == protocol.OriginProbe
+	})
+	g := *statusOf(st, "good")
+	if g.Status != protocol.MCPConnected || g.ToolCount == nil || *g.ToolCount != int64(len(mcptest.ToolNames)) {
+		t.Errorf("good: %+v", g)
+	}
+	if m := statusOf(st, "missing"); m.Status != protocol.MCPFailed || m.ErrorCode != protocol.ProbeCommandNotFound {
+		t.Errorf("missing: %+v", m)
+	}
+	if w := statusOf(st, "waiting"); w.Status != protocol.MCPAwaitingApproval || w.Origin != protocol.OriginConfig {
+		t.Errorf("waiting: %+v", w)
+	}
+
+	// missing gets a working definition and good2 is added; good is left alone.
+	from := c.count()
+	src.set(map[string]any{
+		"good":    map[string]any{"type": "http", "url": good.URL},
+		"missing": map[string]any{"type": "http", "url": good.URL},
+		"good2":   map[string]any{"type": "http", "url": good.URL},
+	}, nil)
+	st, _ = waitStatus(c, from, "missing and good2 connected", func(st protocol.MCPStatus) bool {
+		m, g2 := statusOf(st, "missing"), statusOf(st, "good2")
+		return m != nil && g2 != nil && m.Status == protocol.MCPConnected && g2.Status == protocol.MCPConnected
+	})
+	if m := statusOf(st, "missing"); m.Origin != protocol.OriginProbe || m.ErrorCode != "" || m.Error != "" {
+		t.Errorf("missing after the change: %+v", m)
+	}
+	if g2 := statusOf(st, "good"); !g2.ObservedAt.Equal(g.ObservedAt) {
+		t.Errorf("good was probed again although its definition did not change: %v then %v", g.ObservedAt, g2.ObservedAt)
+	}
+}
+
+// toolResultSize is what the call log counts as a tool_result's size: its
+// text and the decoded bytes of its attachments.
+func toolResultSize(t *testing.T, evs []protocol.SessionEvent, id string) int64 {
+	t.Helper()
+	for _, tr := range toolResults(t, evs) {
+		if tr.ToolUseID != id {
+			continue
+		}
+		var text string
+		mustUnmarshal(t, tr.Content, &text)
+		n := int64(len(text))
+		for _, a := range tr.Attachments {
+			n += a.Size
+		}
+		return n
+	}
+	t.Fatalf("no tool_result for %s", id)
+	return 0
+}
+
+// Every session's MCP tool calls (tool_use paired with tool_result) go to
+// the call log with the direct calls; mcp/log filters by server and limit;
+// inputs and outputs are kept only with CallLogIO.
+func TestMCPCallLog(t *testing.T) {
+	good := mcptest.ServeHTTP(t)
+	for _, withIO := range []bool{false, true} {
+		name := "without IO"
+		if withIO {
+			name = "with IO"
+		}
+		t.Run(name, func(t *testing.T) {
+			src := newProbeSource(t, map[string]any{
+				"testmcp": map[string]any{"type": "http", "url": good.URL},
+				"other":   map[string]any{"type": "http", "url": good.URL},
+			}, nil)
+			ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), CallLogIO: withIO})
+			c := ts.dial(t)
+			s := c.create(nil)
+			// The fake calls mcp__testmcp__image and gets an image back.
+			evs := c.turn(s, "image")
+			size := toolResultSize(t, evs, "toolu_img")
+			c.turn(s, "plain text, no tool")
+			entries := callLog(t, c, map[string]any{})
+			if len(entries) != 1 {
+				t.Fatalf("after the session's turns: %+v", entries)
+			}
+			se := entries[0]
+			if se.Kind != protocol.LogKindSession || se.Session != s || se.Server != "testmcp" || se.Tool != "image" || se.ToolUseID != "toolu_img" ||
+				se.IsError || se.DurationMs == nil || *se.DurationMs < 0 || se.ResultBytes != size || se.Time.IsZero() {
+				t.Errorf("session entry %+v (want resultBytes %d)", se, size)
+			}
+			if withIO {
+				if string(se.Input) != "{}" || se.Output == nil || !strings.HasPrefix(*se.Output, "a picture") {
+					t.Errorf("with IO: input %s, output %v", se.Input, se.Output)
+				}
+			} else if se.Input != nil || se.Output != nil {
+				t.Errorf("without IO: input %s, output %v", se.Input, se.Output)
+			}
+
+			for _, call := range []struct {
+				server, tool string
+				args         map[string]any
+			}{
+				{"testmcp", mcptest.ToolText, map[string]any{}},
+				{"other", mcptest.ToolText, map[string]any{}},
+				{"other", mcptest.ToolEcho, map[string]any{"message": "logged"}},
+				{"other", mcptest.ToolIsError, map[string]any{}},
+			} {
+				c.do(protocol.TypeMCPCall, map[string]any{"name": call.server, "tool": call.tool, "arguments": call.args})
+			}
+			type key struct{ kind, server, tool string }
+			keys := func(es []protocol.LogEntry) []key {
+				var out []key
+				for _, e := range es {
+					out = append(out, key{e.Kind, e.Server, e.Tool})
+				}
+				return out
+			}
+			for _, tc := range []struct {
+				data map[string]any
+				want []key
+			}{
+				{map[string]any{}, []key{{"session", "testmcp", "image"}, {"direct", "testmcp", "text"}, {"direct", "other", "text"}, {"direct", "other", "echo"}, {"direct", "other", "is_error"}}},
+				{map[string]any{"server": "testmcp"}, []key{{"session", "testmcp", "image"}, {"direct", "testmcp", "text"}}},
+				{map[string]any{"server": "other", "limit": 2}, []key{{"direct", "other", "echo"}, {"direct", "other", "is_error"}}},
+				{map[string]any{"limit": 1}, []key{{"direct", "other", "is_error"}}},
+				{map[string]any{"server": "nobody"}, nil},
+			} {
+				if got := keys(callLog(t, c, tc.data)); !slices.Equal(got, tc.want) {
+					t.Errorf("mcp/log %v: %v, want %v", tc.data, got, tc.want)
+				}
+			}
+			last := callLog(t, c, map[string]any{"server": "other", "limit": 2})
+			echo := last[0]
+			if !last[1].IsError || echo.IsError {
+				t.Errorf("isError: %+v", last)
+			}
+			if withIO {
+				if !strings.Contains(string(echo.Input), `"message":"logged"`) || echo.Output == nil || !strings.HasPrefix(*echo.Output, "logged\n") {
+					t.Errorf("direct call with IO: input %s, output %v", echo.Input, echo.Output)
+				}
+			} else if echo.Input != nil || echo.Output != nil {
+				t.Errorf("direct call without IO: input %s, output %v", echo.Input, echo.Output)
+			}
+		})
+	}
+}
+
+// MaxMCPRequests bounds the requests running at once (limit_exceeded
+// beyond); shutting down cancels a call in progress instead of waiting
+// for it.
+func TestMCPRequestsBoundAndCancelled(t *testing.T) {
+	good := mcptest.ServeHTTP(t)
+	src := newProbeSource(t, map[string]any{"good": map[string]any{"type": "http", "url": good.URL}}, nil)
+	ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), MaxMCPRequests: 1})
+	c := ts.dial(t)
+	// A call of two minutes (the test's wait limit is one): the proxy
+	// must not wait for it when it shuts down.
+	slow := c.send(protocol.TypeMCPCall, map[string]any{"name": "good", "tool": mcptest.ToolSlow, "arguments": map[string]any{"ms": 120000}})
+	if e := c.doErr(protocol.TypeMCPLog, map[string]any{}); e.Code != protocol.CodeLimitExceeded || !strings.Contains(e.Message, "1 MCP requests") {
+		t.Errorf("a second request while one runs: %+v", e)
+	}
+	if err := ts.stop(); err != nil {
+		t.Fatal(err)
+	}
+	f := c.reply(slow)
+	if f.OK == nil || *f.OK || f.Error == nil || f.Error.Code != protocol.CodeShuttingDown {
+		t.Errorf("the slow call's reply: %s", f.raw)
+	}
+}
+
+// End to end: the real CLI, npm server-everything and the go-sdk test
+// server over stdio. The proxy probes both at start (no session yet);
+// mcp/probe, mcp/tools and mcp/call work against them (an image result's
+// blob is served over HTTP); a session turn that calls an MCP tool and the
+// direct calls are in mcp/log.
+func TestE2EMCPProbeToolsCallLog(t *testing.T) {
+	e := startE2E(t, Options{AutoProbe: true, CallLogDir: t.TempDir()})
+	c := e.dial(t)
+	caps := helloCaps(t, c)
+	for _, cp := range []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog} {
+		if !slices.Contains(caps, cp) {
+			t.Errorf("hello does not offer %s: %v", cp, caps)
+		}
+	}
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	st, _ := waitStatus(c, 0, "both servers probed at start", func(st protocol.MCPStatus) bool {
+		a, b := statusOf(st, "everything"), statusOf(st, "testmcp")
+		return a != nil && b != nil && a.Origin == protocol.OriginProbe && b.Origin == protocol.OriginProbe
+	})
+	for _, name := range []string{"everything", "testmcp"} {
+		if s := statusOf(st, name); s.Status != protocol.MCPConnected || s.ToolCount == nil || *s.ToolCount == 0 || s.ServerInfo == nil {
+			t.Errorf("%s after the start-up probe: %+v", name, s)
+		}
+	}
+
+	var pr protocol.MCPProbeResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPProbe, map[string]any{}), &pr)
+	if len(pr.Results) != 2 || !pr.Results[0].OK || !pr.Results[1].OK || pr.Results[1].ServerInfo.Name != mcptest.ServerName {
+		t.Errorf("mcp/probe: %+v", pr)
+	}
+
+	var tr protocol.MCPToolsResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPTools, map[string]any{"name": "everything"}), &tr)
+	params := map[string][]protocol.Parameter{}
+	for _, tool := range tr.Tools {
+		params[tool.Name] = tool.Parameters
+	}
+	if sum := params["get-sum"]; len(sum) != 2 || sum[0].Name != "a" || sum[0].Type != "number" || !sum[0].Required || sum[1].Name != "b" {
+		t.Errorf("get-sum parameters: %+v", sum)
+	}
+
+	var cr protocol.MCPCallResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPCall, map[string]any{"name": "everything", "tool": "get-tiny-image", "arguments": map[string]any{}}), &cr)
+	if len(cr.Attachments) != 1 || cr.Attachments[0].URL != blobPath+cr.Attachments[0].SHA256 {
+		t.Fatalf("get-tiny-image: %+v", cr)
+	}
+	a := cr.Attachments[0]
+	resp, body := httpGet(t, "GET", e.url+a.URL, http.Header{"Authorization": {"Bearer " + testToken}})
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" || int64(len(body)) != a.Size || !bytes.HasPrefix(body, []byte("\x89PNG")) {
+		t.Errorf("the image's blob: %s %s %d bytes (want %d)", resp.Status, resp.Header.Get("Content-Type"), len(body), a.Size)
+	}
+	mustUnmarshal(t, c.do(protocol.TypeMCPCall, map[string]any{"name": "everything", "tool": "get-sum", "arguments": map[string]any{"a": 2, "b": 3}}), &cr)
+	if cr.IsError || !strings.Contains(cr.Content, "5") {
+		t.Errorf("get-sum: %+v", cr)
+	}
+	if e := c.doErr(protocol.TypeMCPCall, map[string]any{"name": "everything", "tool": "get-sum", "arguments": map[string]any{"a": "two"}}); e.Code != protocol.CodeMCPInvalidArguments || e.Details == nil || len(e.Details.Fields) != 2 {
+		t.Errorf("get-sum with bad arguments: %+v", e)
+	}
+	mustUnmarshal(t, c.do(protocol.TypeMCPCall, map[string]any{"name": "testmcp", "tool": mcptest.ToolText, "arguments": map[string]any{}}), &cr)
+	if cr.Content != mcptest.OneText {
+		t.Errorf("testmcp text: %+v", cr)
+	}
+
+	// A turn in which the CLI calls an MCP tool.
+	s := c.create(nil)
+	evs := c.turn(s, "a TINY image")
+	trs := toolResults(t, evs)
+	if len(trs) != 1 || trs[0].MCP == nil || trs[0].MCP.Tool != "get-tiny-image" {
+		t.Fatalf("tool results of the turn: %+v", trs)
+	}
+	size := toolResultSize(t, evs, trs[0].ToolUseID)
+
+	entries := callLog(t, c, map[string]any{"server": "everything"})
+	var kinds []string
+	for _, en := range entries {
+		kinds = append(kinds, en.Kind+" "+en.Tool)
+	}
+	if want := []string{"direct get-tiny-image", "direct get-sum", "session get-tiny-image"}; !slices.Equal(kinds, want) {
+		t.Fatalf("mcp/log everything: %v, want %v", kinds, want)
+	}
+	se := entries[2]
+	if se.Session != s || se.ToolUseID != trs[0].ToolUseID || se.DurationMs == nil || se.ResultBytes != size || se.IsError || se.Input != nil || se.Output != nil {
+		t.Errorf("the session's entry %+v (want resultBytes %d)", se, size)
+	}
+	if all := callLog(t, c, map[string]any{}); len(all) != 4 || all[2].Server != "testmcp" {
+		t.Errorf("mcp/log: %+v", all)
+	}
+
+	// The session's report, newer than the probes, wins.
+	waitStatus(c, 0, "everything reported by the session", func(st protocol.MCPStatus) bool {
+		a := statusOf(st, "everything")
+		return a != nil && a.Origin == protocol.OriginSession && a.Status == protocol.MCPConnected
+	})
+}
+
+// The call log's cost on a session's stdout loop: events that cannot be
+// MCP calls are passed over with a byte search; a tool_use/tool_result
+// pair costs one Pairer step each and one appended line.
+func BenchmarkMCPCallsObserve(b *testing.B) {
+	text := []byte(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum ", 400) + `"}]},"session_id":"x"}`)
+	use := []byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_1","name":"mcp__srv__echo","input":{"message":"hi"},"mcp":{"server":"srv","tool":"echo"}}]}}`)
+	result := []byte(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"hi","mcp":{"server":"srv","tool":"echo"}}]}}`)
+	newCalls := func(b *testing.B) *mcpCalls {
+		clog, err := calllog.Open(filepath.Join(b.TempDir(), "calls.jsonl"), calllog.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { clog.Close() })
+		return &mcpCalls{clog: clog}
+	}
+	b.Run("text", func(b *testing.B) {
+		m := newCalls(b)
+		p := m.pairer("s")
+		ev := stream.Event{Type: stream.TypeAssistant, JSON: text}
+		b.SetBytes(int64(len(text)))
+		b.ReportAllocs()
+		for b.Loop() {
+			m.observeEvent(p, &ev)
+		}
+	})
+	b.Run("pair", func(b *testing.B) {
+		m := newCalls(b)
+		p := m.pairer("s")
+		evUse, evResult := stream.Event{Type: stream.TypeAssistant, JSON: use}, stream.Event{Type: stream.TypeUser}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			// A fresh id each time: a repeated result is not logged twice.
+			i++
+			id := "toolu_" + strconv.Itoa(i)
+			evUse.JSON = bytes.Replace(use, []byte("toolu_1"), []byte(id), 1)
+			evResult.JSON = bytes.Replace(result, []byte("toolu_1"), []byte(id), 1)
+			m.observeEvent(p, &evUse)
+			m.observeEvent(p, &evResult)
+		}
+		if es, err := m.clog.Last(1, "srv"); err != nil || len(es) != 1 || es[0].ToolUseID != "toolu_"+strconv.Itoa(i) || es[0].DurationMs == nil {
+			b.Fatalf("the last call is not logged: %+v, %v", es, err)
+		}
+	})
 }
