@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
 	"github.com/ccproxy/ccproxy/proxy"
 )
 
@@ -165,6 +166,10 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.Int64Var(&cfg.opts.MaxFrameBytes, "max-frame", 16<<20, "largest client frame in `BYTES`")
 	fs.IntVar(&cfg.opts.MaxSessions, "max-sessions", 16, "live sessions at once")
 	fs.Int64Var(&cfg.opts.BlobBytes, "blob-bytes", 256<<20, "`BYTES` of attachments (images, ...) kept for /v1/blobs")
+	callLogDir, _ := calllog.DefaultDir() // "" without a home directory: no call log unless given
+	fs.StringVar(&cfg.opts.CallLogDir, "call-log-dir", callLogDir, "keep the log of MCP tool calls (mcp/log) in `DIR`, one file per project; \"\" keeps none (--demo and --replay keep none)")
+	fs.BoolVar(&cfg.opts.CallLogIO, "call-log-io", false, "also keep tool inputs and outputs in the MCP call log")
+	fs.BoolVar(&cfg.opts.AutoProbe, "probe-mcp", true, "probe the active MCP servers at start and after each config change, for the status indicator")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -180,6 +185,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if cfg.demo && cfg.replay != "" {
 		return nil, usagef("serve: give --demo or --replay FILE, not both")
+	}
+	if cfg.demo || cfg.replay != "" {
+		cfg.opts.CallLogDir = "" // replayed sessions call no real MCP server
 	}
 	if cfg.demoSpeed < 0 {
 		return nil, usagef("serve: --demo-speed must be 0 or more, got %g", cfg.demoSpeed)
