@@ -18,7 +18,11 @@
 //
 //	mcpconfig.Watcher ─► MCPSource ─► flags at spawn (--mcp-config, --allowedTools)
 //	                                 mcp_set_servers + mcp_status to live sessions (refused: restart with --resume)
-//	                                 mcp/config, mcp/status (with what sessions report) ─► MCP subscribers, GET /v1/mcp/status
+//	                                 mcp/config, mcp/status (with what sessions report and probes find) ─► MCP subscribers, GET /v1/mcp/status
+//	                                 MCPConfig.Resolved ─► probe.Prober ─► mcp/probe, mcp/tools, mcp/call, auto-probes
+//
+//	session stdout loop ─► calllog.Pairer (assistant tool_use + user tool_result) ─┬─► calllog.Log (JSON lines per project) ─► mcp/log
+//	mcp/call result ─► calllog.DirectEntry ────────────────────────────────────────┘
 //
 // # Sessions
 //
@@ -47,12 +51,39 @@
 // full is closed with 1008; reading claude's stdout never waits for a
 // client. A client that reconnects resumes with afterSeq.
 //
+// # Probes, direct calls and the call log
+//
+// When the MCPSource's configurations carry the resolved configuration
+// (MCPConfigSource's do), the proxy offers mcp/probe, mcp/tools and
+// mcp/call through a probe.Prober (Options.MCPProbe): stdio servers get
+// claude's environment without the token, and binary parts of call
+// results go to the blob store like session attachments. These requests
+// block for up to the probe or call timeout, so each runs in a goroutine
+// of its connection, at most Options.MaxMCPRequests at once
+// (limit_exceeded beyond), with a context cancelled when the connection
+// ends or the proxy shuts down. Probe results are MCP status observations
+// (origin probe, observed at ProbedAt) merged with the sessions' reports
+// by SPEC §8: configuration first, then the newest definitive
+// observation, a session report winning a tie; results of a definition
+// that changed while probing are discarded. With Options.AutoProbe the
+// proxy probes the active servers itself at start, and after a
+// configuration change those with no definitive observation (new or
+// changed definitions, servers just approved), from one loop owned by
+// Serve. With Options.CallLogDir, every session's stdout loop has a
+// calllog.Pairer that looks only at assistant events holding a tool_use
+// and user events holding a tool_result (a byte search first), and
+// appends each MCP call it completes to the project's call log; every
+// mcp/call that got a result is appended too; mcp/log reads it back.
+// Inputs and outputs are kept only with Options.CallLogIO.
+//
 // # Concurrency
 //
 // Goroutines and their owners: Server.Serve owns the HTTP server, the MCP
-// loop and every connection handler (joined before Serve returns); a
-// connection handler runs the read pump and owns the write pump and the
-// goroutines of slow requests; a Session owns, per process, the stdin
+// loop, the auto-probe loop and every connection handler (joined before
+// Serve returns; on shutdown MCP requests are cancelled and their replies
+// queued before connections close); a connection handler runs the read
+// pump and owns the write pump and the goroutines of slow requests (MCP
+// probes and calls among them); a Session owns, per process, the stdin
 // writer, the stdout and stderr loops and the waiter, plus permission
 // timers and a restart (joined by close). Lock order: Server.mu, then
 // Session.mu or mcpHub.mu, then client.mu; queueing a frame never blocks.
