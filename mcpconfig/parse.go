@@ -493,42 +493,7 @@ func appendStringMap(b []byte, obj gjson.Result, f func(string) string) []byte {
 // appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // U+2028 and U+2029 are escaped so that the output is one line everywhere.
 func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028':
-			b = append(b, `\u2028`...)
-		case r == '\u2029':
-			b = append(b, `\u2029`...)
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
+	return gjson.AppendJSONString(b, s)
 }
 
 // marshal is json.Marshal without HTML escaping and without the trailing

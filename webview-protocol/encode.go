@@ -5,7 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // Null is the id of a reply to a frame whose id could not be read.
@@ -129,38 +130,5 @@ func AppendSessionEvent(dst []byte, session string, seq int64, event []byte) []b
 // AppendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // U+2028 and U+2029 are escaped so the output is also valid JavaScript.
 func AppendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
+	return gjson.AppendJSONString(dst, s)
 }
