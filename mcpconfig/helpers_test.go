@@ -52,6 +52,13 @@ func newFixture(t testing.TB, name string) *fixture {
 	if err != nil {
 		t.Fatalf("copy setup %s: %v", name, err)
 	}
+	// The layout always has the project and home folders, also where the
+	// setup has no file in them (git keeps no empty folder).
+	for _, dir := range []string{"home", "work/project"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f := &fixture{root: root, env: map[string]string{}}
 	if data, err := os.ReadFile(filepath.Join(root, "env")); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(data))

@@ -47,6 +47,11 @@ func setup(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, dir := range []string{"home", "work/project"} { // git keeps no empty folder
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Setenv("HOME", filepath.Join(root, "home"))
 	return root
 }
