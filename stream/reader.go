@@ -21,9 +21,11 @@ const (
 	// readBufferSize is the size of the bufio.Reader under a Reader.
 	readBufferSize = 64 << 10
 
-	// retainBytes is the largest line buffer a Reader keeps between lines;
-	// a bigger one is released after use so one huge line does not pin
-	// its memory for the life of the session.
+	// retainBytes is the largest line buffer a Reader keeps between lines
+	// (its base buffer). A longer line gets a buffer of its own, sized at
+	// once from the last long line rather than grown by doubling, which
+	// is released before the Reader waits for more input, so one huge line
+	// does not pin its memory for the life of the session.
 	retainBytes = 1 << 20
 )
 
@@ -44,6 +46,8 @@ type Reader struct {
 	synth    []byte // the last synthetic event
 	oversize int    // oversized lines seen
 	err      error  // sticky error, returned once the buffered line is out
+	base     []byte // the kept buffer, at most retainBytes
+	hint     int    // length of the last line longer than retainBytes
 }
 
 // NewReader returns a Reader over r whose lines may be at most maxLine bytes
@@ -66,7 +70,8 @@ func (r *Reader) Oversized() int { return r.oversize }
 // returned after the lines read before it.
 func (r *Reader) Next() ([]byte, error) {
 	if cap(r.line) > retainBytes {
-		r.line = nil
+		r.hint = len(r.line)
+		r.line = r.base
 	}
 	for {
 		if r.err != nil {
@@ -129,19 +134,27 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 	}
 }
 
-// grow makes room for n more bytes in b without ever reserving more than
-// the cap: append's doubling would let a 64 MiB line take 128 MiB.
+// grow makes room for n more bytes in b. Up to retainBytes it doubles the
+// base buffer; past that it allocates once, for the larger of what is needed
+// and the last long line plus an eighth, never more than the cap (append's
+// doubling would let a 64 MiB line take 128 MiB).
 func (r *Reader) grow(b []byte, n int) []byte {
 	need := len(b) + n
 	if need <= cap(b) {
 		return b
 	}
-	c := max(2*cap(b), need, 4096)
-	if c > r.max {
-		c = max(r.max, need)
+	var c int
+	if need <= retainBytes {
+		c = min(max(2*cap(b), need, 4096), retainBytes)
+	} else {
+		c = max(need, 2*cap(b), r.hint+r.hint/8)
 	}
+	c = max(min(c, r.max), need)
 	nb := make([]byte, len(b), c)
 	copy(nb, b)
+	if c <= retainBytes {
+		r.base = nb[:0]
+	}
 	return nb
 }
 

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"runtime"
@@ -185,17 +184,39 @@ func TestReaderDrainAllocatesLittle(t *testing.T) {
 	}
 }
 
-func TestReaderReleasesHugeBuffer(t *testing.T) {
-	in := strings.NewReader(strings.Repeat("a", 3<<20) + "\n{}\n")
+func TestReaderBuffers(t *testing.T) {
+	big := strings.Repeat("a", 3<<20) + "\n"
+	in := strings.NewReader("{}\n" + big + "{}\n" + big + "{}\n")
 	r := NewReader(in, 0)
-	if _, err := r.Next(); err != nil {
-		t.Fatal(err)
+	next := func() string {
+		t.Helper()
+		line, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(line)
 	}
-	line, err := r.Next()
-	if err != nil || !bytes.Equal(line, []byte("{}")) {
-		t.Fatalf("second line %q, %v", line, err)
-	}
+	next()
+	base := cap(r.line)
+	next() // the first big line grows
+	next()
 	if cap(r.line) > retainBytes {
 		t.Errorf("a %d-byte buffer was kept after a huge line", cap(r.line))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	line, err := r.Next()
+	runtime.ReadMemStats(&after)
+	if err != nil || len(line) != 3<<20 {
+		t.Fatalf("big line of %d bytes, %v", len(line), err)
+	}
+	// The second big line is sized from the first: one allocation of
+	// about its size, not a doubling chain (which adds up to twice more).
+	if got := after.TotalAlloc - before.TotalAlloc; got > (3<<20)*5/4+64<<10 {
+		t.Errorf("a repeated big line allocated %d KiB, want about %d KiB", got>>10, (3<<20)>>10)
+	}
+	next()
+	if cap(r.line) < base || cap(r.line) > retainBytes {
+		t.Errorf("after a big line the base buffer (%d) should be back, got %d", base, cap(r.line))
 	}
 }
