@@ -318,14 +318,14 @@ func (n *Normalizer) replace(v gjson.Result, repl []byte) {
 // the member is added at the end of the object.
 func (n *Normalizer) setKey(obj gjson.Result, key string, raw []byte) {
 	if v := obj.Get(key); v.Exists() {
-		if v.Raw != string(raw) || len(v.Raw) == 2 && n.str(v) != "" {
+		if v.Raw != string(raw) {
 			n.replace(v, raw)
 		}
 		return
 	}
 	end := obj.Index + len(obj.Raw) - 1 // the closing brace
 	repl := make([]byte, 0, len(key)+len(raw)+4)
-	if len(bytes.TrimSpace([]byte(obj.Raw[1:len(obj.Raw)-1]))) > 0 {
+	if strings.TrimSpace(obj.Raw[1:len(obj.Raw)-1]) != "" {
 		repl = append(repl, ',')
 	}
 	repl = append(repl, '"')

@@ -113,11 +113,10 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 			oversized = true
 			if n := len(r.line); n < previewBytes {
 				r.line = append(r.line, chunk[:min(previewBytes-n, end)]...)
+			} else if cap(r.line) > retainBytes {
+				r.line = append(r.base[:0], r.line[:previewBytes]...) // let the long buffer go
 			} else {
 				r.line = r.line[:previewBytes]
-			}
-			if cap(r.line) > retainBytes {
-				r.line = bytes.Clone(r.line)
 			}
 		default:
 			r.line = r.grow(r.line, end)
@@ -135,8 +134,10 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 }
 
 // grow makes room for n more bytes in b. Up to retainBytes it doubles the
-// base buffer; past that it allocates once, for the larger of what is needed
-// and the last long line plus an eighth, never more than the cap (append's
+// base buffer. Past that it allocates for the last long line plus an eighth
+// (so a stream of images gets one buffer per line, not a doubling chain),
+// but never more than 8 times what is needed (one huge line must not make
+// every later long line take as much) nor more than the cap (append's
 // doubling would let a 64 MiB line take 128 MiB).
 func (r *Reader) grow(b []byte, n int) []byte {
 	need := len(b) + n
@@ -147,7 +148,7 @@ func (r *Reader) grow(b []byte, n int) []byte {
 	if need <= retainBytes {
 		c = min(max(2*cap(b), need, 4096), retainBytes)
 	} else {
-		c = max(need, 2*cap(b), r.hint+r.hint/8)
+		c = max(need, 2*cap(b), min(r.hint+r.hint/8, 8*need))
 	}
 	c = max(min(c, r.max), need)
 	nb := make([]byte, len(b), c)

@@ -220,3 +220,22 @@ func TestReaderBuffers(t *testing.T) {
 		t.Errorf("after a big line the base buffer (%d) should be back, got %d", base, cap(r.line))
 	}
 }
+
+// After one huge line, a later long line is not given a buffer of the huge
+// line's size.
+func TestReaderHintIsBounded(t *testing.T) {
+	huge := strings.Repeat("h", 40<<20) + "\n"
+	long := strings.Repeat("l", 2<<20) + "\n"
+	r := NewReader(strings.NewReader(huge+"{}\n"+long), 0)
+	for range 2 {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if line, err := r.Next(); err != nil || len(line) != 2<<20 {
+		t.Fatalf("long line: %d bytes, %v", len(line), err)
+	}
+	if c := cap(r.line); c > 16<<20 {
+		t.Errorf("a 2 MiB line after a 40 MiB one got a %d MiB buffer", c>>20)
+	}
+}
