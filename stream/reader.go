@@ -48,6 +48,7 @@ type Reader struct {
 	err      error  // sticky error, returned once the buffered line is out
 	base     []byte // the kept buffer, at most retainBytes
 	hint     int    // length of the last line longer than retainBytes
+	lines    int    // lines read so far, blank ones included
 }
 
 // NewReader returns a Reader over r whose lines may be at most maxLine bytes
@@ -62,6 +63,10 @@ func NewReader(r io.Reader, maxLine int) *Reader {
 
 // Oversized reports how many lines were over the cap so far.
 func (r *Reader) Oversized() int { return r.oversize }
+
+// Line returns the 1-based number of the line Next returned last, blank
+// lines included, for messages that say where input was wrong.
+func (r *Reader) Line() int { return r.lines }
 
 // Next returns the next non-blank line without its terminator, or the
 // synthetic oversized_line event standing for a line over the cap. The slice
@@ -97,6 +102,7 @@ func (r *Reader) Next() ([]byte, error) {
 // first previewBytes, oversized=true, and the line's full length in total.
 func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) {
 	r.line = r.line[:0]
+	r.lines++
 	for {
 		chunk, rerr := r.br.ReadSlice('\n')
 		end := len(chunk)

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
@@ -237,5 +238,19 @@ func TestReaderHintIsBounded(t *testing.T) {
 	}
 	if c := cap(r.line); c > 16<<20 {
 		t.Errorf("a 2 MiB line after a 40 MiB one got a %d MiB buffer", c>>20)
+	}
+}
+
+func TestReaderLineNumbers(t *testing.T) {
+	r := NewReader(strings.NewReader("{}\n\n  \n{\"a\":1}\r\nlast"), 0)
+	var got []int
+	for {
+		if _, err := r.Next(); err != nil {
+			break
+		}
+		got = append(got, r.Line())
+	}
+	if fmt.Sprint(got) != "[1 4 5]" {
+		t.Errorf("line numbers %v, want [1 4 5]", got)
 	}
 }

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ccproxy/ccproxy/stream"
 	"github.com/tidwall/gjson"
 )
 
@@ -116,7 +116,7 @@ func (r *Replayer) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) e
 // readInput sends each stdin line, then one input with eof or err set, on
 // msgs; it stops when done is closed.
 func readInput(stdin io.Reader, msgs chan<- input, done <-chan struct{}) {
-	br := bufio.NewReaderSize(stdin, 64<<10)
+	rd := stream.NewReader(stdin, MaxLineBytes)
 	send := func(in input) bool {
 		select {
 		case msgs <- in:
@@ -125,25 +125,27 @@ func readInput(stdin io.Reader, msgs chan<- input, done <-chan struct{}) {
 			return false
 		}
 	}
-	for n := 1; ; n++ {
-		raw, err := readLine(br, MaxLineBytes)
-		if err != nil && !errors.Is(err, io.EOF) {
+	for {
+		b, err := rd.Next()
+		n := rd.Line()
+		switch {
+		case errors.Is(err, io.EOF):
+			send(input{n: n, eof: true})
+			return
+		case err != nil:
 			send(input{n: n, err: fmt.Errorf("%w: stdin line %d: %v", ErrBadInput, n, err)})
 			return
+		case rd.Oversized() > 0:
+			send(input{n: n, err: fmt.Errorf("%w: stdin line %d is longer than %d bytes", ErrBadInput, n, MaxLineBytes)})
+			return
 		}
-		if b := bytes.TrimSpace(raw); len(b) > 0 {
-			in := input{n: n, raw: b}
-			if b[0] != '{' || !gjson.ValidBytes(b) {
-				in.err = fmt.Errorf("%w: stdin line %d is not a JSON object: %.120q", ErrBadInput, n, b)
-			} else {
-				in.typ = gjson.GetBytes(b, "type").String()
-			}
-			if !send(in) || in.err != nil {
-				return
-			}
+		in := input{n: n, raw: bytes.Clone(b)} // b is reused by the next read
+		if b[0] != '{' || !gjson.ValidBytes(b) {
+			in.err = fmt.Errorf("%w: stdin line %d is not a JSON object: %.120q", ErrBadInput, n, b)
+		} else {
+			in.typ = gjson.GetBytes(b, "type").String()
 		}
-		if errors.Is(err, io.EOF) {
-			send(input{n: n, eof: true})
+		if !send(in) || in.err != nil {
 			return
 		}
 	}

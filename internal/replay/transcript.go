@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"embed"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ccproxy/ccproxy/stream"
 	"github.com/tidwall/gjson"
 )
 
@@ -130,7 +130,7 @@ func Open(path string) (*Transcript, error) {
 // the transcript must hold at least one complete turn.
 func Parse(r io.Reader, name string) (*Transcript, error) {
 	t := &Transcript{Name: name, controls: map[string][]byte{}}
-	br := bufio.NewReaderSize(r, 256<<10)
+	rd := stream.NewReader(r, MaxLineBytes)
 	var (
 		cur     *Turn
 		total   int
@@ -140,12 +140,19 @@ func Parse(r io.Reader, name string) (*Transcript, error) {
 	fail := func(n int, format string, a ...any) error {
 		return fmt.Errorf("replay: %s:%d: %s", name, n, fmt.Sprintf(format, a...))
 	}
-	for n := 1; ; n++ {
-		raw, err := readLine(br, MaxLineBytes)
-		if err != nil && !errors.Is(err, io.EOF) {
+	for {
+		b, err := rd.Next()
+		n := rd.Line()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
 			return nil, fail(n, "%v", err)
 		}
-		if b := bytes.TrimSpace(raw); len(b) > 0 {
+		if rd.Oversized() > 0 {
+			return nil, fail(n, "line longer than %d bytes", MaxLineBytes)
+		}
+		{
 			total += len(b)
 			if total > MaxTranscriptBytes {
 				return nil, fail(n, "transcript larger than %d bytes", MaxTranscriptBytes)
@@ -194,9 +201,6 @@ func Parse(r io.Reader, name string) (*Transcript, error) {
 			if t.SessionID == "" && l.kind == kindInit {
 				t.SessionID = gjson.GetBytes(l.raw, "session_id").String()
 			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
 		}
 	}
 	if cur != nil {
@@ -274,20 +278,4 @@ func classify(raw []byte) line {
 		}
 	}
 	return l
-}
-
-// readLine reads one line of at most max bytes (without the "\n").
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var out []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		if len(out)+len(frag) > max+1 {
-			return nil, fmt.Errorf("line longer than %d bytes", max)
-		}
-		out = append(out, frag...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return bytes.TrimSuffix(out, []byte("\n")), err
-	}
 }

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bufio"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -153,13 +152,10 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-func TestReadLineBound(t *testing.T) {
-	br := bufio.NewReaderSize(strings.NewReader(strings.Repeat("x", 100)+"\nshort\n"), 16)
-	if _, err := readLine(br, 50); err == nil || !strings.Contains(err.Error(), "longer than 50 bytes") {
-		t.Errorf("readLine of 100 bytes with a 50-byte cap: %v", err)
-	}
-	br = bufio.NewReaderSize(strings.NewReader(strings.Repeat("y", 50)+"\n"), 16)
-	if l, err := readLine(br, 50); err != nil || len(l) != 50 {
-		t.Errorf("readLine of exactly 50 bytes: %d, %v", len(l), err)
+func TestParseErrorLineNumber(t *testing.T) {
+	// Blank lines count: the bad line is line 4 of the file.
+	_, err := Parse(strings.NewReader("{}\n\n\nnot json\n"), "t.jsonl")
+	if err == nil || !strings.Contains(err.Error(), "t.jsonl:4: not a JSON object") {
+		t.Errorf("error %v, want it to name t.jsonl:4", err)
 	}
 }
