@@ -1,7 +1,6 @@
 package calllog
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -18,7 +17,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/tidwall/gjson"
 )
 
 // Defaults of Options.
@@ -225,32 +226,33 @@ func (l *Log) rotated(i int) string { return l.path + "." + strconv.Itoa(i) }
 // Last returns the last n entries (of server, when not empty), oldest
 // first, reading the current file and then the rotated ones. Lines that
 // cannot be read are skipped and logged.
+//
+// The lock is held only to open the files (and note how much of the current
+// one is written), not while reading them, so a reader never holds up the
+// sessions appending to the log; a rotation meanwhile does not disturb the
+// open files.
 func (l *Log) Last(n int, server string) ([]protocol.LogEntry, error) {
 	if n <= 0 {
 		return []protocol.LogEntry{}, nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return nil, ErrClosed
+	files, err := l.openForReading()
+	if err != nil {
+		return nil, err
 	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
 	var chunks [][]protocol.LogEntry // newest file first
 	total := 0
-	files := []string{l.path}
-	for i := 1; i <= max(l.opts.Keep, 0); i++ {
-		files = append(files, l.rotated(i))
-	}
-	for _, name := range files {
-		entries, err := l.readFile(name, server, n-total)
-		if errors.Is(err, os.ErrNotExist) {
-			break
-		}
+	for _, f := range files {
+		entries, err := l.readFile(f, server, n-total)
 		if err != nil {
 			return nil, err
 		}
 		chunks = append(chunks, entries)
-		total += len(entries)
-		if total >= n {
+		if total += len(entries); total >= n {
 			break
 		}
 	}
@@ -261,72 +263,89 @@ func (l *Log) Last(n int, server string) ([]protocol.LogEntry, error) {
 	return out, nil
 }
 
-// readFile returns the last want entries of server in one file, oldest
-// first.
-func (l *Log) readFile(name, server string, want int) ([]protocol.LogEntry, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
+// limitedFile is an open log file and how much of it to read.
+type limitedFile struct {
+	*os.File
+	size int64
+}
+
+// openForReading opens the current file and the rotated ones, newest first,
+// under the lock.
+func (l *Log) openForReading() ([]limitedFile, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, ErrClosed
 	}
-	defer f.Close()
-	ring := make([]protocol.LogEntry, 0, min(want, 1024))
-	start := 0 // ring[start] is the oldest once the ring is full
-	bad := 0
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := readLine(r)
-		if len(line) > 0 {
-			var e protocol.LogEntry
-			if json.Unmarshal(line, &e) != nil || e.Server == "" {
-				bad++
-			} else if server == "" || e.Server == server {
-				if len(ring) < want {
-					ring = append(ring, e)
-				} else {
-					ring[start] = e
-					start = (start + 1) % want
-				}
-			}
+	names := []string{l.path}
+	for i := 1; i <= max(l.opts.Keep, 0); i++ {
+		names = append(names, l.rotated(i))
+	}
+	var files []limitedFile
+	for _, name := range names {
+		f, err := os.Open(name)
+		if errors.Is(err, os.ErrNotExist) {
+			break
 		}
-		if err == io.EOF {
+		if err == nil {
+			var st os.FileInfo
+			if st, err = f.Stat(); err == nil {
+				files = append(files, limitedFile{f, st.Size()})
+				continue
+			}
+			f.Close()
+		}
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, fmt.Errorf("calllog: opening %s: %w", name, err)
+	}
+	return files, nil
+}
+
+// readFile returns the last want entries of server in one file, oldest
+// first. Only the lines kept are decoded.
+func (l *Log) readFile(f limitedFile, server string, want int) ([]protocol.LogEntry, error) {
+	ring := make([][]byte, 0, min(want, 1024))
+	start := 0 // ring[start] is the oldest once the ring is full
+	r := stream.NewReader(io.LimitReader(f, f.size), maxLine)
+	bad := 0
+	for {
+		line, err := r.Next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("calllog: reading %s: %w", name, err)
+			return nil, fmt.Errorf("calllog: reading %s: %w", f.Name(), err)
 		}
+		srv := gjson.GetBytes(line, "server")
+		if srv.Type != gjson.String || srv.Str == "" {
+			bad++ // not an entry, or an oversized_line from the reader
+			continue
+		}
+		if server != "" && srv.Str != server {
+			continue
+		}
+		if len(ring) < want {
+			ring = append(ring, bytes.Clone(line))
+		} else {
+			ring[start] = append(ring[start][:0], line...)
+			start = (start + 1) % want
+		}
+	}
+	out := make([]protocol.LogEntry, 0, len(ring))
+	for _, line := range append(ring[start:], ring[:start]...) {
+		var e protocol.LogEntry
+		if json.Unmarshal(line, &e) != nil {
+			bad++
+			continue
+		}
+		out = append(out, e)
 	}
 	if bad > 0 {
-		l.log.Warn("calllog: skipped unreadable lines", "file", name, "lines", bad)
+		l.log.Warn("calllog: skipped unreadable lines", "file", f.Name(), "lines", bad)
 	}
-	return append(ring[start:], ring[:start]...), nil
-}
-
-// readLine reads one line of at most maxLine bytes; a longer one is
-// drained and returned empty.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) <= maxLine {
-			line = append(line, chunk...)
-		} else {
-			line = line[:0:0]
-			for errors.Is(err, bufio.ErrBufferFull) { // drain the rest
-				_, err = r.ReadSlice('\n')
-			}
-			return nil, noFull(err)
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return bytes.TrimSpace(line), err
-		}
-	}
-}
-
-func noFull(err error) error {
-	if errors.Is(err, bufio.ErrBufferFull) {
-		return nil
-	}
-	return err
+	return out, nil
 }
 
 // Close closes the file. It is idempotent.
