@@ -40,6 +40,11 @@ type Event struct {
 	// Rewritten reports whether JSON differs from the input line.
 	Rewritten bool
 
+	// MCP reports whether the event has blocks annotated as MCP tool
+	// calls or results ("mcp":{"server","tool"}), so consumers of MCP
+	// calls can skip every other event without parsing it.
+	MCP bool
+
 	// Attachments lists the binary parts taken out of this event's tool
 	// results, one per distinct sha256, in order of appearance. Their Data
 	// is not set here: with AttachInline it is in JSON.

@@ -21,16 +21,26 @@ type Image struct {
 	Data string `json:"data"`
 }
 
-// MaxImageBytes bounds one decoded image in a user turn (the API's limit is
-// about 5 MB per image).
+// MaxImageBytes is UserTurn's bound on one decoded image in a user turn
+// (the API's limit is about 5 MB per image).
 const MaxImageBytes = 5 << 20
+
+// ErrImageTooLarge is wrapped by the error of a turn whose image is over
+// the limit.
+var ErrImageTooLarge = errors.New("image too large")
 
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 // UserTurn builds a user message for `--input-format stream-json`: the text,
 // then the images, as content blocks. It fails on an empty turn and on an
-// image that is not base64 of an accepted type and size.
+// image that is not base64 of an accepted type, or over MaxImageBytes.
 func UserTurn(text string, images []Image) ([]byte, error) {
+	return UserTurnLimit(text, images, MaxImageBytes)
+}
+
+// UserTurnLimit is UserTurn with another bound on each decoded image; an
+// image over it gives an error wrapping ErrImageTooLarge.
+func UserTurnLimit(text string, images []Image, maxImageBytes int) ([]byte, error) {
 	if strings.TrimSpace(text) == "" && len(images) == 0 {
 		return nil, errors.New("user turn: text is empty and there are no images")
 	}
@@ -54,12 +64,18 @@ func UserTurn(text string, images []Image) ([]byte, error) {
 			if !imageTypes[img.MediaType] {
 				return nil, fmt.Errorf("user turn: images[%d]: media type %q is not one of image/png, image/jpeg, image/gif, image/webp", i, img.MediaType)
 			}
+			if n := base64.StdEncoding.DecodedLen(len(img.Data)); n > maxImageBytes+2 { // before decoding it
+				return nil, fmt.Errorf("user turn: images[%d]: about %s of data, more than %s: %w", i, FormatSize(n), FormatSize(maxImageBytes), ErrImageTooLarge)
+			}
 			n, err := base64.StdEncoding.DecodeString(img.Data)
 			if err != nil {
 				return nil, fmt.Errorf("user turn: images[%d]: data is not valid base64: %w", i, err)
 			}
-			if len(n) == 0 || len(n) > MaxImageBytes {
-				return nil, fmt.Errorf("user turn: images[%d]: %s of data, want 1 B to %s", i, FormatSize(len(n)), FormatSize(MaxImageBytes))
+			if len(n) > maxImageBytes {
+				return nil, fmt.Errorf("user turn: images[%d]: %s of data, more than %s: %w", i, FormatSize(len(n)), FormatSize(maxImageBytes), ErrImageTooLarge)
+			}
+			if len(n) == 0 {
+				return nil, fmt.Errorf("user turn: images[%d]: no data", i)
 			}
 			blocks = append(blocks, block{Type: "image", Source: &source{Type: "base64", MediaType: img.MediaType, Data: img.Data}})
 		}

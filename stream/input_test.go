@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -13,6 +14,7 @@ func TestUserTurn(t *testing.T) {
 		name    string
 		text    string
 		images  []Image
+		limit   int
 		want    string
 		wantErr string
 	}{
@@ -24,13 +26,18 @@ func TestUserTurn(t *testing.T) {
 		{name: "empty", text: "  ", wantErr: "text is empty"},
 		{name: "bad media type", text: "x", images: []Image{{MediaType: "text/html", Data: png}}, wantErr: `images[0]: media type "text/html"`},
 		{name: "bad base64", text: "x", images: []Image{{MediaType: "image/png", Data: "%%%"}}, wantErr: "images[0]: data is not valid base64"},
-		{name: "too big", text: "x", images: []Image{{MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, MaxImageBytes+1))}}, wantErr: "images[0]: 5.0 MiB of data"},
+		{name: "too big", text: "x", images: []Image{{MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, MaxImageBytes+1))}}, wantErr: "more than 5.0 MiB: image too large"},
+		{name: "over a lower limit", text: "x", images: []Image{{MediaType: "image/png", Data: png}}, limit: 4, wantErr: "more than 4 B: image too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := UserTurn(tt.text, tt.images)
+			limit := tt.limit
+			if limit == 0 {
+				limit = MaxImageBytes
+			}
+			got, err := UserTurnLimit(tt.text, tt.images, limit)
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(tt.wantErr, "too large") != errors.Is(err, ErrImageTooLarge) {
 					t.Fatalf("err = %v, want it to say %q", err, tt.wantErr)
 				}
 				return

@@ -130,6 +130,7 @@ type edit struct {
 // eventState collects what one event yields.
 type eventState struct {
 	atts []Attachment
+	mcp  bool // an MCP block was annotated
 	// decoded remembers the base64 data already turned into attachments
 	// in this event: the CLI prints each image twice on a line.
 	decoded []decoded
@@ -234,6 +235,7 @@ func (n *Normalizer) Normalize(line []byte) Event {
 	n.edits = n.edits[:0]
 	n.ev.atts = n.ev.atts[:0]
 	n.ev.decoded = n.ev.decoded[:0]
+	n.ev.mcp = false
 	switch ev.Type {
 	case TypeSystem:
 		if ev.Subtype == SubtypeInit && servers.IsArray() {
@@ -250,6 +252,7 @@ func (n *Normalizer) Normalize(line []byte) Event {
 	}
 
 	ev.JSON = line
+	ev.MCP = n.ev.mcp
 	if len(n.edits) > 0 {
 		ev.JSON = n.apply(line)
 		ev.Rewritten = true
@@ -480,6 +483,7 @@ func (n *Normalizer) toolUseResult(tur gjson.Result) {
 
 // annotate records that object v gets "mcp": ref.
 func (n *Normalizer) annotate(v gjson.Result, ref MCPRef) {
+	n.ev.mcp = true
 	n.setKey(v, "mcp", mcpJSON(ref))
 }
 

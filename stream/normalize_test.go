@@ -283,6 +283,9 @@ func TestNormalizeMCPAnnotations(t *testing.T) {
 						if got != tt.want {
 							t.Errorf("%s: mcp = %s, want %s", what, got, tt.want)
 						}
+						if ev.MCP != (tt.want != "") {
+							t.Errorf("%s: Event.MCP = %v", what, ev.MCP)
+						}
 					}
 				})
 			}
