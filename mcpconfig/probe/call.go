@@ -116,7 +116,7 @@ func marshalRaw(v any) json.RawMessage {
 // DurationMs is the time of the tools/call alone. A tool that fails is a
 // result with IsError set, and so is a JSON-RPC error answer to
 // tools/call (its content then reads "MCP error CODE: message", as claude
-// shows it). Errors are *Error: SERVER_NOT_FOUND, NOT_ACTIVE,
+// shows it, with the server's configured secrets masked). Errors are *Error: SERVER_NOT_FOUND, NOT_ACTIVE,
 // TOOL_NOT_FOUND, INVALID_ARGUMENTS (with Fields), or a connection failure
 // (TIMEOUT after CallTimeout, PROCESS_EXITED when the server dies, ...).
 func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool string, args json.RawMessage) (protocol.MCPCallResult, error) {
@@ -189,7 +189,7 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 	switch {
 	case err != nil && errors.As(err, &rpc) && callCtx.Err() == nil:
 		out.IsError = true
-		out.Content = fmt.Sprintf("MCP error %d: %s", rpc.Code, rpc.Message)
+		out.Content = ss.scrub.clean(fmt.Sprintf("MCP error %d: %s", rpc.Code, rpc.Message)) // like every failure message
 		healthy = true
 		return out, nil
 	case err != nil:

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -173,6 +174,22 @@ func TestCallTestServer(t *testing.T) {
 		}
 	}
 	started.assertGone(t, len(cases))
+}
+
+// TestCallHidesSecretsInRPCErrors: a JSON-RPC error answer to tools/call
+// becomes the result's content with the server's secrets masked, as every
+// failure message is.
+func TestCallHidesSecretsInRPCErrors(t *testing.T) {
+	const secret = "sk-live-0123456789abcdef"
+	cfg := probeConfig(t, map[string]any{"s": fake(t, fakeRPCLeak, map[string]string{"FAKE_SECRET": secret})}, nil)
+	p := testProber(t, nil)
+	res, err := p.Call(context.Background(), cfg, "s", "leak", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "MCP error -32603: upstream refused token " + mcpconfig.Mask; !res.IsError || res.Content != want {
+		t.Errorf("isError=%v content %q, want %q", res.IsError, res.Content, want)
+	}
 }
 
 // TestCallNormalizesLikeSessions: the text of a direct call is what a

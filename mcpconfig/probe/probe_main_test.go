@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
@@ -38,6 +39,7 @@ const (
 	fakeSecret    = "fake-secret"    // prints $FAKE_SECRET on stderr and exits 1
 	fakeMarker    = "fake-marker"    // creates the file $FAKE_MARKER, then serves
 	fakeSlowStart = "fake-slowstart" // sleeps $FAKE_DELAY_MS (a server that waits on a database, say), then serves
+	fakeRPCLeak   = "fake-rpcleak"   // serves tool "leak", which answers with a JSON-RPC error naming $FAKE_SECRET
 )
 
 // fakeStderrLine is what fakeExit writes on stderr.
@@ -111,6 +113,16 @@ func fakeServer(mode string) int {
 	case fakeMarker:
 		_ = os.WriteFile(os.Getenv("FAKE_MARKER"), []byte("started"), 0o644)
 		return serveMCP()
+	case fakeRPCLeak:
+		s := mcp.NewServer(&mcp.Implementation{Name: "leak", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "leak", InputSchema: json.RawMessage(`{"type":"object"}`)},
+			func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+				return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream refused token " + os.Getenv("FAKE_SECRET")}
+			})
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil && !strings.Contains(err.Error(), "EOF") {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	default:
 		fmt.Fprintln(os.Stderr, "unknown fake mode", mode)
 		return 2
