@@ -10,8 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -106,10 +105,10 @@ func startServer(t testing.TB, opts Options, env ...string) *testServer {
 		if err := ts.stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
-		if left := waitGone(ts.marker); len(left) > 0 {
+		if left := testkit.WaitGone(ts.marker, leftoverWait); len(left) > 0 {
 			t.Errorf("processes left running after the proxy shut down: %v", left)
 			for _, p := range left {
-				syscallKill(p.pid)
+				syscallKill(p.PID)
 			}
 		}
 		if t.Failed() {
@@ -136,6 +135,7 @@ func lastBytes(s string, n int) string {
 	return s
 }
 
+// procInfo is a process left running (process_test.go reads its pid).
 type procInfo struct {
 	pid int
 	cmd string
@@ -147,50 +147,21 @@ func (p procInfo) String() string { return fmt.Sprintf("%d %s", p.pid, p.cmd) }
 // claude the proxy started and whatever they started (MCP servers inherit
 // claude's environment).
 func leftovers(marker string) []procInfo {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
 	var out []procInfo
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, []byte(marker+"\x00")) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-			continue // dead, waiting to be reaped by its parent
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		out = append(out, procInfo{pid, truncate(strings.ReplaceAll(string(cmdline), "\x00", " "), 160)})
+	for _, p := range testkit.MarkedProcesses(marker) {
+		out = append(out, procInfo{p.PID, p.Command})
 	}
 	return out
 }
 
-// waitGone waits a little for processes with marker to be gone and
-// returns those still alive. A process SIGKILLed a moment ago can still be
-// listed: signals are delivered asynchronously, and a process that is not
-// our child gives no event to wait for, so /proc is polled (for at most 5
-// seconds: SIGKILL cannot be caught).
-func waitGone(marker string) []procInfo {
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := leftovers(marker)
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// leftoverWait bounds the wait for processes with a marker to go: SIGKILL
+// cannot be caught, but is delivered asynchronously.
+const leftoverWait = 5 * time.Second
 
 // waitNoLeftovers fails the test if processes with marker stay alive.
 func waitNoLeftovers(t testing.TB, marker string) {
 	t.Helper()
-	if left := waitGone(marker); len(left) > 0 {
+	if left := testkit.WaitGone(marker, leftoverWait); len(left) > 0 {
 		t.Fatalf("processes still running: %v", left)
 	}
 }

@@ -3,6 +3,7 @@
 package testkit
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -24,7 +25,7 @@ func SetProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Setpgid = true
 }
 
-// GroupProc is a live process of a process group.
+// GroupProc is a live process, as GroupMembers and MarkedProcesses list it.
 type GroupProc struct {
 	PID     int
 	Command string // its command line, capped at 200 bytes
@@ -35,6 +36,53 @@ func (p GroupProc) String() string { return fmt.Sprintf("%d %s", p.PID, p.Comman
 // GroupMembers lists the live (not zombie) processes of process group pgid,
 // read from /proc. Where /proc is missing it returns nil.
 func GroupMembers(pgid int) []GroupProc {
+	return liveProcs(func(_ int, _ string, pgrp int) bool { return pgrp == pgid })
+}
+
+// MarkedProcesses lists the live (not zombie) processes, other than this
+// one, whose environment holds the entry marker (NAME=value, matched
+// whole). A test puts a unique marker in the environment of a process it
+// starts; whatever that process starts inherits it, so this finds them all
+// even after they left the process group or were reparented. Where /proc is
+// missing it returns nil.
+func MarkedProcesses(marker string) []GroupProc {
+	entry := []byte(marker + "\x00")
+	self := os.Getpid()
+	return liveProcs(func(pid int, dir string, _ int) bool {
+		if pid == self {
+			return false
+		}
+		env, err := os.ReadFile(filepath.Join(dir, "environ"))
+		return err == nil && (bytes.HasPrefix(env, entry) || bytes.Contains(env, append([]byte{0}, entry...)))
+	})
+}
+
+// WaitGone waits up to timeout for the processes MarkedProcesses(marker)
+// lists to be gone, and returns those still alive then (none: nil). A
+// process SIGKILLed a moment ago can still be listed: signals are delivered
+// asynchronously, and a process that is not our child gives no event to
+// wait for, so /proc is polled.
+func WaitGone(marker string, timeout time.Duration) []GroupProc {
+	return pollGone(func() []GroupProc { return MarkedProcesses(marker) }, timeout)
+}
+
+// pollGone calls list every 10 ms until it returns nothing or timeout has
+// passed, and returns its last answer.
+func pollGone(list func() []GroupProc, timeout time.Duration) []GroupProc {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := list()
+		if len(left) == 0 || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// liveProcs walks /proc and lists the live (not zombie) processes that keep
+// accepts; keep gets the pid, the process's /proc directory and its process
+// group. Processes that exit during the walk are skipped.
+func liveProcs(keep func(pid int, dir string, pgrp int) bool) []GroupProc {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -45,7 +93,8 @@ func GroupMembers(pgid int) []GroupProc {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		dir := filepath.Join("/proc", e.Name())
+		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
 		if err != nil {
 			continue // gone meanwhile
 		}
@@ -57,12 +106,13 @@ func GroupMembers(pgid int) []GroupProc {
 		}
 		f := strings.Fields(s[i+1:])
 		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue // dead, waiting to be reaped by its parent
+		}
+		pgrp, err := strconv.Atoi(f[2])
+		if err != nil || !keep(pid, dir, pgrp) {
 			continue
 		}
-		if g, err := strconv.Atoi(f[2]); err != nil || g != pgid {
-			continue
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
 		c := strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))
 		if len(c) > 200 {
 			c = c[:200]
@@ -83,17 +133,10 @@ func KillGroup(pgid int, timeout time.Duration) error {
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill group %d: %w", pgid, err)
 	}
-	deadline := time.Now().Add(timeout)
-	for {
-		left := GroupMembers(pgid)
-		if len(left) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("kill group %d: still running after %v: %v", pgid, timeout, left)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if left := pollGone(func() []GroupProc { return GroupMembers(pgid) }, timeout); len(left) > 0 {
+		return fmt.Errorf("kill group %d: still running after %v: %v", pgid, timeout, left)
 	}
+	return nil
 }
 
 // SignalGroup sends sig to process group pgid; a gone group is not an error.
