@@ -251,6 +251,14 @@ func TestAllowsRules(t *testing.T) {
 	if (&MCPConfig{AllowedTools: []string{"mcp__my_srv"}}).allows("Bash", nil) {
 		t.Error("an MCP rule allowed Bash")
 	}
+	// claude replaces what is outside [A-Za-z0-9_-] in a server's name by
+	// "_" in its tool names and rules: "my.srv x" has mcp__my_srv_x.
+	dotted := &protocol.MCPRef{Server: "my.srv x", Tool: "do-it"}
+	for _, rule := range []string{"mcp__my_srv_x", "mcp__my_srv_x__*", "mcp__my_srv_x(*)", "mcp__my_srv_x__do-it"} {
+		if !(&MCPConfig{AllowedTools: []string{rule}}).allows("mcp__my_srv_x__do-it", dotted) {
+			t.Errorf("%q does not allow a tool of server %q", rule, dotted.Server)
+		}
+	}
 	var nilCfg *MCPConfig
 	if nilCfg.allows("x", ref) {
 		t.Error("nil config allowed")

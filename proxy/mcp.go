@@ -77,7 +77,7 @@ func (c *MCPConfig) allows(toolName string, ref *protocol.MCPRef) bool {
 			if ref == nil {
 				continue
 			}
-			srv := "mcp__" + ref.Server
+			srv := mcpconfig.ToolPrefix(ref.Server) // as claude names the server's tools
 			if rule == srv || rule == srv+"__*" || rule == srv+"(*)" || rule == srv+"__"+ref.Tool {
 				return true
 			}
