@@ -40,54 +40,89 @@ func MaskValue(s string) string {
 	return b.String()
 }
 
-// RedactURL masks the secrets of a URL: the user info, every query value
-// and the fragment. ${VAR} references stay visible. Text that is not a URL
-// with a scheme is returned unchanged.
+// RedactURL masks the secrets of a URL (see URLSecrets): the user info,
+// every query value and the fragment. ${VAR} references stay visible. Text
+// that is not a URL with a scheme is returned unchanged.
 func RedactURL(s string) string {
-	i := strings.Index(s, "://")
-	if i <= 0 || strings.ContainsAny(s[:i], "/?#@ ") {
+	spans := urlSecretSpans(s)
+	if len(spans) == 0 {
 		return s
 	}
-	head, rest := s[:i+3], s[i+3:]
-	authEnd := len(rest)
-	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-		authEnd = j
-	}
-	auth, tail := rest[:authEnd], rest[authEnd:]
-	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-		user, pass, hasPass := strings.Cut(auth[:at], ":")
-		masked := MaskValue(user)
-		if hasPass {
-			masked += ":" + MaskValue(pass)
-		}
-		auth = masked + auth[at:]
-	}
-	var frag string
-	if j := strings.IndexByte(tail, '#'); j >= 0 {
-		tail, frag = tail[:j], tail[j+1:]
-	}
-	path, query, hasQuery := strings.Cut(tail, "?")
 	var b strings.Builder
-	b.WriteString(head)
-	b.WriteString(auth)
-	b.WriteString(path)
-	if hasQuery {
-		b.WriteByte('?')
-		for k, p := range strings.Split(query, "&") {
-			if k > 0 {
-				b.WriteByte('&')
-			}
-			if name, val, ok := strings.Cut(p, "="); ok {
-				b.WriteString(name + "=" + MaskValue(val))
-			} else {
-				b.WriteString(MaskValue(p))
-			}
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp[0]])
+		b.WriteString(MaskValue(s[sp[0]:sp[1]]))
+		last = sp[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// URLSecrets lists the secret parts of a URL as written (not decoded), the
+// parts RedactURL masks: the user name and password, every query value (a
+// query part without "=" as a whole) and the fragment. Empty parts are left
+// out; text that is not a URL with a scheme has none. The probe's scrubber
+// masks these wherever they appear in a server's messages.
+func URLSecrets(s string) []string {
+	var out []string
+	for _, sp := range urlSecretSpans(s) {
+		if sp[0] < sp[1] {
+			out = append(out, s[sp[0]:sp[1]])
 		}
 	}
-	if frag != "" {
-		b.WriteString("#" + MaskValue(frag))
+	return out
+}
+
+// urlSecretSpans finds the secret parts of URL s, in order, as byte ranges
+// [start, end) (some may be empty). The URL is split by hand rather than by
+// net/url, which rejects or silently drops what is not well formed (a bad
+// escape in the query, say) and decodes what it keeps: the secrets must be
+// found as written, whatever the URL looks like.
+func urlSecretSpans(s string) [][2]int {
+	i := strings.Index(s, "://")
+	if i <= 0 || strings.ContainsAny(s[:i], "/?#@ ") {
+		return nil
 	}
-	return b.String()
+	var spans [][2]int
+	auth := i + 3 // the authority is s[auth:rest]
+	rest := len(s)
+	if j := strings.IndexAny(s[auth:], "/?#"); j >= 0 {
+		rest = auth + j
+	}
+	if at := strings.LastIndexByte(s[auth:rest], '@'); at >= 0 {
+		userEnd := auth + at
+		if c := strings.IndexByte(s[auth:userEnd], ':'); c >= 0 {
+			spans = append(spans, [2]int{auth, auth + c}, [2]int{auth + c + 1, userEnd})
+		} else {
+			spans = append(spans, [2]int{auth, userEnd})
+		}
+	}
+	frag := len(s)
+	if j := strings.IndexByte(s[rest:], '#'); j >= 0 {
+		frag = rest + j
+	}
+	if q := strings.IndexByte(s[rest:frag], '?'); q >= 0 {
+		for start := rest + q + 1; ; {
+			end := frag
+			if j := strings.IndexByte(s[start:frag], '&'); j >= 0 {
+				end = start + j
+			}
+			if eq := strings.IndexByte(s[start:end], '='); eq >= 0 {
+				spans = append(spans, [2]int{start + eq + 1, end})
+			} else {
+				spans = append(spans, [2]int{start, end})
+			}
+			if end == frag {
+				break
+			}
+			start = end + 1
+		}
+	}
+	if frag < len(s) {
+		spans = append(spans, [2]int{frag + 1, len(s)})
+	}
+	return spans
 }
 
 // secretWords mark flag and variable names whose values are masked.

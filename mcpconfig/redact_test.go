@@ -2,6 +2,7 @@ package mcpconfig
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -63,6 +64,27 @@ func TestRedaction(t *testing.T) {
 	} {
 		if got := RedactURL(tt.in); got != tt.want {
 			t.Errorf("RedactURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"https://mcp.example.com/mcp", nil},
+		{"https://user:pw@h:8443/p?a=1&token=xyz#frag", []string{"user", "pw", "1", "xyz", "frag"}},
+		{"https://h/mcp?key=abc%zzdef&flag&empty=", []string{"abc%zzdef", "flag"}}, // as written, even where net/url gives up
+		{"ws://h/a@b", nil},
+		{"not a url?key=v", nil},
+	} {
+		got := URLSecrets(tt.in)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("URLSecrets(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		red := RedactURL(tt.in)
+		for _, v := range got {
+			if strings.Contains(red, v) {
+				t.Errorf("RedactURL(%q) = %q shows the secret %q", tt.in, red, v)
+			}
 		}
 	}
 	in := []string{"-y", "--api-key", "sk-1", "--password=pw", "GITHUB_TOKEN=t", "--db", "postgres://u:p@h/db", "--url=http://u:p@h/", "--token=https://x", "--verbose", "plain", "--auth"}

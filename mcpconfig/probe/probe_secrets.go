@@ -15,8 +15,8 @@ import (
 const minSecretLen = 4
 
 // scrubber removes a server's configured secrets from text: the values of
-// its env and headers, the user info and query values of its URL, and
-// secret-looking arguments. It is immutable.
+// its env and headers, the secret parts of its URL (mcpconfig.URLSecrets,
+// as written and decoded), and secret-looking arguments. It is immutable.
 type scrubber struct {
 	secrets []string // longest first
 	url     string   // the raw URL, replaced by its redacted form
@@ -44,19 +44,12 @@ func newScrubber(expanded []byte) *scrubber {
 	}
 	if raw := cfg.Get("url").String(); raw != "" {
 		s.url, s.safeURL = raw, mcpconfig.RedactURL(raw)
-		if u, err := url.Parse(raw); err == nil {
-			if u.User != nil {
-				add(u.User.Username())
-				if pw, ok := u.User.Password(); ok {
-					add(pw)
-				}
+		for _, v := range mcpconfig.URLSecrets(raw) {
+			add(v)
+			// A server may echo a value decoded ("a b" for "a%20b").
+			if dec, err := url.QueryUnescape(v); err == nil && dec != v {
+				add(dec)
 			}
-			for _, vals := range u.Query() {
-				for _, v := range vals {
-					add(v)
-				}
-			}
-			add(u.Fragment)
 		}
 	}
 	var args []string
