@@ -70,9 +70,10 @@
 // configuration change those with no definitive observation (new or
 // changed definitions, servers just approved), from one loop owned by
 // Serve. With Options.CallLogDir, every session's stdout loop has a
-// calllog.Pairer that looks only at assistant events holding a tool_use
-// and user events holding a tool_result (a byte search first), and
-// appends each MCP call it completes to the project's call log; every
+// calllog.Pairer that looks only at the assistant and user events package
+// stream marked as holding MCP blocks (Event.MCP; every other event is
+// passed over unparsed), and appends each MCP call it completes to the
+// project's call log (calls it had to forget are logged as a warning); every
 // mcp/call that got a result is appended too; mcp/log reads it back.
 // Inputs and outputs are kept only with Options.CallLogIO.
 //

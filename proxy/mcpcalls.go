@@ -1,11 +1,11 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -24,7 +24,7 @@ import (
 // (client.async), at most MaxMCPRequests at once over all connections,
 // each with a context cancelled when its connection ends or the server
 // shuts down; the auto-probe loop is owned by Serve (Server.wg). The call
-// log is written by the sessions' stdout loops (one Pairer each) and by
+// log is written by the sessions' stdout loops (one sessionCalls each) and by
 // mcp/call; calllog.Log serializes them.
 type mcpCalls struct {
 	srv    *Server
@@ -323,41 +323,46 @@ func (m *mcpCalls) reqLog(c *client, id json.RawMessage, d *protocol.MCPLog) {
 	})
 }
 
-// pairer returns the Pairer of a session's stdout loop, or nil when no
-// call log is kept.
-func (m *mcpCalls) pairer(session string) *calllog.Pairer {
+// sessionCalls pairs the MCP tool calls of one session's events for the
+// call log. It belongs to the session's stdout loop (not safe for
+// concurrent use).
+type sessionCalls struct {
+	m          *mcpCalls
+	p          *calllog.Pairer
+	maxPending int // the Pairer's MaxPending, for the log
+	log        *slog.Logger
+	dropped    int // p.Dropped() when last reported
+}
+
+// forSession returns the call pairing of a session's stdout loop, or nil
+// when no call log is kept.
+func (m *mcpCalls) forSession(session string, log *slog.Logger) *sessionCalls {
 	if m.clog == nil {
 		return nil
 	}
-	return calllog.NewPairer(session, calllog.PairerOptions{KeepIO: m.clog.StoresIO()})
+	return m.newSessionCalls(session, calllog.PairerOptions{KeepIO: m.clog.StoresIO(), MaxPending: calllog.DefaultMaxPending}, log)
 }
 
-// Cheap tests that an event may matter to a Pairer: MCP tool calls start
-// in assistant events with a tool_use block and end in user events with a
-// tool_result block.
-var (
-	markToolUse    = []byte(`"tool_use"`)
-	markToolResult = []byte(`"tool_result"`)
-)
+func (m *mcpCalls) newSessionCalls(session string, opts calllog.PairerOptions, log *slog.Logger) *sessionCalls {
+	return &sessionCalls{m: m, p: calllog.NewPairer(session, opts), maxPending: opts.MaxPending, log: log}
+}
 
-// observeEvent feeds an event of a session's stdout loop to its Pairer and
-// logs the calls it completes. Only assistant events with a tool_use and
-// user events with a tool_result are looked at.
-func (m *mcpCalls) observeEvent(p *calllog.Pairer, ev *stream.Event) {
-	switch ev.Type {
-	case stream.TypeAssistant:
-		if !bytes.Contains(ev.JSON, markToolUse) {
-			return
-		}
-	case stream.TypeUser:
-		if !bytes.Contains(ev.JSON, markToolResult) {
-			return
-		}
-	default:
+// observe feeds an event of the session to its Pairer and logs the calls
+// it completes. Only assistant and user events that package stream marked
+// as holding MCP blocks (ev.MCP) are looked at: MCP calls start with an
+// annotated tool_use and end with an annotated tool_result, and every
+// other event (a 5 MB Bash result, say) is passed over unparsed.
+func (sc *sessionCalls) observe(ev *stream.Event) {
+	if !ev.MCP || (ev.Type != stream.TypeAssistant && ev.Type != stream.TypeUser) {
 		return
 	}
-	for _, e := range p.Observe(*ev, time.Now()) {
-		m.logEntry(e)
+	for _, e := range sc.p.Observe(*ev, time.Now()) {
+		sc.m.logEntry(e)
+	}
+	if n := sc.p.Dropped(); n > sc.dropped {
+		sc.dropped = n
+		sc.log.Warn("MCP call log: too many tool calls awaited their results; the oldest were forgotten (their results are logged without a duration)",
+			"dropped_total", n, "max_pending", sc.maxPending)
 	}
 }
 

@@ -239,7 +239,7 @@ func (s *Session) stdoutLoop(p *process) {
 	defer p.stdout.Close()
 	r := stream.NewReader(p.stdout, s.srv.opts.MaxLineBytes)
 	norm := stream.NewNormalizer(stream.Options{Attachments: stream.AttachSink, Sink: s.srv.blobs})
-	calls := s.srv.calls.pairer(s.id) // nil without a call log
+	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
 	for {
 		line, err := r.Next()
 		if err != nil {
@@ -262,7 +262,7 @@ func (s *Session) stdoutLoop(p *process) {
 		default:
 			s.appendEvent(&ev)
 			if calls != nil {
-				s.srv.calls.observeEvent(calls, &ev) // MCP tool_use/tool_result pairs → the call log
+				calls.observe(&ev) // MCP tool_use/tool_result pairs → the call log
 			}
 		}
 	}
