@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,19 +13,17 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/internal/replay"
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
-// ccproxyBinary builds this command into a temp dir of the test.
+// ccproxyBinary builds this command (once per test process) and returns
+// the binary's path.
 func ccproxyBinary(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
+	path, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {
 		t.Fatalf("building ccproxy: %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "ccproxy")
-	if out, err := exec.Command(goTool, "build", "-o", path, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building ccproxy: %v\n%s", err, out)
 	}
 	return path
 }

@@ -1,7 +1,11 @@
 // Package testkit holds what ccproxy's tests share: locating the real
 // dependencies the suite runs against (the Claude Code CLI, the npm MCP
 // reference servers, chromium), and failing or skipping correctly when one is
-// missing. Sub-packages hold the fake Anthropic API and the test MCP server.
+// missing. It also builds the module's commands for tests (BuildCommand:
+// once per process) and finds processes a test left behind (GroupMembers by
+// process group, MarkedProcesses and WaitGone by a marker in the
+// environment, KillGroup). Sub-packages hold the fake Anthropic API and the
+// test MCP server.
 //
 // Dependencies are installed by scripts/test.sh into <module root>/.deps (or
 // $CCPROXY_DEPS). Outside CI a missing dependency skips the test with a hint;
