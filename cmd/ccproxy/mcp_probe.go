@@ -210,18 +210,22 @@ func runMCPTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return fmt.Errorf("mcp tools: %w", err)
 	}
-	tools, err := prober.Tools(ctx, cfg, pos[0])
+	tools, err := prober.ListTools(ctx, cfg, pos[0])
 	if err != nil {
 		return mcpFailure(stderr, "mcp tools", err)
 	}
 	if *asJSON {
-		return writeJSON(stdout, protocol.MCPToolsResult{Server: pos[0], Tools: tools})
+		res := protocol.MCPToolsResult{Server: pos[0], Tools: make([]protocol.Tool, len(tools))}
+		for i, t := range tools {
+			res.Tools[i] = t.Tool
+		}
+		return writeJSON(stdout, res)
 	}
 	printTools(stdout, tools)
 	return nil
 }
 
-func printTools(w io.Writer, tools []protocol.Tool) {
+func printTools(w io.Writer, tools []probe.ListedTool) {
 	if len(tools) == 0 {
 		fmt.Fprintln(w, "The server has no tools.")
 		return
@@ -238,10 +242,8 @@ func printTools(w io.Writer, tools []protocol.Tool) {
 			head += " — " + d
 		}
 		fmt.Fprintln(w, head)
-		if schema, err := probe.ParseToolSchema(t.InputSchema); err == nil {
-			for _, n := range schema.Notes() {
-				fmt.Fprintf(w, "  note (arguments): %s\n", oneLine(n, 200))
-			}
+		for _, n := range t.Notes {
+			fmt.Fprintf(w, "  note (arguments): %s\n", oneLine(n, 200))
 		}
 		if len(t.Parameters) == 0 {
 			fmt.Fprintln(w, "  (no parameters)")

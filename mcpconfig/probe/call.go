@@ -24,6 +24,29 @@ import (
 // as sent (key order kept). Errors are *Error: SERVER_NOT_FOUND,
 // NOT_ACTIVE, or a connection failure.
 func (p *Prober) Tools(ctx context.Context, cfg *mcpconfig.Config, name string) ([]protocol.Tool, error) {
+	listed, err := p.ListTools(ctx, cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]protocol.Tool, len(listed))
+	for i, t := range listed {
+		out[i] = t.Tool
+	}
+	return out, nil
+}
+
+// ListedTool is a tool as ListTools returns it: what Tools returns, and the
+// notes on its arguments that the parameter tree has no place for.
+type ListedTool struct {
+	protocol.Tool
+	// Notes is ToolSchema.Notes of the tool's inputSchema: what the tree
+	// cannot say about the arguments object as a whole.
+	Notes []string
+}
+
+// ListTools is Tools with each tool's Notes, for a listing shown to people
+// (`ccproxy mcp tools`).
+func (p *Prober) ListTools(ctx context.Context, cfg *mcpconfig.Config, name string) ([]ListedTool, error) {
 	s, err := lookupServer(cfg, name)
 	if err != nil {
 		return nil, err
@@ -46,15 +69,23 @@ func (p *Prober) Tools(ctx context.Context, cfg *mcpconfig.Config, name string) 
 		return nil, ss.failure(cctx, "tools/list", err)
 	}
 	ss.close(true)
-	out := make([]protocol.Tool, 0, len(tools))
+	out := make([]ListedTool, 0, len(tools))
 	for _, t := range tools {
-		out = append(out, ss.toolInfo(t))
+		info, schema, _ := ss.toolInfo(t)
+		lt := ListedTool{Tool: info}
+		if schema != nil {
+			lt.Notes = schema.notes // the schema is not kept: no copy needed
+		}
+		out = append(out, lt)
 	}
 	return out, nil
 }
 
-// toolInfo converts a listed tool, preferring the raw JSON the server sent.
-func (ss *session) toolInfo(t *mcp.Tool) protocol.Tool {
+// toolInfo converts a listed tool, preferring the raw JSON the server sent,
+// and parses its inputSchema once: the tree is the tool's Parameters, and
+// the schema is returned for Validate. When the schema cannot be read, the
+// error says why, and so does the one "arguments" parameter.
+func (ss *session) toolInfo(t *mcp.Tool) (protocol.Tool, *ToolSchema, error) {
 	out := protocol.Tool{Name: t.Name, Title: toolTitle(t), Description: t.Description}
 	if raw := ss.tap.get(t.Name); raw != nil {
 		tool := gjson.ParseBytes(raw)
@@ -80,13 +111,15 @@ func (ss *session) toolInfo(t *mcp.Tool) protocol.Tool {
 	schema, err := ParseToolSchema(out.InputSchema)
 	if err != nil {
 		out.Parameters = []protocol.Parameter{{Name: "arguments", Path: RootPath, Type: "any", Required: true, Unsupported: err.Error()}}
-		return out
+		return out, nil, err
 	}
-	out.Parameters = schema.Parameters()
-	if notes := schema.Notes(); len(notes) > 0 {
-		ss.p.log.Debug("mcp tool schema: not everything is shown", "server", ss.srv.Name, "tool", t.Name, "notes", strings.Join(notes, "; "))
+	// The tree is handed over, not copied (Parameters copies): this schema
+	// is private to the caller, and Validate does not read the tree.
+	out.Parameters = schema.params
+	if len(schema.notes) > 0 {
+		ss.p.log.Debug("mcp tool schema: not everything is shown", "server", ss.srv.Name, "tool", t.Name, "notes", strings.Join(schema.notes, "; "))
 	}
-	return out
+	return out, schema, nil
 }
 
 func rawMember(v gjson.Result, key string) json.RawMessage {
@@ -169,8 +202,7 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 		}
 		return zero, &Error{Code: CodeToolNotFound, Status: protocol.MCPFailed, Message: msg}
 	}
-	info := ss.toolInfo(found)
-	if schema, err := ParseToolSchema(info.InputSchema); err == nil {
+	if _, schema, err := ss.toolInfo(found); err == nil {
 		if fields := schema.Validate(args); len(fields) > 0 {
 			healthy = true
 			return zero, invalidArguments(name, tool, fields)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,7 +182,7 @@ func TestCallTestServer(t *testing.T) {
 // failure message is.
 func TestCallHidesSecretsInRPCErrors(t *testing.T) {
 	const secret = "sk-live-0123456789abcdef"
-	cfg := probeConfig(t, map[string]any{"s": fake(t, fakeRPCLeak, map[string]string{"FAKE_SECRET": secret})}, nil)
+	cfg := probeConfig(t, map[string]any{"s": fake(t, fakeTools, map[string]string{"FAKE_SECRET": secret})}, nil)
 	p := testProber(t, nil)
 	res, err := p.Call(context.Background(), cfg, "s", "leak", nil)
 	if err != nil {
@@ -189,6 +190,51 @@ func TestCallHidesSecretsInRPCErrors(t *testing.T) {
 	}
 	if want := "MCP error -32603: upstream refused token " + mcpconfig.Mask; !res.IsError || res.Content != want {
 		t.Errorf("isError=%v content %q, want %q", res.IsError, res.Content, want)
+	}
+}
+
+// TestListToolsNotes: ListTools gives each tool the notes of its schema
+// (parsed once, for the tree and the notes), and Call checks arguments
+// against the same schema.
+func TestListToolsNotes(t *testing.T) {
+	cfg := probeConfig(t, map[string]any{"s": fake(t, fakeTools, nil)}, nil)
+	p := testProber(t, nil)
+	tools, err := p.ListTools(context.Background(), cfg, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := ParseToolSchema(json.RawMessage(notedSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var noted *ListedTool
+	for i := range tools {
+		if tools[i].Name == "noted" {
+			noted = &tools[i]
+		} else if len(tools[i].Notes) != 0 {
+			t.Errorf("%s: notes %q", tools[i].Name, tools[i].Notes)
+		}
+	}
+	if noted == nil {
+		t.Fatalf("no tool noted in %+v", tools)
+	}
+	if !slices.Equal(noted.Notes, schema.Notes()) || len(noted.Notes) != 1 || !strings.Contains(noted.Notes[0], "minProperties 1") {
+		t.Errorf("notes %q, want %q", noted.Notes, schema.Notes())
+	}
+	if g, w := paramsJSON(t, noted.Parameters), paramsJSON(t, schema.Parameters()); g != w {
+		t.Errorf("parameters %s, want %s", g, w)
+	}
+	plain, err := p.Tools(context.Background(), cfg, "s")
+	if err != nil || len(plain) != len(tools) || plain[1].Name != tools[1].Name || string(plain[1].InputSchema) != string(tools[1].InputSchema) {
+		t.Errorf("Tools: %v %+v", err, plain)
+	}
+	_, err = p.Call(context.Background(), cfg, "s", "noted", json.RawMessage(`{}`))
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeInvalidArguments || len(e.Fields) != 1 || !strings.Contains(e.Fields[0].Message, "at least 1 properties") {
+		t.Errorf("call with {}: %v", err)
+	}
+	if res, err := p.Call(context.Background(), cfg, "s", "noted", json.RawMessage(`{"a":"x"}`)); err != nil || res.Content != "noted" {
+		t.Errorf("call: %v %+v", err, res)
 	}
 }
 

@@ -8,9 +8,13 @@
 //
 //	mcpconfig.Config ──► Prober.ProbeAll / Probe ──► []protocol.ProbeResult   (mcp/probe; §8 observations)
 //	                 ──► Prober.Tools            ──► []protocol.Tool          (mcp/tools: schema + Parameter tree)
+//	                 ──► Prober.ListTools        ──► []ListedTool             (the same, with the schema's notes)
 //	                 ──► Prober.Call             ──► protocol.MCPCallResult   (mcp/call)
-//	                       │ ParseToolSchema(args).Validate first
+//	                       │ ParseToolSchema(inputSchema).Validate(args) first
 //	                       └ result content ──► stream.NormalizeToolResult (same text and attachments as in sessions)
+//
+// Each listed inputSchema is parsed once (ParseToolSchema): the tree, the
+// notes and, for Call, the validation all come from that one parse.
 //
 // Results have the shapes of the webview protocol, so the proxy forwards
 // them as they are; failures are *Error values with a stable code

@@ -48,7 +48,6 @@ const (
 // document is reported and accepts anything. Annotations ($schema, $id,
 // title, examples, readOnly, deprecated, ...) are ignored.
 type ToolSchema struct {
-	raw    json.RawMessage
 	root   *schemaNode
 	params []protocol.Parameter
 	notes  []string
@@ -132,7 +131,7 @@ func ParseToolSchema(raw json.RawMessage) (*ToolSchema, error) {
 		return nil, fmt.Errorf("%w: must be a JSON object, got %s", ErrSchema, jsonKind(doc))
 	}
 	p := &schemaParser{doc: doc, nodes: map[string]*schemaNode{}}
-	s := &ToolSchema{raw: append(json.RawMessage(nil), raw...)}
+	s := &ToolSchema{}
 	s.root = p.parse("", doc)
 	p.resolveAll()
 	if p.over {
@@ -142,9 +141,6 @@ func ParseToolSchema(raw json.RawMessage) (*ToolSchema, error) {
 	s.params, s.notes = b.root(s.root, s.notes)
 	return s, nil
 }
-
-// Raw returns the schema as given.
-func (s *ToolSchema) Raw() json.RawMessage { return s.raw }
 
 // Notes lists what the tree cannot say about the arguments object as a
 // whole (for example "if/then/else" at the top level); each parameter's own

@@ -39,8 +39,12 @@ const (
 	fakeSecret    = "fake-secret"    // prints $FAKE_SECRET on stderr and exits 1
 	fakeMarker    = "fake-marker"    // creates the file $FAKE_MARKER, then serves
 	fakeSlowStart = "fake-slowstart" // sleeps $FAKE_DELAY_MS (a server that waits on a database, say), then serves
-	fakeRPCLeak   = "fake-rpcleak"   // serves tool "leak", which answers with a JSON-RPC error naming $FAKE_SECRET
+	fakeTools     = "fake-tools"     // serves tool "leak", which answers with a JSON-RPC error naming $FAKE_SECRET, and tool "noted" (see notedSchema)
 )
+
+// notedSchema is the inputSchema of fakeTools' tool "noted": its
+// minProperties is checked but has no place in the parameter tree (a note).
+const notedSchema = `{"type":"object","properties":{"a":{"type":"string"}},"minProperties":1}`
 
 // fakeStderrLine is what fakeExit writes on stderr.
 const fakeStderrLine = "fatal: cannot open the database /var/lib/fake/db: permission denied"
@@ -113,11 +117,15 @@ func fakeServer(mode string) int {
 	case fakeMarker:
 		_ = os.WriteFile(os.Getenv("FAKE_MARKER"), []byte("started"), 0o644)
 		return serveMCP()
-	case fakeRPCLeak:
+	case fakeTools:
 		s := mcp.NewServer(&mcp.Implementation{Name: "leak", Version: "1"}, nil)
 		mcp.AddTool(s, &mcp.Tool{Name: "leak", InputSchema: json.RawMessage(`{"type":"object"}`)},
 			func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
 				return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream refused token " + os.Getenv("FAKE_SECRET")}
+			})
+		mcp.AddTool(s, &mcp.Tool{Name: "noted", InputSchema: json.RawMessage(notedSchema)},
+			func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "noted"}}}, nil, nil
 			})
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil && !strings.Contains(err.Error(), "EOF") {
 			fmt.Fprintln(os.Stderr, err)
