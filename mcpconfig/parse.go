@@ -495,15 +495,3 @@ func appendStringMap(b []byte, obj gjson.Result, f func(string) string) []byte {
 func appendString(b []byte, s string) []byte {
 	return gjson.AppendJSONString(b, s)
 }
-
-// marshal is json.Marshal without HTML escaping and without the trailing
-// newline.
-func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
