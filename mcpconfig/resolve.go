@@ -125,7 +125,6 @@ type Config struct {
 	Errors []FileError
 
 	cli     []CLIServer
-	files   []string // every file consulted, present or not (the Watcher watches them)
 	payload json.RawMessage
 }
 
@@ -443,7 +442,6 @@ func (r *resolver) resolve() *Config {
 	}
 
 	for _, src := range r.sources() {
-		cfg.files = append(cfg.files, src.path)
 		d := r.load(src.path, &errs)
 		if d == nil {
 			continue

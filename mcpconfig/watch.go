@@ -44,6 +44,7 @@ type Watcher struct {
 	r       *resolver
 	fs      *fsnotify.Watcher
 	log     func(msg string, args ...any)
+	paths   []string // every file Resolve reads, present or not (r.sourcePaths)
 	initial *Config
 	current atomic.Pointer[Config]
 	events  chan Event
@@ -73,14 +74,13 @@ func NewWatcher(opts Options) (*Watcher, error) {
 		return nil, fmt.Errorf("mcpconfig: start file watcher: %w", err)
 	}
 	w := &Watcher{
-		r: r, fs: fw, log: r.opts.Logger.Warn,
+		r: r, fs: fw, log: r.opts.Logger.Warn, paths: r.sourcePaths(),
 		events: make(chan Event), done: make(chan struct{}),
 		relevant: map[string]bool{},
 	}
 	// Watch first, then read: a change made in between is then an event.
-	w.updateWatches(r.sourcePaths())
+	w.updateWatches(w.paths)
 	cfg := r.resolve()
-	w.updateWatches(cfg.files)
 	w.initial = cfg
 	w.current.Store(cfg)
 	w.wg.Add(1)
@@ -172,7 +172,7 @@ func (w *Watcher) run() {
 		case <-timer.C:
 			timerOn = false
 			cfg := w.r.resolve()
-			if w.updateWatches(cfg.files) {
+			if w.updateWatches(w.paths) {
 				schedule() // something may have appeared before its folder was watched
 			}
 			if Diff(w.current.Load(), cfg).Empty() {
