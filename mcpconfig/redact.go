@@ -2,7 +2,6 @@ package mcpconfig
 
 import (
 	"encoding/json"
-	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -270,8 +269,7 @@ func (c *Config) Redacted() View {
 		s.Raw, s.Expanded = nil, nil
 		s.Shadows = append([]Origin{}, s.Shadows...)
 		s.MissingEnv = append([]string{}, s.MissingEnv...)
-		v.Servers = append(v.Servers, s)
+		v.Servers = append(v.Servers, s) // c.Servers is sorted by name
 	}
-	sort.SliceStable(v.Servers, func(i, j int) bool { return v.Servers[i].Name < v.Servers[j].Name })
 	return v
 }
