@@ -5,11 +5,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/internal/replay"
+	"github.com/ccproxy/ccproxy/stream"
 )
 
 // One user turn on stdin, then the end of stdin: the replayer plays the
@@ -23,7 +23,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	stdin := strings.NewReader(`{"type":"user","message":{"role":"user","content":"Hi!"},"parent_tool_use_id":null,"session_id":"default"}` + "\n")
+	turn, err := stream.UserTurn("Hi!", nil) // what the proxy writes for a turn
+	if err != nil {
+		panic(err)
+	}
+	stdin := bytes.NewReader(turn)
 	var stdout bytes.Buffer
 	if err := r.Run(context.Background(), stdin, &stdout); err != nil {
 		panic(err)

@@ -3,7 +3,6 @@ package replay
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -90,38 +89,44 @@ func startReplayer(t *testing.T, r *Replayer) *host {
 	return h
 }
 
-func (h *host) send(v any) {
+// sendRaw writes line and a newline: for lines no builder makes.
+func (h *host) sendRaw(line string) {
 	h.t.Helper()
-	b, err := json.Marshal(v)
+	h.write([]byte(line+"\n"), nil)
+}
+
+// write writes a stdin line built by package stream (ending in "\n"), as
+// the proxy writes it; err is the builder's.
+func (h *host) write(line []byte, err error) {
+	h.t.Helper()
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.sendRaw(string(b))
-}
-
-func (h *host) sendRaw(line string) {
-	h.t.Helper()
-	if _, err := io.WriteString(h.stdin, line+"\n"); err != nil {
+	if _, err := h.stdin.Write(line); err != nil {
 		h.t.Fatalf("writing stdin: %v", err)
 	}
 }
 
 func (h *host) user(text string) {
 	h.t.Helper()
-	b, err := stream.UserTurn(text, nil)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.sendRaw(strings.TrimSuffix(string(b), "\n"))
+	h.write(stream.UserTurn(text, nil))
 }
 
 func (h *host) control(id, subtype string, fields any) {
 	h.t.Helper()
-	b, err := stream.ControlRequest(id, subtype, fields)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.sendRaw(strings.TrimSuffix(string(b), "\n"))
+	h.write(stream.ControlRequest(id, subtype, fields))
+}
+
+// answer replies success to the control request id (a permission prompt).
+func (h *host) answer(id string, response any) {
+	h.t.Helper()
+	h.write(stream.ControlSuccess(id, response))
+}
+
+// answerError replies an error to the control request id.
+func (h *host) answerError(id, message string) {
+	h.t.Helper()
+	h.write(stream.ControlError(id, message), nil)
 }
 
 // event is a stdout line read back: raw and normalized.

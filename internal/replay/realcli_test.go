@@ -3,7 +3,6 @@ package replay
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
+	"github.com/ccproxy/ccproxy/stream"
 )
 
 // signature describes an event by what a host looks at after an interrupt.
@@ -94,7 +94,16 @@ func TestInterruptAtPromptMatchesRealCLI(t *testing.T) {
 			}
 		}
 	}()
-	io.WriteString(stdin, `{"type":"user","message":{"role":"user","content":"ECHO please"},"parent_tool_use_id":null,"session_id":"default"}`+"\n")
+	writeLine := func(line []byte, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stdin.Write(line); err != nil {
+			t.Fatalf("writing the CLI's stdin: %v", err)
+		}
+	}
+	writeLine(stream.UserTurn("ECHO please", nil))
 	var real []string
 	prompted := false
 	deadline := time.After(2 * time.Minute)
@@ -110,7 +119,7 @@ func TestInterruptAtPromptMatchesRealCLI(t *testing.T) {
 			}
 			if typ == "control_request" && gjson.Get(l, "request.subtype").Str == "can_use_tool" {
 				prompted = true
-				io.WriteString(stdin, `{"type":"control_request","request_id":"int1","request":{"subtype":"interrupt"}}`+"\n")
+				writeLine(stream.ControlRequest("int1", "interrupt", nil))
 			}
 			done = typ == "result"
 		case <-deadline:

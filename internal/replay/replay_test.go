@@ -120,8 +120,7 @@ func TestPermissionAllow(t *testing.T) {
 		t.Errorf("mcp_status answered %.300s", st.Raw)
 	}
 
-	h.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id,
-		"response": map[string]any{"behavior": "allow", "updatedInput": map[string]any{"message": "Hello from the ccproxy demo!"}}}})
+	h.answer(id, map[string]any{"behavior": "allow", "updatedInput": map[string]any{"message": "Hello from the ccproxy demo!"}})
 	evs = h.turn()
 	if e := evs[0]; e.typ != "control_response" || e.norm.Get("response.request_id").Str != id {
 		t.Errorf("the answer is not echoed first (--replay-user-messages): %.200s", e.raw)
@@ -155,8 +154,7 @@ func TestPermissionDeny(t *testing.T) {
 	evs := h.until("can_use_tool", isType("control_request", ""))
 	id := evs[len(evs)-1].norm.Get("request_id").Str
 	toolUseID := evs[len(evs)-1].norm.Get("request.tool_use_id").Str
-	h.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id,
-		"response": map[string]any{"behavior": "deny", "message": "Not today"}}})
+	h.answer(id, map[string]any{"behavior": "deny", "message": "Not today"})
 	evs = h.turn()
 	var result gjson.Result
 	for _, e := range evs {
@@ -187,7 +185,7 @@ func TestPermissionErrorReply(t *testing.T) {
 	h.user("echo")
 	evs := h.until("can_use_tool", isType("control_request", ""))
 	id := evs[len(evs)-1].norm.Get("request_id").Str
-	h.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id, "error": "no one is there"}})
+	h.answerError(id, "no one is there")
 	evs = h.turn()
 	if n := evs[len(evs)-1].norm.Get("permission_denials.#").Int(); n != 1 {
 		t.Errorf("%d permission denials after an error reply, want 1", n)
@@ -239,8 +237,7 @@ func TestInterruptAtPrompt(t *testing.T) {
 		}
 	}
 	// An answer to the withdrawn prompt is ignored; the next turn plays.
-	h.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id,
-		"response": map[string]any{"behavior": "allow", "updatedInput": map[string]any{}}}})
+	h.answer(id, map[string]any{"behavior": "allow", "updatedInput": map[string]any{}})
 	h.user("summary")
 	evs = h.turn()
 	if res := evs[len(evs)-1]; res.sub != "success" || !strings.Contains(res.norm.Get("result").Str, "Here is what this session showed") {
@@ -318,8 +315,7 @@ func TestCannedReply(t *testing.T) {
 	skipTo(h, 2)
 	h.user("echo")
 	evs := h.until("can_use_tool", isType("control_request", ""))
-	h.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success",
-		"request_id": evs[len(evs)-1].norm.Get("request_id").Str, "response": map[string]any{"behavior": "allow", "updatedInput": map[string]any{}}}})
+	h.answer(evs[len(evs)-1].norm.Get("request_id").Str, map[string]any{"behavior": "allow", "updatedInput": map[string]any{}})
 	h.turn()
 	skipTo(h, 1)
 	for i := 0; i < 2; i++ {

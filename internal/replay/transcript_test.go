@@ -112,8 +112,7 @@ func TestReplayAnyTranscript(t *testing.T) {
 				for {
 					e := h.next()
 					if e.typ == "control_request" {
-						h.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success",
-							"request_id": e.norm.Get("request_id").Str, "response": map[string]any{"behavior": "allow", "updatedInput": map[string]any{}}}})
+						h.answer(e.norm.Get("request_id").Str, map[string]any{"behavior": "allow", "updatedInput": map[string]any{}})
 					}
 					if e.typ == "result" {
 						break

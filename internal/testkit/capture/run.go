@@ -19,6 +19,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
+	"github.com/ccproxy/ccproxy/stream"
 )
 
 // Config says where the programs are and where captures go.
@@ -207,9 +208,11 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("capture %s: %s (stderr tail: %q)", sc.Name, fmt.Sprintf(format, a...), clipTail(stderr.String(), 2000))
 	}
+	// write sends a line built by package stream, as the proxy builds it
+	// (it ends in "\n"), and logs it.
 	write := func(line []byte) error {
-		fmt.Fprintf(stdinLog, "[%.2fs] %s\n", time.Since(start).Seconds(), line)
-		if _, err := stdin.Write(append(line, '\n')); err != nil {
+		fmt.Fprintf(stdinLog, "[%.2fs] %s", time.Since(start).Seconds(), line)
+		if _, err := stdin.Write(line); err != nil {
 			return fail("writing to stdin: %v", err)
 		}
 		return nil
@@ -252,7 +255,7 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 	}
 
 	if sc.Initialize {
-		req, err := controlRequest("req_init", "initialize")
+		req, err := stream.ControlRequest("req_init", "initialize", nil)
 		if err != nil {
 			return res, fmt.Errorf("capture %s: %w", sc.Name, err)
 		}
@@ -264,7 +267,7 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 		}
 	}
 	for i, turn := range sc.Turns {
-		line, err := UserTurn(turn)
+		line, err := stream.UserTurn(turn, nil)
 		if err != nil {
 			return res, fmt.Errorf("capture %s: turn %d: %w", sc.Name, i+1, err)
 		}
@@ -279,7 +282,7 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 	}
 	for i, subtype := range sc.Controls {
 		id := fmt.Sprintf("req_ctl_%d", i+1)
-		req, err := controlRequest(id, subtype)
+		req, err := stream.ControlRequest(id, subtype, nil)
 		if err != nil {
 			return res, fmt.Errorf("capture %s: %w", sc.Name, err)
 		}
@@ -317,30 +320,6 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 	return res, nil
 }
 
-// UserTurn is the stream-json stdin line of a user turn with text content
-// (without the newline).
-func UserTurn(text string) ([]byte, error) {
-	type message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	return json.Marshal(struct {
-		Type            string  `json:"type"`
-		Message         message `json:"message"`
-		ParentToolUseID *string `json:"parent_tool_use_id"`
-		SessionID       string  `json:"session_id"`
-	}{"user", message{"user", text}, nil, "default"})
-}
-
-// controlRequest is the stdin line of a control_request.
-func controlRequest(id, subtype string) ([]byte, error) {
-	return json.Marshal(struct {
-		Type      string            `json:"type"`
-		RequestID string            `json:"request_id"`
-		Request   map[string]string `json:"request"`
-	}{"control_request", id, map[string]string{"subtype": subtype}})
-}
-
 // permissionResponse is the stdin line answering a can_use_tool request
 // line: allow with the input unchanged, or deny, as sc.Permit decides.
 func permissionResponse(sc Scenario, line []byte) ([]byte, error) {
@@ -369,9 +348,7 @@ func permissionResponse(sc Scenario, line []byte) ([]byte, error) {
 		}
 		decision = map[string]any{"behavior": "allow", "updatedInput": input}
 	}
-	return json.Marshal(map[string]any{"type": "control_response", "response": map[string]any{
-		"subtype": "success", "request_id": req.RequestID, "response": decision,
-	}})
+	return stream.ControlSuccess(req.RequestID, decision)
 }
 
 func writeMCPConfig(path string, cfg Config) error {

@@ -133,14 +133,3 @@ func TestTailBuffer(t *testing.T) {
 		t.Errorf("tail %q", tb.String())
 	}
 }
-
-func TestUserTurn(t *testing.T) {
-	b, err := UserTurn("hi \"there\"\u2028")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"type":"user","message":{"role":"user","content":"hi \"there\"\u2028"},"parent_tool_use_id":null,"session_id":"default"}`
-	if string(b) != want {
-		t.Errorf("got  %s\nwant %s", b, want)
-	}
-}
