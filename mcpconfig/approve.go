@@ -76,7 +76,7 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("mcpconfig: %s %q: not changing %s: %w", verb, name, path, errs[0])
 		}
-		data = d.data
+		data = []byte(d.text)
 		if st, err := os.Stat(path); err == nil {
 			mode = st.Mode().Perm()
 		}

@@ -49,10 +49,12 @@ func readConfigFile(path string) ([]byte, bool, error) {
 }
 
 // doc is one JSON configuration file that passed the syntax check, with what
-// is needed to turn byte offsets into lines and columns.
+// is needed to turn byte offsets into lines and columns. The resolver keeps
+// the last valid doc of each file, so it holds one copy of the text only
+// (root's values point into it).
 type doc struct {
 	file  string
-	data  []byte // without a UTF-8 BOM
+	text  string // without a UTF-8 BOM
 	root  gjson.Result
 	lines []int // offsets of the line starts, built on first use
 }
@@ -62,27 +64,27 @@ type doc struct {
 func (d *doc) pos(off int) (line, col int) {
 	if d.lines == nil {
 		d.lines = append(d.lines, 0)
-		for i, c := range d.data {
-			if c == '\n' {
+		for i := 0; i < len(d.text); i++ {
+			if d.text[i] == '\n' {
 				d.lines = append(d.lines, i+1)
 			}
 		}
 	}
-	off = max(0, min(off, len(d.data)))
+	off = max(0, min(off, len(d.text)))
 	line = sort.SearchInts(d.lines, off+1) // the first start after off
-	return line, 1 + utf8.RuneCount(d.data[d.lines[line-1]:off])
+	return line, 1 + utf8.RuneCountInString(d.text[d.lines[line-1]:off])
 }
 
 // parseDoc checks that data is one JSON object. A syntax error is reported
 // with the line and column computed from encoding/json's byte offset.
 func parseDoc(file string, data []byte) (*doc, *FileError) {
 	data = bytes.TrimPrefix(data, utf8BOM)
-	d := &doc{file: file, data: data}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &FileError{File: file, Message: "file is empty (want a JSON object)"}
 	}
+	d := &doc{file: file, text: string(data)}
 	var raw json.RawMessage
-	if gjson.ValidBytes(data) {
+	if gjson.Valid(d.text) {
 		// fast path; encoding/json below finds the offset of an error
 	} else if err := json.Unmarshal(data, &raw); err != nil {
 		var se *json.SyntaxError
@@ -96,7 +98,7 @@ func parseDoc(file string, data []byte) (*doc, *FileError) {
 		}
 		return nil, &FileError{File: file, Message: "invalid JSON: " + err.Error()}
 	}
-	d.root = gjson.ParseBytes(data)
+	d.root = gjson.Parse(d.text)
 	if !d.root.IsObject() {
 		e := d.errAt(firstNonSpace(data), "", "the top level must be a JSON object, not %s", kind(d.root))
 		return nil, &e

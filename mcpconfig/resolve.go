@@ -247,10 +247,12 @@ type sourceFile struct {
 
 // resolver resolves repeatedly, remembering the last valid content of every
 // file so that a broken edit keeps the last good version (for the Watcher).
+// It is used by one goroutine at a time.
 type resolver struct {
 	opts     Options
-	keys     []string // keys of projects[…] in ~/.claude.json to try, in order
-	lastGood map[string][]byte
+	keys     []string          // keys of projects[…] in ~/.claude.json to try, in order
+	lastGood map[string]*doc   // parsed once, used while the file is broken
+	warned   map[string]string // the problem last logged for a file, logged again only when it changes
 }
 
 func newResolver(opts Options) (*resolver, error) {
@@ -264,7 +266,7 @@ func newResolver(opts Options) (*resolver, error) {
 			keys = append(keys, abs)
 		}
 	}
-	return &resolver{opts: o, keys: keys, lastGood: map[string][]byte{}}, nil
+	return &resolver{opts: o, keys: keys, lastGood: map[string]*doc{}, warned: map[string]string{}}, nil
 }
 
 // Resolve reads every configuration file and resolves the servers. Problems
@@ -308,11 +310,13 @@ func (r *resolver) sources() []sourceFile {
 
 // load reads and checks one file. It returns nil when the file is missing.
 // When the file cannot be read or is not valid JSON the error is reported
-// and the last valid content (if any) is used instead.
+// and the last valid content (if any) is used instead; the warning is
+// logged once per problem, not at every resolution.
 func (r *resolver) load(path string, errs *[]FileError) *doc {
 	data, exists, err := readConfigFile(path)
 	if !exists && err == nil {
 		delete(r.lastGood, path)
+		delete(r.warned, path)
 		return nil
 	}
 	var ferr *FileError
@@ -320,15 +324,19 @@ func (r *resolver) load(path string, errs *[]FileError) *doc {
 	if err != nil {
 		ferr = &FileError{File: path, Message: "cannot read: " + errorText(err)}
 	} else if d, ferr = parseDoc(path, data); ferr == nil {
-		r.lastGood[path] = data
+		r.lastGood[path] = d
+		delete(r.warned, path)
 		return d
 	}
 	if good, ok := r.lastGood[path]; ok {
 		ferr.Message += " (using the last valid version)"
-		d, _ = parseDoc(path, good)
+		d = good
 	}
 	*errs = append(*errs, *ferr)
-	r.opts.Logger.Warn("mcpconfig: bad configuration file", "file", path, "error", ferr.Error())
+	if msg := ferr.Error(); r.warned[path] != msg {
+		r.warned[path] = msg
+		r.opts.Logger.Warn("mcpconfig: bad configuration file", "file", path, "error", msg)
+	}
 	return d
 }
 

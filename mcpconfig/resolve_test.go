@@ -1,12 +1,15 @@
 package mcpconfig
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -501,3 +504,61 @@ func TestDuplicateKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestResolverKeepsLastGoodParsed: while a file stays broken, every
+// resolution uses its last valid version (parsed once, not again) and
+// reports the error, but the warning is logged once per problem.
+func TestResolverKeepsLastGoodParsed(t *testing.T) {
+	f := newFixture(t, "empty")
+	const rel = "work/project/.mcp.json"
+	f.write(t, rel, `{"mcpServers":{"p":{"command":"good"}}}`)
+	var logs countHandler
+	opts := f.opts
+	opts.TrustProject = true
+	opts.Logger = slog.New(&logs)
+	r, err := newResolver(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.resolve()
+	good := r.lastGood[f.path(rel)]
+	f.write(t, rel, `{"mcpServers":`)
+	check := func(step string, warnings int) {
+		t.Helper()
+		cfg := r.resolve()
+		if s, ok := cfg.Server("p"); !ok || !s.Active || len(cfg.Errors) != 1 || !strings.Contains(cfg.Errors[0].Message, "(using the last valid version)") {
+			t.Fatalf("%s: servers %+v, errors %v", step, cfg.Servers, cfg.Errors)
+		}
+		if r.lastGood[f.path(rel)] != good {
+			t.Errorf("%s: the last good version was parsed again", step)
+		}
+		if int(logs.warnings.Load()) != warnings {
+			t.Errorf("%s: %d warnings logged, want %d", step, logs.warnings.Load(), warnings)
+		}
+	}
+	check("first", 1)
+	check("again", 1)
+	check("and again", 1)
+	f.write(t, rel, `[1]`) // another problem: logged
+	check("another problem", 2)
+	f.write(t, rel, `{"mcpServers":{"p":{"command":"good"}}}`)
+	if cfg := r.resolve(); len(cfg.Errors) != 0 {
+		t.Fatalf("fixed: errors %v", cfg.Errors)
+	}
+	good = r.lastGood[f.path(rel)]
+	f.write(t, rel, `{"mcpServers":`) // broken again after a fix: logged again
+	check("broken again", 3)
+}
+
+// countHandler counts the warnings logged.
+type countHandler struct{ warnings atomic.Int64 }
+
+func (h *countHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn {
+		h.warnings.Add(1)
+	}
+	return nil
+}
+func (h *countHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *countHandler) WithGroup(string) slog.Handler      { return h }
