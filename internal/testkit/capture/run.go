@@ -67,20 +67,6 @@ const (
 	defaultTimeout = 3 * time.Minute
 )
 
-// RunAll runs the scenarios one after the other, stopping at the first
-// error.
-func RunAll(ctx context.Context, cfg Config, scenarios []Scenario) ([]*Result, error) {
-	var out []*Result
-	for _, sc := range scenarios {
-		r, err := Run(ctx, cfg, sc)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
 // Run captures one scenario: it makes a fresh HOME and project directory,
 // starts the fake API with the scenario's script, writes an --mcp-config with
 // server-everything and the test server, starts the real CLI in its own

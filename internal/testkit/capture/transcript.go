@@ -39,16 +39,6 @@ type ToolCall struct {
 	ToolUseResult json.RawMessage // the user event's tool_use_result, if any
 }
 
-// HasType reports whether the tool_result content has a block of type typ.
-func (c *ToolCall) HasType(typ string) bool {
-	for _, t := range c.ContentTypes {
-		if t == typ {
-			return true
-		}
-	}
-	return false
-}
-
 // Blocks decodes the content blocks (nil when the content is a string).
 func (c *ToolCall) Blocks() []map[string]any {
 	var blocks []map[string]any
