@@ -6,7 +6,6 @@ import (
 	"io"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,7 +34,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan string
-	stderr *strings.Builder
+	stderr *syncBuffer
 	norm   *stream.Normalizer
 }
 
@@ -56,9 +55,9 @@ func startProc(t *testing.T, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 1024), stderr: &strings.Builder{},
+	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 1024), stderr: &syncBuffer{},
 		norm: stream.NewNormalizer(stream.Options{Attachments: stream.AttachInline})}
-	cmd.Stderr = &lockedWriter{w: p.stderr}
+	cmd.Stderr = p.stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -83,17 +82,6 @@ func startProc(t *testing.T, args ...string) *proc {
 		}
 	})
 	return p
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
 }
 
 func (p *proc) write(line []byte, err error) {
