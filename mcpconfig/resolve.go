@@ -137,17 +137,6 @@ func (c *Config) Server(name string) (Server, bool) {
 	return Server{}, false
 }
 
-// Active returns the servers ccproxy loads, sorted by name.
-func (c *Config) Active() []Server {
-	var out []Server
-	for _, s := range c.Servers {
-		if s.Active {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // AwaitingApproval returns the names whose project definition awaits an
 // approval that would change what loads: the name's winning definition is
 // awaiting, or an awaiting project definition outranks the active one (a

@@ -148,12 +148,3 @@ type CLIServer struct {
 	// start it.
 	Disabled bool `json:"disabled,omitempty"`
 }
-
-// CLISource is the "source" the CLI reports for this server in system/init
-// and mcp_status ("dynamic" for ccproxy's extra files).
-func (s CLIServer) CLISource() string {
-	if s.Scope == ScopeExtra {
-		return "dynamic"
-	}
-	return string(s.Scope)
-}

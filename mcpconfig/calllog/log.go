@@ -136,9 +136,6 @@ func (l *Log) openFile() error {
 	return nil
 }
 
-// Path is the file the log appends to.
-func (l *Log) Path() string { return l.path }
-
 // StoresIO reports whether inputs and outputs are kept (give it to
 // PairerOptions.KeepIO, so a Pairer does not hold what will be dropped).
 func (l *Log) StoresIO() bool { return l.opts.StoreIO }

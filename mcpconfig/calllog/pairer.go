@@ -196,9 +196,6 @@ func (p *Pairer) markDone(id string) {
 	}
 }
 
-// Pending is the number of MCP tool calls waiting for their result.
-func (p *Pairer) Pending() int { return len(p.pending) }
-
 // Dropped is the number of waiting calls forgotten because MaxPending was
 // reached.
 func (p *Pairer) Dropped() int { return p.dropped }

@@ -64,9 +64,8 @@ type ProberOptions struct {
 	// closed, and again after SIGTERM, before SIGKILL. Default
 	// DefaultProbeGrace.
 	Grace time.Duration
-	// Dir is the working directory of stdio servers. Default: the mcpconfig.Config's
-	// ProjectDir (the directory claude runs them in), or the current
-	// directory for ProbeServer.
+	// Dir is the working directory of stdio servers. Default: the
+	// mcpconfig.Config's ProjectDir (the directory claude runs them in).
 	Dir string
 	// Env looks up MCP_TIMEOUT and MCP_TOOL_TIMEOUT. Default os.LookupEnv.
 	Env mcpconfig.LookupFunc
@@ -93,8 +92,8 @@ type ProberOptions struct {
 }
 
 // Prober connects to configured MCP servers with the official MCP Go SDK:
-// it probes them (ProbeAll, Probe, ProbeServer), lists their tools with
-// parameter trees (Tools) and calls tools directly (Call). Results have the
+// it probes them (ProbeAll, Probe), lists their tools with parameter trees
+// (Tools, ListTools) and calls tools directly (Call). Results have the
 // shapes of the webview protocol (mcp/probe, mcp/tools, mcp/call), so the
 // proxy forwards them as they are; failures are *Error values with a
 // stable code.
@@ -176,12 +175,6 @@ func envMillis(env mcpconfig.LookupFunc, name string, def time.Duration, log *sl
 	return time.Duration(ms) * time.Millisecond
 }
 
-// Timeout is the per-server timeout in use.
-func (p *Prober) Timeout() time.Duration { return p.opts.Timeout }
-
-// CallTimeout is the tools/call timeout in use.
-func (p *Prober) CallTimeout() time.Duration { return p.opts.CallTimeout }
-
 // Error is a failure of Probe, Tools or Call: a stable Code (one of the
 // protocol's probe codes, CodeToolNotFound or CodeInvalidArguments) and a
 // Message for people that names the server and never contains a configured
@@ -245,12 +238,6 @@ func (p *Prober) Probe(ctx context.Context, cfg *mcpconfig.Config, name string) 
 		return protocol.ProbeResult{}, err
 	}
 	return p.probe(ctx, s, p.dir(cfg)), nil
-}
-
-// ProbeServer probes one server definition, with Dir (or the current
-// directory) as the working directory of a stdio server.
-func (p *Prober) ProbeServer(ctx context.Context, s *mcpconfig.Server) protocol.ProbeResult {
-	return p.probe(ctx, s, p.opts.Dir)
 }
 
 func (p *Prober) dir(cfg *mcpconfig.Config) string {
