@@ -18,40 +18,27 @@ type LookupFunc func(name string) (value string, ok bool)
 //   - Bare $VAR is never expanded; there is no escape ("\${X}" expands X).
 //   - Expansion is single-pass: expanded text is not expanded again.
 func Expand(s string, lookup LookupFunc) (out string, missing []string) {
-	if !strings.Contains(s, "${") {
+	refs := references(s)
+	if len(refs) == 0 {
 		return s, nil
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			b.WriteString(s)
-			break
-		}
-		j := strings.IndexByte(s[i+2:], '}')
-		if j < 0 {
-			b.WriteString(s)
-			break
-		}
-		if j == 0 { // "${}" is not a reference; look again from the next byte
-			b.WriteString(s[:i+1])
-			s = s[i+1:]
-			continue
-		}
-		b.WriteString(s[:i])
-		inner := s[i+2 : i+2+j]
-		name, def, hasDef := strings.Cut(inner, ":-")
+	last := 0
+	for _, r := range refs {
+		b.WriteString(s[last:r.start])
+		name, def, hasDef := strings.Cut(r.inner(s), ":-")
 		if v, ok := lookup(name); ok {
 			b.WriteString(v)
 		} else if hasDef {
 			b.WriteString(def)
 		} else {
-			b.WriteString(s[i : i+3+j])
+			b.WriteString(s[r.start:r.end])
 			missing = appendUnique(missing, name)
 		}
-		s = s[i+3+j:]
+		last = r.end
 	}
+	b.WriteString(s[last:])
 	return b.String(), missing
 }
 
@@ -67,7 +54,12 @@ func appendUnique(list []string, s string) []string {
 // refSpan is one ${...} reference in a string: s[start:end].
 type refSpan struct{ start, end int }
 
-// references finds the ${...} references of s with Expand's rules.
+// inner is the text between "${" and "}".
+func (r refSpan) inner(s string) string { return s[r.start+2 : r.end-1] }
+
+// references finds the ${...} references of s, in order: "${", at least
+// one character other than "}", and the first "}" after them. Expand and
+// MaskValue both read references with it, so they cannot disagree.
 func references(s string) []refSpan {
 	var spans []refSpan
 	off := 0

@@ -27,8 +27,7 @@ func MaskValue(s string) string {
 	}
 	for _, r := range refs {
 		lit(s[last:r.start])
-		inner := s[r.start+2 : r.end-1]
-		if name, def, ok := strings.Cut(inner, ":-"); ok && def != "" {
+		if name, def, ok := strings.Cut(r.inner(s), ":-"); ok && def != "" {
 			b.WriteString("${" + name + ":-" + Mask + "}")
 		} else {
 			b.WriteString(s[r.start:r.end])
