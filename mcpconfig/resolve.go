@@ -149,7 +149,7 @@ func (c *Config) AwaitingApproval() []string {
 			continue
 		}
 		for _, o := range s.Shadows {
-			if o.Approval == ApprovalAwaiting && o.Scope.rank() > s.Scope.rank() {
+			if o.Approval == ApprovalAwaiting && o.Scope.Rank() > s.Scope.Rank() {
 				out = append(out, s.Name)
 				break
 			}
@@ -521,8 +521,8 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 		cands := byName[name]
 		sort.SliceStable(cands, func(i, j int) bool {
 			a, b := cands[i], cands[j]
-			if a.scope.rank() != b.scope.rank() {
-				return a.scope.rank() > b.scope.rank()
+			if a.scope.Rank() != b.scope.Rank() {
+				return a.scope.Rank() > b.scope.Rank()
 			}
 			return a.prio > b.prio
 		})

@@ -18,8 +18,10 @@ const (
 	ScopeExtra   Scope = "extra"   // files given to ccproxy (--mcp-config); "dynamic" to the CLI
 )
 
-// rank orders scopes by precedence for one name: a higher rank wins.
-func (s Scope) rank() int {
+// Rank orders scopes by precedence for one name: a definition in a scope of
+// higher rank wins (managed 5, extra 4, local 3, project 2, user 1; 0 for
+// an unknown scope).
+func (s Scope) Rank() int {
 	switch s {
 	case ScopeManaged:
 		return 5

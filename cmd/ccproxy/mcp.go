@@ -159,7 +159,7 @@ func printConfig(w io.Writer, cfg *mcpconfig.Config) {
 			}
 			for _, o := range s.Shadows {
 				n := fmt.Sprintf("shadows the %s definition in %s", o.Scope, o.Source)
-				if scopeRank[o.Scope] > scopeRank[s.Scope] {
+				if o.Scope.Rank() > s.Scope.Rank() {
 					n = fmt.Sprintf("the %s definition in %s would win, but it is %s", o.Scope, o.Source, o.Approval)
 				} else if o.Approval != "" && o.Approval != mcpconfig.ApprovalNotNeeded {
 					n += " (" + string(o.Approval) + ")"
@@ -179,11 +179,6 @@ func printConfig(w io.Writer, cfg *mcpconfig.Config) {
 		}
 	}
 	fmt.Fprintf(w, "\n--allowedTools: %s\n", strings.Join(v.AllowedTools, " "))
-}
-
-// scopeRank is the precedence of scopes for one name (higher wins).
-var scopeRank = map[mcpconfig.Scope]int{
-	mcpconfig.ScopeManaged: 5, mcpconfig.ScopeExtra: 4, mcpconfig.ScopeLocal: 3, mcpconfig.ScopeProject: 2, mcpconfig.ScopeUser: 1,
 }
 
 func serverState(s mcpconfig.Server) string {
