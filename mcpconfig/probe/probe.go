@@ -247,11 +247,11 @@ func (p *Prober) dir(cfg *mcpconfig.Config) string {
 	return cfg.ProjectDir
 }
 
+// lookupServer finds the server called name, or fails with
+// SERVER_NOT_FOUND listing the configured names.
 func lookupServer(cfg *mcpconfig.Config, name string) (*mcpconfig.Server, error) {
-	for i := range cfg.Servers {
-		if cfg.Servers[i].Name == name {
-			return &cfg.Servers[i], nil
-		}
+	if s, ok := cfg.Server(name); ok {
+		return &s, nil
 	}
 	names := make([]string, len(cfg.Servers))
 	for i, s := range cfg.Servers {
