@@ -149,7 +149,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	if s.shutting {
+	if s.shutting.Load() {
 		s.mu.Unlock()
 		writeHTTPError(w, http.StatusServiceUnavailable, protocol.CodeShuttingDown, "ccproxy is shutting down")
 		return

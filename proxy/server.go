@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -41,10 +42,15 @@ type Server struct {
 	claudeMu sync.Mutex
 	claude   *Claude
 
+	// shutting is set once, under mu, when shutdown begins: a check under
+	// mu orders a registration before or after Serve's snapshot; a check
+	// without it (every client frame) is only a fast refusal.
+	shutting atomic.Bool
+
 	mu       sync.Mutex
 	sessions map[string]*Session
+	starting int // sessions whose claude is being started, not yet in sessions
 	clients  map[*client]struct{}
-	shutting bool
 	served   bool
 	connSeq  int64
 
@@ -135,7 +141,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("shutting down")
 
 	s.mu.Lock()
-	s.shutting = true
+	s.shutting.Store(true)
 	sessions := make([]*Session, 0, len(s.sessions))
 	for _, sess := range s.sessions {
 		sessions = append(sessions, sess)
@@ -248,7 +254,7 @@ func (s *Server) applyMCP() {
 	s.log.Info("MCP configuration changed; updating live sessions")
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.shutting {
+	if s.shutting.Load() {
 		return
 	}
 	for _, sess := range s.sessions {
@@ -311,21 +317,27 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.cwd: %q is not an existing directory", truncate(cwd, 200))
 	}
 
+	// The slot is reserved under the lock; claude is started without it
+	// (fork/exec, the --mcp-config file), so other requests, connections
+	// and the shutdown are not held up meanwhile.
 	s.mu.Lock()
-	live := 0
+	live := s.starting
 	for _, sess := range s.sessions {
 		if sess.isLive() {
 			live++
 		}
 	}
 	switch {
-	case s.shutting:
+	case s.shutting.Load():
 		s.mu.Unlock()
 		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
 	case live >= s.opts.MaxSessions:
 		s.mu.Unlock()
 		return nil, protocol.Errorf(protocol.CodeLimitExceeded, "session/create: maxSessions (%d) sessions are running; close one first", s.opts.MaxSessions)
 	}
+	s.starting++
+	s.mu.Unlock()
+
 	id := newID("s-")
 	sess := &Session{
 		id:        id,
@@ -341,19 +353,42 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 		final:     make(chan struct{}),
 	}
 	p, err := sess.spawn(claude, d.Resume)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starting--
 	if err != nil {
-		s.mu.Unlock()
 		sess.log.Error("starting claude", "err", err)
-		if errors.Is(err, errMCPSpawn) {
-			return nil, protocol.Errorf(protocol.CodeInternal, "session/create: the MCP configuration could not be prepared; see the proxy's log")
-		}
-		return nil, protocol.Errorf(protocol.CodeClaudeUnavailable, "session/create: starting the Claude Code CLI failed: %v", err)
+		return nil, protocol.Errorf(spawnErrorCode(err), "session/create: %s", spawnErrorMessage(err))
+	}
+	if s.shutting.Load() {
+		// Serve took its list of sessions to close while this one started:
+		// nobody would close it.
+		sess.log.Info("ccproxy is shutting down; stopping the claude just started", "pid", p.pid)
+		reap(p)
+		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
 	}
 	sess.proc = p
 	s.sessions[id] = sess
 	sess.run(p)
-	s.mu.Unlock()
 	return sess, nil
+}
+
+// spawnErrorCode and spawnErrorMessage say what a client may see of a
+// failure of Session.spawn: the detail of an MCP configuration failure
+// (paths, the system's words) stays in the log.
+func spawnErrorCode(err error) protocol.Code {
+	if errors.Is(err, errMCPSpawn) {
+		return protocol.CodeInternal
+	}
+	return protocol.CodeClaudeUnavailable
+}
+
+func spawnErrorMessage(err error) string {
+	if errors.Is(err, errMCPSpawn) {
+		return "the MCP configuration could not be prepared; see the proxy's log"
+	}
+	return fmt.Sprintf("starting the Claude Code CLI failed: %v", err)
 }
 
 // forget removes a session from the registry (session/close).
@@ -371,7 +406,7 @@ func (s *Server) forget(id string) (*Session, error) {
 func (s *Server) addClient(c *client) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.shutting {
+	if s.shutting.Load() {
 		return false
 	}
 	s.clients[c] = struct{}{}
@@ -384,11 +419,8 @@ func (s *Server) removeClient(c *client) {
 	delete(s.clients, c)
 }
 
-func (s *Server) isShuttingDown() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.shutting
-}
+// isShuttingDown is a check without the lock, for refusing new work early.
+func (s *Server) isShuttingDown() bool { return s.shutting.Load() }
 
 // newID returns prefix + 16 random base32 characters.
 func newID(prefix string) string {

@@ -183,6 +183,15 @@ func (s *Session) spawn(claude Claude, resume string) (*process, error) {
 	return p, nil
 }
 
+// reap kills p, a process no goroutine of run serves (nobody else owns
+// it), waits for it and frees what it holds.
+func reap(p *process) {
+	p.kill()
+	p.waitLoop()
+	p.release()
+	closeAll(p.stdin, p.stdout, p.stderr)
+}
+
 // run starts the goroutines of p and asks claude to initialize. s.proc is
 // p already.
 func (s *Session) run(p *process) {
@@ -1041,11 +1050,8 @@ func (s *Session) restart(old *process) {
 	s.mu.Lock()
 	if s.closing != "" {
 		s.mu.Unlock()
-		// Closed meanwhile: nobody else owns the new process; reap it.
-		p.kill()
-		p.waitLoop()
-		p.release()
-		closeAll(p.stdin, p.stdout, p.stderr)
+		// Closed meanwhile: nobody else owns the new process.
+		reap(p)
 		fail("")
 		return
 	}
