@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"io"
 	"os/exec"
@@ -33,7 +32,7 @@ type proc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan string
+	lines  <-chan string
 	stderr *syncBuffer
 	norm   *stream.Normalizer
 }
@@ -55,32 +54,20 @@ func startProc(t *testing.T, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 1024), stderr: &syncBuffer{},
+	p := &proc{t: t, cmd: cmd, stdin: stdin, stderr: &syncBuffer{},
 		norm: stream.NewNormalizer(stream.Options{Attachments: stream.AttachInline})}
 	cmd.Stderr = p.stderr
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		defer close(p.lines)
-		br := bufio.NewReaderSize(stdout, 1<<20)
-		for {
-			l, err := br.ReadString('\n')
-			if l != "" {
-				p.lines <- strings.TrimSuffix(l, "\n")
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
 			cmd.Wait()
 		}
 	})
+	p.lines = testkit.ReadLines(t, stdout, 1024) // stopped (and stdout closed) first at cleanup
 	return p
 }
 

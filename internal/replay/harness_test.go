@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -24,8 +24,8 @@ const waitLimit = 20 * time.Second
 type host struct {
 	t      *testing.T
 	stdin  *io.PipeWriter
-	lines  chan string // raw stdout lines
-	done   chan error  // Run's result
+	lines  <-chan string // raw stdout lines
+	done   chan error    // Run's result
 	norm   *stream.Normalizer
 	cancel context.CancelFunc
 	all    []string // every line read so far
@@ -56,26 +56,13 @@ func startReplayer(t *testing.T, r *Replayer) *host {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &host{t: t, stdin: inW, lines: make(chan string, 1024), done: make(chan error, 1),
+	h := &host{t: t, stdin: inW, done: make(chan error, 1),
 		norm: stream.NewNormalizer(stream.Options{Attachments: stream.AttachInline}), cancel: cancel}
 	go func() {
 		err := r.Run(ctx, inR, outW)
 		outW.CloseWithError(io.EOF)
 		inR.Close() // ends the reader goroutine when Run stopped first
 		h.done <- err
-	}()
-	go func() {
-		defer close(h.lines)
-		br := bufio.NewReaderSize(outR, 1<<20)
-		for {
-			line, err := br.ReadString('\n')
-			if line != "" {
-				h.lines <- strings.TrimSuffix(line, "\n")
-			}
-			if err != nil {
-				return
-			}
-		}
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -86,6 +73,9 @@ func startReplayer(t *testing.T, r *Replayer) *host {
 			t.Error("Run did not return after the test")
 		}
 	})
+	// Registered last, so its cleanup runs first: the reader stops and
+	// closes stdout, so a Run blocked writing an unread line returns.
+	h.lines = testkit.ReadLines(t, outR, 1024)
 	return h
 }
 

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -80,20 +79,7 @@ func TestInterruptAtPromptMatchesRealCLI(t *testing.T) {
 		}
 		cmd.Wait()
 	})
-	lines := make(chan string, 256)
-	go func() {
-		defer close(lines)
-		br := bufio.NewReaderSize(stdout, 1<<20)
-		for {
-			l, err := br.ReadString('\n')
-			if l != "" {
-				lines <- strings.TrimSpace(l)
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	lines := testkit.ReadLines(t, stdout, 256)
 	writeLine := func(line []byte, err error) {
 		t.Helper()
 		if err != nil {
