@@ -128,7 +128,7 @@ func ParseToolSchema(raw json.RawMessage) (*ToolSchema, error) {
 	}
 	doc := gjson.ParseBytes(raw)
 	if !doc.IsObject() && doc.Type != gjson.True {
-		return nil, fmt.Errorf("%w: must be a JSON object, got %s", ErrSchema, jsonKind(doc))
+		return nil, fmt.Errorf("%w: must be a JSON object, got %s", ErrSchema, kindName(doc))
 	}
 	p := &schemaParser{doc: doc, nodes: map[string]*schemaNode{}}
 	s := &ToolSchema{}
@@ -169,7 +169,7 @@ func (p *schemaParser) parse(ptr string, v gjson.Result) *schemaNode {
 			return n
 		}
 	default:
-		n.invalid = append(n.invalid, "a schema must be an object or a boolean, got "+jsonKind(v))
+		n.invalid = append(n.invalid, "a schema must be an object or a boolean, got "+kindName(v))
 		return n
 	}
 	var draft4ExclMin, draft4ExclMax bool
@@ -483,26 +483,6 @@ func countPtr(v gjson.Result, invalid *[]string, key string) *int64 {
 	}
 	i := v.Int()
 	return &i
-}
-
-func jsonKind(v gjson.Result) string {
-	switch v.Type {
-	case gjson.Null:
-		return "null"
-	case gjson.False, gjson.True:
-		return "boolean"
-	case gjson.Number:
-		return "number"
-	case gjson.String:
-		return "string"
-	}
-	if v.IsArray() {
-		return "array"
-	}
-	if v.IsObject() {
-		return "object"
-	}
-	return "nothing"
 }
 
 // decodeValue decodes a JSON value for comparisons (numbers as

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -171,6 +172,20 @@ func TestParametersRootNotesAndErrors(t *testing.T) {
 		if _, err := ParseToolSchema(json.RawMessage(bad)); err == nil {
 			t.Errorf("ParseToolSchema(%q) succeeded", bad)
 		}
+	}
+	// Types are named as in argument errors ("a string", "an array").
+	for bad, want := range map[string]string{`[1]`: "got an array", `"x"`: "got a string", `false`: "got a boolean", `null`: "got null", `2`: "got a number"} {
+		if _, err := ParseToolSchema(json.RawMessage(bad)); err == nil || !errors.Is(err, ErrSchema) || !strings.HasSuffix(err.Error(), "must be a JSON object, "+want) {
+			t.Errorf("ParseToolSchema(%q): %v, want ... %s", bad, err, want)
+		}
+	}
+	s, err = ParseToolSchema(json.RawMessage(`{"properties":{"a":"text","b":[1]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paramsJSON(t, s.Parameters()); !strings.Contains(got, "a schema must be an object or a boolean, got a string") ||
+		!strings.Contains(got, "a schema must be an object or a boolean, got an array") {
+		t.Errorf("parameters %s", got)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/tidwall/gjson"
+
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -388,9 +390,25 @@ func isIntegral(n json.Number) bool {
 }
 
 // valueKind is the JSON Schema type of a decoded value ("integer" for
-// integral numbers).
+// integral numbers), or of a gjson value (never "integer").
 func valueKind(val any) string {
 	switch x := val.(type) {
+	case gjson.Result:
+		switch {
+		case x.Type == gjson.Null:
+			return "null"
+		case x.IsBool():
+			return "boolean"
+		case x.Type == gjson.Number:
+			return "number"
+		case x.Type == gjson.String:
+			return "string"
+		case x.IsArray():
+			return "array"
+		case x.IsObject():
+			return "object"
+		}
+		return "any"
 	case nil:
 		return "null"
 	case bool:
@@ -410,6 +428,8 @@ func valueKind(val any) string {
 	return "any"
 }
 
+// kindName names the JSON type of val (see valueKind) for a message:
+// "a string", "an array", "null".
 func kindName(val any) string {
 	k := valueKind(val)
 	if k == "integer" {
@@ -480,17 +500,7 @@ func canonical(val any) string {
 }
 
 // showValue spells a value for a message, shortened.
-func showValue(val any) string {
-	s := canonical(val)
-	if len(s) > maxShownValue {
-		cut := maxShownValue
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
-}
+func showValue(val any) string { return truncateText(canonical(val), maxShownValue) }
 
 func showValues(vals []any) string {
 	parts := make([]string, 0, len(vals))
