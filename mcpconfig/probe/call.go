@@ -47,26 +47,19 @@ type ListedTool struct {
 // ListTools is Tools with each tool's Notes, for a listing shown to people
 // (`ccproxy mcp tools`).
 func (p *Prober) ListTools(ctx context.Context, cfg *mcpconfig.Config, name string) ([]ListedTool, error) {
-	s, err := lookupServer(cfg, name)
+	s, err := activeServer(cfg, name)
 	if err != nil {
 		return nil, err
 	}
-	if !s.Active {
-		return nil, notActive(s)
-	}
-	if e := p.acquire(ctx, s); e != nil {
-		return nil, e
-	}
-	defer p.release()
-	cctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
-	defer cancel()
-	ss, e := p.open(cctx, s, p.dir(cfg))
+	c, e := p.connect(ctx, s, p.dir(cfg))
 	if e != nil {
 		return nil, e
 	}
-	tools, err := ss.listTools(cctx)
+	defer c.release()
+	ss := c.ss
+	tools, err := ss.listTools(c.ctx)
 	if err != nil {
-		return nil, ss.failure(cctx, "tools/list", err)
+		return nil, ss.failure(c.ctx, "tools/list", err)
 	}
 	ss.close(true)
 	out := make([]ListedTool, 0, len(tools))
@@ -154,12 +147,9 @@ func marshalRaw(v any) json.RawMessage {
 // (TIMEOUT after CallTimeout, PROCESS_EXITED when the server dies, ...).
 func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool string, args json.RawMessage) (protocol.MCPCallResult, error) {
 	var zero protocol.MCPCallResult
-	s, err := lookupServer(cfg, name)
+	s, err := activeServer(cfg, name)
 	if err != nil {
 		return zero, err
-	}
-	if !s.Active {
-		return zero, notActive(s)
 	}
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
@@ -170,21 +160,17 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 			Message: fmt.Sprintf("invalid arguments for %s of server %q: they must be a JSON object", tool, name),
 			Fields:  []protocol.FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "must be a JSON object"}}}
 	}
-	if e := p.acquire(ctx, s); e != nil {
-		return zero, e
-	}
-	defer p.release()
-	cctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
-	defer cancel()
-	ss, e := p.open(cctx, s, p.dir(cfg))
+	c, e := p.connect(ctx, s, p.dir(cfg))
 	if e != nil {
 		return zero, e
 	}
+	defer c.release()
+	ss := c.ss
 	healthy := false
 	defer func() { ss.close(healthy) }()
-	tools, err := ss.listTools(cctx)
+	tools, err := ss.listTools(c.ctx)
 	if err != nil {
-		return zero, ss.failure(cctx, "tools/list", err)
+		return zero, ss.failure(c.ctx, "tools/list", err)
 	}
 	var found *mcp.Tool
 	names := make([]string, 0, len(tools))

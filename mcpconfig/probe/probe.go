@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -282,6 +283,18 @@ func notActive(s *mcpconfig.Server) *Error {
 	return &Error{Code: protocol.ProbeNotActive, Status: status, Message: msg}
 }
 
+// activeServer finds the server called name and checks that it is active.
+func activeServer(cfg *mcpconfig.Config, name string) (*mcpconfig.Server, error) {
+	s, err := lookupServer(cfg, name)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Active {
+		return nil, notActive(s)
+	}
+	return s, nil
+}
+
 // acquire takes a connection slot, or fails when ctx is done first.
 func (p *Prober) acquire(ctx context.Context, s *mcpconfig.Server) *Error {
 	select {
@@ -295,11 +308,57 @@ func (p *Prober) acquire(ctx context.Context, s *mcpconfig.Server) *Error {
 
 func (p *Prober) release() { <-p.sem }
 
+// connection is one use of a connection slot: the session opened in it and
+// the probe timeout, which runs from the moment the slot was taken.
+type connection struct {
+	ss      *session        // nil when opening failed before connecting
+	ctx     context.Context // ends at the probe timeout
+	start   time.Time       // when the slot was taken
+	at      time.Time       // the same, by ProberOptions.Now
+	release func()          // frees the slot; call it after closing ss
+}
+
+// connect takes a connection slot for s and opens a session within the
+// probe timeout. When no slot was free before ctx ended, the connection is
+// nil. When opening failed, the slot is already freed and the connection
+// only tells what was measured (see latency); otherwise the caller closes
+// the session and then calls release.
+func (p *Prober) connect(ctx context.Context, s *mcpconfig.Server, dir string) (*connection, *Error) {
+	if e := p.acquire(ctx, s); e != nil {
+		return nil, e
+	}
+	c := &connection{start: time.Now(), at: p.opts.Now().UTC()}
+	var cancel context.CancelFunc
+	c.ctx, cancel = context.WithTimeout(ctx, p.opts.Timeout)
+	c.release = func() { cancel(); p.release() }
+	var e *Error
+	if c.ss, e = p.open(c.ctx, s, dir); e != nil {
+		c.release()
+		c.release = func() {}
+	}
+	return c, e
+}
+
+// latency is the latency of each step so far, and the total since the
+// slot was taken.
+func (c *connection) latency() protocol.Latency {
+	var lat protocol.Latency
+	if c.ss != nil {
+		lat = c.ss.lat
+	}
+	lat.Total = ms(time.Since(c.start))
+	return lat
+}
+
 // probe runs one probe.
 func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) protocol.ProbeResult {
 	res := protocol.ProbeResult{Name: s.Name, Scope: string(s.Scope), Transport: string(s.Type),
 		ProbedAt: p.opts.Now().UTC()}
+	var c *connection
 	fail := func(e *Error) protocol.ProbeResult {
+		if c != nil {
+			res.LatencyMs = c.latency()
+		}
 		res.OK, res.Status, res.Error = false, e.Status, e.probeError()
 		p.log.Debug("mcp probe failed", "server", s.Name, "code", e.Code, "message", e.Message)
 		return res
@@ -307,22 +366,15 @@ func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) pro
 	if !s.Active {
 		return fail(notActive(s))
 	}
-	if e := p.acquire(ctx, s); e != nil {
-		return fail(e)
-	}
-	defer p.release()
-	start := time.Now()
-	res.ProbedAt = p.opts.Now().UTC()
-	cctx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
-	defer cancel()
-	ss, e := p.open(cctx, s, dir)
-	if ss != nil {
-		res.LatencyMs = ss.lat
+	c, e := p.connect(ctx, s, dir)
+	if c != nil {
+		res.ProbedAt = c.at
 	}
 	if e != nil {
-		res.LatencyMs.Total = ms(time.Since(start))
 		return fail(e)
 	}
+	defer c.release()
+	ss := c.ss
 	healthy := false
 	defer func() { ss.close(healthy) }()
 
@@ -341,11 +393,9 @@ func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) pro
 	res.Tools = []protocol.ToolSummary{}
 	if caps.Tools != nil {
 		t0 := time.Now()
-		tools, err := ss.listTools(cctx)
+		tools, err := ss.listTools(c.ctx)
 		if err != nil {
-			res.LatencyMs = ss.lat
-			res.LatencyMs.Total = ms(time.Since(start))
-			return fail(ss.failure(cctx, "tools/list", err))
+			return fail(ss.failure(c.ctx, "tools/list", err))
 		}
 		ss.lat.Tools = msPtr(time.Since(t0))
 		for _, t := range tools {
@@ -355,73 +405,65 @@ func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) pro
 	res.ToolCount = int64(len(res.Tools))
 	if caps.Resources != nil {
 		t0 := time.Now()
-		var list []protocol.ResourceSummary
-		err := ss.each(cctx, "resources/list", func() error {
-			for r, err := range ss.cs.Resources(cctx, nil) {
-				if err != nil {
-					return err
-				}
-				if len(list) >= maxListItems {
-					p.log.Warn("mcp probe: too many resources; the rest are not listed", "server", s.Name, "limit", maxListItems)
-					break
-				}
-				list = append(list, protocol.ResourceSummary{URI: r.URI, Name: r.Name, MimeType: r.MIMEType, Description: r.Description})
-			}
-			return nil
+		list, e := listOptional(c.ctx, ss, "resources/list", ss.cs.Resources(c.ctx, nil), func(r *mcp.Resource) protocol.ResourceSummary {
+			return protocol.ResourceSummary{URI: r.URI, Name: r.Name, MimeType: r.MIMEType, Description: r.Description}
 		})
-		if err != nil {
-			res.LatencyMs = ss.lat
-			res.LatencyMs.Total = ms(time.Since(start))
-			return fail(err)
+		if e != nil {
+			return fail(e)
 		}
 		ss.lat.Resources = msPtr(time.Since(t0))
 		res.Resources = list
 	}
 	if caps.Prompts != nil {
 		t0 := time.Now()
-		var list []protocol.PromptSummary
-		err := ss.each(cctx, "prompts/list", func() error {
-			for pr, err := range ss.cs.Prompts(cctx, nil) {
-				if err != nil {
-					return err
-				}
-				if len(list) >= maxListItems {
-					p.log.Warn("mcp probe: too many prompts; the rest are not listed", "server", s.Name, "limit", maxListItems)
-					break
-				}
-				list = append(list, protocol.PromptSummary{Name: pr.Name, Description: pr.Description})
-			}
-			return nil
+		list, e := listOptional(c.ctx, ss, "prompts/list", ss.cs.Prompts(c.ctx, nil), func(pr *mcp.Prompt) protocol.PromptSummary {
+			return protocol.PromptSummary{Name: pr.Name, Description: pr.Description}
 		})
-		if err != nil {
-			res.LatencyMs = ss.lat
-			res.LatencyMs.Total = ms(time.Since(start))
-			return fail(err)
+		if e != nil {
+			return fail(e)
 		}
 		ss.lat.Prompts = msPtr(time.Since(t0))
 		res.Prompts = list
 	}
-	res.LatencyMs = ss.lat
-	res.LatencyMs.Total = ms(time.Since(start))
+	res.LatencyMs = c.latency()
 	res.OK, res.Status = true, protocol.MCPConnected
 	healthy = true
 	return res
 }
 
-// each runs an optional listing (resources, prompts): a JSON-RPC error
-// answer (the server does not really support it) is logged and ignored;
-// a timeout or a broken connection fails the probe.
-func (ss *session) each(ctx context.Context, step string, f func() error) *Error {
-	err := f()
+// collect reads a listing (following its pages) up to maxListItems items,
+// converted by conv; the rest are logged as not listed. On an error it
+// returns the items read so far.
+func collect[T, R any](ss *session, step string, items iter.Seq2[T, error], conv func(T) R) ([]R, error) {
+	var out []R
+	for it, err := range items {
+		if err != nil {
+			return out, err
+		}
+		if len(out) >= maxListItems {
+			ss.p.log.Warn("mcp: too many items; the rest are not listed", "server", ss.srv.Name, "step", step, "limit", maxListItems)
+			break
+		}
+		out = append(out, conv(it))
+	}
+	return out, nil
+}
+
+// listOptional runs an optional listing (resources, prompts): a JSON-RPC
+// error answer (the server does not really support it) is logged and
+// ignored, keeping what was read; a timeout or a broken connection fails
+// the probe.
+func listOptional[T, R any](ctx context.Context, ss *session, step string, items iter.Seq2[T, error], conv func(T) R) ([]R, *Error) {
+	list, err := collect(ss, step, items, conv)
 	if err == nil {
-		return nil
+		return list, nil
 	}
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) && ctx.Err() == nil {
 		ss.p.log.Warn("mcp probe: a listing failed", "server", ss.srv.Name, "step", step, "code", rpc.Code)
-		return nil
+		return list, nil
 	}
-	return ss.failure(ctx, step, err)
+	return nil, ss.failure(ctx, step, err)
 }
 
 func toolTitle(t *mcp.Tool) string {
@@ -673,18 +715,11 @@ func (ss *session) close(healthy bool) {
 
 // listTools lists the server's tools, following pages, bounded.
 func (ss *session) listTools(ctx context.Context) ([]*mcp.Tool, error) {
-	var out []*mcp.Tool
-	for t, err := range ss.cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, err
-		}
-		if len(out) >= maxListItems {
-			ss.p.log.Warn("mcp: too many tools; the rest are not listed", "server", ss.srv.Name, "limit", maxListItems)
-			break
-		}
-		out = append(out, t)
+	tools, err := collect(ss, "tools/list", ss.cs.Tools(ctx, nil), func(t *mcp.Tool) *mcp.Tool { return t })
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return tools, nil
 }
 
 // timedTransport measures the transport's Connect and, for stdio, taps

@@ -39,6 +39,7 @@ const (
 	fakeSecret    = "fake-secret"    // prints $FAKE_SECRET on stderr and exits 1
 	fakeMarker    = "fake-marker"    // creates the file $FAKE_MARKER, then serves
 	fakeSlowStart = "fake-slowstart" // sleeps $FAKE_DELAY_MS (a server that waits on a database, say), then serves
+	fakeListFail  = "fake-listfail"  // initializes (with tools), then exits with status 4 at tools/list
 	fakeTools     = "fake-tools"     // serves tool "leak", which answers with a JSON-RPC error naming $FAKE_SECRET, and tool "noted" (see notedSchema)
 )
 
@@ -69,7 +70,7 @@ func fakeServer(mode string) int {
 	case fakeGarbage:
 		fmt.Println("Server listening on port 3000")
 		_, _ = io.Copy(io.Discard, os.Stdin)
-	case fakeVersion, fakeRPCError:
+	case fakeVersion, fakeRPCError, fakeListFail:
 		r := bufio.NewReader(os.Stdin)
 		for {
 			line, err := r.ReadBytes('\n')
@@ -80,10 +81,18 @@ func fakeServer(mode string) int {
 				ID     json.RawMessage `json:"id"`
 				Method string          `json:"method"`
 			}
-			if json.Unmarshal(line, &req) != nil || req.Method != "initialize" {
+			if json.Unmarshal(line, &req) != nil {
 				continue
 			}
-			if mode == fakeVersion {
+			if mode == fakeListFail && req.Method == "tools/list" {
+				return 4
+			}
+			if req.Method != "initialize" {
+				continue
+			}
+			if mode == fakeListFail {
+				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"listfail","version":"0"}}}`+"\n", req.ID)
+			} else if mode == fakeVersion {
 				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"old","version":"0"}}}`+"\n", req.ID)
 			} else {
 				fmt.Printf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32600,"message":"this server only talks to its own client"}}`+"\n", req.ID)

@@ -381,6 +381,32 @@ func TestProbeUnknownName(t *testing.T) {
 	}
 }
 
+// TestProbeFailureLatency: a failed probe reports the latency of the steps
+// it got through, and the total.
+func TestProbeFailureLatency(t *testing.T) {
+	cfg := probeConfig(t, map[string]any{"listfail": fake(t, fakeListFail, nil), "exit": fake(t, fakeExit, nil)}, nil)
+	p := testProber(t, nil)
+	started := track(p)
+	for _, r := range p.ProbeAll(context.Background(), cfg) {
+		l := r.LatencyMs
+		if r.OK || r.Error == nil || r.Error.Code != protocol.ProbeProcessExited || l.Connect == nil || l.Total < *l.Connect || l.Tools != nil {
+			t.Errorf("%s: ok=%v error %+v latency %+v", r.Name, r.OK, r.Error, l)
+			continue
+		}
+		switch r.Name {
+		case "listfail": // initialized, then died at tools/list
+			if l.Initialize == nil || l.Total < *l.Connect+*l.Initialize || !strings.Contains(r.Error.Message, "during tools/list") {
+				t.Errorf("listfail: latency %+v, message %q", l, r.Error.Message)
+			}
+		case "exit": // died during initialize
+			if l.Initialize != nil {
+				t.Errorf("exit: latency %+v", l)
+			}
+		}
+	}
+	started.assertGone(t, 2)
+}
+
 // TestProbeHidesSecrets: env values, header values and URL secrets never
 // reach a message or a stderr tail.
 func TestProbeHidesSecrets(t *testing.T) {
