@@ -51,17 +51,16 @@ func buildCommand(pkgPath string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("building %s: %w", name, err)
 	}
-	// One directory per checkout and package (a hash of its full path, so two
-	// commands with the same last element do not share one); the binary
-	// keeps the command's name, as it shows in process listings.
+	// One directory per checkout, holding one per package (named with a hash
+	// of its full path, so two commands with the same last element do not
+	// share one, and made only once a build succeeded); the binary keeps the
+	// command's name, as it shows in process listings.
 	rootSum, pkgSum := sha256.Sum256([]byte(root)), sha256.Sum256([]byte(pkgPath))
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("ccproxy-testkit-%d-%s", os.Getuid(), hex.EncodeToString(rootSum[:6])),
-		name+"-"+hex.EncodeToString(pkgSum[:4]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("ccproxy-testkit-%d-%s", os.Getuid(), hex.EncodeToString(rootSum[:6])))
+	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", fmt.Errorf("building %s: %w", name, err)
 	}
-	final := filepath.Join(dir, name)
-	tmp, err := os.CreateTemp(dir, name+"-*.tmp")
+	tmp, err := os.CreateTemp(base, name+"-*.tmp")
 	if err != nil {
 		return "", fmt.Errorf("building %s: %w", name, err)
 	}
@@ -72,7 +71,12 @@ func buildCommand(pkgPath string) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", pkgPath, err, out)
 	}
-	if err := os.Rename(tmp.Name(), final); err != nil {
+	dir := filepath.Join(base, name+"-"+hex.EncodeToString(pkgSum[:4]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("building %s: %w", name, err)
+	}
+	final := filepath.Join(dir, name)
+	if err := os.Rename(tmp.Name(), final); err != nil { // atomic: the same file system
 		return "", fmt.Errorf("building %s: %w", name, err)
 	}
 	return final, nil

@@ -34,4 +34,9 @@ func TestBuildCommand(t *testing.T) {
 	if _, err := BuildCommand(missing); err == nil || !strings.Contains(err.Error(), "go build "+missing) {
 		t.Errorf("building a missing package: %v", err)
 	}
+	// A failed build leaves nothing in the cache directory.
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(p)), "no-such-command*"))
+	if err != nil || len(left) > 0 {
+		t.Errorf("a failed build left %v (%v)", left, err)
+	}
 }
