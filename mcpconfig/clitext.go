@@ -16,6 +16,10 @@ import (
 // MaxCLIOutput bounds the text ParseList and ParseGet read.
 const MaxCLIOutput = 16 << 20
 
+// ErrCLIOutputTooLarge is wrapped by the error of ParseList and ParseGet
+// when the text is larger than MaxCLIOutput; they stop reading there.
+var ErrCLIOutputTooLarge = fmt.Errorf("output is larger than %d MiB", MaxCLIOutput>>20)
+
 // CLIStatus is a server status as `claude mcp list` / `get` print it.
 type CLIStatus string
 
@@ -110,7 +114,7 @@ func readBounded(r io.Reader) ([]byte, error) {
 		return nil, err
 	}
 	if len(data) > MaxCLIOutput {
-		return nil, fmt.Errorf("output is larger than %d MiB", MaxCLIOutput>>20)
+		return nil, ErrCLIOutputTooLarge
 	}
 	return data, nil
 }

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/proxy"
 )
 
 const mcpUsage = `Usage:
@@ -222,7 +224,8 @@ func runMCPApprove(verb string, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// boundedBuffer keeps at most max bytes and remembers that it dropped some.
+// boundedBuffer keeps at most max bytes (for an error message) and
+// remembers that it dropped some.
 type boundedBuffer struct {
 	buf       bytes.Buffer
 	max       int
@@ -241,7 +244,7 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mcp list", stderr)
 	fromCLI := fs.Bool("from-cli", false, "run 'claude mcp list' and parse its output (required)")
-	claude := fs.String("claude", "", "the claude executable (default: claude on PATH)")
+	claude := fs.String("claude", "", "the claude executable (default: $"+proxy.ClaudeEnv+", else claude on PATH)")
 	project := fs.String("project", "", "directory to run it in (default: the working directory)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long (claude checks every server's health)")
@@ -255,42 +258,52 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if !*fromCLI {
 		return usagef("mcp list: only --from-cli is supported; `ccproxy mcp config` shows ccproxy's own view")
 	}
-	bin := *claude
-	if strings.ContainsRune(bin, filepath.Separator) {
-		// relative to the working directory, not to --project
-		if bin, err = filepath.Abs(bin); err != nil {
-			return fmt.Errorf("mcp list: %w", err)
-		}
+	// --claude, $CCPROXY_CLAUDE or PATH, as `ccproxy serve` finds it.
+	found, err := proxy.FindClaude(ctx, *claude, os.Getenv, "")
+	if err != nil {
+		return fmt.Errorf("mcp list: %w", err)
 	}
-	if bin == "" {
-		if bin, err = exec.LookPath("claude"); err != nil {
-			return fmt.Errorf("mcp list: claude is not on PATH (use --claude PATH): %w", err)
-		}
+	// It runs in --project: a relative path is relative to the working
+	// directory.
+	bin, err := filepath.Abs(found.Path)
+	if err != nil {
+		return fmt.Errorf("mcp list: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "mcp", "list")
 	cmd.Dir = *project
-	out := &boundedBuffer{max: mcpconfig.MaxCLIOutput}
+	// The output streams into ParseList, whose bound (MaxCLIOutput) is the
+	// only one: once it stops reading, closing the pipe makes claude's
+	// further writes fail, so it ends.
+	out, outW := io.Pipe()
 	errOut := &boundedBuffer{max: 4 << 10}
-	cmd.Stdout, cmd.Stderr = out, errOut
+	cmd.Stdout, cmd.Stderr = outW, errOut
 	cmd.WaitDelay = 5 * time.Second
 	startGroup(cmd)
-	err = cmd.Run()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("mcp list: %s mcp list: %w", bin, err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		outW.Close() // the end of the output for ParseList
+		waited <- err
+	}()
+	res, perr := mcpconfig.ParseList(out)
+	out.CloseWithError(errors.New("mcp list: the output is not read any more"))
+	err = <-waited
 	// claude's health checks start MCP servers; none may outlive it.
 	killGroup(cmd)
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return fmt.Errorf("mcp list: %s mcp list did not finish within %v", bin, *timeout)
-	}
-	if err != nil {
-		return fmt.Errorf("mcp list: %s mcp list: %w: %s", bin, err, strings.TrimSpace(errOut.buf.String()))
-	}
-	if out.truncated {
+	case errors.Is(perr, mcpconfig.ErrCLIOutputTooLarge):
 		return fmt.Errorf("mcp list: %s mcp list printed more than %d MiB", bin, mcpconfig.MaxCLIOutput>>20)
-	}
-	res, err := mcpconfig.ParseList(&out.buf)
-	if err != nil {
-		return fmt.Errorf("mcp list: %w", err)
+	case err != nil:
+		return fmt.Errorf("mcp list: %s mcp list: %w: %s", bin, err, strings.TrimSpace(errOut.buf.String()))
+	case perr != nil:
+		return fmt.Errorf("mcp list: %w", perr)
 	}
 	for i := range res.Servers {
 		res.Servers[i].Target = res.Servers[i].RedactedTarget()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/proxy"
 )
 
 func runMCPCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -198,7 +201,8 @@ func fakeClaude(t *testing.T, sample string, exit int) string {
 	if err := os.WriteFile(filepath.Join(dir, "out.txt"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\n[ \"$1 $2\" = 'mcp list' ] || { echo \"unexpected args: $*\" >&2; exit 9; }\n"
+	script := "#!/bin/sh\n[ \"$1\" = --version ] && { echo '" + proxy.MinClaudeVersion + " (Claude Code)'; exit 0; }\n" +
+		"[ \"$1 $2\" = 'mcp list' ] || { echo \"unexpected args: $*\" >&2; exit 9; }\n"
 	if exit != 0 {
 		script += "echo 'Error: something broke' >&2\nexit " + string(rune('0'+exit)) + "\n"
 	} else {
@@ -249,6 +253,38 @@ func TestMCPListFromCLI(t *testing.T) {
 	_, errOut, code = runMCPCmd(t, "list", "--from-cli", "--claude", filepath.Join(t.TempDir(), "missing"))
 	if code != 1 || !strings.Contains(errOut, "no such file") {
 		t.Errorf("missing claude: exit %d, %q", code, errOut)
+	}
+}
+
+// TestMCPListFindsClaudeLikeServe: without --claude, `mcp list` runs the
+// claude named by $CCPROXY_CLAUDE, as `ccproxy serve` does.
+func TestMCPListFindsClaudeLikeServe(t *testing.T) {
+	t.Setenv(proxy.ClaudeEnv, fakeClaude(t, "cli_mcp_list_sample.txt", 0))
+	out, errOut, code := runMCPCmd(t, "list", "--from-cli")
+	if code != 0 || !strings.Contains(out, "memory-proj") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	t.Setenv(proxy.ClaudeEnv, "")
+	t.Setenv("PATH", t.TempDir()) // no claude there either
+	_, errOut, code = runMCPCmd(t, "list", "--from-cli")
+	if code != 1 || !strings.Contains(errOut, "not on PATH") {
+		t.Errorf("no claude anywhere: exit %d, %q", code, errOut)
+	}
+}
+
+// TestMCPListEndlessOutput: output beyond mcpconfig.MaxCLIOutput is
+// reported as such, and claude is stopped there, not left to run until the
+// timeout.
+func TestMCPListEndlessOutput(t *testing.T) {
+	dir := t.TempDir()
+	claude := filepath.Join(dir, "claude")
+	script := "#!/bin/sh\n[ \"$1\" = --version ] && { echo '" + proxy.MinClaudeVersion + " (Claude Code)'; exit 0; }\nexec yes 'srv: cmd - ✔ Connected'\n"
+	if err := os.WriteFile(claude, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runMCPCmd(t, "list", "--from-cli", "--claude", claude, "--timeout", "30s")
+	if code != 1 || !strings.Contains(errOut, fmt.Sprintf("printed more than %d MiB", mcpconfig.MaxCLIOutput>>20)) {
+		t.Errorf("exit %d, %q", code, errOut)
 	}
 }
 
