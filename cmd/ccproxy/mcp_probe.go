@@ -60,19 +60,12 @@ func (f *probeFlags) resolve(stderr io.Writer, mod func(*probe.ProberOptions)) (
 	return cfg, probe.NewProber(opts), nil
 }
 
-// mcpFailure prints the details of a failure (invalid fields, a stderr
-// tail) and returns the error to report.
+// mcpFailure prints the details of a failure (a stderr tail) and returns
+// the error to report.
 func mcpFailure(stderr io.Writer, cmd string, err error) error {
 	var e *probe.Error
 	if !errors.As(err, &e) {
 		return fmt.Errorf("%s: %w", cmd, err)
-	}
-	if e.Code == probe.CodeInvalidArguments {
-		fmt.Fprintln(stderr, "invalid arguments:")
-		for _, f := range e.Fields {
-			fmt.Fprintf(stderr, "  %s: %s (%s)\n", f.Path, f.Message, f.Code)
-		}
-		return fmt.Errorf("%s: %s", cmd, strings.SplitN(e.Message, ": ", 2)[0])
 	}
 	printTail(stderr, e.StderrTail)
 	return fmt.Errorf("%s: %s (%s)", cmd, e.Message, e.Code)
@@ -159,7 +152,7 @@ func printProbe(w io.Writer, results []protocol.ProbeResult) {
 			}
 			detail += "MCP " + r.ProtocolVersion + ", " + r.Transport
 		} else if r.Error != nil {
-			detail = r.Error.Code + ": " + strings.TrimPrefix(r.Error.Message, fmt.Sprintf("server %q: ", r.Name))
+			detail = r.Error.Code + ": " + strings.TrimPrefix(r.Error.Message, probe.MessagePrefix(r.Name))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Scope, r.Status, latency, tools, oneLine(detail, 160))
 	}
@@ -371,6 +364,14 @@ func runMCPCall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return fmt.Errorf("mcp call: %w", err)
 	}
 	res, err := prober.Call(ctx, cfg, pos[0], pos[1], raw)
+	var invalid *probe.Error
+	if errors.As(err, &invalid) && invalid.Code == probe.CodeInvalidArguments {
+		fmt.Fprintln(stderr, "invalid arguments:")
+		for _, f := range invalid.Fields {
+			fmt.Fprintf(stderr, "  %s: %s (%s)\n", f.Path, f.Message, f.Code)
+		}
+		return fmt.Errorf("mcp call: invalid arguments for tool %q of server %q", pos[1], pos[0])
+	}
 	if err != nil {
 		return mcpFailure(stderr, "mcp call", err)
 	}

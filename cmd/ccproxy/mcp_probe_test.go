@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+	"github.com/ccproxy/ccproxy/mcpconfig/probe"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -85,6 +86,9 @@ func TestMCPProbeCommand(t *testing.T) {
 			if !strings.Contains(row, part) {
 				t.Errorf("row of %s lacks %q: %q", want.name[0], part, row)
 			}
+		}
+		if strings.Contains(row, probe.MessagePrefix(want.name[0])) {
+			t.Errorf("row of %s repeats the name in the detail: %q", want.name[0], row)
 		}
 	}
 
@@ -167,6 +171,9 @@ func TestMCPCallCommand(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "  message: is required (PARAMETER_REQUIRED)") ||
 		!strings.Contains(errOut, "  repeat: must be at least 1, got 0 (PARAMETER_CONSTRAINT_VIOLATED)") {
 		t.Errorf("invalid arguments: exit %d\n%s", code, errOut)
+	}
+	if want := "ccproxy: mcp call: invalid arguments for tool \"echo\" of server \"testmcp\"\n"; !strings.HasSuffix(errOut, want) {
+		t.Errorf("invalid arguments: stderr ends with %q, want %q", errOut[strings.LastIndexByte(strings.TrimSuffix(errOut, "\n"), '\n')+1:], want)
 	}
 	_, errOut, code = call("", "testmcp", "nope")
 	if code != 1 || !strings.Contains(errOut, `has no tool "nope"`) {

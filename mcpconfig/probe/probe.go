@@ -302,7 +302,7 @@ func (p *Prober) acquire(ctx context.Context, s *mcpconfig.Server) *Error {
 		return nil
 	case <-ctx.Done():
 		return &Error{Code: protocol.ProbeTimeout, Status: protocol.MCPFailed,
-			Message: fmt.Sprintf("server %q: gave up waiting for a free connection slot (%d in use)", s.Name, cap(p.sem))}
+			Message: MessagePrefix(s.Name) + fmt.Sprintf("gave up waiting for a free connection slot (%d in use)", cap(p.sem))}
 	}
 }
 
@@ -582,10 +582,16 @@ func (p *Prober) open(ctx context.Context, s *mcpconfig.Server, dir string) (*se
 	return ss, nil
 }
 
+// MessagePrefix is how the message of a failure met while connecting to
+// server begins (Error.Message, and protocol.ProbeError.Message in a probe
+// result), for a caller that names the server already, in a column of a
+// table say, and trims it.
+func MessagePrefix(server string) string { return fmt.Sprintf("server %q: ", server) }
+
 // errorf makes a failure of this server; the message is prefixed with the
 // server's name and cleaned of its secrets.
 func (ss *session) errorf(code, format string, args ...any) *Error {
-	msg := fmt.Sprintf("server %q: ", ss.srv.Name) + fmt.Sprintf(format, args...)
+	msg := MessagePrefix(ss.srv.Name) + fmt.Sprintf(format, args...)
 	return &Error{Code: code, Status: protocol.MCPFailed, Message: ss.scrub.clean(msg)}
 }
 
