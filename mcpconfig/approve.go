@@ -50,7 +50,8 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !hasProjectDefinition(r.resolve(), name) {
+	srv, _ := r.resolve().Server(name)
+	if _, ok := srv.ProjectApproval(); !ok {
 		return nil, fmt.Errorf("mcpconfig: %s %q: no .mcp.json of %s defines a server with that name", verb, name, r.opts.ProjectDir)
 	}
 	path := filepath.Join(r.opts.ProjectDir, ".claude", "settings.local.json")
@@ -123,20 +124,20 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 	return r.resolve(), nil
 }
 
-func hasProjectDefinition(cfg *Config, name string) bool {
-	s, ok := cfg.Server(name)
-	if !ok {
-		return false
-	}
+// ProjectApproval returns the approval state of the project (.mcp.json)
+// definition of the server's name, the winning one or a shadowed one (the
+// one that would win among them), and false when no .mcp.json defines the
+// name: only then do Approve and Reject apply.
+func (s Server) ProjectApproval() (Approval, bool) {
 	if s.Scope == ScopeProject {
-		return true
+		return s.Approval, true
 	}
 	for _, o := range s.Shadows {
 		if o.Scope == ScopeProject {
-			return true
+			return o.Approval, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // writeFileAtomic replaces path with data: a temporary file in the same

@@ -128,3 +128,30 @@ func TestApproveErrors(t *testing.T) {
 		t.Errorf("wrong type: %v", err)
 	}
 }
+
+// TestProjectApproval: the approval of a name's .mcp.json definition,
+// winning or shadowed; none for names no .mcp.json defines, which Approve
+// refuses.
+func TestProjectApproval(t *testing.T) {
+	f := newFixture(t, "collisions")
+	cfg := f.resolve(t)
+	for name, want := range map[string]Approval{
+		"p1":          ApprovalAwaiting, // wins
+		"dup_up":      ApprovalAwaiting, // shadowed by the user one, which runs meanwhile
+		"pdis_shadow": ApprovalRejected, // shadowed
+		"dup_all":     ApprovalAwaiting, // outranked by extra and local
+		"u1":          "",
+		"nope":        "",
+	} {
+		s, _ := cfg.Server(name)
+		got, ok := s.ProjectApproval()
+		if got != want || ok != (want != "") {
+			t.Errorf("%s: ProjectApproval() = %q, %v; want %q", name, got, ok, want)
+		}
+		if want == "" {
+			if _, err := Approve(f.opts, name); err == nil || !strings.Contains(err.Error(), "no .mcp.json") {
+				t.Errorf("Approve(%s): %v", name, err)
+			}
+		}
+	}
+}
