@@ -55,13 +55,9 @@ func newBenchSession(b testing.TB, ts *testServer) *benchSession {
 	}
 	enlargePipe(r) // as startProcess does for claude's stdout
 	srv := ts.srv
-	id := newID("s-")
-	sess := &Session{
-		id: id, srv: srv, log: srv.log.With("session", id), cfg: sessionConfig{cwd: srv.opts.Project},
-		createdAt: time.Now(), state: protocol.StateIdle, elog: newEventLog(srv.opts.ReplayBytes),
-		subs: map[*client]*subscription{}, perms: map[string]*permission{}, ctrl: map[string]func(controlResult){},
-		final: make(chan struct{}),
-	}
+	sess := srv.newSession(sessionConfig{cwd: srv.opts.Project})
+	sess.state = protocol.StateIdle
+	id := sess.id
 	p := &process{stdout: r, writerDone: make(chan struct{}), in: make(chan stdinWrite, 1), eof: make(chan struct{}), exited: make(chan struct{}), finished: make(chan struct{}), release: func() {}}
 	close(p.writerDone)
 	sess.proc = p

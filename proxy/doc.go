@@ -31,9 +31,12 @@
 // --permission-prompt-tool stdio` (plus --model, --permission-mode,
 // --resume, and the MCP flags last) in its own process group, with the
 // user's text only ever on stdin. It sends initialize, then writes turns
-// and control requests through one writer goroutine. Claude's control
-// requests are answered at once (can_use_tool goes to the broker; anything
-// else gets an error). Close is stdin EOF, CloseGrace, SIGTERM to the group,
+// and control requests through one writer goroutine; a control request
+// claude leaves unanswered for ControlTimeout is forgotten (its waiter gets
+// a timeout). Claude's control requests are answered at once (can_use_tool
+// goes to the broker; anything else gets an error). While a session
+// restarts (an MCP change claude refused), up to 256 turns (the stdin
+// queue's size) are held for the new process; more get limit_exceeded. Close is stdin EOF, CloseGrace, SIGTERM to the group,
 // TermGrace, SIGKILL; whenever claude ends, what is left of its group (MCP
 // servers) is killed, and subscribers get session/exited with the stderr
 // tail. Claude is located with FindClaude (--claude, $CCPROXY_CLAUDE, PATH)

@@ -7,9 +7,10 @@ package proxy
 // the proxy runs it like any claude executable (--version included).
 //
 // The fake speaks the stream-json protocol of FACTS §5–§6: it answers
-// initialize, interrupt, mcp_status and mcp_set_servers, rejects other
-// control requests like the real CLI, and plays each user turn according
-// to the turn's first word (see fakeTurn).
+// initialize, interrupt, mcp_status and mcp_set_servers (except those
+// FAKE_IGNORE_CONTROL names), rejects other control requests like the real
+// CLI, and plays each user turn according to the turn's first word (see
+// fakeTurn).
 
 import (
 	"bufio"
@@ -71,6 +72,7 @@ type fake struct {
 	interrup chan struct{} // closed by an interrupt while a turn hangs
 	turns    chan string
 	ctlSeq   int
+	ignored  int // control requests of FAKE_IGNORE_CONTROL's subtype seen
 }
 
 func fakeClaude(args []string) int {
@@ -195,6 +197,9 @@ func (f *fake) success(id string, resp any) {
 }
 
 func (f *fake) control(id string, req map[string]any) {
+	if f.ignore(req["subtype"]) {
+		return
+	}
 	switch req["subtype"] {
 	case "initialize":
 		f.success(id, map[string]any{"commands": []any{}, "models": []any{}})
@@ -255,6 +260,23 @@ func (f *fake) control(id string, req map[string]any) {
 		f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id,
 			"error": fmt.Sprintf("Unsupported control request subtype: %v", req["subtype"])}})
 	}
+}
+
+// ignore reports whether a control request of subtype goes unanswered:
+// FAKE_IGNORE_CONTROL=SUBTYPE ignores every one, SUBTYPE:N the first N.
+func (f *fake) ignore(subtype any) bool {
+	sub, n, limited := strings.Cut(os.Getenv("FAKE_IGNORE_CONTROL"), ":")
+	if sub == "" || subtype != sub {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ignored++
+	if !limited {
+		return true
+	}
+	max, _ := strconv.Atoi(n)
+	return f.ignored <= max
 }
 
 func orEmptyStrings(s []string) []string {

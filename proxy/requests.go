@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
@@ -197,24 +196,24 @@ func (s *Server) reqInterrupt(c *client, id json.RawMessage, d *protocol.Session
 	}
 	ch := make(chan controlResult, 1)
 	// Written now, in request order; the answer is awaited in the background.
-	if err := sess.control(p, "interrupt", nil, false, func(r controlResult) { ch <- r }); err != nil {
+	rid, err := sess.control(p, "interrupt", nil, false, func(r controlResult) { ch <- r })
+	if err != nil {
 		c.replyErr(id, controlError("session/interrupt", err))
 		return
 	}
-	timeout := s.opts.ControlTimeout
 	c.async(func() {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
 		select {
 		case r := <-ch:
-			if r.err != nil {
+			switch {
+			case errors.Is(r.err, errControlTimeout):
+				c.replyErr(id, protocol.Errorf(protocol.CodeTimeout, "session/interrupt: claude did not acknowledge the interrupt within %v", s.opts.ControlTimeout))
+			case r.err != nil:
 				c.replyErr(id, controlError("session/interrupt", r.err))
-				return
+			default:
+				c.reply(id, nil)
 			}
-			c.reply(id, nil)
-		case <-t.C:
-			c.replyErr(id, protocol.Errorf(protocol.CodeTimeout, "session/interrupt: claude did not acknowledge the interrupt within %v", timeout))
 		case <-c.ctx.Done():
+			sess.forgetControl(rid) // nobody to answer
 		}
 	})
 }
@@ -227,6 +226,8 @@ func controlError(what string, err error) error {
 		return protocol.Errorf(protocol.CodeCLIError, "%s: claude answered: %s", what, truncate(ce.msg, 500))
 	case errors.Is(err, context.DeadlineExceeded):
 		return protocol.Errorf(protocol.CodeTimeout, "%s: claude did not read the request in time", what)
+	case errors.Is(err, errControlTimeout):
+		return protocol.Errorf(protocol.CodeTimeout, "%s: claude did not answer in time", what)
 	default:
 		return protocol.Errorf(protocol.CodeSessionExited, "%s: the session's claude process has exited", what)
 	}

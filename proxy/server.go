@@ -338,20 +338,8 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	s.starting++
 	s.mu.Unlock()
 
-	id := newID("s-")
-	sess := &Session{
-		id:        id,
-		srv:       s,
-		log:       s.log.With("session", id),
-		cfg:       sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume},
-		createdAt: time.Now(),
-		state:     protocol.StateStarting,
-		elog:      newEventLog(s.opts.ReplayBytes),
-		subs:      map[*client]*subscription{},
-		perms:     map[string]*permission{},
-		ctrl:      map[string]func(controlResult){},
-		final:     make(chan struct{}),
-	}
+	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume})
+	id := sess.id
 	p, err := sess.spawn(claude, d.Resume)
 
 	s.mu.Lock()
@@ -372,6 +360,24 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	s.sessions[id] = sess
 	sess.run(p)
 	return sess, nil
+}
+
+// newSession returns a session in state starting, with no process yet.
+func (s *Server) newSession(cfg sessionConfig) *Session {
+	id := newID("s-")
+	return &Session{
+		id:        id,
+		srv:       s,
+		log:       s.log.With("session", id),
+		cfg:       cfg,
+		createdAt: time.Now(),
+		state:     protocol.StateStarting,
+		elog:      newEventLog(s.opts.ReplayBytes),
+		subs:      map[*client]*subscription{},
+		perms:     map[string]*permission{},
+		ctrl:      map[string]*pendingControl{},
+		final:     make(chan struct{}),
+	}
 }
 
 // spawnErrorCode and spawnErrorMessage say what a client may see of a

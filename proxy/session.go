@@ -26,8 +26,9 @@ import (
 //
 // Goroutines, all tracked by wg and joined by close: per process, the stdin
 // writer, the stdout loop (the only producer of events), the stderr loop
-// and the waiter; one per pending permission timeout (a time.AfterFunc,
-// counted when armed and released when it runs or is stopped); a restart.
+// and the waiter; one per pending permission timeout and one per pending
+// control request timeout (time.AfterFuncs, counted when armed and
+// released when they run or are stopped); a restart.
 type Session struct {
 	id        string
 	srv       *Server
@@ -40,10 +41,10 @@ type Session struct {
 	claudeID       string
 	elog           *eventLog
 	subs           map[*client]*subscription
-	perms          map[string]*permission // pending, by claude's request id
-	permOrder      []*permission          // pending, in arrival order
-	resolved       recentSet              // request ids answered, timed out or cancelled
-	ctrl           map[string]func(controlResult)
+	perms          map[string]*permission     // pending, by claude's request id
+	permOrder      []*permission              // pending, in arrival order
+	resolved       recentSet                  // request ids answered, timed out or cancelled
+	ctrl           map[string]*pendingControl // control requests sent to claude, by request id
 	ctrlSeq        int64
 	turns          int // turns written and not yet ended by a result
 	proc           *process
@@ -53,7 +54,7 @@ type Session struct {
 	forgotten      bool   // closed: no more subscribers
 	restartWanted  bool
 	restarting     bool
-	held           []heldTurn // turns waiting for a restarted process
+	held           []heldTurn // turns waiting for a restarted process (at most maxHeldTurns)
 	flushing       bool       // held turns are being written
 	statusInFlight bool
 
@@ -94,8 +95,25 @@ type heldTurn struct {
 
 type controlResult struct {
 	resp json.RawMessage // the response object of a success
-	err  error           // *cliError, errSessionExited, ...
+	err  error           // *cliError, errSessionExited, errControlTimeout, ...
 }
+
+// pendingControl is a control request sent to claude and not answered yet.
+// After ControlTimeout it is forgotten: cb gets errControlTimeout.
+type pendingControl struct {
+	subtype string
+	p       *process // the process it was sent to
+	cb      func(controlResult)
+	timer   *time.Timer
+}
+
+// errControlTimeout is the result of a control request claude did not
+// answer within ControlTimeout.
+var errControlTimeout = errors.New("claude did not answer the control request in time")
+
+// maxHeldTurns bounds the turns held while the session restarts: as many
+// as claude's stdin queue takes.
+const maxHeldTurns = stdinQueue
 
 // cliError is claude's error answer to a control request.
 type cliError struct{ msg string }
@@ -217,7 +235,7 @@ func (s *Session) run(p *process) {
 		s.onExit(p, tail.String())
 	}()
 
-	_ = s.control(p, "initialize", map[string]any{"hooks": nil}, true, func(r controlResult) {
+	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, true, func(r controlResult) {
 		if r.err != nil {
 			s.log.Warn("claude did not accept initialize", "err", r.err)
 		}
@@ -400,20 +418,28 @@ func (s *Session) pushLocked(frame []byte) {
 
 // ---------------------------------------------------------------- control protocol
 
-// control sends claude the control request subtype with fields; cb gets
-// the answer (from the stdout loop, or at once when the request cannot be
-// sent; it must not block). With async the line is queued without waiting
-// (for callers that must not block, like the stdout loop).
-func (s *Session) control(p *process, subtype string, fields any, async bool, cb func(controlResult)) error {
+// control sends claude the control request subtype with fields and
+// returns its request id; cb gets the answer (from the stdout loop, from
+// the timeout after ControlTimeout, or at once when the request cannot be
+// sent; it must not block), exactly once unless forgetControl drops the
+// request first. With async the line is queued without waiting (for
+// callers that must not block, like the stdout loop).
+func (s *Session) control(p *process, subtype string, fields any, async bool, cb func(controlResult)) (string, error) {
 	s.mu.Lock()
 	if s.exited || p == nil {
 		s.mu.Unlock()
 		cb(controlResult{err: errSessionExited})
-		return errSessionExited
+		return "", errSessionExited
 	}
 	s.ctrlSeq++
 	id := fmt.Sprintf("ccproxy-%d", s.ctrlSeq)
-	s.ctrl[id] = cb
+	pc := &pendingControl{subtype: subtype, p: p, cb: cb}
+	s.ctrl[id] = pc
+	s.wg.Add(1)
+	pc.timer = time.AfterFunc(s.srv.opts.ControlTimeout, func() {
+		defer s.wg.Done()
+		s.controlTimedOut(id, pc)
+	})
 	s.mu.Unlock()
 
 	line, err := stream.ControlRequest(id, subtype, fields)
@@ -430,15 +456,48 @@ func (s *Session) control(p *process, subtype string, fields any, async bool, cb
 	}
 	if err != nil {
 		s.mu.Lock()
-		_, mine := s.ctrl[id]
-		delete(s.ctrl, id)
+		pc := s.takeControlLocked(id)
 		s.mu.Unlock()
-		if mine {
-			cb(controlResult{err: err})
+		if pc != nil {
+			pc.cb(controlResult{err: err})
 		}
-		return err
+		return id, err
 	}
-	return nil
+	return id, nil
+}
+
+// takeControlLocked removes a pending control request (nil if it is not
+// pending) and stops its timeout.
+func (s *Session) takeControlLocked(id string) *pendingControl {
+	pc := s.ctrl[id]
+	if pc == nil {
+		return nil
+	}
+	delete(s.ctrl, id)
+	if pc.timer.Stop() {
+		s.wg.Done() // the AfterFunc will not run
+	}
+	return pc
+}
+
+// forgetControl drops a pending control request whose answer nobody waits
+// for any more; its callback is not called.
+func (s *Session) forgetControl(id string) {
+	s.mu.Lock()
+	s.takeControlLocked(id)
+	s.mu.Unlock()
+}
+
+func (s *Session) controlTimedOut(id string, pc *pendingControl) {
+	s.mu.Lock()
+	if s.ctrl[id] != pc {
+		s.mu.Unlock()
+		return // answered meanwhile
+	}
+	delete(s.ctrl, id) // the timer has fired: nothing to stop
+	s.mu.Unlock()
+	s.log.Warn("claude did not answer a control request in time; it is forgotten", "subtype", pc.subtype, "request_id", id, "timeout", s.srv.opts.ControlTimeout)
+	pc.cb(controlResult{err: errControlTimeout})
 }
 
 // controlWait sends a control request and waits for its answer.
@@ -447,11 +506,12 @@ func (s *Session) controlWait(ctx context.Context, subtype string, fields any) (
 	s.mu.Lock()
 	p := s.proc
 	s.mu.Unlock()
-	_ = s.control(p, subtype, fields, false, func(r controlResult) { ch <- r })
+	id, _ := s.control(p, subtype, fields, false, func(r controlResult) { ch <- r })
 	select {
 	case r := <-ch:
 		return r.resp, r.err
 	case <-ctx.Done():
+		s.forgetControl(id)
 		return nil, ctx.Err()
 	}
 }
@@ -460,13 +520,13 @@ func (s *Session) onControlResponse(line []byte) {
 	resp := gjson.GetBytes(line, "response")
 	id := resp.Get("request_id").String()
 	s.mu.Lock()
-	cb := s.ctrl[id]
-	delete(s.ctrl, id)
+	pc := s.takeControlLocked(id)
 	s.mu.Unlock()
-	if cb == nil {
-		s.log.Debug("control response to no pending request", "request_id", id)
+	if pc == nil {
+		s.log.Debug("control response to no pending request (timed out, or not ours)", "request_id", id)
 		return
 	}
+	cb := pc.cb
 	if resp.Get("subtype").String() == "success" {
 		r := resp.Get("response")
 		raw := json.RawMessage("{}")
@@ -703,6 +763,11 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 		reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 		return
 	case s.restarting || s.flushing || len(s.held) > 0:
+		if len(s.held) >= maxHeldTurns {
+			s.mu.Unlock()
+			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is restarting and already holds %d turns; wait until it is idle", s.id, maxHeldTurns))
+			return
+		}
 		s.held = append(s.held, heldTurn{line: line, reply: reply})
 		s.mu.Unlock()
 		return
@@ -871,8 +936,13 @@ func (s *Session) onExit(p *process, stderrTail string) {
 
 	s.mu.Lock()
 	if p != s.proc || (s.restarting && s.closing == "") {
+		// Requests to p go unanswered now; the session goes on.
+		gone := s.takeControlsLocked(func(pc *pendingControl) bool { return pc.p == p })
 		s.mu.Unlock()
 		s.log.Info("claude exited for a restart", logArgs...)
+		for _, pc := range gone {
+			pc.cb(controlResult{err: errSessionExited})
+		}
 		return
 	}
 	reason := s.closing
@@ -881,18 +951,28 @@ func (s *Session) onExit(p *process, stderrTail string) {
 	}
 	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
 	s.reportExitLocked(code, sig, stderrTail, reason)
-	ctrl := s.ctrl
-	s.ctrl = map[string]func(controlResult){}
+	gone := s.takeControlsLocked(func(*pendingControl) bool { return true })
 	held := s.held
 	s.held = nil
 	s.mu.Unlock()
 
-	for _, cb := range ctrl {
-		cb(controlResult{err: errSessionExited})
+	for _, pc := range gone {
+		pc.cb(controlResult{err: errSessionExited})
 	}
 	for _, h := range held {
 		h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 	}
+}
+
+// takeControlsLocked removes the pending control requests that match.
+func (s *Session) takeControlsLocked(match func(*pendingControl) bool) []*pendingControl {
+	var out []*pendingControl
+	for id, pc := range s.ctrl {
+		if match(pc) {
+			out = append(out, s.takeControlLocked(id))
+		}
+	}
+	return out
 }
 
 // reportExitLocked makes the session exited: pending permission requests are
@@ -1121,7 +1201,7 @@ func (s *Session) refreshMCPStatus() {
 	s.statusInFlight = true
 	p := s.proc
 	s.mu.Unlock()
-	_ = s.control(p, "mcp_status", nil, true, func(r controlResult) {
+	_, _ = s.control(p, "mcp_status", nil, true, func(r controlResult) {
 		s.mu.Lock()
 		s.statusInFlight = false
 		s.mu.Unlock()

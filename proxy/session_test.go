@@ -2,8 +2,11 @@ package proxy
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -64,5 +67,86 @@ func TestMultiTurnChat(t *testing.T) {
 	checkSeqs(t, all, 1)
 	if len(all) != 8 {
 		t.Errorf("%d events, want 8 (init, delta, assistant, result per turn)", len(all))
+	}
+}
+
+// While a session restarts, at most maxHeldTurns turns are held; one more
+// is refused with limit_exceeded, and the held ones are written afterwards.
+func TestHeldTurnsBounded(t *testing.T) {
+	ts := startServer(t, Options{CloseGrace: waitTimeout}, "FAKE_EXIT_ON_USR1=1")
+	c := ts.dial(t)
+	s := c.create(nil)
+	pid := fakePID(t, c, s)
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := c.count()
+	sess.requestRestart("test")
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	ids := make([]json.RawMessage, maxHeldTurns)
+	for i := range ids {
+		ids[i] = c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "held " + strconv.Itoa(i)})
+	}
+	if e := c.doErr(protocol.TypeSessionSend, map[string]any{"session": s, "text": "one too many"}); e.Code != protocol.CodeLimitExceeded || !strings.Contains(e.Message, "restarting") {
+		t.Errorf("turn %d during the restart: %v, want limit_exceeded", maxHeldTurns+1, e)
+	}
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		if rep := c.reply(id); !*rep.OK {
+			t.Fatalf("held turn %d: %s", i, rep.raw)
+		}
+	}
+	want := "echo: held " + strconv.Itoa(maxHeldTurns-1)
+	c.waitEvent(from, s, "the last held turn", func(ev protocol.SessionEvent) bool { return textOf(ev) == want })
+	syscall.Kill(fakePID(t, c, s), syscall.SIGUSR1) // the new fake waits for it too
+}
+
+// A control request claude never answers is forgotten after ControlTimeout:
+// the interrupt is answered with timeout and leaves nothing pending.
+func TestControlTimeoutForgotten(t *testing.T) {
+	ts := startServer(t, Options{ControlTimeout: 500 * time.Millisecond}, "FAKE_IGNORE_CONTROL=interrupt")
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.turn(s, "hello")
+	e := c.doErr(protocol.TypeSessionInterrupt, map[string]any{"session": s})
+	if e.Code != protocol.CodeTimeout || !strings.Contains(e.Message, "did not acknowledge the interrupt") {
+		t.Errorf("unanswered interrupt: %v, want timeout", e)
+	}
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.mu.Lock()
+	for id, pc := range sess.ctrl {
+		if pc.subtype == "interrupt" {
+			t.Errorf("the unanswered interrupt %s is still pending", id)
+		}
+	}
+	sess.mu.Unlock()
+	if !strings.Contains(ts.logBuf.String(), `msg="claude did not answer a control request in time; it is forgotten" session=`+s+` subtype=interrupt`) {
+		t.Error("the timeout is not in the log")
+	}
+	c.turn(s, "still there")
+}
+
+// An mcp_status claude does not answer does not stop the status from
+// being refreshed: after ControlTimeout it is forgotten, and the next
+// refresh asks again.
+func TestMCPStatusRefreshedAfterTimeout(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
+	ts := startServer(t, Options{MCP: src, ControlTimeout: 500 * time.Millisecond, MCPRefresh: 20 * time.Millisecond}, "FAKE_IGNORE_CONTROL=mcp_status:1")
+	c := ts.dial(t)
+	from := c.count()
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	c.create(nil) // no turn: only mcp_status tells the status
+	waitStatus(c, from, "alpha connected", func(st protocol.MCPStatus) bool {
+		a := statusOf(st, "alpha")
+		return a != nil && a.Status == protocol.MCPConnected
+	})
+	if !strings.Contains(ts.logBuf.String(), "subtype=mcp_status") {
+		t.Error("the unanswered mcp_status is not in the log")
 	}
 }
