@@ -17,8 +17,8 @@
 //	client ─► read pump ─► validate (protocol) ─► request handlers ─► stream builders ─► stdin writer ─► claude stdin
 //
 //	mcpconfig.Watcher ─► MCPSource ─► flags at spawn (--mcp-config, --allowedTools)
-//	                                 mcp_set_servers + mcp_status to live sessions (refused: restart with --resume)
-//	                                 mcp/config, mcp/status (with what sessions report and probes find) ─► MCP subscribers, GET /v1/mcp/status
+//	                                 mcp_set_servers + mcp_status to live sessions when the active servers changed (mcpconfig.Diff; refused: restart with --resume)
+//	                                 mcp/config (when anything changed), mcp/status (with what sessions report and probes find) ─► MCP subscribers, GET /v1/mcp/status
 //	                                 MCPConfig.Resolved ─► probe.Prober ─► mcp/probe, mcp/tools, mcp/call, auto-probes
 //
 //	session stdout loop ─► calllog.Pairer (assistant tool_use + user tool_result) ─┬─► calllog.Log (JSON lines per project) ─► mcp/log

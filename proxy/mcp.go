@@ -57,7 +57,8 @@ type MCPConfig struct {
 	// Resolved is the configuration package probe connects to for
 	// mcp/probe, mcp/tools and mcp/call (SPEC §3), the same servers as
 	// Servers and View. Nil when the source has none: then those requests
-	// are not offered.
+	// are not offered, and each new configuration counts as changed in
+	// every way (with it, mcpconfig.Diff says what changed).
 	Resolved *mcpconfig.Config
 }
 
@@ -136,7 +137,6 @@ type mcpHub struct {
 
 	mu          sync.Mutex
 	cfg         *MCPConfig
-	cfgKey      [32]byte
 	cfgFrame    []byte // mcp/config push
 	defs        map[string][32]byte
 	obs         map[string]*serverObs
@@ -155,21 +155,37 @@ func newMCPHub(src MCPSource, log *slog.Logger) *mcpHub {
 	return h
 }
 
-// setConfig installs cfg. It reports whether it differs from the previous
-// one (then mcp/config and mcp/status were pushed and live sessions need
-// mcp_set_servers).
-func (h *mcpHub) setConfig(cfg *MCPConfig) bool {
+// setConfig installs cfg and reports what changed from the configuration
+// in force: pushed when anything did (mcp/config and mcp/status were then
+// pushed to subscribers), active when the active servers did, so live
+// sessions need mcp_set_servers (never for the first configuration: the
+// sessions started with it). When both configurations carry Resolved,
+// mcpconfig.Diff decides (an inactive server or the error list changing
+// is not an active change); otherwise any new configuration changed
+// everything.
+func (h *mcpHub) setConfig(cfg *MCPConfig) (pushed, active bool) {
 	if cfg == nil {
-		return false
+		return false, false
 	}
-	key := configKey(cfg)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.cfg != nil && key == h.cfgKey {
-		return false
+	old := h.cfg
+	switch {
+	case old == cfg:
+		return false, false
+	case old == nil:
+		active = false
+	case old.Resolved != nil && cfg.Resolved != nil:
+		d := mcpconfig.Diff(old.Resolved, cfg.Resolved)
+		if d.Empty() {
+			h.cfg = cfg // the same servers, errors and states
+			return false, false
+		}
+		active = d.ActiveChanged
+	default:
+		active = true
 	}
-	first := h.cfg == nil
-	h.cfg, h.cfgKey = cfg, key
+	h.cfg = cfg
 	if f, err := encodePush(protocol.TypeMCPConfig, cfg.View); err != nil {
 		h.log.Error("mcp config cannot be sent to clients", "err", err)
 	} else {
@@ -198,16 +214,7 @@ func (h *mcpHub) setConfig(cfg *MCPConfig) bool {
 		c.enqueue(outFrame{data: h.cfgFrame})
 	}
 	h.recomputeLocked()
-	return !first
-}
-
-func configKey(cfg *MCPConfig) [32]byte {
-	b, _ := json.Marshal(struct {
-		S map[string]json.RawMessage
-		T []string
-		V protocol.MCPConfig
-	}{cfg.Servers, cfg.AllowedTools, cfg.View})
-	return sha256.Sum256(b)
+	return true, active
 }
 
 func (h *mcpHub) config() *MCPConfig {

@@ -67,7 +67,7 @@ func (s *probeSource) set(user, project map[string]any, disabled ...string) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	cur := convertMCPConfig(cfg, slog.New(slog.DiscardHandler))
+	cur := convertMCPConfig(cfg)
 	dir := s.env.filesDir
 	cur.Spawn = func() ([]string, func(), error) {
 		f, err := cfg.MCPConfigFile(dir)

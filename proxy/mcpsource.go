@@ -135,8 +135,8 @@ func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
 	if cfg == nil {
 		return
 	}
-	file := &configFile{cfg: cfg, dir: s.dir, log: s.log}
-	cur := convertMCPConfig(cfg, s.log)
+	cur := convertMCPConfig(cfg)
+	file := &configFile{cfg: cfg, tools: cur.AllowedTools, dir: s.dir, log: s.log}
 	cur.Spawn = file.acquire
 	s.mu.Lock()
 	if s.closed {
@@ -155,10 +155,12 @@ func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
 }
 
 // convertMCPConfig turns a resolved configuration into what the proxy uses.
-func convertMCPConfig(cfg *mcpconfig.Config, log *slog.Logger) *MCPConfig {
+func convertMCPConfig(cfg *mcpconfig.Config) *MCPConfig {
 	out := &MCPConfig{Servers: map[string]json.RawMessage{}, AllowedTools: cfg.AllowedTools(), Resolved: cfg}
-	if err := json.Unmarshal(cfg.SetServersPayload(), &out.Servers); err != nil {
-		log.Error("MCP servers payload", "err", err)
+	for _, srv := range cfg.Servers {
+		if srv.Active {
+			out.Servers[srv.Name] = srv.Expanded // as mcp_set_servers takes it (stdio "args" always there)
+		}
 	}
 	v := cfg.Redacted()
 	out.View = protocol.MCPConfig{Project: v.ProjectDir, Servers: []protocol.MCPConfigServer{}, AllowedTools: slices.Clone(v.AllowedTools)}
@@ -169,12 +171,9 @@ func convertMCPConfig(cfg *mcpconfig.Config, log *slog.Logger) *MCPConfig {
 			Source:     srv.Source,
 			Type:       string(srv.Type),
 			Active:     srv.Active,
-			Approval:   string(srv.Approval),
+			Approval:   string(srv.Approval), // never empty: not-needed but for project servers
 			MissingEnv: slices.Clone(srv.MissingEnv),
 			Config:     srv.Redacted,
-		}
-		if ps.Approval == "" {
-			ps.Approval = protocol.ApprovalNotNeeded
 		}
 		for _, o := range srv.Shadows {
 			ps.Shadows = append(ps.Shadows, protocol.MCPShadow{Scope: string(o.Scope), Source: o.Source})
@@ -190,9 +189,10 @@ func convertMCPConfig(cfg *mcpconfig.Config, log *slog.Logger) *MCPConfig {
 // configFile is the --mcp-config file of one configuration: written on the
 // first acquire, removed once retired and released by every process.
 type configFile struct {
-	cfg *mcpconfig.Config
-	dir string
-	log *slog.Logger
+	cfg   *mcpconfig.Config
+	tools []string // --allowedTools (MCPConfig.AllowedTools)
+	dir   string
+	log   *slog.Logger
 
 	mu      sync.Mutex
 	f       *mcpconfig.ConfigFile
@@ -211,12 +211,10 @@ func (c *configFile) acquire() ([]string, func(), error) {
 		c.f = f
 	}
 	c.refs++
-	args := append(c.f.Args(), "--allowedTools")
-	tools := c.cfg.AllowedTools()
-	if len(tools) == 0 {
-		args = args[:len(args)-1]
+	args := c.f.Args()
+	if len(c.tools) > 0 {
+		args = append(append(args, "--allowedTools"), c.tools...)
 	}
-	args = append(args, tools...)
 	var once sync.Once
 	return args, func() { once.Do(c.release) }, nil
 }

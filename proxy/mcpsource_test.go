@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -164,5 +165,43 @@ func TestMCPConfigSource(t *testing.T) {
 	release()
 	if _, err := os.Stat(last); !os.IsNotExist(err) {
 		t.Errorf("the last config file was not removed: %v", err)
+	}
+}
+
+// What a new resolved configuration changes decides what is sent: only a
+// change of the active servers goes to live sessions (mcp_set_servers);
+// any other change (an inactive server, the error list) is pushed to MCP
+// subscribers as mcp/config only; nothing at all when nothing changed.
+func TestMCPConfigChangesApplied(t *testing.T) {
+	usr := map[string]any{"usr": map[string]any{"command": "u"}}
+	src := newProbeSource(t, usr, map[string]any{"proj": map[string]any{"command": "p"}}) // proj awaits approval
+	h := newMCPHub(nil, slog.New(slog.DiscardHandler))
+	for _, step := range []struct {
+		what          string
+		user, project map[string]any
+		pushed        bool
+		active        bool
+	}{
+		{"first configuration", nil, nil, true, false},
+		{"the same files resolved again", usr, map[string]any{"proj": map[string]any{"command": "p"}}, false, false},
+		{"the inactive project server edited", usr, map[string]any{"proj": map[string]any{"command": "p2"}}, true, false},
+		{"an error added", usr, map[string]any{"proj": map[string]any{"command": "p2"}, "bad": map[string]any{"command": 5}}, true, false},
+		{"the active server edited", map[string]any{"usr": map[string]any{"command": "u2"}}, map[string]any{"proj": map[string]any{"command": "p2"}}, true, true},
+		{"an active server added", map[string]any{"usr": map[string]any{"command": "u2"}, "usr2": map[string]any{"command": "v"}}, map[string]any{"proj": map[string]any{"command": "p2"}}, true, true},
+	} {
+		if step.user != nil {
+			src.set(step.user, step.project)
+		}
+		cfg := src.Current()
+		pushed, active := h.setConfig(cfg)
+		if pushed != step.pushed || active != step.active {
+			t.Errorf("%s: pushed %v, active %v; want %v, %v (config errors %+v)", step.what, pushed, active, step.pushed, step.active, cfg.View.Errors)
+		}
+		if h.config() != cfg {
+			t.Errorf("%s: the new configuration is not the one in force", step.what)
+		}
+		if _, bad := step.project["bad"]; bad && len(cfg.View.Errors) == 0 {
+			t.Errorf("%s: no errors", step.what)
+		}
 	}
 }

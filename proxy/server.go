@@ -237,21 +237,24 @@ func (s *Server) mcpLoop(ctx context.Context) {
 	}
 }
 
-// applyMCP installs the source's current configuration: MCP subscribers
-// get mcp/config and mcp/status before it returns; live sessions get
+// applyMCP installs the source's current configuration: if anything
+// changed, MCP subscribers get mcp/config and mcp/status before it
+// returns; if the active servers changed, live sessions get
 // mcp_set_servers (then mcp_status) in the background.
 func (s *Server) applyMCP() {
 	if s.opts.MCP == nil {
 		return
 	}
 	s.mcp.applyMu.Lock()
-	changed := s.mcp.setConfig(s.opts.MCP.Current())
+	pushed, active := s.mcp.setConfig(s.opts.MCP.Current())
 	s.mcp.applyMu.Unlock()
-	if !changed {
+	if pushed {
+		s.calls.configChanged()
+	}
+	if !active {
 		return
 	}
-	s.calls.configChanged()
-	s.log.Info("MCP configuration changed; updating live sessions")
+	s.log.Info("the active MCP servers changed; updating live sessions")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.shutting.Load() {
