@@ -111,7 +111,12 @@ func TestMCPRefusedRestarts(t *testing.T) {
 	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1", "FAKE_ARGS_FILE="+filepath.Join(dir, "args.json"))
 	c := ts.dial(t)
 	s := c.create(nil)
+	before := c.count()
 	c.turn(s, "first")
+	// The idle state follows the result: wait for it, so that it is not
+	// taken for the state after the restart.
+	ri := c.waitPush(before, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"running"`) })
+	c.waitPush(ri+1, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"idle"`) })
 
 	from := c.count()
 	src.set(map[string]string{"alpha": `{"command":"a","args":[]}`, "beta": `{"command":"b","args":[]}`}, nil)
