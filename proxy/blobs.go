@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"container/list"
 	"fmt"
 	"mime"
@@ -39,14 +40,12 @@ func newBlobStore(maxBytes int64) *blobStore {
 	return &blobStore{max: maxBytes, byHash: map[string]*list.Element{}, lru: list.New()}
 }
 
-// PutAttachment implements stream.Sink: it keeps a copy of data and returns
-// the URL it is served at, relative to the proxy's base URL.
+// PutAttachment implements stream.Sink: it keeps a copy of data (valid
+// only during the call) and returns the URL it is served at, relative to
+// the proxy's base URL. a is the store's to keep, and a.SHA256 is the hex
+// sha256 of data that package stream computed.
 func (b *blobStore) PutAttachment(a stream.Attachment, data []byte) (string, error) {
-	// The strings of a may alias the normalizer's buffer: copy what is kept.
-	sha, mediaType := strings.Clone(a.SHA256), strings.Clone(a.MediaType)
-	if !sha256Hex.MatchString(sha) {
-		return "", fmt.Errorf("blob store: bad sha256 %q", sha)
-	}
+	sha := a.SHA256
 	if int64(len(data)) > b.max {
 		return "", fmt.Errorf("blob store: attachment of %s is larger than the store (%s)", stream.FormatSize(len(data)), stream.FormatSize(int(b.max)))
 	}
@@ -65,7 +64,7 @@ func (b *blobStore) PutAttachment(a stream.Attachment, data []byte) (string, err
 		b.size -= int64(len(old.data))
 		b.evicted++
 	}
-	bl := &blob{sha: sha, mediaType: cleanMediaType(mediaType), data: append([]byte(nil), data...)}
+	bl := &blob{sha: sha, mediaType: cleanMediaType(a.MediaType), data: bytes.Clone(data)}
 	b.byHash[sha] = b.lru.PushFront(bl)
 	b.size += int64(len(data))
 	return url, nil
