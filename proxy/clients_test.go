@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -267,6 +269,8 @@ func TestBadInput(t *testing.T) {
 		{"session/send", map[string]any{"session": s}, protocol.CodeBadRequest, "data.text"},
 		{"session/send", map[string]any{"session": s, "text": "x", "images": []any{map[string]any{"mediaType": "image/svg+xml", "data": "AAAA"}}}, protocol.CodeBadRequest, "data.images[0].mediaType"},
 		{"session/send", map[string]any{"session": s, "text": "x", "images": []any{map[string]any{"mediaType": "image/png", "data": strings.Repeat("AAAA", 100)}}}, protocol.CodeLimitExceeded, "maxImageBytes"},
+		// One byte over: its base64 length alone does not tell.
+		{"session/send", map[string]any{"session": s, "text": "x", "images": []any{map[string]any{"mediaType": "image/png", "data": base64.StdEncoding.EncodeToString(make([]byte, 101))}}}, protocol.CodeLimitExceeded, "maxImageBytes"},
 		{"session/create", map[string]any{"model": "--dangerously-skip-permissions"}, protocol.CodeBadRequest, "data.model"},
 		{"session/create", map[string]any{"cwd": "relative/dir"}, protocol.CodeBadRequest, "data.cwd"},
 		{"session/create", map[string]any{"cwd": "/nonexistent/dir"}, protocol.CodeBadRequest, "not an existing directory"},
@@ -301,6 +305,26 @@ func TestSendImage(t *testing.T) {
 	if textOf(ev) != "echo: look [image]" {
 		t.Errorf("claude got %q", textOf(ev))
 	}
+}
+
+// The image limit is Options.MaxImageBytes, also above stream's default
+// (one byte over it: TestBadInput).
+func TestSendImageLimit(t *testing.T) {
+	limit := stream.MaxImageBytes + 1024
+	ts := startServer(t, Options{MaxImageBytes: int64(limit)})
+	c := ts.dial(t)
+	s := c.create(nil)
+	from := c.count()
+	// Framed by hand: encoding/json is slow on megabytes under -race.
+	frame := `{"type":"session/send","id":"huge","data":{"session":"` + s + `","text":"huge","images":[{"mediaType":"image/png","data":"` +
+		base64.StdEncoding.EncodeToString(make([]byte, limit)) + `"}]}}`
+	if err := c.conn.WriteMessage(websocket.TextMessage, []byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+	if rep := c.reply(json.RawMessage(`"huge"`)); !*rep.OK {
+		t.Fatalf("an image of limits.maxImageBytes: %s", rep.raw)
+	}
+	c.waitEvent(from, s, "echo", func(ev protocol.SessionEvent) bool { return textOf(ev) == "echo: huge [image]" })
 }
 
 // Several sessions at once, each with its own process and seqs.

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 
@@ -137,15 +136,15 @@ func (s *Server) reqSend(c *client, id json.RawMessage, d *protocol.SessionSend)
 		return
 	}
 	images := make([]stream.Image, 0, len(d.Images))
-	for i, img := range d.Images {
-		if n := int64(base64.StdEncoding.DecodedLen(len(img.Data))); n > s.opts.MaxImageBytes+2 {
-			c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "session/send: data.images[%d]: about %s decoded, more than limits.maxImageBytes (%s)", i, stream.FormatSize(int(n)), stream.FormatSize(int(s.opts.MaxImageBytes))))
-			return
-		}
+	for _, img := range d.Images {
 		images = append(images, stream.Image{MediaType: img.MediaType, Data: img.Data})
 	}
-	line, err := stream.UserTurn(d.Text, images)
-	if err != nil {
+	line, err := stream.UserTurnLimit(d.Text, images, int(s.opts.MaxImageBytes))
+	switch {
+	case errors.Is(err, stream.ErrImageTooLarge):
+		c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "session/send: %v; limits.maxImageBytes is %s", err, stream.FormatSize(int(s.opts.MaxImageBytes))))
+		return
+	case err != nil:
 		c.replyErr(id, protocol.Errorf(protocol.CodeBadRequest, "session/send: %v", err))
 		return
 	}
