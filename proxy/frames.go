@@ -16,12 +16,13 @@ type outFrame struct {
 }
 
 // encodePush encodes a proxy → client push, validated by package protocol.
+// The data is encoded once (protocol.AppendFrame does not scan it again).
 func encodePush(typ string, data protocol.Data) ([]byte, error) {
 	f, err := protocol.NewPush(typ, data)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", typ, err)
 	}
-	b, err := json.Marshal(f)
+	b, err := protocol.AppendFrame(make([]byte, 0, len(f.Data)+len(typ)+24), f)
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", typ, err)
 	}
@@ -34,15 +35,19 @@ func encodeReply(id json.RawMessage, data protocol.Data) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding reply: %w", err)
 	}
-	return json.Marshal(f)
+	b, err := protocol.AppendFrame(make([]byte, 0, len(f.Data)+len(f.ID)+40), f)
+	if err != nil {
+		return nil, fmt.Errorf("encoding reply: %w", err)
+	}
+	return b, nil
 }
 
 // encodeError encodes an error reply. Errors that are not *protocol.Error
 // become "internal" with a generic message (their text may hold secrets).
 func encodeError(id json.RawMessage, err error) []byte {
-	b, mErr := json.Marshal(protocol.NewErrorReply(id, err))
+	b, mErr := protocol.AppendFrame(nil, protocol.NewErrorReply(id, err))
 	if mErr != nil {
-		b, _ = json.Marshal(protocol.NewErrorReply(id, protocol.Errorf(protocol.CodeInternal, "internal error")))
+		b, _ = protocol.AppendFrame(nil, protocol.NewErrorReply(id, protocol.Errorf(protocol.CodeInternal, "internal error")))
 	}
 	return b
 }

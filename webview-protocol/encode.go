@@ -127,6 +127,36 @@ func AppendSessionEvent(dst []byte, session string, seq int64, event []byte) []b
 	return append(dst, "}}"...)
 }
 
+// AppendFrame appends the encoding of f to dst: the members json.Marshal(f)
+// would write, with f.ID and f.Data copied byte for byte instead of being
+// scanned again. They must each be empty or one valid JSON value, as
+// NewPush, NewReply, NewErrorReply and ParseFrame make them. The error is
+// that of encoding f.Error.
+func AppendFrame(dst []byte, f Frame) ([]byte, error) {
+	var errJSON []byte
+	if f.Error != nil {
+		var err error
+		if errJSON, err = json.Marshal(f.Error); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, `{"type":`...)
+	dst = AppendJSONString(dst, f.Type)
+	if len(f.ID) > 0 {
+		dst = append(append(dst, `,"id":`...), f.ID...)
+	}
+	if f.OK != nil {
+		dst = strconv.AppendBool(append(dst, `,"ok":`...), *f.OK)
+	}
+	if len(f.Data) > 0 {
+		dst = append(append(dst, `,"data":`...), f.Data...)
+	}
+	if errJSON != nil {
+		dst = append(append(dst, `,"error":`...), errJSON...)
+	}
+	return append(dst, '}'), nil
+}
+
 // AppendJSONString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD;
 // U+2028 and U+2029 are escaped so the output is also valid JavaScript.
 func AppendJSONString(dst []byte, s string) []byte {
