@@ -27,7 +27,7 @@ type blobStore struct {
 	size    int64
 	byHash  map[string]*list.Element // of *blob
 	lru     *list.List               // front: most recently used
-	evicted int64
+	evicted int64                    // blobs dropped to respect max (tests read it)
 }
 
 type blob struct {
@@ -80,12 +80,6 @@ func (b *blobStore) get(sha string) *blob {
 	}
 	b.lru.MoveToFront(e)
 	return e.Value.(*blob)
-}
-
-func (b *blobStore) stats() (count int, size, evicted int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.lru.Len(), b.size, b.evicted
 }
 
 // cleanMediaType returns mt when it is a well-formed type/subtype (with no

@@ -13,7 +13,6 @@ type eventLog struct {
 	last    int64    // newest seq ever appended (0: none)
 	ring    [][]byte // circular buffer of frames
 	head, n int      // oldest element, element count
-	evicted int64    // events dropped to respect max
 }
 
 func newEventLog(maxBytes int64) *eventLog {
@@ -58,7 +57,6 @@ func (l *eventLog) Append(seq int64, frame []byte) {
 		l.head = (l.head + 1) % len(l.ring)
 		l.n--
 		l.first++
-		l.evicted++
 	}
 	if l.n == 0 {
 		l.first = l.last + 1
@@ -80,6 +78,3 @@ func (l *eventLog) Get(seq int64) []byte {
 	}
 	return l.ring[(l.head+int(seq-l.first))%len(l.ring)]
 }
-
-// Bytes is the size of the frames held.
-func (l *eventLog) Bytes() int64 { return l.bytes }

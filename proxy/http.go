@@ -282,11 +282,10 @@ func writeHTTPError(w http.ResponseWriter, status int, code protocol.Code, msg s
 
 // originPolicy decides which browser origins may use the proxy (SPEC §1.3).
 type originPolicy struct {
-	extra     map[string]bool // normalized scheme://host[:port], or "null"
-	own       map[string]bool // from the listen address
-	allowNull bool
-	base      string // http://host:port of the listen address
-	port      int
+	extra map[string]bool // normalized scheme://host[:port], or "null"
+	own   map[string]bool // from the listen address
+	base  string          // http://host:port of the listen address
+	port  int
 }
 
 func newOriginPolicy(extra []string) originPolicy {
@@ -295,9 +294,6 @@ func newOriginPolicy(extra []string) originPolicy {
 		n, err := parseOrigin(o)
 		if err != nil {
 			continue // checked by Options.setDefaults
-		}
-		if n == "null" {
-			p.allowNull = true
 		}
 		p.extra[n] = true
 	}
@@ -338,7 +334,7 @@ func (p *originPolicy) allowed(origin string) bool {
 		return true // not a browser; the token is still required
 	}
 	if origin == "null" {
-		return p.allowNull
+		return p.extra["null"] // only if --allow-origin null
 	}
 	n, err := parseOrigin(origin)
 	if err != nil {

@@ -260,6 +260,12 @@ func TestBlobStoreBounded(t *testing.T) {
 	}
 }
 
+func (b *blobStore) stats() (count int, size, evicted int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lru.Len(), b.size, b.evicted
+}
+
 func attachment(sha, mt string) stream.Attachment {
 	return stream.Attachment{Kind: "image", MediaType: mt, SHA256: sha}
 }

@@ -130,7 +130,6 @@ type serverObs struct {
 // (SPEC §8); it pushes mcp/config and mcp/status to the connections that
 // subscribed.
 type mcpHub struct {
-	src MCPSource
 	log *slog.Logger
 
 	applyMu sync.Mutex // serializes applying configuration changes
@@ -147,8 +146,8 @@ type mcpHub struct {
 	now         func() time.Time
 }
 
-func newMCPHub(src MCPSource, log *slog.Logger) *mcpHub {
-	h := &mcpHub{src: src, log: log, defs: map[string][32]byte{}, obs: map[string]*serverObs{}, subs: map[*client]struct{}{}, now: time.Now}
+func newMCPHub(log *slog.Logger) *mcpHub {
+	h := &mcpHub{log: log, defs: map[string][32]byte{}, obs: map[string]*serverObs{}, subs: map[*client]struct{}{}, now: time.Now}
 	h.status.Servers = []protocol.MCPServerStatus{}
 	h.cfgFrame, _ = encodePush(protocol.TypeMCPConfig, protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}})
 	h.recomputeLocked()
@@ -355,12 +354,6 @@ func (h *mcpHub) statusBody() []byte {
 	defer h.mu.Unlock()
 	b, _ := json.Marshal(h.status)
 	return b
-}
-
-func (h *mcpHub) currentStatus() protocol.MCPStatus {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.status
 }
 
 // anyPending reports whether a server's status is pending, so sessions

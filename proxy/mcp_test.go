@@ -16,6 +16,12 @@ import (
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
+func (h *mcpHub) currentStatus() protocol.MCPStatus {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.status
+}
+
 // statusOf finds server name in an MCP status.
 func statusOf(st protocol.MCPStatus, name string) *protocol.MCPServerStatus {
 	for i := range st.Servers {
@@ -253,7 +259,7 @@ func TestMCPApproval(t *testing.T) {
 // Without an MCP source the status shows what sessions report, and there
 // is no approval.
 func TestMCPStatusWithoutSource(t *testing.T) {
-	h := newMCPHub(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := newMCPHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	h.observe([]mcpReport{{name: "b", status: "connected", scope: "project"}, {name: "a", status: "weird"}}, time.Now())
 	st := h.currentStatus()
 	if len(st.Servers) != 2 || st.Servers[0].Name != "a" || st.Servers[0].Status != protocol.MCPFailed || st.Servers[1].Scope != protocol.ScopeProject {

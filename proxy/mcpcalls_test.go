@@ -419,7 +419,7 @@ func equalMaps(a, b map[string]string) bool {
 
 // The precedence of SPEC §8 between session reports and probe results.
 func TestMCPStatusProbePrecedence(t *testing.T) {
-	h := newMCPHub(nil, slog.New(slog.DiscardHandler))
+	h := newMCPHub(slog.New(slog.DiscardHandler))
 	view := func(name, def string) protocol.MCPConfigServer {
 		return protocol.MCPConfigServer{Name: name, Scope: protocol.ScopeUser, Type: "stdio", Active: true, Approval: protocol.ApprovalNotNeeded, Config: json.RawMessage(def)}
 	}

@@ -175,7 +175,7 @@ func TestMCPConfigSource(t *testing.T) {
 func TestMCPConfigChangesApplied(t *testing.T) {
 	usr := map[string]any{"usr": map[string]any{"command": "u"}}
 	src := newProbeSource(t, usr, map[string]any{"proj": map[string]any{"command": "p"}}) // proj awaits approval
-	h := newMCPHub(nil, slog.New(slog.DiscardHandler))
+	h := newMCPHub(slog.New(slog.DiscardHandler))
 	for _, step := range []struct {
 		what          string
 		user, project map[string]any

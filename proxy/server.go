@@ -75,7 +75,7 @@ func New(opts Options) (*Server, error) {
 		sessions:  map[string]*Session{},
 		clients:   map[*client]struct{}{},
 	}
-	s.mcp = newMCPHub(opts.MCP, s.log)
+	s.mcp = newMCPHub(s.log)
 	if opts.MCP != nil {
 		s.mcp.setConfig(opts.MCP.Current())
 	}
@@ -185,9 +185,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	return nil
 }
-
-// Claude returns the Claude Code CLI sessions run, locating it if needed.
-func (s *Server) Claude() (Claude, error) { return s.findClaude() }
 
 func (s *Server) findClaude() (Claude, error) {
 	s.claudeMu.Lock()
@@ -377,7 +374,6 @@ func (s *Server) newSession(cfg sessionConfig) *Session {
 		state:     protocol.StateStarting,
 		elog:      newEventLog(s.opts.ReplayBytes),
 		subs:      map[*client]*subscription{},
-		perms:     map[string]*permission{},
 		ctrl:      map[string]*pendingControl{},
 		final:     make(chan struct{}),
 	}

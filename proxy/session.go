@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,17 +42,16 @@ type Session struct {
 	claudeID       string
 	elog           *eventLog
 	subs           map[*client]*subscription
-	perms          map[string]*permission     // pending, by claude's request id
-	permOrder      []*permission              // pending, in arrival order
+	perms          []*permission              // pending, in arrival order (a few at most: a linear search is fine)
 	resolved       recentSet                  // request ids answered, timed out or cancelled
 	ctrl           map[string]*pendingControl // control requests sent to claude, by request id
 	ctrlSeq        int64
 	turns          int // turns written and not yet ended by a result
 	proc           *process
-	exitFrames     [][]byte // session/exited + session/state, once exited
-	exited         bool
-	closing        string // "", protocol.ExitClosed or protocol.ExitShutdown
-	forgotten      bool   // closed: no more subscribers
+	exited         bool     // the exit was reported (final is closed at the same time)
+	exitFrames     [][]byte // session/exited + session/state as reported, for subscribers catching up later
+	closing        string   // "", protocol.ExitClosed or protocol.ExitShutdown
+	forgotten      bool     // closed: no more subscribers
 	restartWanted  bool
 	restarting     bool
 	held           []heldTurn // turns waiting for a restarted process (at most maxHeldTurns)
@@ -61,7 +61,7 @@ type Session struct {
 	mcpMu sync.Mutex // serializes applyCurrentServers
 
 	wg    sync.WaitGroup
-	final chan struct{} // closed when the exit has been reported
+	final chan struct{} // closed when the exit has been reported, for close to wait on
 }
 
 type sessionConfig struct {
@@ -638,11 +638,10 @@ func (s *Session) onPermissionRequest(p *process, id string, line []byte) {
 	perm := &permission{id: id, proc: p, input: input, frame: frame}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, dup := s.perms[id]; dup || s.exited {
+	if s.permLocked(id) != nil || s.exited {
 		return
 	}
-	s.perms[id] = perm
-	s.permOrder = append(s.permOrder, perm)
+	s.perms = append(s.perms, perm)
 	s.pushLocked(frame)
 	if timeout > 0 {
 		s.wg.Add(1)
@@ -654,20 +653,23 @@ func (s *Session) onPermissionRequest(p *process, id string, line []byte) {
 	s.log.Info("permission requested", "request_id", id, "tool", pr.ToolName)
 }
 
+// permLocked returns the pending request id, or nil.
+func (s *Session) permLocked(id string) *permission {
+	if i := slices.IndexFunc(s.perms, func(p *permission) bool { return p.id == id }); i >= 0 {
+		return s.perms[i]
+	}
+	return nil
+}
+
 // takePermLocked removes a pending request (nil if it is not pending),
 // stops its timer and remembers it was resolved.
 func (s *Session) takePermLocked(id string) *permission {
-	perm := s.perms[id]
-	if perm == nil {
+	i := slices.IndexFunc(s.perms, func(p *permission) bool { return p.id == id })
+	if i < 0 {
 		return nil
 	}
-	delete(s.perms, id)
-	for i, p := range s.permOrder {
-		if p == perm {
-			s.permOrder = append(s.permOrder[:i], s.permOrder[i+1:]...)
-			break
-		}
-	}
+	perm := s.perms[i]
+	s.perms = slices.Delete(s.perms, i, i+1)
 	if perm.timer != nil && perm.timer.Stop() {
 		s.wg.Done() // the AfterFunc will not run
 	}
@@ -687,7 +689,7 @@ func (s *Session) resolvedLocked(perm *permission, behavior, reason, message str
 
 func (s *Session) permissionTimedOut(id string, timeout time.Duration) {
 	s.mu.Lock()
-	perm := s.perms[id]
+	perm := s.permLocked(id)
 	if perm == nil {
 		s.mu.Unlock()
 		return
@@ -707,7 +709,7 @@ func (s *Session) permissionTimedOut(id string, timeout time.Duration) {
 // permission/resolved when it returns.
 func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionRespond) error {
 	s.mu.Lock()
-	perm := s.perms[d.RequestID]
+	perm := s.permLocked(d.RequestID)
 	if perm == nil {
 		known := s.resolved.has(d.RequestID)
 		s.mu.Unlock()
@@ -896,7 +898,7 @@ func (s *Session) pull(sub *subscription) [][]byte {
 	}
 	sub.live = true
 	sub.c.catchupDone(sub)
-	if s.exitFrames != nil {
+	if s.exited {
 		frames = append(frames, s.exitFrames...)
 		sub.sentState = s.state
 		return frames
@@ -907,7 +909,7 @@ func (s *Session) pull(sub *subscription) [][]byte {
 		}
 		sub.sentState = s.state
 	}
-	for _, perm := range s.permOrder {
+	for _, perm := range s.perms {
 		frames = append(frames, perm.frame)
 	}
 	return frames
@@ -981,8 +983,8 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 	if s.exited {
 		return
 	}
-	for len(s.permOrder) > 0 {
-		perm := s.takePermLocked(s.permOrder[0].id)
+	for len(s.perms) > 0 {
+		perm := s.takePermLocked(s.perms[0].id)
 		s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
 	}
 	s.exited = true
