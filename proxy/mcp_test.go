@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -153,6 +154,28 @@ func TestMCPRefusedRestarts(t *testing.T) {
 	checkSeqs(t, c.events(s), 1)
 	if n := len(leftovers(ts.marker)); n != 1 {
 		t.Errorf("%d claude processes alive, want 1 (the old one must be gone)", n)
+	}
+}
+
+// When the restart cannot prepare the MCP configuration, subscribers are
+// told so as session/create would tell them, without the details (paths,
+// the system's words), which go to the log.
+func TestRestartFailureHidesDetails(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
+	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1")
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.turn(s, "first")
+	src.failSpawn(errors.New("writing /very/secret/dir/mcp.json: permission denied"))
+	from := c.count()
+	src.set(map[string]string{"alpha": `{"command":"a","args":[]}`, "beta": `{"command":"b","args":[]}`}, nil)
+	var ex protocol.SessionExited
+	c.waitPush(from, protocol.TypeSessionExited, &ex, nil)
+	if strings.Contains(ex.StderrTail, "secret") || ex.StderrTail != "ccproxy could not restart claude: the MCP configuration could not be prepared; see the proxy's log" {
+		t.Errorf("session/exited stderrTail %q", ex.StderrTail)
+	}
+	if !strings.Contains(ts.logBuf.String(), "/very/secret/dir/mcp.json: permission denied") {
+		t.Error("the log does not have the details")
 	}
 }
 

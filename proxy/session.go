@@ -1126,7 +1126,7 @@ func (s *Session) restart(old *process) {
 	p, err := s.spawn(claude, resume)
 	if err != nil {
 		s.log.Error("restart: starting claude", "err", err)
-		fail("ccproxy could not restart claude: " + err.Error())
+		fail("ccproxy could not restart claude: " + spawnErrorMessage(err)) // what session/create would say
 		return
 	}
 	s.mu.Lock()

@@ -23,6 +23,7 @@ type testSource struct {
 	servers  map[string]string
 	approval map[string]string // name -> awaiting/approved/rejected (project servers)
 	cfg      *MCPConfig
+	spawnErr error // the error of Spawn, if set
 }
 
 func newTestSource(t testing.TB, servers map[string]string) *testSource {
@@ -81,12 +82,26 @@ func (s *testSource) rebuildLocked() {
 		args = append(args, "--allowedTools")
 		args = append(args, allowed...)
 	}
-	cfg.Spawn = func() ([]string, func(), error) { return args, nil, nil }
+	cfg.Spawn = func() ([]string, func(), error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.spawnErr != nil {
+			return nil, nil, s.spawnErr
+		}
+		return args, nil, nil
+	}
 	cfg.AllowedTools = allowed
 	s.cfg = cfg
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// failSpawn makes Spawn fail with err from now on.
+func (s *testSource) failSpawn(err error) {
+	s.mu.Lock()
+	s.spawnErr = err
+	s.mu.Unlock()
+}
 
 func (s *testSource) Current() *MCPConfig {
 	s.mu.Lock()
