@@ -92,8 +92,10 @@ func (c *client) enqueue(f outFrame) bool {
 	}
 }
 
-// kill drops the client: the write pump discards its queue, sends a close
-// frame with code and reason, and closes the connection.
+// kill drops the client: the write pump discards its queue, logs why,
+// sends a close frame with code and reason, and closes the connection.
+// Its callers hold locks (a session's, the hub's), so it logs nothing
+// itself: a log handler that waits must not hold them up.
 func (c *client) kill(code int, reason string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -102,9 +104,15 @@ func (c *client) kill(code int, reason string) {
 	}
 	c.dead, c.killCode, c.killReason = true, code, reason
 	close(c.killed)
-	if code == websocket.ClosePolicyViolation {
-		c.log.Warn("dropping websocket client", "code", code, "reason", reason)
+}
+
+// dropped is the write pump's end after kill: the log line, the close
+// frame. killCode and killReason were set before killed was closed.
+func (c *client) dropped() {
+	if c.killCode == websocket.ClosePolicyViolation {
+		c.log.Warn("dropping websocket client", "code", c.killCode, "reason", c.killReason)
 	}
+	c.writeClose(c.killCode, c.killReason)
 }
 
 // closeGracefully has the write pump send what is queued, then a close
@@ -272,7 +280,7 @@ func (c *client) writePump() {
 	for {
 		select {
 		case <-c.killed:
-			c.writeClose(c.killCode, c.killReason)
+			c.dropped()
 			return
 		default:
 		}
@@ -294,7 +302,7 @@ func (c *client) writePump() {
 		}
 		select {
 		case <-c.killed:
-			c.writeClose(c.killCode, c.killReason)
+			c.dropped()
 			return
 		case <-c.closing:
 			for {
