@@ -12,6 +12,16 @@ import (
 	"github.com/ccproxy/ccproxy/stream"
 )
 
+// Defaults of the Options that cmd/ccproxy has flags for.
+const (
+	DefaultMaxFrameBytes     = 16 << 20
+	DefaultSendQueueFrames   = 1024
+	DefaultReplayBytes       = 64 << 20
+	DefaultMaxSessions       = 16
+	DefaultBlobBytes         = 256 << 20
+	DefaultPermissionTimeout = 5 * time.Minute
+)
+
 // Options configure a Server. Zero values take the defaults listed.
 type Options struct {
 	// Token authenticates clients (required): Authorization: Bearer T, or
@@ -134,14 +144,14 @@ func (o *Options) setDefaults() error {
 			*v = d
 		}
 	}
-	def64(&o.MaxFrameBytes, 16<<20)
-	defInt(&o.SendQueueFrames, 1024)
-	def64(&o.ReplayBytes, 64<<20)
-	defInt(&o.MaxSessions, 16)
+	def64(&o.MaxFrameBytes, DefaultMaxFrameBytes)
+	defInt(&o.SendQueueFrames, DefaultSendQueueFrames)
+	def64(&o.ReplayBytes, DefaultReplayBytes)
+	defInt(&o.MaxSessions, DefaultMaxSessions)
 	defInt(&o.MaxLineBytes, stream.DefaultMaxLine)
-	def64(&o.BlobBytes, 256<<20)
+	def64(&o.BlobBytes, DefaultBlobBytes)
 	def64(&o.MaxImageBytes, stream.MaxImageBytes)
-	defDur(&o.PermissionTimeout, 5*time.Minute)
+	defDur(&o.PermissionTimeout, DefaultPermissionTimeout)
 	defDur(&o.ControlTimeout, 15*time.Second)
 	defDur(&o.CloseGrace, 5*time.Second)
 	defDur(&o.TermGrace, 3*time.Second)

@@ -15,7 +15,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
@@ -160,12 +159,12 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.replay, "replay", "", "like --demo, replaying the transcript `FILE` (.jsonl or .jsonl.gz)")
 	fs.Float64Var(&cfg.demoSpeed, "demo-speed", 1, "pace of --demo and --replay: 1 is realistic, 2 twice as fast, 0 without delays")
 	fs.BoolVar(&cfg.opts.NoUI, "no-ui", false, "do not serve the web UI at / (nor its login)")
-	fs.DurationVar(&cfg.opts.PermissionTimeout, "permission-timeout", 5*time.Minute, "deny permission requests nobody answered after `DURATION` (0: wait forever)")
-	fs.Int64Var(&cfg.opts.ReplayBytes, "replay-bytes", 64<<20, "`BYTES` of events each session keeps for clients that reconnect")
-	fs.IntVar(&cfg.opts.SendQueueFrames, "send-queue", 1024, "`FRAMES` queued per client before a slow client is dropped")
-	fs.Int64Var(&cfg.opts.MaxFrameBytes, "max-frame", 16<<20, "largest client frame in `BYTES`")
-	fs.IntVar(&cfg.opts.MaxSessions, "max-sessions", 16, "live sessions at once")
-	fs.Int64Var(&cfg.opts.BlobBytes, "blob-bytes", 256<<20, "`BYTES` of attachments (images, ...) kept for /v1/blobs")
+	fs.DurationVar(&cfg.opts.PermissionTimeout, "permission-timeout", proxy.DefaultPermissionTimeout, "deny permission requests nobody answered after `DURATION` (0: wait forever)")
+	fs.Int64Var(&cfg.opts.ReplayBytes, "replay-bytes", proxy.DefaultReplayBytes, "`BYTES` of events each session keeps for clients that reconnect")
+	fs.IntVar(&cfg.opts.SendQueueFrames, "send-queue", proxy.DefaultSendQueueFrames, "`FRAMES` queued per client before a slow client is dropped")
+	fs.Int64Var(&cfg.opts.MaxFrameBytes, "max-frame", proxy.DefaultMaxFrameBytes, "largest client frame in `BYTES`")
+	fs.IntVar(&cfg.opts.MaxSessions, "max-sessions", proxy.DefaultMaxSessions, "live sessions at once")
+	fs.Int64Var(&cfg.opts.BlobBytes, "blob-bytes", proxy.DefaultBlobBytes, "`BYTES` of attachments (images, ...) kept for /v1/blobs")
 	callLogDir, _ := calllog.DefaultDir() // "" without a home directory: no call log unless given
 	fs.StringVar(&cfg.opts.CallLogDir, "call-log-dir", callLogDir, "keep the log of MCP tool calls (mcp/log) in `DIR`, one file per project; \"\" keeps none (--demo and --replay keep none)")
 	fs.BoolVar(&cfg.opts.CallLogIO, "call-log-io", false, "also keep tool inputs and outputs in the MCP call log")
