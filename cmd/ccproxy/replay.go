@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"strconv"
 	"strings"
 
@@ -53,7 +52,10 @@ func runReplayClaude(ctx context.Context, args []string, stdin io.Reader, stdout
 			var v string
 			if v, err = take(); err == nil {
 				opts.Speed, err = strconv.ParseFloat(v, 64)
-				if err != nil || opts.Speed < 0 || math.IsInf(opts.Speed, 0) || math.IsNaN(opts.Speed) {
+				if err == nil {
+					err = replay.CheckSpeed(opts.Speed)
+				}
+				if err != nil {
 					return usagef("replay-claude: --speed %q: want a number ≥ 0 (1 realistic, 0 no delays)", v)
 				}
 			}

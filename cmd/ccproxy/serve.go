@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ccproxy/ccproxy/internal/replay"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
 	"github.com/ccproxy/ccproxy/proxy"
@@ -188,8 +189,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	if cfg.demo || cfg.replay != "" {
 		cfg.opts.CallLogDir = "" // replayed sessions call no real MCP server
 	}
-	if cfg.demoSpeed < 0 {
-		return nil, usagef("serve: --demo-speed must be 0 or more, got %g", cfg.demoSpeed)
+	if err := replay.CheckSpeed(cfg.demoSpeed); err != nil {
+		return nil, usagef("serve: --demo-speed: %v", err)
 	}
 	if (cfg.demo || cfg.replay != "") && cfg.claude != "" {
 		return nil, usagef("serve: --demo and --replay run no Claude Code CLI; drop --claude")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/ccproxy/ccproxy/stream"
@@ -68,13 +67,13 @@ type Replayer struct {
 	pace func(kind) time.Duration
 }
 
-// New returns a Replayer of t. Speed must be finite and not negative.
+// New returns a Replayer of t. Speed must pass CheckSpeed.
 func New(t *Transcript, opts Options) (*Replayer, error) {
 	if t == nil || len(t.Turns) == 0 {
 		return nil, errors.New("replay: a transcript with at least one turn is required")
 	}
-	if opts.Speed < 0 || math.IsNaN(opts.Speed) || math.IsInf(opts.Speed, 0) {
-		return nil, fmt.Errorf("replay: speed %v: want a finite number ≥ 0 (0 means no delays)", opts.Speed)
+	if err := CheckSpeed(opts.Speed); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
 	}
 	if opts.MaxQueued <= 0 {
 		opts.MaxQueued = DefaultMaxQueued
