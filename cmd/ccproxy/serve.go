@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -188,6 +189,18 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if cfg.demo || cfg.replay != "" {
 		cfg.opts.CallLogDir = "" // replayed sessions call no real MCP server
+	}
+	if cfg.replay != "" {
+		// Each session's replay-claude runs in the session's directory: it
+		// gets an absolute path, to a transcript known to be good.
+		abs, err := filepath.Abs(cfg.replay)
+		if err == nil {
+			_, err = replay.Open(abs)
+		}
+		if err != nil {
+			return nil, usagef("serve: --replay %s: %v", cfg.replay, err)
+		}
+		cfg.replay = abs
 	}
 	if err := replay.CheckSpeed(cfg.demoSpeed); err != nil {
 		return nil, usagef("serve: --demo-speed: %v", err)

@@ -33,6 +33,8 @@ func TestServeUsage(t *testing.T) {
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty")
 	os.WriteFile(empty, nil, 0o600)
+	notTranscript := filepath.Join(dir, "not-a-transcript.jsonl")
+	os.WriteFile(notTranscript, []byte("not json\n"), 0o600)
 	t.Setenv("CCPROXY_TOKEN", "")
 	for _, tc := range []struct {
 		args []string
@@ -49,6 +51,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--allow-origin", "not an origin"}, "allowed origin"},
 		{[]string{"--demo", "--replay", "x.jsonl"}, "not both"},
 		{[]string{"--demo", "--claude", "/bin/claude"}, "drop --claude"},
+		{[]string{"--replay", filepath.Join(dir, "missing.jsonl")}, "--replay " + filepath.Join(dir, "missing.jsonl") + ": replay: open"},
+		{[]string{"--replay", notTranscript}, "--replay " + notTranscript + ": replay: " + notTranscript + ":1: not a JSON object"},
 		{[]string{"--demo", "--demo-speed", "-1"}, "--demo-speed: speed -1: want a finite number"},
 		{[]string{"--demo", "--demo-speed", "NaN"}, "--demo-speed: speed NaN: want a finite number"},
 		{[]string{"--demo", "--demo-speed", "+Inf"}, "--demo-speed: speed +Inf: want a finite number"},
@@ -340,6 +344,58 @@ func TestServeDemoBinarySIGTERM(t *testing.T) {
 	if strings.Contains(stderr.String(), fl.Token) {
 		t.Error("the token appears in the log")
 	}
+}
+
+// --replay with a relative path: each session's replay-claude runs in the
+// session's directory, yet finds the transcript.
+func TestServeReplayRelative(t *testing.T) {
+	bin := ccproxyBinary(t)
+	work, project := t.TempDir(), t.TempDir()
+	transcript, err := os.ReadFile("../../testdata/transcripts/streamjson_multiturn.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "t.jsonl"), transcript, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	marker := fmt.Sprintf("serve-replay-%d", time.Now().UnixNano())
+	cmd := exec.Command(bin, "serve", "--replay", "t.jsonl", "--demo-speed", "0", "--addr", "127.0.0.1:0", "--project", project)
+	cmd.Dir = work
+	cmd.Env = append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TOKEN="+serveToken, "CCPROXY_TEST_MARKER="+marker)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	fl := readFirstLine(t, bufio.NewReader(stdout))
+	c := dialProxy(t, fl.URL, http.Header{"Authorization": {"Bearer " + serveToken}})
+	s := c.do("session/create", map[string]any{})["session"].(string)
+	c.do("session/subscribe", map[string]any{"session": s})
+	c.do("session/send", map[string]any{"session": s, "text": "go"})
+	f := c.next("result or exit", func(f map[string]any) bool { return isResultOf(s)(f) || f["type"] == "session/exited" })
+	if f["type"] == "session/exited" {
+		t.Errorf("the session exited: %v\nlog:\n%s", f["data"], stderr.String())
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- cmd.Wait() }()
+	select {
+	case err := <-waitErr:
+		if err != nil {
+			t.Errorf("ccproxy exited with %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("ccproxy did not exit after SIGTERM")
+	}
+	checkNothingLeft(t, marker)
 }
 
 func withoutEnv(env []string, name string) []string {
