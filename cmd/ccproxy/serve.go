@@ -181,6 +181,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	if fs.NArg() > 0 {
 		return nil, usagef("serve: unexpected argument %q", fs.Arg(0))
 	}
+	if cfg.token != "" {
+		fmt.Fprintln(stderr, "ccproxy: warning: --token puts the token on the command line, where any user of this machine can read it (/proc/PID/cmdline); use --token-file or $CCPROXY_TOKEN instead")
+	}
 	if cfg.token != "" && cfg.tokenFile != "" {
 		return nil, usagef("serve: give --token or --token-file, not both")
 	}
@@ -188,7 +191,18 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, usagef("serve: give --demo or --replay FILE, not both")
 	}
 	if cfg.demo || cfg.replay != "" {
+		switch {
+		case cfg.claude != "":
+			return nil, usagef("serve: --demo and --replay run no Claude Code CLI; drop --claude")
+		case len(cfg.mcpConfigs) > 0:
+			return nil, usagef("serve: --demo and --replay use no MCP configuration; drop --mcp-config")
+		case cfg.trustProject:
+			return nil, usagef("serve: --demo and --replay use no MCP configuration; drop --trust-project-mcp")
+		}
 		cfg.opts.CallLogDir = "" // replayed sessions call no real MCP server
+	}
+	if err := replay.CheckSpeed(cfg.demoSpeed); err != nil {
+		return nil, usagef("serve: --demo-speed: %v", err)
 	}
 	if cfg.replay != "" {
 		// Each session's replay-claude runs in the session's directory: it
@@ -201,12 +215,6 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 			return nil, usagef("serve: --replay %s: %v", cfg.replay, err)
 		}
 		cfg.replay = abs
-	}
-	if err := replay.CheckSpeed(cfg.demoSpeed); err != nil {
-		return nil, usagef("serve: --demo-speed: %v", err)
-	}
-	if (cfg.demo || cfg.replay != "") && cfg.claude != "" {
-		return nil, usagef("serve: --demo and --replay run no Claude Code CLI; drop --claude")
 	}
 	switch {
 	case cfg.opts.PermissionTimeout < 0:

@@ -51,6 +51,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--allow-origin", "not an origin"}, "allowed origin"},
 		{[]string{"--demo", "--replay", "x.jsonl"}, "not both"},
 		{[]string{"--demo", "--claude", "/bin/claude"}, "drop --claude"},
+		{[]string{"--demo", "--mcp-config", empty}, "drop --mcp-config"},
+		{[]string{"--replay", notTranscript, "--trust-project-mcp"}, "drop --trust-project-mcp"},
 		{[]string{"--replay", filepath.Join(dir, "missing.jsonl")}, "--replay " + filepath.Join(dir, "missing.jsonl") + ": replay: open"},
 		{[]string{"--replay", notTranscript}, "--replay " + notTranscript + ": replay: " + notTranscript + ":1: not a JSON object"},
 		{[]string{"--demo", "--demo-speed", "-1"}, "--demo-speed: speed -1: want a finite number"},
@@ -69,6 +71,22 @@ func TestServeUsage(t *testing.T) {
 		if strings.Contains(errOut, "has spaces in it") {
 			t.Errorf("serve %q: the error shows the token", tc.args)
 		}
+	}
+}
+
+// --token works, with a warning that it is visible to every user of the
+// machine; the warning does not show it.
+func TestServeTokenFlagWarning(t *testing.T) {
+	t.Setenv("CCPROXY_TOKEN", "")
+	_, errOut, code := runCmd(t, "", "serve", "--token", serveToken, "--addr", "0.0.0.0:8080")
+	if code != 2 || !strings.Contains(errOut, "warning: --token puts the token on the command line") || !strings.Contains(errOut, "use --token-file or $CCPROXY_TOKEN") {
+		t.Errorf("exit %d, stderr %q; want the warning (and the --addr usage error)", code, errOut)
+	}
+	if strings.Contains(errOut, serveToken) {
+		t.Error("the warning shows the token")
+	}
+	if _, errOut, _ = runCmd(t, "", "serve", "--token-file", filepath.Join(t.TempDir(), "missing"), "--addr", "0.0.0.0:8080"); strings.Contains(errOut, "warning") {
+		t.Errorf("a warning without --token: %q", errOut)
 	}
 }
 
