@@ -103,7 +103,7 @@ func (s *MCPConfigSource) decide(name, verb string, fn func(mcpconfig.Options, s
 	if !ok {
 		return "", protocol.Errorf(protocol.CodeMCPServerNotFound, "mcp/%s: no MCP server named %q is configured", verb, name)
 	}
-	if _, ok := projectApproval(srv); !ok {
+	if _, ok := srv.ProjectApproval(); !ok {
 		return "", protocol.Errorf(protocol.CodeBadRequest, "mcp/%s: %q is a %s server; only project (.mcp.json) servers need approval", verb, name, srv.Scope)
 	}
 	cfg, err := fn(s.opts, name)
@@ -112,22 +112,8 @@ func (s *MCPConfigSource) decide(name, verb string, fn func(mcpconfig.Options, s
 	}
 	s.install(cfg)
 	srv, _ = cfg.Server(name)
-	approval, _ := projectApproval(srv)
-	return approval, nil
-}
-
-// projectApproval returns the approval of the project definition of srv
-// (the winning one or a shadowed one).
-func projectApproval(srv mcpconfig.Server) (string, bool) {
-	if srv.Scope == mcpconfig.ScopeProject {
-		return string(srv.Approval), true
-	}
-	for _, o := range srv.Shadows {
-		if o.Scope == mcpconfig.ScopeProject {
-			return string(o.Approval), true
-		}
-	}
-	return "", false
+	approval, _ := srv.ProjectApproval()
+	return string(approval), nil
 }
 
 // install makes cfg current and signals the change.
