@@ -92,27 +92,22 @@ func (c *client) enqueue(f outFrame) bool {
 	}
 }
 
-// kill drops the client: the write pump discards its queue, logs why,
-// sends a close frame with code and reason, and closes the connection.
-// Its callers hold locks (a session's, the hub's), so it logs nothing
-// itself: a log handler that waits must not hold them up.
+// kill drops the client: the write pump discards its queue, sends a close
+// frame with code and reason, and closes the connection. The drop is
+// logged at once (the write pump may be stuck in a write to this very
+// client until WriteWait), once the client's lock is released.
 func (c *client) kill(code int, reason string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.dead {
+		c.mu.Unlock()
 		return
 	}
 	c.dead, c.killCode, c.killReason = true, code, reason
 	close(c.killed)
-}
-
-// dropped is the write pump's end after kill: the log line, the close
-// frame. killCode and killReason were set before killed was closed.
-func (c *client) dropped() {
-	if c.killCode == websocket.ClosePolicyViolation {
-		c.log.Warn("dropping websocket client", "code", c.killCode, "reason", c.killReason)
+	c.mu.Unlock()
+	if code == websocket.ClosePolicyViolation {
+		c.log.Warn("dropping websocket client", "code", code, "reason", reason)
 	}
-	c.writeClose(c.killCode, c.killReason)
 }
 
 // closeGracefully has the write pump send what is queued, then a close
@@ -280,7 +275,7 @@ func (c *client) writePump() {
 	for {
 		select {
 		case <-c.killed:
-			c.dropped()
+			c.writeClose(c.killCode, c.killReason)
 			return
 		default:
 		}
@@ -302,7 +297,7 @@ func (c *client) writePump() {
 		}
 		select {
 		case <-c.killed:
-			c.dropped()
+			c.writeClose(c.killCode, c.killReason)
 			return
 		case <-c.closing:
 			for {
