@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"golang.org/x/sys/unix"
 )
 
@@ -85,8 +86,7 @@ func startProcess(spec procSpec) (*process, error) {
 	// *os.File streams: exec starts no copying goroutines, and Wait does
 	// not wait for the pipes, which we read ourselves.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	setParentDeathSignal(cmd.SysProcAttr)
+	childproc.SetGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, err
@@ -203,7 +203,7 @@ func (p *process) closeStdin() { p.eofOnce.Do(func() { close(p.eof) }) }
 func (p *process) waitLoop() {
 	_ = p.cmd.Wait() // the exit status is in ProcessState
 	p.state = p.cmd.ProcessState
-	_ = signalGroup(p.pid, syscall.SIGKILL)
+	_ = childproc.SignalGroup(p.pid, syscall.SIGKILL)
 	p.closeStdin() // ends writeLoop: nobody reads stdin any more
 	close(p.exited)
 }
@@ -216,16 +216,16 @@ func (p *process) stop(grace, termGrace time.Duration) {
 	if waitClosed(p.exited, grace) {
 		return
 	}
-	_ = signalGroup(p.pid, syscall.SIGTERM)
+	_ = childproc.SignalGroup(p.pid, syscall.SIGTERM)
 	if waitClosed(p.exited, termGrace) {
 		return
 	}
-	_ = signalGroup(p.pid, syscall.SIGKILL)
+	_ = childproc.SignalGroup(p.pid, syscall.SIGKILL)
 	<-p.exited
 }
 
 // kill sends SIGKILL to the whole group at once.
-func (p *process) kill() { _ = signalGroup(p.pid, syscall.SIGKILL) }
+func (p *process) kill() { _ = childproc.SignalGroup(p.pid, syscall.SIGKILL) }
 
 func waitClosed(ch <-chan struct{}, d time.Duration) bool {
 	if d <= 0 {
@@ -244,16 +244,6 @@ func waitClosed(ch <-chan struct{}, d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
-}
-
-func signalGroup(pgid int, sig syscall.Signal) error {
-	if pgid <= 1 {
-		return fmt.Errorf("refusing to signal process group %d", pgid)
-	}
-	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signal %v to process group %d: %w", sig, pgid, err)
-	}
-	return nil
 }
 
 // exitStatus describes how a process ended: its exit code, or the name of

@@ -2,15 +2,9 @@ package proxy
 
 import (
 	"os"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
-
-// setParentDeathSignal has the kernel kill claude if ccproxy dies without
-// closing it (kill -9, a crash). Its MCP servers then see EOF on their
-// stdin and end.
-func setParentDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 
 // pipeSize is the capacity asked for claude's stdout pipe: a multi-megabyte
 // line (a base64 image, twice) then crosses in a few big steps rather than

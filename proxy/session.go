@@ -17,6 +17,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -213,7 +214,7 @@ func reap(p *process) {
 // run starts the goroutines of p and asks claude to initialize. s.proc is
 // p already.
 func (s *Session) run(p *process) {
-	tail := newTailBuffer(s.srv.opts.StderrTailBytes)
+	tail := childproc.NewTail(s.srv.opts.StderrTailBytes)
 	outDone, errDone := make(chan struct{}), make(chan struct{})
 	s.wg.Add(4)
 	go func() { defer s.wg.Done(); p.writeLoop() }()
@@ -232,7 +233,7 @@ func (s *Session) run(p *process) {
 		p.stderr.SetReadDeadline(deadline)
 		<-outDone
 		<-errDone
-		s.onExit(p, tail.String())
+		s.onExit(p, stderrTail(tail))
 	}()
 
 	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, true, func(r controlResult) {
@@ -307,7 +308,7 @@ const (
 
 // stderrLoop keeps the tail of claude's stderr for the exit report and
 // logs its first lines.
-func (s *Session) stderrLoop(p *process, tail *tailBuffer) {
+func (s *Session) stderrLoop(p *process, tail *childproc.Tail) {
 	defer p.stderr.Close()
 	br := bufio.NewReaderSize(io.TeeReader(p.stderr, tail), stderrReadBufSize)
 	lines, skipping := 0, false

@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package childproc
+
+import "syscall"
+
+func setParentDeathSignal(*syscall.SysProcAttr) {}
