@@ -602,7 +602,7 @@ func (ss *session) failure(ctx context.Context, step string, err error) *Error {
 	e := ss.classify(ctx, step, err)
 	ss.close(false)
 	if ss.proc != nil {
-		e.StderrTail = ss.scrub.clean(ss.proc.tail.String())
+		e.StderrTail = ss.scrub.clean(ss.proc.stderrTail())
 	}
 	return e
 }

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ccproxy/ccproxy/internal/childproc"
 )
 
 // stdioSpec is what starts a stdio server, from its expanded definition.
@@ -40,7 +42,7 @@ type proc struct {
 	stdin  *os.File // our write end
 	stdout *os.File // our read end
 	stderr *os.File // our read end
-	tail   *tailBuffer
+	tail   *childproc.Tail
 	log    *slog.Logger
 
 	exited     chan struct{} // closed when cmd.Wait returned
@@ -71,7 +73,7 @@ func startProc(spec stdioSpec, dir string, environ []string, tailBytes int, log 
 		env = append(env, kv[0]+"="+kv[1]) // later entries win (exec dedups)
 	}
 	cmd.Env = env
-	setProcessGroup(cmd)
+	childproc.SetGroup(cmd)
 
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -96,7 +98,7 @@ func startProc(spec stdioSpec, dir string, environ []string, tailBytes int, log 
 	}
 	p := &proc{
 		cmd: cmd, pgid: cmd.Process.Pid, stdin: inW, stdout: outR, stderr: errR,
-		tail: newTailBuffer(tailBytes), log: log,
+		tail: childproc.NewTail(tailBytes), log: log,
 		exited: make(chan struct{}), stderrDone: make(chan struct{}),
 	}
 	go func() {
@@ -230,19 +232,19 @@ func (p *proc) stop(graceful bool, grace time.Duration) {
 func (p *proc) doStop(graceful bool, grace time.Duration) {
 	_ = p.stdin.Close()
 	if graceful && !p.waitExit(grace) {
-		_ = signalGroup(p.pgid, sigTERM)
+		_ = childproc.SignalGroup(p.pgid, sigTERM)
 		_ = p.cmd.Process.Signal(sigTERM)
 		p.waitExit(grace)
 	}
 	if !p.hasExited() {
-		_ = signalGroup(p.pgid, sigKILL)
+		_ = childproc.SignalGroup(p.pgid, sigKILL)
 		_ = p.cmd.Process.Kill()
 		if !p.waitExit(killWait) {
 			p.log.Warn("mcp server process did not die after SIGKILL", "pid", p.pgid)
 		}
 	}
 	// Children that outlived the leader (npx's node, a shell's jobs).
-	_ = signalGroup(p.pgid, sigKILL)
+	_ = childproc.SignalGroup(p.pgid, sigKILL)
 	if !waitGroupGone(p.pgid, killWait) {
 		p.log.Warn("mcp server process group still has live processes after SIGKILL", "pgid", p.pgid)
 	}
@@ -267,7 +269,7 @@ const killWait = 5 * time.Second
 func waitGroupGone(pgid int, d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	step := time.Millisecond
-	for groupAlive(pgid) {
+	for childproc.GroupAlive(pgid) {
 		if time.Now().After(deadline) {
 			return false
 		}
@@ -340,44 +342,13 @@ func (w stdinWriter) Write(b []byte) (int, error) {
 
 func (w stdinWriter) Close() error { return w.p.stdin.Close() }
 
-// tailBuffer keeps the last max bytes written to it. It is safe for
-// concurrent use.
-type tailBuffer struct {
-	mu      sync.Mutex
-	buf     []byte
-	max     int
-	dropped int64
-}
-
-func newTailBuffer(max int) *tailBuffer { return &tailBuffer{max: max} }
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := len(p)
-	if len(p) > t.max {
-		t.dropped += int64(len(p) - t.max)
-		p = p[len(p)-t.max:]
+// stderrTail is the end of the server's stderr, with "…" in front when it
+// is not the whole of it.
+func (p *proc) stderrTail() string {
+	text, truncated := p.tail.Text()
+	text = strings.TrimRight(text, "\n")
+	if truncated {
+		return "…" + text
 	}
-	if over := len(t.buf) + len(p) - t.max; over > 0 {
-		t.dropped += int64(over)
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	t.buf = append(t.buf, p...)
-	return n, nil
-}
-
-// String returns the tail, valid UTF-8, starting at a line boundary when
-// bytes were dropped, with "…" in front when it is not the whole output.
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.ToValidUTF8(string(t.buf), "\uFFFD")
-	if t.dropped > 0 {
-		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
-			s = s[i+1:]
-		}
-		s = "…" + s
-	}
-	return strings.TrimRight(s, "\n")
+	return text
 }
