@@ -12,9 +12,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/proxy"
 )
@@ -280,7 +282,9 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	errOut := &boundedBuffer{max: 4 << 10}
 	cmd.Stdout, cmd.Stderr = outW, errOut
 	cmd.WaitDelay = 5 * time.Second
-	startGroup(cmd)
+	// Its own process group, killed whole when the context is cancelled.
+	childproc.SetGroup(cmd)
+	cmd.Cancel = func() error { return childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("mcp list: %s mcp list: %w", bin, err)
 	}
@@ -294,7 +298,7 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out.CloseWithError(errors.New("mcp list: the output is not read any more"))
 	err = <-waited
 	// claude's health checks start MCP servers; none may outlive it.
-	killGroup(cmd)
+	_ = childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("mcp list: %s mcp list did not finish within %v", bin, *timeout)
