@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 	"github.com/ccproxy/ccproxy/mcpconfig"
@@ -59,7 +60,7 @@ func startClaude(t *testing.T, f *mcpconfig.Fixture, srv *fakeapi.Server, env ma
 		t.Fatal(err)
 	}
 	cmd.Stderr = &p.stderr
-	testkit.SetProcessGroup(cmd)
+	childproc.SetGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func cliList(t *testing.T, f *mcpconfig.Fixture, srv *fakeapi.Server) map[string
 	cmd.Env = srv.Env(f.Path("home"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	testkit.SetProcessGroup(cmd)
+	childproc.SetGroup(cmd)
 	err := cmd.Run()
 	if kerr := testkit.KillGroup(cmd.Process.Pid, 10*time.Second); kerr != nil {
 		t.Error(kerr)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 	"github.com/ccproxy/ccproxy/stream"
@@ -60,7 +61,7 @@ func TestInterruptAtPromptMatchesRealCLI(t *testing.T) {
 	cmd.Dir = tmp
 	cmd.Env = fake.Env(home)
 	cmd.WaitDelay = 5 * time.Second
-	testkit.SetProcessGroup(cmd)
+	childproc.SetGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

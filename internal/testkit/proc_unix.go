@@ -4,26 +4,16 @@ package testkit
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-)
 
-// SetProcessGroup makes cmd start as the leader of a new process group, so
-// that it and every process it spawns (MCP servers, shells) can be signalled
-// together with KillGroup. Call it before cmd.Start.
-func SetProcessGroup(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-}
+	"github.com/ccproxy/ccproxy/internal/childproc"
+)
 
 // GroupProc is a live process, as GroupMembers and MarkedProcesses list it.
 type GroupProc struct {
@@ -130,22 +120,11 @@ func KillGroup(pgid int, timeout time.Duration) error {
 	if pgid <= 1 {
 		return fmt.Errorf("kill group: refusing process group %d", pgid)
 	}
-	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("kill group %d: %w", pgid, err)
+	if err := childproc.SignalGroup(pgid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill group: %w", err)
 	}
 	if left := pollGone(func() []GroupProc { return GroupMembers(pgid) }, timeout); len(left) > 0 {
 		return fmt.Errorf("kill group %d: still running after %v: %v", pgid, timeout, left)
-	}
-	return nil
-}
-
-// SignalGroup sends sig to process group pgid; a gone group is not an error.
-func SignalGroup(pgid int, sig syscall.Signal) error {
-	if pgid <= 1 {
-		return fmt.Errorf("signal group: refusing process group %d", pgid)
-	}
-	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("signal group %d: %w", pgid, err)
 	}
 	return nil
 }

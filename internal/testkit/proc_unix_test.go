@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/ccproxy/ccproxy/internal/childproc"
 )
 
 // MarkedProcesses finds a process by the marker in its environment (a whole
@@ -21,7 +23,7 @@ func TestMarkedProcesses(t *testing.T) {
 	marker := fmt.Sprintf("CCPROXY_TESTKIT_MARKER=%d-%d", os.Getpid(), time.Now().UnixNano())
 	cmd := exec.Command(sleep, "60")
 	cmd.Env = append(os.Environ(), marker)
-	SetProcessGroup(cmd)
+	childproc.SetGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 	"github.com/ccproxy/ccproxy/stream"
@@ -159,10 +160,10 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 	cmd.Dir = proj
 	cmd.Env = fake.Env(home)
 	cmd.Stdout = out
-	stderr := &tailBuffer{max: stderrTail}
+	stderr := childproc.NewTail(stderrTail)
 	cmd.Stderr = stderr
 	cmd.WaitDelay = pipeWaitDelay
-	testkit.SetProcessGroup(cmd)
+	childproc.SetGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("capture %s: %w", sc.Name, err)
@@ -180,19 +181,19 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 	waited := false
 	defer func() {
 		if !waited {
-			_ = testkit.SignalGroup(res.PGID, syscall.SIGKILL)
+			_ = childproc.SignalGroup(res.PGID, syscall.SIGKILL)
 			<-exited
 			res.Duration = time.Since(start)
 		}
 		if kerr := testkit.KillGroup(res.PGID, killWait); kerr != nil && err == nil {
 			err = fmt.Errorf("capture %s: %w", sc.Name, kerr)
 		}
-		res.StderrTail = stderr.String()
+		res.StderrTail = stderrText(stderr)
 		res.Requests, res.Dropped = fake.Requests(), fake.Dropped()
 	}()
 
 	fail := func(format string, a ...any) error {
-		return fmt.Errorf("capture %s: %s (stderr tail: %q)", sc.Name, fmt.Sprintf(format, a...), clipTail(stderr.String(), 2000))
+		return fmt.Errorf("capture %s: %s (stderr tail: %q)", sc.Name, fmt.Sprintf(format, a...), clipTail(stderrText(stderr), 2000))
 	}
 	// write sends a line built by package stream, as the proxy builds it
 	// (it ends in "\n"), and logs it.
@@ -508,32 +509,15 @@ func (s *lineSink) close() error {
 	return err
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.buf)
-}
-
 func clipTail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
 	return "…" + s[len(s)-n:]
+}
+
+// stderrText is the kept end of claude's stderr.
+func stderrText(t *childproc.Tail) string {
+	s, _ := t.Text()
+	return s
 }

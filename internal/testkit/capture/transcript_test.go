@@ -124,12 +124,3 @@ func TestLineSink(t *testing.T) {
 		}
 	}
 }
-
-func TestTailBuffer(t *testing.T) {
-	tb := &tailBuffer{max: 5}
-	tb.Write([]byte("abc"))
-	tb.Write([]byte("defg"))
-	if tb.String() != "cdefg" {
-		t.Errorf("tail %q", tb.String())
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 )
@@ -36,8 +37,8 @@ func runClaude(t *testing.T, s *fakeapi.Server, prompt string, extra ...string) 
 	cmd.Stdin = strings.NewReader(prompt)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	testkit.SetProcessGroup(cmd)
-	cmd.Cancel = func() error { return testkit.SignalGroup(cmd.Process.Pid, syscall.SIGKILL) }
+	childproc.SetGroup(cmd)
+	cmd.Cancel = func() error { return childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	err := cmd.Run()
 	if cmd.Process != nil {

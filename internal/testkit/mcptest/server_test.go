@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
 )
@@ -364,7 +365,7 @@ func TestCommandHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testkit.SetProcessGroup(cmd)
+	childproc.SetGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
