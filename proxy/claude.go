@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ccproxy/ccproxy/internal/childproc"
 )
 
 // MinClaudeVersion is the oldest Claude Code CLI ccproxy runs: the version
@@ -68,9 +69,9 @@ func findClaude(ctx context.Context, explicit string, prefix []string, getenv fu
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, append(append([]string(nil), prefix...), "--version")...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout = &limitedBuffer{buf: &out, max: 4096}
-	cmd.Stderr = &limitedBuffer{buf: &errOut, max: 4096}
+	out, errOut := childproc.NewHead(4096), childproc.NewHead(4096)
+	cmd.Stdout = out
+	cmd.Stderr = errOut
 	cmd.WaitDelay = time.Second
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(errOut.String())
@@ -127,22 +128,4 @@ func compareVersions(a, b [3]int) int {
 		}
 	}
 	return 0
-}
-
-// limitedBuffer keeps the first max bytes written to it and discards the
-// rest, so a chatty child cannot grow our memory.
-type limitedBuffer struct {
-	buf *bytes.Buffer
-	max int
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.max - l.buf.Len(); room > 0 {
-		if len(p) > room {
-			l.buf.Write(p[:room])
-		} else {
-			l.buf.Write(p)
-		}
-	}
-	return len(p), nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -226,23 +225,6 @@ func runMCPApprove(verb string, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// boundedBuffer keeps at most max bytes (for an error message) and
-// remembers that it dropped some.
-type boundedBuffer struct {
-	buf       bytes.Buffer
-	max       int
-	truncated bool
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.buf.Len(); len(p) > room {
-		b.truncated = true
-		b.buf.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
 func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mcp list", stderr)
 	fromCLI := fs.Bool("from-cli", false, "run 'claude mcp list' and parse its output (required)")
@@ -279,7 +261,7 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	// only one: once it stops reading, closing the pipe makes claude's
 	// further writes fail, so it ends.
 	out, outW := io.Pipe()
-	errOut := &boundedBuffer{max: 4 << 10}
+	errOut := childproc.NewHead(4 << 10)
 	cmd.Stdout, cmd.Stderr = outW, errOut
 	cmd.WaitDelay = 5 * time.Second
 	// Its own process group, killed whole when the context is cancelled.
@@ -305,7 +287,7 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case errors.Is(perr, mcpconfig.ErrCLIOutputTooLarge):
 		return fmt.Errorf("mcp list: %s mcp list printed more than %d MiB", bin, mcpconfig.MaxCLIOutput>>20)
 	case err != nil:
-		return fmt.Errorf("mcp list: %s mcp list: %w: %s", bin, err, strings.TrimSpace(errOut.buf.String()))
+		return fmt.Errorf("mcp list: %s mcp list: %w: %s", bin, err, strings.TrimSpace(errOut.String()))
 	case perr != nil:
 		return fmt.Errorf("mcp list: %w", perr)
 	}

@@ -53,3 +53,35 @@ func (t *Tail) Text() (text string, truncated bool) {
 	}
 	return strings.ToValidUTF8(b, "\uFFFD"), truncated
 }
+
+// Head keeps the first Max bytes written to it (a child's short output,
+// such as `--version`, or the start of an error message) and discards the
+// rest. It is safe for concurrent use.
+type Head struct {
+	mu        sync.Mutex
+	max       int
+	buf       []byte
+	truncated bool
+}
+
+// NewHead returns a Head keeping the first max bytes.
+func NewHead(max int) *Head { return &Head{max: max} }
+
+// Write keeps what fits; it never fails.
+func (h *Head) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	room := max(h.max-len(h.buf), 0)
+	if len(p) > room {
+		h.truncated = true
+	}
+	h.buf = append(h.buf, p[:min(len(p), room)]...)
+	return len(p), nil
+}
+
+// String returns what was kept.
+func (h *Head) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return string(h.buf)
+}

@@ -30,3 +30,15 @@ func TestTail(t *testing.T) {
 		}
 	}
 }
+
+func TestHead(t *testing.T) {
+	h := NewHead(5)
+	for _, w := range []string{"abc", "defg", "h"} {
+		if n, err := h.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if h.String() != "abcde" || !h.truncated {
+		t.Errorf("Head = %q (truncated %v), want the first 5 bytes, truncated", h.String(), h.truncated)
+	}
+}
