@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -176,44 +175,13 @@ func isResultOf(session string) func(f map[string]any) bool {
 	}
 }
 
-// markedProcesses lists live processes whose environment holds marker.
-func markedProcesses(marker string) []string {
-	entries, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, []byte(marker+"\x00")) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
-			continue
-		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		out = append(out, fmt.Sprintf("%d %.120s", pid, strings.ReplaceAll(string(cmd), "\x00", " ")))
-	}
-	return out
-}
-
-// checkNothingLeft fails if processes with marker are alive (SIGKILLed ones
-// may take a moment to go: /proc is polled for a few seconds).
+// checkNothingLeft fails if processes started with marker (the value of
+// CCPROXY_TEST_MARKER in their environment) are still alive after a few
+// seconds (SIGKILLed ones may take a moment to go).
 func checkNothingLeft(t *testing.T, marker string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := markedProcesses(marker)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("processes left running: %v", left)
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
+		t.Errorf("processes left running: %v", left)
 	}
 }
 
@@ -268,8 +236,8 @@ func TestServeRun(t *testing.T) {
 	if !strings.Contains(fmt.Sprint(ev["result"]), mcptest.OneText) {
 		t.Errorf("result %v, want the MCP tool's text", ev["result"])
 	}
-	if len(markedProcesses(marker)) < 2 {
-		t.Errorf("claude and its MCP server should be running: %v", markedProcesses(marker))
+	if running := testkit.MarkedProcesses("CCPROXY_TEST_MARKER=" + marker); len(running) < 2 {
+		t.Errorf("claude and its MCP server should be running: %v", running)
 	}
 
 	cancel()
