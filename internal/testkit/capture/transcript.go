@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ccproxy/ccproxy/stream"
 	"github.com/tidwall/gjson"
 )
 
@@ -115,19 +115,20 @@ func ReadTranscript(path string) (*Transcript, error) {
 // JSON object, at most MaxTranscriptLine bytes.
 func ParseTranscript(r io.Reader) (*Transcript, error) {
 	t := &Transcript{byID: map[string]*ToolCall{}}
-	br := bufio.NewReaderSize(r, 1<<20)
-	for n := 1; ; n++ {
-		line, err := readLine(br)
-		if len(bytes.TrimSpace(line)) > 0 {
-			if perr := t.add(line); perr != nil {
-				return nil, fmt.Errorf("line %d: %w", n, perr)
-			}
-		}
+	rd := stream.NewReader(r, MaxTranscriptLine)
+	for {
+		line, err := rd.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return nil, fmt.Errorf("line %d: %w", rd.Line(), err)
+		}
+		if rd.Oversized() > 0 {
+			return nil, fmt.Errorf("line %d: longer than %d bytes", rd.Line(), MaxTranscriptLine)
+		}
+		if perr := t.add(bytes.Clone(line)); perr != nil { // the reader reuses line
+			return nil, fmt.Errorf("line %d: %w", rd.Line(), perr)
 		}
 	}
 	for _, c := range t.Calls {
@@ -136,21 +137,6 @@ func ParseTranscript(r io.Reader) (*Transcript, error) {
 		}
 	}
 	return t, nil
-}
-
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		if len(line)+len(frag) > MaxTranscriptLine {
-			return nil, fmt.Errorf("line longer than %d bytes", MaxTranscriptLine)
-		}
-		line = append(line, frag...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return bytes.TrimRight(line, "\r\n"), err
-	}
 }
 
 type contentBlock struct {
