@@ -264,3 +264,24 @@ func TestAllowsRules(t *testing.T) {
 		t.Error("nil config allowed")
 	}
 }
+
+// Beyond MaxPendingPermissions a request is denied at once; the pending one
+// is still answered by the client.
+func TestPermissionPendingBound(t *testing.T) {
+	ts := startServer(t, Options{MaxPendingPermissions: 1})
+	c := ts.dial(t)
+	s := c.create(nil)
+	from := c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "permtwice"})
+	var req protocol.PermissionRequest
+	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	c.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow"})
+	got := answerText(t, c, from, s)
+	first, second, _ := strings.Cut(strings.TrimPrefix(got, "permission answer: first "), " second ")
+	if !strings.Contains(first, `"behavior":"allow"`) || !strings.Contains(second, `"behavior":"deny"`) || !strings.Contains(second, "already waiting") {
+		t.Errorf("claude got %s", got)
+	}
+	if !strings.Contains(ts.logBuf.String(), "too many pending permission requests") {
+		t.Errorf("hitting the bound was not logged")
+	}
+}

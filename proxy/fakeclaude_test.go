@@ -338,6 +338,7 @@ func (f *fake) result(subtype, text string) {
 //	flood N [BYTES]  N assistant events (text of BYTES bytes), then a result
 //	perm TOOL        a can_use_tool request; the answer is echoed
 //	permcancel       a can_use_tool request, withdrawn at once
+//	permtwice        two can_use_tool requests pending at once; both answers echoed
 //	ctl SUBTYPE      a control request of SUBTYPE; claude's view of the answer is echoed
 //	hang             starts a turn that runs until interrupted
 //	noise            a line that is not JSON, then a normal answer
@@ -382,6 +383,17 @@ func (f *fake) turn(text string) {
 		r, _ := resp["response"].(map[string]any)
 		b, _ := json.Marshal(r)
 		f.say("permission answer: " + string(b))
+		f.result("success", "done")
+	case "permtwice":
+		ask := func(cmd string) map[string]any {
+			return f.ask(map[string]any{"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": cmd}, "tool_use_id": "toolu_" + cmd}, nil)
+		}
+		second := make(chan map[string]any, 1)
+		first := f.ask(map[string]any{"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": "first"}, "tool_use_id": "toolu_first"},
+			func(string) { go func() { second <- ask("second") }() })
+		b1, _ := json.Marshal(first["response"])
+		b2, _ := json.Marshal((<-second)["response"])
+		f.say("permission answer: first " + string(b1) + " second " + string(b2))
 		f.result("success", "done")
 	case "permcancel":
 		f.ask(map[string]any{"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": "rm"}, "tool_use_id": "toolu_fake_2"},

@@ -20,6 +20,10 @@ const (
 	DefaultMaxSessions       = 16
 	DefaultBlobBytes         = 256 << 20
 	DefaultPermissionTimeout = 5 * time.Minute
+
+	// DefaultMaxPendingPermissions bounds a session's unanswered permission
+	// requests: claude asks once per tool call, so more means trouble.
+	DefaultMaxPendingPermissions = 64
 )
 
 // Options configure a Server. Zero values take the defaults listed.
@@ -100,6 +104,11 @@ type Options struct {
 
 	// NoUI turns off the reference web UI served at / (and its login).
 	NoUI bool
+
+	// MaxPendingPermissions bounds the permission requests of a session
+	// waiting for an answer (default DefaultMaxPendingPermissions); beyond
+	// it claude's further requests are denied at once, and it is logged.
+	MaxPendingPermissions int
 }
 
 func (o *Options) setDefaults() error {
@@ -161,6 +170,7 @@ func (o *Options) setDefaults() error {
 	defDur(&o.MCPRefresh, time.Second)
 	defInt(&o.StderrTailBytes, 8<<10)
 	defInt(&o.MaxMCPRequests, 64)
+	defInt(&o.MaxPendingPermissions, DefaultMaxPendingPermissions)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -642,6 +642,13 @@ func (s *Session) onPermissionRequest(p *process, id string, line []byte) {
 	if s.permLocked(id) != nil || s.exited {
 		return
 	}
+	if len(s.perms) >= s.srv.opts.MaxPendingPermissions {
+		s.log.Warn("too many pending permission requests; denied", "request_id", id, "tool", pr.ToolName, "pending", len(s.perms))
+		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "deny",
+			"message": fmt.Sprintf("ccproxy denied this request: %d permission requests are already waiting for an answer", len(s.perms))})
+		s.answerClaude(p, resp) // does not block
+		return
+	}
 	s.perms = append(s.perms, perm)
 	s.pushLocked(frame)
 	if timeout > 0 {
