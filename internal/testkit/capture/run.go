@@ -106,6 +106,11 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 			return nil, fmt.Errorf("capture %s: %w", sc.Name, err)
 		}
 	}
+	if sc.Setup != nil {
+		if err := sc.Setup(home, proj); err != nil {
+			return nil, fmt.Errorf("capture %s: setup: %w", sc.Name, err)
+		}
+	}
 	mcpConfig := filepath.Join(tmp, "mcp.json")
 	if err := writeMCPConfig(mcpConfig, cfg); err != nil {
 		return nil, fmt.Errorf("capture %s: %w", sc.Name, err)
@@ -149,6 +154,7 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 	if sc.ReplayUserMessages {
 		args = append(args, "--replay-user-messages")
 	}
+	args = append(args, sc.Args...)
 	allowed := []string{"mcp__everything", "mcp__testmcp"}
 	if sc.AllowedTools != nil {
 		allowed = sc.AllowedTools

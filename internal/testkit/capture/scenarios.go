@@ -41,6 +41,12 @@ type Scenario struct {
 	// ReplayUserMessages runs with --replay-user-messages (user turns are
 	// echoed with isReplay:true).
 	ReplayUserMessages bool
+	// Args are extra CLI flags (e.g. --resume ID), put before
+	// --mcp-config.
+	Args []string
+	// Setup, when set, runs once HOME and the project directory exist,
+	// before the CLI starts (to put files there, or to learn their paths).
+	Setup func(home, proj string) error
 	// Controls are control_request subtypes (with no other fields) sent
 	// after the last turn's result, each awaited, e.g. "mcp_status" (by
 	// then every server has connected).
