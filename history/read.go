@@ -1,0 +1,464 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/ccproxy/ccproxy/stream"
+)
+
+// Defaults of ReadOptions.
+const (
+	DefaultReadLimit = 200
+	MaxReadLimit     = 5000
+)
+
+// ReadOptions select a page of one session's conversation.
+type ReadOptions struct {
+	// ID is the session id.
+	ID string
+	// Project, when set, is the session's project directory: the file is
+	// looked for in its folder only. Otherwise every project folder is
+	// searched.
+	Project string
+	// Agent, when set, reads the subagent of that id (from the session's
+	// subagents folder) instead of the main conversation; its events
+	// carry the parent_tool_use_id of the tool use that started it.
+	Agent string
+	// Cursor is the Next of the previous page: a byte offset in the file.
+	// "" starts at the beginning.
+	Cursor string
+	// Limit caps the conversation events of the page (default
+	// DefaultReadLimit, at most MaxReadLimit). The events of subagents
+	// nested in the page count against a limit of their own, as large.
+	Limit int
+	// Normalize configures the stream.Normalizer the events go through,
+	// as live events do: set Attachments to stream.AttachSink and Sink
+	// to the proxy's blob store to have images served by URL.
+	Normalize stream.Options
+}
+
+// ReadPage is one page of a session as events shaped like the CLI's live
+// stream-json output.
+type ReadPage struct {
+	SessionID string `json:"sessionId"`
+	Agent     string `json:"agent,omitempty"`
+	Events    []Event
+	// Next is the cursor after the last line read: pass it to read on
+	// (also when More is false, to poll a session still being written).
+	Next string `json:"next"`
+	// More reports that the file has more lines after Next.
+	More bool `json:"more"`
+	// Skipped counts records that are not conversation (attachments,
+	// api-request, queue-operation, cost-state, …); Corrupt counts lines
+	// that were not JSON objects; Oversized lines over the line cap. All
+	// were skipped.
+	Skipped   int `json:"skipped"`
+	Corrupt   int `json:"corrupt"`
+	Oversized int `json:"oversized"`
+}
+
+// Event is one conversation event in live form: JSON is a stream-json
+// event ({"type":"user"|"assistant"|"system", "message", "uuid",
+// "session_id", "parent_tool_use_id", "tool_use_result", "timestamp"})
+// normalized by stream.Normalizer exactly as a live one is: tool_result
+// content as text, attachments taken out (to the Sink when one is set),
+// MCP blocks annotated with "mcp". A subagent's events follow the assistant
+// event holding its tool use, with that tool use's id as
+// parent_tool_use_id; if it has more events than fit, a
+// {"type":"ccproxy","subtype":"history_more","agent","parent_tool_use_id","cursor"}
+// event says how to read on (ReadOptions.Agent and Cursor).
+type Event struct {
+	Type            string              `json:"type"`
+	Subtype         string              `json:"subtype,omitempty"`
+	UUID            string              `json:"uuid,omitempty"`
+	ParentToolUseID string              `json:"parentToolUseId,omitempty"`
+	JSON            json.RawMessage     `json:"event"`
+	Attachments     []stream.Attachment `json:"attachments,omitempty"`
+	// Offset is where the event's line starts in its file (the main
+	// file, or the subagent's).
+	Offset int64 `json:"offset"`
+}
+
+// conversation record types: everything else in a session file is the
+// CLI's bookkeeping.
+var conversation = map[string]bool{"user": true, "assistant": true, "system": true}
+
+// Read returns a page of a session's conversation. The first page reads
+// only as far as its events need, whatever the size of the file.
+func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
+	if !validID(opts.ID) {
+		return ReadPage{}, fmt.Errorf("%w %q: ids are letters, digits, '-' and '_'", ErrBadID, opts.ID)
+	}
+	if opts.Agent != "" && !validID(opts.Agent) {
+		return ReadPage{}, fmt.Errorf("%w: agent id %q: ids are letters, digits, '-' and '_'", ErrBadID, opts.Agent)
+	}
+	var off int64
+	if opts.Cursor != "" {
+		n, err := strconv.ParseInt(opts.Cursor, 10, 64)
+		if err != nil || n < 0 {
+			return ReadPage{}, fmt.Errorf("%w %q: want the byte offset a page returned as next", ErrBadCursor, opts.Cursor)
+		}
+		off = n
+	}
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = DefaultReadLimit
+	}
+	limit = min(limit, MaxReadLimit)
+	path, err := s.find(opts.ID, opts.Project)
+	if err != nil {
+		return ReadPage{}, err
+	}
+	r := &reader{s: s, ctx: ctx, norm: stream.NewNormalizer(opts.Normalize), dir: strings.TrimSuffix(path, ".jsonl"), limit: limit}
+	page := ReadPage{SessionID: opts.ID, Agent: opts.Agent}
+	parent := ""
+	if opts.Agent != "" {
+		agents, err := r.agents()
+		if err != nil {
+			return ReadPage{}, err
+		}
+		for tool, agent := range agents {
+			if agent == opts.Agent {
+				parent = tool
+			}
+		}
+		path = filepath.Join(r.dir, "subagents", "agent-"+opts.Agent+".jsonl")
+	}
+	next, more, err := r.file(&page, path, off, limit, parent, opts.Agent == "")
+	if err != nil {
+		return ReadPage{}, err
+	}
+	page.Next, page.More = strconv.FormatInt(next, 10), more
+	return page, nil
+}
+
+// find returns the path of a session's main file.
+func (s *Store) find(id, project string) (string, error) {
+	var folders []string
+	if project != "" {
+		folders = []string{ProjectFolder(filepath.Clean(project))}
+	} else {
+		s.mu.Lock()
+		for p, e := range s.index {
+			if e.info.ID == id {
+				folders = append(folders, filepath.Base(filepath.Dir(p)))
+			}
+		}
+		s.mu.Unlock()
+		if len(folders) == 0 {
+			ents, err := os.ReadDir(s.root)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return "", fmt.Errorf("history: reading %s: %w", s.root, err)
+			}
+			for _, e := range ents {
+				if e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
+					folders = append(folders, e.Name())
+				}
+			}
+		}
+	}
+	for _, folder := range folders {
+		p := filepath.Join(s.root, folder, id+".jsonl")
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if err := s.allowed(fi); err != nil {
+			return "", fmt.Errorf("history: session %s: %w", id, err)
+		}
+		return p, nil
+	}
+	where := "any project"
+	if project != "" {
+		where = "project " + project
+	}
+	return "", fmt.Errorf("%w: no session %s in %s under %s", ErrNotFound, id, where, s.root)
+}
+
+// reader is the state of one Read.
+type reader struct {
+	s      *Store
+	ctx    context.Context
+	norm   *stream.Normalizer
+	dir    string            // the session's folder (subagents/, tool-results/)
+	limit  int               // events per subagent
+	agentM map[string]string // tool_use id -> agent id, loaded on first need
+	buf    []byte
+}
+
+// agents maps the tool_use ids that started subagents to the agents' ids,
+// from the subagents' meta files (agent-<id>.meta.json {"toolUseId"}).
+func (r *reader) agents() (map[string]string, error) {
+	if r.agentM != nil {
+		return r.agentM, nil
+	}
+	r.agentM = map[string]string{}
+	sub := filepath.Join(r.dir, "subagents")
+	ents, err := os.ReadDir(sub)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return r.agentM, nil
+		}
+		return nil, fmt.Errorf("history: reading %s: %w", sub, err)
+	}
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".meta.json")
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		id, ok = strings.CutPrefix(id, "agent-")
+		if !ok || !validID(id) {
+			continue
+		}
+		b, err := readSmall(filepath.Join(sub, e.Name()), 64<<10)
+		if err != nil {
+			r.s.log.Warn("history: skipping a subagent meta file", "path", filepath.Join(sub, e.Name()), "err", err)
+			continue
+		}
+		if tool := gjson.GetBytes(b, "toolUseId").Str; tool != "" {
+			r.agentM[tool] = id
+		}
+	}
+	return r.agentM, nil
+}
+
+// readSmall reads a regular file of the current user of at most max bytes.
+func readSmall(path string, max int64) ([]byte, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is over %d bytes", path, max)
+	}
+	return b, nil
+}
+
+// file reads events from path at off into page until limit events, and
+// returns the offset to go on from and whether lines remain. parent is the
+// parent_tool_use_id for a subagent's events; nest says whether
+// subagents are nested in (only in the main file).
+func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent string, nest bool) (next int64, more bool, err error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, false, fmt.Errorf("%w: %s", ErrNotFound, path)
+		}
+		return 0, false, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, false, fmt.Errorf("history: %w", err)
+	}
+	if err := r.s.allowed(fi); err != nil {
+		return 0, false, fmt.Errorf("history: %s: %w", path, err)
+	}
+	if off > fi.Size() {
+		return 0, false, fmt.Errorf("%w %d: %s has only %d bytes", ErrBadCursor, off, path, fi.Size())
+	}
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return 0, false, fmt.Errorf("history: %w", err)
+	}
+	lr := newLineReader(f, off, r.s.maxLine, &r.s.bytesRead)
+	over := 0
+	n := 0
+	next = off
+	for n < limit {
+		if err := r.ctx.Err(); err != nil {
+			return 0, false, err
+		}
+		start := next
+		line, end, complete, err := lr.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return next, false, nil
+			}
+			return 0, false, fmt.Errorf("history: reading %s: %w", path, err)
+		}
+		if o := lr.r.Oversized(); o != over {
+			over = o
+			page.Oversized++
+			next = end
+			continue
+		}
+		if len(line) == 0 || line[0] != '{' || !gjson.ValidBytes(line) {
+			if !complete {
+				return next, false, nil // a last line still being written
+			}
+			page.Corrupt++
+			next = end
+			continue
+		}
+		next = end
+		ev, uses, ok := r.event(line, parent)
+		if !ok {
+			page.Skipped++
+			continue
+		}
+		ev.Offset = start
+		page.Events = append(page.Events, ev)
+		n++
+		if nest {
+			for _, id := range uses {
+				if err := r.nest(page, id); err != nil {
+					return 0, false, err
+				}
+			}
+		}
+	}
+	return next, next < fi.Size(), nil
+}
+
+// nest appends the events of the subagent started by tool use id, if any.
+func (r *reader) nest(page *ReadPage, toolUseID string) error {
+	agents, err := r.agents()
+	if err != nil {
+		return err
+	}
+	agent, ok := agents[toolUseID]
+	if !ok {
+		return nil
+	}
+	sub := ReadPage{}
+	path := filepath.Join(r.dir, "subagents", "agent-"+agent+".jsonl")
+	next, more, err := r.file(&sub, path, 0, r.limit, toolUseID, false)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	page.Events = append(page.Events, sub.Events...)
+	page.Skipped += sub.Skipped
+	page.Corrupt += sub.Corrupt
+	page.Oversized += sub.Oversized
+	if more {
+		b := []byte(`{"type":"ccproxy","subtype":"history_more","agent":`)
+		b = strconv.AppendQuote(b, agent)
+		b = append(b, `,"parent_tool_use_id":`...)
+		b = strconv.AppendQuote(b, toolUseID)
+		b = append(b, `,"cursor":`...)
+		b = strconv.AppendQuote(b, strconv.FormatInt(next, 10))
+		b = append(b, '}')
+		page.Events = append(page.Events, Event{Type: stream.TypeCCProxy, Subtype: "history_more", ParentToolUseID: toolUseID, JSON: b, Offset: next})
+	}
+	return nil
+}
+
+// event turns a conversation record into a live-shaped event and
+// normalizes it; it also returns the ids of the tool uses in it. ok is
+// false for records that are not conversation.
+func (r *reader) event(line []byte, parent string) (ev Event, uses []string, ok bool) {
+	var typ, sub, uuid, sid, ts, ptu gjson.Result
+	var msg, tur, meta gjson.Result
+	isMeta := false
+	gjson.ParseBytes(line).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			typ = v
+		case "subtype":
+			sub = v
+		case "uuid":
+			uuid = v
+		case "sessionId":
+			sid = v
+		case "timestamp":
+			ts = v
+		case "parent_tool_use_id", "parentToolUseID":
+			ptu = v
+		case "message":
+			msg = v
+		case "toolUseResult":
+			tur = v
+		case "mcpMeta":
+			meta = v
+		case "isMeta":
+			isMeta = v.Bool()
+		}
+		return true
+	})
+	if !conversation[typ.Str] || isMeta {
+		return Event{}, nil, false
+	}
+	if typ.Str != "system" && !msg.IsObject() {
+		return Event{}, nil, false
+	}
+	b := r.buf[:0]
+	b = append(b, `{"type":`...)
+	b = append(b, typ.Raw...)
+	if sub.Exists() {
+		b = append(b, `,"subtype":`...)
+		b = append(b, sub.Raw...)
+	}
+	if msg.Exists() {
+		b = append(b, `,"message":`...)
+		b = append(b, msg.Raw...)
+	}
+	b = append(b, `,"parent_tool_use_id":`...)
+	switch {
+	case parent != "":
+		b = strconv.AppendQuote(b, parent)
+	case ptu.Type == gjson.String:
+		b = append(b, ptu.Raw...)
+	default:
+		b = append(b, "null"...)
+	}
+	for _, f := range [...]struct {
+		key string
+		v   gjson.Result
+	}{{"tool_use_result", tur}, {"tool_use_meta", meta}, {"uuid", uuid}, {"session_id", sid}, {"timestamp", ts}} {
+		if f.v.Exists() {
+			b = append(b, ',', '"')
+			b = append(b, f.key...)
+			b = append(b, '"', ':')
+			b = append(b, f.v.Raw...)
+		}
+	}
+	if typ.Str == "system" {
+		// The other fields of a system record (content, level, …) matter.
+		gjson.ParseBytes(line).ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "type", "subtype", "message", "uuid", "sessionId", "timestamp", "parentUuid", "cwd", "userType", "version", "gitBranch", "entrypoint", "isSidechain":
+			default:
+				b = append(b, ',')
+				b = append(b, k.Raw...)
+				b = append(b, ':')
+				b = append(b, v.Raw...)
+			}
+			return true
+		})
+	}
+	b = append(b, '}')
+	r.buf = b
+	if typ.Str == "assistant" {
+		msg.Get("content").ForEach(func(_, blk gjson.Result) bool {
+			if blk.Get("type").Str == "tool_use" {
+				if id := blk.Get("id").Str; id != "" {
+					uses = append(uses, id)
+				}
+			}
+			return true
+		})
+	}
+	out := r.norm.Normalize(b)
+	return Event{Type: out.Type, Subtype: out.Subtype, UUID: out.UUID, ParentToolUseID: out.ParentToolUseID,
+		JSON: bytes.Clone(out.JSON), Attachments: out.Attachments}, uses, true
+}
