@@ -134,6 +134,9 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 				parent = tool
 			}
 		}
+		if parent == "" {
+			return ReadPage{}, fmt.Errorf("%w: session %s has no subagent %s", ErrNotFound, opts.ID, opts.Agent)
+		}
 		path = filepath.Join(r.dir, "subagents", "agent-"+opts.Agent+".jsonl")
 	}
 	next, more, err := r.file(&page, path, off, limit, parent, opts.Agent == "")
@@ -170,6 +173,9 @@ func (s *Store) find(id, project string) (string, error) {
 		}
 	}
 	for _, folder := range folders {
+		if !s.isFolder(folder) {
+			continue
+		}
 		p := filepath.Join(s.root, folder, id+".jsonl")
 		fi, err := os.Lstat(p)
 		if err != nil {
@@ -206,6 +212,9 @@ func (r *reader) agents() (map[string]string, error) {
 	}
 	r.agentM = map[string]string{}
 	sub := filepath.Join(r.dir, "subagents")
+	if !realDir(r.dir) || !realDir(sub) {
+		return r.agentM, nil // none, or a symlink: never followed
+	}
 	ents, err := os.ReadDir(sub)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -232,6 +241,12 @@ func (r *reader) agents() (map[string]string, error) {
 		}
 	}
 	return r.agentM, nil
+}
+
+// realDir reports whether path is a directory and not a symlink.
+func realDir(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.IsDir()
 }
 
 // readSmall reads a regular file of the current user of at most max bytes.

@@ -223,7 +223,9 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (ListPage, error) {
 	}
 	folders := []string{}
 	if opts.Project != "" {
-		folders = append(folders, ProjectFolder(filepath.Clean(opts.Project)))
+		if f := ProjectFolder(filepath.Clean(opts.Project)); s.isFolder(f) {
+			folders = append(folders, f)
+		}
 	} else {
 		ents, err := os.ReadDir(s.root)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -330,6 +332,13 @@ func parseListCursor(c string) (listKey, error) {
 		}
 	}
 	return listKey{}, fmt.Errorf("%w %q: not a cursor from history/list", ErrBadCursor, c)
+}
+
+// isFolder reports whether folder is a directory right under the root,
+// not a symlink.
+func (s *Store) isFolder(folder string) bool {
+	fi, err := os.Lstat(filepath.Join(s.root, folder))
+	return err == nil && fi.IsDir()
 }
 
 // validID accepts the session and agent ids the CLI makes (uuids, hex):

@@ -1,0 +1,302 @@
+package history_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccproxy/ccproxy/history"
+)
+
+// line is one session record, as the CLI writes them (the fields that
+// matter here).
+func line(typ, id string, n int, cwd, text string) string {
+	ts := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Minute).Format(time.RFC3339Nano)
+	rec := map[string]any{"type": typ, "uuid": fmt.Sprintf("u-%s-%d", id, n), "sessionId": id, "timestamp": ts, "cwd": cwd, "isSidechain": false}
+	switch typ {
+	case "user":
+		rec["message"] = map[string]any{"role": "user", "content": text}
+	case "assistant":
+		rec["message"] = map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": text}}}
+	}
+	b, _ := json.Marshal(rec)
+	return string(b) + "\n"
+}
+
+func writeSession(t testing.TB, root, cwd, id string, lines ...string) string {
+	t.Helper()
+	dir := filepath.Join(root, history.ProjectFolder(cwd))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func appendTo(t *testing.T, p string, s string) {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func open(t testing.TB, root string) *history.Store {
+	t.Helper()
+	st, err := history.Open(history.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func listAll(t *testing.T, st *history.Store, opts history.ListOptions) history.ListPage {
+	t.Helper()
+	p, err := st.List(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A corrupt line in the middle and a truncated one at the end are skipped
+// and counted by List and Read; the rest is read.
+func TestCorruptAndTruncatedLines(t *testing.T) {
+	root := t.TempDir()
+	p := writeSession(t, root, "/w/p", "s1",
+		line("user", "s1", 1, "/w/p", "first prompt"),
+		"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"te\n", // cut in the middle, then a newline
+		"not json at all\n",
+		line("assistant", "s1", 2, "/w/p", "an answer"),
+		`{"type":"user","message":{"role":"user","content":"unfinish`, // no newline: still being written
+	)
+	st := open(t, root)
+	s := listAll(t, st, history.ListOptions{}).Sessions[0]
+	if s.Corrupt != 2 || s.Messages != 2 || s.Title != "first prompt" {
+		t.Errorf("listed %+v: want 2 corrupt lines, 2 messages, title from the first prompt", s)
+	}
+	rp, err := st.Read(context.Background(), history.ReadOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rp.Events) != 2 || rp.Corrupt != 2 || rp.More {
+		t.Fatalf("read %d events, corrupt %d, more %v; want 2, 2, false", len(rp.Events), rp.Corrupt, rp.More)
+	}
+	fi, _ := os.Stat(p)
+	if rp.Next == fmt.Sprint(fi.Size()) {
+		t.Errorf("next %s skips the unfinished last line", rp.Next)
+	}
+	// The writer finishes the line: reading on from Next gets it, and the
+	// listing counts it.
+	appendTo(t, p, "ed\"}}\n")
+	rp2, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Cursor: rp.Next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rp2.Events) != 1 || rp2.Corrupt != 0 || !strings.Contains(string(rp2.Events[0].JSON), "unfinished") {
+		t.Errorf("reading on: %+v", rp2)
+	}
+	if s := listAll(t, st, history.ListOptions{}).Sessions[0]; s.Messages != 3 || s.Corrupt != 2 {
+		t.Errorf("after the line was finished: %+v, want 3 messages", s)
+	}
+}
+
+// A line over MaxLine is skipped and counted, never fatal.
+func TestOversizedLine(t *testing.T) {
+	root := t.TempDir()
+	writeSession(t, root, "/w/p", "s1",
+		line("user", "s1", 1, "/w/p", strings.Repeat("x", 10000)),
+		line("assistant", "s1", 2, "/w/p", "ok"))
+	st, err := history.Open(history.Options{Root: root, MaxLine: 4096, MaxTitle: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := listAll(t, st, history.ListOptions{}).Sessions[0]
+	if s.Oversized != 1 || s.Messages != 1 {
+		t.Errorf("listed %+v: want 1 oversized line, 1 message", s)
+	}
+	rp, err := st.Read(context.Background(), history.ReadOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.Oversized != 1 || len(rp.Events) != 1 || rp.Events[0].Type != "assistant" {
+		t.Errorf("read: oversized %d, %d events", rp.Oversized, len(rp.Events))
+	}
+}
+
+// The index re-reads only the appended tail of a grown file, nothing of an
+// unchanged one, and the whole of a replaced or shrunk one.
+func TestIndexRereadsOnlyWhatChanged(t *testing.T) {
+	root := t.TempDir()
+	var lines []string
+	for i := range 200 {
+		lines = append(lines, line([]string{"user", "assistant"}[i%2], "s1", i, "/w/p", strings.Repeat("word ", 40)))
+	}
+	p := writeSession(t, root, "/w/p", "s1", lines...)
+	fi, _ := os.Stat(p)
+	st := open(t, root)
+	if s := listAll(t, st, history.ListOptions{}).Sessions[0]; s.Messages != 200 {
+		t.Fatalf("messages %d, want 200", s.Messages)
+	}
+	if got := st.BytesRead(); got != fi.Size() {
+		t.Errorf("first list read %d bytes, the file has %d", got, fi.Size())
+	}
+	listAll(t, st, history.ListOptions{})
+	if got := st.BytesRead(); got != fi.Size() {
+		t.Errorf("an unchanged file was read again: %d bytes read in all", got)
+	}
+	tail := line("user", "s1", 500, "/w/p", "one more")
+	appendTo(t, p, tail)
+	s := listAll(t, st, history.ListOptions{}).Sessions[0]
+	if s.Messages != 201 || !s.Updated.Equal(time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC).Add(500*time.Minute)) {
+		t.Errorf("after an append: %d messages, updated %v", s.Messages, s.Updated)
+	}
+	// The tail, plus the checksum of the first 4 KiB.
+	if got := st.BytesRead() - fi.Size(); got > int64(len(tail)) {
+		t.Errorf("an append of %d bytes made the index read %d bytes", len(tail), got)
+	}
+	// Replaced by a shorter file: read again from the start.
+	before := st.BytesRead()
+	writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "replaced"), line("assistant", "s1", 2, "/w/p", "yes"))
+	s = listAll(t, st, history.ListOptions{}).Sessions[0]
+	if s.Messages != 2 || s.Title != "replaced" {
+		t.Errorf("after a replace: %+v", s)
+	}
+	fi, _ = os.Stat(p)
+	if got := st.BytesRead() - before; got != fi.Size() {
+		t.Errorf("the replaced file: %d bytes read, it has %d", got, fi.Size())
+	}
+}
+
+// Listing is newest first, paged by cursor, and by project.
+func TestListPagingAndProjects(t *testing.T) {
+	root := t.TempDir()
+	for i := range 23 {
+		cwd := "/w/a"
+		if i%3 == 0 {
+			cwd = "/w/b"
+		}
+		id := fmt.Sprintf("s%02d", i)
+		writeSession(t, root, cwd, id, line("user", id, i, cwd, "prompt "+id), line("assistant", id, i+100, cwd, "answer"))
+	}
+	// A summary record names the session.
+	writeSession(t, root, "/w/c", "sum", line("user", "sum", 1, "/w/c", "the prompt"), `{"type":"summary","summary":"A  summary\nof it","leafUuid":"x"}`+"\n")
+	st := open(t, root)
+	var got []string
+	opts := history.ListOptions{Limit: 5}
+	for {
+		p := listAll(t, st, opts)
+		if p.Total != 24 {
+			t.Fatalf("total %d, want 24", p.Total)
+		}
+		for _, s := range p.Sessions {
+			got = append(got, s.ID)
+		}
+		if p.Next == "" {
+			break
+		}
+		opts.Cursor = p.Next
+	}
+	if len(got) != 24 || got[0] != "s22" || got[22] != "s00" || got[23] != "sum" {
+		t.Errorf("pages gave %v, want s22 … s00, sum (newest first)", got)
+	}
+	b := listAll(t, st, history.ListOptions{Project: "/w/b", Limit: 100})
+	if len(b.Sessions) != 8 {
+		t.Errorf("project /w/b: %d sessions, want 8", len(b.Sessions))
+	}
+	for _, s := range b.Sessions {
+		if s.Project != "/w/b" || s.Folder != "-w-b" {
+			t.Errorf("project /w/b listed %+v", s)
+		}
+	}
+	c := listAll(t, st, history.ListOptions{Project: "/w/c"}).Sessions[0]
+	if c.Title != "A summary of it" || c.TitleFrom != "summary" {
+		t.Errorf("title %q from %q, want the summary", c.Title, c.TitleFrom)
+	}
+	if _, err := st.List(context.Background(), history.ListOptions{Cursor: "garbage!"}); !errors.Is(err, history.ErrBadCursor) {
+		t.Errorf("bad cursor: %v", err)
+	}
+}
+
+// Nothing outside the projects directory is read: symlinked files and
+// folders are skipped, ids cannot name paths.
+func TestNoSymlinksNoEscapes(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeSession(t, root, "/w/p", "inside", line("user", "inside", 1, "/w/p", "ok"))
+	secret := writeSession(t, outside, "/x", "secret", line("user", "secret", 1, "/x", "secret"))
+	if err := os.Symlink(secret, filepath.Join(root, "-w-p", "linked.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(secret), filepath.Join(root, "-x")); err != nil {
+		t.Fatal(err)
+	}
+	st := open(t, root)
+	p := listAll(t, st, history.ListOptions{})
+	if len(p.Sessions) != 1 || p.Sessions[0].ID != "inside" || p.Skipped != 1 {
+		t.Errorf("listed %+v, want only the real file and one skipped", p)
+	}
+	if p := listAll(t, st, history.ListOptions{Project: "/x"}); len(p.Sessions) != 0 {
+		t.Errorf("a symlinked project folder was listed: %+v", p)
+	}
+	for _, id := range []string{"linked", "secret"} {
+		if _, err := st.Read(context.Background(), history.ReadOptions{ID: id}); err == nil {
+			t.Errorf("read %s through a symlink", id)
+		}
+	}
+	// A session folder that is a symlink: its subagents are not read.
+	sub := filepath.Join(outside, "inside", "subagents")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(sub, "agent-a1.meta.json"), []byte(`{"toolUseId":"t1"}`), 0o644)
+	os.WriteFile(filepath.Join(sub, "agent-a1.jsonl"), []byte(line("user", "inside", 1, "/x", "secret")), 0o644)
+	if err := os.Symlink(filepath.Join(outside, "inside"), filepath.Join(root, "-w-p", "inside")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Read(context.Background(), history.ReadOptions{ID: "inside", Agent: "a1"}); !errors.Is(err, history.ErrNotFound) {
+		t.Errorf("read a subagent through a symlinked session folder: %v", err)
+	}
+	if _, err := st.Read(context.Background(), history.ReadOptions{ID: "../../x"}); !errors.Is(err, history.ErrBadID) {
+		t.Errorf("a path as id: %v", err)
+	}
+	if _, err := st.Read(context.Background(), history.ReadOptions{ID: "inside", Agent: "../a"}); !errors.Is(err, history.ErrBadID) {
+		t.Errorf("a path as agent id: %v", err)
+	}
+	if _, err := st.Read(context.Background(), history.ReadOptions{ID: "nope"}); !errors.Is(err, history.ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+}
+
+// The first page of a big session reads a small part of it.
+func TestFirstPageReadsLittle(t *testing.T) {
+	root := t.TempDir()
+	var b strings.Builder
+	for i := 0; b.Len() < 20<<20; i++ {
+		b.WriteString(line([]string{"user", "assistant"}[i%2], "big", i, "/w/p", strings.Repeat("lorem ipsum ", 100)))
+	}
+	writeSession(t, root, "/w/p", "big", b.String())
+	st := open(t, root)
+	p, err := st.Read(context.Background(), history.ReadOptions{ID: "big", Project: "/w/p", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events) != 100 || !p.More {
+		t.Fatalf("%d events, more %v", len(p.Events), p.More)
+	}
+	if got := st.BytesRead(); got > 1<<20 {
+		t.Errorf("the first page of a 20 MB session read %d bytes", got)
+	}
+}
