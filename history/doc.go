@@ -1,3 +1,58 @@
-// Package history reads the session files the Claude Code CLI keeps under
-// ~/.claude/projects.
+// Package history lists and reads the sessions the Claude Code CLI keeps
+// on disk, so that a webview can browse past conversations (including ones
+// started in a terminal) and show them the way it shows live ones. It
+// imports only package stream of ccproxy; wiring it to requests such as
+// history/list and history/read is the proxy's job: List and Read return
+// plain Go values (JSON-tagged) meant to go into such replies as they are.
+//
+// # Where the files are
+//
+// The CLI writes every session to
+//
+//	~/.claude/projects/<project dir, every non-alphanumeric byte → "-">/<session id>.jsonl
+//	                  …/<session id>/subagents/agent-<agent id>.jsonl (+ .meta.json {"toolUseId"})
+//	                  …/<session id>/tool-results/<name>.{txt,png,…}
+//
+// one JSON record a line: user and assistant messages (one record per
+// content block of a reply), system records, and much bookkeeping
+// (attachment, api-request*, queue-operation, last-prompt, cost-state,
+// tools-used, …). docs/CLI-NOTES.md says what was found in real files of
+// 2.1.329 and 2.1.330 (kept in testdata/history). A Store reads only under
+// its root (default $HOME/.claude/projects): symlinks below the root, for
+// folders and files alike, are never followed, files of other users are
+// skipped, and ids are letters, digits, "-" and "_" only, so that no id
+// names another path.
+//
+// # Data flow
+//
+//	List:  ReadDir(root) ─► ReadDir(folder) ─► Lstat each <id>.jsonl ─► index entry
+//	       unchanged (inode, size, mtime) ─► as is
+//	       grown, same first 4 KiB ─► read from the entry's offset to the end
+//	       shrunk or replaced ─► read all again
+//	       ─► sort newest first (Updated, then id) ─► page after the cursor
+//
+//	Read:  find <id>.jsonl ─► seek to the cursor (a byte offset) ─► stream.Reader (capped lines)
+//	       ─► record ─► live-shaped event {"type","message","parent_tool_use_id",
+//	          "tool_use_result","uuid","session_id","timestamp"} ─► stream.Normalizer
+//	          (tool_result text, attachments to a stream.Sink, "mcp" annotation)
+//	       ─► after an assistant event with a tool use that started a subagent:
+//	          the subagent's events, parent_tool_use_id = that tool use
+//	       ─► stop after Limit events: Next = the offset after the last line read
+//
+// Lines are read through a feeder that hands stream.Reader at most one line
+// per Read, so the bytes handed out are the offset of the next line: that is
+// what makes a cursor a byte offset, and the first page of a 50 MB file
+// cost only what its events take. A line that is not a JSON object is
+// skipped and counted (Corrupt); a line over Options.MaxLine is drained
+// without being held and counted (Oversized); a last line without "\n" that
+// is not yet valid JSON is left for later (the CLI may be writing it), not
+// counted. Titles are capped (Options.MaxTitle).
+//
+// # Goroutines and locks
+//
+// The package starts no goroutines; List and Read run on the caller's and
+// may be called concurrently. Store.mu guards the index (the map from path
+// to entry and every entry in it); List holds it while it scans, so two
+// Lists never read the same file twice, and Read takes it only to look a
+// session up. Store.bytesRead is atomic. A Normalizer lives for one Read.
 package history

@@ -300,3 +300,45 @@ func TestFirstPageReadsLittle(t *testing.T) {
 		t.Errorf("the first page of a 20 MB session read %d bytes", got)
 	}
 }
+
+// List and Read may run at once from many goroutines while the CLI appends.
+func TestConcurrentListAndRead(t *testing.T) {
+	root := t.TempDir()
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 0, "/w/p", "hi"))
+	writeSession(t, root, "/w/q", "s2", line("user", "s2", 0, "/w/q", "hello"))
+	st := open(t, root)
+	ctx := context.Background()
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			var err error
+			defer func() { errs <- err }()
+			for err == nil {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if g%2 == 0 {
+					_, err = st.List(ctx, history.ListOptions{})
+				} else {
+					_, err = st.Read(ctx, history.ReadOptions{ID: "s1"})
+				}
+			}
+		}()
+	}
+	for i := 1; i <= 50; i++ {
+		appendTo(t, p, line("assistant", "s1", i, "/w/p", "more"))
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := listAll(t, st, history.ListOptions{Project: "/w/p"}).Sessions[0]
+	if s.Messages != 51 {
+		t.Errorf("%d messages after the appends, want 51", s.Messages)
+	}
+}
