@@ -99,6 +99,9 @@ func checkCaptured(t *testing.T, root, version string) {
 			t.Errorf("page %d: corrupt %d oversized %d", pages, p.Corrupt, p.Oversized)
 		}
 		evs = append(evs, p.Events...)
+		if open := unanswered(p.Events); len(open) > 0 {
+			t.Errorf("page %d ends with tool uses %v unanswered", pages, open)
+		}
 		if !p.More {
 			if p.Next != fmt.Sprint(fi.Size()) {
 				t.Errorf("last page ends at %s, the file has %d bytes", p.Next, fi.Size())
@@ -253,6 +256,31 @@ func checkCaptured(t *testing.T, root, version string) {
 	if agentEvents != subagent {
 		t.Errorf("reading the subagent gave %d events, nested %d", agentEvents, subagent)
 	}
+}
+
+// unanswered returns the tool_use ids of the main conversation in evs
+// without a tool_result in evs.
+func unanswered(evs []history.Event) []string {
+	open := map[string]bool{}
+	for _, ev := range evs {
+		if ev.ParentToolUseID != "" {
+			continue
+		}
+		gjson.GetBytes(ev.JSON, "message.content").ForEach(func(_, b gjson.Result) bool {
+			switch b.Get("type").Str {
+			case "tool_use":
+				open[b.Get("id").Str] = true
+			case "tool_result":
+				delete(open, b.Get("tool_use_id").Str)
+			}
+			return true
+		})
+	}
+	var ids []string
+	for id := range open {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 func agentID(t *testing.T, root string, s history.Session) string {

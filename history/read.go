@@ -121,7 +121,7 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 	if err != nil {
 		return ReadPage{}, err
 	}
-	r := &reader{s: s, ctx: ctx, norm: stream.NewNormalizer(opts.Normalize), dir: strings.TrimSuffix(path, ".jsonl"), limit: limit}
+	r := &reader{s: s, ctx: ctx, nested: map[string]bool{}, norm: stream.NewNormalizer(opts.Normalize), dir: strings.TrimSuffix(path, ".jsonl"), limit: limit}
 	page := ReadPage{SessionID: opts.ID, Agent: opts.Agent}
 	parent := ""
 	if opts.Agent != "" {
@@ -201,6 +201,7 @@ type reader struct {
 	dir    string            // the session's folder (subagents/, tool-results/)
 	limit  int               // events per subagent
 	agentM map[string]string // tool_use id -> agent id, loaded on first need
+	nested map[string]bool   // tool_use ids whose subagent is in the page
 	buf    []byte
 }
 
@@ -296,7 +297,10 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 	over := 0
 	n := 0
 	next = off
-	for n < limit {
+	// A page does not end between a tool use and its result: it may run
+	// past limit by as much again to take the results in.
+	pending := map[string]bool{}
+	for n < limit || len(pending) > 0 && n < 2*limit {
 		if err := r.ctx.Err(); err != nil {
 			return 0, false, err
 		}
@@ -323,7 +327,7 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 			continue
 		}
 		next = end
-		ev, uses, ok := r.event(line, parent)
+		ev, refs, ok := r.event(line, parent)
 		if !ok {
 			page.Skipped++
 			continue
@@ -331,11 +335,30 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		ev.Offset = start
 		page.Events = append(page.Events, ev)
 		n++
-		if nest {
-			for _, id := range uses {
-				if err := r.nest(page, id); err != nil {
-					return 0, false, err
-				}
+		for _, id := range refs.uses {
+			pending[id] = true
+		}
+		for _, id := range refs.results {
+			delete(pending, id)
+		}
+		if !nest {
+			continue
+		}
+		// A subagent goes after the tool use that started it, as known
+		// from its meta file, or else after the tool's result naming it.
+		agents, err := r.agents()
+		if err != nil {
+			return 0, false, err
+		}
+		for tool, agent := range refs.agents {
+			if _, ok := agents[tool]; !ok && validID(agent) {
+				agents[tool] = agent
+				refs.uses = append(refs.uses, tool)
+			}
+		}
+		for _, id := range refs.uses {
+			if err := r.nest(page, id); err != nil {
+				return 0, false, err
 			}
 		}
 	}
@@ -349,9 +372,10 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 		return err
 	}
 	agent, ok := agents[toolUseID]
-	if !ok {
+	if !ok || r.nested[toolUseID] {
 		return nil
 	}
+	r.nested[toolUseID] = true
 	sub := ReadPage{}
 	path := filepath.Join(r.dir, "subagents", "agent-"+agent+".jsonl")
 	next, more, err := r.file(&sub, path, 0, r.limit, toolUseID, false)
@@ -366,22 +390,24 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 	page.Corrupt += sub.Corrupt
 	page.Oversized += sub.Oversized
 	if more {
-		b := []byte(`{"type":"ccproxy","subtype":"history_more","agent":`)
-		b = strconv.AppendQuote(b, agent)
-		b = append(b, `,"parent_tool_use_id":`...)
-		b = strconv.AppendQuote(b, toolUseID)
-		b = append(b, `,"cursor":`...)
-		b = strconv.AppendQuote(b, strconv.FormatInt(next, 10))
-		b = append(b, '}')
+		b, _ := json.Marshal(map[string]string{"type": stream.TypeCCProxy, "subtype": "history_more",
+			"agent": agent, "parent_tool_use_id": toolUseID, "cursor": strconv.FormatInt(next, 10)})
 		page.Events = append(page.Events, Event{Type: stream.TypeCCProxy, Subtype: "history_more", ParentToolUseID: toolUseID, JSON: b, Offset: next})
 	}
 	return nil
 }
 
+// toolRefs are the tool calls an event mentions.
+type toolRefs struct {
+	uses    []string          // tool_use ids of an assistant event
+	results []string          // tool_use ids answered by a user event's tool_results
+	agents  map[string]string // tool_use id -> the agent id its result names (toolUseResult.agentId)
+}
+
 // event turns a conversation record into a live-shaped event and
-// normalizes it; it also returns the ids of the tool uses in it. ok is
-// false for records that are not conversation.
-func (r *reader) event(line []byte, parent string) (ev Event, uses []string, ok bool) {
+// normalizes it; it also returns the tool calls it mentions. ok is false
+// for records that are not conversation.
+func (r *reader) event(line []byte, parent string) (ev Event, refs toolRefs, ok bool) {
 	var typ, sub, uuid, sid, ts, ptu gjson.Result
 	var msg, tur, meta gjson.Result
 	isMeta := false
@@ -411,10 +437,10 @@ func (r *reader) event(line []byte, parent string) (ev Event, uses []string, ok 
 		return true
 	})
 	if !conversation[typ.Str] || isMeta {
-		return Event{}, nil, false
+		return Event{}, refs, false
 	}
 	if typ.Str != "system" && !msg.IsObject() {
-		return Event{}, nil, false
+		return Event{}, refs, false
 	}
 	b := r.buf[:0]
 	b = append(b, `{"type":`...)
@@ -430,7 +456,8 @@ func (r *reader) event(line []byte, parent string) (ev Event, uses []string, ok 
 	b = append(b, `,"parent_tool_use_id":`...)
 	switch {
 	case parent != "":
-		b = strconv.AppendQuote(b, parent)
+		q, _ := json.Marshal(parent)
+		b = append(b, q...)
 	case ptu.Type == gjson.String:
 		b = append(b, ptu.Raw...)
 	default:
@@ -463,17 +490,23 @@ func (r *reader) event(line []byte, parent string) (ev Event, uses []string, ok 
 	}
 	b = append(b, '}')
 	r.buf = b
-	if typ.Str == "assistant" {
-		msg.Get("content").ForEach(func(_, blk gjson.Result) bool {
-			if blk.Get("type").Str == "tool_use" {
-				if id := blk.Get("id").Str; id != "" {
-					uses = append(uses, id)
+	msg.Get("content").ForEach(func(_, blk gjson.Result) bool {
+		switch blk.Get("type").Str {
+		case "tool_use":
+			if id := blk.Get("id").Str; id != "" {
+				refs.uses = append(refs.uses, id)
+			}
+		case "tool_result":
+			if id := blk.Get("tool_use_id").Str; id != "" {
+				refs.results = append(refs.results, id)
+				if agent := tur.Get("agentId").Str; agent != "" {
+					refs.agents = map[string]string{id: agent}
 				}
 			}
-			return true
-		})
-	}
+		}
+		return true
+	})
 	out := r.norm.Normalize(b)
 	return Event{Type: out.Type, Subtype: out.Subtype, UUID: out.UUID, ParentToolUseID: out.ParentToolUseID,
-		JSON: bytes.Clone(out.JSON), Attachments: out.Attachments}, uses, true
+		JSON: bytes.Clone(out.JSON), Attachments: out.Attachments}, refs, true
 }
