@@ -21,7 +21,7 @@ func Example() {
 		panic(err)
 	}
 	for _, s := range list.Sessions {
-		fmt.Printf("%s in %s: %q (%s), %d messages\n", s.ID, s.Project, s.Title, s.TitleFrom, s.Messages)
+		fmt.Printf("%s: %q (%s), %d messages\n", s.Project, s.Title, s.TitleFrom, s.Messages)
 	}
 	page, err := st.Read(ctx, history.ReadOptions{ID: list.Sessions[0].ID, Limit: 3,
 		Normalize: stream.Options{Attachments: stream.AttachStrip}})
@@ -33,7 +33,7 @@ func Example() {
 	}
 	fmt.Println("more:", page.More, "skipped:", page.Skipped)
 	// Output:
-	// 1a817377-042d-4790-97bd-21e4615cf544 in /tmp/cchist/project: "[H-TEXT] Say hello, after some thought." (prompt), 29 messages
+	// /tmp/cchist/project: "[H-TEXT] Say hello, after some thought." (prompt), 29 messages
 	// user at byte 330
 	// assistant at byte 92429
 	// assistant at byte 93725

@@ -116,7 +116,10 @@ func HistoryResume(id, src string) Scenario {
 		},
 		Turns: []string{"[H-RESUME] Carry on where we left off."},
 		Script: fakeapi.First(
-			fakeapi.OnText("[H-RESUME]", fakeapi.CallTool("Bash", map[string]any{"command": "echo resumed", "description": "Resume"})),
+			// A fresh fake numbers its tool uses from 1 again: this id
+			// keeps the ids of the session file unique.
+			fakeapi.OnText("[H-RESUME]", &fakeapi.Reply{Blocks: []fakeapi.Block{{Type: "tool_use", ID: "toolu_fake_resumed_1",
+				Name: "Bash", Input: map[string]any{"command": "echo resumed", "description": "Resume"}}}}),
 			fakeapi.OnToolResults(fakeapi.Summarize),
 		),
 	}
