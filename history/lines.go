@@ -24,10 +24,16 @@ type feeder struct {
 	count *atomic.Int64 // bytes read from r, for tests and stats
 }
 
-const feedBuffer = 256 << 10
+const (
+	feedBuffer    = 256 << 10
+	minFeedBuffer = 4 << 10
+)
 
-func newFeeder(r io.Reader, off int64, count *atomic.Int64) *feeder {
-	return &feeder{r: r, buf: make([]byte, feedBuffer), off: off, nl: true, count: count}
+// newFeeder reads r, whose remaining length is about left bytes (for the
+// size of its buffer), from offset off.
+func newFeeder(r io.Reader, off, left int64, count *atomic.Int64) *feeder {
+	size := int(min(max(left+1, minFeedBuffer), feedBuffer))
+	return &feeder{r: r, buf: make([]byte, size), off: off, nl: true, count: count}
 }
 
 // Read implements io.Reader: it returns buffered bytes up to and including
@@ -65,8 +71,8 @@ type lineReader struct {
 	r *stream.Reader
 }
 
-func newLineReader(r io.Reader, off int64, maxLine int, count *atomic.Int64) *lineReader {
-	f := newFeeder(r, off, count)
+func newLineReader(r io.Reader, off, left int64, maxLine int, count *atomic.Int64) *lineReader {
+	f := newFeeder(r, off, left, count)
 	return &lineReader{f: f, r: stream.NewReader(f, maxLine)}
 }
 

@@ -293,7 +293,7 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return 0, false, fmt.Errorf("history: %w", err)
 	}
-	lr := newLineReader(f, off, r.s.maxLine, &r.s.bytesRead)
+	lr := newLineReader(f, off, fi.Size()-off, r.s.maxLine, &r.s.bytesRead)
 	over := 0
 	n := 0
 	next = off

@@ -386,7 +386,7 @@ func (s *Store) refresh(path, folder, id string) (*entry, error) {
 	if e == nil {
 		e = &entry{info: Session{ID: id, Folder: folder}}
 	}
-	if err := s.scan(f, e); err != nil {
+	if err := s.scan(f, fi.Size(), e); err != nil {
 		return nil, err
 	}
 	if e.headLen < headBytes && e.off > int64(e.headLen) {
@@ -437,11 +437,11 @@ func (s *Store) sameHead(f *os.File, e *entry) bool {
 // scan reads the file from e.off to its end and adds what it finds to e.
 // A last line without "\n" is left for the next scan unless it is complete
 // JSON.
-func (s *Store) scan(f *os.File, e *entry) error {
+func (s *Store) scan(f *os.File, size int64, e *entry) error {
 	if _, err := f.Seek(e.off, io.SeekStart); err != nil {
 		return err
 	}
-	lr := newLineReader(f, e.off, s.maxLine, &s.bytesRead)
+	lr := newLineReader(f, e.off, size-e.off, s.maxLine, &s.bytesRead)
 	over := lr.r.Oversized()
 	for {
 		line, end, complete, err := lr.next()
