@@ -36,7 +36,10 @@
 //	          "tool_use_result","uuid","session_id","timestamp"} ─► stream.Normalizer
 //	          (tool_result text, attachments to a stream.Sink, "mcp" annotation)
 //	       ─► after an assistant event with a tool use that started a subagent:
-//	          the subagent's events, parent_tool_use_id = that tool use
+//	          the subagent's events, parent_tool_use_id = that tool use, agent_id,
+//	          subagent_type, task_description (as on the live stream)
+//	       ─► a page does not end between a tool use and its result (it may run
+//	          past Limit by as much again to take them in)
 //	       ─► stop after Limit events: Next = the offset after the last line read
 //
 // Lines are read through a feeder that hands stream.Reader at most one line

@@ -75,8 +75,11 @@ type ReadPage struct {
 // normalized by stream.Normalizer exactly as a live one is: tool_result
 // content as text, attachments taken out (to the Sink when one is set),
 // MCP blocks annotated with "mcp". A subagent's events follow the assistant
-// event holding its tool use, with that tool use's id as
-// parent_tool_use_id; if it has more events than fit, a
+// event holding its tool use (or, when no meta file names that tool use, the
+// tool's result naming the agent), marked as on the live stream:
+// parent_tool_use_id (the tool use), agent_id, subagent_type and
+// task_description; its first event is the prompt it was given, which the
+// live stream does not show. If it has more events than fit, a
 // {"type":"ccproxy","subtype":"history_more","agent","parent_tool_use_id","cursor"}
 // event says how to read on (ReadOptions.Agent and Cursor).
 type Event struct {
@@ -123,18 +126,18 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 	}
 	r := &reader{s: s, ctx: ctx, nested: map[string]bool{}, norm: stream.NewNormalizer(opts.Normalize), dir: strings.TrimSuffix(path, ".jsonl"), limit: limit}
 	page := ReadPage{SessionID: opts.ID, Agent: opts.Agent}
-	parent := ""
+	var parent *subagent
 	if opts.Agent != "" {
 		agents, err := r.agents()
 		if err != nil {
 			return ReadPage{}, err
 		}
-		for tool, agent := range agents {
-			if agent == opts.Agent {
-				parent = tool
+		for _, a := range agents {
+			if a.id == opts.Agent {
+				parent = a
 			}
 		}
-		if parent == "" {
+		if parent == nil {
 			return ReadPage{}, fmt.Errorf("%w: session %s has no subagent %s", ErrNotFound, opts.ID, opts.Agent)
 		}
 		path = filepath.Join(r.dir, "subagents", "agent-"+opts.Agent+".jsonl")
@@ -200,18 +203,27 @@ type reader struct {
 	norm   *stream.Normalizer
 	dir    string            // the session's folder (subagents/, tool-results/)
 	limit  int               // events per subagent
-	agentM map[string]string // tool_use id -> agent id, loaded on first need
+	agentM map[string]*subagent // tool_use id -> its subagent, loaded on first need
 	nested map[string]bool   // tool_use ids whose subagent is in the page
 	buf    []byte
 }
 
-// agents maps the tool_use ids that started subagents to the agents' ids,
-// from the subagents' meta files (agent-<id>.meta.json {"toolUseId"}).
-func (r *reader) agents() (map[string]string, error) {
+// subagent is what is known of a subagent.
+type subagent struct {
+	toolUseID string // the tool use that started it: its events' parent_tool_use_id
+	id        string // its agent id (subagents/agent-<id>.jsonl)
+	typ       string // its type ("general-purpose", …), "" if unknown
+	desc      string // the task's description, "" if unknown
+}
+
+// agents maps the tool_use ids that started subagents to the subagents,
+// from their meta files (agent-<id>.meta.json {"toolUseId", "agentType",
+// "description"}).
+func (r *reader) agents() (map[string]*subagent, error) {
 	if r.agentM != nil {
 		return r.agentM, nil
 	}
-	r.agentM = map[string]string{}
+	r.agentM = map[string]*subagent{}
 	sub := filepath.Join(r.dir, "subagents")
 	if !realDir(r.dir) || !realDir(sub) {
 		return r.agentM, nil // none, or a symlink: never followed
@@ -237,8 +249,9 @@ func (r *reader) agents() (map[string]string, error) {
 			r.s.log.Warn("history: skipping a subagent meta file", "path", filepath.Join(sub, e.Name()), "err", err)
 			continue
 		}
-		if tool := gjson.GetBytes(b, "toolUseId").Str; tool != "" {
-			r.agentM[tool] = id
+		m := gjson.ParseBytes(b)
+		if tool := m.Get("toolUseId").Str; tool != "" {
+			r.agentM[tool] = &subagent{toolUseID: tool, id: id, typ: m.Get("agentType").Str, desc: m.Get("description").Str}
 		}
 	}
 	return r.agentM, nil
@@ -269,9 +282,9 @@ func readSmall(path string, max int64) ([]byte, error) {
 
 // file reads events from path at off into page until limit events, and
 // returns the offset to go on from and whether lines remain. parent is the
-// parent_tool_use_id for a subagent's events; nest says whether
+// subagent whose file it is (nil for the main file); nest says whether
 // subagents are nested in (only in the main file).
-func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent string, nest bool) (next int64, more bool, err error) {
+func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent *subagent, nest bool) (next int64, more bool, err error) {
 	f, err := openNoFollow(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -350,9 +363,9 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		if err != nil {
 			return 0, false, err
 		}
-		for tool, agent := range refs.agents {
-			if _, ok := agents[tool]; !ok && validID(agent) {
-				agents[tool] = agent
+		for tool, a := range refs.agents {
+			if _, ok := agents[tool]; !ok && validID(a.id) {
+				agents[tool] = a
 				refs.uses = append(refs.uses, tool)
 			}
 		}
@@ -377,8 +390,8 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 	}
 	r.nested[toolUseID] = true
 	sub := ReadPage{}
-	path := filepath.Join(r.dir, "subagents", "agent-"+agent+".jsonl")
-	next, more, err := r.file(&sub, path, 0, r.limit, toolUseID, false)
+	path := filepath.Join(r.dir, "subagents", "agent-"+agent.id+".jsonl")
+	next, more, err := r.file(&sub, path, 0, r.limit, agent, false)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
 			return nil
@@ -391,7 +404,7 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 	page.Oversized += sub.Oversized
 	if more {
 		b, _ := json.Marshal(map[string]string{"type": stream.TypeCCProxy, "subtype": "history_more",
-			"agent": agent, "parent_tool_use_id": toolUseID, "cursor": strconv.FormatInt(next, 10)})
+			"agent": agent.id, "parent_tool_use_id": toolUseID, "cursor": strconv.FormatInt(next, 10)})
 		page.Events = append(page.Events, Event{Type: stream.TypeCCProxy, Subtype: "history_more", ParentToolUseID: toolUseID, JSON: b, Offset: next})
 	}
 	return nil
@@ -401,13 +414,13 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 type toolRefs struct {
 	uses    []string          // tool_use ids of an assistant event
 	results []string          // tool_use ids answered by a user event's tool_results
-	agents  map[string]string // tool_use id -> the agent id its result names (toolUseResult.agentId)
+	agents  map[string]*subagent // tool_use id -> the subagent its result names (toolUseResult.agentId)
 }
 
 // event turns a conversation record into a live-shaped event and
 // normalizes it; it also returns the tool calls it mentions. ok is false
 // for records that are not conversation.
-func (r *reader) event(line []byte, parent string) (ev Event, refs toolRefs, ok bool) {
+func (r *reader) event(line []byte, parent *subagent) (ev Event, refs toolRefs, ok bool) {
 	var typ, sub, uuid, sid, ts, ptu gjson.Result
 	var msg, tur, meta gjson.Result
 	isMeta := false
@@ -455,9 +468,8 @@ func (r *reader) event(line []byte, parent string) (ev Event, refs toolRefs, ok 
 	}
 	b = append(b, `,"parent_tool_use_id":`...)
 	switch {
-	case parent != "":
-		q, _ := json.Marshal(parent)
-		b = append(b, q...)
+	case parent != nil:
+		b = appendJSON(b, parent.toolUseID)
 	case ptu.Type == gjson.String:
 		b = append(b, ptu.Raw...)
 	default:
@@ -472,6 +484,19 @@ func (r *reader) event(line []byte, parent string) (ev Event, refs toolRefs, ok 
 			b = append(b, f.key...)
 			b = append(b, '"', ':')
 			b = append(b, f.v.Raw...)
+		}
+	}
+	if parent != nil {
+		// As the live stream marks a subagent's events.
+		b = append(b, `,"agent_id":`...)
+		b = appendJSON(b, parent.id)
+		if parent.typ != "" {
+			b = append(b, `,"subagent_type":`...)
+			b = appendJSON(b, parent.typ)
+		}
+		if parent.desc != "" {
+			b = append(b, `,"task_description":`...)
+			b = appendJSON(b, parent.desc)
 		}
 	}
 	if typ.Str == "system" {
@@ -500,7 +525,7 @@ func (r *reader) event(line []byte, parent string) (ev Event, refs toolRefs, ok 
 			if id := blk.Get("tool_use_id").Str; id != "" {
 				refs.results = append(refs.results, id)
 				if agent := tur.Get("agentId").Str; agent != "" {
-					refs.agents = map[string]string{id: agent}
+					refs.agents = map[string]*subagent{id: {toolUseID: id, id: agent, desc: tur.Get("description").Str}}
 				}
 			}
 		}
@@ -509,4 +534,10 @@ func (r *reader) event(line []byte, parent string) (ev Event, refs toolRefs, ok 
 	out := r.norm.Normalize(b)
 	return Event{Type: out.Type, Subtype: out.Subtype, UUID: out.UUID, ParentToolUseID: out.ParentToolUseID,
 		JSON: bytes.Clone(out.JSON), Attachments: out.Attachments}, refs, true
+}
+
+// appendJSON appends s as a JSON string.
+func appendJSON(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
 }
