@@ -201,10 +201,10 @@ type reader struct {
 	s      *Store
 	ctx    context.Context
 	norm   *stream.Normalizer
-	dir    string            // the session's folder (subagents/, tool-results/)
-	limit  int               // events per subagent
+	dir    string               // the session's folder (subagents/, tool-results/)
+	limit  int                  // events per subagent
 	agentM map[string]*subagent // tool_use id -> its subagent, loaded on first need
-	nested map[string]bool   // tool_use ids whose subagent is in the page
+	nested map[string]bool      // tool_use ids whose subagent is in the page
 	buf    []byte
 }
 
@@ -412,8 +412,8 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 
 // toolRefs are the tool calls an event mentions.
 type toolRefs struct {
-	uses    []string          // tool_use ids of an assistant event
-	results []string          // tool_use ids answered by a user event's tool_results
+	uses    []string             // tool_use ids of an assistant event
+	results []string             // tool_use ids answered by a user event's tool_results
 	agents  map[string]*subagent // tool_use id -> the subagent its result names (toolUseResult.agentId)
 }
 
