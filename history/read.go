@@ -424,7 +424,7 @@ func (r *reader) event(line []byte, parent *subagent) (ev Event, refs toolRefs, 
 	var typ, sub, uuid, sid, ts, ptu gjson.Result
 	var msg, tur, meta gjson.Result
 	isMeta := false
-	gjson.ParseBytes(line).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(bstr(line)).ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "type":
 			typ = v
@@ -501,7 +501,7 @@ func (r *reader) event(line []byte, parent *subagent) (ev Event, refs toolRefs, 
 	}
 	if typ.Str == "system" {
 		// The other fields of a system record (content, level, …) matter.
-		gjson.ParseBytes(line).ForEach(func(k, v gjson.Result) bool {
+		gjson.Parse(bstr(line)).ForEach(func(k, v gjson.Result) bool {
 			switch k.Str {
 			case "type", "subtype", "message", "uuid", "sessionId", "timestamp", "parentUuid", "cwd", "userType", "version", "gitBranch", "entrypoint", "isSidechain":
 			default:
@@ -519,13 +519,13 @@ func (r *reader) event(line []byte, parent *subagent) (ev Event, refs toolRefs, 
 		switch blk.Get("type").Str {
 		case "tool_use":
 			if id := blk.Get("id").Str; id != "" {
-				refs.uses = append(refs.uses, id)
+				refs.uses = append(refs.uses, strings.Clone(id))
 			}
 		case "tool_result":
 			if id := blk.Get("tool_use_id").Str; id != "" {
 				refs.results = append(refs.results, id)
 				if agent := tur.Get("agentId").Str; agent != "" {
-					refs.agents = map[string]*subagent{id: {toolUseID: id, id: agent, desc: tur.Get("description").Str}}
+					refs.agents = map[string]*subagent{id: {toolUseID: strings.Clone(id), id: strings.Clone(agent), desc: strings.Clone(tur.Get("description").Str)}}
 				}
 			}
 		}

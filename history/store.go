@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -334,6 +335,10 @@ func parseListCursor(c string) (listKey, error) {
 	return listKey{}, fmt.Errorf("%w %q: not a cursor from history/list", ErrBadCursor, c)
 }
 
+// bstr views b as a string without a copy; what is kept of values parsed
+// from it must be cloned.
+func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // isFolder reports whether folder is a directory right under the root,
 // not a symlink.
 func (s *Store) isFolder(folder string) bool {
@@ -476,7 +481,7 @@ func (s *Store) record(line []byte, e *entry) {
 	var typ, ts, cwd, summary string
 	var msg gjson.Result
 	meta := false
-	gjson.ParseBytes(line).ForEach(func(k, v gjson.Result) bool {
+	gjson.Parse(bstr(line)).ForEach(func(k, v gjson.Result) bool { // strings kept are cloned
 		switch k.Str {
 		case "type":
 			typ = v.Str
@@ -497,12 +502,12 @@ func (s *Store) record(line []byte, e *entry) {
 	})
 	if ts != "" {
 		if e.first == "" {
-			e.first = ts
+			e.first = strings.Clone(ts)
 		}
-		e.last = ts
+		e.last = strings.Clone(ts)
 	}
 	if cwd != "" {
-		e.info.Project = cwd
+		e.info.Project = strings.Clone(cwd)
 	}
 	switch typ {
 	case "user", "assistant":
