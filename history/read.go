@@ -52,9 +52,9 @@ type ReadOptions struct {
 // ReadPage is one page of a session as events shaped like the CLI's live
 // stream-json output.
 type ReadPage struct {
-	SessionID string `json:"sessionId"`
-	Agent     string `json:"agent,omitempty"`
-	Events    []Event
+	SessionID string  `json:"sessionId"`
+	Agent     string  `json:"agent,omitempty"`
+	Events    []Event `json:"events"`
 	// Next is the cursor after the last line read: pass it to read on
 	// (also when More is false, to poll a session still being written).
 	Next string `json:"next"`
