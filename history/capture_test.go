@@ -44,6 +44,7 @@ func TestCaptureHistoryRealCLI(t *testing.T) {
 	}
 	t.Logf("captured %s: session %s, resumed as %s, in %s", h.Version, h.SessionID, h.ResumeID, h.Dir)
 	checkCaptured(t, filepath.Join(h.Dir, "projects"), h.Version)
+	checkLive(t, h.Dir)
 	for _, r := range h.Runs {
 		if _, err := os.Stat(r.TempDir); !os.IsNotExist(err) {
 			t.Errorf("temp dir %s not removed", r.TempDir)

@@ -310,46 +310,50 @@ func clip(s string) string {
 // tool_result_meta, which the file does not keep.)
 func TestHistoryMatchesLiveStream(t *testing.T) {
 	for _, v := range versions {
-		t.Run(v, func(t *testing.T) {
-			dir := filepath.Join("..", "testdata", "history", v)
-			live := map[string]gjson.Result{}
-			norm := stream.NewNormalizer(stream.Options{Attachments: stream.AttachStrip})
-			for _, name := range []string{"history-session.jsonl", "history-resume.jsonl"} {
-				b, err := os.ReadFile(filepath.Join(dir, "stream", name))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-					ev := norm.Normalize([]byte(l))
-					if ev.Type == "user" || ev.Type == "assistant" {
-						live[ev.UUID] = gjson.ParseBytes(bytes.Clone(ev.JSON))
-					}
-				}
+		t.Run(v, func(t *testing.T) { checkLive(t, filepath.Join("..", "testdata", "history", v)) })
+	}
+}
+
+// checkLive compares the session in dir/projects with the live stream in
+// dir/stream (see TestHistoryMatchesLiveStream).
+func checkLive(t *testing.T, dir string) {
+	t.Helper()
+	live := map[string]gjson.Result{}
+	norm := stream.NewNormalizer(stream.Options{Attachments: stream.AttachStrip})
+	for _, name := range []string{"history-session.jsonl", "history-resume.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(dir, "stream", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			ev := norm.Normalize([]byte(l))
+			if ev.Type == "user" || ev.Type == "assistant" {
+				live[ev.UUID] = gjson.ParseBytes(bytes.Clone(ev.JSON))
 			}
-			st := open(t, filepath.Join(dir, "projects"))
-			s := listAll(t, st, history.ListOptions{}).Sessions[0]
-			p, err := st.Read(context.Background(), history.ReadOptions{ID: s.ID, Limit: 1000, Normalize: stream.Options{Attachments: stream.AttachStrip}})
-			if err != nil {
-				t.Fatal(err)
+		}
+	}
+	st := open(t, filepath.Join(dir, "projects"))
+	s := listAll(t, st, history.ListOptions{}).Sessions[0]
+	p, err := st.Read(context.Background(), history.ReadOptions{ID: s.ID, Limit: 1000, Normalize: stream.Options{Attachments: stream.AttachStrip}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	matched := 0
+	for _, ev := range p.Events {
+		want, ok := live[ev.UUID]
+		if !ok {
+			continue // the stream echoes no prompts, nor the subagent's
+		}
+		matched++
+		got := gjson.ParseBytes(ev.JSON)
+		for _, path := range []string{"type", "parent_tool_use_id", "agent_id", "subagent_type", "task_description", "message.role", "message.content", "tool_use_result"} {
+			if !sameJSON(got.Get(path), want.Get(path)) {
+				t.Errorf("%s %s: %s is\n%s\nin the history, live it was\n%s", ev.Type, ev.UUID, path, clip(got.Get(path).Raw), clip(want.Get(path).Raw))
 			}
-			matched := 0
-			for _, ev := range p.Events {
-				want, ok := live[ev.UUID]
-				if !ok {
-					continue // the stream echoes no prompts, nor the subagent's
-				}
-				matched++
-				got := gjson.ParseBytes(ev.JSON)
-				for _, path := range []string{"type", "parent_tool_use_id", "agent_id", "subagent_type", "task_description", "message.role", "message.content", "tool_use_result"} {
-					if !sameJSON(got.Get(path), want.Get(path)) {
-						t.Errorf("%s %s: %s is\n%s\nin the history, live it was\n%s", ev.Type, ev.UUID, path, clip(got.Get(path).Raw), clip(want.Get(path).Raw))
-					}
-				}
-			}
-			if matched != len(live) {
-				t.Errorf("%d of the %d live user/assistant events are in the history", matched, len(live))
-			}
-		})
+		}
+	}
+	if matched != len(live) {
+		t.Errorf("%d of the %d live user/assistant events are in the history", matched, len(live))
 	}
 }
 
