@@ -81,8 +81,8 @@ type Session struct {
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 	// Messages counts the user and assistant records of the main file
-	// (each content block of a reply is a record of its own; subagents'
-	// records are not counted).
+	// that Read shows (each content block of a reply is a record of its
+	// own; isMeta records and subagents' records are not counted).
 	Messages int `json:"messages"`
 	// Size is the size in bytes of the session file.
 	Size int64 `json:"size"`
@@ -511,6 +511,9 @@ func (s *Store) record(line []byte, e *entry) {
 	}
 	switch typ {
 	case "user", "assistant":
+		if meta {
+			break // the CLI's own (skill text, caveats): Read skips them too
+		}
 		e.info.Messages++
 		if typ == "user" && !meta && e.prompt == "" {
 			e.prompt = s.capTitle(promptText(msg))

@@ -370,3 +370,34 @@ func TestSubagentFromResult(t *testing.T) {
 		t.Errorf("events %v, want %s", got, want)
 	}
 }
+
+// System records keep their fields; isMeta records and bookkeeping are
+// skipped (and not counted as messages).
+func TestSystemAndMetaRecords(t *testing.T) {
+	root := t.TempDir()
+	writeSession(t, root, "/w/p", "s1",
+		`{"type":"user","isMeta":true,"uuid":"m1","sessionId":"s1","message":{"role":"user","content":"Caveat: internal"}}`+"\n",
+		line("user", "s1", 1, "/w/p", "real prompt"),
+		`{"type":"system","subtype":"compact_boundary","content":"Conversation compacted","level":"info","compactMetadata":{"trigger":"manual","preTokens":1234},"uuid":"c1","sessionId":"s1","cwd":"/w/p","timestamp":"2026-11-01T10:05:00Z"}`+"\n",
+		`{"type":"last-prompt","lastPrompt":"real prompt","sessionId":"s1"}`+"\n")
+	st := open(t, root)
+	if s := listAll(t, st, history.ListOptions{}).Sessions[0]; s.Messages != 1 || s.Title != "real prompt" {
+		t.Errorf("listed %+v: want 1 message titled by the real prompt", s)
+	}
+	p, err := st.Read(context.Background(), history.ReadOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events) != 2 || p.Skipped != 2 {
+		t.Fatalf("%d events, %d skipped; want the prompt and the system record, 2 skipped", len(p.Events), p.Skipped)
+	}
+	sys := p.Events[1]
+	var got map[string]any
+	if err := json.Unmarshal(sys.JSON, &got); err != nil {
+		t.Fatal(err)
+	}
+	if sys.Type != "system" || sys.Subtype != "compact_boundary" || got["content"] != "Conversation compacted" ||
+		got["compactMetadata"] == nil || got["session_id"] != "s1" || got["cwd"] != nil {
+		t.Errorf("system event %s", sys.JSON)
+	}
+}
