@@ -107,6 +107,9 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 	if opts.Agent != "" && !validID(opts.Agent) {
 		return ReadPage{}, fmt.Errorf("%w: agent id %q: ids are letters, digits, '-' and '_'", ErrBadID, opts.Agent)
 	}
+	if err := checkProject(opts.Project); err != nil {
+		return ReadPage{}, err
+	}
 	var off int64
 	if opts.Cursor != "" {
 		n, err := strconv.ParseInt(opts.Cursor, 10, 64)

@@ -41,7 +41,16 @@ var (
 	ErrBadID      = errors.New("history: invalid session id")
 	ErrBadCursor  = errors.New("history: invalid cursor")
 	ErrNotAllowed = errors.New("history: not allowed")
+	ErrBadProject = errors.New("history: invalid project directory")
 )
+
+// checkProject accepts "" or an absolute directory.
+func checkProject(p string) error {
+	if p != "" && !filepath.IsAbs(p) {
+		return fmt.Errorf("%w %q: want an absolute path", ErrBadProject, p)
+	}
+	return nil
+}
 
 // Options configure a Store.
 type Options struct {
@@ -209,6 +218,9 @@ type ListPage struct {
 // or changed since the last call are read, and of a grown file only what
 // was appended.
 func (s *Store) List(ctx context.Context, opts ListOptions) (ListPage, error) {
+	if err := checkProject(opts.Project); err != nil {
+		return ListPage{}, err
+	}
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = DefaultListLimit

@@ -229,6 +229,15 @@ func TestListPagingAndProjects(t *testing.T) {
 	if _, err := st.List(context.Background(), history.ListOptions{Cursor: "garbage!"}); !errors.Is(err, history.ErrBadCursor) {
 		t.Errorf("bad cursor: %v", err)
 	}
+	if _, err := st.List(context.Background(), history.ListOptions{Project: "w/b"}); !errors.Is(err, history.ErrBadProject) {
+		t.Errorf("relative project: %v", err)
+	}
+	if _, err := st.Read(context.Background(), history.ReadOptions{ID: "s01", Cursor: "-5"}); !errors.Is(err, history.ErrBadCursor) {
+		t.Errorf("bad read cursor: %v", err)
+	}
+	if _, err := st.Read(context.Background(), history.ReadOptions{ID: "s01", Cursor: "99999999"}); !errors.Is(err, history.ErrBadCursor) {
+		t.Errorf("read cursor past the end: %v", err)
+	}
 }
 
 // Nothing outside the projects directory is read: symlinked files and
