@@ -54,8 +54,8 @@ echo "test.sh: go vet ./..." >&2
 go vet ./...
 
 # Packages with concurrency run under the race detector; the rest run plain.
-race_pkgs=$(go list ./... | grep -E '/(proxy|mcpconfig|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
-plain_pkgs=$(go list ./... | grep -v -E '/(proxy|mcpconfig|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
+race_pkgs=$(go list ./... | grep -E '/(proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
+plain_pkgs=$(go list ./... | grep -v -E '/(proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
 
 echo "test.sh: go test" >&2
 status=0
