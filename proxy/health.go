@@ -13,7 +13,7 @@ import (
 // summary of a running proxy, as `ccproxy status` prints it.
 type Health struct {
 	Version       string         `json:"version"`
-	Claude        *Claude        `json:"claude,omitempty"` // the CLI found, once it was looked up
+	Claude        *HealthClaude  `json:"claude,omitempty"` // the CLI found, once it was looked up
 	Started       time.Time      `json:"started"`
 	UptimeSeconds float64        `json:"uptimeSeconds"`
 	TLS           bool           `json:"tls"`
@@ -23,6 +23,12 @@ type Health struct {
 	Clients       int            `json:"clients"` // websocket connections
 	MCPServers    int            `json:"mcpServers"`
 	MCPByStatus   map[string]int `json:"mcpServersByStatus"`
+}
+
+// HealthClaude is the Claude Code CLI the proxy runs.
+type HealthClaude struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
 }
 
 // health gathers the Health of s. Lock order: Server.mu, then each
@@ -38,8 +44,7 @@ func (s *Server) health() Health {
 	h.UptimeSeconds = time.Since(s.started).Truncate(time.Second).Seconds()
 	s.claudeMu.Lock()
 	if s.claude != nil {
-		c := *s.claude
-		h.Claude = &c
+		h.Claude = &HealthClaude{Path: s.claude.Path, Version: s.claude.Version}
 	}
 	s.claudeMu.Unlock()
 	s.mu.Lock()

@@ -2,7 +2,9 @@ package main
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"os"
@@ -212,4 +214,39 @@ func TestRenderQR(t *testing.T) {
 			t.Fatalf("no finder pattern: the bitmap is not a QR code")
 		}
 	}
+}
+
+// TestServeTLSCertFiles: serve with --tls-cert/--tls-key presents that
+// certificate, announces its fingerprint, and warns when it does not cover
+// the host in the login links.
+func TestServeTLSCertFiles(t *testing.T) {
+	cert, err := proxy.SelfSignedCert([]string{"ccproxy.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
+
+	srv := startServe(t, ccproxyBinary(t), "--demo", "--tls-cert", certFile, "--tls-key", keyFile)
+	if want := proxy.CertFingerprint(cert.Certificate[0]); srv.first.TLSFingerprint != want {
+		t.Errorf("fingerprint %q, want the file's %s", srv.first.TLSFingerprint, want)
+	}
+	if !strings.Contains(srv.stderr.String(), "warning: the --tls-cert certificate does not cover 127.0.0.1") {
+		t.Errorf("no warning that the certificate does not cover 127.0.0.1:\n%s", srv.stderr.String())
+	}
+	// Reached by the name the certificate covers (--host would put it in
+	// the links), verified the usual way.
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	conn, err := tls.Dial("tcp", srv.first.URL[len("https://"):], &tls.Config{RootCAs: pool, ServerName: "ccproxy.test"})
+	if err != nil {
+		t.Fatalf("TLS with the file's certificate: %v", err)
+	}
+	conn.Close()
 }
