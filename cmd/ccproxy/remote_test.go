@@ -135,11 +135,14 @@ func TestServeTLSSelfSigned(t *testing.T) {
 	}
 
 	// stderr: the fingerprint, and a QR code of a login link of its own
-	// (printed before serving began, so before status was answered).
-	stderr := srv.stderr.String()
-	if !strings.Contains(stderr, "TLS certificate SHA-256 fingerprint: "+srv.first.TLSFingerprint) {
-		t.Errorf("stderr lacks the fingerprint:\n%s", stderr)
+	// (printed before the log line that says it is serving).
+	if !srv.stderr.waitFor("TLS certificate SHA-256 fingerprint: "+srv.first.TLSFingerprint, uiWait) {
+		t.Errorf("stderr lacks the fingerprint:\n%s", srv.stderr.String())
 	}
+	if !srv.stderr.waitFor("ccproxy serving", uiWait) {
+		t.Fatalf("serve did not log that it serves:\n%s", srv.stderr.String())
+	}
+	stderr := srv.stderr.String()
 	if !strings.Contains(stderr, "Scan this one-time login link with a phone") || !strings.Contains(stderr, "▀") {
 		t.Errorf("stderr lacks the QR code:\n%s", stderr)
 	}
@@ -156,8 +159,8 @@ func TestStatusLoopback(t *testing.T) {
 	if !strings.HasPrefix(srv.first.URL, "http://127.0.0.1:") || srv.first.TLSFingerprint != "" {
 		t.Fatalf("first line %+v: want plain http on loopback", srv.first)
 	}
-	if strings.Contains(srv.stderr.String(), "Scan this") {
-		t.Errorf("a QR code without --qr, stderr not a terminal")
+	if !srv.stderr.waitFor("ccproxy serving", uiWait) || strings.Contains(srv.stderr.String(), "Scan this") {
+		t.Errorf("a QR code without --qr, on loopback, stderr not a terminal:\n%s", srv.stderr.String())
 	}
 	t.Setenv("CCPROXY_URL", srv.first.URL)
 	t.Setenv("CCPROXY_TOKEN", srv.first.Token)
@@ -237,7 +240,7 @@ func TestServeTLSCertFiles(t *testing.T) {
 	if want := proxy.CertFingerprint(cert.Certificate[0]); srv.first.TLSFingerprint != want {
 		t.Errorf("fingerprint %q, want the file's %s", srv.first.TLSFingerprint, want)
 	}
-	if !strings.Contains(srv.stderr.String(), "warning: the --tls-cert certificate does not cover 127.0.0.1") {
+	if !srv.stderr.waitFor("warning: the --tls-cert certificate does not cover 127.0.0.1", uiWait) {
 		t.Errorf("no warning that the certificate does not cover 127.0.0.1:\n%s", srv.stderr.String())
 	}
 	// Reached by the name the certificate covers (--host would put it in

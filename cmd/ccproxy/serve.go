@@ -34,8 +34,9 @@ The first line on stdout is {"url","port","pid","loginURL"} (and "token"
 when ccproxy made the token up; under TLS also "tlsFingerprint", the
 certificate's SHA-256, and "tlsSPKI", its public key's base64 SHA-256);
 the log goes to stderr. The web UI is at /: open loginURL, a one-time link,
-in a browser. When stderr is a terminal (or with --qr) a second one-time
-link is printed there as a QR code, for a phone.
+in a browser. When ccproxy listens off loopback and stderr is a terminal
+(or with --qr) a second one-time link is printed there as a QR code, for a
+phone.
 
 ccproxy listens on loopback unless it serves TLS: to reach it from a phone
 or another machine, give --addr 0.0.0.0:PORT (or an address of this
@@ -162,7 +163,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if f, ok := stdout.(*os.File); ok && isTerminal(f) && first["loginURL"] != nil {
 		fmt.Fprintf(stdout, "\nccproxy is ready. Open this one-time link in your browser:\n\n    %s\n\n", first["loginURL"])
 	}
-	if f, ok := stderr.(*os.File); !cfg.opts.NoUI && (cfg.qr || ok && isTerminal(f)) {
+	offLoopback := !ln.Addr().(*net.TCPAddr).IP.IsLoopback()
+	if f, ok := stderr.(*os.File); !cfg.opts.NoUI && (cfg.qr || offLoopback && ok && isTerminal(f)) {
+		// For a phone: only when one can reach the proxy, unless asked.
 		// A link of its own, so that the phone does not spend the one on
 		// stdout.
 		if err := printLoginQR(stderr, base+"/#code="+srv.NewLoginCode(0)); err != nil {
@@ -214,7 +217,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key of --tls-cert, in PEM `FILE`")
 	fs.BoolVar(&cfg.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a new self-signed ECDSA certificate for the served hosts; its SHA-256 fingerprint is printed")
 	fs.Var(&cfg.hosts, "host", "also accept requests for host `NAME` (a DNS name or an IP address clients use; repeatable; the first goes in login links)")
-	fs.BoolVar(&cfg.qr, "qr", false, "print the one-time login link as a QR code on stderr even when it is not a terminal")
+	fs.BoolVar(&cfg.qr, "qr", false, "print a one-time login link as a QR code on stderr (default: when listening off loopback with stderr a terminal)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
