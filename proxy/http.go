@@ -19,7 +19,8 @@ import (
 )
 
 // Handler returns the proxy's HTTP handler. Every request passes the Host
-// check (its Host header names a served host) and the Origin check. The web UI's static files (/, /app.js, …) and POST /v1/login are
+// check (its Host header names a served host, which Serve works out from
+// its listener: before Serve every request is refused) and the Origin check. The web UI's static files (/, /app.js, …) and POST /v1/login are
 // public: they hold no secret, and the page needs them to log in. Everything
 // else needs the token, or the session cookie that /v1/login sets (from the
 // proxy's own origin only): /v1/ws, /v1/blobs/<sha256>, /v1/mcp/status,
