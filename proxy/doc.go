@@ -80,6 +80,21 @@
 // mcp/call that got a result is appended too; mcp/log reads it back.
 // Inputs and outputs are kept only with Options.CallLogIO.
 //
+// # Reaching the proxy from other machines
+//
+// Serve first readies its listener (remote.go): an address off loopback is
+// refused unless Options.TLS is set; with it, the listener is wrapped in TLS
+// (1.2 or newer, HTTP/1.1). The served hosts (ServedHosts: Options.Hosts,
+// the listen address or every address of the machine on a wildcard, and
+// loopback names on loopback) make the own origins (https:// under TLS) and
+// the Host header check that every request passes before the Origin check
+// (DNS rebinding: 421). POST /v1/login is rate-limited per client address
+// (IPv4 address or IPv6 /64) by a token bucket in a map bounded by
+// Options.MaxLoginClients; when it is full, newcomers share one bucket and
+// it is logged. Under TLS the login cookie is Secure. GET /v1/health
+// summarizes the proxy (Health) for `ccproxy status`. SelfSignedCert,
+// CertFingerprint and SPKIHash serve `serve --tls-self-signed`.
+//
 // # Concurrency
 //
 // Goroutines and their owners: Server.Serve owns the HTTP server, the MCP
@@ -91,6 +106,9 @@
 // writer, the stdout and stderr loops and the waiter, plus permission
 // timers and a restart (joined by close). Lock order: Server.mu, then
 // Session.mu or mcpHub.mu, then client.mu; queueing a frame never blocks.
+// logins.mu guards the login codes and loginLimiter.mu the rate limit's
+// buckets; each is taken alone. The origin policy (served hosts, own
+// origins) is written before the HTTP server starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
 //
 // Logs use log/slog with constant keys; the token, environment values of

@@ -18,17 +18,20 @@ import (
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
-// Handler returns the proxy's HTTP handler. Every request passes the Origin
-// check. The web UI's static files (/, /app.js, …) and POST /v1/login are
+// Handler returns the proxy's HTTP handler. Every request passes the Host
+// check (its Host header names a served host, which Serve works out from
+// its listener: before Serve every request is refused) and the Origin check. The web UI's static files (/, /app.js, …) and POST /v1/login are
 // public: they hold no secret, and the page needs them to log in. Everything
 // else needs the token, or the session cookie that /v1/login sets (from the
 // proxy's own origin only): /v1/ws, /v1/blobs/<sha256>, /v1/mcp/status,
-// POST /v1/login/code.
+// /v1/health, POST /v1/login/code. POST /v1/login is rate-limited per
+// client address.
 func (s *Server) Handler() http.Handler {
 	private := http.NewServeMux()
 	private.HandleFunc("/v1/ws", s.serveWS)
 	private.HandleFunc(blobPath, s.serveBlob)
 	private.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
+	private.HandleFunc("/v1/health", s.serveHealth)
 	private.HandleFunc(loginPath+"/code", s.serveLoginCode)
 	private.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no such endpoint: "+truncate(r.URL.Path, 100))
@@ -49,9 +52,17 @@ func (s *Server) Handler() http.Handler {
 	return s.checkOrigin(mux)
 }
 
-// checkOrigin applies the Origin check and CORS.
+// checkOrigin applies the Host check, the Origin check and CORS.
 func (s *Server) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.origins.hostAllowed(r.Host) {
+			// DNS rebinding: a page of another site whose name now
+			// points here. Which names are served is not said: the
+			// page could read it.
+			s.log.Warn("request for a host this proxy does not serve refused", "host", truncate(r.Host, 100), "path", r.URL.Path)
+			writeHTTPError(w, http.StatusMisdirectedRequest, protocol.CodeForbiddenOrigin, fmt.Sprintf("host %.100q is not a name this proxy is served by (its listen address, loopback names on loopback, or a name given with --host)", r.Host))
+			return
+		}
 		origin := r.Header.Get("Origin")
 		if !s.origins.allowed(origin) {
 			s.log.Warn("request from a forbidden origin refused", "origin", truncate(origin, 100), "path", r.URL.Path)
@@ -280,41 +291,59 @@ func writeHTTPError(w http.ResponseWriter, status int, code protocol.Code, msg s
 	w.Write(b)
 }
 
-// originPolicy decides which browser origins may use the proxy (SPEC §1.3).
+// originPolicy decides which browser origins may use the proxy (SPEC §1.3)
+// and which names a request's Host header may carry. It is written by
+// prepareListener before the HTTP server starts and only read afterwards.
 type originPolicy struct {
 	extra map[string]bool // normalized scheme://host[:port], or "null"
-	own   map[string]bool // from the listen address
-	base  string          // http://host:port of the listen address
+	own   map[string]bool // SCHEME://HOST:PORT for every served host
+	hosts map[string]bool // served hosts and the hosts of extra origins: the Host header check
+	base  string          // SCHEME://HOST:PORT of the first served host
 	port  int
+	tls   bool
 }
 
 func newOriginPolicy(extra []string) originPolicy {
-	p := originPolicy{extra: map[string]bool{}, own: map[string]bool{}}
+	p := originPolicy{extra: map[string]bool{}, own: map[string]bool{}, hosts: map[string]bool{}}
 	for _, o := range extra {
 		n, err := parseOrigin(o)
 		if err != nil {
 			continue // checked by Options.setDefaults
 		}
 		p.extra[n] = true
+		if u, err := url.Parse(n); err == nil && u.Hostname() != "" {
+			// A reverse proxy in front (--allow-origin) may pass its
+			// own name on.
+			p.hosts[strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")] = true
+		}
 	}
 	return p
 }
 
-// setListenAddr derives the proxy's own origins from its listen address:
-// http://HOST:PORT, and on loopback also localhost, 127.0.0.1 and [::1].
-func (p *originPolicy) setListenAddr(a net.Addr) {
-	host, port, err := net.SplitHostPort(a.String())
-	if err != nil {
-		return
+// setServed derives the proxy's own origins from the port it listens on
+// and the hosts it serves (ServedHosts): SCHEME://HOST:PORT, https under
+// TLS, http otherwise.
+func (p *originPolicy) setServed(port int, hosts []string, tls bool) {
+	scheme := "http"
+	if tls {
+		scheme = "https"
 	}
-	p.base = "http://" + strings.ToLower(net.JoinHostPort(host, port))
-	p.port, _ = strconv.Atoi(port)
-	p.own["http://"+strings.ToLower(net.JoinHostPort(host, port))] = true
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
-			p.own["http://"+net.JoinHostPort(h, port)] = true
+	p.port, p.tls = port, tls
+	for i, h := range hosts {
+		o := scheme + "://" + strings.ToLower(net.JoinHostPort(h, strconv.Itoa(port)))
+		if i == 0 {
+			p.base = o
 		}
+		p.own[o] = true
+		p.hosts[h] = true
 	}
+}
+
+// hostAllowed reports whether a Host header names a served host (or the
+// host of an --allow-origin origin); its port is not checked.
+func (p *originPolicy) hostAllowed(hostHeader string) bool {
+	h := hostOfHeader(hostHeader)
+	return h != "" && p.hosts[h]
 }
 
 // ownOrExtra reports whether origin is the proxy's own (from its listen
@@ -326,7 +355,7 @@ func (p *originPolicy) ownOrExtra(origin string) bool {
 
 func (p *originPolicy) listenPort() int { return p.port }
 
-// baseURL is http://host:port of the listen address.
+// baseURL is SCHEME://HOST:PORT of the first served host.
 func (p *originPolicy) baseURL() string { return p.base }
 
 func (p *originPolicy) allowed(origin string) bool {

@@ -6,7 +6,10 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -22,7 +25,11 @@ import (
 // exchange: a per-launch secret distinct from the token, HttpOnly, SameSite=
 // Strict, named after the port (cookies are shared by every port of a host).
 // The cookie then authenticates the websocket, the blobs and the status
-// endpoint, from the proxy's own origin only.
+// endpoint, from the proxy's own origin only. Under TLS it is Secure.
+//
+// Login attempts are rate-limited per client address (loginLimiter): a
+// token bucket per IPv4 address or IPv6 /64, in a map bounded by
+// Options.MaxLoginClients.
 
 const (
 	// maxLoginCodes bounds the codes waiting to be used; minting more
@@ -31,6 +38,13 @@ const (
 	// LoginCodeTTL is how long a code minted on request stays valid.
 	LoginCodeTTL = 5 * time.Minute
 	loginPath    = "/v1/login"
+
+	// DefaultLoginBurst and DefaultLoginEvery are the login rate limit per
+	// client address: a burst of 10 attempts, then one every 6 s.
+	DefaultLoginBurst = 10
+	DefaultLoginEvery = 6 * time.Second
+	// DefaultMaxLoginClients bounds the addresses the limit remembers.
+	DefaultMaxLoginClients = 4096
 )
 
 type loginCode struct {
@@ -39,16 +53,106 @@ type loginCode struct {
 }
 
 type logins struct {
-	mu     sync.Mutex
+	mu     sync.Mutex // guards codes
 	codes  []loginCode
 	cookie string   // the cookie's value
 	hash   [32]byte // its sha256, for constant-time checks
+	limit  *loginLimiter
 }
 
-func newLogins() *logins {
-	l := &logins{cookie: randomString(32)}
+func newLogins(opts Options) *logins {
+	l := &logins{cookie: randomString(32), limit: newLoginLimiter(opts.LoginBurst, opts.LoginEvery, opts.MaxLoginClients)}
 	l.hash = sha256.Sum256([]byte(l.cookie))
 	return l
+}
+
+// loginLimiter is a token bucket per client address. The map holds at
+// most max addresses: when it is full, buckets that have filled up again
+// (the same as new ones) are dropped; if none has, the addresses not in
+// the map share the overflow bucket, so that many addresses cannot buy
+// more attempts than one, and the first time it happens is logged.
+type loginLimiter struct {
+	burst float64
+	every time.Duration
+	max   int
+	now   func() time.Time // time.Now; tests move it
+
+	mu       sync.Mutex // guards the fields below
+	buckets  map[string]*bucket
+	overflow bucket
+	warned   bool // the map was found full (logged once per fill-up)
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Time // when tokens was computed
+}
+
+func newLoginLimiter(burst int, every time.Duration, max int) *loginLimiter {
+	return &loginLimiter{burst: float64(burst), every: every, max: max, now: time.Now, buckets: map[string]*bucket{}}
+}
+
+// refill brings b up to now; a new bucket (zero at) is full.
+func (l *loginLimiter) refill(b *bucket, now time.Time) {
+	if b.at.IsZero() {
+		b.tokens = l.burst
+	} else if d := now.Sub(b.at); d > 0 {
+		b.tokens = min(l.burst, b.tokens+float64(d)/float64(l.every))
+	}
+	b.at = now
+}
+
+// allow takes one attempt from key's bucket. When none is left it returns
+// false and how long until the next; full reports that the map of
+// addresses was full and key had to share the overflow bucket (for the
+// first time since it was last not full).
+func (l *loginLimiter) allow(key string) (ok bool, wait time.Duration, full bool) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buckets[key]
+	if b == nil {
+		if len(l.buckets) >= l.max {
+			for k, o := range l.buckets {
+				if l.refill(o, now); o.tokens >= l.burst {
+					delete(l.buckets, k)
+				}
+			}
+		}
+		if len(l.buckets) < l.max {
+			b = &bucket{}
+			l.buckets[key] = b
+			l.warned = false
+		} else {
+			b = &l.overflow
+			full = !l.warned
+			l.warned = true
+		}
+	}
+	l.refill(b, now)
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0, full
+	}
+	return false, time.Duration((1 - b.tokens) * float64(l.every)), full
+}
+
+// clientKey is the rate limit's key for a remote address: the IPv4
+// address, or the /64 of an IPv6 one (a single host often holds a whole
+// /64).
+func clientKey(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return host
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String()
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // NewLoginCode mints a one-time code for the web UI's login: the page at
@@ -109,6 +213,19 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "login takes POST {\"code\": …}")
 		return
 	}
+	key := clientKey(r.RemoteAddr)
+	ok, wait, full := s.logins.limit.allow(key)
+	if full {
+		s.log.Warn("login rate limit: every address slot is in use; new addresses share one bucket", "slots", s.opts.MaxLoginClients)
+	}
+	if !ok {
+		secs := int(math.Ceil(wait.Seconds()))
+		s.log.Warn("login attempt refused: too many from one address", "client", key)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeHTTPError(w, http.StatusTooManyRequests, protocol.CodeLimitExceeded,
+			fmt.Sprintf("too many login attempts from %s: try again in %d s (at most %d at once, then one every %s)", key, secs, s.opts.LoginBurst, s.opts.LoginEvery))
+		return
+	}
 	var body struct {
 		Code string `json:"code"`
 	}
@@ -124,6 +241,7 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{
 		Name: s.cookieName(), Value: s.logins.cookie, Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: s.origins.tls, // under TLS, never sent over plain HTTP
 	})
 	s.log.Info("browser logged in with a one-time code")
 	w.WriteHeader(http.StatusNoContent)

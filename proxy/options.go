@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -109,6 +110,28 @@ type Options struct {
 	// waiting for an answer (default DefaultMaxPendingPermissions); beyond
 	// it claude's further requests are denied at once, and it is logged.
 	MaxPendingPermissions int
+
+	// Reaching the proxy from other machines (remote.go, login.go).
+
+	// TLS, when set, serves HTTPS with its certificates (TLS 1.2 or newer,
+	// HTTP/1.1): the proxy's own origins are then https://, and the login
+	// cookie is Secure. A listen address off loopback is served only with
+	// TLS.
+	TLS *tls.Config
+	// Hosts are names (DNS names or IP addresses) clients reach the proxy
+	// by, besides its listen address (see ServedHosts); the first is the
+	// one put in login links. A request whose Host header names no served
+	// host is refused (a DNS-rebinding defence).
+	Hosts []string
+	// LoginBurst and LoginEvery rate-limit POST /v1/login per client
+	// address (IPv4 address or IPv6 /64): a token bucket of LoginBurst
+	// attempts (10), one more every LoginEvery (6 s). Beyond it: 429.
+	LoginBurst int
+	LoginEvery time.Duration
+	// MaxLoginClients bounds the addresses the login rate limit remembers
+	// (4096); when they are all in use, the addresses not remembered share
+	// one bucket, and it is logged.
+	MaxLoginClients int
 }
 
 func (o *Options) setDefaults() error {
@@ -171,6 +194,9 @@ func (o *Options) setDefaults() error {
 	defInt(&o.StderrTailBytes, 8<<10)
 	defInt(&o.MaxMCPRequests, 64)
 	defInt(&o.MaxPendingPermissions, DefaultMaxPendingPermissions)
+	if err := o.remoteDefaults(); err != nil { // remote.go
+		return err
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -56,6 +56,8 @@ type Server struct {
 
 	wg sync.WaitGroup
 
+	started time.Time // when Serve began (/v1/health); written before the HTTP server starts
+
 	// lineRead, when set (benchmarks only), is called by a session's
 	// stdout loop as soon as a line has been read, before it is handled.
 	lineRead func()
@@ -71,7 +73,7 @@ func New(opts Options) (*Server, error) {
 		log:       opts.Logger,
 		blobs:     newBlobStore(opts.BlobBytes),
 		tokenHash: sha256.Sum256([]byte(opts.Token)),
-		logins:    newLogins(),
+		logins:    newLogins(opts),
 		sessions:  map[string]*Session{},
 		clients:   map[*client]struct{}{},
 	}
@@ -111,7 +113,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.served = true
 	s.mu.Unlock()
-	s.origins.setListenAddr(ln.Addr())
+	served, err := s.prepareListener(ln) // remote.go: TLS, served hosts, origins
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	ln = served
 
 	if c, err := s.findClaude(); err != nil {
 		s.log.Warn("Claude Code CLI unavailable; session/create fails until it is fixed", "err", err)

@@ -10,5 +10,12 @@
 //
 //	normalize   claude stream-json on stdin -> normalized events on stdout
 //	            (package stream), so `claude ... | ccproxy normalize` works.
+//	serve       live sessions over a websocket (package proxy); on loopback,
+//	            or anywhere over TLS (--tls-cert/--tls-key, --tls-self-signed:
+//	            proxy.SelfSignedCert for the proxy.ServedHosts), the one-time
+//	            login link also drawn as a QR code (qr.go, yeqown/go-qrcode,
+//	            Unicode half blocks) on stderr.
 //	mcp         MCP config resolution and inspection (package mcpconfig).
+//	status      GET /v1/health of a running serve, printed on one screen;
+//	            a self-signed server is trusted by its certificate's SHA-256.
 package main

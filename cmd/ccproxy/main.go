@@ -43,7 +43,8 @@ const usage = `ccproxy — a safe, well-formed event feed between chat UIs and t
 
 Usage:
   ccproxy serve [--addr 127.0.0.1:PORT] [--project DIR] [--token T | --token-file PATH] [--allow-origin O]...
-        run live Claude Code sessions for webviews over a websocket
+              [--tls-self-signed | --tls-cert FILE --tls-key FILE] [--host NAME]... [--qr] [--demo]
+        run live Claude Code sessions for webviews over a websocket (off loopback: TLS only)
   ccproxy normalize [--max-line BYTES] [--attachments strip|inline]
         read claude stream-json on stdin, write normalized events to stdout
   ccproxy mcp config [--project DIR] [--json] [--mcp-config FILE]... [--trust-project-mcp]
@@ -58,6 +59,8 @@ Usage:
         list the tools of server NAME with their parameters
   ccproxy mcp call NAME TOOL [--args JSON|-] [--json] [--project DIR] [--mcp-config FILE]...
         call TOOL of server NAME directly, its arguments checked against the tool's schema first
+  ccproxy status [--url URL] [--token-file PATH] [--tls-fingerprint FP] [--json]
+        a one-screen summary of a running daemon ($CCPROXY_URL, $CCPROXY_TOKEN)
   ccproxy help
         print this help
 `
@@ -75,6 +78,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runNormalize(ctx, args[1:], stdin, stdout, stderr)
 	case "mcp":
 		return runMCP(ctx, args[1:], stdin, stdout, stderr)
+	case "status":
+		return runStatus(ctx, args[1:], stdout, stderr)
 	case "replay-claude":
 		// Impersonates the Claude Code CLI by replaying a transcript; used
 		// by `serve --demo` and tests. Not listed in the usage.

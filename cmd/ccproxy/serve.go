@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -30,8 +31,19 @@ const serveUsage = `Usage: ccproxy serve [flags]
 
 Runs live Claude Code sessions for webviews over a websocket at /v1/ws.
 The first line on stdout is {"url","port","pid","loginURL"} (and "token"
-when ccproxy made the token up); the log goes to stderr. The web UI is at /:
-open loginURL, a one-time link, in a browser.
+when ccproxy made the token up; under TLS also "tlsFingerprint", the
+certificate's SHA-256, and "tlsSPKI", its public key's base64 SHA-256);
+the log goes to stderr. The web UI is at /: open loginURL, a one-time link,
+in a browser. When ccproxy listens off loopback and stderr is a terminal
+(or with --qr) a second one-time link is printed there as a QR code, for a
+phone.
+
+ccproxy listens on loopback unless it serves TLS: to reach it from a phone
+or another machine, give --addr 0.0.0.0:PORT (or an address of this
+machine) with --tls-cert and --tls-key, or with --tls-self-signed (a new
+certificate at each start: check its fingerprint when the browser asks).
+Requests must name a served host: the listen address, loopback names on
+loopback, every address of this machine on 0.0.0.0, or a --host name.
 
 Flags:
 `
@@ -41,6 +53,9 @@ type serveConfig struct {
 	addr, project, token, tokenFile, claude, logLevel, replay string
 	origins, mcpConfigs                                       multiFlag
 	trustProject, demo                                        bool
+	tlsCert, tlsKey                                           string
+	tlsSelfSigned, qr                                         bool
+	hosts                                                     multiFlag
 	demoSpeed                                                 float64
 	opts                                                      proxy.Options
 }
@@ -104,6 +119,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		opts.MCP = src
 	}
 
+	hosts, cert, err := serveTLS(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	opts.Hosts = cfg.hosts
+	if cert != nil {
+		opts.TLS = &tls.Config{Certificates: []tls.Certificate{*cert}}
+	}
 	srv, err := proxy.New(opts)
 	if err != nil {
 		return usagef("serve: %v", err)
@@ -114,9 +137,18 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	base := "http://" + ln.Addr().String()
+	if cert != nil {
+		base = "https://" + net.JoinHostPort(hosts[0], strconv.Itoa(port))
+	} else if len(cfg.hosts) > 0 {
+		base = "http://" + net.JoinHostPort(hosts[0], strconv.Itoa(port))
+	}
 	first := map[string]any{"url": base, "port": port, "pid": os.Getpid()}
 	if generated {
 		first["token"] = cfg.token // stdout goes to whoever spawned ccproxy, not to a log
+	}
+	if cert != nil {
+		first["tlsFingerprint"] = proxy.CertFingerprint(cert.Leaf.Raw)
+		first["tlsSPKI"] = proxy.SPKIHash(cert.Leaf)
 	}
 	if !cfg.opts.NoUI {
 		// A one-time link for a browser: the code is in the fragment, which
@@ -130,6 +162,15 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	if f, ok := stdout.(*os.File); ok && isTerminal(f) && first["loginURL"] != nil {
 		fmt.Fprintf(stdout, "\nccproxy is ready. Open this one-time link in your browser:\n\n    %s\n\n", first["loginURL"])
+	}
+	offLoopback := !ln.Addr().(*net.TCPAddr).IP.IsLoopback()
+	if f, ok := stderr.(*os.File); !cfg.opts.NoUI && (cfg.qr || offLoopback && ok && isTerminal(f)) {
+		// For a phone: only when one can reach the proxy, unless asked.
+		// A link of its own, so that the phone does not spend the one on
+		// stdout.
+		if err := printLoginQR(stderr, base+"/#code="+srv.NewLoginCode(0)); err != nil {
+			log.Warn("no QR code of the login link", "err", err)
+		}
 	}
 	log.Info("ccproxy serving", "url", first["url"], "project", opts.Project, "generated_token", generated)
 	return srv.Serve(ctx, ln)
@@ -149,7 +190,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		fmt.Fprint(stderr, serveUsage)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:0", "loopback `HOST:PORT` to listen on (port 0: a free one)")
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:0", "`HOST:PORT` to listen on (port 0: a free one); off loopback only with TLS")
 	fs.StringVar(&cfg.project, "project", "", "default working `DIR` of sessions, whose .mcp.json is read (default: the current directory)")
 	fs.StringVar(&cfg.token, "token", "", "the `TOKEN` clients must present (default: $CCPROXY_TOKEN, --token-file, or a random one printed on stdout)")
 	fs.StringVar(&cfg.tokenFile, "token-file", "", "read the token from `PATH`")
@@ -172,6 +213,11 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.BoolVar(&cfg.opts.CallLogIO, "call-log-io", false, "also keep tool inputs and outputs in the MCP call log")
 	fs.BoolVar(&cfg.opts.AutoProbe, "probe-mcp", true, "probe the active MCP servers at start and after each config change, for the status indicator")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with the certificate (chain) in PEM `FILE`; with --tls-key")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key of --tls-cert, in PEM `FILE`")
+	fs.BoolVar(&cfg.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a new self-signed ECDSA certificate for the served hosts; its SHA-256 fingerprint is printed")
+	fs.Var(&cfg.hosts, "host", "also accept requests for host `NAME` (a DNS name or an IP address clients use; repeatable; the first goes in login links)")
+	fs.BoolVar(&cfg.qr, "qr", false, "print a one-time login link as a QR code on stderr (default: when listening off loopback with stderr a terminal)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -231,14 +277,73 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 			return nil, usagef("serve: %s must be positive, got %d", v.name, v.n)
 		}
 	}
-	if err := checkLoopback(cfg.addr); err != nil {
+	switch {
+	case (cfg.tlsCert == "") != (cfg.tlsKey == ""):
+		return nil, usagef("serve: give --tls-cert and --tls-key together")
+	case cfg.tlsSelfSigned && cfg.tlsCert != "":
+		return nil, usagef("serve: give --tls-cert and --tls-key, or --tls-self-signed, not both")
+	}
+	if cfg.tlsCert == "" && !cfg.tlsSelfSigned {
+		if err := checkLoopback(cfg.addr); err != nil {
+			return nil, err
+		}
+	} else if err := checkAddr(cfg.addr); err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
 
-// checkLoopback refuses addresses that are not on loopback: whoever reaches
-// the port and has the token drives Claude Code on this machine.
+// serveTLS returns the hosts served at cfg.addr (proxy.ServedHosts) and,
+// with --tls-cert/--tls-key or --tls-self-signed, the certificate, whose
+// fingerprint it prints on stderr (nil without TLS).
+func serveTLS(cfg *serveConfig, stderr io.Writer) ([]string, *tls.Certificate, error) {
+	host, _, _ := net.SplitHostPort(cfg.addr)
+	if host == "localhost" {
+		host = "127.0.0.1" // as listen does
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return nil, nil, usagef("serve: --addr %q: want an IP address or localhost (name other hosts with --host)", cfg.addr)
+	}
+	hosts, err := proxy.ServedHosts(&net.TCPAddr{IP: ip}, cfg.hosts)
+	if err != nil {
+		return nil, nil, usagef("serve: --host: %v", err)
+	}
+	var cert tls.Certificate
+	switch {
+	case cfg.tlsSelfSigned:
+		if cert, err = proxy.SelfSignedCert(hosts); err != nil {
+			return nil, nil, fmt.Errorf("serve: %w", err)
+		}
+	case cfg.tlsCert != "":
+		if cert, err = tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey); err != nil {
+			return nil, nil, usagef("serve: --tls-cert %s / --tls-key %s: %v", cfg.tlsCert, cfg.tlsKey, err)
+		}
+		if err := cert.Leaf.VerifyHostname(hosts[0]); err != nil {
+			fmt.Fprintf(stderr, "ccproxy: warning: the --tls-cert certificate does not cover %s, the host in the login links (%v); name the host it covers with --host\n", hosts[0], err)
+		}
+	default:
+		return hosts, nil, nil
+	}
+	fmt.Fprintf(stderr, "ccproxy: TLS certificate SHA-256 fingerprint: %s\n", proxy.CertFingerprint(cert.Leaf.Raw))
+	return hosts, &cert, nil
+}
+
+// checkAddr checks that addr is HOST:PORT with a valid port.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usagef("serve: --addr %q: want HOST:PORT, e.g. 127.0.0.1:0", addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return usagef("serve: --addr %q: bad port %q", addr, port)
+	}
+	return nil
+}
+
+// checkLoopback refuses addresses that are not on loopback when ccproxy
+// serves no TLS: whoever reaches the port and has the token drives Claude
+// Code on this machine, and the token would cross the network in clear.
 func checkLoopback(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -251,7 +356,7 @@ func checkLoopback(addr string) error {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return usagef("serve: --addr %q: ccproxy listens on loopback only (127.0.0.1, ::1 or localhost)", addr)
+		return usagef("serve: --addr %q: ccproxy listens on loopback only (127.0.0.1, ::1 or localhost) unless it serves TLS: give --tls-cert and --tls-key, or --tls-self-signed", addr)
 	}
 	return nil
 }

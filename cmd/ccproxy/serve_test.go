@@ -405,14 +405,43 @@ func withoutEnv(env []string, name string) []string {
 }
 
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{} // closed by the next Write (waitFor's signal)
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.buf.Write(p)
+}
+
+// waitFor waits until the buffer holds s (a child's output is copied from
+// its pipe by a goroutine of exec, so it may arrive after what the child
+// did next), for at most limit; it reports whether s came.
+func (b *syncBuffer) waitFor(s string, limit time.Duration) bool {
+	timeout := time.After(limit)
+	for {
+		b.mu.Lock()
+		if strings.Contains(b.buf.String(), s) {
+			b.mu.Unlock()
+			return true
+		}
+		if b.written == nil {
+			b.written = make(chan struct{})
+		}
+		w := b.written
+		b.mu.Unlock()
+		select {
+		case <-w:
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 func (b *syncBuffer) String() string {

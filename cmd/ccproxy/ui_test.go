@@ -42,10 +42,11 @@ type browser struct {
 	dialog atomic.Value // string: text of a JavaScript dialog, if one opened
 }
 
-func newBrowser(t *testing.T) *browser {
+func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) *browser {
 	t.Helper()
 	chromium := testkit.Chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], extra...)
+	opts = append(opts,
 		chromedp.ExecPath(chromium),
 		chromedp.NoSandbox, // as root
 		chromedp.Flag("disable-gpu", true),
@@ -149,9 +150,11 @@ func (b *browser) send(text string) {
 // test ends, which then checks nothing it started is left.
 type served struct {
 	first struct {
-		URL, LoginURL string
-		Port          int
+		URL, LoginURL, Token    string
+		Port                    int
+		TLSFingerprint, TLSSPKI string
 	}
+	stderr *syncBuffer // serve's stderr (the log, the fingerprint, the QR code)
 }
 
 func startServe(t *testing.T, bin string, args ...string) *served {
@@ -175,7 +178,7 @@ func startServe(t *testing.T, bin string, args ...string) *served {
 		io.Copy(io.Discard, br) // anything after the first line
 		done <- cmd.Wait()
 	}()
-	s := &served{}
+	s := &served{stderr: &stderr}
 	if err != nil {
 		cmd.Process.Kill()
 		t.Fatalf("serve: no first line: %v\n%s", err, stderr.String())

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/ccproxy/ccproxy/proxy"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// TestServeTLSUsage: off loopback only with TLS; the TLS flags go
+// together as documented; status says what it lacks.
+func TestServeTLSUsage(t *testing.T) {
+	t.Setenv("CCPROXY_TOKEN", "")
+	t.Setenv("CCPROXY_URL", "")
+	t.Setenv("CCPROXY_TLS_FINGERPRINT", "")
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.pem")
+	os.WriteFile(junk, []byte("not PEM"), 0o600)
+	tokenFile := filepath.Join(dir, "token")
+	os.WriteFile(tokenFile, []byte(serveToken+"\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--addr", "0.0.0.0:0"}, "unless it serves TLS: give --tls-cert and --tls-key, or --tls-self-signed"},
+		{[]string{"serve", "--addr", "[2001:db8::1]:0"}, "unless it serves TLS"},
+		{[]string{"serve", "--tls-cert", junk}, "give --tls-cert and --tls-key together"},
+		{[]string{"serve", "--tls-key", junk}, "give --tls-cert and --tls-key together"},
+		{[]string{"serve", "--tls-self-signed", "--tls-cert", junk, "--tls-key", junk}, "not both"},
+		{[]string{"serve", "--tls-self-signed", "--addr", "0.0.0.0:http-nope"}, "bad port"},
+		{[]string{"serve", "--demo", "--addr", "0.0.0.0:0", "--tls-cert", junk, "--tls-key", junk}, "--tls-cert " + junk + " / --tls-key " + junk + ": tls: failed to find any PEM data"},
+		{[]string{"serve", "--demo", "--tls-self-signed", "--host", "bad host"}, "--host: host name \"bad host\""},
+		{[]string{"serve", "--demo", "--tls-self-signed", "--addr", "myhost:0"}, "want an IP address or localhost"},
+		{[]string{"status"}, "give the daemon's URL with --url or $CCPROXY_URL"},
+		{[]string{"status", "--url", "ftp://x"}, "want http://HOST:PORT"},
+		{[]string{"status", "--url", "http://127.0.0.1:1"}, "no token: give --token-file PATH or set $CCPROXY_TOKEN"},
+		{[]string{"status", "--url", "http://127.0.0.1:1", "--token-file", tokenFile, "--tls-fingerprint", "AB:CD"}, "64 hex digits"},
+		{[]string{"status", "extra"}, "unexpected argument"},
+	} {
+		out, errOut, code := runCmd(t, "", tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("%q: exit %d, stderr %q, stdout %q; want exit 2 and %q", tc.args, code, errOut, out, tc.want)
+		}
+	}
+	// A daemon that is not there: exit 1.
+	if _, errOut, code := runCmd(t, "", "status", "--url", "http://127.0.0.1:1", "--token-file", tokenFile); code != 1 || !strings.Contains(errOut, "connection refused") {
+		t.Errorf("status of nothing: exit %d, %q", code, errOut)
+	}
+}
+
+// TestServeTLSSelfSigned runs the real binary with --tls-self-signed and
+// --qr: its first line gives the https URL and the fingerprint of the
+// certificate it really presents (also on stderr); the QR code of a second
+// login link is on stderr; `ccproxy status` trusts the server by that
+// fingerprint only, and summarizes it.
+func TestServeTLSSelfSigned(t *testing.T) {
+	bin := ccproxyBinary(t)
+	srv := startServe(t, bin, "--demo", "--demo-speed", "0", "--tls-self-signed", "--qr")
+	base := fmt.Sprintf("https://127.0.0.1:%d", srv.first.Port)
+	if srv.first.URL != base || !strings.HasPrefix(srv.first.LoginURL, base+"/#code=") || srv.first.Token == "" {
+		t.Fatalf("first line %+v: want url %s and an https login link", srv.first, base)
+	}
+
+	// The certificate presented is the one announced.
+	conn, err := tls.Dial("tcp", srv.first.URL[len("https://"):], &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := conn.ConnectionState().PeerCertificates[0]
+	conn.Close()
+	if got := proxy.CertFingerprint(peer.Raw); got != srv.first.TLSFingerprint {
+		t.Errorf("the server presents %s, the first line says %s", got, srv.first.TLSFingerprint)
+	}
+	if got := proxy.SPKIHash(peer); got != srv.first.TLSSPKI {
+		t.Errorf("SPKI %s, the first line says %s", got, srv.first.TLSSPKI)
+	}
+	if err := peer.VerifyHostname("127.0.0.1"); err != nil {
+		t.Errorf("the self-signed certificate does not cover 127.0.0.1: %v", err)
+	}
+
+	// A session over wss, trusted by the fingerprint.
+	pin, _ := proxy.ParseFingerprint(srv.first.TLSFingerprint)
+	d := websocket.Dialer{TLSClientConfig: pinnedTLS(pin), HandshakeTimeout: 30 * time.Second}
+	ws, _, err := d.Dial("wss://"+srv.first.URL[len("https://"):]+"/v1/ws", http.Header{"Authorization": {"Bearer " + srv.first.Token}})
+	if err != nil {
+		t.Fatalf("wss: %v", err)
+	}
+	defer ws.Close()
+	c := &client{t: t, conn: ws}
+	session := c.do(protocol.TypeSessionCreate, map[string]any{})["session"].(string)
+	c.do(protocol.TypeSessionSubscribe, map[string]any{"session": session})
+	c.next("idle", func(f map[string]any) bool {
+		d, _ := f["data"].(map[string]any)
+		return f["type"] == protocol.TypeSessionState && d["state"] == "idle"
+	})
+
+	t.Setenv("CCPROXY_TOKEN", srv.first.Token)
+	t.Setenv("CCPROXY_TLS_FINGERPRINT", "")
+	out, errOut, code := runCmd(t, "", "status", "--url", srv.first.URL, "--tls-fingerprint", strings.ToLower(srv.first.TLSFingerprint))
+	if code != 0 {
+		t.Fatalf("status: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"ccproxy dev at " + base + " (TLS)", "\n  up ", "claude code: 2.1.329", "sessions:    1 (idle 1)", "clients:     1\n", "MCP servers: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out+errOut, srv.first.Token) {
+		t.Errorf("status shows the token")
+	}
+	if _, errOut, code := runCmd(t, "", "status", "--url", srv.first.URL); code != 1 || !strings.Contains(errOut, "certificate") {
+		t.Errorf("status without the pin: exit %d, %q; want 1 and a certificate error", code, errOut)
+	}
+	wrong := strings.Repeat("AB:", 31) + "AB"
+	if _, errOut, code := runCmd(t, "", "status", "--url", srv.first.URL, "--tls-fingerprint", wrong); code != 1 || !strings.Contains(errOut, "not the one given") {
+		t.Errorf("status with a wrong pin: exit %d, %q", code, errOut)
+	}
+	t.Setenv("CCPROXY_TLS_FINGERPRINT", srv.first.TLSFingerprint)
+	out, errOut, code = runCmd(t, "", "status", "--url", srv.first.URL, "--json")
+	var h proxy.Health
+	if code != 0 || json.Unmarshal([]byte(out), &h) != nil || h.Sessions != 1 || !h.TLS {
+		t.Errorf("status --json: exit %d %q %s", code, out, errOut)
+	}
+
+	// stderr: the fingerprint, and a QR code of a login link of its own
+	// (printed before the log line that says it is serving).
+	if !srv.stderr.waitFor("TLS certificate SHA-256 fingerprint: "+srv.first.TLSFingerprint, uiWait) {
+		t.Errorf("stderr lacks the fingerprint:\n%s", srv.stderr.String())
+	}
+	if !srv.stderr.waitFor("ccproxy serving", uiWait) {
+		t.Fatalf("serve did not log that it serves:\n%s", srv.stderr.String())
+	}
+	stderr := srv.stderr.String()
+	if !strings.Contains(stderr, "Scan this one-time login link with a phone") || !strings.Contains(stderr, "▀") {
+		t.Errorf("stderr lacks the QR code:\n%s", stderr)
+	}
+	i := strings.Index(stderr, base+"/#code=")
+	if i < 0 || strings.HasPrefix(stderr[i:], srv.first.LoginURL) {
+		t.Errorf("the QR code's link must be a login link of its own, not the first line's:\n%s", stderr)
+	}
+}
+
+// TestStatusLoopback: the loopback default still serves plain HTTP; status
+// reads the URL and token from the environment.
+func TestStatusLoopback(t *testing.T) {
+	srv := startServe(t, ccproxyBinary(t), "--demo")
+	if !strings.HasPrefix(srv.first.URL, "http://127.0.0.1:") || srv.first.TLSFingerprint != "" {
+		t.Fatalf("first line %+v: want plain http on loopback", srv.first)
+	}
+	if !srv.stderr.waitFor("ccproxy serving", uiWait) || strings.Contains(srv.stderr.String(), "Scan this") {
+		t.Errorf("a QR code without --qr, on loopback, stderr not a terminal:\n%s", srv.stderr.String())
+	}
+	t.Setenv("CCPROXY_URL", srv.first.URL)
+	t.Setenv("CCPROXY_TOKEN", srv.first.Token)
+	out, errOut, code := runCmd(t, "", "status")
+	if code != 0 || !strings.Contains(out, "ccproxy dev at "+srv.first.URL+"\n") || !strings.Contains(out, "sessions:    0\n") {
+		t.Errorf("status: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Setenv("CCPROXY_TOKEN", "wrong-token-0123456789abcdef")
+	if _, errOut, code := runCmd(t, "", "status"); code != 1 || !strings.Contains(errOut, "401 Unauthorized: missing or wrong token") {
+		t.Errorf("status with a wrong token: exit %d, %q", code, errOut)
+	}
+}
+
+// TestRenderQR: the half-block drawing is the library's modules, with the
+// quiet zone, two rows a line, light modules drawn.
+func TestRenderQR(t *testing.T) {
+	bits, err := qrBitmap("https://192.0.2.1:8443/#code=abcdefghijklmnopqrstuvwxyz012345")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(bits)
+	if n < 21 || (n-17)%4 != 0 {
+		t.Fatalf("a %d-module code is no QR version", n)
+	}
+	lines := strings.Split(strings.TrimSuffix(renderQR(bits), "\n"), "\n")
+	size := n + 2*qrQuiet
+	if len(lines) != (size+1)/2 {
+		t.Fatalf("%d lines for %d module rows", len(lines), size)
+	}
+	// Decode the drawing back into modules and compare.
+	for y := range size {
+		row := []rune(lines[y/2])
+		if len(row) != size {
+			t.Fatalf("line %d has %d columns, want %d", y/2, len(row), size)
+		}
+		for x := range size {
+			r := row[x]
+			var light bool
+			if y%2 == 0 {
+				light = r == '█' || r == '▀'
+			} else {
+				light = r == '█' || r == '▄'
+			}
+			mx, my := x-qrQuiet, y-qrQuiet
+			dark := mx >= 0 && my >= 0 && mx < n && my < n && bits[my][mx]
+			if light == dark {
+				t.Fatalf("module (%d,%d): drawn light=%v, dark=%v", x, y, light, dark)
+			}
+		}
+	}
+	// The finder pattern in the top-left corner: 7 dark modules across.
+	for x := range 7 {
+		if !bits[0][x] || !bits[6][x] {
+			t.Fatalf("no finder pattern: the bitmap is not a QR code")
+		}
+	}
+}
+
+// TestServeTLSCertFiles: serve with --tls-cert/--tls-key presents that
+// certificate, announces its fingerprint, and warns when it does not cover
+// the host in the login links.
+func TestServeTLSCertFiles(t *testing.T) {
+	cert, err := proxy.SelfSignedCert([]string{"ccproxy.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
+
+	srv := startServe(t, ccproxyBinary(t), "--demo", "--tls-cert", certFile, "--tls-key", keyFile)
+	if want := proxy.CertFingerprint(cert.Certificate[0]); srv.first.TLSFingerprint != want {
+		t.Errorf("fingerprint %q, want the file's %s", srv.first.TLSFingerprint, want)
+	}
+	if !srv.stderr.waitFor("warning: the --tls-cert certificate does not cover 127.0.0.1", uiWait) {
+		t.Errorf("no warning that the certificate does not cover 127.0.0.1:\n%s", srv.stderr.String())
+	}
+	// Reached by the name the certificate covers (--host would put it in
+	// the links), verified the usual way.
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	conn, err := tls.Dial("tcp", srv.first.URL[len("https://"):], &tls.Config{RootCAs: pool, ServerName: "ccproxy.test"})
+	if err != nil {
+		t.Fatalf("TLS with the file's certificate: %v", err)
+	}
+	conn.Close()
+}

@@ -1,0 +1,83 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// Health is the body of GET /v1/health (token or cookie required): a
+// summary of a running proxy, as `ccproxy status` prints it.
+type Health struct {
+	Version       string         `json:"version"`
+	Claude        *HealthClaude  `json:"claude,omitempty"` // the CLI found, once it was looked up
+	Started       time.Time      `json:"started"`
+	UptimeSeconds float64        `json:"uptimeSeconds"`
+	TLS           bool           `json:"tls"`
+	URL           string         `json:"url"`      // SCHEME://HOST:PORT, the first served host
+	Sessions      int            `json:"sessions"` // live sessions, by state below
+	ByState       map[string]int `json:"sessionsByState"`
+	Clients       int            `json:"clients"` // websocket connections
+	MCPServers    int            `json:"mcpServers"`
+	MCPByStatus   map[string]int `json:"mcpServersByStatus"`
+}
+
+// HealthClaude is the Claude Code CLI the proxy runs.
+type HealthClaude struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+}
+
+// health gathers the Health of s. Lock order: Server.mu, then each
+// Session.mu; mcpHub.mu on its own.
+func (s *Server) health() Health {
+	h := Health{
+		Version: s.opts.Version,
+		Started: s.started.UTC().Truncate(time.Second),
+		TLS:     s.origins.tls,
+		URL:     s.origins.baseURL(),
+		ByState: map[string]int{}, MCPByStatus: map[string]int{},
+	}
+	h.UptimeSeconds = time.Since(s.started).Truncate(time.Second).Seconds()
+	s.claudeMu.Lock()
+	if s.claude != nil {
+		h.Claude = &HealthClaude{Path: s.claude.Path, Version: s.claude.Version}
+	}
+	s.claudeMu.Unlock()
+	s.mu.Lock()
+	h.Clients = len(s.clients)
+	for _, sess := range s.sessions {
+		sess.mu.Lock()
+		h.ByState[sess.state]++
+		sess.mu.Unlock()
+		h.Sessions++
+	}
+	s.mu.Unlock()
+	var st protocol.MCPStatus
+	if err := json.Unmarshal(s.mcp.statusBody(), &st); err == nil {
+		for _, srv := range st.Servers {
+			h.MCPByStatus[srv.Status]++
+			h.MCPServers++
+		}
+	}
+	return h
+}
+
+// serveHealth is GET /v1/health.
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "/v1/health takes GET")
+		return
+	}
+	body, _ := json.Marshal(s.health())
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	if r.Method == http.MethodGet {
+		w.Write(body)
+	}
+}

@@ -1,0 +1,355 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// TestHostHeaderCheck: a request whose Host names no served host is
+// refused (DNS rebinding), whatever its path, before any other check; the
+// served names, --host names and the hosts of --allow-origin pass.
+func TestHostHeaderCheck(t *testing.T) {
+	ts := startServer(t, Options{Hosts: []string{"Box.Example."}, AllowOrigins: []string{"https://front.example"}})
+	_, port, _ := net.SplitHostPort(ts.addr)
+	auth := http.Header{"Authorization": {"Bearer " + testToken}}
+	for _, tc := range []struct {
+		host string
+		want int
+	}{
+		{ts.addr, 200},
+		{"localhost:" + port, 200},
+		{"LOCALHOST", 200},
+		{"[::1]:" + port, 200},
+		{"box.example:" + port, 200},
+		{"box.example.", 200},
+		{"front.example", 200},
+		{"evil.example:" + port, http.StatusMisdirectedRequest},
+		{"127.0.0.1.evil.example", http.StatusMisdirectedRequest},
+		{"box.example.evil", http.StatusMisdirectedRequest},
+	} {
+		for _, path := range []string{"/", "/v1/mcp/status", "/v1/health"} {
+			req, _ := http.NewRequest("GET", ts.url+path, nil)
+			req.Header = auth.Clone()
+			req.Host = tc.host
+			resp, body := doReq(t, http.DefaultClient, req)
+			if resp.StatusCode != tc.want {
+				t.Errorf("GET %s with Host %q: %s %s, want %d", path, tc.host, resp.Status, body, tc.want)
+			}
+			if tc.want != 200 && (errorCode(t, body) != protocol.CodeForbiddenOrigin || strings.Contains(string(body), "front.example")) {
+				t.Errorf("Host %q: error %s must be forbidden_origin and not list the served names", tc.host, body)
+			}
+		}
+	}
+	// HTTP/1.0 without a Host header at all.
+	c, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET / HTTP/1.0\r\n\r\n")
+	status, _ := io.ReadAll(io.LimitReader(c, 12))
+	if !strings.HasPrefix(string(status), "HTTP/1.0 421") {
+		t.Errorf("HTTP/1.0 without Host: %q, want 421", status)
+	}
+}
+
+func doReq(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+// TestLoginRateLimit: login attempts are counted per client address; past
+// the burst they get 429 with a clear message and Retry-After, and another
+// address is not affected.
+func TestLoginRateLimit(t *testing.T) {
+	ts := startServer(t, Options{LoginBurst: 3, LoginEvery: time.Hour})
+	own := http.Header{"Origin": {ts.url}}
+	for i := range 3 {
+		if resp, body := postLogin(t, ts, "wrong-code", own); resp.StatusCode != 401 {
+			t.Fatalf("attempt %d: %s %s", i+1, resp.Status, body)
+		}
+	}
+	code := ts.srv.NewLoginCode(0)
+	resp, body := postLogin(t, ts, code, own)
+	if resp.StatusCode != http.StatusTooManyRequests || errorCode(t, body) != protocol.CodeLimitExceeded ||
+		!strings.Contains(string(body), "too many login attempts from 127.0.0.1") || resp.Header.Get("Retry-After") != "3600" {
+		t.Fatalf("4th attempt: %s %s (Retry-After %q); want 429 limit_exceeded naming the address, Retry-After 3600", resp.Status, body, resp.Header.Get("Retry-After"))
+	}
+	if !strings.Contains(ts.logBuf.String(), "too many from one address") {
+		t.Errorf("the refusal was not logged")
+	}
+
+	// From 127.0.0.2 (loopback too, another address): its own bucket, and
+	// the code, unspent by the refused attempt, works.
+	other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+	req, _ := http.NewRequest("POST", ts.url+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
+	req.Header.Set("Origin", ts.url)
+	if resp, body := doReq(t, other, req); resp.StatusCode != 204 {
+		t.Errorf("login from another address: %s %s", resp.Status, body)
+	}
+}
+
+// TestLoginLimiter: the token bucket refills, and its map of addresses is
+// bounded: full buckets are dropped first, then newcomers share one bucket
+// (reported once).
+func TestLoginLimiter(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := newLoginLimiter(2, 10*time.Second, 2)
+	l.now = func() time.Time { return now }
+	allow := func(key string) (bool, bool) {
+		ok, _, full := l.allow(key)
+		return ok, full
+	}
+	for i, want := range []bool{true, true, false} {
+		if ok, _ := allow("a"); ok != want {
+			t.Fatalf("a attempt %d: %v", i+1, ok)
+		}
+	}
+	if _, wait, _ := l.allow("a"); wait != 10*time.Second {
+		t.Errorf("wait %v, want 10s", wait)
+	}
+	now = now.Add(10 * time.Second)
+	if ok, _ := allow("a"); !ok {
+		t.Errorf("a after a refill: refused")
+	}
+	if ok, full := allow("b"); !ok || full {
+		t.Errorf("b: %v %v", ok, full)
+	}
+	// The map is full (a, b; neither refilled): c and d share the overflow
+	// bucket, reported once.
+	if ok, full := allow("c"); !ok || !full {
+		t.Errorf("c: ok %v, full %v; want ok and full reported", ok, full)
+	}
+	if ok, full := allow("d"); !ok || full {
+		t.Errorf("d: ok %v, full %v; want ok, full not reported again", ok, full)
+	}
+	if ok, _ := allow("e"); ok {
+		t.Errorf("e: the overflow bucket must be empty after c and d")
+	}
+	if len(l.buckets) != 2 {
+		t.Errorf("%d addresses remembered, want at most 2", len(l.buckets))
+	}
+	// Once a and b have refilled, they make room.
+	now = now.Add(time.Minute)
+	if ok, full := allow("f"); !ok || full {
+		t.Errorf("f after the refill: %v %v", ok, full)
+	}
+	if _, kept := l.buckets["f"]; !kept || len(l.buckets) > 2 {
+		t.Errorf("f not remembered, or the map grew: %v", l.buckets)
+	}
+
+	for _, tc := range []struct{ in, want string }{
+		{"192.0.2.7:5555", "192.0.2.7"},
+		{"[2001:db8:1:2:3:4:5:6]:443", "2001:db8:1:2::/64"},
+		{"[::ffff:192.0.2.7]:1", "192.0.2.7"},
+	} {
+		if got := clientKey(tc.in); got != tc.want {
+			t.Errorf("clientKey(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// tlsServer serves a proxy over TLS with a self-signed certificate on
+// loopback, and returns it, its https URL and a client that trusts the
+// certificate.
+func tlsServer(t *testing.T, opts Options) (*testServer, string, *http.Client, *x509.CertPool) {
+	cert, err := SelfSignedCert([]string{"127.0.0.1", "localhost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	ts := startServer(t, opts)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return ts, "https://" + ts.addr, c, pool
+}
+
+// TestTLSLogin: under TLS the proxy speaks only TLS, its own origin is
+// https://, the login cookie is Secure, minted links are https, and the
+// websocket works with the cookie.
+func TestTLSLogin(t *testing.T) {
+	ts, base, c, pool := tlsServer(t, Options{})
+
+	if resp, body := httpGet(t, "GET", ts.url+"/", nil); resp.StatusCode != 400 || !strings.Contains(string(body), "HTTPS server") {
+		t.Errorf("plain HTTP on the TLS port: %s %q, want Go's 400 (an HTTP request to an HTTPS server)", resp.Status, body)
+	}
+	login := func(origin, code string) (*http.Response, []byte) {
+		req, _ := http.NewRequest("POST", base+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
+		req.Header.Set("Origin", origin)
+		return doReq(t, c, req)
+	}
+	code := ts.srv.NewLoginCode(0)
+	if resp, _ := login("http://"+ts.addr, code); resp.StatusCode != 403 {
+		t.Errorf("login from the http:// origin under TLS: %s, want 403", resp.Status)
+	}
+	resp, body := login(base, code)
+	if resp.StatusCode != 204 {
+		t.Fatalf("login: %s %s", resp.Status, body)
+	}
+	var cookie *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if strings.HasPrefix(ck.Name, "ccproxy_session_") {
+			cookie = ck
+		}
+	}
+	if cookie == nil || !cookie.Secure || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("cookie %+v: want Secure, HttpOnly, SameSite=Strict", cookie)
+	}
+
+	req, _ := http.NewRequest("POST", base+"/v1/login/code", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, body = doReq(t, c, req)
+	var minted struct{ Code, URL string }
+	mustUnmarshal(t, body, &minted)
+	if resp.StatusCode != 200 || minted.URL != base+"/#code="+minted.Code {
+		t.Errorf("minted link %s %s, want %s/#code=…", resp.Status, body, base)
+	}
+
+	d := websocket.Dialer{Subprotocols: []string{protocol.Subprotocol}, TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: waitTimeout}
+	conn, resp, err := d.Dial("wss://"+ts.addr+"/v1/ws", http.Header{"Cookie": {cookie.Name + "=" + cookie.Value}, "Origin": {base}})
+	if err != nil {
+		t.Fatalf("wss with the cookie: %v (%v)", err, resp)
+	}
+	var hello protocol.Frame
+	if err := conn.ReadJSON(&hello); err != nil || hello.Type != protocol.TypeHello {
+		t.Errorf("first frame: %+v %v", hello, err)
+	}
+	conn.Close()
+}
+
+// TestServeOffLoopbackNeedsTLS: Serve refuses a listener off loopback
+// unless Options.TLS is set (the command line refuses it earlier).
+func TestServeOffLoopbackNeedsTLS(t *testing.T) {
+	srv, err := New(Options{Token: testToken, ClaudePath: fakeClaudePath, Project: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.Serve(context.Background(), ln)
+	if err == nil || !strings.Contains(err.Error(), "needs TLS") {
+		t.Fatalf("Serve on %s without TLS: %v, want a refusal", ln.Addr(), err)
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Errorf("the refused listener is still open")
+	}
+}
+
+// TestServedHostsAndCert: the served hosts of a listen address, and a
+// self-signed certificate that covers them.
+func TestServedHostsAndCert(t *testing.T) {
+	hosts, err := ServedHosts(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, []string{"Phone.Lan.", "[fd00::1]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"phone.lan", "fd00::1", "127.0.0.1", "localhost", "::1"}
+	if strings.Join(hosts, ",") != strings.Join(want, ",") {
+		t.Errorf("served hosts %v, want %v", hosts, want)
+	}
+	all, err := ServedHosts(&net.TCPAddr{IP: net.IPv4zero, Port: 1}, nil)
+	if err != nil || len(all) == 0 || !contains(all, "127.0.0.1") || !contains(all, "localhost") {
+		t.Errorf("0.0.0.0 serves %v (%v): want every interface address, loopback included", all, err)
+	}
+	for _, h := range all {
+		if ip := net.ParseIP(h); ip != nil && ip.To4() == nil {
+			t.Errorf("0.0.0.0 claims the IPv6 address %s", h)
+		}
+	}
+	for _, bad := range []string{"", "a b", "-x.example", "x..example", "evil.example/path"} {
+		if _, err := ServedHosts(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, []string{bad}); err == nil {
+			t.Errorf("host name %q accepted", bad)
+		}
+	}
+
+	cert, err := SelfSignedCert(hosts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Leaf.PublicKeyAlgorithm != x509.ECDSA {
+		t.Errorf("key algorithm %v, want ECDSA", cert.Leaf.PublicKeyAlgorithm)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert.Leaf)
+	for _, h := range hosts {
+		if _, err := cert.Leaf.Verify(x509.VerifyOptions{DNSName: h, Roots: pool}); err != nil {
+			t.Errorf("the certificate does not cover %s: %v", h, err)
+		}
+	}
+	if _, err := cert.Leaf.Verify(x509.VerifyOptions{DNSName: "other.lan", Roots: pool}); err == nil {
+		t.Errorf("the certificate covers a host it was not made for")
+	}
+	fp := CertFingerprint(cert.Certificate[0])
+	if len(fp) != 95 || strings.ToUpper(fp) != fp {
+		t.Errorf("fingerprint %q: want 32 upper-case hex bytes joined by colons", fp)
+	}
+	parsed, err := ParseFingerprint(strings.ToLower(strings.ReplaceAll(fp, ":", "")))
+	if err != nil || CertFingerprint(cert.Certificate[0]) != fingerprintString(parsed) {
+		t.Errorf("ParseFingerprint(%s): %v", fp, err)
+	}
+	if _, err := ParseFingerprint("AB:CD"); err == nil || !strings.Contains(err.Error(), "64 hex digits") {
+		t.Errorf("short fingerprint: %v", err)
+	}
+}
+
+func fingerprintString(b [32]byte) string {
+	var parts []string
+	for _, c := range b {
+		parts = append(parts, fmt.Sprintf("%02X", c))
+	}
+	return strings.Join(parts, ":")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHealth: GET /v1/health needs the token and summarizes the proxy:
+// version, uptime, sessions by state, clients, MCP servers by status.
+func TestHealth(t *testing.T) {
+	ts := startServer(t, Options{Version: "1.2.3"})
+	if resp, _ := httpGet(t, "GET", ts.url+"/v1/health", nil); resp.StatusCode != 401 {
+		t.Errorf("health without the token: %s", resp.Status)
+	}
+	c := ts.dial(t)
+	id := c.create(nil)
+	c.waitPush(0, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool {
+		return strings.Contains(string(raw), `"state":"idle"`) && strings.Contains(string(raw), id)
+	})
+	resp, body := httpGet(t, "GET", ts.url+"/v1/health", http.Header{"Authorization": {"Bearer " + testToken}})
+	var h Health
+	mustUnmarshal(t, body, &h)
+	if resp.StatusCode != 200 || h.Version != "1.2.3" || h.Sessions != 1 || h.ByState["idle"] != 1 || h.Clients != 1 ||
+		h.TLS || h.URL != ts.url || h.Started.IsZero() || h.UptimeSeconds < 0 || h.MCPByStatus == nil || h.Claude == nil {
+		t.Errorf("health: %s %s", resp.Status, body)
+	}
+	if strings.Contains(string(body), testToken) {
+		t.Errorf("health shows the token")
+	}
+}
