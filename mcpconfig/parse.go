@@ -223,6 +223,7 @@ type definition struct {
 	raw       json.RawMessage
 	expanded  json.RawMessage
 	redacted  json.RawMessage
+	secrets   *Secrets
 	missing   []string
 }
 
@@ -328,7 +329,8 @@ func (d *doc) server(name string, v gjson.Result, lookup LookupFunc) (definition
 	}
 
 	def.expanded, def.missing = expandDefinition(fields, len(v.Raw), def.typ, lookup)
-	def.redacted = redactDefinition(fields, len(v.Raw))
+	def.secrets = definitionSecrets(fields, lookup)
+	def.redacted = redactDefinition(fields, len(v.Raw), def.secrets)
 	return def, nil
 }
 
