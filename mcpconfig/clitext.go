@@ -81,7 +81,8 @@ type ListEntry struct {
 // RedactedTarget is Target with URL and argument secrets masked (header
 // values included: the CLI prints arguments joined by spaces), and the
 // values of sec (may be nil) where they are a URL path segment or an
-// argument. The CLI prints the target expanded, so pass the secrets of the
+// argument. The CLI prints the target as configured (2.1.329: literal
+// values in clear, ${VAR}s not expanded), so pass the secrets of the
 // configuration it read (Config.Secrets) and of the environment.
 func (e ListEntry) RedactedTarget(sec *Secrets) string {
 	if e.Transport != TransportStdio {

@@ -300,9 +300,9 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // listSecrets is what `mcp list --from-cli` masks by value: the configured
-// secrets of the configuration claude read in dir (it prints targets
-// expanded) and the secret-looking variables of our environment, which
-// claude and its servers inherit.
+// secrets of the configuration claude read in dir (it prints targets with
+// literal values in clear) and the secret-looking variables of our
+// environment, which claude and its servers inherit.
 func listSecrets(dir string) *mcpconfig.Secrets {
 	sec := mcpconfig.EnvSecrets(os.Environ())
 	if cfg, err := mcpconfig.Resolve(mcpconfig.Options{ProjectDir: dir}); err == nil {
