@@ -95,4 +95,11 @@
 //
 // Logs use log/slog with constant keys; the token, environment values of
 // MCP servers and header values never appear in a log line or a frame.
+// Text a server wrote reaches clients only scrubbed by mcpconfig.Secrets
+// (its configured values and ccproxy's secret-looking environment values):
+// the prober scrubs its messages, stderr tails and error results, and
+// mcpHub (under mcpHub.mu, which also guards the Secrets of the
+// configuration in force) the errors sessions report in mcp_status.
+// Client frames that are not valid UTF-8 are refused whole by
+// protocol.ParseFrame, so no raw client byte is echoed in a reply.
 package proxy

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -134,9 +135,12 @@ type mcpHub struct {
 
 	applyMu sync.Mutex // serializes applying configuration changes
 
+	envSecrets *mcpconfig.Secrets // ccproxy's secret-looking environment values
+
 	mu          sync.Mutex
 	cfg         *MCPConfig
-	cfgFrame    []byte // mcp/config push
+	secrets     *mcpconfig.Secrets // cfg's configured secrets and envSecrets: scrubbed from reported errors
+	cfgFrame    []byte             // mcp/config push
 	defs        map[string][32]byte
 	obs         map[string]*serverObs
 	status      protocol.MCPStatus
@@ -148,6 +152,8 @@ type mcpHub struct {
 
 func newMCPHub(log *slog.Logger) *mcpHub {
 	h := &mcpHub{log: log, defs: map[string][32]byte{}, obs: map[string]*serverObs{}, subs: map[*client]struct{}{}, now: time.Now}
+	h.envSecrets = mcpconfig.EnvSecrets(os.Environ())
+	h.secrets = h.envSecrets
 	h.status.Servers = []protocol.MCPServerStatus{}
 	h.cfgFrame, _ = encodePush(protocol.TypeMCPConfig, protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}})
 	h.recomputeLocked()
@@ -185,6 +191,10 @@ func (h *mcpHub) setConfig(cfg *MCPConfig) (pushed, active bool) {
 		active = true
 	}
 	h.cfg = cfg
+	h.secrets = h.envSecrets
+	if cfg.Resolved != nil {
+		h.secrets = mcpconfig.MergeSecrets(cfg.Resolved.Secrets(), h.envSecrets)
+	}
 	if f, err := encodePush(protocol.TypeMCPConfig, cfg.View); err != nil {
 		h.log.Error("mcp config cannot be sent to clients", "err", err)
 	} else {
@@ -294,6 +304,9 @@ func (h *mcpHub) addLocked(r mcpReport, at time.Time, origin string) {
 	if r.name == "" {
 		return
 	}
+	// The error text is the server's (claude's mcp_status quotes it):
+	// never shown with a secret in it.
+	r.err = h.secrets.Scrub(r.err)
 	o := h.obs[r.name]
 	if o == nil {
 		o = &serverObs{withTools: map[string]*observation{}}
