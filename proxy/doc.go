@@ -98,8 +98,9 @@
 // Text a server wrote reaches clients only scrubbed by mcpconfig.Secrets
 // (its configured values and ccproxy's secret-looking environment values):
 // the prober scrubs its messages, stderr tails and error results, and
-// mcpHub (under mcpHub.mu, which also guards the Secrets of the
-// configuration in force) the errors sessions report in mcp_status.
+// mcpHub.scrub (the Secrets of the configuration in force, an atomic
+// pointer set under mcpHub.mu) the errors sessions report in mcp_status
+// and the outputs of failed calls before they go to the call log.
 // Client frames that are not valid UTF-8 are refused whole by
 // protocol.ParseFrame, so no raw client byte is echoed in a reply.
 package proxy

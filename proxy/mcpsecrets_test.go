@@ -111,3 +111,24 @@ func TestMCPStatusScrubsSessionErrors(t *testing.T) {
 		t.Errorf("mcp/status of db: %+v", e)
 	}
 }
+
+// TestCallLogScrubsErrorOutputs: the output of a failed MCP call (a
+// session's, paired from claude's events, or a direct one) is written to
+// the call log without the secrets it quotes.
+func TestCallLogScrubsErrorOutputs(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", secAPIKey)
+	src := newProbeSource(t, map[string]any{
+		"db": map[string]any{"command": "true", "args": []string{}, "env": map[string]string{"DB_PASSWORD": secEnv}}}, nil)
+	ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), CallLogIO: true})
+	c := ts.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	c.waitPush(0, protocol.TypeMCPConfig, nil, nil) // the configuration is in force
+	out := "MCP error -32603: login with " + secEnv + " failed (key " + secAPIKey + ")"
+	ts.srv.calls.logEntry(protocol.LogEntry{Time: time.Now(), Kind: "session", Session: "s-1", Server: "db", Tool: "q", IsError: true, Output: &out})
+	var lr protocol.MCPLogResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPLog, map[string]any{}), &lr)
+	if len(lr.Entries) != 1 || lr.Entries[0].Output == nil || *lr.Entries[0].Output != "MCP error -32603: login with *** failed (key ***)" {
+		b, _ := json.Marshal(lr)
+		t.Errorf("the call log holds %s", b)
+	}
+}
