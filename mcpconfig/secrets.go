@@ -202,7 +202,7 @@ type secretsBuilder struct {
 // add adds v, and for "Bearer abc"-like values their last word too (a
 // server may echo the token alone).
 func (b *secretsBuilder) add(v string) {
-	if len(v) < MinSecretLen {
+	if len(v) < MinSecretLen || MaskValue(v) == v { // "${TOKEN}" names a secret, it is none
 		return
 	}
 	if !slices.Contains(b.values, v) {

@@ -181,3 +181,14 @@ func TestServerSecretsFindURLSecretsLikeRedactURL(t *testing.T) {
 		}
 	}
 }
+
+// References are not secrets: "${TOKEN}" stays visible where it is written.
+func TestSecretsSkipReferences(t *testing.T) {
+	s := Server{Expanded: []byte(`{"type":"stdio","command":"x","args":["--key","${API_KEY}"],"env":{"A":"${TOKEN_VAR}"}}`)}
+	if v := s.Secrets().Values(); len(v) != 0 {
+		t.Errorf("secrets %q", v)
+	}
+	if got := s.Secrets().Scrub("set ${TOKEN_VAR} first"); got != "set ${TOKEN_VAR} first" {
+		t.Errorf("Scrub = %q", got)
+	}
+}
