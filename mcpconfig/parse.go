@@ -222,7 +222,6 @@ type definition struct {
 	typ       Transport
 	raw       json.RawMessage
 	expanded  json.RawMessage
-	redacted  json.RawMessage
 	secrets   *Secrets
 	missing   []string
 }
@@ -330,7 +329,8 @@ func (d *doc) server(name string, v gjson.Result, lookup LookupFunc) (definition
 
 	def.expanded, def.missing = expandDefinition(fields, len(v.Raw), def.typ, lookup)
 	def.secrets = definitionSecrets(fields, lookup)
-	def.redacted = redactDefinition(fields, len(v.Raw), def.secrets)
+	// Its redacted view is made by resolve, once the secrets of every
+	// server are known.
 	return def, nil
 }
 

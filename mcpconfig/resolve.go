@@ -562,7 +562,7 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 			Name: name, Scope: w.scope, Source: w.source, Line: w.line, Column: w.col, Type: w.typ,
 			Approval: appr[win], ApprovalSource: apprSrc[win], Disabled: disabled,
 			Shadows: []Origin{}, MissingEnv: append([]string{}, w.missing...),
-			Raw: w.raw, Expanded: w.expanded, Redacted: w.redacted, secrets: w.secrets,
+			Raw: w.raw, Expanded: w.expanded, secrets: w.secrets,
 		}
 		switch {
 		case excluded(w):
@@ -602,15 +602,13 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 		}
 	}
 	cfg.payload = append(payload, '}')
-	// A value configured for one server is a secret in every view: mask it
-	// where another server's URL path or arguments show it too.
-	if all := cfg.Secrets(); all != nil {
-		for i := range cfg.Servers {
-			s := &cfg.Servers[i]
-			if v := gjson.ParseBytes(s.Raw); v.IsObject() {
-				s.Redacted = redactDefinition(members(v), len(s.Raw), all)
-			}
-		}
+	// The redacted views. A value configured for one server is a secret in
+	// every view: it is masked where another server's URL path or
+	// arguments show it too.
+	all := cfg.Secrets()
+	for i := range cfg.Servers {
+		s := &cfg.Servers[i]
+		s.Redacted = redactDefinition(members(gjson.ParseBytes(s.Raw)), len(s.Raw), all)
 	}
 }
 

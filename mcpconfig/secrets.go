@@ -202,7 +202,7 @@ type secretsBuilder struct {
 // add adds v, and for "Bearer abc"-like values their last word too (a
 // server may echo the token alone).
 func (b *secretsBuilder) add(v string) {
-	if len(v) < MinSecretLen || MaskValue(v) == v { // "${TOKEN}" names a secret, it is none
+	if len(v) < MinSecretLen || onlyReferences(v) { // "${TOKEN}" names a secret, it is none
 		return
 	}
 	if !slices.Contains(b.values, v) {
@@ -214,6 +214,22 @@ func (b *secretsBuilder) add(v string) {
 }
 
 // addURL adds a configured URL, which Scrub replaces by its redacted form.
+// onlyReferences reports whether v is made of ${VAR} references alone
+// (MaskValue leaves it as it is).
+func onlyReferences(v string) bool {
+	if !strings.Contains(v, "${") {
+		return false
+	}
+	at := 0
+	for _, r := range references(v) {
+		if r.start != at {
+			return false
+		}
+		at = r.end
+	}
+	return at == len(v)
+}
+
 func (b *secretsBuilder) addURL(raw string) {
 	if !slices.Contains(b.urls, raw) {
 		b.urls = append(b.urls, raw)
@@ -288,9 +304,11 @@ func definitionSecrets(fields object, lookup LookupFunc) *Secrets {
 	walk = func(v gjson.Result) { // every string inside v is a secret
 		switch {
 		case v.Type == gjson.String:
-			refs(v.Str)
 			b.add(v.Str)
-			b.add(exp(v.Str))
+			if strings.Contains(v.Str, "${") {
+				refs(v.Str)
+				b.add(exp(v.Str))
+			}
 		case v.IsObject(), v.IsArray():
 			v.ForEach(func(_, el gjson.Result) bool { walk(el); return true })
 		}
@@ -302,20 +320,31 @@ func definitionSecrets(fields object, lookup LookupFunc) *Secrets {
 			refs(val.Str)
 		case k == "url" && val.Type == gjson.String:
 			refs(val.Str)
-			for _, u := range []string{val.Str, exp(val.Str)} {
-				b.addURLParts(u)
-				b.addURL(u)
+			b.addURLParts(val.Str)
+			b.addURL(val.Str)
+			if e := exp(val.Str); e != val.Str {
+				b.addURLParts(e)
+				b.addURL(e)
 			}
 		case k == "args" && val.IsArray():
 			var raw, expanded []string
+			hasRefs := false
 			val.ForEach(func(_, el gjson.Result) bool {
-				refs(el.String())
-				raw = append(raw, el.String())
-				expanded = append(expanded, exp(el.String()))
+				a := el.String()
+				raw = append(raw, a)
+				if strings.Contains(a, "${") {
+					refs(a)
+					hasRefs = true
+				}
 				return true
 			})
 			b.addArgParts(raw)
-			b.addArgParts(expanded)
+			if hasRefs {
+				for _, a := range raw {
+					expanded = append(expanded, exp(a))
+				}
+				b.addArgParts(expanded)
+			}
 		default: // env, headers and anything unknown
 			walk(val)
 		}
