@@ -323,9 +323,11 @@ func argSecretSpans(args []string, sec *Secrets) [][][2]int {
 }
 
 // redactDefinition builds the redacted view of a valid server definition:
-// env and header values masked, URL and argument secrets masked, and every
-// string inside unknown keys masked (they may hold OAuth secrets and the
-// like). "type" and "command" are shown as written; keys keep their order.
+// env and header values masked, URL and argument secrets masked (by
+// position, and wherever a URL path segment or an argument is one of the
+// values of sec), and every string inside unknown keys masked (they may
+// hold OAuth secrets and the like). "type" and "command" are shown as
+// written; keys keep their order.
 func redactDefinition(fields object, size int, sec *Secrets) json.RawMessage {
 	b := make([]byte, 0, size+16)
 	b = append(b, '{')
