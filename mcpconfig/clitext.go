@@ -78,12 +78,17 @@ type ListEntry struct {
 	Detail     string    `json:"detail,omitempty"` // the reason of a failure
 }
 
-// RedactedTarget is Target with URL and argument secrets masked.
-func (e ListEntry) RedactedTarget() string {
+// RedactedTarget is Target with URL and argument secrets masked (header
+// values included: the CLI prints arguments joined by spaces), and the
+// values of sec (may be nil) where they are a URL path segment or an
+// argument. The CLI prints the target as configured (2.1.329: literal
+// values in clear, ${VAR}s not expanded), so pass the secrets of the
+// configuration it read (Config.Secrets) and of the environment.
+func (e ListEntry) RedactedTarget(sec *Secrets) string {
 	if e.Transport != TransportStdio {
-		return RedactURL(e.Target)
+		return sec.RedactURL(e.Target)
 	}
-	return strings.Join(RedactArgs(strings.Split(e.Target, " ")), " ")
+	return strings.Join(sec.RedactArgs(strings.Split(e.Target, " ")), " ")
 }
 
 // Diagnostic is one item of the "MCP config diagnostics" section.

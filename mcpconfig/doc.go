@@ -67,8 +67,27 @@
 // mcp_set_servers control request (it replaces all dynamic servers; stdio
 // entries always carry "args", which the CLI requires there). To clients and
 // logs: Redacted, which masks env and header values (keeping ${VAR} names),
-// URL user info, query values and fragments, secret-looking arguments, and
-// every string in unknown keys.
+// URL user info, query values and fragments, secret-looking arguments,
+// header values passed as arguments (-H, --header, --headers, --header=V,
+// "Authorization: V", "X-Api-Key: V"; the header name stays visible), URL
+// path segments and arguments equal to a configured secret, and every
+// string in unknown keys.
+//
+// # Secrets
+//
+// Secrets is the one mechanism that keeps secret values out of what is
+// shown. Server.Secrets holds a definition's configured values (env and
+// header values, URL and argument secrets, strings of unknown keys, the
+// value of every ${VAR} it uses, as written and expanded); Config.Secrets
+// all servers' values; EnvSecrets the values of ccproxy's own environment
+// variables whose names look secret (KEY, TOKEN, SECRET, PASSWORD,
+// CREDENTIAL, AUTH). The redacted views (Redacted, RedactURL, RedactArgs,
+// ListEntry.RedactedTarget) mask by position and, given a Secrets, by
+// value; Secrets.Scrub masks the values in free text — a server's stderr,
+// its error messages — before a client, the call log or the log sees it.
+// Values shorter than MinSecretLen (6 bytes) are never matched by value,
+// and those shorter than WordSecretLen only as whole words, so that short
+// settings ("true", "prod") do not turn text into asterisks.
 //
 // # Probing
 //

@@ -222,7 +222,7 @@ type definition struct {
 	typ       Transport
 	raw       json.RawMessage
 	expanded  json.RawMessage
-	redacted  json.RawMessage
+	secrets   *Secrets
 	missing   []string
 }
 
@@ -328,7 +328,9 @@ func (d *doc) server(name string, v gjson.Result, lookup LookupFunc) (definition
 	}
 
 	def.expanded, def.missing = expandDefinition(fields, len(v.Raw), def.typ, lookup)
-	def.redacted = redactDefinition(fields, len(v.Raw))
+	def.secrets = definitionSecrets(fields, lookup)
+	// Its redacted view is made by resolve, once the secrets of every
+	// server are known.
 	return def, nil
 }
 

@@ -2,6 +2,7 @@ package mcpconfig
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -40,9 +41,21 @@ func MaskValue(s string) string {
 
 // RedactURL masks the secrets of a URL (see URLSecrets): the user info,
 // every query value and the fragment. ${VAR} references stay visible. Text
-// that is not a URL with a scheme is returned unchanged.
-func RedactURL(s string) string {
-	spans := urlSecretSpans(s)
+// that is not a URL with a scheme is returned unchanged. It is
+// (*Secrets)(nil).RedactURL: Secrets.RedactURL also masks path segments
+// that are known secrets.
+func RedactURL(s string) string { return (*Secrets)(nil).RedactURL(s) }
+
+// RedactURL masks the secrets of URL s: those of the package-level
+// RedactURL, and every path segment that is one of the values of sec (as
+// written or decoded), e.g. a token put in the path.
+func (sec *Secrets) RedactURL(s string) string {
+	return maskSpans(s, urlSecretSpans(s, sec.has))
+}
+
+// maskSpans masks the byte ranges spans of s (in order, not overlapping)
+// with MaskValue.
+func maskSpans(s string, spans [][2]int) string {
 	if len(spans) == 0 {
 		return s
 	}
@@ -60,11 +73,11 @@ func RedactURL(s string) string {
 // URLSecrets lists the secret parts of a URL as written (not decoded), the
 // parts RedactURL masks: the user name and password, every query value (a
 // query part without "=" as a whole) and the fragment. Empty parts are left
-// out; text that is not a URL with a scheme has none. The probe's scrubber
-// masks these wherever they appear in a server's messages.
+// out; text that is not a URL with a scheme has none. The scrubber
+// (Secrets.Scrub) masks these wherever they appear in a server's messages.
 func URLSecrets(s string) []string {
 	var out []string
-	for _, sp := range urlSecretSpans(s) {
+	for _, sp := range urlSecretSpans(s, nil) {
 		if sp[0] < sp[1] {
 			out = append(out, s[sp[0]:sp[1]])
 		}
@@ -73,11 +86,13 @@ func URLSecrets(s string) []string {
 }
 
 // urlSecretSpans finds the secret parts of URL s, in order, as byte ranges
-// [start, end) (some may be empty). The URL is split by hand rather than by
-// net/url, which rejects or silently drops what is not well formed (a bad
-// escape in the query, say) and decodes what it keeps: the secrets must be
-// found as written, whatever the URL looks like.
-func urlSecretSpans(s string) [][2]int {
+// [start, end) (some may be empty): user info, the path segments for which
+// secretSegment (may be nil) is true, query values and the fragment. The
+// URL is split by hand rather than by net/url, which rejects or silently
+// drops what is not well formed (a bad escape in the query, say) and
+// decodes what it keeps: the secrets must be found as written, whatever the
+// URL looks like.
+func urlSecretSpans(s string, secretSegment func(string) bool) [][2]int {
 	i := strings.Index(s, "://")
 	if i <= 0 || strings.ContainsAny(s[:i], "/?#@ ") {
 		return nil
@@ -100,8 +115,30 @@ func urlSecretSpans(s string) [][2]int {
 	if j := strings.IndexByte(s[rest:], '#'); j >= 0 {
 		frag = rest + j
 	}
+	pathEnd := frag
 	if q := strings.IndexByte(s[rest:frag], '?'); q >= 0 {
-		for start := rest + q + 1; ; {
+		pathEnd = rest + q
+	}
+	if secretSegment != nil {
+		for start := rest; start < pathEnd; {
+			if s[start] == '/' {
+				start++
+				continue
+			}
+			end := pathEnd
+			if j := strings.IndexByte(s[start:pathEnd], '/'); j >= 0 {
+				end = start + j
+			}
+			seg := s[start:end]
+			dec, err := url.PathUnescape(seg)
+			if secretSegment(seg) || (err == nil && dec != seg && secretSegment(dec)) {
+				spans = append(spans, [2]int{start, end})
+			}
+			start = end
+		}
+	}
+	if pathEnd < frag {
+		for start := pathEnd + 1; ; {
 			end := frag
 			if j := strings.IndexByte(s[start:frag], '&'); j >= 0 {
 				end = start + j
@@ -136,35 +173,149 @@ func looksSecret(name string) bool {
 	return false
 }
 
+// isHeaderFlag reports whether flag (with its dashes) passes HTTP headers,
+// as mcp-remote's --header, curl's -H and the like do: -H, --header,
+// --headers, and any --X-header / --X-headers.
+func isHeaderFlag(flag string) bool {
+	if flag == "-H" {
+		return true
+	}
+	if !strings.HasPrefix(flag, "--") {
+		return false
+	}
+	n := strings.ToLower(flag[2:])
+	return n == "header" || n == "headers" || strings.HasSuffix(n, "-header") || strings.HasSuffix(n, "-headers") ||
+		strings.HasSuffix(n, "_header") || strings.HasSuffix(n, "_headers")
+}
+
+// headerValue splits a header-shaped text "Name: value" (also "Name:value",
+// the form mcp-remote documents) and returns where the value starts; ok is
+// false when s is not shaped like a header: a name of letters, digits, '-'
+// and '_', not starting with '-', then ':'.
+func headerValue(s string) (name string, valueStart int, ok bool) {
+	c := strings.IndexByte(s, ':')
+	if c <= 0 || s[0] == '-' || strings.HasPrefix(s[c:], "://") {
+		return "", 0, false
+	}
+	for i := 0; i < c; i++ {
+		b := s[i]
+		if !(b == '-' || b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z') {
+			return "", 0, false
+		}
+	}
+	v := c + 1
+	for v < len(s) && s[v] == ' ' {
+		v++
+	}
+	return s[:c], v, true
+}
+
+// RedactArgs masks secret-looking command-line arguments (see
+// Secrets.RedactArgs); it is (*Secrets)(nil).RedactArgs.
+func RedactArgs(args []string) []string { return (*Secrets)(nil).RedactArgs(args) }
+
 // RedactArgs masks secret-looking command-line arguments: the value of
 // --token=V style flags (and the argument after a bare --token flag), NAME=V
-// pairs with a secret-looking NAME, and the secrets of URLs (see RedactURL).
-func RedactArgs(args []string) []string {
+// pairs with a secret-looking NAME, header values (after -H, --header,
+// --headers, in --header=V, and in an argument shaped "Authorization: V" or
+// "X-Api-Key: V" whose name looks secret; the header name stays visible),
+// the secrets of URLs (see Secrets.RedactURL), and every argument or NAME=V
+// value that is one of the values of sec.
+//
+// Arguments split at spaces, as `claude mcp list` prints them, are handled
+// too: after a header name with nothing behind it ("Authorization:"), the
+// arguments up to the next one starting with "-" are masked.
+func (sec *Secrets) RedactArgs(args []string) []string {
+	spans := argSecretSpans(args, sec)
 	out := make([]string, len(args))
-	maskNext := false
 	for i, a := range args {
-		switch {
-		case maskNext:
-			out[i] = MaskValue(a)
-			maskNext = false
-		case strings.Contains(a, "://"):
-			if name, val, ok := strings.Cut(a, "="); ok && !strings.Contains(name, "://") {
-				if looksSecret(name) {
-					out[i] = name + "=" + MaskValue(val)
-				} else {
-					out[i] = name + "=" + RedactURL(val)
-				}
-			} else {
-				out[i] = RedactURL(a)
+		out[i] = maskSpans(a, spans[i])
+	}
+	return out
+}
+
+// ArgSecrets lists the secret parts of args as written: what RedactArgs
+// masks (without known secret values).
+func ArgSecrets(args []string) []string {
+	var out []string
+	for i, sps := range argSecretSpans(args, nil) {
+		for _, sp := range sps {
+			if sp[0] < sp[1] {
+				out = append(out, args[i][sp[0]:sp[1]])
 			}
-		default:
-			out[i] = a
-			if name, val, ok := strings.Cut(a, "="); ok {
-				if looksSecret(name) {
-					out[i] = name + "=" + MaskValue(val)
-				}
-			} else if strings.HasPrefix(a, "-") && looksSecret(a) {
-				maskNext = true
+		}
+	}
+	return out
+}
+
+// argSecretSpans finds the secret parts of each argument, as byte ranges
+// (see RedactArgs). It is the one reading of arguments behind RedactArgs
+// and ArgSecrets, so what is shown and what is scrubbed cannot disagree.
+func argSecretSpans(args []string, sec *Secrets) [][][2]int {
+	const (
+		plain      = iota
+		maskNext   // the argument after a secret-looking flag
+		headerNext // the argument after a header flag
+		maskRun    // arguments after "Authorization:", up to the next flag
+	)
+	out := make([][][2]int, len(args))
+	whole := func(a string) [][2]int { return [][2]int{{0, len(a)}} }
+	state := plain
+	// header masks the value of header text h (at offset off of its
+	// argument), or all of it when it is not shaped like a header, and
+	// starts a run when the value is empty.
+	header := func(h string, off int) [][2]int {
+		if _, v, ok := headerValue(h); ok {
+			if v == len(h) {
+				state = maskRun
+				return nil
+			}
+			return [][2]int{{off + v, off + len(h)}}
+		}
+		return [][2]int{{off, off + len(h)}}
+	}
+	for i, a := range args {
+		if state == maskRun {
+			if !strings.HasPrefix(a, "-") {
+				out[i] = whole(a)
+				continue
+			}
+			state = plain
+		}
+		switch st := state; {
+		case st == maskNext:
+			state = plain
+			out[i] = whole(a)
+			continue
+		case st == headerNext:
+			state = plain
+			out[i] = header(a, 0)
+			continue
+		}
+		if n, _, ok := headerValue(a); ok && looksSecret(n) {
+			out[i] = header(a, 0)
+			continue
+		}
+		name, val, hasEq := strings.Cut(a, "=")
+		off := len(name) + 1
+		switch {
+		case hasEq && strings.HasPrefix(name, "-") && isHeaderFlag(name):
+			out[i] = header(val, off)
+		case hasEq && !strings.Contains(name, "://") && (looksSecret(name) || sec.has(val)):
+			out[i] = [][2]int{{off, len(a)}}
+		case hasEq && !strings.Contains(name, "://") && strings.Contains(val, "://"):
+			for _, sp := range urlSecretSpans(val, sec.has) {
+				out[i] = append(out[i], [2]int{off + sp[0], off + sp[1]})
+			}
+		case strings.Contains(a, "://"):
+			out[i] = urlSecretSpans(a, sec.has)
+		case sec.has(a):
+			out[i] = whole(a)
+		case strings.HasPrefix(a, "-") && !hasEq:
+			if isHeaderFlag(a) {
+				state = headerNext
+			} else if looksSecret(a) {
+				state = maskNext
 			}
 		}
 	}
@@ -172,10 +323,12 @@ func RedactArgs(args []string) []string {
 }
 
 // redactDefinition builds the redacted view of a valid server definition:
-// env and header values masked, URL and argument secrets masked, and every
-// string inside unknown keys masked (they may hold OAuth secrets and the
-// like). "type" and "command" are shown as written; keys keep their order.
-func redactDefinition(fields object, size int) json.RawMessage {
+// env and header values masked, URL and argument secrets masked (by
+// position, and wherever a URL path segment or an argument is one of the
+// values of sec), and every string inside unknown keys masked (they may
+// hold OAuth secrets and the like). "type" and "command" are shown as
+// written; keys keep their order.
+func redactDefinition(fields object, size int, sec *Secrets) json.RawMessage {
 	b := make([]byte, 0, size+16)
 	b = append(b, '{')
 	for i, f := range fields {
@@ -189,11 +342,11 @@ func redactDefinition(fields object, size int) json.RawMessage {
 		case k == "type" || k == "command":
 			b = append(b, val.Raw...)
 		case k == "url" && val.Type == gjson.String:
-			b = appendString(b, RedactURL(val.Str))
+			b = appendString(b, sec.RedactURL(val.Str))
 		case k == "args" && val.IsArray():
 			var args []string
 			val.ForEach(func(_, el gjson.Result) bool { args = append(args, el.String()); return true })
-			args = RedactArgs(args)
+			args = sec.RedactArgs(args)
 			n := 0
 			b = appendStrings(b, val, func(string) string { n++; return args[n-1] })
 		default: // env, headers and anything unknown

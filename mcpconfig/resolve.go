@@ -562,7 +562,7 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 			Name: name, Scope: w.scope, Source: w.source, Line: w.line, Column: w.col, Type: w.typ,
 			Approval: appr[win], ApprovalSource: apprSrc[win], Disabled: disabled,
 			Shadows: []Origin{}, MissingEnv: append([]string{}, w.missing...),
-			Raw: w.raw, Expanded: w.expanded, Redacted: w.redacted,
+			Raw: w.raw, Expanded: w.expanded, secrets: w.secrets,
 		}
 		switch {
 		case excluded(w):
@@ -602,6 +602,14 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 		}
 	}
 	cfg.payload = append(payload, '}')
+	// The redacted views. A value configured for one server is a secret in
+	// every view: it is masked where another server's URL path or
+	// arguments show it too.
+	all := cfg.Secrets()
+	for i := range cfg.Servers {
+		s := &cfg.Servers[i]
+		s.Redacted = redactDefinition(members(gjson.ParseBytes(s.Raw)), len(s.Raw), all)
+	}
 }
 
 func fingerprint(s *Server) string {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Scope says which kind of file a server definition comes from.
@@ -108,8 +110,12 @@ type Server struct {
 	// unknown keys kept. It holds secrets too.
 	Expanded json.RawMessage `json:"-"`
 	// Redacted is Raw with env and header values, URL user info and query
-	// values, and secret-looking arguments masked; ${VAR} names stay visible.
+	// values, header values and secret-looking arguments masked, and URL
+	// path segments and arguments that equal one of its Secrets; ${VAR}
+	// names stay visible.
 	Redacted json.RawMessage `json:"config"`
+
+	secrets *Secrets // see Secrets
 
 	fingerprint string // all of the above that Diff compares
 }
@@ -149,4 +155,29 @@ type CLIServer struct {
 	// Disabled: the CLI lists the server with status "disabled" and does not
 	// start it.
 	Disabled bool `json:"disabled,omitempty"`
+}
+
+// Secrets returns the configured secrets of the definition: its env and
+// header values, the secret parts of its URL and arguments, the strings of
+// its unknown keys, and the value of every ${VAR} it uses, as written and
+// expanded (see Secrets). Mask them with Secrets.Scrub in whatever text the
+// server produces.
+func (s Server) Secrets() *Secrets {
+	if s.secrets == nil && s.Expanded != nil {
+		// A Server not made by Resolve: read what it will run.
+		if v := gjson.ParseBytes(s.Expanded); v.IsObject() {
+			return definitionSecrets(members(v), nil)
+		}
+	}
+	return s.secrets
+}
+
+// Secrets returns the configured secrets of every server of c, whether it
+// is active or not (see Server.Secrets).
+func (c *Config) Secrets() *Secrets {
+	sets := make([]*Secrets, 0, len(c.Servers))
+	for _, s := range c.Servers {
+		sets = append(sets, s.Secrets())
+	}
+	return MergeSecrets(sets...)
 }

@@ -275,6 +275,12 @@ func TestPermissionPendingBound(t *testing.T) {
 	c.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "permtwice"})
 	var req protocol.PermissionRequest
 	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	// Answer the first request only once claude has the answer to the
+	// second: answered earlier, the first would no longer be pending when
+	// the second arrives, and the second would not hit the bound.
+	c.waitEvent(from, s, "the fake's report of the second answer", func(ev protocol.SessionEvent) bool {
+		return strings.HasPrefix(textOf(ev), "permission second answered: ")
+	})
 	c.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow"})
 	got := answerText(t, c, from, s)
 	first, second, _ := strings.Cut(strings.TrimPrefix(got, "permission answer: first "), " second ")

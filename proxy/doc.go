@@ -113,4 +113,12 @@
 //
 // Logs use log/slog with constant keys; the token, environment values of
 // MCP servers and header values never appear in a log line or a frame.
+// Text a server wrote reaches clients only scrubbed by mcpconfig.Secrets
+// (its configured values and ccproxy's secret-looking environment values):
+// the prober scrubs its messages, stderr tails and error results, and
+// mcpHub.scrub (the Secrets of the configuration in force, an atomic
+// pointer set under mcpHub.mu) the errors sessions report in mcp_status
+// and the outputs of failed calls before they go to the call log.
+// Client frames that are not valid UTF-8 are refused whole by
+// protocol.ParseFrame, so no raw client byte is echoed in a reply.
 package proxy

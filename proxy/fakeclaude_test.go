@@ -338,7 +338,8 @@ func (f *fake) result(subtype, text string) {
 //	flood N [BYTES]  N assistant events (text of BYTES bytes), then a result
 //	perm TOOL        a can_use_tool request; the answer is echoed
 //	permcancel       a can_use_tool request, withdrawn at once
-//	permtwice        two can_use_tool requests pending at once; both answers echoed
+//	permtwice        two can_use_tool requests pending at once; the second's answer is
+//	                 reported when it arrives, then both answers echoed
 //	ctl SUBTYPE      a control request of SUBTYPE; claude's view of the answer is echoed
 //	hang             starts a turn that runs until interrupted
 //	noise            a line that is not JSON, then a normal answer
@@ -388,9 +389,19 @@ func (f *fake) turn(text string) {
 		ask := func(cmd string) map[string]any {
 			return f.ask(map[string]any{"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": cmd}, "tool_use_id": "toolu_" + cmd}, nil)
 		}
+		// The answer to the second request is reported as soon as it
+		// arrives ("permission second answered: ..."), so that a test can
+		// wait for it before it answers the first.
 		second := make(chan map[string]any, 1)
 		first := f.ask(map[string]any{"subtype": "can_use_tool", "tool_name": "Bash", "input": map[string]any{"command": "first"}, "tool_use_id": "toolu_first"},
-			func(string) { go func() { second <- ask("second") }() })
+			func(string) {
+				go func() {
+					r := ask("second")
+					b, _ := json.Marshal(r["response"])
+					f.say("permission second answered: " + string(b))
+					second <- r
+				}()
+			})
 		b1, _ := json.Marshal(first["response"])
 		b2, _ := json.Marshal((<-second)["response"])
 		f.say("permission answer: first " + string(b1) + " second " + string(b2))

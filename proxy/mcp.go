@@ -4,10 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -134,6 +136,12 @@ type mcpHub struct {
 
 	applyMu sync.Mutex // serializes applying configuration changes
 
+	envSecrets *mcpconfig.Secrets // ccproxy's secret-looking environment values
+	// secrets are cfg's configured secrets and envSecrets, scrubbed from
+	// the errors servers report (see scrub). Written under mu, read
+	// without it.
+	secrets atomic.Pointer[mcpconfig.Secrets]
+
 	mu          sync.Mutex
 	cfg         *MCPConfig
 	cfgFrame    []byte // mcp/config push
@@ -148,11 +156,18 @@ type mcpHub struct {
 
 func newMCPHub(log *slog.Logger) *mcpHub {
 	h := &mcpHub{log: log, defs: map[string][32]byte{}, obs: map[string]*serverObs{}, subs: map[*client]struct{}{}, now: time.Now}
+	h.envSecrets = mcpconfig.EnvSecrets(os.Environ())
+	h.secrets.Store(h.envSecrets)
 	h.status.Servers = []protocol.MCPServerStatus{}
 	h.cfgFrame, _ = encodePush(protocol.TypeMCPConfig, protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}})
 	h.recomputeLocked()
 	return h
 }
+
+// scrub masks in text, written by an MCP server, the secrets of the
+// configuration in force and ccproxy's secret-looking environment values.
+// It takes no lock.
+func (h *mcpHub) scrub(text string) string { return h.secrets.Load().Scrub(text) }
 
 // setConfig installs cfg and reports what changed from the configuration
 // in force: pushed when anything did (mcp/config and mcp/status were then
@@ -185,6 +200,11 @@ func (h *mcpHub) setConfig(cfg *MCPConfig) (pushed, active bool) {
 		active = true
 	}
 	h.cfg = cfg
+	if cfg.Resolved != nil {
+		h.secrets.Store(mcpconfig.MergeSecrets(cfg.Resolved.Secrets(), h.envSecrets))
+	} else {
+		h.secrets.Store(h.envSecrets)
+	}
 	if f, err := encodePush(protocol.TypeMCPConfig, cfg.View); err != nil {
 		h.log.Error("mcp config cannot be sent to clients", "err", err)
 	} else {
@@ -294,6 +314,9 @@ func (h *mcpHub) addLocked(r mcpReport, at time.Time, origin string) {
 	if r.name == "" {
 		return
 	}
+	// The error text is the server's (claude's mcp_status quotes it):
+	// never shown with a secret in it.
+	r.err = h.scrub(r.err)
 	o := h.obs[r.name]
 	if o == nil {
 		o = &serverObs{withTools: map[string]*observation{}}

@@ -366,9 +366,15 @@ func (sc *sessionCalls) observe(ev *stream.Event) {
 	}
 }
 
+// logEntry appends e to the call log; the output of a failed call (error
+// text from the server) is scrubbed of secrets first, as everywhere else.
 func (m *mcpCalls) logEntry(e protocol.LogEntry) {
 	if m.clog == nil {
 		return
+	}
+	if e.IsError && e.Output != nil {
+		out := m.srv.mcp.scrub(*e.Output)
+		e.Output = &out
 	}
 	if err := m.clog.Append(e); err != nil {
 		m.srv.log.Warn("writing the MCP call log", "server", e.Server, "tool", e.Tool, "err", err)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Bounds the envelope checks enforce.
@@ -25,8 +26,16 @@ const (
 // On error the returned Frame still holds the type and id when they could be
 // read, so the caller can answer with NewErrorReply(f.ID, err); the error is
 // an *Error with code bad_request whose message says what was wrong and where.
+//
+// A frame that is not valid UTF-8 is refused before anything in it is read
+// (its id is not read either): no part of it can then be echoed, raw, in a
+// reply or a message. This is the one check of client text for UTF-8;
+// everything read from a frame that passed it is valid UTF-8.
 func ParseFrame(b []byte) (Frame, error) {
 	var f Frame
+	if i := invalidUTF8(b); i >= 0 {
+		return f, badRequest("frame is not valid UTF-8: invalid byte 0x%02x at byte %d (text frames must be UTF-8; the frame was not executed)", b[i], i)
+	}
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(b, &members); err != nil {
 		if k := jsonKind(b); k != "" && k != "object" && json.Valid(b) {
@@ -485,6 +494,22 @@ func describeJSONError(b []byte, err error) string {
 		return fmt.Sprintf("%v (at byte %d)", se, se.Offset)
 	}
 	return err.Error()
+}
+
+// invalidUTF8 returns the offset of the first byte of b that is not part
+// of valid UTF-8, or -1.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return i
+		}
+		i += size
+	}
+	return -1
 }
 
 func truncate(s string, n int) string {

@@ -42,6 +42,10 @@ func TestParseFrameErrors(t *testing.T) {
 		{"reply error wrong kinds", `{"type":"reply","id":1,"ok":false,"error":{"code":1}}`, "1", []string{"error.code: want a string, got a number", "error.message: required"}},
 		{"reply without id", `{"type":"reply","ok":true,"data":{}}`, "", []string{"id: required in a reply"}},
 		{"several problems", `{"type":"x","id":[],"data":"d"}`, "", []string{"id: want a string or an integer, got an array", "data: want an object, got a string"}},
+		// Not UTF-8: refused whole, the id not read, no byte of it echoed.
+		{"invalid utf-8 in the id", "{\"type\":\"session/list\",\"id\":\"a\xff\",\"data\":{}}", "", []string{"not valid UTF-8: invalid byte 0xff at byte 30"}},
+		{"invalid utf-8 in a field", "{\"type\":\"session/send\",\"id\":1,\"data\":{\"text\":\"\xc3\x28\"}}", "", []string{"not valid UTF-8: invalid byte 0xc3 at byte"}},
+		{"invalid utf-8 after the object", "{\"type\":\"session/list\",\"id\":1,\"data\":{}}\xfe", "", []string{"not valid UTF-8: invalid byte 0xfe"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

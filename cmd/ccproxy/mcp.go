@@ -291,14 +291,42 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case perr != nil:
 		return fmt.Errorf("mcp list: %w", perr)
 	}
-	for i := range res.Servers {
-		res.Servers[i].Target = res.Servers[i].RedactedTarget()
-	}
+	redactList(res, listSecrets(*project))
 	if *asJSON {
 		return writeJSON(stdout, res)
 	}
 	printList(stdout, res)
 	return nil
+}
+
+// listSecrets is what `mcp list --from-cli` masks by value: the configured
+// secrets of the configuration claude read in dir (it prints targets with
+// literal values in clear) and the secret-looking variables of our
+// environment, which claude and its servers inherit.
+func listSecrets(dir string) *mcpconfig.Secrets {
+	sec := mcpconfig.EnvSecrets(os.Environ())
+	if cfg, err := mcpconfig.Resolve(mcpconfig.Options{ProjectDir: dir}); err == nil {
+		sec = mcpconfig.MergeSecrets(cfg.Secrets(), sec)
+	}
+	return sec
+}
+
+// redactList masks the secrets in the parsed output of `claude mcp list`:
+// targets by position and by value, free text (failure reasons,
+// diagnostics, lines not understood) by value.
+func redactList(res *mcpconfig.ListOutput, sec *mcpconfig.Secrets) {
+	for i := range res.Servers {
+		e := &res.Servers[i]
+		e.Target = e.RedactedTarget(sec)
+		e.Detail = sec.Scrub(e.Detail)
+		e.StatusText = sec.Scrub(e.StatusText)
+	}
+	for i := range res.Diagnostics {
+		res.Diagnostics[i].Message = sec.Scrub(res.Diagnostics[i].Message)
+	}
+	for i := range res.Unparsed {
+		res.Unparsed[i].Text = sec.Scrub(res.Unparsed[i].Text)
+	}
 }
 
 func printList(w io.Writer, res *mcpconfig.ListOutput) {

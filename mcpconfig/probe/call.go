@@ -207,7 +207,7 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 	switch {
 	case err != nil && errors.As(err, &rpc) && callCtx.Err() == nil:
 		out.IsError = true
-		out.Content = ss.scrub.clean(fmt.Sprintf("MCP error %d: %s", rpc.Code, rpc.Message)) // like every failure message
+		out.Content = ss.scrub.Scrub(fmt.Sprintf("MCP error %d: %s", rpc.Code, rpc.Message)) // like every failure message
 		healthy = true
 		return out, nil
 	case err != nil:
@@ -223,6 +223,9 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 		return zero, ss.errorf(protocol.ProbeProtocolError, "reading the result of %s: %v", tool, err)
 	}
 	out.IsError = res.IsError
+	if res.IsError { // error text from the server, like a JSON-RPC error
+		text = ss.scrub.Scrub(text)
+	}
 	out.Content = text
 	for _, a := range atts {
 		out.Attachments = append(out.Attachments, protocol.Attachment{Kind: a.Kind, MediaType: a.MediaType, Size: int64(a.Size),

@@ -22,6 +22,14 @@
 // AUTH_REQUIRED, PROCESS_EXITED, PROTOCOL_ERROR, TRANSPORT_UNSUPPORTED,
 // NOT_ACTIVE) and a message that never holds a configured secret.
 //
+// Everything a server wrote that a caller sees — failure messages, stderr
+// tails, JSON-RPC error answers, the content of isError results — is
+// scrubbed by mcpconfig.Secrets: the server's configured values (env and
+// header values, URL and argument secrets, expanded ${VAR}s) and the values
+// of the secret-looking variables of the servers' environment
+// (ProberOptions.Environ) and of ccproxy's own (ANTHROPIC_API_KEY, say).
+// A value cut by the start of a truncated stderr tail is masked too.
+//
 // Servers that are not active (awaiting approval, rejected, disabled) are
 // never started. A stdio server runs in its own process group, which is
 // killed and awaited before a call returns, so nothing outlives a probe.

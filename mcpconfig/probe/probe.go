@@ -493,7 +493,7 @@ type session struct {
 	diag  *httpDiag
 	tr    *http.Transport
 	tap   *toolTap
-	scrub *scrubber
+	scrub *mcpconfig.Secrets // what every text from the server is cleaned of
 	url   string
 	lat   protocol.Latency
 
@@ -503,7 +503,7 @@ type session struct {
 // open connects to s and initializes. On failure everything is closed and
 // the *Error says why.
 func (p *Prober) open(ctx context.Context, s *mcpconfig.Server, dir string) (*session, *Error) {
-	ss := &session{p: p, srv: s, scrub: newScrubber(s.Expanded), tap: newToolTap()}
+	ss := &session{p: p, srv: s, scrub: p.secrets(s), tap: newToolTap()}
 	cfg := gjson.ParseBytes(s.Expanded)
 	var transport mcp.Transport
 	var timed *timedTransport
@@ -582,6 +582,24 @@ func (p *Prober) open(ctx context.Context, s *mcpconfig.Server, dir string) (*se
 	return ss, nil
 }
 
+// secrets is what every text from server s is cleaned of before anyone
+// sees it (messages, stderr tails, error results): its configured values
+// and the values of the secret-looking variables of the servers'
+// environment and of ccproxy's own (ANTHROPIC_API_KEY, say).
+func (p *Prober) secrets(s *mcpconfig.Server) *mcpconfig.Secrets {
+	return mcpconfig.MergeSecrets(s.Secrets(), mcpconfig.EnvSecrets(p.opts.Environ()), mcpconfig.EnvSecrets(os.Environ()))
+}
+
+// stderrTail is the scrubbed end of a stdio server's stderr; a secret cut
+// by the start of the tail is masked too.
+func (ss *session) stderrTail() string {
+	text, truncated := ss.proc.stderrTail()
+	if truncated {
+		return "…" + ss.scrub.ScrubCut(text, true, false)
+	}
+	return ss.scrub.Scrub(text)
+}
+
 // MessagePrefix is how the message of a failure met while connecting to
 // server begins (Error.Message, and protocol.ProbeError.Message in a probe
 // result), for a caller that names the server already, in a column of a
@@ -592,7 +610,7 @@ func MessagePrefix(server string) string { return fmt.Sprintf("server %q: ", ser
 // server's name and cleaned of its secrets.
 func (ss *session) errorf(code, format string, args ...any) *Error {
 	msg := MessagePrefix(ss.srv.Name) + fmt.Sprintf(format, args...)
-	return &Error{Code: code, Status: protocol.MCPFailed, Message: ss.scrub.clean(msg)}
+	return &Error{Code: code, Status: protocol.MCPFailed, Message: ss.scrub.Scrub(msg)}
 }
 
 // failure classifies err, met during step, closes the session (killing a
@@ -602,7 +620,7 @@ func (ss *session) failure(ctx context.Context, step string, err error) *Error {
 	e := ss.classify(ctx, step, err)
 	ss.close(false)
 	if ss.proc != nil {
-		e.StderrTail = ss.scrub.clean(ss.proc.stderrTail())
+		e.StderrTail = ss.stderrTail()
 	}
 	return e
 }
@@ -614,7 +632,7 @@ func (ss *session) classify(ctx context.Context, step string, err error) *Error 
 	if pr := ss.proc; pr != nil {
 		if line := pr.nonJSON(); line != "" {
 			return ss.errorf(protocol.ProbeProtocolError,
-				"during %s the server wrote something that is not JSON-RPC to its stdout (servers must log to stderr): %q", step, line)
+				"during %s the server wrote something that is not JSON-RPC to its stdout (servers must log to stderr): %q", step, ss.scrub.Scrub(line))
 		}
 		gone := pr.stdoutEOF.Load() || pr.writeEOF.Load() || pr.hasExited()
 		if gone && pr.waitExit(ss.p.opts.Grace) && (!hasDeadline || pr.exitAt.Before(deadline)) {
@@ -659,7 +677,7 @@ func (ss *session) classify(ctx context.Context, step string, err error) *Error 
 	}
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) {
-		return ss.errorf(protocol.ProbeProtocolError, "%s failed: the server answered error %d: %s", step, rpc.Code, truncateText(rpc.Message, 300))
+		return ss.errorf(protocol.ProbeProtocolError, "%s failed: the server answered error %d: %s", step, rpc.Code, truncateText(ss.scrub.Scrub(rpc.Message), 300))
 	}
 	text := err.Error()
 	if i := strings.Index(text, "unsupported protocol version"); i >= 0 {
@@ -672,7 +690,7 @@ func (ss *session) classify(ctx context.Context, step string, err error) *Error 
 	if errors.Is(err, mcp.ErrConnectionClosed) {
 		return ss.errorf(protocol.ProbeProtocolError, "the connection closed during %s", step)
 	}
-	return ss.errorf(protocol.ProbeProtocolError, "%s failed: %s", step, truncateText(text, 300))
+	return ss.errorf(protocol.ProbeProtocolError, "%s failed: %s", step, truncateText(ss.scrub.Scrub(text), 300))
 }
 
 func (ss *session) timeoutFor(step string) time.Duration {

@@ -342,13 +342,9 @@ func (w stdinWriter) Write(b []byte) (int, error) {
 
 func (w stdinWriter) Close() error { return w.p.stdin.Close() }
 
-// stderrTail is the end of the server's stderr, with "…" in front when it
-// is not the whole of it.
-func (p *proc) stderrTail() string {
-	text, truncated := p.tail.Text()
-	text = strings.TrimRight(text, "\n")
-	if truncated {
-		return "…" + text
-	}
-	return text
+// stderrTail is the end of the server's stderr; truncated says it is not
+// the whole of it. It holds secrets: show session.stderrTail.
+func (p *proc) stderrTail() (text string, truncated bool) {
+	text, truncated = p.tail.Text()
+	return strings.TrimRight(text, "\n"), truncated
 }
