@@ -40,18 +40,18 @@ type Session struct {
 	mu             sync.Mutex
 	state          string
 	claudeID       string
-	hub            *hub // the event log and the subscriptions (its own lock, taken after mu)
+	hub            *hub                       // the event log and the subscriptions (its own lock, taken after mu)
 	perms          []*permission              // pending, in arrival order (a few at most: a linear search is fine)
 	resolved       recentSet                  // request ids answered, timed out or cancelled
 	ctrl           map[string]*pendingControl // control requests sent to claude, by request id
 	ctrlSeq        int64
 	turns          int // turns written and not yet ended by a result
 	proc           *process
-	exited         bool     // the exit was reported (final is closed at the same time)
-	exitFrames     [][]byte // session/exited + session/state as reported, for subscribers catching up later
+	exited         bool      // the exit was reported (final is closed at the same time)
+	exitFrames     [][]byte  // session/exited + session/state as reported, for subscribers catching up later
 	exitedAt       time.Time // when the exit was reported (the session is reaped SessionTTL later)
-	closing        string   // "", protocol.ExitClosed or protocol.ExitShutdown
-	forgotten      bool     // closed: no more subscribers
+	closing        string    // "", protocol.ExitClosed or protocol.ExitShutdown
+	forgotten      bool      // closed: no more subscribers
 	restartWanted  bool
 	restarting     bool
 	held           []heldTurn // turns waiting for a restarted process (at most maxHeldTurns)
