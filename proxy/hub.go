@@ -167,12 +167,20 @@ func (h *hub) pushState(frame []byte, state string) {
 	}
 }
 
-// setExited marks the session exited (its memory is evicted first) and
-// notes that live subscribers were told state.
+// exitedMemBytes is what an exited session's log keeps in memory: no
+// event comes any more, and a client that subscribes later reads the rest
+// from disk (the page cache) in chunks anyway.
+const exitedMemBytes = 1 << 20
+
+// setExited marks the session exited: its log spills all but its last
+// exitedMemBytes to disk, and what is left is the first the server's
+// budget evicts. It notes that live subscribers were told state.
 func (h *hub) setExited(state string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.exited = true
+	h.elog.trimMem(min(h.elog.memMax, exitedMemBytes))
+	h.checkDiskLocked()
 	for _, sub := range h.subs {
 		if sub.live || sub.wasLive {
 			sub.sentState = state

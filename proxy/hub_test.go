@@ -366,7 +366,12 @@ func TestInboundBudget(t *testing.T) {
 	}
 	ts.srv.inbound.release(1<<20 - 32<<10)
 	c.do(protocol.TypeSessionSend, big) // accepted now
-	if ts.srv.inbound.used != 0 {
-		t.Errorf("budget still holds %d bytes", ts.srv.inbound.used)
+	// The read pump gives a frame's budget back before it reads the next.
+	c.do(protocol.TypeSessionList, map[string]any{})
+	ts.srv.inbound.mu.Lock()
+	used := ts.srv.inbound.used
+	ts.srv.inbound.mu.Unlock()
+	if used > 64<<10 { // the small list frame may still be held
+		t.Errorf("budget still holds %d bytes", used)
 	}
 }
