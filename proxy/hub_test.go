@@ -375,3 +375,25 @@ func TestInboundBudget(t *testing.T) {
 		t.Errorf("budget still holds %d bytes", used)
 	}
 }
+
+// A client whose socket accepts nothing for WriteWait is closed, as
+// before the log was the only buffer; the others go on.
+func TestStalledClientClosed(t *testing.T) {
+	ts := startServer(t, Options{SendQueueFrames: 16, WriteWait: 300 * time.Millisecond})
+	fast := ts.dial(t)
+	s := fast.create(nil)
+	slow := dialSlow(t, ts, s)
+	closed := false
+	for i := 0; i < 200 && !closed; i++ {
+		fast.turn(s, "flood 8 50000")
+		closed = strings.Count(ts.logBuf.String(), "websocket write failed") > 0
+	}
+	if !closed {
+		t.Fatal("the stalled client was never closed")
+	}
+	checkSeqs(t, fast.events(s), 1)
+	slow.startReading()
+	slow.waitClosed()
+	fast.turn(s, "after")
+	checkSeqs(t, fast.events(s), 1)
+}
