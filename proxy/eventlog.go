@@ -44,8 +44,9 @@ type eventLog struct {
 	segNo     int
 	diskBytes int64
 	diskFirst int64
-	diskErr   error // the last write error, for the hub to log once
-	spilled   int64 // frames ever written to disk
+	diskErr   error  // the last write error, for the hub to log once
+	wbuf      []byte // frames of the newest segment not written yet (from its flushed to size)
+	spilled   int64  // frames ever written to disk
 }
 
 type memFrame struct {
@@ -65,8 +66,9 @@ type segment struct {
 	first   int64
 	offs    []uint32
 	size    int64
-	refs    int  // readers between collect and release
-	dropped bool // removed from the log: close when refs reaches 0
+	flushed int64 // bytes written to the file; the rest (to size) is in eventLog.wbuf
+	refs    int   // readers between collect and release
+	dropped bool  // removed from the log: close when refs reaches 0
 }
 
 func (g *segment) end(i int) int64 {
@@ -176,6 +178,11 @@ func (l *eventLog) spill(seq int64, frame []byte) {
 		g = l.segs[k-1]
 	}
 	if g == nil {
+		if err := l.flush(); err != nil {
+			l.diskErr = err
+			l.dropDisk(seq + 1)
+			return
+		}
 		var err error
 		if g, err = l.newSegment(seq); err != nil {
 			l.diskErr = err
@@ -183,10 +190,27 @@ func (l *eventLog) spill(seq int64, frame []byte) {
 			return
 		}
 	}
-	if _, err := g.f.WriteAt(frame, g.size); err != nil {
-		l.diskErr = fmt.Errorf("writing %s: %w", g.path, err)
-		l.dropDisk(seq + 1)
-		return
+	// Small frames are gathered in wbuf (the newest segment's unwritten
+	// tail) and written together: one write per wbufBytes, not per event.
+	if len(l.wbuf)+len(frame) > wbufBytes {
+		if err := l.flushTo(g); err != nil {
+			l.diskErr = err
+			l.dropDisk(seq + 1)
+			return
+		}
+	}
+	if len(frame) >= wbufBytes {
+		if _, err := g.f.WriteAt(frame, g.size); err != nil {
+			l.diskErr = fmt.Errorf("writing %s: %w", g.path, err)
+			l.dropDisk(seq + 1)
+			return
+		}
+		g.flushed = g.size + int64(len(frame))
+	} else {
+		if l.wbuf == nil {
+			l.wbuf = make([]byte, 0, wbufBytes)
+		}
+		l.wbuf = append(l.wbuf, frame...)
 	}
 	if len(l.segs) == 0 {
 		l.diskFirst = seq
@@ -201,6 +225,26 @@ func (l *eventLog) spill(seq int64, frame []byte) {
 	for l.diskBytes > l.diskMax && len(l.segs) > 0 {
 		l.dropSegment()
 	}
+}
+
+// wbufBytes is the size of the write buffer of the newest segment.
+const wbufBytes = 256 << 10
+
+// flush writes the buffered tail of the newest segment.
+func (l *eventLog) flush() error { return l.flushTo(lastSeg(l.segs)) }
+
+func (l *eventLog) flushTo(g *segment) error {
+	if len(l.wbuf) == 0 || g == nil {
+		l.wbuf = l.wbuf[:0]
+		return nil
+	}
+	if _, err := g.f.WriteAt(l.wbuf, g.flushed); err != nil {
+		l.wbuf = l.wbuf[:0]
+		return fmt.Errorf("writing %s: %w", g.path, err)
+	}
+	g.flushed += int64(len(l.wbuf))
+	l.wbuf = l.wbuf[:0]
+	return nil
 }
 
 func lastSeg(segs []*segment) *segment {
@@ -237,6 +281,9 @@ func (l *eventLog) dropSegment() {
 		l.diskFirst = l.segs[0].first
 	} else {
 		l.diskFirst = g.first + int64(len(g.offs))
+	}
+	if len(l.segs) == 0 {
+		l.wbuf = l.wbuf[:0] // it was the newest: its buffered tail goes too
 	}
 	g.dropped = true
 	os.Remove(g.path)
@@ -304,6 +351,14 @@ func (l *eventLog) collect(seq int64, maxFrames, maxBytes int) chunk {
 		}
 		i := int(seq - g.first)
 		off, end := int64(g.offs[i]), g.end(i)
+		if end > g.flushed {
+			if err := l.flush(); err != nil {
+				l.diskErr = err
+				l.dropDisk(l.memFirst)
+				c.release()
+				return chunk{}
+			}
+		}
 		if k := len(c.items); k > 0 && c.items[k-1].seg == g && c.items[k-1].end == off {
 			// Contiguous with the previous item: one read.
 			c.items = append(c.items, chunkItem{seg: g, off: off, end: end})
