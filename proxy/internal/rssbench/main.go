@@ -6,7 +6,7 @@
 //	go run ./proxy/internal/rssbench                      # stream: 1 GiB realistic mix to 10 clients
 //	go run ./proxy/internal/rssbench -size 200MiB -clients 3
 //	go run ./proxy/internal/rssbench -scenario stalled    # 1,000 × 1 MiB events; one client reads, one never does
-//	go run ./proxy/internal/rssbench -scenario exited     # 40 sessions answer 32 MiB each, exit, are never closed
+//	go run ./proxy/internal/rssbench -scenario exited     # 40 sessions answer 64 MiB each, exit, are never closed
 //	go run ./proxy/internal/rssbench -scenario frames     # 10 connections each send 2 frames of 16 MiB at once
 //	go run ./proxy/internal/rssbench -scenario all        # stalled, exited, frames (targets: 256, 384, 384 MiB)
 //
@@ -147,8 +147,11 @@ func startProxy(mode string, size int64, extra ...string) (*proxyProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--claude", self, "--project", tmp, "--log-level", logLevel,
-		"--spool-dir", filepath.Join(home, "spool")}, extra...)
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--claude", self, "--project", tmp, "--log-level", logLevel}
+	if help, _ := exec.Command(bin, "serve", "--help").CombinedOutput(); bytes.Contains(help, []byte("-spool-dir")) {
+		args = append(args, "--spool-dir", filepath.Join(home, "spool")) // (an older ccproxy, measured for comparison, has none)
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "HOME="+home, "CCPROXY_TOKEN="+token, "RSSBENCH_FAKE_CLAUDE=1", "RSSBENCH_MODE="+mode,
 		"RSSBENCH_SIZE="+strconv.FormatInt(size, 10), "RSSBENCH_ROOT="+absRoot)
@@ -286,10 +289,10 @@ func runStalled() error {
 	return stopErr
 }
 
-// runExited: 40 sessions each answer one turn of 32 MiB, then their claude
+// runExited: 40 sessions each answer one turn of 64 MiB, then their claude
 // exits; none is closed. Target: peak RSS < 384 MiB.
 func runExited() error {
-	const sessions, size = 40, 32 << 20
+	const sessions, size = 40, 64 << 20
 	p, err := startProxy("exit", size, "--max-sessions", "64")
 	if err != nil {
 		return err
