@@ -397,3 +397,47 @@ func TestStalledClientClosed(t *testing.T) {
 	fast.turn(s, "after")
 	checkSeqs(t, fast.events(s), 1)
 }
+
+// A client that fell behind still gets the permission pushes of that
+// time: the request and its resolution, and then, reading again, every
+// event and the state it missed; nothing twice.
+func TestBehindClientGetsPermissionPushes(t *testing.T) {
+	ts := startServer(t, Options{SendQueueFrames: 16, ReplayBytes: 1 << 20, WriteWait: waitTimeout})
+	fast := ts.dial(t)
+	s := fast.create(nil)
+	slow := dialSlow(t, ts, s)
+	for i := 0; i < 40 && !strings.Contains(ts.logBuf.String(), "client fell behind"); i++ {
+		fast.turn(s, "flood 8 50000")
+	}
+	if !strings.Contains(ts.logBuf.String(), "client fell behind") {
+		t.Fatal("the slow client never fell behind")
+	}
+	from := fast.count()
+	fast.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	fast.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	fast.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "deny"})
+	answerText(t, fast, from, s)
+	fast.waitEvent(from, s, "the result", isResult)
+	all := fast.events(s)
+
+	slow.startReading()
+	slow.waitEvent(0, s, "the last event", func(ev protocol.SessionEvent) bool { return ev.Seq == all[len(all)-1].Seq })
+	checkSeqs(t, slow.events(s), 1)
+	var got protocol.PermissionResolved
+	slow.waitPush(0, protocol.TypePermissionResolved, &got, nil)
+	reqs := 0
+	for _, f := range slow.snapshot() {
+		if f.Type == protocol.TypePermissionRequest {
+			reqs++
+		}
+	}
+	if got.RequestID != req.RequestID || reqs != 1 {
+		t.Errorf("the slow client got %d requests and resolution %+v", reqs, got)
+	}
+	// It is live again and knows the state.
+	fast.turn(s, "again")
+	last := fast.events(s)[len(fast.events(s))-1].Seq
+	slow.waitEvent(0, s, "the new turn", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
+	checkSeqs(t, slow.events(s), 1)
+}
