@@ -213,7 +213,7 @@ func loadMix(b testing.TB) *benchmix.Mix {
 // events ahead of the slowest client, so no client is dropped and the
 // figure is the rate the proxy sustains for all of them. (Without that
 // window the proxy reads claude as fast as claude writes, by design, and
-// drops the clients that cannot keep up.) MB/s is the input rate;
+// the clients that cannot keep up catch up from the replay log.) MB/s is the input rate;
 // fanout-MiB/s what the clients got in total.
 func BenchmarkFanout(b *testing.B) {
 	m := loadMix(b)

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,19 +22,25 @@ import (
 // the connection — and the goroutines of slow requests (tracked by reqWG),
 // and joins them all before the handler returns.
 //
-// Frames reach the write pump through send, a bounded queue. Whoever
-// queues never waits: when the queue is full the client is dropped with
-// close code 1008 (kill). A subscription that is catching up is not fed
-// through the queue: the write pump pulls its frames from the session's
-// replay log, so a replay of any length never overflows the queue.
+// Frames reach the write pump through a queue bounded by bytes
+// (SendQueueBytes) and frames (SendQueueFrames). Whoever queues never
+// waits. An event that does not fit is not queued: its subscription goes
+// back to catching up (the hub), and the write pump pulls the events from
+// the session's log once the queue is empty, so a client that keeps
+// reading never loses an event and a replay of any length never fills
+// the queue. Other frames (replies, pushes) get twice the bound; beyond
+// it the client is dropped with close code 1008. A client whose write
+// makes no progress for WriteWait is closed.
+//
+// mu guards the queue, dead/kill*, subs and catchup; it is the last lock
+// in the order (server, session, hub, client).
 type client struct {
 	srv  *Server
 	id   string
 	conn *websocket.Conn
 	log  *slog.Logger
 
-	send     chan outFrame
-	wake     chan struct{} // (cap 1) a subscription started catching up
+	wake     chan struct{} // (cap 1) a frame was queued or a subscription started catching up
 	killed   chan struct{} // closed by kill: close with killCode, drop the queue
 	closing  chan struct{} // closed by closeGracefully: flush the queue, close 1001
 	readDone chan struct{} // closed when the read pump returns
@@ -52,7 +57,9 @@ type client struct {
 	closeOnce  sync.Once
 	subs       map[*Session]*subscription
 	catchup    []*subscription
-	readBuf    bytes.Buffer
+	queue      []outFrame // queue[qHead:] waits for the write pump
+	qHead      int
+	qBytes     int64
 }
 
 func newClient(srv *Server, id string, conn *websocket.Conn) *client {
@@ -62,7 +69,6 @@ func newClient(srv *Server, id string, conn *websocket.Conn) *client {
 		id:       id,
 		conn:     conn,
 		log:      srv.log.With("conn", id),
-		send:     make(chan outFrame, srv.opts.SendQueueFrames),
 		wake:     make(chan struct{}, 1),
 		killed:   make(chan struct{}),
 		closing:  make(chan struct{}),
@@ -74,22 +80,112 @@ func newClient(srv *Server, id string, conn *websocket.Conn) *client {
 	}
 }
 
-// enqueue queues a frame without ever waiting. When the queue is full the
-// client is dropped (slow consumer) and false is returned. Safe to call
-// with a session's lock held (lock order: server, session, hub → client).
+// enqueue queues a frame without ever waiting. Frames that are not events
+// may take the queue to twice its bound; beyond that the client is
+// dropped (slow consumer) and false is returned. Safe to call with a
+// session's or hub's lock held (lock order: server, session, hub →
+// client).
 func (c *client) enqueue(f outFrame) bool {
-	select {
-	case <-c.killed:
-		return false
-	default:
-	}
-	select {
-	case c.send <- f:
-		return true
-	default:
-		c.kill(websocket.ClosePolicyViolation, fmt.Sprintf("slow consumer: send queue full (%d frames)", cap(c.send)))
+	c.mu.Lock()
+	if c.dead {
+		c.mu.Unlock()
 		return false
 	}
+	maxFrames, maxBytes := 2*c.srv.opts.SendQueueFrames, 2*c.srv.opts.SendQueueBytes
+	if n := len(c.queue) - c.qHead; n >= maxFrames || (n > 0 && c.qBytes+int64(len(f.data)) > maxBytes) {
+		c.mu.Unlock()
+		c.kill(websocket.ClosePolicyViolation, fmt.Sprintf("slow consumer: send queue full (%d frames, %d bytes)", n, c.qBytes))
+		return false
+	}
+	c.pushLocked(f)
+	c.mu.Unlock()
+	c.signal()
+	return true
+}
+
+// What enqueueEvent did.
+const (
+	queued      = iota
+	queueBehind // the queue is full: f.sub is now catching up
+	queueDead   // the client is gone
+)
+
+// enqueueEvent queues the event frame of a live subscription, or, when it
+// does not fit within the bounds (an empty queue takes any frame), puts
+// the subscription on the catch-up list instead: the write pump will pull
+// that event and the following ones from the log once the queue is empty.
+// The caller (the hub, under its lock) marks the subscription not live.
+func (c *client) enqueueEvent(f outFrame) int {
+	c.mu.Lock()
+	if c.dead {
+		c.mu.Unlock()
+		return queueDead
+	}
+	if n := len(c.queue) - c.qHead; n > 0 && (n >= c.srv.opts.SendQueueFrames || c.qBytes+int64(len(f.data)) > c.srv.opts.SendQueueBytes) {
+		c.catchup = append(c.catchup, f.sub)
+		c.mu.Unlock()
+		c.signal()
+		return queueBehind
+	}
+	c.pushLocked(f)
+	c.mu.Unlock()
+	c.signal()
+	return queued
+}
+
+func (c *client) pushLocked(f outFrame) {
+	if c.qHead > 0 && c.qHead == len(c.queue) {
+		c.queue, c.qHead = c.queue[:0], 0
+	}
+	if c.qHead > 64 && c.qHead > len(c.queue)/2 {
+		n := copy(c.queue, c.queue[c.qHead:])
+		clear(c.queue[n:])
+		c.queue, c.qHead = c.queue[:n], 0
+	}
+	c.queue = append(c.queue, f)
+	c.qBytes += int64(len(f.data))
+}
+
+func (c *client) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next returns what the write pump does next: a queued frame, else a
+// subscription to pull for (round robin between sessions catching up),
+// else nothing. Catching up waits for an empty queue, so the frames of a
+// subscription that fell behind, queued before, go out first.
+func (c *client) next() (outFrame, *subscription, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.qHead < len(c.queue) {
+		f := c.queue[c.qHead]
+		c.queue[c.qHead] = outFrame{}
+		c.qHead++
+		c.qBytes -= int64(len(f.data))
+		if c.qHead == len(c.queue) {
+			c.queue, c.qHead = c.queue[:0], 0
+			if cap(c.queue) > 4096 {
+				c.queue = nil
+			}
+		}
+		return f, nil, true
+	}
+	if len(c.catchup) == 0 {
+		return outFrame{}, nil, false
+	}
+	sub := c.catchup[0]
+	c.catchup = append(c.catchup[1:], sub)
+	return outFrame{}, sub, true
+}
+
+// dropQueue forgets the queued frames (the client is dropped).
+func (c *client) dropQueue() {
+	c.mu.Lock()
+	c.queue, c.qHead, c.qBytes = nil, 0, 0
+	c.mu.Unlock()
 }
 
 // kill drops the client: the write pump discards its queue, sends a close
@@ -119,10 +215,7 @@ func (c *client) addSub(sub *subscription) {
 	c.subs[sub.s] = sub
 	c.catchup = append(c.catchup, sub)
 	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	c.signal()
 }
 
 // dropSub forgets sub (unsubscribed, replaced or its session closed).
@@ -148,18 +241,6 @@ func (c *client) removeCatchupLocked(sub *subscription) {
 			return
 		}
 	}
-}
-
-func (c *client) nextCatchup() *subscription {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.catchup) == 0 {
-		return nil
-	}
-	// Round robin between sessions catching up.
-	sub := c.catchup[0]
-	c.catchup = append(c.catchup[1:], sub)
-	return sub
 }
 
 // reply queues a success reply.
@@ -215,7 +296,12 @@ func (c *client) serve() {
 
 // readPump reads frames until the connection fails. A frame larger than
 // MaxFrameBytes is read to its end without being kept and answered with
-// frame_too_large; the connection stays open.
+// frame_too_large; the connection stays open. The memory frames take
+// while they are read and handled comes from the server's inbound budget
+// (InboundBytes, all connections): a frame that would exceed it is read
+// to its end without being kept and refused with limit_exceeded (never
+// waited for: connections holding parts of the budget could wait for each
+// other forever).
 func (c *client) readPump() {
 	defer close(c.readDone)
 	pongWait := c.srv.opts.PongWait
@@ -225,6 +311,7 @@ func (c *client) readPump() {
 		return nil
 	})
 	max := c.srv.opts.MaxFrameBytes
+	var buf []byte
 	for {
 		mt, r, err := c.conn.NextReader()
 		if err != nil {
@@ -232,36 +319,110 @@ func (c *client) readPump() {
 			return
 		}
 		c.conn.SetReadDeadline(time.Now().Add(pongWait))
-		c.readBuf.Reset()
-		n, err := io.Copy(&c.readBuf, io.LimitReader(r, max+1))
+		var held int64 // inbound budget taken for this frame
+		data, status, err := readFrame(r, buf[:0], max, func(grow int64) bool {
+			if !c.srv.inbound.tryAcquire(grow) {
+				return false
+			}
+			held += grow
+			return true
+		})
 		if err != nil {
+			c.srv.inbound.release(held)
 			c.log.Debug("websocket read failed", "err", err)
 			return
 		}
-		if n > max {
-			rest, err := io.Copy(io.Discard, r)
-			if err != nil {
-				return
-			}
-			c.readBuf.Reset()
+		switch {
+		case status.tooLarge:
 			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeFrameTooLarge,
-				"frame of %d bytes is larger than limits.maxFrameBytes (%d); it was discarded", n+rest, max))
-			continue
-		}
-		if mt != websocket.TextMessage {
+				"frame of %d bytes is larger than limits.maxFrameBytes (%d); it was discarded", status.size, max))
+		case status.refused:
+			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeLimitExceeded,
+				"frame of %d bytes refused: ccproxy is reading and handling other large frames (at most %d bytes at once, all connections); it was discarded, send it again later", status.size, c.srv.opts.InboundBytes))
+		case mt != websocket.TextMessage:
 			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeBadRequest, "binary frames are not accepted: send each request as a JSON text frame"))
-			continue
+		default:
+			c.srv.handleFrame(c, data)
 		}
-		c.srv.handleFrame(c, c.readBuf.Bytes())
-		if c.readBuf.Cap() > 1<<20 {
-			c.readBuf = bytes.Buffer{} // do not keep a large buffer around
+		// Keep a small buffer for the next frame; a large one goes back
+		// to the budget and the garbage collector.
+		buf = data
+		if cap(buf) > 64<<10 {
+			buf = nil
 		}
+		c.srv.inbound.release(held)
 		select {
 		case <-c.killed:
 			return
 		default:
 		}
 	}
+}
+
+type frameStatus struct {
+	size     int64 // bytes the frame had (all of it, also when discarded)
+	tooLarge bool  // over max: discarded
+	refused  bool  // the budget refused to grow buf: discarded
+}
+
+// readFrame reads one frame from r into buf, growing it (in doublings,
+// from 64 KiB) only as far as take allows and max permits; a frame that
+// does not fit is read to its end and discarded.
+func readFrame(r io.Reader, buf []byte, max int64, take func(grow int64) bool) ([]byte, frameStatus, error) {
+	var st frameStatus
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > max {
+				st.tooLarge = true
+				break
+			}
+			newCap := min(maxOf(int64(2*cap(buf)), 64<<10), max+1)
+			if !take(newCap - int64(cap(buf))) {
+				st.refused = true
+				break
+			}
+			grown := make([]byte, len(buf), newCap)
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			st.size = int64(len(buf))
+			return buf, st, nil
+		}
+		if err != nil {
+			return buf, st, err
+		}
+	}
+	rest, err := io.Copy(io.Discard, r)
+	st.size = int64(len(buf)) + rest
+	return buf[:0], st, err
+}
+
+// byteBudget is a count of bytes in use, bounded; safe for concurrent use.
+type byteBudget struct {
+	mu   sync.Mutex
+	max  int64
+	used int64
+}
+
+func newByteBudget(max int64) *byteBudget { return &byteBudget{max: max} }
+
+func (b *byteBudget) tryAcquire(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *byteBudget) release(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
 }
 
 // writePump is the only writer of the connection: queued frames first,
@@ -275,19 +436,18 @@ func (c *client) writePump() {
 	for {
 		select {
 		case <-c.killed:
+			c.dropQueue()
 			c.writeClose(c.killCode, c.killReason)
 			return
 		default:
 		}
-		select {
-		case f := <-c.send:
-			if !c.write(f) {
-				return
+		if f, sub, ok := c.next(); ok {
+			if sub == nil {
+				if !c.write(f) {
+					return
+				}
+				continue
 			}
-			continue
-		default:
-		}
-		if sub := c.nextCatchup(); sub != nil {
 			for _, f := range sub.s.pull(sub) {
 				if !c.write(outFrame{data: f, sub: sub}) {
 					return
@@ -297,28 +457,23 @@ func (c *client) writePump() {
 		}
 		select {
 		case <-c.killed:
+			c.dropQueue()
 			c.writeClose(c.killCode, c.killReason)
 			return
 		case <-c.closing:
 			for {
-				select {
-				case f := <-c.send:
-					if !c.write(f) {
-						return
-					}
-					continue
-				default:
+				f, sub, ok := c.next()
+				if !ok || sub != nil {
+					break
 				}
-				break
+				if !c.write(f) {
+					return
+				}
 			}
 			c.writeClose(websocket.CloseGoingAway, "ccproxy is shutting down")
 			return
 		case <-c.readDone:
 			return
-		case f := <-c.send:
-			if !c.write(f) {
-				return
-			}
 		case <-c.wake:
 		case <-ping.C:
 			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.srv.opts.WriteWait)); err != nil {
@@ -350,4 +505,11 @@ func (c *client) writeClose(code int, reason string) {
 		reason = reason[:123]
 	}
 	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(c.srv.opts.WriteWait))
+}
+
+func maxOf(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }

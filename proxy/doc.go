@@ -7,14 +7,14 @@
 // # Data flow
 //
 //	claude stdout ─► stream.Reader ─► stream.Normalizer ─┬─ control_* lines: the proxy's own (control protocol, permission broker)
-//	  (1 MiB pipe)     lines ≤ cap     (attachments → blob  └─ events: seq, session/event frame built once,
-//	                                   store, /v1/blobs)        replay log (bounded by bytes),
-//	                                                            queued for every live subscriber
+//	  (1 MiB pipe)     lines ≤ cap     (attachments → blob  └─ events: seq, session/event frame built once ─► hub:
+//	                                   store, /v1/blobs)        replay log: memory tail ─(spill)─► disk segments
+//	                                                            queued for every live subscriber that keeps up
 //	                                                                 │
-//	client ◄─ websocket ◄─ write pump (the only writer) ◄── bounded send queue (full: close 1008)
-//	                                  ◄── pulls from the replay log while a subscription catches up
+//	client ◄─ websocket ◄─ write pump (the only writer) ◄── send queue, bounded in bytes and frames
+//	                                  ◄── pulls from the replay log (memory or disk) while a subscription catches up
 //
-//	client ─► read pump ─► validate (protocol) ─► request handlers ─► stream builders ─► stdin writer ─► claude stdin
+//	client ─► read pump (inbound byte budget) ─► validate (protocol) ─► request handlers ─► stream builders ─► stdin writer ─► claude stdin
 //
 //	mcpconfig.Watcher ─► MCPSource ─► flags at spawn (--mcp-config, --allowedTools)
 //	                                 mcp_set_servers + mcp_status to live sessions when the active servers changed (mcpconfig.Diff; refused: restart with --resume)
@@ -44,15 +44,35 @@
 //
 // # Replay and slow clients
 //
-// Every event gets the next seq and goes into the session's replay log.
+// Each session's hub (hub.go) holds its event log and its subscriptions.
+// Every event gets the next seq and goes into the log, the only buffer of
+// events: its newest frames in memory (ReplayBytes per session, and
+// ReplayMemoryBytes for all sessions together: over it, exited sessions'
+// frames are spilled first, then the oldest), the older ones in an
+// append-only segment file per session in this process's spool directory
+// (SpoolDir/<pid>, 0700, flock'ed; a dead process's is removed at start)
+// with an in-memory offset index, read back with ReadAt. Only beyond
+// ReplayDiskBytes per session are events dropped. An exited session keeps
+// 1 MiB of its log in memory; SessionTTL after its exit it is reaped
+// (subscribers get session/state closed, reason reaped; its files are
+// removed). It counts against MaxSessions until then.
+//
 // session/subscribe queues the reply (and a session/gap when the log no
 // longer reaches back), then the client's write pump pulls logged frames
-// itself, in chunks, until it reaches the end of the log; at that moment,
-// under the session's lock, the subscription turns live and the pending
-// permission requests follow. So a replay of any length never fills a send
-// queue, and nothing is lost or sent twice. A live client whose queue is
-// full is closed with 1008; reading claude's stdout never waits for a
-// client. A client that reconnects resumes with afterSeq.
+// itself, in chunks (from disk without any lock held), until it reaches
+// the end of the log; at that moment, under the session's lock, the
+// subscription turns live and the pending permission requests follow. A
+// live subscription whose client's queue is over its bound (SendQueueBytes
+// or SendQueueFrames) is not dropped: it goes back to catching up from
+// the event that did not fit. So a client that keeps reading never loses
+// an event, nothing is sent twice, and reading claude's stdout never waits
+// for a client. A client whose write makes no progress for WriteWait is
+// closed; one whose queue of replies and pushes is twice over its bound
+// gets 1008. A client that reconnects resumes with afterSeq.
+//
+// Inbound frames take memory from one budget for all connections
+// (InboundBytes) while they are read and handled; a frame that would
+// exceed it is discarded and refused with limit_exceeded.
 //
 // # Probes, direct calls and the call log
 //
@@ -104,11 +124,14 @@
 // pump and owns the write pump and the goroutines of slow requests (MCP
 // probes and calls among them); a Session owns, per process, the stdin
 // writer, the stdout and stderr loops and the waiter, plus permission
-// timers and a restart (joined by close). Lock order: Server.mu, then
-// Session.mu or mcpHub.mu, then client.mu; queueing a frame never blocks.
-// logins.mu guards the login codes and loginLimiter.mu the rate limit's
-// buckets; each is taken alone. The origin policy (served hosts, own
-// origins) is written before the HTTP server starts and only read after.
+// timers and a restart (joined by close); Serve also owns the reap loop
+// (exited sessions past SessionTTL). Lock order: Server.mu, then
+// Session.mu or mcpHub.mu, then hub.mu, then client.mu; logBudget.mu is
+// taken with no session lock held, before hub.mu. Queueing a frame never
+// blocks; disk reads of a catch-up hold no lock. logins.mu guards the
+// login codes and loginLimiter.mu the rate limit's buckets; each is taken
+// alone. The origin policy (served hosts, own origins) is written before
+// the HTTP server starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
 //
 // Logs use log/slog with constant keys; the token, environment values of

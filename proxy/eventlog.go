@@ -1,80 +1,428 @@
 package proxy
 
-// eventLog is a session's replay log: the session/event frames of its most
-// recent events, in seq order, bounded by the total size of the frames. The
-// frames are immutable once appended and shared with the clients' send
-// queues, so fan-out and replay never copy them.
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+)
+
+// eventLog is a session's replay log: the session/event frames of its
+// events, in seq order. The newest frames are kept in memory (at most
+// memMax bytes, and less when the server's global budget asks for it);
+// older ones are spilled to append-only segment files in the spool
+// directory, with an in-memory offset index (4 bytes per event), and read
+// back with ReadAt (the page cache does the caching). Segments are dropped,
+// oldest first, when the frames on disk exceed diskMax bytes: only then
+// are events lost (a subscriber behind them gets session/gap).
 //
-// It is not safe for concurrent use; the session's mutex guards it.
+// Frames are immutable once appended and shared with the clients' send
+// queues, so fan-out and in-memory replay never copy them.
+//
+// It is not safe for concurrent use; the hub's mutex guards it. Disk reads
+// happen without that lock: collect pins the segments it refers to
+// (segment.refs, guarded by the same mutex) so that a segment dropped
+// meanwhile stays open until its readers are done.
 type eventLog struct {
-	max     int64    // bound on bytes, > 0
-	bytes   int64    // sum of len(frames)
-	first   int64    // seq of frames[head]; meaningful when n > 0
-	last    int64    // newest seq ever appended (0: none)
-	ring    [][]byte // circular buffer of frames
-	head, n int      // oldest element, element count
+	memMax  int64         // bound on memory bytes, > 0
+	diskMax int64         // bound on disk bytes; 0: no disk
+	segMax  int64         // size at which a new segment is started
+	dir     func() string // the directory for segments ("" when unavailable)
+	name    string        // file name prefix (the session id)
+	global  *atomic.Int64 // every log's memory bytes, for the server's budget; may be nil
+
+	last int64 // newest seq ever appended (0: none)
+
+	// Memory: a circular buffer of the frames memFirst..last.
+	ring     []memFrame
+	head, n  int
+	memFirst int64
+	memBytes int64
+
+	// Disk: segments holding diskFirst..memFirst-1, oldest first.
+	segs      []*segment
+	segNo     int
+	diskBytes int64
+	diskFirst int64
+	diskErr   error  // the last write error, for the hub to log once
+	wbuf      []byte // frames of the newest segment not written yet (from its flushed to size)
+	spilled   int64  // frames ever written to disk
 }
 
-func newEventLog(maxBytes int64) *eventLog {
-	return &eventLog{max: maxBytes, ring: make([][]byte, 64)}
+type memFrame struct {
+	data  []byte
+	stamp int64 // when it was appended (logClock), for the global budget
+}
+
+// logClock orders appends across all logs: the global budget evicts the
+// frames with the smallest stamps first.
+var logClock atomic.Int64
+
+// segment is one spill file: frames first..first+len(offs)-1 at offs,
+// each ending where the next starts (the last at size).
+type segment struct {
+	f       *os.File
+	path    string
+	first   int64
+	offs    []uint32
+	size    int64
+	flushed int64 // bytes written to the file; the rest (to size) is in eventLog.wbuf
+	refs    int   // readers between collect and release
+	dropped bool  // removed from the log: close when refs reaches 0
+}
+
+func (g *segment) end(i int) int64 {
+	if i+1 < len(g.offs) {
+		return int64(g.offs[i+1])
+	}
+	return g.size
+}
+
+const maxSegBytes = 64 << 20
+
+func newEventLog(memMax, diskMax int64, dir func() string, name string, global *atomic.Int64) *eventLog {
+	seg := min(max(diskMax/8, 1), maxSegBytes)
+	return &eventLog{memMax: memMax, diskMax: diskMax, segMax: seg, dir: dir, name: name, global: global,
+		ring: make([]memFrame, 64), memFirst: 1, diskFirst: 1}
 }
 
 // FirstSeq is the oldest seq the log holds, or LastSeq+1 when it is empty.
 func (l *eventLog) FirstSeq() int64 {
-	if l.n == 0 {
-		return l.last + 1
+	if len(l.segs) > 0 {
+		return l.diskFirst
 	}
-	return l.first
+	return l.memFirst
 }
 
 // LastSeq is the newest seq assigned so far (0 when none).
 func (l *eventLog) LastSeq() int64 { return l.last }
 
-// Append adds the frame of event seq, which must be LastSeq()+1, and drops
-// the oldest frames while the log is over its bound (possibly this one, when
-// it alone is larger than the bound).
+// MemBytes is the size of the frames held in memory.
+func (l *eventLog) MemBytes() int64 { return l.memBytes }
+
+// DiskBytes is the size of the frames held on disk.
+func (l *eventLog) DiskBytes() int64 { return l.diskBytes }
+
+// oldestStamp is the stamp of the oldest frame in memory (0: none).
+func (l *eventLog) oldestStamp() int64 {
+	if l.n == 0 {
+		return 0
+	}
+	return l.ring[l.head].stamp
+}
+
+// Append adds the frame of event seq, which must be LastSeq()+1, then
+// spills the oldest frames to disk while memory is over its bound.
 func (l *eventLog) Append(seq int64, frame []byte) {
 	if seq != l.last+1 {
 		panic("eventLog: seq out of order")
 	}
 	if l.n == len(l.ring) {
-		grown := make([][]byte, 2*len(l.ring))
-		for i := 0; i < l.n; i++ {
-			grown[i] = l.ring[(l.head+i)%len(l.ring)]
-		}
-		l.ring, l.head = grown, 0
+		l.resize(2 * len(l.ring))
 	}
 	if l.n == 0 {
-		l.first = seq
+		l.memFirst = seq
 	}
-	l.ring[(l.head+l.n)%len(l.ring)] = frame
+	l.ring[(l.head+l.n)%len(l.ring)] = memFrame{data: frame, stamp: logClock.Add(1)}
 	l.n++
 	l.last = seq
-	l.bytes += int64(len(frame))
-	for l.bytes > l.max && l.n > 0 {
-		l.bytes -= int64(len(l.ring[l.head]))
-		l.ring[l.head] = nil
-		l.head = (l.head + 1) % len(l.ring)
-		l.n--
-		l.first++
-	}
-	if l.n == 0 {
-		l.first = l.last + 1
-	}
-	// Shrink a ring that is mostly empty after a burst of small events.
-	if len(l.ring) > 1024 && l.n < len(l.ring)/8 {
-		shrunk := make([][]byte, len(l.ring)/4)
-		for i := 0; i < l.n; i++ {
-			shrunk[i] = l.ring[(l.head+i)%len(l.ring)]
-		}
-		l.ring, l.head = shrunk, 0
+	l.addMem(int64(len(frame)))
+	l.trimMem(l.memMax)
+}
+
+func (l *eventLog) addMem(d int64) {
+	l.memBytes += d
+	if l.global != nil {
+		l.global.Add(d)
 	}
 }
 
-// Get returns the frame of seq, or nil when the log does not hold it.
-func (l *eventLog) Get(seq int64) []byte {
-	if l.n == 0 || seq < l.first || seq > l.last {
+func (l *eventLog) resize(size int) {
+	grown := make([]memFrame, size)
+	for i := 0; i < l.n; i++ {
+		grown[i] = l.ring[(l.head+i)%len(l.ring)]
+	}
+	l.ring, l.head = grown, 0
+}
+
+// trimMem spills the oldest frames until memory holds at most max bytes.
+func (l *eventLog) trimMem(max int64) {
+	for l.memBytes > max && l.n > 0 {
+		f := l.ring[l.head]
+		l.ring[l.head] = memFrame{}
+		l.head = (l.head + 1) % len(l.ring)
+		l.n--
+		l.addMem(-int64(len(f.data)))
+		l.spill(l.memFirst, f.data)
+		l.memFirst++
+	}
+	if l.n == 0 {
+		l.memFirst = l.last + 1
+	}
+	// Shrink a ring that is mostly empty after a burst of small events.
+	if len(l.ring) > 1024 && l.n < len(l.ring)/8 {
+		l.resize(len(l.ring) / 4)
+	}
+}
+
+// spill appends the frame of seq (== memFirst) to the newest segment. When
+// it cannot (no disk, a write error) the frames on disk are given up: the
+// log then starts in memory.
+func (l *eventLog) spill(seq int64, frame []byte) {
+	if l.diskMax <= 0 || int64(len(frame)) > l.diskMax {
+		l.dropDisk(seq + 1)
+		return
+	}
+	var g *segment
+	if k := len(l.segs); k > 0 && l.segs[k-1].size+int64(len(frame)) <= max(l.segMax, int64(len(frame))) && l.segs[k-1].size+int64(len(frame)) < 1<<32 {
+		g = l.segs[k-1]
+	}
+	if g == nil {
+		if err := l.flush(); err != nil {
+			l.diskErr = err
+			l.dropDisk(seq + 1)
+			return
+		}
+		var err error
+		if g, err = l.newSegment(seq); err != nil {
+			l.diskErr = err
+			l.dropDisk(seq + 1)
+			return
+		}
+	}
+	// Small frames are gathered in wbuf (the newest segment's unwritten
+	// tail) and written together: one write per wbufBytes, not per event.
+	if len(l.wbuf)+len(frame) > wbufBytes {
+		if err := l.flushTo(g); err != nil {
+			l.diskErr = err
+			l.dropDisk(seq + 1)
+			return
+		}
+	}
+	if len(frame) >= wbufBytes {
+		if _, err := g.f.WriteAt(frame, g.size); err != nil {
+			l.diskErr = fmt.Errorf("writing %s: %w", g.path, err)
+			l.dropDisk(seq + 1)
+			return
+		}
+		g.flushed = g.size + int64(len(frame))
+	} else {
+		if l.wbuf == nil {
+			l.wbuf = make([]byte, 0, wbufBytes)
+		}
+		l.wbuf = append(l.wbuf, frame...)
+	}
+	if len(l.segs) == 0 {
+		l.diskFirst = seq
+	}
+	if g != lastSeg(l.segs) {
+		l.segs = append(l.segs, g)
+	}
+	g.offs = append(g.offs, uint32(g.size))
+	g.size += int64(len(frame))
+	l.diskBytes += int64(len(frame))
+	l.spilled++
+	for l.diskBytes > l.diskMax && len(l.segs) > 0 {
+		l.dropSegment()
+	}
+}
+
+// wbufBytes is the size of the write buffer of the newest segment.
+const wbufBytes = 256 << 10
+
+// flush writes the buffered tail of the newest segment.
+func (l *eventLog) flush() error { return l.flushTo(lastSeg(l.segs)) }
+
+func (l *eventLog) flushTo(g *segment) error {
+	if len(l.wbuf) == 0 || g == nil {
+		l.wbuf = l.wbuf[:0]
 		return nil
 	}
-	return l.ring[(l.head+int(seq-l.first))%len(l.ring)]
+	if _, err := g.f.WriteAt(l.wbuf, g.flushed); err != nil {
+		l.wbuf = l.wbuf[:0]
+		return fmt.Errorf("writing %s: %w", g.path, err)
+	}
+	g.flushed += int64(len(l.wbuf))
+	l.wbuf = l.wbuf[:0]
+	return nil
+}
+
+func lastSeg(segs []*segment) *segment {
+	if len(segs) == 0 {
+		return nil
+	}
+	return segs[len(segs)-1]
+}
+
+func (l *eventLog) newSegment(first int64) (*segment, error) {
+	dir := ""
+	if l.dir != nil {
+		dir = l.dir()
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("no spool directory")
+	}
+	l.segNo++
+	path := filepath.Join(dir, fmt.Sprintf("%s.%d.log", l.name, l.segNo))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating a spill file: %w", err)
+	}
+	return &segment{f: f, path: path, first: first}, nil
+}
+
+// dropSegment removes the oldest segment; its events are lost.
+func (l *eventLog) dropSegment() {
+	g := l.segs[0]
+	l.segs[0] = nil
+	l.segs = l.segs[1:]
+	l.diskBytes -= g.size
+	if len(l.segs) > 0 {
+		l.diskFirst = l.segs[0].first
+	} else {
+		l.diskFirst = g.first + int64(len(g.offs))
+	}
+	if len(l.segs) == 0 {
+		l.wbuf = l.wbuf[:0] // it was the newest: its buffered tail goes too
+	}
+	g.dropped = true
+	os.Remove(g.path)
+	if g.refs == 0 {
+		g.f.Close()
+	}
+}
+
+// dropDisk gives up every frame on disk; the log starts at next.
+func (l *eventLog) dropDisk(next int64) {
+	for len(l.segs) > 0 {
+		l.dropSegment()
+	}
+	l.diskFirst = next
+}
+
+// Release frees everything: memory, segments and their files.
+func (l *eventLog) Release() {
+	l.trimMemNoSpill()
+	l.dropDisk(l.last + 1)
+}
+
+func (l *eventLog) trimMemNoSpill() {
+	for l.n > 0 {
+		l.addMem(-int64(len(l.ring[l.head].data)))
+		l.ring[l.head] = memFrame{}
+		l.head = (l.head + 1) % len(l.ring)
+		l.n--
+	}
+	l.memFirst = l.last + 1
+	l.ring = make([]memFrame, 64)
+	l.head = 0
+}
+
+// chunk is what collect found: frames in memory, or places on disk to
+// read without the lock.
+type chunk struct {
+	items []chunkItem
+	size  int
+}
+
+type chunkItem struct {
+	data     []byte   // in memory
+	seg      *segment // or on disk: seg.f[off:off+n] (pinned)
+	off, end int64
+}
+
+// collect returns the frames from seq on, at most maxFrames and about
+// maxBytes (always at least one frame when seq is held). seq must be
+// within [FirstSeq, LastSeq]. Segments it refers to are pinned until
+// release.
+func (l *eventLog) collect(seq int64, maxFrames, maxBytes int) chunk {
+	var c chunk
+	for seq <= l.last && len(c.items) < maxFrames && c.size < maxBytes {
+		if seq >= l.memFirst {
+			f := l.ring[(l.head+int(seq-l.memFirst))%len(l.ring)].data
+			c.items = append(c.items, chunkItem{data: f})
+			c.size += len(f)
+			seq++
+			continue
+		}
+		g := l.segFor(seq)
+		if g == nil {
+			break
+		}
+		i := int(seq - g.first)
+		off, end := int64(g.offs[i]), g.end(i)
+		if end > g.flushed {
+			if err := l.flush(); err != nil {
+				l.diskErr = err
+				l.dropDisk(l.memFirst)
+				c.release()
+				return chunk{}
+			}
+		}
+		if k := len(c.items); k > 0 && c.items[k-1].seg == g && c.items[k-1].end == off {
+			// Contiguous with the previous item: one read.
+			c.items = append(c.items, chunkItem{seg: g, off: off, end: end})
+		} else {
+			g.refs++
+			c.items = append(c.items, chunkItem{seg: g, off: off, end: end})
+		}
+		c.size += int(end - off)
+		seq++
+	}
+	return c
+}
+
+func (l *eventLog) segFor(seq int64) *segment {
+	for _, g := range l.segs { // a handful at most (diskMax / segMax)
+		if seq >= g.first && seq < g.first+int64(len(g.offs)) {
+			return g
+		}
+	}
+	return nil
+}
+
+// read fills in the frames of c that are on disk. It runs without the
+// lock: the regions read were written before collect and never change.
+func (c *chunk) read() ([][]byte, error) {
+	frames := make([][]byte, len(c.items))
+	for i := 0; i < len(c.items); {
+		it := c.items[i]
+		if it.seg == nil {
+			frames[i] = it.data
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(c.items) && c.items[j].seg == it.seg && c.items[j].off == c.items[j-1].end {
+			j++
+		}
+		buf := make([]byte, c.items[j-1].end-it.off)
+		if _, err := it.seg.f.ReadAt(buf, it.off); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", it.seg.path, err)
+		}
+		for k := i; k < j; k++ {
+			frames[k] = buf[c.items[k].off-it.off : c.items[k].end-it.off : c.items[k].end-it.off]
+		}
+		i = j
+	}
+	return frames, nil
+}
+
+// release unpins the segments of c (under the hub's lock).
+func (c *chunk) release() {
+	var prev *segment
+	var prevEnd int64
+	for _, it := range c.items {
+		if it.seg == nil {
+			prev = nil
+			continue
+		}
+		if it.seg != prev || it.off != prevEnd {
+			it.seg.refs--
+			if it.seg.dropped && it.seg.refs == 0 {
+				it.seg.f.Close()
+			}
+		}
+		prev, prevEnd = it.seg, it.end
+	}
 }

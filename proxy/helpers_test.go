@@ -77,6 +77,9 @@ func startServer(t testing.TB, opts Options, env ...string) *testServer {
 	if opts.Project == "" {
 		opts.Project = t.TempDir()
 	}
+	if opts.SpoolDir == "" {
+		opts.SpoolDir = t.TempDir()
+	}
 	srv, err := New(opts)
 	if err != nil {
 		t.Fatalf("New: %v", err)

@@ -17,7 +17,12 @@ import (
 const (
 	DefaultMaxFrameBytes     = 16 << 20
 	DefaultSendQueueFrames   = 1024
+	DefaultSendQueueBytes    = 16 << 20
 	DefaultReplayBytes       = 64 << 20
+	DefaultReplayDiskBytes   = 1 << 30
+	DefaultReplayMemoryBytes = 256 << 20
+	DefaultSessionTTL        = 10 * time.Minute
+	DefaultInboundBytes      = 48 << 20
 	DefaultMaxSessions       = 16
 	DefaultBlobBytes         = 256 << 20
 	DefaultPermissionTimeout = 5 * time.Minute
@@ -82,8 +87,13 @@ type Options struct {
 	MaxMCPRequests int
 
 	MaxFrameBytes     int64         // largest client frame (16 MiB)
-	SendQueueFrames   int           // frames queued per client before it is dropped (1024)
-	ReplayBytes       int64         // bytes of frames each session's replay log keeps (64 MiB)
+	SendQueueFrames   int           // frames queued per client; beyond, a subscription catches up from the log (1024)
+	SendQueueBytes    int64         // bytes queued per client; beyond, a subscription catches up from the log (16 MiB)
+	ReplayBytes       int64         // bytes of each session's replay log kept in memory; older events go to disk (64 MiB)
+	ReplayDiskBytes   int64         // bytes of each session's replay log kept on disk; older events are lost (1 GiB); <0: no disk
+	ReplayMemoryBytes int64         // bytes of all replay logs kept in memory together (256 MiB)
+	SessionTTL        time.Duration // an exited session is forgotten this long after its exit (10 min)
+	InboundBytes      int64         // bytes of client frames being read and handled at once, all connections (48 MiB, at least MaxFrameBytes)
 	MaxSessions       int           // live sessions at once (16)
 	MaxLineBytes      int           // longest stdout line of claude kept whole (stream.DefaultMaxLine)
 	BlobBytes         int64         // bytes of attachments kept for /v1/blobs (256 MiB)
@@ -105,6 +115,11 @@ type Options struct {
 
 	// NoUI turns off the reference web UI served at / (and its login).
 	NoUI bool
+
+	// SpoolDir is the private directory (0700) where replay logs spill to
+	// disk, one subdirectory per ccproxy process (default DefaultSpoolDir()).
+	// Subdirectories of ccproxy processes that are gone are removed at start.
+	SpoolDir string
 
 	// MaxPendingPermissions bounds the permission requests of a session
 	// waiting for an answer (default DefaultMaxPendingPermissions); beyond
@@ -178,7 +193,20 @@ func (o *Options) setDefaults() error {
 	}
 	def64(&o.MaxFrameBytes, DefaultMaxFrameBytes)
 	defInt(&o.SendQueueFrames, DefaultSendQueueFrames)
+	def64(&o.SendQueueBytes, DefaultSendQueueBytes)
 	def64(&o.ReplayBytes, DefaultReplayBytes)
+	if o.ReplayDiskBytes == 0 {
+		o.ReplayDiskBytes = DefaultReplayDiskBytes
+	}
+	def64(&o.ReplayMemoryBytes, DefaultReplayMemoryBytes)
+	defDur(&o.SessionTTL, DefaultSessionTTL)
+	def64(&o.InboundBytes, DefaultInboundBytes)
+	if o.InboundBytes < o.MaxFrameBytes {
+		return fmt.Errorf("inbound bytes (%d) must be at least the largest frame (%d)", o.InboundBytes, o.MaxFrameBytes)
+	}
+	if o.SpoolDir == "" {
+		o.SpoolDir = DefaultSpoolDir()
+	}
 	defInt(&o.MaxSessions, DefaultMaxSessions)
 	defInt(&o.MaxLineBytes, stream.DefaultMaxLine)
 	def64(&o.BlobBytes, DefaultBlobBytes)

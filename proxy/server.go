@@ -32,6 +32,9 @@ type Server struct {
 	opts      Options
 	log       *slog.Logger
 	blobs     *blobStore
+	logs      *logBudget // the memory of every session's replay log
+	spool     *spool     // where replay logs spill to disk
+	inbound   *byteBudget
 	mcp       *mcpHub
 	calls     *mcpCalls // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
 	tokenHash [32]byte
@@ -72,6 +75,9 @@ func New(opts Options) (*Server, error) {
 		opts:      opts,
 		log:       opts.Logger,
 		blobs:     newBlobStore(opts.BlobBytes),
+		logs:      newLogBudget(opts.ReplayMemoryBytes),
+		spool:     newSpool(opts.SpoolDir, opts.Logger),
+		inbound:   newByteBudget(opts.InboundBytes),
 		tokenHash: sha256.Sum256([]byte(opts.Token)),
 		logins:    newLogins(opts),
 		sessions:  map[string]*Session{},
@@ -132,9 +138,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	s.spool.Dir() // removes what a killed ccproxy left, makes ours
+	defer s.spool.close()
 	loopCtx, stopLoop := context.WithCancel(context.Background())
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.mcpLoop(loopCtx) }()
+	go func() { defer s.wg.Done(); s.reapLoop(loopCtx) }()
 	s.calls.start()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
@@ -273,6 +282,43 @@ func (s *Server) applyMCP() {
 	}
 }
 
+// reapLoop forgets sessions that exited SessionTTL ago, checking every
+// tenth of the TTL (at least every minute).
+func (s *Server) reapLoop(ctx context.Context) {
+	every := min(max(s.opts.SessionTTL/10, time.Millisecond), time.Minute)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			s.reapExited(now)
+		}
+	}
+}
+
+// reapExited forgets the sessions that exited SessionTTL before now.
+func (s *Server) reapExited(now time.Time) {
+	var due []*Session
+	s.mu.Lock()
+	if s.shutting.Load() {
+		s.mu.Unlock()
+		return
+	}
+	for id, sess := range s.sessions {
+		if at, ok := sess.exitTime(); ok && now.Sub(at) >= s.opts.SessionTTL {
+			delete(s.sessions, id)
+			due = append(due, sess)
+		}
+	}
+	s.mu.Unlock()
+	for _, sess := range due {
+		sess.log.Info("forgetting the exited session", "ttl", s.opts.SessionTTL)
+		sess.reap()
+	}
+}
+
 func (s *Server) liveSessions() []*Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -327,20 +373,17 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	// The slot is reserved under the lock; claude is started without it
 	// (fork/exec, the --mcp-config file), so other requests, connections
 	// and the shutdown are not held up meanwhile.
+	// Exited sessions count until they are closed or reaped: their logs
+	// are kept for replay.
 	s.mu.Lock()
-	live := s.starting
-	for _, sess := range s.sessions {
-		if sess.isLive() {
-			live++
-		}
-	}
+	live := s.starting + len(s.sessions)
 	switch {
 	case s.shutting.Load():
 		s.mu.Unlock()
 		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
 	case live >= s.opts.MaxSessions:
 		s.mu.Unlock()
-		return nil, protocol.Errorf(protocol.CodeLimitExceeded, "session/create: maxSessions (%d) sessions are running; close one first", s.opts.MaxSessions)
+		return nil, protocol.Errorf(protocol.CodeLimitExceeded, "session/create: maxSessions (%d) sessions exist (exited ones count until they are closed or reaped, SessionTTL after their exit); close one first", s.opts.MaxSessions)
 	}
 	s.starting++
 	s.mu.Unlock()
@@ -379,8 +422,7 @@ func (s *Server) newSession(cfg sessionConfig) *Session {
 		cfg:       cfg,
 		createdAt: time.Now(),
 		state:     protocol.StateStarting,
-		elog:      newEventLog(s.opts.ReplayBytes),
-		subs:      map[*client]*subscription{},
+		hub:       newHub(id, s.log.With("session", id), s.logs, s.opts.ReplayBytes, max(s.opts.ReplayDiskBytes, 0), s.spool.Dir),
 		ctrl:      map[string]*pendingControl{},
 		final:     make(chan struct{}),
 	}

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -41,18 +40,18 @@ type Session struct {
 	mu             sync.Mutex
 	state          string
 	claudeID       string
-	elog           *eventLog
-	subs           map[*client]*subscription
+	hub            *hub                       // the event log and the subscriptions (its own lock, taken after mu)
 	perms          []*permission              // pending, in arrival order (a few at most: a linear search is fine)
 	resolved       recentSet                  // request ids answered, timed out or cancelled
 	ctrl           map[string]*pendingControl // control requests sent to claude, by request id
 	ctrlSeq        int64
 	turns          int // turns written and not yet ended by a result
 	proc           *process
-	exited         bool     // the exit was reported (final is closed at the same time)
-	exitFrames     [][]byte // session/exited + session/state as reported, for subscribers catching up later
-	closing        string   // "", protocol.ExitClosed or protocol.ExitShutdown
-	forgotten      bool     // closed: no more subscribers
+	exited         bool      // the exit was reported (final is closed at the same time)
+	exitFrames     [][]byte  // session/exited + session/state as reported, for subscribers catching up later
+	exitedAt       time.Time // when the exit was reported (the session is reaped SessionTTL later)
+	closing        string    // "", protocol.ExitClosed or protocol.ExitShutdown
+	forgotten      bool      // closed: no more subscribers
 	restartWanted  bool
 	restarting     bool
 	held           []heldTurn // turns waiting for a restarted process (at most maxHeldTurns)
@@ -67,18 +66,6 @@ type Session struct {
 
 type sessionConfig struct {
 	cwd, model, permissionMode, resume string
-}
-
-// subscription is one client's subscription to one session. While it
-// catches up, the client's write pump pulls logged frames from next on;
-// then it turns live and the session queues frames for it directly.
-type subscription struct {
-	c         *client
-	s         *Session
-	next      int64       // guarded by s.mu
-	live      bool        // guarded by s.mu
-	sentState string      // guarded by s.mu: the state this client was last told
-	gone      atomic.Bool // unsubscribed: drop its queued frames
 }
 
 type permission struct {
@@ -339,11 +326,11 @@ func (s *Session) stderrLoop(p *process, tail *childproc.Tail) {
 
 // ---------------------------------------------------------------- events
 
-// appendEvent gives an event its seq, logs it and queues it for the live
-// subscribers. Only the stdout loop of the current process calls it, so
-// reading LastSeq without the lock is safe (it writes it under the lock).
+// appendEvent gives an event its seq and hands it to the hub (log and
+// fan-out). Only the stdout loop of the current process calls it, so the
+// seq read first is still the last when the event is appended.
 func (s *Session) appendEvent(ev *stream.Event) {
-	seq := s.elog.LastSeq() + 1
+	seq := s.hub.lastSeq() + 1
 	// The envelope is under 100 bytes besides the id and the event.
 	frame := protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
 	var reports []mcpReport
@@ -352,12 +339,7 @@ func (s *Session) appendEvent(ev *stream.Event) {
 	}
 
 	s.mu.Lock()
-	s.elog.Append(seq, frame)
-	for c, sub := range s.subs {
-		if sub.live {
-			c.enqueue(outFrame{data: frame, sub: sub})
-		}
-	}
+	overBudget := s.hub.append(seq, frame)
 	switch ev.Type {
 	case stream.TypeSystem:
 		if ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
@@ -376,6 +358,9 @@ func (s *Session) appendEvent(ev *stream.Event) {
 		}
 	}
 	s.mu.Unlock()
+	if overBudget {
+		s.srv.logs.trim() // without the session's lock
+	}
 
 	if reports != nil {
 		s.srv.mcp.observe(reports, time.Now())
@@ -400,22 +385,11 @@ func (s *Session) pushStateLocked(reason string) {
 		s.log.Error("session state", "err", err)
 		return
 	}
-	for c, sub := range s.subs {
-		if sub.live {
-			sub.sentState = s.state
-			c.enqueue(outFrame{data: f, sub: sub})
-		}
-	}
+	s.hub.pushState(f, s.state)
 }
 
-// pushLocked queues a frame for every live subscriber.
-func (s *Session) pushLocked(frame []byte) {
-	for c, sub := range s.subs {
-		if sub.live {
-			c.enqueue(outFrame{data: frame, sub: sub})
-		}
-	}
-}
+// pushLocked queues a frame for every live subscriber (the hub's push).
+func (s *Session) pushLocked(frame []byte) { s.hub.push(frame) }
 
 // ---------------------------------------------------------------- control protocol
 
@@ -835,87 +809,55 @@ func (s *Session) flushHeld(p *process) {
 
 // ---------------------------------------------------------------- subscribers
 
-// subscribe subscribes c (replacing an earlier subscription of c) and
-// queues, in this order and atomically with respect to new events: the
-// reply, a session/gap if the log no longer reaches back to afterSeq. The
-// client's write pump then pulls the logged events, the pending permission
-// requests, and the subscription turns live (pull).
+// subscribe subscribes c (replacing an earlier subscription of c): the
+// hub queues the reply and a session/gap if the log no longer reaches back
+// to afterSeq, atomically with respect to new events. The client's write
+// pump then pulls the logged events, the subscription turns live and the
+// pending permission requests follow (pull).
 func (s *Session) subscribe(c *client, id json.RawMessage, afterSeq int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.forgotten {
 		return protocol.Errorf(protocol.CodeUnknownSession, "session/subscribe: no session %q", s.id)
 	}
-	first, last := s.elog.FirstSeq(), s.elog.LastSeq()
-	if afterSeq > last {
-		return protocol.Errorf(protocol.CodeBadRequest, "session/subscribe: data.afterSeq: %d is beyond the last seq of session %s (%d): events are numbered anew when ccproxy restarts", afterSeq, s.id, last)
-	}
-	reply, err := encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last})
-	if err != nil {
-		return err
-	}
-	if old := s.subs[c]; old != nil {
-		old.gone.Store(true)
-		c.dropSub(old)
-	}
-	sub := &subscription{c: c, s: s, next: max(afterSeq+1, first), sentState: s.state}
-	c.enqueue(outFrame{data: reply})
-	if afterSeq+1 < first {
-		if gap, err := encodePush(protocol.TypeSessionGap, protocol.SessionGap{Session: s.id, FirstSeq: first}); err == nil {
-			c.enqueue(outFrame{data: gap, sub: sub})
-		}
-	}
-	s.subs[c] = sub
-	c.addSub(sub)
-	return nil
+	return s.hub.subscribe(c, s, afterSeq, s.state, func(first, last int64) ([]byte, error) {
+		return encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last})
+	})
 }
 
-// Chunks a write pump pulls at a time while a subscription catches up.
-const (
-	pullFrames = 256
-	pullBytes  = 4 << 20
-)
-
-// pull returns the next logged frames of a catching-up subscription. When
-// it reaches the end of the log the subscription turns live, and the
+// pull returns the next logged frames of a catching-up subscription (the
+// hub reads them, from disk without any lock). When it reaches the end of
+// the log the subscription turns live under the session's lock, and the
 // pending permission requests (and the exit report of an exited session)
 // are appended, so nothing is lost or sent twice.
 func (s *Session) pull(sub *subscription) [][]byte {
+	frames, atEnd := s.hub.pull(sub)
+	if !atEnd {
+		return frames
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sub.live || sub.gone.Load() || s.subs[sub.c] != sub {
-		return nil
+	more, _ := s.hub.goLive(sub, s.liveFramesLocked)
+	return append(frames, more...)
+}
+
+// liveFramesLocked is what a subscription gets when it turns live (called
+// by the hub with s.mu and the hub's lock held). One that was live before
+// and fell behind was sent the other pushes meanwhile.
+func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
+	if !sub.wasLive && s.exited {
+		sub.sentState = s.state
+		return slices.Clone(s.exitFrames)
 	}
 	var frames [][]byte
-	if first := s.elog.FirstSeq(); sub.next < first {
-		// Evicted while this client was catching up.
-		if gap, err := encodePush(protocol.TypeSessionGap, protocol.SessionGap{Session: s.id, FirstSeq: first}); err == nil {
-			frames = append(frames, gap)
-		}
-		sub.next = first
-	}
-	size := 0
-	for sub.next <= s.elog.LastSeq() && len(frames) < pullFrames && size < pullBytes {
-		f := s.elog.Get(sub.next)
-		frames = append(frames, f)
-		size += len(f)
-		sub.next++
-	}
-	if sub.next <= s.elog.LastSeq() {
-		return frames
-	}
-	sub.live = true
-	sub.c.catchupDone(sub)
-	if s.exited {
-		frames = append(frames, s.exitFrames...)
-		sub.sentState = s.state
-		return frames
-	}
 	if sub.sentState != s.state {
 		if f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID}); err == nil {
 			frames = append(frames, f)
 		}
 		sub.sentState = s.state
+	}
+	if sub.wasLive {
+		return frames
 	}
 	for _, perm := range s.perms {
 		frames = append(frames, perm.frame)
@@ -924,18 +866,7 @@ func (s *Session) pull(sub *subscription) [][]byte {
 }
 
 // unsubscribe ends c's subscription; its queued frames are dropped.
-func (s *Session) unsubscribe(c *client) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sub := s.subs[c]
-	if sub == nil {
-		return false
-	}
-	sub.gone.Store(true)
-	delete(s.subs, c)
-	c.dropSub(sub)
-	return true
-}
+func (s *Session) unsubscribe(c *client) bool { return s.hub.unsubscribe(c) }
 
 // ---------------------------------------------------------------- exit, close, restart
 
@@ -1018,11 +949,8 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 			s.pushLocked(f)
 		}
 	}
-	for _, sub := range s.subs {
-		if sub.live {
-			sub.sentState = state
-		}
-	}
+	s.hub.setExited(state)
+	s.exitedAt = time.Now()
 	close(s.final)
 }
 
@@ -1062,11 +990,26 @@ func (s *Session) close(reason string) {
 		}
 	}
 	s.forgotten = true
-	for c, sub := range s.subs {
-		c.dropSub(sub) // its queued frames still go out
+	s.hub.release() // subscribers' queued frames still go out; spill files removed
+}
+
+// reap forgets a session that exited SessionTTL ago (the server removed
+// it from its registry first): subscribers get session/state closed with
+// reason "reaped", then its log (memory and spill files) is freed.
+func (s *Session) reap() {
+	<-s.final
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.forgotten {
+		return
 	}
-	s.subs = map[*client]*subscription{}
-	s.elog = newEventLog(1)
+	s.state = protocol.StateClosed
+	if f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: protocol.ReasonReaped}); err == nil {
+		s.hub.pushState(f, s.state)
+	}
+	s.forgotten = true
+	s.hub.release()
 }
 
 // requestRestart restarts claude with --resume between turns, because it
@@ -1228,6 +1171,7 @@ func (s *Session) refreshMCPStatus() {
 // ---------------------------------------------------------------- info
 
 func (s *Session) info() protocol.SessionInfo {
+	first, last := s.hub.seqs()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return protocol.SessionInfo{
@@ -1238,11 +1182,18 @@ func (s *Session) info() protocol.SessionInfo {
 		PermissionMode:     s.cfg.permissionMode,
 		ClaudeSessionID:    s.claudeID,
 		CreatedAt:          s.createdAt.UTC(),
-		FirstSeq:           s.elog.FirstSeq(),
-		LastSeq:            s.elog.LastSeq(),
-		Subscribers:        int64(len(s.subs)),
+		FirstSeq:           first,
+		LastSeq:            last,
+		Subscribers:        int64(s.hub.subscribers()),
 		PendingPermissions: int64(len(s.perms)),
 	}
+}
+
+// exitTime is when the session's exit was reported, if it was.
+func (s *Session) exitTime() (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.exitedAt, s.exited && !s.forgotten
 }
 
 func (s *Session) isLive() bool {

@@ -57,6 +57,10 @@ const (
 	ExitExited   = "exited"   // the process ended on its own or was killed
 )
 
+// ReasonReaped is the reason of the session/state closed sent when the
+// proxy forgets a session some time (its session TTL) after it exited.
+const ReasonReaped = "reaped"
+
 // MCP server statuses (MCPServerStatus.Status).
 const (
 	MCPConnected        = "connected"

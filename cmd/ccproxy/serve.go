@@ -203,8 +203,14 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.Float64Var(&cfg.demoSpeed, "demo-speed", 1, "pace of --demo and --replay: 1 is realistic, 2 twice as fast, 0 without delays")
 	fs.BoolVar(&cfg.opts.NoUI, "no-ui", false, "do not serve the web UI at / (nor its login)")
 	fs.DurationVar(&cfg.opts.PermissionTimeout, "permission-timeout", proxy.DefaultPermissionTimeout, "deny permission requests nobody answered after `DURATION` (0: wait forever)")
-	fs.Int64Var(&cfg.opts.ReplayBytes, "replay-bytes", proxy.DefaultReplayBytes, "`BYTES` of events each session keeps for clients that reconnect")
-	fs.IntVar(&cfg.opts.SendQueueFrames, "send-queue", proxy.DefaultSendQueueFrames, "`FRAMES` queued per client before a slow client is dropped")
+	fs.Int64Var(&cfg.opts.ReplayBytes, "replay-bytes", proxy.DefaultReplayBytes, "`BYTES` of each session's newest events kept in memory for replay and catch-up (older ones go to disk)")
+	fs.Int64Var(&cfg.opts.ReplayDiskBytes, "replay-disk-bytes", proxy.DefaultReplayDiskBytes, "`BYTES` of each session's older events kept on disk (beyond, clients get session/gap)")
+	fs.Int64Var(&cfg.opts.ReplayMemoryBytes, "replay-memory-bytes", proxy.DefaultReplayMemoryBytes, "`BYTES` of all sessions' replay logs kept in memory together (exited sessions' go to disk first)")
+	fs.StringVar(&cfg.opts.SpoolDir, "spool-dir", proxy.DefaultSpoolDir(), "private `DIR` (0700) where replay logs spill to disk; what a killed ccproxy left there is removed at start")
+	fs.DurationVar(&cfg.opts.SessionTTL, "session-ttl", proxy.DefaultSessionTTL, "forget an exited session `DURATION` after its exit (it counts against --max-sessions until then)")
+	fs.IntVar(&cfg.opts.SendQueueFrames, "send-queue", proxy.DefaultSendQueueFrames, "`FRAMES` queued per client; beyond, the client catches up from the replay log")
+	fs.Int64Var(&cfg.opts.SendQueueBytes, "send-queue-bytes", proxy.DefaultSendQueueBytes, "`BYTES` queued per client; beyond, the client catches up from the replay log")
+	fs.Int64Var(&cfg.opts.InboundBytes, "inbound-bytes", proxy.DefaultInboundBytes, "`BYTES` of client frames read and handled at once, all connections (at least --max-frame); a frame beyond is refused with limit_exceeded")
 	fs.Int64Var(&cfg.opts.MaxFrameBytes, "max-frame", proxy.DefaultMaxFrameBytes, "largest client frame in `BYTES`")
 	fs.IntVar(&cfg.opts.MaxSessions, "max-sessions", proxy.DefaultMaxSessions, "live sessions at once")
 	fs.Int64Var(&cfg.opts.BlobBytes, "blob-bytes", proxy.DefaultBlobBytes, "`BYTES` of attachments (images, ...) kept for /v1/blobs")
@@ -272,10 +278,18 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		name string
 		n    int64
 	}{{"--replay-bytes", cfg.opts.ReplayBytes}, {"--send-queue", int64(cfg.opts.SendQueueFrames)},
-		{"--max-frame", cfg.opts.MaxFrameBytes}, {"--max-sessions", int64(cfg.opts.MaxSessions)}, {"--blob-bytes", cfg.opts.BlobBytes}} {
+		{"--max-frame", cfg.opts.MaxFrameBytes}, {"--max-sessions", int64(cfg.opts.MaxSessions)}, {"--blob-bytes", cfg.opts.BlobBytes},
+		{"--replay-disk-bytes", cfg.opts.ReplayDiskBytes}, {"--replay-memory-bytes", cfg.opts.ReplayMemoryBytes},
+		{"--send-queue-bytes", cfg.opts.SendQueueBytes}, {"--inbound-bytes", cfg.opts.InboundBytes}, {"--session-ttl", int64(cfg.opts.SessionTTL)}} {
 		if v.n <= 0 {
 			return nil, usagef("serve: %s must be positive, got %d", v.name, v.n)
 		}
+	}
+	if cfg.opts.InboundBytes < cfg.opts.MaxFrameBytes {
+		return nil, usagef("serve: --inbound-bytes (%d) must be at least --max-frame (%d)", cfg.opts.InboundBytes, cfg.opts.MaxFrameBytes)
+	}
+	if cfg.opts.SpoolDir == "" {
+		return nil, usagef("serve: --spool-dir must not be empty")
 	}
 	switch {
 	case (cfg.tlsCert == "") != (cfg.tlsKey == ""):

@@ -1,16 +1,18 @@
 // Command rssbench measures `ccproxy serve` as it runs for real: a built
-// ccproxy process, a stand-in claude (this program, re-executed) that answers
-// one turn with a realistic stream of -size bytes (internal/benchmix), and
-// -clients websocket clients reading every event. It reports throughput,
-// what the clients got, and the proxy's peak resident memory (VmHWM from
-// /proc, read before it exits, so the stand-in's memory is not counted).
+// ccproxy process, a stand-in claude (this program, re-executed), websocket
+// clients, and the proxy's peak resident memory (VmHWM from /proc, read
+// before it exits, so the stand-in's memory is not counted). Scenarios:
 //
-//	go run ./proxy/internal/rssbench                 # 1 GiB to 10 clients
+//	go run ./proxy/internal/rssbench                      # stream: 1 GiB realistic mix to 10 clients
 //	go run ./proxy/internal/rssbench -size 200MiB -clients 3
+//	go run ./proxy/internal/rssbench -scenario stalled    # 1,000 × 1 MiB events; one client reads, one never does
+//	go run ./proxy/internal/rssbench -scenario exited     # 40 sessions answer 64 MiB each, exit, are never closed
+//	go run ./proxy/internal/rssbench -scenario frames     # 10 connections each send 2 frames of 16 MiB at once
+//	go run ./proxy/internal/rssbench -scenario all        # stalled, exited, frames (targets: 256, 384, 384 MiB)
 //
-// Clients dropped as slow consumers (close 1008) reconnect and resume with
-// afterSeq, as a webview does; the report counts the drops and checks that
-// every client saw every seq exactly once (a gap would be reported).
+// Reading clients check that they see every seq exactly once; a gap or a
+// drop fails the run (a client dropped anyway reconnects with afterSeq
+// and the drop is counted).
 package main
 
 import (
@@ -75,60 +77,131 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
+var (
+	bin     string
+	absRoot string
+	tmp     string
+)
+
 func run() error {
 	size := sizeFlag(1 << 30)
-	flag.Var(&size, "size", "bytes of stream-json the stand-in claude prints (1GiB, 200MB, ...)")
-	clients := flag.Int("clients", 10, "websocket clients")
-	bin := flag.String("bin", "", "ccproxy binary (default: go build ./cmd/ccproxy)")
+	flag.Var(&size, "size", "bytes of stream-json the stand-in claude prints (scenario stream)")
+	clients := flag.Int("clients", 10, "websocket clients (scenario stream)")
+	scenario := flag.String("scenario", "stream", "stream, stalled, exited, frames or all")
+	flag.StringVar(&bin, "bin", "", "ccproxy binary (default: go build ./cmd/ccproxy)")
 	root := flag.String("root", ".", "module root (for testdata/transcripts and the build)")
 	flag.StringVar(&logLevel, "log-level", logLevel, "ccproxy's --log-level")
 	flag.Parse()
-	absRoot, err := filepath.Abs(*root)
+	var err error
+	absRoot, err = filepath.Abs(*root)
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "rssbench")
+	tmp, err = os.MkdirTemp("", "rssbench")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if *bin == "" {
-		*bin = filepath.Join(tmp, "ccproxy")
-		build := exec.Command("go", "build", "-o", *bin, "./cmd/ccproxy")
+	if bin == "" {
+		bin = filepath.Join(tmp, "ccproxy")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/ccproxy")
 		build.Dir, build.Stdout, build.Stderr = absRoot, os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("go build: %w", err)
 		}
 	}
+	switch *scenario {
+	case "stream":
+		return runStream(int64(size), *clients)
+	case "stalled":
+		return runStalled()
+	case "exited":
+		return runExited()
+	case "frames":
+		return runFrames()
+	case "all":
+		for _, f := range []func() error{runStalled, runExited, runFrames} {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("-scenario: want stream, stalled, exited, frames or all, got %q", *scenario)
+}
+
+// proxyProc is a running `ccproxy serve` with the stand-in claude.
+type proxyProc struct {
+	cmd *exec.Cmd
+	ws  string
+}
+
+// startProxy starts ccproxy serve; mode and size tell the stand-in what
+// to print for a user turn.
+func startProxy(mode string, size int64, extra ...string) (*proxyProc, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	home := filepath.Join(tmp, "home")
-	os.MkdirAll(home, 0o755)
-
-	cmd := exec.Command(*bin, "serve", "--addr", "127.0.0.1:0", "--claude", self, "--project", tmp, "--log-level", logLevel)
-	cmd.Env = append(os.Environ(), "HOME="+home, "CCPROXY_TOKEN="+token, "RSSBENCH_FAKE_CLAUDE=1",
-		"RSSBENCH_SIZE="+strconv.FormatInt(int64(size), 10), "RSSBENCH_ROOT="+absRoot)
+	home, err := os.MkdirTemp(tmp, "home")
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--claude", self, "--project", tmp, "--log-level", logLevel}
+	if help, _ := exec.Command(bin, "serve", "--help").CombinedOutput(); bytes.Contains(help, []byte("-spool-dir")) {
+		args = append(args, "--spool-dir", filepath.Join(home, "spool")) // (an older ccproxy, measured for comparison, has none)
+	}
+	args = append(args, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "CCPROXY_TOKEN="+token, "RSSBENCH_FAKE_CLAUDE=1", "RSSBENCH_MODE="+mode,
+		"RSSBENCH_SIZE="+strconv.FormatInt(size, 10), "RSSBENCH_ROOT="+absRoot)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
-	defer cmd.Process.Kill()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
-		return fmt.Errorf("reading ccproxy's first line: %w", err)
+		cmd.Process.Kill()
+		return nil, fmt.Errorf("reading ccproxy's first line: %w", err)
 	}
 	var first struct{ URL string }
 	if err := json.Unmarshal([]byte(line), &first); err != nil {
-		return fmt.Errorf("first line %q: %w", line, err)
+		cmd.Process.Kill()
+		return nil, fmt.Errorf("first line %q: %w", line, err)
 	}
-	ws := "ws" + strings.TrimPrefix(first.URL, "http") + "/v1/ws"
+	return &proxyProc{cmd: cmd, ws: "ws" + strings.TrimPrefix(first.URL, "http") + "/v1/ws"}, nil
+}
 
+// stop reads the peak RSS, then stops ccproxy with SIGTERM.
+func (p *proxyProc) stop() (hwm, rss int64, err error) {
+	hwm, rss = procMem(p.cmd.Process.Pid)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		return hwm, rss, fmt.Errorf("ccproxy after SIGTERM: %w", err)
+	}
+	return hwm, rss, nil
+}
+
+func (p *proxyProc) kill() { p.cmd.Process.Kill(); p.cmd.Wait() }
+
+func verdict(peakKiB, targetMiB int64) string {
+	if peakKiB < targetMiB<<10 {
+		return fmt.Sprintf("< %d MiB: ok", targetMiB)
+	}
+	return fmt.Sprintf("OVER the %d MiB target", targetMiB)
+}
+
+func runStream(size int64, clients int) error {
+	p, err := startProxy("mix", size)
+	if err != nil {
+		return err
+	}
+	defer p.kill()
+	ws := p.ws
 	ctl, err := dial(ws)
 	if err != nil {
 		return err
@@ -137,7 +210,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	readers := make([]*reader, *clients)
+	readers := make([]*reader, clients)
 	var wg sync.WaitGroup
 	for i := range readers {
 		readers[i] = &reader{url: ws, session: session}
@@ -155,7 +228,6 @@ func run() error {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	hwm, rss := procMem(cmd.Process.Pid)
 
 	var events, delivered int64
 	drops := 0
@@ -165,15 +237,187 @@ func run() error {
 		}
 		events, delivered, drops = r.last, delivered+r.bytes, drops+r.drops
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	waitErr := cmd.Wait()
-	fmt.Printf("input=%.0f MiB events=%d clients=%d delivered=%.0f MiB time=%.1fs input_rate=%.0f MiB/s drops=%d (no gap, no duplicate) peak_rss=%.1f MiB (rss at end %.1f MiB)\n",
-		float64(size)/(1<<20), events, *clients, float64(delivered)/(1<<20), elapsed.Seconds(),
+	hwm, rss, waitErr := p.stop()
+	fmt.Printf("stream: input=%.0f MiB events=%d clients=%d delivered=%.0f MiB time=%.1fs input_rate=%.0f MiB/s drops=%d (no gap, no duplicate) peak_rss=%.1f MiB (rss at end %.1f MiB)\n",
+		float64(size)/(1<<20), events, clients, float64(delivered)/(1<<20), elapsed.Seconds(),
 		float64(size)/(1<<20)/elapsed.Seconds(), drops, float64(hwm)/1024, float64(rss)/1024)
-	if waitErr != nil {
-		return fmt.Errorf("ccproxy after SIGTERM: %w", waitErr)
+	return waitErr
+}
+
+// runStalled: one turn of 1,000 events of 1 MiB; one client reads every
+// event, another subscribed and never reads. Target: peak RSS < 256 MiB,
+// the reading client sees every seq once.
+func runStalled() error {
+	const events = 1000
+	p, err := startProxy("big", events)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer p.kill()
+	ctl, err := dial(p.ws)
+	if err != nil {
+		return err
+	}
+	session, err := createSession(ctl)
+	if err != nil {
+		return err
+	}
+	r := &reader{url: p.ws, session: session}
+	if err := r.subscribe(); err != nil {
+		return err
+	}
+	paused, err := dial(p.ws)
+	if err != nil {
+		return err
+	}
+	defer paused.Close()
+	if err := request(paused, "session/subscribe", map[string]any{"session": session}); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := request(ctl, "session/send", map[string]any{"session": session, "text": "stream"}); err != nil {
+		return err
+	}
+	err = r.read()
+	elapsed := time.Since(start)
+	hwm, _, stopErr := p.stop()
+	if err != nil {
+		return fmt.Errorf("reading client: %w", err)
+	}
+	fmt.Printf("stalled: 1 reading + 1 paused client, %d events of 1 MiB: reader got %d events (seq contiguous, no gap) drops=%d time=%.1fs peak_rss=%.1f MiB %s\n",
+		events, r.last, r.drops, elapsed.Seconds(), float64(hwm)/1024, verdict(hwm, 256))
+	return stopErr
+}
+
+// runExited: 40 sessions each answer one turn of 64 MiB, then their claude
+// exits; none is closed. Target: peak RSS < 384 MiB.
+func runExited() error {
+	const sessions, size = 40, 64 << 20
+	p, err := startProxy("exit", size, "--max-sessions", "64")
+	if err != nil {
+		return err
+	}
+	defer p.kill()
+	ctl, err := dial(p.ws)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var events int64
+	for i := 0; i < sessions; i++ {
+		session, err := createSession(ctl)
+		if err != nil {
+			return fmt.Errorf("session %d: %w", i+1, err)
+		}
+		r := &reader{url: p.ws, session: session}
+		if err := r.subscribe(); err != nil {
+			return err
+		}
+		if err := request(ctl, "session/send", map[string]any{"session": session, "text": "stream"}); err != nil {
+			return err
+		}
+		if err := r.read(); err != nil {
+			return fmt.Errorf("session %d: %w", i+1, err)
+		}
+		events += r.last
+	}
+	// Every session has exited (or is exiting): list them.
+	d, err := requestData(ctl, "session/list", map[string]any{})
+	if err != nil {
+		return err
+	}
+	var list struct{ Sessions []struct{ State string } }
+	json.Unmarshal(d, &list)
+	elapsed := time.Since(start)
+	hwm, rss, stopErr := p.stop()
+	fmt.Printf("exited: %d sessions × %d MiB answered then exited, never closed (%d listed): events=%d time=%.1fs peak_rss=%.1f MiB (rss at end %.1f MiB) %s\n",
+		sessions, size>>20, len(list.Sessions), events, elapsed.Seconds(), float64(hwm)/1024, float64(rss)/1024, verdict(hwm, 384))
+	return stopErr
+}
+
+// runFrames: 10 connections each send 2 session/send frames of 16 MiB at
+// once. Target: peak RSS < 384 MiB; frames beyond the inbound budget are
+// refused (limit_exceeded) and counted.
+func runFrames() error {
+	const conns, perConn = 10, 2
+	p, err := startProxy("small", 0)
+	if err != nil {
+		return err
+	}
+	defer p.kill()
+	ctl, err := dial(p.ws)
+	if err != nil {
+		return err
+	}
+	session, err := createSession(ctl)
+	if err != nil {
+		return err
+	}
+	text := strings.Repeat("z", 16<<20-1024)
+	var mu sync.Mutex
+	ok, refused := 0, 0
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < conns; i++ {
+		conn, err := dial(p.ws)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < perConn; j++ {
+				b, _ := json.Marshal(map[string]any{"type": "session/send", "id": j + 1, "data": map[string]any{"session": session, "text": text}})
+				if err := conn.WriteMessage(websocket.TextMessage, b); err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+			}
+			for got := 0; got < perConn; {
+				_, b, err := conn.ReadMessage()
+				if err != nil {
+					mu.Lock()
+					firstErr = err
+					mu.Unlock()
+					return
+				}
+				var f struct {
+					Type  string `json:"type"`
+					OK    bool   `json:"ok"`
+					Error struct{ Code string }
+				}
+				if json.Unmarshal(b, &f) != nil || f.Type != "reply" {
+					continue
+				}
+				got++
+				mu.Lock()
+				switch {
+				case f.OK:
+					ok++
+				case f.Error.Code == "limit_exceeded":
+					refused++
+				default:
+					if firstErr == nil {
+						firstErr = fmt.Errorf("reply %.200s", b)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	hwm, _, stopErr := p.stop()
+	if firstErr != nil {
+		return fmt.Errorf("frames: %w", firstErr)
+	}
+	fmt.Printf("frames: %d connections × %d frames of 16 MiB at once: accepted=%d refused=%d (limit_exceeded) time=%.1fs peak_rss=%.1f MiB %s\n",
+		conns, perConn, ok, refused, elapsed.Seconds(), float64(hwm)/1024, verdict(hwm, 384))
+	return stopErr
 }
 
 // procMem reads VmHWM and VmRSS (KiB) of pid.
@@ -315,6 +559,7 @@ func fakeClaude(args []string) error {
 		return nil
 	}
 	size, _ := strconv.ParseInt(os.Getenv("RSSBENCH_SIZE"), 10, 64)
+	mode := os.Getenv("RSSBENCH_MODE")
 	mix, err := benchmix.New(filepath.Join(os.Getenv("RSSBENCH_ROOT"), "testdata", "transcripts"))
 	if err != nil {
 		return err
@@ -347,11 +592,23 @@ func fakeClaude(args []string) error {
 			case msg.Type == "control_request":
 				emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": msg.RequestID, "error": "unsupported"}})
 			case msg.Type == "user":
-				if _, err := mix.WriteTo(out, size); err != nil {
-					return err
+				switch mode {
+				case "big": // size events of 1 MiB
+					text := strings.Repeat("y", 1<<20-120)
+					for i := int64(1); i <= size; i++ {
+						fmt.Fprintf(out, `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"%s"}]},"n":%d}`+"\n", text, i)
+					}
+				case "small":
+				default: // mix, exit: size bytes of the realistic mix
+					if _, err := mix.WriteTo(out, size); err != nil {
+						return err
+					}
 				}
 				out.WriteString(`{"type":"result","subtype":"success","is_error":false,"result":"done"}` + "\n")
 				out.Flush()
+				if mode == "exit" {
+					return nil
+				}
 			}
 		}
 		if errors.Is(err, io.EOF) {

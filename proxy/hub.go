@@ -1,0 +1,407 @@
+package proxy
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// hub is a session's event log and its subscriptions: the session hands it
+// frames (events with their seq, state pushes, exit frames, permission
+// pushes) and the hub replays, catches up and fans out.
+//
+// The event log (eventLog: memory tail, then disk) is the only buffer of
+// events. A live subscription gets each event queued on its client as it
+// is appended; when that client's queue is over its bound (bytes or
+// frames) the subscription is not dropped but goes back to catching up:
+// the client's write pump pulls the events from the log (memory or disk,
+// in chunks) until it reaches the end, and the subscription turns live
+// again. A client that keeps reading therefore never loses an event
+// unless the log itself lost it (the disk budget): then it gets
+// session/gap. Pushes (state, permission, exit) go to live subscriptions
+// and to those that fell behind after being live (so a prompt they were
+// shown is also resolved); a subscription catching up for the first time
+// gets the current state, the pending permission requests and the exit
+// report when it turns live.
+//
+// Goroutines: none of its own. The session's stdout loop appends; client
+// write pumps pull (disk reads happen without any lock: collect pins the
+// segments read); the server's budget trims memory.
+//
+// Locking: mu guards the log, subs and every subscription's next, live,
+// wasLive and sentState. Lock order: Server.mu, then Session.mu, then
+// hub.mu, then client.mu; logBudget.mu comes before hub.mu and is never
+// taken with a session's lock held. Turning live takes Session.mu then
+// hub.mu, so it is atomic with respect to everything the session pushes.
+type hub struct {
+	session string
+	log     *slog.Logger
+	budget  *logBudget
+
+	mu         sync.Mutex
+	elog       *eventLog
+	subs       map[*client]*subscription
+	exited     bool // the session exited: its memory is evicted first
+	released   bool
+	diskLogged bool // a spill error was logged
+}
+
+// subscription is one client's subscription to one session. While it
+// catches up, the client's write pump pulls logged frames from next on;
+// then it turns live and the hub queues frames for it directly.
+type subscription struct {
+	c         *client
+	s         *Session
+	next      int64       // guarded by hub.mu: the next seq to pull
+	live      bool        // guarded by hub.mu
+	wasLive   bool        // guarded by hub.mu: was live, fell behind; pushes still go to it
+	sentState string      // guarded by hub.mu: the state this client was last told
+	gone      atomic.Bool // unsubscribed: drop its queued frames
+}
+
+func newHub(session string, log *slog.Logger, budget *logBudget, memMax, diskMax int64, dir func() string) *hub {
+	h := &hub{session: session, log: log, budget: budget, subs: map[*client]*subscription{}}
+	var global *atomic.Int64
+	if budget != nil {
+		global = &budget.used
+	}
+	h.elog = newEventLog(memMax, diskMax, dir, session, global)
+	if budget != nil {
+		budget.add(h)
+	}
+	return h
+}
+
+// lastSeq is the newest seq appended.
+func (h *hub) lastSeq() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.elog.LastSeq()
+}
+
+// seqs returns the oldest and newest seq the log holds.
+func (h *hub) seqs() (first, last int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.elog.FirstSeq(), h.elog.LastSeq()
+}
+
+func (h *hub) subscribers() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs)
+}
+
+// append logs the frame of event seq and queues it for the live
+// subscribers; one whose client is behind goes back to catching up. It
+// never waits for a client. It reports whether the server's memory budget
+// is exceeded (the caller trims, without the session's lock).
+func (h *hub) append(seq int64, frame []byte) (overBudget bool) {
+	h.mu.Lock()
+	if h.released {
+		h.mu.Unlock()
+		return false
+	}
+	h.elog.Append(seq, frame)
+	for _, sub := range h.subs {
+		if sub.live {
+			h.sendEventLocked(sub, seq, frame)
+		}
+	}
+	h.checkDiskLocked()
+	h.mu.Unlock()
+	return h.budget != nil && h.budget.over()
+}
+
+func (h *hub) sendEventLocked(sub *subscription, seq int64, frame []byte) {
+	switch sub.c.enqueueEvent(outFrame{data: frame, sub: sub}) {
+	case queueBehind:
+		// The client is behind: it catches up from the log from seq on
+		// (enqueueEvent put it on the client's catch-up list).
+		if !sub.wasLive {
+			sub.c.log.Debug("client fell behind; it catches up from the replay log", "session", h.session, "seq", seq)
+		}
+		sub.live, sub.wasLive, sub.next = false, true, seq
+	case queueDead:
+		sub.live = false
+	}
+}
+
+func (h *hub) checkDiskLocked() {
+	if err := h.elog.diskErr; err != nil {
+		h.elog.diskErr = nil
+		if !h.diskLogged {
+			h.diskLogged = true
+			h.log.Warn("replay log: spilling to disk failed; older events are dropped instead", "err", err)
+		}
+	}
+}
+
+// push queues a frame that is not an event (permission/request,
+// permission/resolved, session/exited) for the subscriptions that are or
+// were live.
+func (h *hub) push(frame []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c, sub := range h.subs {
+		if sub.live || sub.wasLive {
+			c.enqueue(outFrame{data: frame, sub: sub})
+		}
+	}
+}
+
+// pushState queues a session/state frame for the live subscriptions and
+// notes that they were told state. One that is catching up is told the
+// state when it turns live, if it changed (so a client that stopped
+// reading does not pile up state changes).
+func (h *hub) pushState(frame []byte, state string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c, sub := range h.subs {
+		if sub.live {
+			sub.sentState = state
+			c.enqueue(outFrame{data: frame, sub: sub})
+		}
+	}
+}
+
+// exitedMemBytes is what an exited session's log keeps in memory: no
+// event comes any more, and a client that subscribes later reads the rest
+// from disk (the page cache) in chunks anyway.
+const exitedMemBytes = 1 << 20
+
+// setExited marks the session exited: its log spills all but its last
+// exitedMemBytes to disk, and what is left is the first the server's
+// budget evicts. It notes that live subscribers were told state.
+func (h *hub) setExited(state string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.exited = true
+	h.elog.trimMem(min(h.elog.memMax, exitedMemBytes))
+	h.checkDiskLocked()
+	for _, sub := range h.subs {
+		if sub.live || sub.wasLive {
+			sub.sentState = state
+		}
+	}
+}
+
+// subscribe subscribes c (replacing an earlier subscription of c) and
+// queues, atomically with respect to new events: the reply (made by
+// reply from the log's range), a session/gap if the log no longer reaches
+// back to afterSeq. The client's write pump then pulls the logged events
+// (pull) until the subscription turns live (goLive).
+func (h *hub) subscribe(c *client, s *Session, afterSeq int64, state string, reply func(first, last int64) ([]byte, error)) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	first, last := h.elog.FirstSeq(), h.elog.LastSeq()
+	if afterSeq > last {
+		return protocol.Errorf(protocol.CodeBadRequest, "session/subscribe: data.afterSeq: %d is beyond the last seq of session %s (%d): events are numbered anew when ccproxy restarts", afterSeq, h.session, last)
+	}
+	r, err := reply(first, last)
+	if err != nil {
+		return err
+	}
+	if old := h.subs[c]; old != nil {
+		old.gone.Store(true)
+		c.dropSub(old)
+	}
+	sub := &subscription{c: c, s: s, next: max(afterSeq+1, first), sentState: state}
+	c.enqueue(outFrame{data: r})
+	if afterSeq+1 < first {
+		if gap := h.gapFrame(first); gap != nil {
+			c.enqueue(outFrame{data: gap, sub: sub})
+		}
+	}
+	h.subs[c] = sub
+	c.addSub(sub)
+	return nil
+}
+
+func (h *hub) gapFrame(first int64) []byte {
+	gap, err := encodePush(protocol.TypeSessionGap, protocol.SessionGap{Session: h.session, FirstSeq: first})
+	if err != nil {
+		h.log.Error("session gap", "err", err)
+		return nil
+	}
+	return gap
+}
+
+// Chunks a write pump pulls at a time while a subscription catches up.
+const (
+	pullFrames = 256
+	pullBytes  = 4 << 20
+)
+
+// pull returns the next logged frames of a catching-up subscription (a
+// session/gap first when the log lost some it needed), read from memory or
+// disk, and whether it has reached the end of the log. Only sub's client's
+// write pump calls it, so nobody else moves sub.next meanwhile.
+func (h *hub) pull(sub *subscription) (frames [][]byte, atEnd bool) {
+	h.mu.Lock()
+	if sub.live || sub.gone.Load() || h.subs[sub.c] != sub {
+		h.mu.Unlock()
+		return nil, false
+	}
+	if first := h.elog.FirstSeq(); sub.next < first {
+		// Dropped from the log (disk budget) while this client was behind.
+		if gap := h.gapFrame(first); gap != nil {
+			frames = append(frames, gap)
+		}
+		sub.next = first
+	}
+	if sub.next > h.elog.LastSeq() {
+		h.mu.Unlock()
+		return frames, true
+	}
+	from := sub.next
+	ch := h.elog.collect(from, pullFrames, pullBytes)
+	h.mu.Unlock()
+
+	got, err := ch.read()
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch.release()
+	sub.next = from + int64(len(ch.items))
+	if err != nil {
+		h.log.Warn("replay log: reading spilled events failed; the client gets session/gap", "err", err)
+		if gap := h.gapFrame(sub.next); gap != nil {
+			frames = append(frames, gap)
+		}
+	} else {
+		frames = append(frames, got...)
+	}
+	return frames, sub.next > h.elog.LastSeq()
+}
+
+// goLive turns a subscription that has pulled the whole log live, unless
+// events came meanwhile (it returns false; the pump pulls again). extra
+// returns what the subscriber gets on turning live (state, pending
+// permission requests, exit report); the caller holds the session's lock,
+// so nothing the session pushes can come between.
+func (h *hub) goLive(sub *subscription, extra func(sub *subscription) [][]byte) ([][]byte, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sub.live || sub.gone.Load() || h.subs[sub.c] != sub || sub.next <= h.elog.LastSeq() {
+		return nil, false
+	}
+	sub.live = true
+	sub.c.catchupDone(sub)
+	return extra(sub), true
+}
+
+// unsubscribe ends c's subscription; its queued frames are dropped.
+func (h *hub) unsubscribe(c *client) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sub := h.subs[c]
+	if sub == nil {
+		return false
+	}
+	sub.gone.Store(true)
+	delete(h.subs, c)
+	c.dropSub(sub)
+	return true
+}
+
+// release forgets every subscriber (their queued frames still go out) and
+// frees the log: memory and spill files. The hub takes no more events.
+func (h *hub) release() {
+	h.mu.Lock()
+	for c, sub := range h.subs {
+		c.dropSub(sub)
+	}
+	h.subs = map[*client]*subscription{}
+	h.elog.Release()
+	h.released = true
+	h.mu.Unlock()
+	if h.budget != nil {
+		h.budget.remove(h)
+	}
+}
+
+// spill moves the oldest frames in memory to disk until memory holds at
+// most keep bytes; it returns how many bytes it freed.
+func (h *hub) spill(keep int64) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	before := h.elog.MemBytes()
+	h.elog.trimMem(keep)
+	h.checkDiskLocked()
+	return before - h.elog.MemBytes()
+}
+
+func (h *hub) evictionInfo() (exited bool, mem, oldest int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.exited, h.elog.MemBytes(), h.elog.oldestStamp()
+}
+
+// logBudget bounds the memory of all replay logs together: when over
+// max, exited sessions' logs are spilled to disk first, then the oldest
+// events of any log.
+//
+// mu guards hubs and serializes trims; it is never taken with a session's
+// or a hub's lock held (trim takes hub locks under it).
+type logBudget struct {
+	max  int64
+	used atomic.Int64 // memory bytes of every log (eventLog.global)
+
+	mu   sync.Mutex
+	hubs map[*hub]struct{}
+}
+
+func newLogBudget(max int64) *logBudget { return &logBudget{max: max, hubs: map[*hub]struct{}{}} }
+
+func (b *logBudget) over() bool { return b.used.Load() > b.max }
+
+func (b *logBudget) add(h *hub) {
+	b.mu.Lock()
+	b.hubs[h] = struct{}{}
+	b.mu.Unlock()
+}
+
+func (b *logBudget) remove(h *hub) {
+	b.mu.Lock()
+	delete(b.hubs, h)
+	b.mu.Unlock()
+}
+
+// trim spills memory to disk until the logs are under 15/16 of the
+// budget: the exited sessions' logs first, then the oldest frames.
+func (b *logBudget) trim() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	target := b.max - b.max/16
+	if b.used.Load() <= target {
+		return
+	}
+	for h := range b.hubs {
+		if exited, mem, _ := h.evictionInfo(); exited && mem > 0 {
+			h.spill(max(0, mem-(b.used.Load()-target)))
+			if b.used.Load() <= target {
+				return
+			}
+		}
+	}
+	for b.used.Load() > target {
+		var oldest *hub
+		var oldestStamp, oldestMem int64
+		for h := range b.hubs {
+			if _, mem, st := h.evictionInfo(); mem > 0 && (oldest == nil || st < oldestStamp) {
+				oldest, oldestStamp, oldestMem = h, st, mem
+			}
+		}
+		if oldest == nil {
+			return
+		}
+		// A batch at a time (1 MiB or the excess), then look again.
+		need := min(b.used.Load()-target, 1<<20)
+		if oldest.spill(max(0, oldestMem-need)) == 0 {
+			return
+		}
+	}
+}

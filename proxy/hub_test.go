@@ -1,0 +1,443 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+type atomicInt64 struct{ v atomic.Int64 }
+
+type timeT = time.Time
+
+func testDiscardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func testFrame(seq int64, size int) []byte {
+	return []byte(fmt.Sprintf("%d:%s", seq, strings.Repeat("x", size)))
+}
+
+// readAll reads the log from seq on as a client's pull does.
+func readAll(t *testing.T, l *eventLog, from int64) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for from <= l.LastSeq() {
+		ch := l.collect(from, 7, 3000)
+		got, err := ch.read()
+		ch.release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, got...)
+		from += int64(len(got))
+	}
+	return out
+}
+
+// The log keeps its newest frames in memory within its bound, the older
+// ones on disk within the disk budget, reads both back byte for byte, and
+// only drops frames (oldest segments first) beyond the disk budget.
+// Release removes the files.
+func TestEventLogSpillsToDisk(t *testing.T) {
+	dir := t.TempDir()
+	var global atomicInt64
+	l := newEventLog(1000, 8000, func() string { return dir }, "s-test", &global.v)
+	for seq := int64(1); seq <= 40; seq++ {
+		l.Append(seq, testFrame(seq, 95)) // 98-99 bytes each
+	}
+	if l.MemBytes() > 1000 || global.v.Load() != l.MemBytes() {
+		t.Fatalf("memory %d bytes (global %d), bound 1000", l.MemBytes(), global.v.Load())
+	}
+	if l.FirstSeq() != 1 || l.DiskBytes() == 0 {
+		t.Fatalf("first %d, disk %d: want everything kept, part on disk", l.FirstSeq(), l.DiskBytes())
+	}
+	got := readAll(t, l, 1)
+	if len(got) != 40 {
+		t.Fatalf("read %d frames, want 40", len(got))
+	}
+	for i, f := range got {
+		if !bytes.Equal(f, testFrame(int64(i+1), 95)) {
+			t.Fatalf("frame %d = %.20q", i+1, f)
+		}
+	}
+
+	// Over the disk budget: the oldest segments go, nothing else.
+	for seq := int64(41); seq <= 200; seq++ {
+		l.Append(seq, testFrame(seq, 95))
+	}
+	if l.DiskBytes() > 8000 || l.FirstSeq() <= 1 {
+		t.Fatalf("disk %d bytes, first %d", l.DiskBytes(), l.FirstSeq())
+	}
+	first := l.FirstSeq()
+	got = readAll(t, l, first)
+	if int64(len(got)) != 200-first+1 || !bytes.Equal(got[0], testFrame(first, 95)) || !bytes.Equal(got[len(got)-1], testFrame(200, 95)) {
+		t.Fatalf("read %d frames from %d", len(got), first)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "s-test.*.log"))
+	if len(files) == 0 || len(files) > 9 {
+		t.Fatalf("%d segment files", len(files))
+	}
+
+	// A reader holding a dropped segment still reads it.
+	ch := l.collect(first, 1, 1)
+	for seq := int64(201); seq <= 400; seq++ {
+		l.Append(seq, testFrame(seq, 95))
+	}
+	if l.FirstSeq() <= first {
+		t.Fatal("the pinned segment was not dropped")
+	}
+	if got, err := ch.read(); err != nil || !bytes.Equal(got[0], testFrame(first, 95)) {
+		t.Fatalf("reading a dropped, pinned segment: %v", err)
+	}
+	ch.release()
+
+	l.Release()
+	if files, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(files) != 0 || global.v.Load() != 0 {
+		t.Fatalf("after Release: files %v, memory %d", files, global.v.Load())
+	}
+}
+
+// Without a spool directory the log keeps only its memory tail.
+func TestEventLogWithoutDisk(t *testing.T) {
+	l := newEventLog(1000, 8000, func() string { return "" }, "s-test", nil)
+	for seq := int64(1); seq <= 40; seq++ {
+		l.Append(seq, testFrame(seq, 95))
+	}
+	if l.FirstSeq() < 30 || l.DiskBytes() != 0 {
+		t.Fatalf("first %d, disk %d", l.FirstSeq(), l.DiskBytes())
+	}
+	if l.diskErr == nil {
+		t.Error("no error reported")
+	}
+	if got := readAll(t, l, l.FirstSeq()); !bytes.Equal(got[len(got)-1], testFrame(40, 95)) {
+		t.Fatal("last frame differs")
+	}
+}
+
+// The global budget evicts an exited session's memory first, then the
+// oldest frames; evicted frames are on disk, not lost.
+func TestLogBudgetEvictsExitedFirst(t *testing.T) {
+	dir := t.TempDir()
+	b := newLogBudget(4000)
+	log := testDiscardLogger()
+	exited := newHub("s-exited", log, b, 1<<20, 1<<20, func() string { return dir })
+	live := newHub("s-live", log, b, 1<<20, 1<<20, func() string { return dir })
+	other := newHub("s-other", log, b, 1<<20, 1<<20, func() string { return dir })
+	for seq := int64(1); seq <= 10; seq++ {
+		other.append(seq, testFrame(seq, 95)) // the oldest frames
+	}
+	for seq := int64(1); seq <= 15; seq++ {
+		exited.append(seq, testFrame(seq, 95))
+	}
+	exited.setExited(protocol.StateExited)
+	_, exMem0, _ := exited.evictionInfo()
+	_, otherMem0, _ := other.evictionInfo()
+	seq := int64(0)
+	appendLive := func(n int) {
+		for range n {
+			seq++
+			if live.append(seq, testFrame(seq, 95)) {
+				b.trim()
+			}
+			if b.used.Load() > 4000 {
+				t.Fatalf("logs hold %d bytes of memory, budget 4000", b.used.Load())
+			}
+		}
+	}
+	appendLive(20) // just over the budget
+	_, exMem, _ := exited.evictionInfo()
+	_, otherMem, _ := other.evictionInfo()
+	_, liveMem, _ := live.evictionInfo()
+	if exMem >= exMem0 || otherMem != otherMem0 || liveMem < 1900 {
+		t.Fatalf("memory: exited %d (was %d), other %d (was %d), live %d: want the exited session's evicted first", exMem, exMem0, otherMem, otherMem0, liveMem)
+	}
+	// More: the exited session's memory is all gone, then the oldest
+	// frames (the other session's) go.
+	appendLive(15)
+	_, exMem, _ = exited.evictionInfo()
+	_, otherMem, _ = other.evictionInfo()
+	if exMem != 0 || otherMem >= otherMem0 {
+		t.Fatalf("memory: exited %d, other %d (was %d): want the exited one's evicted, then the oldest", exMem, otherMem, otherMem0)
+	}
+	for _, h := range []*hub{exited, other, live} {
+		if first, _ := h.seqs(); first != 1 {
+			t.Errorf("%s: first seq %d: evicted frames were lost", h.session, first)
+		}
+	}
+}
+
+// A client that keeps reading gets every event of a turn much larger than
+// its queue and than the log's memory: the part evicted from memory comes
+// back from disk. One that subscribes after the disk budget dropped the
+// start gets session/gap, then the rest.
+func TestReplayFromDisk(t *testing.T) {
+	ts := startServer(t, Options{ReplayBytes: 64 << 10, ReplayDiskBytes: 1 << 20, SendQueueFrames: 4})
+	a := ts.dial(t)
+	s := a.create(nil)
+	a.turn(s, "flood 200 2000") // 400 KB: 6 times the memory
+	all := a.events(s)
+	checkSeqs(t, all, 1)
+
+	b := ts.dial(t)
+	var sub protocol.SessionSubscribeResult
+	mustUnmarshal(t, b.do(protocol.TypeSessionSubscribe, map[string]any{"session": s, "afterSeq": 0}), &sub)
+	if sub.FirstSeq != 1 {
+		t.Fatalf("first seq %d: the log lost events within its disk budget", sub.FirstSeq)
+	}
+	b.waitEvent(0, s, "replay end", func(ev protocol.SessionEvent) bool { return ev.Seq == sub.LastSeq })
+	got := b.events(s)
+	checkSeqs(t, got, 1)
+	for i := range got {
+		if !bytes.Equal(got[i].Event, all[i].Event) {
+			t.Fatalf("event %d differs between live and replay from disk", got[i].Seq)
+		}
+	}
+
+	// 3 MB more: beyond the disk budget.
+	a.turn(s, "flood 1500 2000")
+	c := ts.dial(t)
+	mustUnmarshal(t, c.do(protocol.TypeSessionSubscribe, map[string]any{"session": s, "afterSeq": 0}), &sub)
+	if sub.FirstSeq <= 1 {
+		t.Fatal("the log still reaches back to 1")
+	}
+	var gap protocol.SessionGap
+	c.waitPush(0, protocol.TypeSessionGap, &gap, nil)
+	c.waitEvent(0, s, "replay end", func(ev protocol.SessionEvent) bool { return ev.Seq == sub.LastSeq })
+	checkSeqs(t, c.events(s), gap.FirstSeq)
+}
+
+// An exited session is reaped SessionTTL after its exit: its subscribers
+// get session/state closed (reason reaped), it is gone from session/list
+// and its spill files are removed. Until then it counts against
+// MaxSessions.
+func TestExitedSessionReaped(t *testing.T) {
+	spool := t.TempDir()
+	ts := startServer(t, Options{MaxSessions: 1, SessionTTL: waitTimeout, ReplayBytes: 4 << 10, SpoolDir: spool})
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.turn(s, "flood 50 1000") // spills to disk
+	if files := spillFiles(t, spool); len(files) == 0 {
+		t.Fatal("nothing spilled")
+	}
+	c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "exit 3"})
+	c.waitPush(0, protocol.TypeSessionExited, nil, nil)
+
+	// It counts: no room for another session.
+	if e := c.doErr(protocol.TypeSessionCreate, map[string]any{}); e.Code != protocol.CodeLimitExceeded {
+		t.Fatalf("create with an exited session present: %v, want limit_exceeded", e)
+	}
+	// Reap it now (as the reap loop does once the TTL has passed).
+	ts.srv.reapExited(reapLater(t, ts, s))
+	var st protocol.SessionState
+	c.waitPush(0, protocol.TypeSessionState, &st, func(raw json.RawMessage) bool {
+		return strings.Contains(string(raw), `"closed"`)
+	})
+	if st.Reason != protocol.ReasonReaped {
+		t.Errorf("state %+v, want closed, reason reaped", st)
+	}
+	var list protocol.SessionListResult
+	mustUnmarshal(t, c.do(protocol.TypeSessionList, map[string]any{}), &list)
+	if len(list.Sessions) != 0 {
+		t.Errorf("session/list after the reap: %+v", list.Sessions)
+	}
+	if files := spillFiles(t, spool); len(files) != 0 {
+		t.Errorf("spill files left: %v", files)
+	}
+	c.create(nil) // room again
+}
+
+// The reap loop does it by itself once the TTL has passed.
+func TestReapLoop(t *testing.T) {
+	ts := startServer(t, Options{SessionTTL: 1})
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "exit 3"})
+	var st protocol.SessionState
+	c.waitPush(0, protocol.TypeSessionState, &st, func(raw json.RawMessage) bool {
+		return strings.Contains(string(raw), `"reaped"`)
+	})
+}
+
+// reapLater returns a time after s's TTL.
+func reapLater(t *testing.T, ts *testServer, id string) (now timeT) {
+	t.Helper()
+	sess, err := ts.srv.session(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, ok := sess.exitTime()
+	if !ok {
+		t.Fatal("not exited")
+	}
+	return at.Add(ts.srv.opts.SessionTTL)
+}
+
+func spillFiles(t *testing.T, root string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, "*", "*.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// At start, the spool directories of ccproxy processes that are gone
+// (their lock is free) are removed; a live one's (locked) is kept.
+func TestStaleSpoolRemoved(t *testing.T) {
+	root := t.TempDir()
+	mk := func(name string) string {
+		dir := filepath.Join(root, name)
+		os.MkdirAll(dir, 0o700)
+		os.WriteFile(filepath.Join(dir, "lock"), nil, 0o600)
+		os.WriteFile(filepath.Join(dir, "s-x.1.log"), []byte("frame"), 0o600)
+		return dir
+	}
+	dead := mk("999999")
+	live := mk(strconv.Itoa(os.Getpid() + 1))
+	f, err := os.OpenFile(filepath.Join(live, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(root, "not-ours")
+	os.MkdirAll(other, 0o700)
+
+	sp := newSpool(root, testDiscardLogger())
+	dir := sp.Dir()
+	if dir == "" {
+		t.Fatal("no spool directory")
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("own directory: %v %v", st, err)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the dead process's directory is still there (%v)", err)
+	}
+	for _, d := range []string{live, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+	// Our own directory is locked: another ccproxy starting now keeps it.
+	newSpool(root, testDiscardLogger()).removeStale()
+	if _, err := os.Stat(dir); err != nil {
+		t.Errorf("a live process's directory was removed: %v", err)
+	}
+	sp.close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("own directory left after close (%v)", err)
+	}
+}
+
+// A frame that would take the inbound budget over its bound is read to
+// its end, discarded and refused with limit_exceeded; the connection goes
+// on, and once the budget is free the same frame is accepted.
+func TestInboundBudget(t *testing.T) {
+	ts := startServer(t, Options{MaxFrameBytes: 1 << 20, InboundBytes: 1 << 20})
+	c := ts.dial(t)
+	s := c.create(nil)
+	// Another connection is in the middle of a large frame.
+	if !ts.srv.inbound.tryAcquire(1<<20 - 32<<10) {
+		t.Fatal("budget")
+	}
+	big := map[string]any{"session": s, "text": "echo " + strings.Repeat("y", 200<<10)}
+	c.send(protocol.TypeSessionSend, big)
+	f, _ := c.waitFor(0, "refusal", func(f rawFrame) bool { return f.Type == protocol.TypeReply && string(f.ID) == "null" })
+	var e struct {
+		Error protocol.Error `json:"error"`
+	}
+	json.Unmarshal(f.raw, &e)
+	if e.Error.Code != protocol.CodeLimitExceeded || !strings.Contains(e.Error.Message, "refused") {
+		t.Fatalf("reply %s, want limit_exceeded", f.raw)
+	}
+	ts.srv.inbound.release(1<<20 - 32<<10)
+	c.do(protocol.TypeSessionSend, big) // accepted now
+	// The read pump gives a frame's budget back before it reads the next.
+	c.do(protocol.TypeSessionList, map[string]any{})
+	ts.srv.inbound.mu.Lock()
+	used := ts.srv.inbound.used
+	ts.srv.inbound.mu.Unlock()
+	if used > 64<<10 { // the small list frame may still be held
+		t.Errorf("budget still holds %d bytes", used)
+	}
+}
+
+// A client whose socket accepts nothing for WriteWait is closed, as
+// before the log was the only buffer; the others go on.
+func TestStalledClientClosed(t *testing.T) {
+	ts := startServer(t, Options{SendQueueFrames: 16, WriteWait: 300 * time.Millisecond})
+	fast := ts.dial(t)
+	s := fast.create(nil)
+	slow := dialSlow(t, ts, s)
+	closed := false
+	for i := 0; i < 200 && !closed; i++ {
+		fast.turn(s, "flood 8 50000")
+		closed = strings.Count(ts.logBuf.String(), "websocket write failed") > 0
+	}
+	if !closed {
+		t.Fatal("the stalled client was never closed")
+	}
+	checkSeqs(t, fast.events(s), 1)
+	slow.startReading()
+	slow.waitClosed()
+	fast.turn(s, "after")
+	checkSeqs(t, fast.events(s), 1)
+}
+
+// A client that fell behind still gets the permission pushes of that
+// time: the request and its resolution, and then, reading again, every
+// event and the state it missed; nothing twice.
+func TestBehindClientGetsPermissionPushes(t *testing.T) {
+	ts := startServer(t, Options{SendQueueFrames: 16, ReplayBytes: 1 << 20, WriteWait: waitTimeout})
+	fast := ts.dial(t)
+	s := fast.create(nil)
+	slow := dialSlow(t, ts, s)
+	for i := 0; i < 40 && !strings.Contains(ts.logBuf.String(), "client fell behind"); i++ {
+		fast.turn(s, "flood 8 50000")
+	}
+	if !strings.Contains(ts.logBuf.String(), "client fell behind") {
+		t.Fatal("the slow client never fell behind")
+	}
+	from := fast.count()
+	fast.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	fast.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	fast.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "deny"})
+	answerText(t, fast, from, s)
+	fast.waitEvent(from, s, "the result", isResult)
+	all := fast.events(s)
+
+	slow.startReading()
+	slow.waitEvent(0, s, "the last event", func(ev protocol.SessionEvent) bool { return ev.Seq == all[len(all)-1].Seq })
+	checkSeqs(t, slow.events(s), 1)
+	var got protocol.PermissionResolved
+	slow.waitPush(0, protocol.TypePermissionResolved, &got, nil)
+	reqs := 0
+	for _, f := range slow.snapshot() {
+		if f.Type == protocol.TypePermissionRequest {
+			reqs++
+		}
+	}
+	if got.RequestID != req.RequestID || reqs != 1 {
+		t.Errorf("the slow client got %d requests and resolution %+v", reqs, got)
+	}
+	// It is live again and knows the state.
+	fast.turn(s, "again")
+	last := fast.events(s)[len(fast.events(s))-1].Seq
+	slow.waitEvent(0, s, "the new turn", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
+	checkSeqs(t, slow.events(s), 1)
+}
