@@ -56,8 +56,8 @@ type Server struct {
 
 	wg sync.WaitGroup
 
-	// lineRead, when set (benchmarks only), is called by a session's
-	// stdout loop as soon as a line has been read, before it is handled.
+	// lineRead, when set (benchmarks only), is called by the benchmark's
+	// reading loop as soon as a line has been read, before it is handled.
 	lineRead func()
 }
 
@@ -352,7 +352,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	if s.shutting.Load() {
 		// Serve took its list of sessions to close while this one started:
 		// nobody would close it.
-		sess.log.Info("ccproxy is shutting down; stopping the claude just started", "pid", p.pid)
+		sess.log.Info("ccproxy is shutting down; stopping the claude just started", "pid", p.cli.PID())
 		reap(p)
 		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
 	}
@@ -374,7 +374,6 @@ func (s *Server) newSession(cfg sessionConfig) *Session {
 		state:     protocol.StateStarting,
 		elog:      newEventLog(s.opts.ReplayBytes),
 		subs:      map[*client]*subscription{},
-		ctrl:      map[string]*pendingControl{},
 		final:     make(chan struct{}),
 	}
 }

@@ -1,13 +1,11 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -17,20 +15,26 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/ccproxy/ccproxy/internal/childproc"
+	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
-// Session is one chat: one long-lived claude process (replaced only by a
-// restart with --resume when claude refuses a live MCP change), its replay
-// log, its subscribers and its pending permission requests.
+// Session is one chat: one long-lived claude process (a claudecli.Client,
+// replaced only by a restart with --resume when claude refuses a live MCP
+// change), its replay log, its subscribers and its pending permission
+// requests. The client does the process, stdin, stdout and the control
+// protocol's bookkeeping; the session does turns, state, the permission
+// broker, restarts and MCP application.
 //
-// Goroutines, all tracked by wg and joined by close: per process, the stdin
-// writer, the stdout loop (the only producer of events), the stderr loop
-// and the waiter; one per pending permission timeout and one per pending
-// control request timeout (time.AfterFuncs, counted when armed and
-// released when they run or are stopped); a restart.
+// Goroutines, all tracked by wg and joined by close: per process, the
+// exit watcher (it waits for the client, whose own goroutines call the
+// session's handlers: onEvent, onControlRequest, onControlCancel, and the
+// callbacks of control requests); one per pending permission timeout
+// (time.AfterFuncs, counted when armed and released when they run or are
+// stopped); a restart; the flush of held turns.
+//
+// mu guards every field below it; mcpMu serializes applyCurrentServers.
 type Session struct {
 	id        string
 	srv       *Server
@@ -43,12 +47,10 @@ type Session struct {
 	claudeID       string
 	elog           *eventLog
 	subs           map[*client]*subscription
-	perms          []*permission              // pending, in arrival order (a few at most: a linear search is fine)
-	resolved       recentSet                  // request ids answered, timed out or cancelled
-	ctrl           map[string]*pendingControl // control requests sent to claude, by request id
-	ctrlSeq        int64
-	turns          int // turns written and not yet ended by a result
-	proc           *process
+	perms          []*permission // pending, in arrival order (a few at most: a linear search is fine)
+	resolved       recentSet     // request ids answered, timed out or cancelled
+	turns          int           // turns written and not yet ended by a result
+	proc           *claudeProc
 	exited         bool     // the exit was reported (final is closed at the same time)
 	exitFrames     [][]byte // session/exited + session/state as reported, for subscribers catching up later
 	closing        string   // "", protocol.ExitClosed or protocol.ExitShutdown
@@ -69,6 +71,13 @@ type sessionConfig struct {
 	cwd, model, permissionMode, resume string
 }
 
+// claudeProc is one claude process of a session.
+type claudeProc struct {
+	cli      *claudecli.Client
+	release  func()        // frees what its flags name (the MCP config file); called once it has exited
+	finished chan struct{} // closed once the session has handled its exit
+}
+
 // subscription is one client's subscription to one session. While it
 // catches up, the client's write pump pulls logged frames from next on;
 // then it turns live and the session queues frames for it directly.
@@ -83,7 +92,7 @@ type subscription struct {
 
 type permission struct {
 	id    string
-	proc  *process
+	proc  *claudecli.Client
 	input json.RawMessage
 	frame []byte // the permission/request push
 	timer *time.Timer
@@ -99,27 +108,19 @@ type controlResult struct {
 	err  error           // *cliError, errSessionExited, errControlTimeout, ...
 }
 
-// pendingControl is a control request sent to claude and not answered yet.
-// After ControlTimeout it is forgotten: cb gets errControlTimeout.
-type pendingControl struct {
-	subtype string
-	p       *process // the process it was sent to
-	cb      func(controlResult)
-	timer   *time.Timer
-}
+// stdinQueue bounds the lines waiting for claude to read them.
+const stdinQueue = claudecli.DefaultStdinQueue
 
 // errControlTimeout is the result of a control request claude did not
 // answer within ControlTimeout.
-var errControlTimeout = errors.New("claude did not answer the control request in time")
+var errControlTimeout = claudecli.ErrTimeout
 
 // maxHeldTurns bounds the turns held while the session restarts: as many
 // as claude's stdin queue takes.
 const maxHeldTurns = stdinQueue
 
 // cliError is claude's error answer to a control request.
-type cliError struct{ msg string }
-
-func (e *cliError) Error() string { return e.msg }
+type cliError = claudecli.CLIError
 
 var errSessionExited = errors.New("the session's claude process has exited")
 
@@ -172,8 +173,10 @@ func (s *Session) claudeArgs(resume string, mcpArgs []string) []string {
 // errMCPSpawn marks a failure to prepare the MCP flags of a process.
 var errMCPSpawn = errors.New("preparing the MCP configuration for claude")
 
-// spawn starts a claude process for the session.
-func (s *Session) spawn(claude Claude, resume string) (*process, error) {
+// spawn starts a claude process for the session. Its events reach the
+// session's handlers at once; the caller makes it s.proc and calls run,
+// or reaps it.
+func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	var mcpArgs []string
 	release := func() {}
 	if cfg := s.srv.mcp.config(); cfg != nil && cfg.Spawn != nil {
@@ -186,57 +189,54 @@ func (s *Session) spawn(claude Claude, resume string) (*process, error) {
 			release = rel
 		}
 	}
-	spec := procSpec{
-		path: claude.Path,
-		args: s.claudeArgs(resume, mcpArgs),
-		dir:  s.cfg.cwd,
-		env:  s.srv.claudeEnv(),
-	}
-	p, err := startProcess(spec)
+	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
+	o := s.srv.opts
+	cli, err := claudecli.Start(claudecli.Config{
+		Path:             claude.Path,
+		Args:             s.claudeArgs(resume, mcpArgs),
+		Dir:              s.cfg.cwd,
+		Env:              s.srv.claudeEnv(),
+		Stream:           stream.Options{Attachments: stream.AttachSink, Sink: s.srv.blobs},
+		MaxLineBytes:     o.MaxLineBytes,
+		StderrTailBytes:  o.StderrTailBytes,
+		StdinQueue:       stdinQueue,
+		ControlTimeout:   o.ControlTimeout,
+		CloseGrace:       o.CloseGrace,
+		TermGrace:        o.TermGrace,
+		OnEvent:          func(ev *stream.Event) { s.onEvent(ev, calls) },
+		OnControlRequest: s.onControlRequest,
+		OnControlCancel:  s.onControlCancel,
+		Logger:           s.log,
+	})
 	if err != nil {
 		release()
 		return nil, err
 	}
-	p.release = release
-	s.log.Info("claude started", "pid", p.pid, "path", claude.Path, "cwd", s.cfg.cwd, "resume", resume != "")
-	return p, nil
+	s.log.Info("claude started", "pid", cli.PID(), "path", claude.Path, "cwd", s.cfg.cwd, "resume", resume != "")
+	return &claudeProc{cli: cli, release: release, finished: make(chan struct{})}, nil
 }
 
-// reap kills p, a process no goroutine of run serves (nobody else owns
+// reap kills p, a process the session does not run (nobody else owns
 // it), waits for it and frees what it holds.
-func reap(p *process) {
-	p.kill()
-	p.waitLoop()
+func reap(p *claudeProc) {
+	p.cli.Kill()
+	p.cli.Wait()
 	p.release()
-	closeAll(p.stdin, p.stdout, p.stderr)
 }
 
-// run starts the goroutines of p and asks claude to initialize. s.proc is
-// p already.
-func (s *Session) run(p *process) {
-	tail := childproc.NewTail(s.srv.opts.StderrTailBytes)
-	outDone, errDone := make(chan struct{}), make(chan struct{})
-	s.wg.Add(4)
-	go func() { defer s.wg.Done(); p.writeLoop() }()
-	go func() { defer s.wg.Done(); defer close(outDone); s.stdoutLoop(p) }()
-	go func() { defer s.wg.Done(); defer close(errDone); s.stderrLoop(p, tail) }()
+// run watches the exit of p and asks claude to initialize. s.proc is p
+// already.
+func (s *Session) run(p *claudeProc) {
+	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(p.finished)
-		p.waitLoop()
+		p.cli.Wait()
 		p.release()
-		// The group is dead; EOF comes once every writer of the pipes is
-		// gone. A process that escaped the group could hold them open:
-		// do not wait for it forever.
-		deadline := time.Now().Add(2 * time.Second)
-		p.stdout.SetReadDeadline(deadline)
-		p.stderr.SetReadDeadline(deadline)
-		<-outDone
-		<-errDone
-		s.onExit(p, stderrTail(tail))
+		s.onExit(p, p.cli.Exit())
 	}()
 
-	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, true, func(r controlResult) {
+	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, func(r controlResult) {
 		if r.err != nil {
 			s.log.Warn("claude did not accept initialize", "err", r.err)
 		}
@@ -261,83 +261,17 @@ func (s *Session) busyState() string {
 	return protocol.StateIdle
 }
 
-// stdoutLoop reads claude's stdout: each line is normalized, then handled
-// as a control message or logged and fanned out as an event.
-func (s *Session) stdoutLoop(p *process) {
-	defer p.stdout.Close()
-	r := stream.NewReader(p.stdout, s.srv.opts.MaxLineBytes)
-	norm := stream.NewNormalizer(stream.Options{Attachments: stream.AttachSink, Sink: s.srv.blobs})
-	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
-	for {
-		line, err := r.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				s.log.Warn("reading claude's stdout", "pid", p.pid, "err", err)
-			}
-			break
-		}
-		if s.srv.lineRead != nil {
-			s.srv.lineRead()
-		}
-		ev := norm.Normalize(line)
-		switch ev.Type {
-		case stream.TypeControlRequest:
-			s.onControlRequest(p, ev.JSON)
-		case stream.TypeControlResponse:
-			s.onControlResponse(ev.JSON)
-		case stream.TypeControlCancel:
-			s.onControlCancel(ev.JSON)
-		default:
-			s.appendEvent(&ev)
-			if calls != nil {
-				calls.observe(&ev) // MCP tool_use/tool_result pairs → the call log
-			}
-		}
-	}
-	if n := r.Oversized(); n > 0 {
-		s.log.Warn("claude printed lines over the line limit; they were replaced by oversized_line events", "pid", p.pid, "lines", n, "limit", s.srv.opts.MaxLineBytes)
-	}
-}
-
-// stderrLog bounds what of claude's stderr goes to the log.
-const (
-	stderrLogLines    = 200
-	stderrLogLineMax  = 1024
-	stderrReadBufSize = 4096
-)
-
-// stderrLoop keeps the tail of claude's stderr for the exit report and
-// logs its first lines.
-func (s *Session) stderrLoop(p *process, tail *childproc.Tail) {
-	defer p.stderr.Close()
-	br := bufio.NewReaderSize(io.TeeReader(p.stderr, tail), stderrReadBufSize)
-	lines, skipping := 0, false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 && !skipping {
-			text := strings.TrimRight(string(chunk), "\r\n")
-			if len(text) > stderrLogLineMax {
-				text = text[:stderrLogLineMax] + "…"
-			}
-			switch {
-			case lines < stderrLogLines:
-				if strings.TrimSpace(text) != "" {
-					s.log.Info("claude stderr", "pid", p.pid, "line", strings.ToValidUTF8(text, "\uFFFD"))
-				}
-			case lines == stderrLogLines:
-				s.log.Warn("claude stderr: more lines are not logged (the tail is kept for the exit report)", "pid", p.pid, "logged", stderrLogLines)
-			}
-			lines++
-		}
-		// A line longer than the buffer arrives in pieces: log its first.
-		skipping = errors.Is(err, bufio.ErrBufferFull)
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return
-		}
-	}
-}
-
 // ---------------------------------------------------------------- events
+
+// onEvent handles an event of claude (any process of the session; called
+// from its client's stdout goroutine): it is logged and fanned out, and
+// MCP tool_use/tool_result pairs go to the call log.
+func (s *Session) onEvent(ev *stream.Event, calls *sessionCalls) {
+	s.appendEvent(ev)
+	if calls != nil {
+		calls.observe(ev)
+	}
+}
 
 // appendEvent gives an event its seq, logs it and queues it for the live
 // subscribers. Only the stdout loop of the current process calls it, so
@@ -419,167 +353,71 @@ func (s *Session) pushLocked(frame []byte) {
 
 // ---------------------------------------------------------------- control protocol
 
-// control sends claude the control request subtype with fields and
-// returns its request id; cb gets the answer (from the stdout loop, from
-// the timeout after ControlTimeout, or at once when the request cannot be
-// sent; it must not block), exactly once unless forgetControl drops the
-// request first. With async the line is queued without waiting (for
-// callers that must not block, like the stdout loop).
-func (s *Session) control(p *process, subtype string, fields any, async bool, cb func(controlResult)) (string, error) {
+// control sends claude (process p) the control request subtype with fields
+// without waiting and returns its request id; cb gets the answer (from the
+// stdout goroutine, from the timeout after ControlTimeout, at exit, or at
+// once when the request cannot be sent; it must not block), exactly once
+// unless forgetControl drops the request first.
+func (s *Session) control(p *claudeProc, subtype string, fields any, cb func(controlResult)) (string, error) {
 	s.mu.Lock()
-	if s.exited || p == nil {
-		s.mu.Unlock()
+	exited := s.exited
+	s.mu.Unlock()
+	if exited || p == nil {
 		cb(controlResult{err: errSessionExited})
 		return "", errSessionExited
 	}
-	s.ctrlSeq++
-	id := fmt.Sprintf("ccproxy-%d", s.ctrlSeq)
-	pc := &pendingControl{subtype: subtype, p: p, cb: cb}
-	s.ctrl[id] = pc
-	s.wg.Add(1)
-	pc.timer = time.AfterFunc(s.srv.opts.ControlTimeout, func() {
-		defer s.wg.Done()
-		s.controlTimedOut(id, pc)
+	return p.cli.CallAsync(subtype, fields, func(resp json.RawMessage, err error) {
+		cb(controlResult{resp: resp, err: sessionErr(err)})
 	})
-	s.mu.Unlock()
-
-	line, err := stream.ControlRequest(id, subtype, fields)
-	if err == nil {
-		if async {
-			if !p.writeAsync(line) {
-				err = errStdinClosed
-			}
-		} else {
-			ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
-			err = p.write(ctx, line)
-			cancel()
-		}
-	}
-	if err != nil {
-		s.mu.Lock()
-		pc := s.takeControlLocked(id)
-		s.mu.Unlock()
-		if pc != nil {
-			pc.cb(controlResult{err: err})
-		}
-		return id, err
-	}
-	return id, nil
 }
 
-// takeControlLocked removes a pending control request (nil if it is not
-// pending) and stops its timeout.
-func (s *Session) takeControlLocked(id string) *pendingControl {
-	pc := s.ctrl[id]
-	if pc == nil {
-		return nil
+// sessionErr maps the client's "the process has exited" to the session's.
+func sessionErr(err error) error {
+	if errors.Is(err, claudecli.ErrExited) {
+		return errSessionExited
 	}
-	delete(s.ctrl, id)
-	if pc.timer.Stop() {
-		s.wg.Done() // the AfterFunc will not run
-	}
-	return pc
+	return err
 }
 
-// forgetControl drops a pending control request whose answer nobody waits
-// for any more; its callback is not called.
-func (s *Session) forgetControl(id string) {
-	s.mu.Lock()
-	s.takeControlLocked(id)
-	s.mu.Unlock()
-}
-
-func (s *Session) controlTimedOut(id string, pc *pendingControl) {
-	s.mu.Lock()
-	if s.ctrl[id] != pc {
-		s.mu.Unlock()
-		return // answered meanwhile
+// forgetControl drops a pending control request of p whose answer nobody
+// waits for any more; its callback is not called.
+func (s *Session) forgetControl(p *claudeProc, id string) {
+	if p != nil {
+		p.cli.Forget(id)
 	}
-	delete(s.ctrl, id) // the timer has fired: nothing to stop
-	s.mu.Unlock()
-	s.log.Warn("claude did not answer a control request in time; it is forgotten", "subtype", pc.subtype, "request_id", id, "timeout", s.srv.opts.ControlTimeout)
-	pc.cb(controlResult{err: errControlTimeout})
 }
 
-// controlWait sends a control request and waits for its answer.
+// controlWait sends a control request to the current process and waits
+// for its answer.
 func (s *Session) controlWait(ctx context.Context, subtype string, fields any) (json.RawMessage, error) {
-	ch := make(chan controlResult, 1)
 	s.mu.Lock()
-	p := s.proc
+	p, exited := s.proc, s.exited
 	s.mu.Unlock()
-	id, _ := s.control(p, subtype, fields, false, func(r controlResult) { ch <- r })
-	select {
-	case r := <-ch:
-		return r.resp, r.err
-	case <-ctx.Done():
-		s.forgetControl(id)
-		return nil, ctx.Err()
+	if exited || p == nil {
+		return nil, errSessionExited
 	}
-}
-
-func (s *Session) onControlResponse(line []byte) {
-	resp := gjson.GetBytes(line, "response")
-	id := resp.Get("request_id").String()
-	s.mu.Lock()
-	pc := s.takeControlLocked(id)
-	s.mu.Unlock()
-	if pc == nil {
-		s.log.Debug("control response to no pending request (timed out, or not ours)", "request_id", id)
-		return
-	}
-	cb := pc.cb
-	if resp.Get("subtype").String() == "success" {
-		r := resp.Get("response")
-		raw := json.RawMessage("{}")
-		if r.IsObject() {
-			raw = json.RawMessage(bytes.Clone([]byte(r.Raw)))
-		}
-		cb(controlResult{resp: raw})
-		return
-	}
-	msg := resp.Get("error").String()
-	if msg == "" {
-		msg = "claude answered with an error and no message"
-	}
-	cb(controlResult{err: &cliError{msg: msg}})
+	resp, err := p.cli.Call(ctx, subtype, fields)
+	return resp, sessionErr(err)
 }
 
 // onControlRequest handles a request of claude: can_use_tool goes to the
 // permission broker; anything else gets an error answer at once, so claude
 // is never left waiting.
-func (s *Session) onControlRequest(p *process, line []byte) {
-	id := gjson.GetBytes(line, "request_id").String()
-	subtype := gjson.GetBytes(line, "request.subtype").String()
-	if id == "" {
-		s.log.Warn("claude sent a control request without request_id; ignored", "subtype", subtype)
+func (s *Session) onControlRequest(p *claudecli.Client, req claudecli.ControlRequest) {
+	if req.Subtype == "can_use_tool" {
+		s.onPermissionRequest(p, req.ID, req.Line)
 		return
 	}
-	if subtype == "can_use_tool" {
-		s.onPermissionRequest(p, id, line)
-		return
-	}
-	s.log.Info("claude sent a control request ccproxy does not handle; answered with an error", "subtype", subtype)
-	s.answerClaude(p, stream.ControlError(id, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", subtype)))
+	s.log.Info("claude sent a control request ccproxy does not handle; answered with an error", "subtype", req.Subtype)
+	s.answerClaude(p, stream.ControlError(req.ID, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", req.Subtype)))
 }
 
 // answerClaude queues an answer to a control request of claude without
 // blocking. If claude has not read its stdin for so long that the queue is
-// full, the session cannot go on: its process is killed.
-func (s *Session) answerClaude(p *process, line []byte) {
-	if p.writeAsync(line) {
-		return
-	}
-	select {
-	case <-p.writerDone:
-		return // exiting anyway
-	default:
-	}
-	s.log.Error("claude's stdin queue is full; killing the process", "pid", p.pid, "queue", stdinQueue)
-	p.kill()
-}
+// full, the session cannot go on: the client kills the process.
+func (s *Session) answerClaude(p *claudecli.Client, line []byte) { _ = p.Answer(line) }
 
-func (s *Session) onControlCancel(line []byte) {
-	id := gjson.GetBytes(line, "request_id").String()
+func (s *Session) onControlCancel(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	perm := s.takePermLocked(id)
@@ -591,7 +429,7 @@ func (s *Session) onControlCancel(line []byte) {
 
 // ---------------------------------------------------------------- permission broker
 
-func (s *Session) onPermissionRequest(p *process, id string, line []byte) {
+func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byte) {
 	req := gjson.GetBytes(line, "request")
 	input := json.RawMessage(`{}`)
 	if in := req.Get("input"); in.IsObject() {
@@ -748,7 +586,7 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 	if err != nil {
 		return fmt.Errorf("permission answer: %w", err)
 	}
-	werr := perm.proc.write(ctx, line)
+	werr := perm.proc.Send(ctx, line)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if werr != nil {
@@ -791,8 +629,8 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 	reply(s.writeTurn(ctx, p, line))
 }
 
-func (s *Session) writeTurn(ctx context.Context, p *process, line []byte) error {
-	err := p.write(ctx, line)
+func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte) error {
+	err := p.cli.Send(ctx, line)
 	if err == nil {
 		return nil
 	}
@@ -812,7 +650,7 @@ func (s *Session) writeTurn(ctx context.Context, p *process, line []byte) error 
 
 // flushHeld writes the turns held during a restart, in order, including
 // those sent while it runs.
-func (s *Session) flushHeld(p *process) {
+func (s *Session) flushHeld(p *claudeProc) {
 	for {
 		s.mu.Lock()
 		if len(s.held) == 0 || s.exited {
@@ -939,20 +777,16 @@ func (s *Session) unsubscribe(c *client) bool {
 
 // ---------------------------------------------------------------- exit, close, restart
 
-// onExit runs when process p has ended and its output was read to the end.
-func (s *Session) onExit(p *process, stderrTail string) {
-	code, sig := exitStatus(p.state)
-	logArgs := []any{"pid", p.pid, "code", deref(code), "signal", deref(sig), "ran", time.Since(p.started).Round(time.Millisecond)}
+// onExit runs when process p has ended, its output was read to the end and
+// its pending control requests failed.
+func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
+	code, sig := ex.Code, ex.Signal
+	logArgs := []any{"pid", p.cli.PID(), "code", deref(code), "signal", deref(sig), "ran", ex.Ran.Round(time.Millisecond)}
 
 	s.mu.Lock()
 	if p != s.proc || (s.restarting && s.closing == "") {
-		// Requests to p go unanswered now; the session goes on.
-		gone := s.takeControlsLocked(func(pc *pendingControl) bool { return pc.p == p })
 		s.mu.Unlock()
 		s.log.Info("claude exited for a restart", logArgs...)
-		for _, pc := range gone {
-			pc.cb(controlResult{err: errSessionExited})
-		}
 		return
 	}
 	reason := s.closing
@@ -960,29 +794,14 @@ func (s *Session) onExit(p *process, stderrTail string) {
 		reason = protocol.ExitExited
 	}
 	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
-	s.reportExitLocked(code, sig, stderrTail, reason)
-	gone := s.takeControlsLocked(func(*pendingControl) bool { return true })
+	s.reportExitLocked(code, sig, ex.StderrTail, reason)
 	held := s.held
 	s.held = nil
 	s.mu.Unlock()
 
-	for _, pc := range gone {
-		pc.cb(controlResult{err: errSessionExited})
-	}
 	for _, h := range held {
 		h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 	}
-}
-
-// takeControlsLocked removes the pending control requests that match.
-func (s *Session) takeControlsLocked(match func(*pendingControl) bool) []*pendingControl {
-	var out []*pendingControl
-	for id, pc := range s.ctrl {
-		if match(pc) {
-			out = append(out, s.takeControlLocked(id))
-		}
-	}
-	return out
 }
 
 // reportExitLocked makes the session exited: pending permission requests are
@@ -1041,7 +860,7 @@ func (s *Session) close(reason string) {
 	s.mu.Unlock()
 
 	if !exited && p != nil {
-		p.stop(s.srv.opts.CloseGrace, s.srv.opts.TermGrace)
+		p.cli.Close() // stdin EOF, CloseGrace, SIGTERM, TermGrace, SIGKILL
 	}
 	<-s.final
 	s.wg.Wait()
@@ -1097,8 +916,8 @@ func (s *Session) beginRestartLocked() {
 }
 
 // restart replaces old by a new claude resuming the same conversation.
-func (s *Session) restart(old *process) {
-	old.stop(s.srv.opts.CloseGrace, s.srv.opts.TermGrace)
+func (s *Session) restart(old *claudeProc) {
+	old.cli.Close()
 	<-old.finished
 
 	s.mu.Lock()
@@ -1106,7 +925,8 @@ func (s *Session) restart(old *process) {
 	closing := s.closing
 	s.mu.Unlock()
 	fail := func(msg string) {
-		code, sig := exitStatus(old.state)
+		ex := old.cli.Exit()
+		code, sig := ex.Code, ex.Signal
 		s.mu.Lock()
 		reason := s.closing
 		if reason == "" {
@@ -1211,7 +1031,7 @@ func (s *Session) refreshMCPStatus() {
 	s.statusInFlight = true
 	p := s.proc
 	s.mu.Unlock()
-	_, _ = s.control(p, "mcp_status", nil, true, func(r controlResult) {
+	_, _ = s.control(p, "mcp_status", nil, func(r controlResult) {
 		s.mu.Lock()
 		s.statusInFlight = false
 		s.mu.Unlock()
