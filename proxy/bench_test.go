@@ -79,7 +79,7 @@ func newBenchSession(b testing.TB, ts *testServer) *benchSession {
 				srv.lineRead()
 			}
 			ev := norm.Normalize(line)
-			sess.onEvent(&ev, nil)
+			sess.onEvent(nil, &ev, nil)
 		}
 	}()
 	b.Cleanup(func() {

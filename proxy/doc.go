@@ -46,6 +46,16 @@
 // the stderr tail. Claude is located with FindClaude (--claude,
 // $CCPROXY_CLAUDE, PATH) and must be MinClaudeVersion or newer.
 //
+// # State
+//
+// A session's state follows claude's events, not what was sent (claude
+// also starts turns by itself, e.g. when a background task ends): a turn
+// starts with its system/init (running) and ends with its result (idle,
+// unless a user turn written meanwhile is still waiting for its turn).
+// Which turn took a user turn is read from its replay
+// (--replay-user-messages). A restart for a refused MCP change waits until
+// no turn is in flight. See the turn state section of session.go.
+//
 // # Replay and slow clients
 //
 // Every event gets the next seq and goes into the session's replay log.

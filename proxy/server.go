@@ -356,7 +356,9 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 		reap(p)
 		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
 	}
+	sess.mu.Lock() // its handlers read proc already
 	sess.proc = p
+	sess.mu.Unlock()
 	s.sessions[id] = sess
 	sess.run(p)
 	return sess, nil

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +50,10 @@ type Session struct {
 	subs           map[*client]*subscription
 	perms          []*permission // pending, in arrival order (a few at most: a linear search is fine)
 	resolved       recentSet     // request ids answered, timed out or cancelled
-	turns          int           // turns written and not yet ended by a result
+	inTurn         bool          // claude runs a turn: its system/init (or first event) was seen, its result not yet
+	queued         []turnKey     // user turns written to claude and not yet seen starting (their replay), oldest first
+	replays        bool          // the current process has replayed a user turn (it echoes them)
+	turnReplayed   bool          // a user turn was replayed in the running turn
 	proc           *claudeProc
 	exited         bool     // the exit was reported (final is closed at the same time)
 	exitFrames     [][]byte // session/exited + session/state as reported, for subscribers catching up later
@@ -191,6 +195,9 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	}
 	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
 	o := s.srv.opts
+	// The handlers use p only as the identity of the process (p.cli is set
+	// after Start, while they may already run).
+	p := &claudeProc{release: release, finished: make(chan struct{})}
 	cli, err := claudecli.Start(claudecli.Config{
 		Path:             claude.Path,
 		Args:             s.claudeArgs(resume, mcpArgs),
@@ -203,7 +210,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		ControlTimeout:   o.ControlTimeout,
 		CloseGrace:       o.CloseGrace,
 		TermGrace:        o.TermGrace,
-		OnEvent:          func(ev *stream.Event) { s.onEvent(ev, calls) },
+		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
 		OnControlRequest: s.onControlRequest,
 		OnControlCancel:  s.onControlCancel,
 		Logger:           s.log,
@@ -212,8 +219,9 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		release()
 		return nil, err
 	}
+	p.cli = cli
 	s.log.Info("claude started", "pid", cli.PID(), "path", claude.Path, "cwd", s.cfg.cwd, "resume", resume != "")
-	return &claudeProc{cli: cli, release: release, finished: make(chan struct{})}, nil
+	return p, nil
 }
 
 // reap kills p, a process the session does not run (nobody else owns
@@ -254,8 +262,13 @@ func (s *Session) run(p *claudeProc) {
 	})
 }
 
+// busyLocked reports whether a turn is in flight: claude runs one (a user
+// turn or one it started by itself), or a user turn was written that has
+// not started yet.
+func (s *Session) busyLocked() bool { return s.inTurn || len(s.queued) > 0 }
+
 func (s *Session) busyState() string {
-	if s.turns > 0 {
+	if s.busyLocked() {
 		return protocol.StateRunning
 	}
 	return protocol.StateIdle
@@ -263,11 +276,11 @@ func (s *Session) busyState() string {
 
 // ---------------------------------------------------------------- events
 
-// onEvent handles an event of claude (any process of the session; called
-// from its client's stdout goroutine): it is logged and fanned out, and
-// MCP tool_use/tool_result pairs go to the call log.
-func (s *Session) onEvent(ev *stream.Event, calls *sessionCalls) {
-	s.appendEvent(ev)
+// onEvent handles an event of claude process p (called from its client's
+// stdout goroutine): it is logged and fanned out, it moves the turn state,
+// and MCP tool_use/tool_result pairs go to the call log.
+func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) {
+	s.appendEvent(p, ev)
 	if calls != nil {
 		calls.observe(ev)
 	}
@@ -276,7 +289,9 @@ func (s *Session) onEvent(ev *stream.Event, calls *sessionCalls) {
 // appendEvent gives an event its seq, logs it and queues it for the live
 // subscribers. Only the stdout loop of the current process calls it, so
 // reading LastSeq without the lock is safe (it writes it under the lock).
-func (s *Session) appendEvent(ev *stream.Event) {
+// The turn state follows the event under the same lock, so a state push
+// comes right after the event that caused it.
+func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	seq := s.elog.LastSeq() + 1
 	// The envelope is under 100 bytes besides the id and the event.
 	frame := protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
@@ -292,22 +307,12 @@ func (s *Session) appendEvent(ev *stream.Event) {
 			c.enqueue(outFrame{data: frame, sub: sub})
 		}
 	}
-	switch ev.Type {
-	case stream.TypeSystem:
-		if ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
-			s.claudeID = ev.SessionID
-			s.pushStateLocked("")
-		}
-	case stream.TypeResult:
-		if s.turns > 0 {
-			s.turns--
-		}
-		if s.turns == 0 && s.state == protocol.StateRunning {
-			s.setStateLocked(protocol.StateIdle, "")
-		}
-		if s.turns == 0 && s.restartWanted {
-			s.beginRestartLocked()
-		}
+	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
+		s.claudeID = ev.SessionID
+		s.pushStateLocked("")
+	}
+	if p == s.proc && !s.restarting {
+		s.turnEventLocked(ev)
 	}
 	s.mu.Unlock()
 
@@ -316,6 +321,159 @@ func (s *Session) appendEvent(ev *stream.Event) {
 		if s.srv.mcp.needsDetail(reports) {
 			s.refreshMCPStatus() // tools and failure reasons come only from mcp_status
 		}
+	}
+}
+
+// ---------------------------------------------------------------- turn state
+
+// The state of a session follows claude's events, not what was sent:
+// claude also starts turns by itself (after a background task ends it
+// prints task_* events, then a whole turn: system/init … result, with no
+// user message), and it runs user turns written during a turn after it,
+// merging those queued together into one turn, or feeding one into the
+// running turn at its next tool result (docs/CLI-NOTES.md).
+//
+//   - A turn starts with system/init (or, should that be missing, with
+//     the first assistant or stream_event): running.
+//   - A user turn written to claude is queued until its replay
+//     (--replay-user-messages: a user event with isReplay) shows which turn
+//     took it; replays are matched by text (merged turns are joined with
+//     "\n"), and one that matches nothing takes every queued turn.
+//   - A result ends the running turn: idle when no written turn is still
+//     queued, otherwise running until the result of the turn that takes it.
+//     An interrupt ends a turn the same way (result error_during_execution).
+//   - A deferred restart starts only when no turn is in flight.
+//   - A claude that has echoed no user turn so far (an impersonation without
+//     --replay-user-messages) is taken to end one written turn per result.
+//
+// Only the current process's events count; a restart begins with none in
+// flight and resets the turn state.
+
+// turnKey identifies a user turn written to claude, to recognize its
+// replay: the length and sha256 of its text.
+type turnKey struct {
+	n   int
+	sum [sha256.Size]byte
+}
+
+// maxQueuedTurns bounds the user turns written to claude and not yet seen
+// starting; beyond, session/send gets limit_exceeded.
+const maxQueuedTurns = 1024
+
+func keyOf(text string) turnKey { return turnKey{n: len(text), sum: sha256.Sum256([]byte(text))} }
+
+// userText is the text of a user message's content, for matching turns with
+// their replays: the string, or its text blocks joined with "\n". ok is
+// false for tool results and content of another shape.
+func userText(content gjson.Result) (text string, ok bool) {
+	if content.Type == gjson.String {
+		return content.String(), true
+	}
+	if !content.IsArray() {
+		return "", false
+	}
+	var parts []string
+	ok = true
+	content.ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "text":
+			parts = append(parts, b.Get("text").String())
+		case "tool_result":
+			ok = false
+		}
+		return ok
+	})
+	return strings.Join(parts, "\n"), ok
+}
+
+// queueTurnLocked notes that the user turn line (built by package stream)
+// is being written to claude, and returns its key.
+func (s *Session) queueTurnLocked(line []byte) turnKey {
+	text, _ := userText(gjson.GetBytes(line, "message.content"))
+	k := keyOf(text)
+	s.queued = append(s.queued, k)
+	s.settleStateLocked()
+	return k
+}
+
+// turnEventLocked moves the turn state on an event of the current process.
+func (s *Session) turnEventLocked(ev *stream.Event) {
+	switch ev.Type {
+	case stream.TypeSystem:
+		if ev.Subtype == stream.SubtypeInit {
+			s.inTurn = true
+			s.settleStateLocked()
+		}
+	case stream.TypeAssistant, stream.TypeStreamEvent:
+		if !s.inTurn {
+			s.inTurn = true
+			s.settleStateLocked()
+		}
+	case stream.TypeUser:
+		// Replays matter only while turns are queued (so the common case
+		// parses nothing), and only inside a turn: outside one, claude
+		// replays the output of commands such as set_model.
+		if len(s.queued) == 0 || !s.inTurn || !gjson.GetBytes(ev.JSON, "isReplay").Bool() {
+			return
+		}
+		text, ok := userText(gjson.GetBytes(ev.JSON, "message.content"))
+		if !ok || strings.HasPrefix(text, "<local-command-") {
+			return
+		}
+		s.takeQueuedLocked(text)
+		s.replays, s.turnReplayed = true, true
+	case stream.TypeResult:
+		if !s.replays && !s.turnReplayed && len(s.queued) > 0 {
+			// A claude that echoes no user turn: each result ends one.
+			s.queued = slices.Delete(s.queued, 0, 1)
+		}
+		s.inTurn, s.turnReplayed = false, false
+		s.settleStateLocked()
+	}
+}
+
+// takeQueuedLocked removes the queued turns a replay with text stands for:
+// the oldest ones whose texts, joined with "\n", are text; when none
+// match, all of them (claude took what it had).
+func (s *Session) takeQueuedLocked(text string) {
+	pos := 0
+	for i, k := range s.queued {
+		if pos+k.n > len(text) || sha256.Sum256([]byte(text[pos:pos+k.n])) != k.sum {
+			break
+		}
+		pos += k.n
+		if pos == len(text) {
+			s.queued = slices.Delete(s.queued, 0, i+1)
+			return
+		}
+		if text[pos] != '\n' {
+			break
+		}
+		pos++
+	}
+	s.log.Debug("a replayed user message matches no queued turn; taking them all", "queued", len(s.queued))
+	s.queued = s.queued[:0]
+}
+
+// unqueueLocked forgets a queued turn that could not be written.
+func (s *Session) unqueueLocked(k turnKey) {
+	for i := len(s.queued) - 1; i >= 0; i-- {
+		if s.queued[i] == k {
+			s.queued = slices.Delete(s.queued, i, i+1)
+			return
+		}
+	}
+}
+
+// settleStateLocked sets running or idle from the turn state (while the
+// session is running or idle: not while it starts, restarts or has
+// exited), and begins a deferred restart once no turn is in flight.
+func (s *Session) settleStateLocked() {
+	if s.state == protocol.StateRunning || s.state == protocol.StateIdle {
+		s.setStateLocked(s.busyState(), "")
+	}
+	if s.restartWanted && !s.busyLocked() {
+		s.beginRestartLocked()
 	}
 }
 
@@ -619,27 +777,28 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 		s.held = append(s.held, heldTurn{line: line, reply: reply})
 		s.mu.Unlock()
 		return
+	case len(s.queued) >= maxQueuedTurns:
+		s.mu.Unlock()
+		reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s: claude has not started the %d turns sent before; wait until it is idle", s.id, maxQueuedTurns))
+		return
 	}
 	p := s.proc
-	s.turns++
-	if s.state == protocol.StateIdle {
-		s.setStateLocked(protocol.StateRunning, "")
-	}
+	k := s.queueTurnLocked(line)
 	s.mu.Unlock()
-	reply(s.writeTurn(ctx, p, line))
+	reply(s.writeTurn(ctx, p, line, k))
 }
 
-func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte) error {
+// writeTurn writes a turn queued with key k; if that fails, it is
+// unqueued.
+func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte, k turnKey) error {
 	err := p.cli.Send(ctx, line)
 	if err == nil {
 		return nil
 	}
 	s.mu.Lock()
-	if s.turns > 0 {
-		s.turns--
-	}
-	if s.turns == 0 && s.state == protocol.StateRunning {
-		s.setStateLocked(protocol.StateIdle, "")
+	if s.proc == p {
+		s.unqueueLocked(k)
+		s.settleStateLocked()
 	}
 	s.mu.Unlock()
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
@@ -660,13 +819,10 @@ func (s *Session) flushHeld(p *claudeProc) {
 		}
 		h := s.held[0]
 		s.held = s.held[1:]
-		s.turns++
-		if s.state == protocol.StateIdle {
-			s.setStateLocked(protocol.StateRunning, "")
-		}
+		k := s.queueTurnLocked(h.line)
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
-		h.reply(s.writeTurn(ctx, p, h.line))
+		h.reply(s.writeTurn(ctx, p, h.line, k))
 		cancel()
 	}
 }
@@ -815,7 +971,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 		s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
 	}
 	s.exited = true
-	s.turns = 0
+	s.inTurn, s.queued = false, nil
 	state := protocol.StateExited
 	if reason == protocol.ExitClosed {
 		state = protocol.StateClosed
@@ -898,7 +1054,7 @@ func (s *Session) requestRestart(why string) {
 	}
 	s.log.Info("restarting claude between turns", "why", why)
 	s.restartWanted = true
-	if s.turns == 0 {
+	if !s.busyLocked() {
 		s.beginRestartLocked()
 	}
 }
@@ -909,6 +1065,8 @@ func (s *Session) beginRestartLocked() {
 	}
 	s.restartWanted = false
 	s.restarting = true
+	s.inTurn, s.queued = false, nil          // none in flight (busyLocked was false)
+	s.replays, s.turnReplayed = false, false // the new process has echoed nothing yet
 	s.setStateLocked(protocol.StateRestarting, "applying an MCP configuration change")
 	old := s.proc
 	s.wg.Add(1)
