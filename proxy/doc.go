@@ -6,8 +6,8 @@
 //
 // # Data flow
 //
-//	claude stdout ─► stream.Reader ─► stream.Normalizer ─┬─ control_* lines: the proxy's own (control protocol, permission broker)
-//	  (1 MiB pipe)     lines ≤ cap     (attachments → blob  └─ events: seq, session/event frame built once,
+//	claude stdout ─► stream.Reader ─► stream.Normalizer ─┬─ control_* lines: claudecli.Client (answers to its requests; claude's own → permission broker)
+//	  (1 MiB pipe)     lines ≤ cap     (attachments → blob  └─ events: seq, session/event frame built once, turn state,
 //	                                   store, /v1/blobs)        replay log (bounded by bytes),
 //	                                                            queued for every live subscriber
 //	                                                                 │

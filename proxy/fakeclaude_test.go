@@ -99,7 +99,7 @@ func fakeClaude(args []string) int {
 		signal.Notify(usr1, syscall.SIGUSR1)
 		go func() { <-usr1; os.Exit(0) }()
 	}
-	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{}, turns: make(chan fakeTurn, 100), userIn: make(chan struct{}, 1)}
+	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{}, turns: make(chan fakeTurn, 4096), userIn: make(chan struct{}, 1)}
 	for i, a := range args {
 		switch a {
 		case "--replay-user-messages":

@@ -206,3 +206,29 @@ func waitLog(t *testing.T, ts *testServer, want string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// At most maxQueuedTurns user turns wait for claude to start them; one
+// more gets limit_exceeded, and the session goes on.
+func TestQueuedTurnsBounded(t *testing.T) {
+	ts := startServer(t, Options{CloseGrace: 50 * time.Millisecond}, "FAKE_REPLAY=1") // at the end, the fake still hangs: SIGTERM it soon
+	c := ts.dial(t)
+	s := c.create(nil)
+	from := c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "hang"})
+	c.waitEvent(from, s, "the hanging turn", func(ev protocol.SessionEvent) bool { return textOf(ev) == "working on it" })
+	ids := make([]json.RawMessage, maxQueuedTurns)
+	for i := range ids {
+		ids[i] = c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "queued"})
+	}
+	for i, id := range ids {
+		if rep := c.reply(id); !*rep.OK {
+			t.Fatalf("queued turn %d: %s", i, rep.raw)
+		}
+	}
+	if e := c.doErr(protocol.TypeSessionSend, map[string]any{"session": s, "text": "one too many"}); e.Code != protocol.CodeLimitExceeded || !strings.Contains(e.Message, "has not started") {
+		t.Errorf("turn %d: %v, want limit_exceeded", maxQueuedTurns+1, e)
+	}
+	if info := c.do(protocol.TypeSessionList, map[string]any{}); !strings.Contains(string(info), `"state":"running"`) {
+		t.Errorf("session/list: %s, want the session running", info)
+	}
+}
