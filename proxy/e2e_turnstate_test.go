@@ -72,3 +72,27 @@ func TestE2EStateFollowsSelfStartedTurn(t *testing.T) {
 		t.Errorf("idle at %d, want right after the result of the user turn sent during the self-started one (%d): %q", i, userResult+1, tl)
 	}
 }
+
+// A slash command the real CLI runs itself (/cost) is a turn with no echo
+// of the user message: it still ends idle.
+func TestE2EStateAfterSlashCommand(t *testing.T) {
+	claude := testkit.Claude(t)
+	api := fakeapi.NewServer(fakeapi.Match(func(r *fakeapi.Request) bool { return r.HasTools() }, fakeapi.Say("pong")), nil)
+	t.Cleanup(api.Close)
+	home := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, Options{ClaudePath: claude, ClaudeEnv: api.Env(home), Project: t.TempDir(), PermissionTimeout: -1})
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.turn(s, "ping")
+	from := c.count() // the idle after ping may come after this: only /cost's result is looked at
+	c.turn(s, "/cost")
+	c.do(protocol.TypeSessionList, map[string]any{}) // a push that follows the result was queued before this reply
+	tl := timeline(c, from, s)
+	t.Logf("timeline: %q", tl)
+	if cost := index(tl, 0, "result/success"); cost < 0 || cost+1 >= len(tl) || tl[cost+1] != "state:idle" {
+		t.Errorf("no idle right after the result of /cost: %q", tl)
+	}
+}

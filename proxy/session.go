@@ -343,6 +343,9 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 //     queued, otherwise running until the result of the turn that takes it.
 //     An interrupt ends a turn the same way (result error_during_execution).
 //   - A deferred restart starts only when no turn is in flight.
+//   - A slash command claude runs itself (/cost, /compact) is not echoed:
+//     a result that asked the model nothing (num_turns 0) in a turn that
+//     took no echoed user turn ends the oldest queued turn if it is one.
 //   - A claude that has echoed no user turn so far (an impersonation without
 //     --replay-user-messages) is taken to end one written turn per result.
 //
@@ -350,17 +353,21 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 // flight and resets the turn state.
 
 // turnKey identifies a user turn written to claude, to recognize its
-// replay: the length and sha256 of its text.
+// replay: the length and sha256 of its text, and whether it is a slash
+// command.
 type turnKey struct {
-	n   int
-	sum [sha256.Size]byte
+	n     int
+	sum   [sha256.Size]byte
+	slash bool
 }
 
 // maxQueuedTurns bounds the user turns written to claude and not yet seen
 // starting; beyond, session/send gets limit_exceeded.
 const maxQueuedTurns = 1024
 
-func keyOf(text string) turnKey { return turnKey{n: len(text), sum: sha256.Sum256([]byte(text))} }
+func keyOf(text string) turnKey {
+	return turnKey{n: len(text), sum: sha256.Sum256([]byte(text)), slash: strings.HasPrefix(text, "/")}
+}
 
 // userText is the text of a user message's content, for matching turns with
 // their replays: the string, or its text blocks joined with "\n". ok is
@@ -423,8 +430,14 @@ func (s *Session) turnEventLocked(ev *stream.Event) {
 		s.takeQueuedLocked(text)
 		s.replays, s.turnReplayed = true, true
 	case stream.TypeResult:
-		if !s.replays && !s.turnReplayed && len(s.queued) > 0 {
+		switch {
+		case s.turnReplayed || len(s.queued) == 0:
+		case !s.replays:
 			// A claude that echoes no user turn: each result ends one.
+			s.queued = slices.Delete(s.queued, 0, 1)
+		case s.queued[0].slash && gjson.GetBytes(ev.JSON, "num_turns").Int() == 0:
+			// A command claude ran itself (/cost, /compact): its turn
+			// echoes no user message and asks the model nothing.
 			s.queued = slices.Delete(s.queued, 0, 1)
 		}
 		s.inTurn, s.turnReplayed = false, false

@@ -22,6 +22,8 @@ func TestTurnStateScript(t *testing.T) {
 		toolResult  = `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}`
 		result      = `{"type":"result","subtype":"success"}`
 		interrupted = `{"type":"result","subtype":"error_during_execution"}`
+		modelResult = `{"type":"result","subtype":"success","num_turns":1}`
+		localResult = `{"type":"result","subtype":"success","num_turns":0}`
 		run, idle   = protocol.StateRunning, protocol.StateIdle
 	)
 	replay := func(text string) string {
@@ -60,6 +62,17 @@ func TestTurnStateScript(t *testing.T) {
 		{"command output is not a turn", []step{
 			send("a", run), send("b", run), ev(initEv, run), ev(replay("<local-command-stdout>Set model</local-command-stdout>"), run),
 			ev(replay("a"), run), ev(result, run), ev(initEv, run), ev(replay("b"), run), ev(result, idle)}},
+		{"slash command run by claude itself", []step{
+			send("a", run), ev(initEv, run), ev(replay("a"), run), ev(result, idle),
+			send("/cost", run), ev(initEv, run), ev(assistant, run), ev(localResult, idle)}},
+		{"compact", []step{
+			send("a", run), ev(initEv, run), ev(replay("a"), run), ev(result, idle),
+			send("/compact", run), ev(initEv, run), ev(`{"type":"system","subtype":"compact_boundary"}`, run),
+			ev(replay("<local-command-stdout>Compacted </local-command-stdout>"), run), ev(localResult, idle)}},
+		{"slash command behind a self-started turn", []step{
+			send("a", run), ev(initEv, run), ev(replay("a"), run), ev(result, idle),
+			ev(notif, idle), ev(initEv, run), send("/cost", run), ev(assistant, run), ev(modelResult, run),
+			ev(initEv, run), ev(assistant, run), ev(localResult, idle)}},
 		{"a claude that echoes nothing: one result per turn", []step{
 			send("a", run), send("b", run), ev(initEv, run), ev(result, run), ev(initEv, run), ev(result, idle)}},
 	} {
