@@ -26,6 +26,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ccproxy/ccproxy/internal/benchmix"
+	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -53,21 +55,32 @@ func newBenchSession(b testing.TB, ts *testServer) *benchSession {
 	if err != nil {
 		b.Fatal(err)
 	}
-	enlargePipe(r) // as startProcess does for claude's stdout
+	claudecli.EnlargePipe(r) // as claudecli.Start does for claude's stdout
 	srv := ts.srv
 	sess := srv.newSession(sessionConfig{cwd: srv.opts.Project})
 	sess.state = protocol.StateIdle
 	id := sess.id
-	p := &process{stdout: r, writerDone: make(chan struct{}), in: make(chan stdinWrite, 1), eof: make(chan struct{}), exited: make(chan struct{}), finished: make(chan struct{}), release: func() {}}
-	close(p.writerDone)
-	sess.proc = p
 	srv.mu.Lock()
 	srv.sessions[id] = sess
 	srv.mu.Unlock()
 	bs := &benchSession{sess: sess, w: w, done: make(chan struct{})}
 	go func() {
+		// What a claudecli.Client's stdout goroutine does with each line.
 		defer close(bs.done)
-		sess.stdoutLoop(p)
+		defer r.Close()
+		rd := stream.NewReader(r, srv.opts.MaxLineBytes)
+		norm := stream.NewNormalizer(stream.Options{Attachments: stream.AttachSink, Sink: srv.blobs})
+		for {
+			line, err := rd.Next()
+			if err != nil {
+				return
+			}
+			if srv.lineRead != nil {
+				srv.lineRead()
+			}
+			ev := norm.Normalize(line)
+			sess.onEvent(nil, &ev, nil)
+		}
 	}()
 	b.Cleanup(func() {
 		w.Close()

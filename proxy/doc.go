@@ -6,8 +6,8 @@
 //
 // # Data flow
 //
-//	claude stdout ─► stream.Reader ─► stream.Normalizer ─┬─ control_* lines: the proxy's own (control protocol, permission broker)
-//	  (1 MiB pipe)     lines ≤ cap     (attachments → blob  └─ events: seq, session/event frame built once ─► hub:
+//	claude stdout ─► stream.Reader ─► stream.Normalizer ─┬─ control_* lines: claudecli.Client (answers to its requests; claude's own → permission broker)
+//	  (1 MiB pipe)     lines ≤ cap     (attachments → blob  └─ events: seq, session/event frame built once, turn state ─► hub:
 //	                                   store, /v1/blobs)        replay log: memory tail ─(spill)─► disk segments
 //	                                                            queued for every live subscriber that keeps up
 //	                                                                 │
@@ -29,18 +29,32 @@
 // A Session starts `claude -p --input-format stream-json --output-format
 // stream-json --verbose --include-partial-messages --replay-user-messages
 // --permission-prompt-tool stdio` (plus --model, --permission-mode,
-// --resume, and the MCP flags last) in its own process group, with the
-// user's text only ever on stdin. It sends initialize, then writes turns
-// and control requests through one writer goroutine; a control request
-// claude leaves unanswered for ControlTimeout is forgotten (its waiter gets
-// a timeout). Claude's control requests are answered at once (can_use_tool
-// goes to the broker; anything else gets an error). While a session
-// restarts (an MCP change claude refused), up to 256 turns (the stdin
-// queue's size) are held for the new process; more get limit_exceeded. Close is stdin EOF, CloseGrace, SIGTERM to the group,
-// TermGrace, SIGKILL; whenever claude ends, what is left of its group (MCP
-// servers) is killed, and subscribers get session/exited with the stderr
-// tail. Claude is located with FindClaude (--claude, $CCPROXY_CLAUDE, PATH)
-// and must be MinClaudeVersion or newer.
+// --resume, and the MCP flags last) through a claudecli.Client (package
+// proxy/claudecli: the process in its own process group, the one stdin
+// writer, control requests with ids and timeouts, the stdout event stream,
+// the exit), with the user's text only ever on stdin. The session is what
+// sits on the client: turns, state, the permission broker, restarts and
+// MCP application. It sends initialize, then writes turns and control
+// requests; a control request claude leaves unanswered for ControlTimeout
+// is forgotten (its waiter gets a timeout). Claude's control requests are
+// answered at once (can_use_tool goes to the broker; anything else gets an
+// error). While a session restarts (an MCP change claude refused), up to
+// 256 turns (the stdin queue's size) are held for the new process; more
+// get limit_exceeded. Close is stdin EOF, CloseGrace, SIGTERM to the
+// group, TermGrace, SIGKILL; whenever claude ends, what is left of its
+// group (MCP servers) is killed, and subscribers get session/exited with
+// the stderr tail. Claude is located with FindClaude (--claude,
+// $CCPROXY_CLAUDE, PATH) and must be MinClaudeVersion or newer.
+//
+// # State
+//
+// A session's state follows claude's events, not what was sent (claude
+// also starts turns by itself, e.g. when a background task ends): a turn
+// starts with its system/init (running) and ends with its result (idle,
+// unless a user turn written meanwhile is still waiting for its turn).
+// Which turn took a user turn is read from its replay
+// (--replay-user-messages). A restart for a refused MCP change waits until
+// no turn is in flight. See the turn state section of session.go.
 //
 // # Replay and slow clients
 //
@@ -122,16 +136,18 @@
 // Serve returns; on shutdown MCP requests are cancelled and their replies
 // queued before connections close); a connection handler runs the read
 // pump and owns the write pump and the goroutines of slow requests (MCP
-// probes and calls among them); a Session owns, per process, the stdin
-// writer, the stdout and stderr loops and the waiter, plus permission
-// timers and a restart (joined by close); Serve also owns the reap loop
-// (exited sessions past SessionTTL). Lock order: Server.mu, then
-// Session.mu or mcpHub.mu, then hub.mu, then client.mu; logBudget.mu is
-// taken with no session lock held, before hub.mu. Queueing a frame never
-// blocks; disk reads of a catch-up hold no lock. logins.mu guards the
-// login codes and loginLimiter.mu the rate limit's buckets; each is taken
-// alone. The origin policy (served hosts, own origins) is written before
-// the HTTP server starts and only read after.
+// probes and calls among them); a Session owns, per process, a
+// claudecli.Client (its stdin writer, stdout and stderr readers and waiter;
+// the stdout reader calls the session's handlers) and the goroutine
+// waiting for its exit, plus permission timers, a restart and the flush of
+// held turns (all joined by close); Serve also owns the reap loop (exited
+// sessions past SessionTTL). Lock order: Server.mu, then Session.mu or
+// mcpHub.mu, then hub.mu, then client.mu; logBudget.mu is taken with no
+// session lock held, before hub.mu. Queueing a frame never blocks; disk
+// reads of a catch-up hold no lock. logins.mu guards the login codes and
+// loginLimiter.mu the rate limit's buckets; each is taken alone. The origin
+// policy (served hosts, own origins) is written before the HTTP server
+// starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
 //
 // Logs use log/slog with constant keys; the token, environment values of

@@ -512,7 +512,7 @@ func TestE2EKilled(t *testing.T) {
 	}
 	sess, _ := e.srv.session(s)
 	sess.mu.Lock()
-	pid := sess.proc.pid
+	pid := sess.proc.cli.PID()
 	sess.mu.Unlock()
 	from := c.count()
 	syscall.Kill(pid, syscall.SIGKILL)

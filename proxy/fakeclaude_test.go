@@ -70,7 +70,9 @@ type fake struct {
 	waiters  map[string]chan map[string]any // control responses awaited by id
 	servers  map[string]bool
 	interrup chan struct{} // closed by an interrupt while a turn hangs
-	turns    chan string
+	turns    chan fakeTurn
+	replay   bool          // --replay-user-messages: echo each user turn as it starts
+	userIn   chan struct{} // a user message arrived on stdin (capacity 1)
 	ctlSeq   int
 	ignored  int // control requests of FAKE_IGNORE_CONTROL's subtype seen
 }
@@ -97,9 +99,14 @@ func fakeClaude(args []string) int {
 		signal.Notify(usr1, syscall.SIGUSR1)
 		go func() { <-usr1; os.Exit(0) }()
 	}
-	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{}, turns: make(chan string, 100)}
+	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{}, turns: make(chan fakeTurn, 4096), userIn: make(chan struct{}, 1)}
 	for i, a := range args {
 		switch a {
+		case "--replay-user-messages":
+			// The real CLI echoes each user turn as it starts; the fake
+			// does with FAKE_REPLAY=1 only, so that the event counts the
+			// older tests expect stay as they are.
+			f.replay = os.Getenv("FAKE_REPLAY") == "1"
 		case "--resume":
 			if i+1 < len(args) {
 				f.sessionID = args[i+1]
@@ -123,8 +130,8 @@ func fakeClaude(args []string) int {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for text := range f.turns {
-			f.turn(text)
+		for t := range f.turns {
+			f.turn(t)
 		}
 	}()
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
@@ -188,7 +195,11 @@ func (f *fake) input(msg map[string]any) {
 				}
 			}
 		}
-		f.turns <- text
+		select {
+		case f.userIn <- struct{}{}:
+		default:
+		}
+		f.turns <- fakeTurn{text: text, content: m["content"]}
 	}
 }
 
@@ -329,6 +340,12 @@ func (f *fake) say(text string) {
 		"session_id": f.sessionID, "parent_tool_use_id": nil, "uuid": "u-assistant"})
 }
 
+// fakeTurn is a user message: its text and its content as sent.
+type fakeTurn struct {
+	text    string
+	content any
+}
+
 func (f *fake) result(subtype, text string) {
 	f.emit(map[string]any{"type": "result", "subtype": subtype, "is_error": subtype != "success", "result": text, "session_id": f.sessionID})
 }
@@ -346,11 +363,13 @@ func (f *fake) result(subtype, text string) {
 //	big N            an assistant event N bytes long
 //	stderr N         N lines on stderr
 //	exit CODE        "fatal" on stderr, exit with CODE
+//	bg [hold]        a turn, then one the fake starts by itself (see below)
 //	pid              reports the fake's pid
 //	child            starts a long sleep in its process group and reports its pid
 //	image            a tool_result with an image, as an MCP tool returns it
 //	anything else    echoes the text
-func (f *fake) turn(text string) {
+func (f *fake) turn(t fakeTurn) {
+	text := t.text
 	fields := strings.Fields(text)
 	cmd := ""
 	if len(fields) > 0 {
@@ -365,6 +384,11 @@ func (f *fake) turn(text string) {
 		return def
 	}
 	f.initEvent()
+	if f.replay {
+		// Like the real CLI: the user message, echoed as its turn starts.
+		f.emit(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.content},
+			"session_id": f.sessionID, "parent_tool_use_id": nil, "isReplay": true})
+	}
 	switch cmd {
 	case "flood":
 		n, size := arg(1, 100), arg(2, 100)
@@ -458,6 +482,28 @@ func (f *fake) turn(text string) {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: the fake was told to exit")
 		os.Exit(arg(1, 1))
+	case "bg":
+		// Like a background task that ends after the turn: the fake then
+		// starts a turn by itself (task_notification, then system/init …
+		// result, no user message). With "hold" that turn runs until the
+		// next user message arrives on stdin, which then waits behind it.
+		select {
+		case <-f.userIn: // this turn's own message
+		default:
+		}
+		f.say("started a background task")
+		f.result("success", "started")
+		f.emit(map[string]any{"type": "system", "subtype": "task_notification", "task_id": "fake-task", "status": "completed",
+			"summary": "Background command completed (exit code 0)", "session_id": f.sessionID})
+		f.initEvent()
+		f.say("background task done")
+		if len(fields) > 1 && fields[1] == "hold" {
+			select {
+			case <-f.userIn:
+			case <-time.After(60 * time.Second):
+			}
+		}
+		f.result("success", "noticed the background task")
 	case "pid":
 		f.say(fmt.Sprintf("pid %d", os.Getpid()))
 		f.result("success", "done")

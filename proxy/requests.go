@@ -195,7 +195,7 @@ func (s *Server) reqInterrupt(c *client, id json.RawMessage, d *protocol.Session
 	}
 	ch := make(chan controlResult, 1)
 	// Written now, in request order; the answer is awaited in the background.
-	rid, err := sess.control(p, "interrupt", nil, false, func(r controlResult) { ch <- r })
+	rid, err := sess.control(p, "interrupt", nil, func(r controlResult) { ch <- r })
 	if err != nil {
 		c.replyErr(id, controlError("session/interrupt", err))
 		return
@@ -212,7 +212,7 @@ func (s *Server) reqInterrupt(c *client, id json.RawMessage, d *protocol.Session
 				c.reply(id, nil)
 			}
 		case <-c.ctx.Done():
-			sess.forgetControl(rid) // nobody to answer
+			sess.forgetControl(p, rid) // nobody to answer
 		}
 	})
 }
@@ -222,7 +222,7 @@ func controlError(what string, err error) error {
 	var ce *cliError
 	switch {
 	case errors.As(err, &ce):
-		return protocol.Errorf(protocol.CodeCLIError, "%s: claude answered: %s", what, truncate(ce.msg, 500))
+		return protocol.Errorf(protocol.CodeCLIError, "%s: claude answered: %s", what, truncate(ce.Msg, 500))
 	case errors.Is(err, context.DeadlineExceeded):
 		return protocol.Errorf(protocol.CodeTimeout, "%s: claude did not read the request in time", what)
 	case errors.Is(err, errControlTimeout):

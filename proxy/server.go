@@ -61,8 +61,8 @@ type Server struct {
 
 	started time.Time // when Serve began (/v1/health); written before the HTTP server starts
 
-	// lineRead, when set (benchmarks only), is called by a session's
-	// stdout loop as soon as a line has been read, before it is handled.
+	// lineRead, when set (benchmarks only), is called by the benchmark's
+	// reading loop as soon as a line has been read, before it is handled.
 	lineRead func()
 }
 
@@ -402,11 +402,13 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	if s.shutting.Load() {
 		// Serve took its list of sessions to close while this one started:
 		// nobody would close it.
-		sess.log.Info("ccproxy is shutting down; stopping the claude just started", "pid", p.pid)
+		sess.log.Info("ccproxy is shutting down; stopping the claude just started", "pid", p.cli.PID())
 		reap(p)
 		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
 	}
+	sess.mu.Lock() // its handlers read proc already
 	sess.proc = p
+	sess.mu.Unlock()
 	s.sessions[id] = sess
 	sess.run(p)
 	return sess, nil
@@ -423,7 +425,6 @@ func (s *Server) newSession(cfg sessionConfig) *Session {
 		createdAt: time.Now(),
 		state:     protocol.StateStarting,
 		hub:       newHub(id, s.log.With("session", id), s.logs, s.opts.ReplayBytes, max(s.opts.ReplayDiskBytes, 0), s.spool.Dir),
-		ctrl:      map[string]*pendingControl{},
 		final:     make(chan struct{}),
 	}
 }

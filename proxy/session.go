@@ -1,13 +1,12 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -16,20 +15,26 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/ccproxy/ccproxy/internal/childproc"
+	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
-// Session is one chat: one long-lived claude process (replaced only by a
-// restart with --resume when claude refuses a live MCP change), its replay
-// log, its subscribers and its pending permission requests.
+// Session is one chat: one long-lived claude process (a claudecli.Client,
+// replaced only by a restart with --resume when claude refuses a live MCP
+// change), its replay log, its subscribers and its pending permission
+// requests. The client does the process, stdin, stdout and the control
+// protocol's bookkeeping; the session does turns, state, the permission
+// broker, restarts and MCP application.
 //
-// Goroutines, all tracked by wg and joined by close: per process, the stdin
-// writer, the stdout loop (the only producer of events), the stderr loop
-// and the waiter; one per pending permission timeout and one per pending
-// control request timeout (time.AfterFuncs, counted when armed and
-// released when they run or are stopped); a restart.
+// Goroutines, all tracked by wg and joined by close: per process, the
+// exit watcher (it waits for the client, whose own goroutines call the
+// session's handlers: onEvent, onControlRequest, onControlCancel, and the
+// callbacks of control requests); one per pending permission timeout
+// (time.AfterFuncs, counted when armed and released when they run or are
+// stopped); a restart; the flush of held turns.
+//
+// mu guards every field below it; mcpMu serializes applyCurrentServers.
 type Session struct {
 	id        string
 	srv       *Server
@@ -40,13 +45,14 @@ type Session struct {
 	mu             sync.Mutex
 	state          string
 	claudeID       string
-	hub            *hub                       // the event log and the subscriptions (its own lock, taken after mu)
-	perms          []*permission              // pending, in arrival order (a few at most: a linear search is fine)
-	resolved       recentSet                  // request ids answered, timed out or cancelled
-	ctrl           map[string]*pendingControl // control requests sent to claude, by request id
-	ctrlSeq        int64
-	turns          int // turns written and not yet ended by a result
-	proc           *process
+	hub            *hub          // the event log and the subscriptions (its own lock, taken after mu)
+	perms          []*permission // pending, in arrival order (a few at most: a linear search is fine)
+	resolved       recentSet     // request ids answered, timed out or cancelled
+	inTurn         bool          // claude runs a turn: its system/init (or first event) was seen, its result not yet
+	queued         []turnKey     // user turns written to claude and not yet seen starting (their replay), oldest first
+	replays        bool          // the current process has replayed a user turn (it echoes them)
+	turnReplayed   bool          // a user turn was replayed in the running turn
+	proc           *claudeProc
 	exited         bool      // the exit was reported (final is closed at the same time)
 	exitFrames     [][]byte  // session/exited + session/state as reported, for subscribers catching up later
 	exitedAt       time.Time // when the exit was reported (the session is reaped SessionTTL later)
@@ -68,9 +74,16 @@ type sessionConfig struct {
 	cwd, model, permissionMode, resume string
 }
 
+// claudeProc is one claude process of a session.
+type claudeProc struct {
+	cli      *claudecli.Client
+	release  func()        // frees what its flags name (the MCP config file); called once it has exited
+	finished chan struct{} // closed once the session has handled its exit
+}
+
 type permission struct {
 	id    string
-	proc  *process
+	proc  *claudecli.Client
 	input json.RawMessage
 	frame []byte // the permission/request push
 	timer *time.Timer
@@ -86,27 +99,19 @@ type controlResult struct {
 	err  error           // *cliError, errSessionExited, errControlTimeout, ...
 }
 
-// pendingControl is a control request sent to claude and not answered yet.
-// After ControlTimeout it is forgotten: cb gets errControlTimeout.
-type pendingControl struct {
-	subtype string
-	p       *process // the process it was sent to
-	cb      func(controlResult)
-	timer   *time.Timer
-}
+// stdinQueue bounds the lines waiting for claude to read them.
+const stdinQueue = claudecli.DefaultStdinQueue
 
 // errControlTimeout is the result of a control request claude did not
 // answer within ControlTimeout.
-var errControlTimeout = errors.New("claude did not answer the control request in time")
+var errControlTimeout = claudecli.ErrTimeout
 
 // maxHeldTurns bounds the turns held while the session restarts: as many
 // as claude's stdin queue takes.
 const maxHeldTurns = stdinQueue
 
 // cliError is claude's error answer to a control request.
-type cliError struct{ msg string }
-
-func (e *cliError) Error() string { return e.msg }
+type cliError = claudecli.CLIError
 
 var errSessionExited = errors.New("the session's claude process has exited")
 
@@ -159,8 +164,10 @@ func (s *Session) claudeArgs(resume string, mcpArgs []string) []string {
 // errMCPSpawn marks a failure to prepare the MCP flags of a process.
 var errMCPSpawn = errors.New("preparing the MCP configuration for claude")
 
-// spawn starts a claude process for the session.
-func (s *Session) spawn(claude Claude, resume string) (*process, error) {
+// spawn starts a claude process for the session. Its events reach the
+// session's handlers at once; the caller makes it s.proc and calls run,
+// or reaps it.
+func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	var mcpArgs []string
 	release := func() {}
 	if cfg := s.srv.mcp.config(); cfg != nil && cfg.Spawn != nil {
@@ -173,57 +180,58 @@ func (s *Session) spawn(claude Claude, resume string) (*process, error) {
 			release = rel
 		}
 	}
-	spec := procSpec{
-		path: claude.Path,
-		args: s.claudeArgs(resume, mcpArgs),
-		dir:  s.cfg.cwd,
-		env:  s.srv.claudeEnv(),
-	}
-	p, err := startProcess(spec)
+	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
+	o := s.srv.opts
+	// The handlers use p only as the identity of the process (p.cli is set
+	// after Start, while they may already run).
+	p := &claudeProc{release: release, finished: make(chan struct{})}
+	cli, err := claudecli.Start(claudecli.Config{
+		Path:             claude.Path,
+		Args:             s.claudeArgs(resume, mcpArgs),
+		Dir:              s.cfg.cwd,
+		Env:              s.srv.claudeEnv(),
+		Stream:           stream.Options{Attachments: stream.AttachSink, Sink: s.srv.blobs},
+		MaxLineBytes:     o.MaxLineBytes,
+		StderrTailBytes:  o.StderrTailBytes,
+		StdinQueue:       stdinQueue,
+		ControlTimeout:   o.ControlTimeout,
+		CloseGrace:       o.CloseGrace,
+		TermGrace:        o.TermGrace,
+		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
+		OnControlRequest: s.onControlRequest,
+		OnControlCancel:  s.onControlCancel,
+		Logger:           s.log,
+	})
 	if err != nil {
 		release()
 		return nil, err
 	}
-	p.release = release
-	s.log.Info("claude started", "pid", p.pid, "path", claude.Path, "cwd", s.cfg.cwd, "resume", resume != "")
+	p.cli = cli
+	s.log.Info("claude started", "pid", cli.PID(), "path", claude.Path, "cwd", s.cfg.cwd, "resume", resume != "")
 	return p, nil
 }
 
-// reap kills p, a process no goroutine of run serves (nobody else owns
+// reap kills p, a process the session does not run (nobody else owns
 // it), waits for it and frees what it holds.
-func reap(p *process) {
-	p.kill()
-	p.waitLoop()
+func reap(p *claudeProc) {
+	p.cli.Kill()
+	p.cli.Wait()
 	p.release()
-	closeAll(p.stdin, p.stdout, p.stderr)
 }
 
-// run starts the goroutines of p and asks claude to initialize. s.proc is
-// p already.
-func (s *Session) run(p *process) {
-	tail := childproc.NewTail(s.srv.opts.StderrTailBytes)
-	outDone, errDone := make(chan struct{}), make(chan struct{})
-	s.wg.Add(4)
-	go func() { defer s.wg.Done(); p.writeLoop() }()
-	go func() { defer s.wg.Done(); defer close(outDone); s.stdoutLoop(p) }()
-	go func() { defer s.wg.Done(); defer close(errDone); s.stderrLoop(p, tail) }()
+// run watches the exit of p and asks claude to initialize. s.proc is p
+// already.
+func (s *Session) run(p *claudeProc) {
+	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(p.finished)
-		p.waitLoop()
+		p.cli.Wait()
 		p.release()
-		// The group is dead; EOF comes once every writer of the pipes is
-		// gone. A process that escaped the group could hold them open:
-		// do not wait for it forever.
-		deadline := time.Now().Add(2 * time.Second)
-		p.stdout.SetReadDeadline(deadline)
-		p.stderr.SetReadDeadline(deadline)
-		<-outDone
-		<-errDone
-		s.onExit(p, stderrTail(tail))
+		s.onExit(p, p.cli.Exit())
 	}()
 
-	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, true, func(r controlResult) {
+	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, func(r controlResult) {
 		if r.err != nil {
 			s.log.Warn("claude did not accept initialize", "err", r.err)
 		}
@@ -241,95 +249,36 @@ func (s *Session) run(p *process) {
 	})
 }
 
+// busyLocked reports whether a turn is in flight: claude runs one (a user
+// turn or one it started by itself), or a user turn was written that has
+// not started yet.
+func (s *Session) busyLocked() bool { return s.inTurn || len(s.queued) > 0 }
+
 func (s *Session) busyState() string {
-	if s.turns > 0 {
+	if s.busyLocked() {
 		return protocol.StateRunning
 	}
 	return protocol.StateIdle
 }
 
-// stdoutLoop reads claude's stdout: each line is normalized, then handled
-// as a control message or logged and fanned out as an event.
-func (s *Session) stdoutLoop(p *process) {
-	defer p.stdout.Close()
-	r := stream.NewReader(p.stdout, s.srv.opts.MaxLineBytes)
-	norm := stream.NewNormalizer(stream.Options{Attachments: stream.AttachSink, Sink: s.srv.blobs})
-	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
-	for {
-		line, err := r.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				s.log.Warn("reading claude's stdout", "pid", p.pid, "err", err)
-			}
-			break
-		}
-		if s.srv.lineRead != nil {
-			s.srv.lineRead()
-		}
-		ev := norm.Normalize(line)
-		switch ev.Type {
-		case stream.TypeControlRequest:
-			s.onControlRequest(p, ev.JSON)
-		case stream.TypeControlResponse:
-			s.onControlResponse(ev.JSON)
-		case stream.TypeControlCancel:
-			s.onControlCancel(ev.JSON)
-		default:
-			s.appendEvent(&ev)
-			if calls != nil {
-				calls.observe(&ev) // MCP tool_use/tool_result pairs → the call log
-			}
-		}
-	}
-	if n := r.Oversized(); n > 0 {
-		s.log.Warn("claude printed lines over the line limit; they were replaced by oversized_line events", "pid", p.pid, "lines", n, "limit", s.srv.opts.MaxLineBytes)
-	}
-}
-
-// stderrLog bounds what of claude's stderr goes to the log.
-const (
-	stderrLogLines    = 200
-	stderrLogLineMax  = 1024
-	stderrReadBufSize = 4096
-)
-
-// stderrLoop keeps the tail of claude's stderr for the exit report and
-// logs its first lines.
-func (s *Session) stderrLoop(p *process, tail *childproc.Tail) {
-	defer p.stderr.Close()
-	br := bufio.NewReaderSize(io.TeeReader(p.stderr, tail), stderrReadBufSize)
-	lines, skipping := 0, false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 && !skipping {
-			text := strings.TrimRight(string(chunk), "\r\n")
-			if len(text) > stderrLogLineMax {
-				text = text[:stderrLogLineMax] + "…"
-			}
-			switch {
-			case lines < stderrLogLines:
-				if strings.TrimSpace(text) != "" {
-					s.log.Info("claude stderr", "pid", p.pid, "line", strings.ToValidUTF8(text, "\uFFFD"))
-				}
-			case lines == stderrLogLines:
-				s.log.Warn("claude stderr: more lines are not logged (the tail is kept for the exit report)", "pid", p.pid, "logged", stderrLogLines)
-			}
-			lines++
-		}
-		// A line longer than the buffer arrives in pieces: log its first.
-		skipping = errors.Is(err, bufio.ErrBufferFull)
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return
-		}
-	}
-}
-
 // ---------------------------------------------------------------- events
+
+// onEvent handles an event of claude process p (called from its client's
+// stdout goroutine): it is logged and fanned out, it moves the turn state,
+// and MCP tool_use/tool_result pairs go to the call log.
+func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) {
+	s.appendEvent(p, ev)
+	if calls != nil {
+		calls.observe(ev)
+	}
+}
 
 // appendEvent gives an event its seq and hands it to the hub (log and
 // fan-out). Only the stdout loop of the current process calls it, so the
-// seq read first is still the last when the event is appended.
-func (s *Session) appendEvent(ev *stream.Event) {
+// seq read first is still the last when the event is appended. The turn
+// state follows the event under the same lock, so a state push comes right
+// after the event that caused it.
+func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	seq := s.hub.lastSeq() + 1
 	// The envelope is under 100 bytes besides the id and the event.
 	frame := protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
@@ -340,22 +289,12 @@ func (s *Session) appendEvent(ev *stream.Event) {
 
 	s.mu.Lock()
 	overBudget := s.hub.append(seq, frame)
-	switch ev.Type {
-	case stream.TypeSystem:
-		if ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
-			s.claudeID = ev.SessionID
-			s.pushStateLocked("")
-		}
-	case stream.TypeResult:
-		if s.turns > 0 {
-			s.turns--
-		}
-		if s.turns == 0 && s.state == protocol.StateRunning {
-			s.setStateLocked(protocol.StateIdle, "")
-		}
-		if s.turns == 0 && s.restartWanted {
-			s.beginRestartLocked()
-		}
+	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
+		s.claudeID = ev.SessionID
+		s.pushStateLocked("")
+	}
+	if p == s.proc && !s.restarting {
+		s.turnEventLocked(ev)
 	}
 	s.mu.Unlock()
 	if overBudget {
@@ -367,6 +306,172 @@ func (s *Session) appendEvent(ev *stream.Event) {
 		if s.srv.mcp.needsDetail(reports) {
 			s.refreshMCPStatus() // tools and failure reasons come only from mcp_status
 		}
+	}
+}
+
+// ---------------------------------------------------------------- turn state
+
+// The state of a session follows claude's events, not what was sent:
+// claude also starts turns by itself (after a background task ends it
+// prints task_* events, then a whole turn: system/init … result, with no
+// user message), and it runs user turns written during a turn after it,
+// merging those queued together into one turn, or feeding one into the
+// running turn at its next tool result (docs/CLI-NOTES.md).
+//
+//   - A turn starts with system/init (or, should that be missing, with
+//     the first assistant or stream_event): running.
+//   - A user turn written to claude is queued until its replay
+//     (--replay-user-messages: a user event with isReplay) shows which turn
+//     took it; replays are matched by text (merged turns are joined with
+//     "\n"), and one that matches nothing takes every queued turn.
+//   - A result ends the running turn: idle when no written turn is still
+//     queued, otherwise running until the result of the turn that takes it.
+//     An interrupt ends a turn the same way (result error_during_execution).
+//   - A deferred restart starts only when no turn is in flight.
+//   - A slash command claude runs itself (/cost, /compact) is not echoed:
+//     a result that asked the model nothing (num_turns 0) in a turn that
+//     took no echoed user turn ends the oldest queued turn if it is one.
+//   - A claude that has echoed no user turn so far (an impersonation without
+//     --replay-user-messages) is taken to end one written turn per result.
+//
+// Only the current process's events count; a restart begins with none in
+// flight and resets the turn state.
+
+// turnKey identifies a user turn written to claude, to recognize its
+// replay: the length and sha256 of its text, and whether it is a slash
+// command.
+type turnKey struct {
+	n     int
+	sum   [sha256.Size]byte
+	slash bool
+}
+
+// maxQueuedTurns bounds the user turns written to claude and not yet seen
+// starting; beyond, session/send gets limit_exceeded.
+const maxQueuedTurns = 1024
+
+func keyOf(text string) turnKey {
+	return turnKey{n: len(text), sum: sha256.Sum256([]byte(text)), slash: strings.HasPrefix(text, "/")}
+}
+
+// userText is the text of a user message's content, for matching turns with
+// their replays: the string, or its text blocks joined with "\n". ok is
+// false for tool results and content of another shape.
+func userText(content gjson.Result) (text string, ok bool) {
+	if content.Type == gjson.String {
+		return content.String(), true
+	}
+	if !content.IsArray() {
+		return "", false
+	}
+	var parts []string
+	ok = true
+	content.ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").String() {
+		case "text":
+			parts = append(parts, b.Get("text").String())
+		case "tool_result":
+			ok = false
+		}
+		return ok
+	})
+	return strings.Join(parts, "\n"), ok
+}
+
+// queueTurnLocked notes that the user turn line (built by package stream)
+// is being written to claude, and returns its key.
+func (s *Session) queueTurnLocked(line []byte) turnKey {
+	text, _ := userText(gjson.GetBytes(line, "message.content"))
+	k := keyOf(text)
+	s.queued = append(s.queued, k)
+	s.settleStateLocked()
+	return k
+}
+
+// turnEventLocked moves the turn state on an event of the current process.
+func (s *Session) turnEventLocked(ev *stream.Event) {
+	switch ev.Type {
+	case stream.TypeSystem:
+		if ev.Subtype == stream.SubtypeInit {
+			s.inTurn = true
+			s.settleStateLocked()
+		}
+	case stream.TypeAssistant, stream.TypeStreamEvent:
+		if !s.inTurn {
+			s.inTurn = true
+			s.settleStateLocked()
+		}
+	case stream.TypeUser:
+		// Replays matter only while turns are queued (so the common case
+		// parses nothing), and only inside a turn: outside one, claude
+		// replays the output of commands such as set_model.
+		if len(s.queued) == 0 || !s.inTurn || !gjson.GetBytes(ev.JSON, "isReplay").Bool() {
+			return
+		}
+		text, ok := userText(gjson.GetBytes(ev.JSON, "message.content"))
+		if !ok || strings.HasPrefix(text, "<local-command-") {
+			return
+		}
+		s.takeQueuedLocked(text)
+		s.replays, s.turnReplayed = true, true
+	case stream.TypeResult:
+		switch {
+		case s.turnReplayed || len(s.queued) == 0:
+		case !s.replays:
+			// A claude that echoes no user turn: each result ends one.
+			s.queued = slices.Delete(s.queued, 0, 1)
+		case s.queued[0].slash && gjson.GetBytes(ev.JSON, "num_turns").Int() == 0:
+			// A command claude ran itself (/cost, /compact): its turn
+			// echoes no user message and asks the model nothing.
+			s.queued = slices.Delete(s.queued, 0, 1)
+		}
+		s.inTurn, s.turnReplayed = false, false
+		s.settleStateLocked()
+	}
+}
+
+// takeQueuedLocked removes the queued turns a replay with text stands for:
+// the oldest ones whose texts, joined with "\n", are text; when none
+// match, all of them (claude took what it had).
+func (s *Session) takeQueuedLocked(text string) {
+	pos := 0
+	for i, k := range s.queued {
+		if pos+k.n > len(text) || sha256.Sum256([]byte(text[pos:pos+k.n])) != k.sum {
+			break
+		}
+		pos += k.n
+		if pos == len(text) {
+			s.queued = slices.Delete(s.queued, 0, i+1)
+			return
+		}
+		if text[pos] != '\n' {
+			break
+		}
+		pos++
+	}
+	s.log.Debug("a replayed user message matches no queued turn; taking them all", "queued", len(s.queued))
+	s.queued = s.queued[:0]
+}
+
+// unqueueLocked forgets a queued turn that could not be written.
+func (s *Session) unqueueLocked(k turnKey) {
+	for i := len(s.queued) - 1; i >= 0; i-- {
+		if s.queued[i] == k {
+			s.queued = slices.Delete(s.queued, i, i+1)
+			return
+		}
+	}
+}
+
+// settleStateLocked sets running or idle from the turn state (while the
+// session is running or idle: not while it starts, restarts or has
+// exited), and begins a deferred restart once no turn is in flight.
+func (s *Session) settleStateLocked() {
+	if s.state == protocol.StateRunning || s.state == protocol.StateIdle {
+		s.setStateLocked(s.busyState(), "")
+	}
+	if s.restartWanted && !s.busyLocked() {
+		s.beginRestartLocked()
 	}
 }
 
@@ -393,167 +498,71 @@ func (s *Session) pushLocked(frame []byte) { s.hub.push(frame) }
 
 // ---------------------------------------------------------------- control protocol
 
-// control sends claude the control request subtype with fields and
-// returns its request id; cb gets the answer (from the stdout loop, from
-// the timeout after ControlTimeout, or at once when the request cannot be
-// sent; it must not block), exactly once unless forgetControl drops the
-// request first. With async the line is queued without waiting (for
-// callers that must not block, like the stdout loop).
-func (s *Session) control(p *process, subtype string, fields any, async bool, cb func(controlResult)) (string, error) {
+// control sends claude (process p) the control request subtype with fields
+// without waiting and returns its request id; cb gets the answer (from the
+// stdout goroutine, from the timeout after ControlTimeout, at exit, or at
+// once when the request cannot be sent; it must not block), exactly once
+// unless forgetControl drops the request first.
+func (s *Session) control(p *claudeProc, subtype string, fields any, cb func(controlResult)) (string, error) {
 	s.mu.Lock()
-	if s.exited || p == nil {
-		s.mu.Unlock()
+	exited := s.exited
+	s.mu.Unlock()
+	if exited || p == nil {
 		cb(controlResult{err: errSessionExited})
 		return "", errSessionExited
 	}
-	s.ctrlSeq++
-	id := fmt.Sprintf("ccproxy-%d", s.ctrlSeq)
-	pc := &pendingControl{subtype: subtype, p: p, cb: cb}
-	s.ctrl[id] = pc
-	s.wg.Add(1)
-	pc.timer = time.AfterFunc(s.srv.opts.ControlTimeout, func() {
-		defer s.wg.Done()
-		s.controlTimedOut(id, pc)
+	return p.cli.CallAsync(subtype, fields, func(resp json.RawMessage, err error) {
+		cb(controlResult{resp: resp, err: sessionErr(err)})
 	})
-	s.mu.Unlock()
-
-	line, err := stream.ControlRequest(id, subtype, fields)
-	if err == nil {
-		if async {
-			if !p.writeAsync(line) {
-				err = errStdinClosed
-			}
-		} else {
-			ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
-			err = p.write(ctx, line)
-			cancel()
-		}
-	}
-	if err != nil {
-		s.mu.Lock()
-		pc := s.takeControlLocked(id)
-		s.mu.Unlock()
-		if pc != nil {
-			pc.cb(controlResult{err: err})
-		}
-		return id, err
-	}
-	return id, nil
 }
 
-// takeControlLocked removes a pending control request (nil if it is not
-// pending) and stops its timeout.
-func (s *Session) takeControlLocked(id string) *pendingControl {
-	pc := s.ctrl[id]
-	if pc == nil {
-		return nil
+// sessionErr maps the client's "the process has exited" to the session's.
+func sessionErr(err error) error {
+	if errors.Is(err, claudecli.ErrExited) {
+		return errSessionExited
 	}
-	delete(s.ctrl, id)
-	if pc.timer.Stop() {
-		s.wg.Done() // the AfterFunc will not run
-	}
-	return pc
+	return err
 }
 
-// forgetControl drops a pending control request whose answer nobody waits
-// for any more; its callback is not called.
-func (s *Session) forgetControl(id string) {
-	s.mu.Lock()
-	s.takeControlLocked(id)
-	s.mu.Unlock()
-}
-
-func (s *Session) controlTimedOut(id string, pc *pendingControl) {
-	s.mu.Lock()
-	if s.ctrl[id] != pc {
-		s.mu.Unlock()
-		return // answered meanwhile
+// forgetControl drops a pending control request of p whose answer nobody
+// waits for any more; its callback is not called.
+func (s *Session) forgetControl(p *claudeProc, id string) {
+	if p != nil {
+		p.cli.Forget(id)
 	}
-	delete(s.ctrl, id) // the timer has fired: nothing to stop
-	s.mu.Unlock()
-	s.log.Warn("claude did not answer a control request in time; it is forgotten", "subtype", pc.subtype, "request_id", id, "timeout", s.srv.opts.ControlTimeout)
-	pc.cb(controlResult{err: errControlTimeout})
 }
 
-// controlWait sends a control request and waits for its answer.
+// controlWait sends a control request to the current process and waits
+// for its answer.
 func (s *Session) controlWait(ctx context.Context, subtype string, fields any) (json.RawMessage, error) {
-	ch := make(chan controlResult, 1)
 	s.mu.Lock()
-	p := s.proc
+	p, exited := s.proc, s.exited
 	s.mu.Unlock()
-	id, _ := s.control(p, subtype, fields, false, func(r controlResult) { ch <- r })
-	select {
-	case r := <-ch:
-		return r.resp, r.err
-	case <-ctx.Done():
-		s.forgetControl(id)
-		return nil, ctx.Err()
+	if exited || p == nil {
+		return nil, errSessionExited
 	}
-}
-
-func (s *Session) onControlResponse(line []byte) {
-	resp := gjson.GetBytes(line, "response")
-	id := resp.Get("request_id").String()
-	s.mu.Lock()
-	pc := s.takeControlLocked(id)
-	s.mu.Unlock()
-	if pc == nil {
-		s.log.Debug("control response to no pending request (timed out, or not ours)", "request_id", id)
-		return
-	}
-	cb := pc.cb
-	if resp.Get("subtype").String() == "success" {
-		r := resp.Get("response")
-		raw := json.RawMessage("{}")
-		if r.IsObject() {
-			raw = json.RawMessage(bytes.Clone([]byte(r.Raw)))
-		}
-		cb(controlResult{resp: raw})
-		return
-	}
-	msg := resp.Get("error").String()
-	if msg == "" {
-		msg = "claude answered with an error and no message"
-	}
-	cb(controlResult{err: &cliError{msg: msg}})
+	resp, err := p.cli.Call(ctx, subtype, fields)
+	return resp, sessionErr(err)
 }
 
 // onControlRequest handles a request of claude: can_use_tool goes to the
 // permission broker; anything else gets an error answer at once, so claude
 // is never left waiting.
-func (s *Session) onControlRequest(p *process, line []byte) {
-	id := gjson.GetBytes(line, "request_id").String()
-	subtype := gjson.GetBytes(line, "request.subtype").String()
-	if id == "" {
-		s.log.Warn("claude sent a control request without request_id; ignored", "subtype", subtype)
+func (s *Session) onControlRequest(p *claudecli.Client, req claudecli.ControlRequest) {
+	if req.Subtype == "can_use_tool" {
+		s.onPermissionRequest(p, req.ID, req.Line)
 		return
 	}
-	if subtype == "can_use_tool" {
-		s.onPermissionRequest(p, id, line)
-		return
-	}
-	s.log.Info("claude sent a control request ccproxy does not handle; answered with an error", "subtype", subtype)
-	s.answerClaude(p, stream.ControlError(id, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", subtype)))
+	s.log.Info("claude sent a control request ccproxy does not handle; answered with an error", "subtype", req.Subtype)
+	s.answerClaude(p, stream.ControlError(req.ID, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", req.Subtype)))
 }
 
 // answerClaude queues an answer to a control request of claude without
 // blocking. If claude has not read its stdin for so long that the queue is
-// full, the session cannot go on: its process is killed.
-func (s *Session) answerClaude(p *process, line []byte) {
-	if p.writeAsync(line) {
-		return
-	}
-	select {
-	case <-p.writerDone:
-		return // exiting anyway
-	default:
-	}
-	s.log.Error("claude's stdin queue is full; killing the process", "pid", p.pid, "queue", stdinQueue)
-	p.kill()
-}
+// full, the session cannot go on: the client kills the process.
+func (s *Session) answerClaude(p *claudecli.Client, line []byte) { _ = p.Answer(line) }
 
-func (s *Session) onControlCancel(line []byte) {
-	id := gjson.GetBytes(line, "request_id").String()
+func (s *Session) onControlCancel(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	perm := s.takePermLocked(id)
@@ -565,7 +574,7 @@ func (s *Session) onControlCancel(line []byte) {
 
 // ---------------------------------------------------------------- permission broker
 
-func (s *Session) onPermissionRequest(p *process, id string, line []byte) {
+func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byte) {
 	req := gjson.GetBytes(line, "request")
 	input := json.RawMessage(`{}`)
 	if in := req.Get("input"); in.IsObject() {
@@ -722,7 +731,7 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 	if err != nil {
 		return fmt.Errorf("permission answer: %w", err)
 	}
-	werr := perm.proc.write(ctx, line)
+	werr := perm.proc.Send(ctx, line)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if werr != nil {
@@ -755,27 +764,28 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 		s.held = append(s.held, heldTurn{line: line, reply: reply})
 		s.mu.Unlock()
 		return
+	case len(s.queued) >= maxQueuedTurns:
+		s.mu.Unlock()
+		reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s: claude has not started the %d turns sent before; wait until it is idle", s.id, maxQueuedTurns))
+		return
 	}
 	p := s.proc
-	s.turns++
-	if s.state == protocol.StateIdle {
-		s.setStateLocked(protocol.StateRunning, "")
-	}
+	k := s.queueTurnLocked(line)
 	s.mu.Unlock()
-	reply(s.writeTurn(ctx, p, line))
+	reply(s.writeTurn(ctx, p, line, k))
 }
 
-func (s *Session) writeTurn(ctx context.Context, p *process, line []byte) error {
-	err := p.write(ctx, line)
+// writeTurn writes a turn queued with key k; if that fails, it is
+// unqueued.
+func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte, k turnKey) error {
+	err := p.cli.Send(ctx, line)
 	if err == nil {
 		return nil
 	}
 	s.mu.Lock()
-	if s.turns > 0 {
-		s.turns--
-	}
-	if s.turns == 0 && s.state == protocol.StateRunning {
-		s.setStateLocked(protocol.StateIdle, "")
+	if s.proc == p {
+		s.unqueueLocked(k)
+		s.settleStateLocked()
 	}
 	s.mu.Unlock()
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
@@ -786,7 +796,7 @@ func (s *Session) writeTurn(ctx context.Context, p *process, line []byte) error 
 
 // flushHeld writes the turns held during a restart, in order, including
 // those sent while it runs.
-func (s *Session) flushHeld(p *process) {
+func (s *Session) flushHeld(p *claudeProc) {
 	for {
 		s.mu.Lock()
 		if len(s.held) == 0 || s.exited {
@@ -796,13 +806,10 @@ func (s *Session) flushHeld(p *process) {
 		}
 		h := s.held[0]
 		s.held = s.held[1:]
-		s.turns++
-		if s.state == protocol.StateIdle {
-			s.setStateLocked(protocol.StateRunning, "")
-		}
+		k := s.queueTurnLocked(h.line)
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
-		h.reply(s.writeTurn(ctx, p, h.line))
+		h.reply(s.writeTurn(ctx, p, h.line, k))
 		cancel()
 	}
 }
@@ -870,20 +877,16 @@ func (s *Session) unsubscribe(c *client) bool { return s.hub.unsubscribe(c) }
 
 // ---------------------------------------------------------------- exit, close, restart
 
-// onExit runs when process p has ended and its output was read to the end.
-func (s *Session) onExit(p *process, stderrTail string) {
-	code, sig := exitStatus(p.state)
-	logArgs := []any{"pid", p.pid, "code", deref(code), "signal", deref(sig), "ran", time.Since(p.started).Round(time.Millisecond)}
+// onExit runs when process p has ended, its output was read to the end and
+// its pending control requests failed.
+func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
+	code, sig := ex.Code, ex.Signal
+	logArgs := []any{"pid", p.cli.PID(), "code", deref(code), "signal", deref(sig), "ran", ex.Ran.Round(time.Millisecond)}
 
 	s.mu.Lock()
 	if p != s.proc || (s.restarting && s.closing == "") {
-		// Requests to p go unanswered now; the session goes on.
-		gone := s.takeControlsLocked(func(pc *pendingControl) bool { return pc.p == p })
 		s.mu.Unlock()
 		s.log.Info("claude exited for a restart", logArgs...)
-		for _, pc := range gone {
-			pc.cb(controlResult{err: errSessionExited})
-		}
 		return
 	}
 	reason := s.closing
@@ -891,29 +894,14 @@ func (s *Session) onExit(p *process, stderrTail string) {
 		reason = protocol.ExitExited
 	}
 	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
-	s.reportExitLocked(code, sig, stderrTail, reason)
-	gone := s.takeControlsLocked(func(*pendingControl) bool { return true })
+	s.reportExitLocked(code, sig, ex.StderrTail, reason)
 	held := s.held
 	s.held = nil
 	s.mu.Unlock()
 
-	for _, pc := range gone {
-		pc.cb(controlResult{err: errSessionExited})
-	}
 	for _, h := range held {
 		h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 	}
-}
-
-// takeControlsLocked removes the pending control requests that match.
-func (s *Session) takeControlsLocked(match func(*pendingControl) bool) []*pendingControl {
-	var out []*pendingControl
-	for id, pc := range s.ctrl {
-		if match(pc) {
-			out = append(out, s.takeControlLocked(id))
-		}
-	}
-	return out
 }
 
 // reportExitLocked makes the session exited: pending permission requests are
@@ -927,7 +915,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 		s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
 	}
 	s.exited = true
-	s.turns = 0
+	s.inTurn, s.queued = false, nil
 	state := protocol.StateExited
 	if reason == protocol.ExitClosed {
 		state = protocol.StateClosed
@@ -969,7 +957,7 @@ func (s *Session) close(reason string) {
 	s.mu.Unlock()
 
 	if !exited && p != nil {
-		p.stop(s.srv.opts.CloseGrace, s.srv.opts.TermGrace)
+		p.cli.Close() // stdin EOF, CloseGrace, SIGTERM, TermGrace, SIGKILL
 	}
 	<-s.final
 	s.wg.Wait()
@@ -1022,7 +1010,7 @@ func (s *Session) requestRestart(why string) {
 	}
 	s.log.Info("restarting claude between turns", "why", why)
 	s.restartWanted = true
-	if s.turns == 0 {
+	if !s.busyLocked() {
 		s.beginRestartLocked()
 	}
 }
@@ -1033,6 +1021,8 @@ func (s *Session) beginRestartLocked() {
 	}
 	s.restartWanted = false
 	s.restarting = true
+	s.inTurn, s.queued = false, nil          // none in flight (busyLocked was false)
+	s.replays, s.turnReplayed = false, false // the new process has echoed nothing yet
 	s.setStateLocked(protocol.StateRestarting, "applying an MCP configuration change")
 	old := s.proc
 	s.wg.Add(1)
@@ -1040,8 +1030,8 @@ func (s *Session) beginRestartLocked() {
 }
 
 // restart replaces old by a new claude resuming the same conversation.
-func (s *Session) restart(old *process) {
-	old.stop(s.srv.opts.CloseGrace, s.srv.opts.TermGrace)
+func (s *Session) restart(old *claudeProc) {
+	old.cli.Close()
 	<-old.finished
 
 	s.mu.Lock()
@@ -1049,7 +1039,8 @@ func (s *Session) restart(old *process) {
 	closing := s.closing
 	s.mu.Unlock()
 	fail := func(msg string) {
-		code, sig := exitStatus(old.state)
+		ex := old.cli.Exit()
+		code, sig := ex.Code, ex.Signal
 		s.mu.Lock()
 		reason := s.closing
 		if reason == "" {
@@ -1154,7 +1145,7 @@ func (s *Session) refreshMCPStatus() {
 	s.statusInFlight = true
 	p := s.proc
 	s.mu.Unlock()
-	_, _ = s.control(p, "mcp_status", nil, true, func(r controlResult) {
+	_, _ = s.control(p, "mcp_status", nil, func(r controlResult) {
 		s.mu.Lock()
 		s.statusInFlight = false
 		s.mu.Unlock()

@@ -17,7 +17,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	"github.com/ccproxy/ccproxy/proxy"
+	"github.com/ccproxy/ccproxy/proxy/claudecli"
 )
 
 const mcpUsage = `Usage:
@@ -228,7 +228,7 @@ func runMCPApprove(verb string, args []string, stdout, stderr io.Writer) error {
 func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("mcp list", stderr)
 	fromCLI := fs.Bool("from-cli", false, "run 'claude mcp list' and parse its output (required)")
-	claude := fs.String("claude", "", "the claude executable (default: $"+proxy.ClaudeEnv+", else claude on PATH)")
+	claude := fs.String("claude", "", "the claude executable (default: $"+claudecli.ClaudeEnv+", else claude on PATH)")
 	project := fs.String("project", "", "directory to run it in (default: the working directory)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long (claude checks every server's health)")
@@ -243,7 +243,7 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usagef("mcp list: only --from-cli is supported; `ccproxy mcp config` shows ccproxy's own view")
 	}
 	// --claude, $CCPROXY_CLAUDE or PATH, as `ccproxy serve` finds it.
-	found, err := proxy.FindClaude(ctx, *claude, os.Getenv, "")
+	found, err := claudecli.FindClaude(ctx, *claude, os.Getenv, "")
 	if err != nil {
 		return fmt.Errorf("mcp list: %w", err)
 	}

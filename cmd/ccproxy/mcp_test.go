@@ -13,7 +13,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	"github.com/ccproxy/ccproxy/proxy"
+	"github.com/ccproxy/ccproxy/proxy/claudecli"
 )
 
 func runMCPCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -201,7 +201,7 @@ func fakeClaude(t *testing.T, sample string, exit int) string {
 	if err := os.WriteFile(filepath.Join(dir, "out.txt"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	script := "#!/bin/sh\n[ \"$1\" = --version ] && { echo '" + proxy.MinClaudeVersion + " (Claude Code)'; exit 0; }\n" +
+	script := "#!/bin/sh\n[ \"$1\" = --version ] && { echo '" + claudecli.MinClaudeVersion + " (Claude Code)'; exit 0; }\n" +
 		"[ \"$1 $2\" = 'mcp list' ] || { echo \"unexpected args: $*\" >&2; exit 9; }\n"
 	if exit != 0 {
 		script += "echo 'Error: something broke' >&2\nexit " + string(rune('0'+exit)) + "\n"
@@ -259,12 +259,12 @@ func TestMCPListFromCLI(t *testing.T) {
 // TestMCPListFindsClaudeLikeServe: without --claude, `mcp list` runs the
 // claude named by $CCPROXY_CLAUDE, as `ccproxy serve` does.
 func TestMCPListFindsClaudeLikeServe(t *testing.T) {
-	t.Setenv(proxy.ClaudeEnv, fakeClaude(t, "cli_mcp_list_sample.txt", 0))
+	t.Setenv(claudecli.ClaudeEnv, fakeClaude(t, "cli_mcp_list_sample.txt", 0))
 	out, errOut, code := runMCPCmd(t, "list", "--from-cli")
 	if code != 0 || !strings.Contains(out, "memory-proj") {
 		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
-	t.Setenv(proxy.ClaudeEnv, "")
+	t.Setenv(claudecli.ClaudeEnv, "")
 	t.Setenv("PATH", t.TempDir()) // no claude there either
 	_, errOut, code = runMCPCmd(t, "list", "--from-cli")
 	if code != 1 || !strings.Contains(errOut, "not on PATH") {
@@ -278,7 +278,7 @@ func TestMCPListFindsClaudeLikeServe(t *testing.T) {
 func TestMCPListEndlessOutput(t *testing.T) {
 	dir := t.TempDir()
 	claude := filepath.Join(dir, "claude")
-	script := "#!/bin/sh\n[ \"$1\" = --version ] && { echo '" + proxy.MinClaudeVersion + " (Claude Code)'; exit 0; }\nexec yes 'srv: cmd - ✔ Connected'\n"
+	script := "#!/bin/sh\n[ \"$1\" = --version ] && { echo '" + claudecli.MinClaudeVersion + " (Claude Code)'; exit 0; }\nexec yes 'srv: cmd - ✔ Connected'\n"
 	if err := os.WriteFile(claude, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

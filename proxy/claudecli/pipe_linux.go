@@ -1,4 +1,4 @@
-package proxy
+package claudecli
 
 import (
 	"os"
@@ -11,9 +11,9 @@ import (
 // sixteen-odd 64 KiB ones, each a wakeup of both sides.
 const pipeSize = 1 << 20
 
-// enlargePipe raises the capacity of the pipe f belongs to (best effort:
+// EnlargePipe raises the capacity of the pipe f belongs to (best effort:
 // the kernel caps it at /proc/sys/fs/pipe-max-size for unprivileged users).
-func enlargePipe(f *os.File) {
+func EnlargePipe(f *os.File) {
 	if sc, err := f.SyscallConn(); err == nil {
 		sc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
 	}

@@ -1,9 +1,0 @@
-//go:build unix && !linux
-
-package proxy
-
-import (
-	"os"
-)
-
-func enlargePipe(*os.File) {}
