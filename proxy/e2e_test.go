@@ -25,6 +25,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -63,8 +64,16 @@ func e2eResponder(release <-chan struct{}) fakeapi.Responder {
 }
 
 // startE2E starts the fake API and a proxy whose project has a .mcp.json
-// with server-everything and ccproxy-testmcp (trusted, so active).
+// with server-everything and ccproxy-testmcp (trusted, so active), every
+// tool of which is allowed without asking (serve --allow-mcp-tools).
 func startE2E(t *testing.T, opts Options) *e2e {
+	t.Helper()
+	return startE2EWith(t, opts, func(o *mcpconfig.Options) { o.AllowServerTools = true })
+}
+
+// startE2EWith is startE2E with the MCP configuration's options changed by
+// setup (nil: MCP tool calls ask, the default of serve).
+func startE2EWith(t *testing.T, opts Options, setup func(*mcpconfig.Options)) *e2e {
 	t.Helper()
 	claude := testkit.Claude(t)
 	everything := testkit.NodeBin(t, "mcp-server-everything")
@@ -90,6 +99,9 @@ func startE2E(t *testing.T, opts Options) *e2e {
 			}
 		}
 		return "", false
+	}
+	if setup != nil {
+		setup(&e.env.opts)
 	}
 	src, err := NewMCPConfigSource(e.env.opts, e.env.filesDir, nil)
 	if err != nil {
