@@ -59,6 +59,13 @@ func e2eResponder(release <-chan struct{}) fakeapi.Responder {
 		fakeapi.OnText("HOT", fakeapi.CallTool("mcp__hot__text", nil)),
 		fakeapi.OnText("SLOW", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("this answer never ends")}, Wait: release}),
 		fakeapi.OnText("BIG", fakeapi.Say(bigText)),
+		fakeapi.OnText("ECHO-1", fakeapi.CallTool("mcp__everything__echo", map[string]any{"message": "one"})),
+		fakeapi.OnText("ECHO-2", fakeapi.CallTool("mcp__everything__echo", map[string]any{"message": "two"})),
+		fakeapi.OnText("SUM", fakeapi.CallTool("mcp__everything__get-sum", map[string]any{"a": 1, "b": 2})),
+		fakeapi.OnText("ASKQ", fakeapi.CallTool("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
+			"question": "Which color?", "header": "Color", "multiSelect": false,
+			"options": []any{map[string]any{"label": "Red", "description": "warm"}, map[string]any{"label": "Blue", "description": "cold"}}}}})),
+		fakeapi.OnText("PLAN", fakeapi.CallTool("ExitPlanMode", map[string]any{"plan": "1. do A\n2. do B"})),
 		fakeapi.OnToolResults(fakeapi.Summarize),
 	)
 }

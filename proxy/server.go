@@ -370,6 +370,7 @@ func (s *Server) newSession(cfg sessionConfig) *Session {
 		srv:       s,
 		log:       s.log.With("session", id),
 		cfg:       cfg,
+		mode:      cfg.permissionMode,
 		createdAt: time.Now(),
 		state:     protocol.StateStarting,
 		elog:      newEventLog(s.opts.ReplayBytes),
