@@ -34,7 +34,21 @@
 // and control requests through one writer goroutine; a control request
 // claude leaves unanswered for ControlTimeout is forgotten (its waiter gets
 // a timeout). Claude's control requests are answered at once (can_use_tool
-// goes to the broker; anything else gets an error). While a session
+// goes to the broker; anything else gets an error).
+//
+// The broker (session.go, broker.go) makes each can_use_tool a
+// permission/request of a kind: a tool use, AskUserQuestion's questions, or
+// ExitPlanMode's plan; questions and plans never time out. A tool the
+// current permission rules allow (MCPConfig.AllowedTools minus
+// DisallowedTools: the settings' permissions.allow/deny, plus every active
+// server with serve --allow-mcp-tools) is allowed without asking. An answer
+// becomes claude's reply: answers are added to the question's input as
+// "answers"; "always" adds updatedPermissions (the CLI's localSettings
+// suggestions), so claude writes the rule to .claude/settings.local.json
+// and applies it. The permission mode (Session.mode, under Session.mu) is
+// what claude last reported in system/init or system/status, or what
+// session/setPermissionMode (set_permission_mode) set; a restarted process
+// starts in it, and session/state and session/list carry it. While a session
 // restarts (an MCP change claude refused), up to 256 turns (the stdin
 // queue's size) are held for the new process; more get limit_exceeded. Close is stdin EOF, CloseGrace, SIGTERM to the group,
 // TermGrace, SIGKILL; whenever claude ends, what is left of its group (MCP
