@@ -1,10 +1,13 @@
 package mcpconfig
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -155,5 +158,40 @@ func TestAllowRule(t *testing.T) {
 	writeFile(t, local, `{"permissions": ["x"]}`)
 	if _, err := AllowRule(f.opts, "Read"); err == nil || !strings.Contains(err.Error(), "permissions must be an object") {
 		t.Errorf("bad permissions: %v", err)
+	}
+}
+
+// Approvals and permission rules written at once from many goroutines are
+// all kept: every write goes through the same locked read-modify-write.
+func TestSettingsConcurrentWrites(t *testing.T) {
+	f := newFixture(t, "trusted")
+	servers := map[string]any{}
+	for i := range 10 {
+		servers[fmt.Sprintf("s%d", i)] = map[string]any{"command": "true"}
+	}
+	b, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	writeFile(t, f.path("work/project/.mcp.json"), string(b))
+	var wg sync.WaitGroup
+	errs := make(chan error, 20)
+	for i := range 10 {
+		wg.Add(2)
+		go func() { defer wg.Done(); _, err := Approve(f.opts, fmt.Sprintf("s%d", i)); errs <- err }()
+		go func() { defer wg.Done(); _, err := AllowRule(f.opts, fmt.Sprintf("mcp__s%d__t", i)); errs <- err }()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	cfg := f.resolve(t)
+	for i := range 10 {
+		if s, _ := cfg.Server(fmt.Sprintf("s%d", i)); !s.Active {
+			t.Errorf("approval of s%d lost", i)
+		}
+		if !slices.Contains(cfg.Permissions.Allow, fmt.Sprintf("mcp__s%d__t", i)) {
+			t.Errorf("rule for s%d lost", i)
+		}
 	}
 }
