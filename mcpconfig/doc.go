@@ -65,7 +65,7 @@
 // <dir>/.claude/settings.local.json. AllowedTools gives the allow rules (and,
 // only with Options.AllowServerTools, "mcp__<name>" for every active server:
 // approving a server to start no longer allows its tools); DisallowedTools
-// gives the deny rules. AllowRule records an "allow, don't ask again" rule in
+// gives the deny rules. AllowRules records an "allow, don't ask again" rule in
 // <dir>/.claude/settings.local.json, where the CLI writes its own.
 //
 // # Settings files
@@ -73,7 +73,7 @@
 // Settings files (not .mcp.json nor ~/.claude.json, which keep JSON.parse's
 // last-wins) with a duplicate key anywhere are refused: a FileError names the
 // key at its second occurrence, and the file's content is ignored. Every
-// write (Approve, Reject, AllowRule) goes through one read-modify-write:
+// write (Approve, Reject, AllowRules) goes through one read-modify-write:
 // an exclusive lock on the lock file beside the settings file
 // (".settings.local.json.lock": flock on Unix, LockFileEx on Windows, held
 // until the write is done and released if the process dies), read, check
@@ -103,7 +103,7 @@
 // # Concurrency
 //
 // A Config is immutable once returned and may be shared freely. Resolve has
-// no shared state and may run concurrently. Approve, Reject and AllowRule
+// no shared state and may run concurrently. Approve, Reject and AllowRules
 // serialize their read-modify-write of settings.local.json within the process
 // (settingsMu, held around the file lock) and across processes (the lock
 // file), and replace the file atomically. A Watcher owns one goroutine; its methods are

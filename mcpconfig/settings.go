@@ -167,17 +167,28 @@ func (p Permissions) equal(o Permissions) bool {
 	return slices.Equal(p.Allow, o.Allow) && slices.Equal(p.Deny, o.Deny) && slices.Equal(p.Ask, o.Ask)
 }
 
-// AllowRule adds rule (e.g. "mcp__srv__tool") to permissions.allow of
-// <ProjectDir>/.claude/settings.local.json, where Claude Code itself writes
-// "allow, and don't ask again" answers: locked across processes, other keys
-// kept, the file replaced atomically. A file that is not valid, or has a
-// duplicate key, is left unchanged and is an error. It returns the
+// AllowRules adds rules (e.g. "mcp__srv__tool", "Bash(npm test:*)") to
+// permissions.allow of <ProjectDir>/.claude/settings.local.json, where
+// Claude Code itself writes "allow, and don't ask again" answers: in one
+// write, locked across processes, rules there already not repeated, other
+// keys kept, the file replaced atomically. A file that is not valid, or has
+// a duplicate key, is left unchanged and is an error. It returns the
 // configuration resolved afterwards.
-func AllowRule(opts Options, rule string) (*Config, error) {
-	rule = strings.TrimSpace(rule)
-	if rule == "" {
-		return nil, fmt.Errorf("mcpconfig: allow rule: the rule is empty")
+func AllowRules(opts Options, rules ...string) (*Config, error) {
+	var add []string
+	for _, rule := range rules {
+		rule = strings.TrimSpace(rule)
+		if rule == "" {
+			return nil, fmt.Errorf("mcpconfig: allow rules: a rule is empty")
+		}
+		if !slices.Contains(add, rule) {
+			add = append(add, rule)
+		}
 	}
+	if len(add) == 0 {
+		return nil, fmt.Errorf("mcpconfig: allow rules: no rule given")
+	}
+	rule := strings.Join(add, ", ") // for messages
 	r, err := newResolver(opts)
 	if err != nil {
 		return nil, err
@@ -192,16 +203,22 @@ func AllowRule(opts Options, rule string) (*Config, error) {
 		if len(errs) > 0 {
 			return nil, errs[0]
 		}
-		if slices.Contains(allow, rule) {
-			return nil, nil
+		n := len(allow)
+		for _, a := range add {
+			if !slices.Contains(allow, a) {
+				allow = append(allow, a)
+			}
 		}
-		return setKey([]byte(d.text), "permissions.allow", append(allow, rule))
+		if len(allow) == n {
+			return nil, nil // all there already
+		}
+		return setKey([]byte(d.text), "permissions.allow", allow)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: allow %q: %w", rule, err)
 	}
 	if changed {
-		r.opts.Logger.Info("mcpconfig: recorded a permission rule", "rule", rule, "file", path)
+		r.opts.Logger.Info("mcpconfig: recorded permission rules", "rules", add, "file", path)
 	}
 	return r.resolve(), nil
 }

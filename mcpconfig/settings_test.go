@@ -100,7 +100,7 @@ func TestSettingsDuplicateKey(t *testing.T) {
 	for name, write := range map[string]func() error{
 		"Approve":   func() error { _, err := Approve(f.opts, "pending"); return err },
 		"Reject":    func() error { _, err := Reject(f.opts, "pending"); return err },
-		"AllowRule": func() error { _, err := AllowRule(f.opts, "mcp__c"); return err },
+		"AllowRules": func() error { _, err := AllowRules(f.opts, "mcp__c"); return err },
 	} {
 		err := write()
 		if err == nil || !strings.Contains(err.Error(), local+":4:5: duplicate key") {
@@ -117,12 +117,12 @@ func TestSettingsDuplicateKey(t *testing.T) {
 	}
 }
 
-// AllowRule writes an "allow, don't ask again" rule where the CLI does,
+// AllowRules writes an "allow, don't ask again" rule where the CLI does,
 // keeping the other keys; writing it twice changes nothing.
 func TestAllowRule(t *testing.T) {
 	f := newFixture(t, "trusted")
 	local := f.path("work/project/.claude/settings.local.json")
-	cfg, err := AllowRule(f.opts, "mcp__everything__echo")
+	cfg, err := AllowRules(f.opts, "mcp__everything__echo", "Bash(npm test:*)", "mcp__everything__echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,32 +131,32 @@ func TestAllowRule(t *testing.T) {
 	}
 	m := readJSON(t, local)
 	perms, _ := m["permissions"].(map[string]any)
-	if allow, _ := perms["allow"].([]any); len(allow) == 0 || allow[len(allow)-1] != "mcp__everything__echo" {
+	if allow, _ := perms["allow"].([]any); len(allow) != 3 || allow[1] != "mcp__everything__echo" || allow[2] != "Bash(npm test:*)" {
 		t.Errorf("permissions = %v", m["permissions"])
 	}
 	if _, ok := m["enabledMcpjsonServers"]; !ok {
 		t.Error("other keys lost")
 	}
 	before, _ := os.ReadFile(local)
-	if _, err := AllowRule(f.opts, "mcp__everything__echo"); err != nil {
+	if _, err := AllowRules(f.opts, "mcp__everything__echo"); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := os.ReadFile(local); string(after) != string(before) {
-		t.Errorf("second AllowRule changed the file:\n%s", after)
+		t.Errorf("second AllowRules changed the file:\n%s", after)
 	}
 	// Created from nothing.
 	os.Remove(local)
-	if _, err := AllowRule(f.opts, "Read"); err != nil {
+	if _, err := AllowRules(f.opts, "Read"); err != nil {
 		t.Fatal(err)
 	}
 	if data, _ := os.ReadFile(local); string(data) != "{\n  \"permissions\": {\n    \"allow\": [\n      \"Read\"\n    ]\n  }\n}\n" {
 		t.Errorf("new file:\n%s", data)
 	}
-	if _, err := AllowRule(f.opts, " "); err == nil {
+	if _, err := AllowRules(f.opts, " "); err == nil {
 		t.Error("empty rule accepted")
 	}
 	writeFile(t, local, `{"permissions": ["x"]}`)
-	if _, err := AllowRule(f.opts, "Read"); err == nil || !strings.Contains(err.Error(), "permissions must be an object") {
+	if _, err := AllowRules(f.opts, "Read"); err == nil || !strings.Contains(err.Error(), "permissions must be an object") {
 		t.Errorf("bad permissions: %v", err)
 	}
 }
@@ -176,7 +176,7 @@ func TestSettingsConcurrentWrites(t *testing.T) {
 	for i := range 10 {
 		wg.Add(2)
 		go func() { defer wg.Done(); _, err := Approve(f.opts, fmt.Sprintf("s%d", i)); errs <- err }()
-		go func() { defer wg.Done(); _, err := AllowRule(f.opts, fmt.Sprintf("mcp__s%d__t", i)); errs <- err }()
+		go func() { defer wg.Done(); _, err := AllowRules(f.opts, fmt.Sprintf("mcp__s%d__t", i)); errs <- err }()
 	}
 	wg.Wait()
 	close(errs)

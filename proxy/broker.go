@@ -65,13 +65,70 @@ func waitsForPerson(kind string) bool {
 	return kind == protocol.PermissionKindQuestion || kind == protocol.PermissionKindPlan
 }
 
+// ruleRecorder is implemented by an MCPSource that can write permission
+// rules (MCPConfigSource: mcpconfig.AllowRules, locked across processes).
+type ruleRecorder interface {
+	AllowRules(dir string, rules []string) error
+}
+
+// Destinations of updatedPermissions (measured): localSettings has claude
+// apply the rules and write them to .claude/settings.local.json itself
+// (without a lock); session has it apply them only.
+const (
+	destLocalSettings = "localSettings"
+	destSession       = "session"
+)
+
+// recordAlways handles the "always" of an answer before it is given: the
+// rules that allow the tool (alwaysRules) are written to the session's
+// .claude/settings.local.json by the MCP source, outside the session's
+// lock, and claude is then told to apply them to the session only. It
+// returns the destination for updatedPermissions: destSession when the
+// proxy wrote them, destLocalSettings (claude writes them) when the source
+// cannot. A failed write is an error for the client; the request stays
+// pending (it may be answered without always).
+func (s *Session) recordAlways(d *protocol.PermissionRespond) (string, error) {
+	if !d.Always || d.Behavior != protocol.BehaviorAllow {
+		return "", nil
+	}
+	s.mu.Lock()
+	perm := s.permLocked(d.RequestID)
+	s.mu.Unlock()
+	if perm == nil || perm.kind != protocol.PermissionKindTool {
+		return "", nil // the answer reports it
+	}
+	rec, ok := s.srv.opts.MCP.(ruleRecorder)
+	if !ok {
+		return destLocalSettings, nil
+	}
+	var rules []string
+	for _, sg := range alwaysRules(perm, destLocalSettings) {
+		gjson.GetBytes(sg, "rules").ForEach(func(_, r gjson.Result) bool {
+			rule := r.Get("toolName").String()
+			if c := r.Get("ruleContent"); c.Exists() && c.String() != "" {
+				rule += "(" + c.String() + ")"
+			}
+			if rule != "" {
+				rules = append(rules, rule)
+			}
+			return true
+		})
+	}
+	if err := rec.AllowRules(s.cfg.cwd, rules); err != nil {
+		s.log.Warn("recording an allow rule failed", "rules", rules, "err", err)
+		return "", protocol.Errorf(protocol.CodeBadRequest, "permission/respond: the rule could not be recorded (%s); answer without always, or fix the file", truncate(err.Error(), 300))
+	}
+	s.log.Info("permission rules recorded", "rules", rules)
+	return destSession, nil
+}
+
 // permissionAnswer builds claude's reply to an allow of perm from the
 // client's answer: the input the tool runs with (the client's
 // updatedInput, or the request's input with the answers to its questions
 // added, in the format the CLI expects: "answers": {question: label}), and
-// with always the rules that allow the tool from now on. Errors are
-// protocol errors for the client.
-func permissionAnswer(perm *permission, d *protocol.PermissionRespond) (map[string]any, error) {
+// with always the rules that allow the tool from now on, for claude to
+// apply at dest (recordAlways). Errors are protocol errors for the client.
+func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest string) (map[string]any, error) {
 	in := perm.input
 	if len(d.UpdatedInput) > 0 {
 		in = d.UpdatedInput
@@ -91,26 +148,30 @@ func permissionAnswer(perm *permission, d *protocol.PermissionRespond) (map[stri
 		if perm.kind != protocol.PermissionKindTool {
 			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: always is only for a tool use; request %q is a %s", truncate(d.RequestID, 80), perm.kind)
 		}
-		resp["updatedPermissions"] = alwaysRules(perm)
+		if dest == "" {
+			dest = destLocalSettings
+		}
+		resp["updatedPermissions"] = alwaysRules(perm, dest)
 	}
 	return resp, nil
 }
 
 // alwaysRules is the updatedPermissions of "allow, and don't ask again":
-// the CLI's own suggestions that add allow rules to localSettings (it then
-// writes them to <project>/.claude/settings.local.json permissions.allow
-// and applies them to the rest of the session, measured), or, when it
-// suggested none, the same for the tool's name.
-func alwaysRules(perm *permission) []json.RawMessage {
+// the CLI's own suggestions that add allow rules to localSettings, or, when
+// it suggested none, the same for the tool's name; with destination dest.
+func alwaysRules(perm *permission, dest string) []json.RawMessage {
 	var out []json.RawMessage
 	gjson.ParseBytes(perm.suggestions).ForEach(func(_, sg gjson.Result) bool {
-		if sg.Get("type").String() == "addRules" && sg.Get("behavior").String() == "allow" && sg.Get("destination").String() == "localSettings" {
-			out = append(out, json.RawMessage(sg.Raw))
+		if sg.Get("type").String() == "addRules" && sg.Get("behavior").String() == "allow" && sg.Get("destination").String() == destLocalSettings {
+			b, err := sjson.SetBytes([]byte(sg.Raw), "destination", dest)
+			if err == nil {
+				out = append(out, b)
+			}
 		}
 		return true
 	})
 	if len(out) == 0 {
-		b, _ := json.Marshal(map[string]any{"type": "addRules", "rules": []any{map[string]string{"toolName": perm.tool}}, "behavior": "allow", "destination": "localSettings"})
+		b, _ := json.Marshal(map[string]any{"type": "addRules", "rules": []any{map[string]string{"toolName": perm.tool}}, "behavior": "allow", "destination": dest})
 		out = append(out, b)
 	}
 	return out

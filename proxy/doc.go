@@ -43,9 +43,11 @@
 // DisallowedTools: the settings' permissions.allow/deny, plus every active
 // server with serve --allow-mcp-tools) is allowed without asking. An answer
 // becomes claude's reply: answers are added to the question's input as
-// "answers"; "always" adds updatedPermissions (the CLI's localSettings
-// suggestions), so claude writes the rule to .claude/settings.local.json
-// and applies it. The permission mode (Session.mode, under Session.mu) is
+// "answers"; "always" first has the MCP source write the suggested rules to
+// the session's .claude/settings.local.json (MCPConfigSource.AllowRules,
+// outside Session.mu), then adds them as updatedPermissions with
+// destination "session", so claude applies them at once (without such a
+// source, destination "localSettings": claude writes them itself). The permission mode (Session.mode, under Session.mu) is
 // what claude last reported in system/init or system/status, or what
 // session/setPermissionMode (set_permission_mode) set; a restarted process
 // starts in it, and session/state and session/list carry it. While a session

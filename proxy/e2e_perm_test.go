@@ -62,12 +62,14 @@ func lastToolResult(t *testing.T, evs []protocol.SessionEvent) toolResult {
 	return trs[len(trs)-1]
 }
 
-// By default an MCP tool call asks; "allow, and don't ask again" has claude
-// write the rule to .claude/settings.local.json, and the next call of that
-// tool in the same session does not ask, while another tool still does.
+// By default an MCP tool call asks; "allow, and don't ask again" writes the
+// rule to .claude/settings.local.json (the proxy, locked) and has claude
+// apply it to the session: the next call of that tool in the same session
+// does not ask, while another tool still does.
 func TestE2EMCPToolAsksAndAllowAlways(t *testing.T) {
 	e := startE2EWith(t, Options{}, nil)
 	c := e.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	s := c.create(nil)
 
 	reqs, evs := c.permTurn(t, s, "ECHO-1 please", func(req protocol.PermissionRequest) map[string]any {
@@ -85,13 +87,17 @@ func TestE2EMCPToolAsksAndAllowAlways(t *testing.T) {
 	if tr := lastToolResult(t, evs); len(reqs) != 0 || tr.IsError || !strings.Contains(string(tr.Content), "Echo: two") {
 		t.Errorf("second echo: %d requests, %s", len(reqs), tr.Content)
 	}
-	// ... for the proxy, whose configuration carries it once claude wrote
-	// it (claude writes the file on its own time, after the answer) ...
-	cfg := waitChange(t, e.src, func(cfg *MCPConfig) bool { return slices.Contains(cfg.AllowedTools, "mcp__everything__echo") })
-	if !cfg.allows("mcp__everything__echo", &protocol.MCPRef{Server: "everything", Tool: "echo"}) {
+	// ... for the proxy, whose configuration carries it once its Watcher
+	// saw the file ...
+	c.waitPush(0, protocol.TypeMCPConfig, nil, func(raw json.RawMessage) bool {
+		var v protocol.MCPConfig
+		return json.Unmarshal(raw, &v) == nil && slices.Contains(v.AllowedTools, "mcp__everything__echo")
+	})
+	if !e.srv.mcp.config().allows("mcp__everything__echo", &protocol.MCPRef{Server: "everything", Tool: "echo"}) {
 		t.Error("the proxy's rules do not allow the remembered tool")
 	}
-	// ... in settings.local.json's permissions.allow, where the CLI keeps it.
+	// ... in settings.local.json's permissions.allow, where the CLI keeps
+	// it, written by the proxy (its lock file is there).
 	local := filepath.Join(e.env.project, ".claude", "settings.local.json")
 	data, err := os.ReadFile(local)
 	var m struct {
@@ -99,6 +105,9 @@ func TestE2EMCPToolAsksAndAllowAlways(t *testing.T) {
 	}
 	if err != nil || json.Unmarshal(data, &m) != nil || !slices.Contains(m.Permissions.Allow, "mcp__everything__echo") {
 		t.Fatalf("settings.local.json: %s %v", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(e.env.project, ".claude", ".settings.local.json.lock")); err != nil {
+		t.Errorf("not written by the proxy: %v", err)
 	}
 	// Another tool of the same server still asks.
 	reqs, evs = c.permTurn(t, s, "SUM please", func(req protocol.PermissionRequest) map[string]any {

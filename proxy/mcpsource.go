@@ -116,6 +116,17 @@ func (s *MCPConfigSource) decide(name, verb string, fn func(mcpconfig.Options, s
 	return string(approval), nil
 }
 
+// AllowRules records "allow, and don't ask again" rules in
+// <dir>/.claude/settings.local.json (mcpconfig.AllowRules: locked across
+// processes, atomic). When dir is the watched project the Watcher then
+// installs the configuration with the new rules.
+func (s *MCPConfigSource) AllowRules(dir string, rules []string) error {
+	opts := s.opts
+	opts.ProjectDir = dir
+	_, err := mcpconfig.AllowRules(opts, rules...)
+	return err
+}
+
 // install makes cfg current and signals the change.
 func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
 	if cfg == nil {

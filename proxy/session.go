@@ -726,6 +726,10 @@ func (s *Session) permissionTimedOut(id string, timeout time.Duration) {
 // success every subscriber, the answering client included, has been sent
 // permission/resolved when it returns.
 func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionRespond) error {
+	dest, err := s.recordAlways(d) // broker.go: writes "always" rules first, outside the lock
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	perm := s.permLocked(d.RequestID)
 	if perm == nil {
@@ -739,7 +743,7 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 	var resp map[string]any
 	if d.Behavior == protocol.BehaviorAllow {
 		var err error
-		if resp, err = permissionAnswer(perm, d); err != nil {
+		if resp, err = permissionAnswer(perm, d, dest); err != nil {
 			s.mu.Unlock()
 			return err // the request stays pending
 		}
