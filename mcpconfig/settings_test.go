@@ -98,8 +98,8 @@ func TestSettingsDuplicateKey(t *testing.T) {
 		t.Errorf("approval of a refused file used: %+v", s)
 	}
 	for name, write := range map[string]func() error{
-		"Approve":   func() error { _, err := Approve(f.opts, "pending"); return err },
-		"Reject":    func() error { _, err := Reject(f.opts, "pending"); return err },
+		"Approve":    func() error { _, err := Approve(f.opts, "pending"); return err },
+		"Reject":     func() error { _, err := Reject(f.opts, "pending"); return err },
 		"AllowRules": func() error { _, err := AllowRules(f.opts, "mcp__c"); return err },
 	} {
 		err := write()
