@@ -231,3 +231,27 @@ func TestE2EAskUserQuestion(t *testing.T) {
 		}
 	}
 }
+
+// bypassPermissions at creation: as root claude refuses to start, and the
+// client sees claude's reason in session/exited; otherwise the session
+// reports the mode.
+func TestE2EBypassPermissionsAtCreate(t *testing.T) {
+	e := startE2EWith(t, Options{}, nil)
+	c := e.dial(t)
+	from := c.count()
+	s := c.create(map[string]any{"permissionMode": "bypassPermissions"})
+	if os.Geteuid() != 0 {
+		c.turn(s, "PING-1")
+		var list protocol.SessionListResult
+		mustUnmarshal(t, c.do(protocol.TypeSessionList, map[string]any{}), &list)
+		if list.Sessions[0].PermissionMode != "bypassPermissions" {
+			t.Errorf("mode %q", list.Sessions[0].PermissionMode)
+		}
+		return
+	}
+	var ex protocol.SessionExited
+	c.waitPush(from, protocol.TypeSessionExited, &ex, nil)
+	if !strings.Contains(ex.StderrTail, "cannot be used with root/sudo privileges") {
+		t.Errorf("session/exited %+v", ex)
+	}
+}
