@@ -183,6 +183,9 @@ func printConfig(w io.Writer, cfg *mcpconfig.Config) {
 		}
 	}
 	fmt.Fprintf(w, "\n--allowedTools: %s\n", strings.Join(v.AllowedTools, " "))
+	if deny := cfg.DisallowedTools(); len(deny) > 0 {
+		fmt.Fprintf(w, "--disallowedTools: %s\n", strings.Join(deny, " "))
+	}
 }
 
 func serverState(s mcpconfig.Server) string {

@@ -162,6 +162,20 @@ func TestMCPConfigText(t *testing.T) {
 	}
 }
 
+// The permission rules of the settings files make the tool flags.
+func TestMCPConfigTextRules(t *testing.T) {
+	root := setup(t, "trusted")
+	os.MkdirAll(filepath.Join(root, "home", ".claude"), 0o755)
+	os.WriteFile(filepath.Join(root, "home", ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__by_proj__get"], "deny": ["mcp__by_proj__rm"]}}`), 0o644)
+	out, errOut, code := runMCPCmd(t, configArgs(root)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "--allowedTools: mcp__by_proj__get Bash(ls:*)\n--disallowedTools: mcp__by_proj__rm\n") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
 func TestMCPConfigTextShadows(t *testing.T) {
 	root := setup(t, "collisions")
 	out, errOut, code := runMCPCmd(t, configArgs(root)...)
