@@ -742,7 +742,6 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 	}
 	var resp map[string]any
 	if d.Behavior == protocol.BehaviorAllow {
-		var err error
 		if resp, err = permissionAnswer(perm, d, dest); err != nil {
 			s.mu.Unlock()
 			return err // the request stays pending
