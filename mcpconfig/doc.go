@@ -62,10 +62,11 @@
 // Config.Permissions gathers permissions.allow, .deny and .ask from every
 // settings scope the CLI reads: managed-settings.json (beside
 // managed-mcp.json), ~/.claude/settings.json, <dir>/.claude/settings.json and
-// <dir>/.claude/settings.local.json. AllowedTools gives the allow rules (and,
-// only with Options.AllowServerTools, "mcp__<name>" for every active server:
-// approving a server to start no longer allows its tools); DisallowedTools
-// gives the deny rules. AllowRules records an "allow, don't ask again" rule in
+// <dir>/.claude/settings.local.json (the allow rules of the project's
+// settings.json only in a trusted workspace, as the CLI). AllowedTools gives
+// the allow rules (and, only with Options.AllowServerTools, "mcp__<name>"
+// for every active server: approving a server to start no longer allows its
+// tools); DisallowedTools gives the deny rules. AllowRules records an "allow, don't ask again" rule in
 // <dir>/.claude/settings.local.json, where the CLI writes its own.
 //
 // # Settings files

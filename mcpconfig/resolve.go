@@ -509,12 +509,15 @@ func (r *resolver) resolve() *Config {
 			ap.read(d, entry, path, false, &errs) // legacy keys, migrated by the CLI
 		case kindUserSettings:
 			ap.read(d, d.root, "", true, &errs)
-			cfg.Permissions.read(d, &errs)
-		case kindProjSettings, kindLocalSettings:
+			cfg.Permissions.read(d, true, &errs)
+		case kindProjSettings:
 			ap.read(d, d.root, "", false, &errs)
-			cfg.Permissions.read(d, &errs)
+			cfg.Permissions.read(d, cfg.Trusted, &errs) // ~/.claude.json came first: Trusted is known
+		case kindLocalSettings:
+			ap.read(d, d.root, "", false, &errs)
+			cfg.Permissions.read(d, true, &errs)
 		case kindManagedSettings:
-			cfg.Permissions.read(d, &errs)
+			cfg.Permissions.read(d, true, &errs)
 		}
 	}
 	ap.trusted = cfg.Trusted

@@ -128,19 +128,21 @@ func objectName(path string) string {
 }
 
 // Permissions are the permission rules of Claude Code's settings files
-// (permissions.allow, .deny, .ask), gathered from every scope the CLI reads
-// (measured on 2.1.329, see docs/CLI-NOTES.md: claude -p applies them, the
-// project's own files included, trusted workspace or not): managed
-// (managed-settings.json beside managed-mcp.json), ~/.claude/settings.json,
-// <dir>/.claude/settings.json and <dir>/.claude/settings.local.json. Rules
-// keep the order of the scopes, without duplicates.
+// (permissions.allow, .deny, .ask), gathered from every scope the CLI reads:
+// managed (managed-settings.json beside managed-mcp.json),
+// ~/.claude/settings.json, <dir>/.claude/settings.json and
+// <dir>/.claude/settings.local.json. As claude -p applies them (measured on
+// 2.1.329, docs/CLI-NOTES.md): the allow rules of <dir>/.claude/settings.json
+// (a file that comes with the repository) count only in a trusted workspace
+// (projects["<dir>"].hasTrustDialogAccepted); every other rule always
+// counts. Rules keep the order of the scopes, without duplicates.
 type Permissions struct {
 	Allow []string `json:"allow"`
 	Deny  []string `json:"deny"`
 	Ask   []string `json:"ask"`
 }
 
-func (p *Permissions) read(d *doc, errs *[]FileError) {
+func (p *Permissions) read(d *doc, allowCounts bool, errs *[]FileError) {
 	obj := member(d.root, "permissions")
 	if !obj.Exists() {
 		return
@@ -155,6 +157,9 @@ func (p *Permissions) read(d *doc, errs *[]FileError) {
 	}{{"allow", &p.Allow}, {"deny", &p.Deny}, {"ask", &p.Ask}} {
 		rules, es := d.stringList(obj, kv.key, "permissions.")
 		*errs = append(*errs, es...)
+		if kv.key == "allow" && !allowCounts {
+			continue
+		}
 		for _, r := range rules {
 			if r = strings.TrimSpace(r); r != "" && !slices.Contains(*kv.list, r) {
 				*kv.list = append(*kv.list, r)

@@ -21,8 +21,9 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
-// Permission rules come from every settings scope; by default approved
-// servers' tools are not allowed wholesale.
+// Permission rules come from every settings scope (the allow rules of the
+// project's settings.json only in a trusted workspace, as in the CLI); by
+// default approved servers' tools are not allowed wholesale.
 func TestPermissionRules(t *testing.T) {
 	f := newFixture(t, "collisions")
 	f.opts.AllowServerTools = false
@@ -38,7 +39,8 @@ func TestPermissionRules(t *testing.T) {
 			}
 		}
 	}
-	want := Permissions{Allow: []string{"mcp__u1__get", "Read", "mcp__l1", "mcp__x__*"}, Deny: []string{"mcp__x__rm", "WebFetch"}, Ask: []string{"Bash"}}
+	// Untrusted: the project's settings.json allows nothing; its deny counts.
+	want := Permissions{Allow: []string{"mcp__u1__get", "Read", "mcp__x__*"}, Deny: []string{"mcp__x__rm", "WebFetch"}, Ask: []string{"Bash"}}
 	if !cfg.Permissions.equal(want) {
 		t.Errorf("Permissions = %+v, want %+v", cfg.Permissions, want)
 	}
@@ -54,10 +56,16 @@ func TestPermissionRules(t *testing.T) {
 		t.Errorf("AllowedTools with AllowServerTools = %v", got)
 	}
 	// A bad rule list is an error at its place; the other rules still count.
-	writeFile(t, f.path("work/project/.claude/settings.json"), "{\n  \"permissions\": {\"allow\": [\"mcp__l1\", 7]}}")
+	writeFile(t, f.path("work/project/.claude/settings.local.json"), "{\n  \"permissions\": {\"allow\": [\"mcp__l1\", 7]}}")
 	cfg = f.resolve(t)
-	if !slices.Contains(cfg.Permissions.Allow, "mcp__l1") || !hasError(cfg, "settings.json", 2, "permissions.allow[1] must be a string") {
+	if !slices.Contains(cfg.Permissions.Allow, "mcp__l1") || !hasError(cfg, "settings.local.json", 2, "permissions.allow[1] must be a string") {
 		t.Errorf("bad rule: %+v %v", cfg.Permissions, cfg.Errors)
+	}
+	// Trusted: the project's settings.json allow rules count.
+	tf := newFixture(t, "trusted")
+	writeFile(t, tf.path("work/project/.claude/settings.json"), `{"permissions": {"allow": ["mcp__p__t"]}}`)
+	if got := tf.resolve(t).AllowedTools(); !slices.Contains(got, "mcp__p__t") {
+		t.Errorf("trusted: AllowedTools = %v", got)
 	}
 	// Changing a rule is a change the Watcher reports.
 	old := cfg

@@ -119,14 +119,16 @@ func TestE2EMCPToolAsksAndAllowAlways(t *testing.T) {
 }
 
 // permissions.allow and permissions.deny rules of the settings files decide
-// without a prompt; serve --allow-mcp-tools allows every tool of the active
-// servers.
+// without a prompt, except the allow rules of an untrusted project's
+// .claude/settings.json (as in the CLI); serve --allow-mcp-tools allows
+// every tool of the active servers.
 func TestE2EMCPToolRules(t *testing.T) {
 	t.Run("rules", func(t *testing.T) {
 		e := startE2EWith(t, Options{}, func(o *mcpconfig.Options) {
 			dir := filepath.Join(o.ProjectDir, ".claude")
 			os.MkdirAll(dir, 0o755)
-			os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"permissions": {"allow": ["mcp__everything__get-sum"], "deny": ["mcp__everything__echo"]}}`), 0o644)
+			os.WriteFile(filepath.Join(dir, "settings.local.json"), []byte(`{"permissions": {"allow": ["mcp__everything__get-sum"]}}`), 0o644)
+			os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"permissions": {"allow": ["mcp__everything__get-tiny-image"], "deny": ["mcp__everything__echo"]}}`), 0o644)
 		})
 		c := e.dial(t)
 		s := c.create(nil)
@@ -137,6 +139,15 @@ func TestE2EMCPToolRules(t *testing.T) {
 		reqs, evs = c.permTurn(t, s, "ECHO-1 please", nil)
 		if tr := lastToolResult(t, evs); len(reqs) != 0 || !tr.IsError {
 			t.Errorf("denied by rule: %d requests, %s", len(reqs), tr.Content)
+		}
+		if e.srv.mcp.config().allows("mcp__everything__get-tiny-image", &protocol.MCPRef{Server: "everything", Tool: "get-tiny-image"}) {
+			t.Error("the proxy counts an untrusted project's allow rule")
+		}
+		reqs, _ = c.permTurn(t, s, "a TINY image", func(protocol.PermissionRequest) map[string]any {
+			return map[string]any{"behavior": "deny"}
+		})
+		if len(reqs) != 1 || reqs[0].ToolName != "mcp__everything__get-tiny-image" {
+			t.Errorf("untrusted project rule: requests %+v", reqs)
 		}
 	})
 	t.Run("allow-mcp-tools", func(t *testing.T) {
