@@ -99,7 +99,9 @@ func TestWebUIPermissionKinds(t *testing.T) {
 		return protocol.PermissionRespond{}
 	}
 	open := `document.querySelector("#permission").open`
-	text := func(sel string) string { return eval[string](b, `document.querySelector("#permission `+sel+`").textContent`) }
+	text := func(sel string) string {
+		return eval[string](b, `document.querySelector("#permission `+sel+`").textContent`)
+	}
 	visible := func(sel string) bool { return eval[bool](b, `!document.querySelector("#permission `+sel+`").hidden`) }
 
 	b.do("open", chromedp.Navigate(stub.URL+"/"))
