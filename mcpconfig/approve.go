@@ -1,23 +1,14 @@
 package mcpconfig
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
-	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
-
-// settingsMu serializes this process's read-modify-write cycles of
-// settings.local.json. (Another process writing it at the same moment can
-// still win; the file is never left half-written.)
-var settingsMu sync.Mutex
 
 // Approve approves the project (.mcp.json) server name the way the
 // interactive CLI records it: name is added to enabledMcpjsonServers and
@@ -55,73 +46,57 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 		return nil, fmt.Errorf("mcpconfig: %s %q: no .mcp.json of %s defines a server with that name", verb, name, r.opts.ProjectDir)
 	}
 	path := filepath.Join(r.opts.ProjectDir, ".claude", "settings.local.json")
-
-	settingsMu.Lock()
-	defer settingsMu.Unlock()
-	data, exists, err := readConfigFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("mcpconfig: %s %q: read %s: %s", verb, name, path, errorText(err))
-	}
-	mode := fs.FileMode(0o600)
-	enabled, disabled := []string{}, []string{}
-	if exists {
-		d, ferr := parseDoc(path, data)
-		if ferr != nil {
-			return nil, fmt.Errorf("mcpconfig: %s %q: not changing %s: %w", verb, name, path, *ferr)
-		}
-		var errs []FileError
-		enabled, errs = d.stringList(d.root, "enabledMcpjsonServers", "")
+	changed, err := updateSettings(path, func(d *doc, exists bool) ([]byte, error) {
+		enabled, errs := d.stringList(d.root, "enabledMcpjsonServers", "")
+		var disabled []string
 		if len(errs) == 0 {
 			disabled, errs = d.stringList(d.root, "disabledMcpjsonServers", "")
 		}
 		if len(errs) > 0 {
-			return nil, fmt.Errorf("mcpconfig: %s %q: not changing %s: %w", verb, name, path, errs[0])
+			return nil, errs[0]
 		}
-		data = []byte(d.text)
-		if st, err := os.Stat(path); err == nil {
-			mode = st.Mode().Perm()
+		add, del := &enabled, &disabled
+		if !approve {
+			add, del = del, add
 		}
-	} else {
-		data = []byte("{}")
-	}
-	add, del := &enabled, &disabled
-	if !approve {
-		add, del = del, add
-	}
-	if slices.Contains(*add, name) && !slices.Contains(*del, name) && exists {
-		return r.resolve(), nil // recorded already
-	}
-	if !slices.Contains(*add, name) {
-		*add = append(*add, name)
-	}
-	*del = slices.DeleteFunc(*del, func(s string) bool { return s == name })
-
-	for _, kv := range []struct {
-		key  string
-		list []string
-	}{{"enabledMcpjsonServers", enabled}, {"disabledMcpjsonServers", disabled}} {
-		if len(kv.list) == 0 && !member(gjson.ParseBytes(data), kv.key).Exists() {
-			continue
+		if slices.Contains(*add, name) && !slices.Contains(*del, name) && exists {
+			return nil, nil // recorded already
 		}
-		if kv.list == nil {
-			kv.list = []string{}
+		if !slices.Contains(*add, name) {
+			*add = append(*add, name)
 		}
-		if data, err = sjson.SetBytes(data, kv.key, kv.list); err != nil {
-			return nil, fmt.Errorf("mcpconfig: %s %q: update %s: %w", verb, name, path, err)
+		*del = slices.DeleteFunc(*del, func(s string) bool { return s == name })
+		data := []byte(d.text)
+		for _, kv := range []struct {
+			key  string
+			list []string
+		}{{"enabledMcpjsonServers", enabled}, {"disabledMcpjsonServers", disabled}} {
+			if len(kv.list) == 0 && !member(d.root, kv.key).Exists() {
+				continue
+			}
+			var err error
+			if data, err = setKey(data, kv.key, kv.list); err != nil {
+				return nil, err
+			}
 		}
-	}
-	// Two-space indentation, as the CLI writes it; key order is kept.
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, data, "", "  "); err != nil {
-		return nil, fmt.Errorf("mcpconfig: %s %q: update %s: %w", verb, name, path, err)
-	}
-	pretty.WriteByte('\n')
-	data = pretty.Bytes()
-	if err := writeFileAtomic(path, data, mode); err != nil {
+		return data, nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: %s %q: %w", verb, name, err)
 	}
-	r.opts.Logger.Info("mcpconfig: recorded approval", "server", name, "approved", approve, "file", path)
+	if changed {
+		r.opts.Logger.Info("mcpconfig: recorded approval", "server", name, "approved", approve, "file", path)
+	}
 	return r.resolve(), nil
+}
+
+// setKey sets the value at a dotted path of simple keys (a list is never
+// written as null).
+func setKey(data []byte, path string, list []string) ([]byte, error) {
+	if list == nil {
+		list = []string{}
+	}
+	return sjson.SetBytes(data, path, list)
 }
 
 // ProjectApproval returns the approval state of the project (.mcp.json)

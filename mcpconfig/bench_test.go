@@ -53,8 +53,9 @@ func bigSetup(tb testing.TB) Options {
 	env := map[string]string{"TOKEN": "t0k3n", "KEY_4": "k"}
 	return Options{
 		HomeDir: filepath.Join(root, "home"), ProjectDir: proj, ManagedPath: filepath.Join(root, "none"),
-		Extra: []string{filepath.Join(root, "extra", "x.json")},
-		Env:   func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		AllowServerTools: true,
+		Extra:            []string{filepath.Join(root, "extra", "x.json")},
+		Env:              func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 	}
 }
 

@@ -13,11 +13,13 @@ type Changes struct {
 	// ErrorsChanged is true when the list of errors changed; the new list is
 	// in the new Config.
 	ErrorsChanged bool `json:"errorsChanged"`
+	// PermissionsChanged is true when the permission rules changed.
+	PermissionsChanged bool `json:"permissionsChanged"`
 }
 
 // Empty reports whether nothing changed.
 func (d Changes) Empty() bool {
-	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0 && !d.ActiveChanged && !d.ErrorsChanged
+	return len(d.Added) == 0 && len(d.Removed) == 0 && len(d.Changed) == 0 && !d.ActiveChanged && !d.ErrorsChanged && !d.PermissionsChanged
 }
 
 // Diff compares two configurations; old may be nil (everything is added).
@@ -46,5 +48,6 @@ func Diff(old, cur *Config) Changes {
 	}
 	d.ActiveChanged = string(old.payload) != string(cur.payload) && !(len(old.payload) == 0 && string(cur.payload) == "{}")
 	d.ErrorsChanged = !slices.Equal(old.Errors, cur.Errors)
+	d.PermissionsChanged = !old.Permissions.equal(cur.Permissions)
 	return d
 }

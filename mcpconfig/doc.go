@@ -8,7 +8,7 @@
 // # How data moves through it
 //
 //	files ──read, check JSON──▶ definitions ──precedence, approval──▶ Config ──▶ MCPConfigFile (--mcp-config)
-//	  ▲      (file:line:col       (validated,      (disabled,          │          AllowedTools (--allowedTools)
+//	  ▲      (file:line:col       (validated,      (disabled,          │          AllowedTools, DisallowedTools (permission rules)
 //	  │       errors)              ${VAR} expanded, managed)            │          SetServersPayload (mcp_set_servers)
 //	  │                            redacted)                            │          Redacted (clients, logs)
 //	  └──── Watcher: fsnotify on the folders ◀── Diff(old, new) ◀───────┘
@@ -57,13 +57,37 @@
 // where the interactive CLI reads it. Config.CLIServers tells what -p itself
 // would load, for comparison.
 //
+// # Permission rules
+//
+// Config.Permissions gathers permissions.allow, .deny and .ask from every
+// settings scope the CLI reads: managed-settings.json (beside
+// managed-mcp.json), ~/.claude/settings.json, <dir>/.claude/settings.json and
+// <dir>/.claude/settings.local.json (the allow rules of the project's
+// settings.json only in a trusted workspace, as the CLI). AllowedTools gives
+// the allow rules (and, only with Options.AllowServerTools, "mcp__<name>"
+// for every active server: approving a server to start no longer allows its
+// tools); DisallowedTools gives the deny rules. AllowRules records an "allow, don't ask again" rule in
+// <dir>/.claude/settings.local.json, where the CLI writes its own.
+//
+// # Settings files
+//
+// Settings files (not .mcp.json nor ~/.claude.json, which keep JSON.parse's
+// last-wins) with a duplicate key anywhere are refused: a FileError names the
+// key at its second occurrence, and the file's content is ignored. Every
+// write (Approve, Reject, AllowRules) goes through one read-modify-write:
+// an exclusive lock on the lock file beside the settings file
+// (".settings.local.json.lock": flock on Unix, LockFileEx on Windows, held
+// until the write is done and released if the process dies), read, check
+// (an invalid file or a duplicate key: error, file unchanged), edit, write a
+// temporary file, rename it over the file.
+//
 // # What the proxy passes to claude
 //
 // At spawn: MCPConfigFile writes the active servers to a private file (0600;
 // Close removes it) and ConfigFile.Args gives --strict-mcp-config
 // --mcp-config PATH, so claude loads exactly what ccproxy shows; AllowedTools
-// gives the --allowedTools entries. In a live session: when a Watcher event's
-// Changes.ActiveChanged is set, send SetServersPayload as the "servers" of an
+// and DisallowedTools give the --allowedTools and --disallowedTools entries.
+// In a live session: when a Watcher event's Changes.ActiveChanged is set, send SetServersPayload as the "servers" of an
 // mcp_set_servers control request (it replaces all dynamic servers; stdio
 // entries always carry "args", which the CLI requires there). To clients and
 // logs: Redacted, which masks env and header values (keeping ${VAR} names),
@@ -99,9 +123,10 @@
 // # Concurrency
 //
 // A Config is immutable once returned and may be shared freely. Resolve has
-// no shared state and may run concurrently. Approve and Reject serialize
-// their read-modify-write of settings.local.json within the process and
-// replace the file atomically. A Watcher owns one goroutine; its methods are
+// no shared state and may run concurrently. Approve, Reject and AllowRules
+// serialize their read-modify-write of settings.local.json within the process
+// (settingsMu, held around the file lock) and across processes (the lock
+// file), and replace the file atomically. A Watcher owns one goroutine; its methods are
 // safe for concurrent use and Close is idempotent and waits for the
 // goroutine (see Watcher).
 package mcpconfig

@@ -76,6 +76,9 @@ func newFixture(t testing.TB, name string) *fixture {
 		ManagedPath: filepath.Join(root, "etc", "managed-mcp.json"),
 		Extra:       extra,
 		Env:         f.lookup,
+		// The fixtures' golden files list every active server in
+		// allowedTools (serve --allow-mcp-tools).
+		AllowServerTools: true,
 	}
 	return f
 }

@@ -36,6 +36,11 @@ type Options struct {
 	// TrustProject approves every project (.mcp.json) server not rejected by
 	// disabledMcpjsonServers (ccproxy's --trust-project-mcp).
 	TrustProject bool
+	// AllowServerTools makes AllowedTools allow every tool of every active
+	// server ("mcp__<name>"), as ccproxy did before MCP tool calls asked
+	// (ccproxy's serve --allow-mcp-tools). Off: an MCP tool call is allowed
+	// only by a permission rule, or by someone answering the prompt.
+	AllowServerTools bool
 	// Env looks up variables for ${VAR} expansion; it should see the
 	// environment claude will get. Default: os.LookupEnv.
 	Env LookupFunc
@@ -119,13 +124,18 @@ type Config struct {
 	Trusted        bool // projects["<dir>"].hasTrustDialogAccepted in ~/.claude.json
 	ManagedPresent bool // a managed-mcp.json exists: only its servers load
 
+	// Permissions are the permission rules of the settings files (see
+	// Permissions); AllowedTools and DisallowedTools turn them into flags.
+	Permissions Permissions
+
 	// Servers has one entry per server name, sorted by name.
 	Servers []Server
 	// Errors has every problem found, sorted by file and position.
 	Errors []FileError
 
-	cli     []CLIServer
-	payload json.RawMessage
+	cli              []CLIServer
+	payload          json.RawMessage
+	allowServerTools bool
 }
 
 // Server returns the server called name.
@@ -181,9 +191,10 @@ func ToolPrefix(server string) string {
 	return b.String()
 }
 
-// AllowedTools returns the --allowedTools entries that allow every tool of
-// every active server ("mcp__<name>"), followed by extra entries, without
-// duplicates.
+// AllowedTools returns the --allowedTools entries: the permissions.allow
+// rules of the settings files and, with Options.AllowServerTools, every
+// active server ("mcp__<name>", which allows all its tools), followed by
+// extra entries, without duplicates.
 func (c *Config) AllowedTools(extra ...string) []string {
 	out := []string{}
 	seen := map[string]bool{}
@@ -193,15 +204,26 @@ func (c *Config) AllowedTools(extra ...string) []string {
 			out = append(out, s)
 		}
 	}
-	for _, s := range c.Servers {
-		if s.Active {
-			add(ToolPrefix(s.Name))
+	for _, r := range c.Permissions.Allow {
+		add(r)
+	}
+	if c.allowServerTools {
+		for _, s := range c.Servers {
+			if s.Active {
+				add(ToolPrefix(s.Name))
+			}
 		}
 	}
 	for _, e := range extra {
 		add(e)
 	}
 	return out
+}
+
+// DisallowedTools returns the --disallowedTools entries: the
+// permissions.deny rules of the settings files.
+func (c *Config) DisallowedTools() []string {
+	return append([]string{}, c.Permissions.Deny...)
 }
 
 // SetServersPayload returns the "servers" object of an mcp_set_servers
@@ -219,13 +241,14 @@ func (c *Config) MCPConfigJSON() []byte {
 type fileKind int
 
 const (
-	kindManaged       fileKind = iota
-	kindExtra                  // an --mcp-config file
-	kindClaudeJSON             // ~/.claude.json
-	kindUserSettings           // ~/.claude/settings.json
-	kindProjSettings           // <dir>/.claude/settings.json
-	kindLocalSettings          // <dir>/.claude/settings.local.json
-	kindMCPJSON                // .mcp.json in <dir> or a parent
+	kindManaged         fileKind = iota
+	kindExtra                    // an --mcp-config file
+	kindClaudeJSON               // ~/.claude.json
+	kindUserSettings             // ~/.claude/settings.json
+	kindProjSettings             // <dir>/.claude/settings.json
+	kindLocalSettings            // <dir>/.claude/settings.local.json
+	kindManagedSettings          // managed-settings.json beside managed-mcp.json
+	kindMCPJSON                  // .mcp.json in <dir> or a parent
 )
 
 type sourceFile struct {
@@ -273,7 +296,8 @@ func (r *resolver) sources() []sourceFile {
 	o := r.opts
 	var out []sourceFile
 	if o.ManagedPath != "" {
-		out = append(out, sourceFile{o.ManagedPath, kindManaged, 0})
+		out = append(out, sourceFile{o.ManagedPath, kindManaged, 0},
+			sourceFile{filepath.Join(filepath.Dir(o.ManagedPath), "managed-settings.json"), kindManagedSettings, 0})
 	}
 	for i, f := range o.Extra {
 		out = append(out, sourceFile{f, kindExtra, i})
@@ -301,7 +325,7 @@ func (r *resolver) sources() []sourceFile {
 // When the file cannot be read or is not valid JSON the error is reported
 // and the last valid content (if any) is used instead; the warning is
 // logged once per problem, not at every resolution.
-func (r *resolver) load(path string, errs *[]FileError) *doc {
+func (r *resolver) load(path string, settings bool, errs *[]FileError) *doc {
 	data, exists, err := readConfigFile(path)
 	if !exists && err == nil {
 		delete(r.lastGood, path)
@@ -312,7 +336,12 @@ func (r *resolver) load(path string, errs *[]FileError) *doc {
 	var d *doc
 	if err != nil {
 		ferr = &FileError{File: path, Message: "cannot read: " + errorText(err)}
-	} else if d, ferr = parseDoc(path, data); ferr == nil {
+	} else if d, ferr = parseDoc(path, data); ferr == nil && settings {
+		if ferr = d.duplicateKey(); ferr != nil {
+			d = nil
+		}
+	}
+	if ferr == nil {
 		r.lastGood[path] = d
 		delete(r.warned, path)
 		return d
@@ -429,7 +458,7 @@ func projectEntry(root gjson.Result, keys []string) (gjson.Result, string) {
 
 func (r *resolver) resolve() *Config {
 	o := r.opts
-	cfg := &Config{ProjectDir: o.ProjectDir, HomeDir: o.HomeDir}
+	cfg := &Config{ProjectDir: o.ProjectDir, HomeDir: o.HomeDir, allowServerTools: o.AllowServerTools}
 	var errs []FileError
 	var defs []definition
 	ap := &approvals{
@@ -439,7 +468,8 @@ func (r *resolver) resolve() *Config {
 	}
 
 	for _, src := range r.sources() {
-		d := r.load(src.path, &errs)
+		settings := src.kind >= kindUserSettings && src.kind <= kindManagedSettings
+		d := r.load(src.path, settings, &errs)
 		if d == nil {
 			continue
 		}
@@ -479,8 +509,15 @@ func (r *resolver) resolve() *Config {
 			ap.read(d, entry, path, false, &errs) // legacy keys, migrated by the CLI
 		case kindUserSettings:
 			ap.read(d, d.root, "", true, &errs)
-		case kindProjSettings, kindLocalSettings:
+			cfg.Permissions.read(d, true, &errs)
+		case kindProjSettings:
 			ap.read(d, d.root, "", false, &errs)
+			cfg.Permissions.read(d, cfg.Trusted, &errs) // ~/.claude.json came first: Trusted is known
+		case kindLocalSettings:
+			ap.read(d, d.root, "", false, &errs)
+			cfg.Permissions.read(d, true, &errs)
+		case kindManagedSettings:
+			cfg.Permissions.read(d, true, &errs)
 		}
 	}
 	ap.trusted = cfg.Trusted

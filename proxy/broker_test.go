@@ -259,6 +259,24 @@ func TestAllowsRules(t *testing.T) {
 			t.Errorf("%q does not allow a tool of server %q", rule, dotted.Server)
 		}
 	}
+	// Without the MCP annotation the server comes from the tool name.
+	for _, tc := range []struct {
+		rule string
+		want bool
+	}{{"mcp__my_srv", true}, {"mcp__my_srv__*", true}, {"mcp__my_srv(*)", true}, {"mcp__my_srv__do-it", true}, {"mcp__my", false}, {"mcp__*", false}, {"mcp__my_sr*", false}} {
+		if got := (&MCPConfig{AllowedTools: []string{tc.rule}}).allows("mcp__my_srv__do-it", nil); got != tc.want {
+			t.Errorf("%q allows (no ref) = %v, want %v", tc.rule, got, tc.want)
+		}
+	}
+	// A deny rule (permissions.deny, --disallowedTools) wins over any allow.
+	for _, deny := range []string{"mcp__my_srv__do-it", "mcp__my_srv", "mcp__my_srv__*"} {
+		if (&MCPConfig{AllowedTools: []string{"mcp__my_srv"}, DisallowedTools: []string{deny}}).allows("mcp__my_srv__do-it", ref) {
+			t.Errorf("denied by %q, yet allowed", deny)
+		}
+	}
+	if !(&MCPConfig{AllowedTools: []string{"mcp__my_srv"}, DisallowedTools: []string{"mcp__my_srv__other"}}).allows("mcp__my_srv__do-it", ref) {
+		t.Error("a deny rule of another tool denied this one")
+	}
 	var nilCfg *MCPConfig
 	if nilCfg.allows("x", ref) {
 		t.Error("nil config allowed")

@@ -46,6 +46,22 @@
 // the stderr tail. Claude is located with FindClaude (--claude,
 // $CCPROXY_CLAUDE, PATH) and must be MinClaudeVersion or newer.
 //
+// The broker (session.go, broker.go) makes each can_use_tool a
+// permission/request of a kind: a tool use, AskUserQuestion's questions, or
+// ExitPlanMode's plan; questions and plans never time out. A tool the
+// current permission rules allow (MCPConfig.AllowedTools minus
+// DisallowedTools: the settings' permissions.allow/deny, plus every active
+// server with serve --allow-mcp-tools) is allowed without asking. An answer
+// becomes claude's reply: answers are added to the question's input as
+// "answers"; "always" first has the MCP source write the suggested rules to
+// the session's .claude/settings.local.json (MCPConfigSource.AllowRules,
+// outside Session.mu), then adds them as updatedPermissions with
+// destination "session", so claude applies them at once (without such a
+// source, destination "localSettings": claude writes them itself). The permission mode (Session.mode, under Session.mu) is
+// what claude last reported in system/init or system/status, or what
+// session/setPermissionMode (set_permission_mode) set; a restarted process
+// starts in it, and session/state and session/list carry it.
+//
 // # State
 //
 // A session's state follows claude's events, not what was sent (claude

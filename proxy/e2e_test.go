@@ -25,6 +25,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -58,13 +59,28 @@ func e2eResponder(release <-chan struct{}) fakeapi.Responder {
 		fakeapi.OnText("HOT", fakeapi.CallTool("mcp__hot__text", nil)),
 		fakeapi.OnText("SLOW", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("this answer never ends")}, Wait: release}),
 		fakeapi.OnText("BIG", fakeapi.Say(bigText)),
+		fakeapi.OnText("ECHO-1", fakeapi.CallTool("mcp__everything__echo", map[string]any{"message": "one"})),
+		fakeapi.OnText("ECHO-2", fakeapi.CallTool("mcp__everything__echo", map[string]any{"message": "two"})),
+		fakeapi.OnText("SUM", fakeapi.CallTool("mcp__everything__get-sum", map[string]any{"a": 1, "b": 2})),
+		fakeapi.OnText("ASKQ", fakeapi.CallTool("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
+			"question": "Which color?", "header": "Color", "multiSelect": false,
+			"options": []any{map[string]any{"label": "Red", "description": "warm"}, map[string]any{"label": "Blue", "description": "cold"}}}}})),
+		fakeapi.OnText("PLAN", fakeapi.CallTool("ExitPlanMode", map[string]any{"plan": "1. do A\n2. do B"})),
 		fakeapi.OnToolResults(fakeapi.Summarize),
 	)
 }
 
 // startE2E starts the fake API and a proxy whose project has a .mcp.json
-// with server-everything and ccproxy-testmcp (trusted, so active).
+// with server-everything and ccproxy-testmcp (trusted, so active), every
+// tool of which is allowed without asking (serve --allow-mcp-tools).
 func startE2E(t *testing.T, opts Options) *e2e {
+	t.Helper()
+	return startE2EWith(t, opts, func(o *mcpconfig.Options) { o.AllowServerTools = true })
+}
+
+// startE2EWith is startE2E with the MCP configuration's options changed by
+// setup (nil: MCP tool calls ask, the default of serve).
+func startE2EWith(t *testing.T, opts Options, setup func(*mcpconfig.Options)) *e2e {
 	t.Helper()
 	claude := testkit.Claude(t)
 	everything := testkit.NodeBin(t, "mcp-server-everything")
@@ -90,6 +106,9 @@ func startE2E(t *testing.T, opts Options) *e2e {
 			}
 		}
 		return "", false
+	}
+	if setup != nil {
+		setup(&e.env.opts)
 	}
 	src, err := NewMCPConfigSource(e.env.opts, e.env.filesDir, nil)
 	if err != nil {

@@ -50,10 +50,15 @@ type MCPConfig struct {
 	// Servers is the mcp_set_servers payload: every active server by name,
 	// its definition as claude takes it (stdio entries always carry "args").
 	Servers map[string]json.RawMessage
-	// AllowedTools are the tool rules passed with --allowedTools. A
-	// permission request for a tool they allow (a server added after the
-	// session started) is allowed without asking anyone.
+	// AllowedTools are the tool rules passed with --allowedTools: the
+	// user's permissions.allow rules (and, with serve --allow-mcp-tools,
+	// "mcp__<server>" for every active server). A permission request for a
+	// tool they allow and DisallowedTools do not deny (a rule or a server
+	// added after claude started) is allowed without asking anyone.
 	AllowedTools []string
+	// DisallowedTools are the rules passed with --disallowedTools: the
+	// user's permissions.deny rules.
+	DisallowedTools []string
 	// View is the redacted configuration pushed as mcp/config.
 	View protocol.MCPConfig
 	// Resolved is the configuration package probe connects to for
@@ -65,23 +70,39 @@ type MCPConfig struct {
 }
 
 // allows reports whether the AllowedTools rules allow toolName of the MCP
-// tool ref (nil for tools that are not MCP tools). Forms (FACTS §4):
+// tool ref (nil for tools that are not MCP tools) and no DisallowedTools
+// rule denies it. Forms understood (FACTS §4): the tool's exact name,
 // mcp__srv, mcp__srv__tool, mcp__srv__*, mcp__srv(*). mcp__* and prefixes
-// allow nothing, as in the CLI.
+// match nothing, as in the CLI; other rules (e.g. "Bash(npm test:*)") are
+// left to claude, which applies them itself: the proxy then asks.
 func (c *MCPConfig) allows(toolName string, ref *protocol.MCPRef) bool {
 	if c == nil {
 		return false
 	}
-	for _, entry := range c.AllowedTools {
+	return ruleMatches(c.AllowedTools, toolName, ref) && !ruleMatches(c.DisallowedTools, toolName, ref)
+}
+
+// ruleMatches reports whether one of the rules (each entry may hold several,
+// comma or space separated, as on claude's command line) names the tool.
+// Without ref the server part is taken from the tool name.
+func ruleMatches(rules []string, toolName string, ref *protocol.MCPRef) bool {
+	srv, tool := "", ""
+	if ref != nil {
+		srv, tool = mcpconfig.ToolPrefix(ref.Server), ref.Tool // as claude names the server's tools
+	}
+	for _, entry := range rules {
 		for _, rule := range strings.FieldsFunc(entry, func(r rune) bool { return r == ',' || r == ' ' }) {
 			if rule == toolName {
 				return true
 			}
-			if ref == nil {
-				continue
+			base := strings.TrimSuffix(strings.TrimSuffix(rule, "__*"), "(*)")
+			if !strings.HasPrefix(base, "mcp__") || len(base) <= len("mcp__") {
+				continue // mcp__* matches nothing, as in the CLI
 			}
-			srv := mcpconfig.ToolPrefix(ref.Server) // as claude names the server's tools
-			if rule == srv || rule == srv+"__*" || rule == srv+"(*)" || rule == srv+"__"+ref.Tool {
+			if ref != nil && (base == srv || rule == srv+"__"+tool) {
+				return true
+			}
+			if ref == nil && strings.HasPrefix(toolName, base+"__") && !strings.Contains(toolName[len(base)+2:], "__") {
 				return true
 			}
 		}

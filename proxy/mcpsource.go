@@ -116,13 +116,24 @@ func (s *MCPConfigSource) decide(name, verb string, fn func(mcpconfig.Options, s
 	return string(approval), nil
 }
 
+// AllowRules records "allow, and don't ask again" rules in
+// <dir>/.claude/settings.local.json (mcpconfig.AllowRules: locked across
+// processes, atomic). When dir is the watched project the Watcher then
+// installs the configuration with the new rules.
+func (s *MCPConfigSource) AllowRules(dir string, rules []string) error {
+	opts := s.opts
+	opts.ProjectDir = dir
+	_, err := mcpconfig.AllowRules(opts, rules...)
+	return err
+}
+
 // install makes cfg current and signals the change.
 func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
 	if cfg == nil {
 		return
 	}
 	cur := convertMCPConfig(cfg)
-	file := &configFile{cfg: cfg, tools: cur.AllowedTools, dir: s.dir, log: s.log}
+	file := &configFile{cfg: cfg, tools: cur.AllowedTools, denied: cur.DisallowedTools, dir: s.dir, log: s.log}
 	cur.Spawn = file.acquire
 	s.mu.Lock()
 	if s.closed {
@@ -142,7 +153,7 @@ func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
 
 // convertMCPConfig turns a resolved configuration into what the proxy uses.
 func convertMCPConfig(cfg *mcpconfig.Config) *MCPConfig {
-	out := &MCPConfig{Servers: map[string]json.RawMessage{}, AllowedTools: cfg.AllowedTools(), Resolved: cfg}
+	out := &MCPConfig{Servers: map[string]json.RawMessage{}, AllowedTools: cfg.AllowedTools(), DisallowedTools: cfg.DisallowedTools(), Resolved: cfg}
 	for _, srv := range cfg.Servers {
 		if srv.Active {
 			out.Servers[srv.Name] = srv.Expanded // as mcp_set_servers takes it (stdio "args" always there)
@@ -175,10 +186,11 @@ func convertMCPConfig(cfg *mcpconfig.Config) *MCPConfig {
 // configFile is the --mcp-config file of one configuration: written on the
 // first acquire, removed once retired and released by every process.
 type configFile struct {
-	cfg   *mcpconfig.Config
-	tools []string // --allowedTools (MCPConfig.AllowedTools)
-	dir   string
-	log   *slog.Logger
+	cfg    *mcpconfig.Config
+	tools  []string // --allowedTools (MCPConfig.AllowedTools)
+	denied []string // --disallowedTools (MCPConfig.DisallowedTools)
+	dir    string
+	log    *slog.Logger
 
 	mu      sync.Mutex
 	f       *mcpconfig.ConfigFile
@@ -200,6 +212,9 @@ func (c *configFile) acquire() ([]string, func(), error) {
 	args := c.f.Args()
 	if len(c.tools) > 0 {
 		args = append(append(args, "--allowedTools"), c.tools...)
+	}
+	if len(c.denied) > 0 {
+		args = append(append(args, "--disallowedTools"), c.denied...)
 	}
 	var once sync.Once
 	return args, func() { once.Do(c.release) }, nil

@@ -72,6 +72,8 @@ func TestMCPConfigSource(t *testing.T) {
 	})
 	os.WriteFile(filepath.Join(e.home, ".claude.json"), home, 0o600)
 	e.writeMCPJSON(t, map[string]any{"proj": map[string]any{"command": "p"}})
+	// The user's permission rules, not the servers, make the tool flags.
+	os.WriteFile(filepath.Join(e.home, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__usr__get"], "deny": ["mcp__usr__rm"]}}`), 0o600)
 	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +107,7 @@ func TestMCPConfigSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := slices.Index(args, "--mcp-config")
-	if i < 0 || !slices.Contains(args, "--strict-mcp-config") || !slices.Equal(args[len(args)-2:], []string{"--allowedTools", "mcp__usr"}) {
+	if i < 0 || !slices.Contains(args, "--strict-mcp-config") || !slices.Equal(args[len(args)-4:], []string{"--allowedTools", "mcp__usr__get", "--disallowedTools", "mcp__usr__rm"}) {
 		t.Fatalf("spawn args %q", args)
 	}
 	file := args[i+1]

@@ -66,6 +66,22 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		})
 	case *protocol.SessionList:
 		c.reply(id, protocol.SessionListResult{Sessions: s.sessionList()})
+	case *protocol.SessionSetPermissionMode:
+		sess, err := s.session(d.Session)
+		if err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		c.async(func() {
+			ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
+			defer cancel()
+			mode, err := sess.setPermissionMode(ctx, d.Mode)
+			if err != nil {
+				c.replyErr(id, err)
+				return
+			}
+			c.reply(id, protocol.SessionSetPermissionModeResult{Mode: mode})
+		})
 	case *protocol.PermissionRespond:
 		sess, err := s.session(d.Session)
 		if err != nil {
@@ -108,7 +124,7 @@ func (s *Server) offers(typ string) bool {
 	switch typ {
 	case protocol.TypeSessionCreate, protocol.TypeSessionSend, protocol.TypeSessionSubscribe,
 		protocol.TypeSessionUnsubscribe, protocol.TypeSessionInterrupt, protocol.TypeSessionClose,
-		protocol.TypeSessionList, protocol.TypePermissionRespond,
+		protocol.TypeSessionList, protocol.TypeSessionSetMode, protocol.TypePermissionRespond,
 		protocol.TypeMCPSubscribe, protocol.TypeMCPUnsubscribe:
 		return true
 	case protocol.TypeMCPApprove, protocol.TypeMCPReject:

@@ -422,6 +422,7 @@ func (s *Server) newSession(cfg sessionConfig) *Session {
 		srv:       s,
 		log:       s.log.With("session", id),
 		cfg:       cfg,
+		mode:      cfg.permissionMode,
 		createdAt: time.Now(),
 		state:     protocol.StateStarting,
 		hub:       newHub(id, s.log.With("session", id), s.logs, s.opts.ReplayBytes, max(s.opts.ReplayDiskBytes, 0), s.spool.Dir),

@@ -46,6 +46,7 @@ type Session struct {
 	state          string
 	claudeID       string
 	hub            *hub          // the event log and the subscriptions (its own lock, taken after mu)
+	mode           string        // the permission mode: claude's last report, or set by session/setPermissionMode (broker.go)
 	perms          []*permission // pending, in arrival order (a few at most: a linear search is fine)
 	resolved       recentSet     // request ids answered, timed out or cancelled
 	inTurn         bool          // claude runs a turn: its system/init (or first event) was seen, its result not yet
@@ -82,11 +83,14 @@ type claudeProc struct {
 }
 
 type permission struct {
-	id    string
-	proc  *claudecli.Client
-	input json.RawMessage
-	frame []byte // the permission/request push
-	timer *time.Timer
+	id          string
+	proc        *claudecli.Client
+	kind        string // protocol.PermissionKind*
+	tool        string
+	input       json.RawMessage
+	suggestions json.RawMessage // the CLI's permission_suggestions (for "always")
+	frame       []byte          // the permission/request push
+	timer       *time.Timer
 }
 
 type heldTurn struct {
@@ -152,8 +156,8 @@ func (s *Session) claudeArgs(resume string, mcpArgs []string) []string {
 	if s.cfg.model != "" {
 		args = append(args, "--model", s.cfg.model)
 	}
-	if s.cfg.permissionMode != "" {
-		args = append(args, "--permission-mode", s.cfg.permissionMode)
+	if mode := s.permissionMode(); mode != "" {
+		args = append(args, "--permission-mode", mode)
 	}
 	if resume != "" {
 		args = append(args, "--resume", resume)
@@ -292,6 +296,9 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
 		s.claudeID = ev.SessionID
 		s.pushStateLocked("")
+	}
+	if ev.Type == stream.TypeSystem {
+		s.noteModeLocked(ev)
 	}
 	if p == s.proc && !s.restarting {
 		s.turnEventLocked(ev)
@@ -485,7 +492,7 @@ func (s *Session) setStateLocked(state, reason string) {
 }
 
 func (s *Session) pushStateLocked(reason string) {
-	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason})
+	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.mode})
 	if err != nil {
 		s.log.Error("session state", "err", err)
 		return
@@ -597,18 +604,23 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 	if pr.ToolName == "" {
 		pr.ToolName = "unknown"
 	}
+	classifyPermission(&pr)
 
-	// A tool the MCP configuration allows (a server added after claude
-	// started, so its --allowedTools did not name it): allowed, as claude
-	// would have if it had been started now.
-	if s.srv.mcp.config().allows(pr.ToolName, pr.MCP) {
-		s.log.Info("permission allowed by the MCP configuration's allowed tools", "tool", pr.ToolName)
+	// A tool the current permission rules allow (a rule written after
+	// claude started, so its --allowedTools did not name it): allowed, as
+	// claude would have if it had been started now. Never a question or a
+	// plan: those are for a person.
+	if pr.Kind == protocol.PermissionKindTool && s.srv.mcp.config().allows(pr.ToolName, pr.MCP) {
+		s.log.Info("permission allowed by the permission rules", "tool", pr.ToolName)
 		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "allow", "updatedInput": input})
 		s.answerClaude(p, resp)
 		return
 	}
 
 	timeout := s.srv.opts.PermissionTimeout
+	if waitsForPerson(pr.Kind) {
+		timeout = 0 // never auto-denied
+	}
 	if timeout > 0 {
 		pr.Deadline = time.Now().Add(timeout).UTC()
 	}
@@ -619,7 +631,7 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 		s.answerClaude(p, resp)
 		return
 	}
-	perm := &permission{id: id, proc: p, input: input, frame: frame}
+	perm := &permission{id: id, proc: p, kind: pr.Kind, tool: pr.ToolName, input: input, suggestions: pr.Suggestions, frame: frame}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.permLocked(id) != nil || s.exited {
@@ -699,6 +711,10 @@ func (s *Session) permissionTimedOut(id string, timeout time.Duration) {
 // success every subscriber, the answering client included, has been sent
 // permission/resolved when it returns.
 func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionRespond) error {
+	dest, err := s.recordAlways(d) // broker.go: writes "always" rules first, outside the lock
+	if err != nil {
+		return err
+	}
 	s.mu.Lock()
 	perm := s.permLocked(d.RequestID)
 	if perm == nil {
@@ -709,18 +725,18 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 		}
 		return protocol.Errorf(protocol.CodeNotFound, "permission/respond: session %s has no permission request %q", s.id, truncate(d.RequestID, 80))
 	}
+	var resp map[string]any
+	if d.Behavior == protocol.BehaviorAllow {
+		if resp, err = permissionAnswer(perm, d, dest); err != nil {
+			s.mu.Unlock()
+			return err // the request stays pending
+		}
+	}
 	s.takePermLocked(d.RequestID)
 	s.mu.Unlock()
 
-	var resp map[string]any
 	message := ""
-	if d.Behavior == protocol.BehaviorAllow {
-		in := perm.input
-		if len(d.UpdatedInput) > 0 {
-			in = d.UpdatedInput
-		}
-		resp = map[string]any{"behavior": "allow", "updatedInput": in}
-	} else {
+	if d.Behavior != protocol.BehaviorAllow {
 		message = d.Message
 		if message == "" {
 			message = "Denied by the user"
@@ -858,7 +874,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	}
 	var frames [][]byte
 	if sub.sentState != s.state {
-		if f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID}); err == nil {
+		if f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, PermissionMode: s.mode}); err == nil {
 			frames = append(frames, f)
 		}
 		sub.sentState = s.state
@@ -1170,7 +1186,7 @@ func (s *Session) info() protocol.SessionInfo {
 		State:              s.state,
 		Cwd:                s.cfg.cwd,
 		Model:              s.cfg.model,
-		PermissionMode:     s.cfg.permissionMode,
+		PermissionMode:     s.mode,
 		ClaudeSessionID:    s.claudeID,
 		CreatedAt:          s.createdAt.UTC(),
 		FirstSeq:           first,

@@ -27,7 +27,7 @@ const (
 	StateClosed     = "closed"     // closed by session/close; forgotten soon
 )
 
-// Permission modes accepted by session/create.
+// Permission modes accepted by session/create and session/setPermissionMode.
 const (
 	PermissionModeDefault     = "default"
 	PermissionModeAcceptEdits = "acceptEdits"
@@ -40,6 +40,13 @@ const (
 	BehaviorAllow     = "allow"
 	BehaviorDeny      = "deny"
 	BehaviorCancelled = "cancelled"
+)
+
+// Kinds of permission request (PermissionRequest.Kind).
+const (
+	PermissionKindTool     = "tool"     // use a tool: allow or deny
+	PermissionKindQuestion = "question" // AskUserQuestion: answer the questions (or deny)
+	PermissionKindPlan     = "plan"     // ExitPlanMode: approve the plan (allow) or keep planning (deny)
 )
 
 // Why a permission request was resolved (PermissionResolved.Reason).
@@ -212,13 +219,31 @@ type SessionInfo struct {
 	PendingPermissions int64     `json:"pendingPermissions"`
 }
 
-// PermissionRespond is the data of permission/respond.
+// PermissionRespond is the data of permission/respond. Always (with allow,
+// for a tool) also allows the tool from now on: the rule is written to the
+// project's .claude/settings.local.json. Answers (with allow, for a
+// question) maps each question's text to the chosen option's label (labels
+// joined with ", " for a multiSelect question) or to free text.
 type PermissionRespond struct {
-	Session      string          `json:"session"`
-	RequestID    string          `json:"requestId"`
-	Behavior     string          `json:"behavior"`
-	UpdatedInput json.RawMessage `json:"updatedInput,omitempty"`
-	Message      string          `json:"message,omitempty"`
+	Session      string            `json:"session"`
+	RequestID    string            `json:"requestId"`
+	Behavior     string            `json:"behavior"`
+	UpdatedInput json.RawMessage   `json:"updatedInput,omitempty"`
+	Message      string            `json:"message,omitempty"`
+	Always       bool              `json:"always,omitempty"`
+	Answers      map[string]string `json:"answers,omitempty"`
+}
+
+// SessionSetPermissionMode is the data of session/setPermissionMode.
+type SessionSetPermissionMode struct {
+	Session string `json:"session"`
+	Mode    string `json:"mode"`
+}
+
+// SessionSetPermissionModeResult is the data of the reply to
+// session/setPermissionMode: the mode now in force.
+type SessionSetPermissionModeResult struct {
+	Mode string `json:"mode"`
 }
 
 // MCPSubscribe is the (empty) data of mcp/subscribe.
@@ -441,6 +466,7 @@ type SessionState struct {
 	State           string `json:"state"`
 	ClaudeSessionID string `json:"claudeSessionId,omitempty"`
 	Reason          string `json:"reason,omitempty"`
+	PermissionMode  string `json:"permissionMode,omitempty"`
 }
 
 // SessionExited is the data of session/exited. Code is null when the
@@ -459,17 +485,38 @@ type SessionGap struct {
 	FirstSeq int64  `json:"firstSeq"`
 }
 
-// PermissionRequest is the data of permission/request.
+// PermissionRequest is the data of permission/request. Kind says what is
+// asked: a tool use (PermissionKindTool; empty means the same), the
+// questions of AskUserQuestion (PermissionKindQuestion, Questions set), or
+// the approval of a plan (PermissionKindPlan, Plan set when claude gave its
+// text). Questions and plans have no Deadline: they wait for a person.
 type PermissionRequest struct {
 	Session     string          `json:"session"`
 	RequestID   string          `json:"requestId"`
+	Kind        string          `json:"kind,omitempty"`
 	ToolName    string          `json:"toolName"`
 	Input       json.RawMessage `json:"input"`
 	MCP         *MCPRef         `json:"mcp,omitempty"`
 	ToolUseID   string          `json:"toolUseId,omitempty"`
 	DisplayName string          `json:"displayName,omitempty"`
 	Suggestions json.RawMessage `json:"suggestions,omitempty"`
+	Questions   []Question      `json:"questions,omitempty"`
+	Plan        string          `json:"plan,omitempty"`
 	Deadline    time.Time       `json:"deadline,omitzero"`
+}
+
+// Question is one question of AskUserQuestion.
+type Question struct {
+	Question    string           `json:"question"`
+	Header      string           `json:"header,omitempty"`
+	Options     []QuestionOption `json:"options"`
+	MultiSelect bool             `json:"multiSelect,omitempty"`
+}
+
+// QuestionOption is one option of a Question.
+type QuestionOption struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
 }
 
 // MCPRef names the MCP server and tool behind a Claude tool name

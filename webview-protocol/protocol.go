@@ -30,6 +30,7 @@ const (
 	TypeSessionInterrupt   = "session/interrupt"
 	TypeSessionClose       = "session/close"
 	TypeSessionList        = "session/list"
+	TypeSessionSetMode     = "session/setPermissionMode"
 	TypePermissionRespond  = "permission/respond"
 	TypeMCPSubscribe       = "mcp/subscribe"
 	TypeMCPUnsubscribe     = "mcp/unsubscribe"
@@ -80,7 +81,7 @@ func PushTypes() []string { return slices.Clone(pushTypes) }
 
 var requestTypes = []string{
 	TypeSessionCreate, TypeSessionSend, TypeSessionSubscribe, TypeSessionUnsubscribe,
-	TypeSessionInterrupt, TypeSessionClose, TypeSessionList, TypePermissionRespond,
+	TypeSessionInterrupt, TypeSessionClose, TypeSessionList, TypeSessionSetMode, TypePermissionRespond,
 	TypeMCPSubscribe, TypeMCPUnsubscribe, TypeMCPApprove, TypeMCPReject,
 	TypeMCPProbe, TypeMCPTools, TypeMCPCall, TypeMCPLog,
 }

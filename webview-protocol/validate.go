@@ -32,6 +32,7 @@ const (
 var (
 	sessionStates     = []string{StateStarting, StateIdle, StateRunning, StateRestarting, StateExited, StateClosed}
 	permissionModes   = []string{PermissionModeDefault, PermissionModeAcceptEdits, PermissionModePlan, PermissionModeBypass}
+	permissionKinds   = []string{PermissionKindTool, PermissionKindQuestion, PermissionKindPlan}
 	imageMediaTypes   = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 	respondBehaviors  = []string{BehaviorAllow, BehaviorDeny}
 	resolvedBehaviors = []string{BehaviorAllow, BehaviorDeny, BehaviorCancelled}
@@ -242,6 +243,33 @@ func (d PermissionRespond) Validate() error {
 	if d.Message != "" && d.Behavior == BehaviorAllow {
 		c.add("message", "only allowed with behavior \"deny\"")
 	}
+	if d.Always && d.Behavior != BehaviorAllow {
+		c.add("always", "only allowed with behavior \"allow\"")
+	}
+	if d.Answers != nil && d.Behavior != BehaviorAllow {
+		c.add("answers", "only allowed with behavior \"allow\"")
+	}
+	if d.Answers != nil && len(d.UpdatedInput) != 0 {
+		c.add("answers", "not allowed with updatedInput (the answers are added to the question's input)")
+	}
+	for q := range d.Answers {
+		if q == "" {
+			c.add("answers", "a question must not be empty")
+		}
+	}
+	return c.err()
+}
+
+func (d SessionSetPermissionMode) Validate() error {
+	var c check
+	c.session("session", d.Session)
+	c.enum("mode", d.Mode, permissionModes)
+	return c.err()
+}
+
+func (d SessionSetPermissionModeResult) Validate() error {
+	var c check
+	c.enum("mode", d.Mode, permissionModes)
 	return c.err()
 }
 
@@ -434,6 +462,7 @@ func (d SessionState) Validate() error {
 	var c check
 	c.session("session", d.Session)
 	c.enum("state", d.State, sessionStates)
+	c.optEnum("permissionMode", d.PermissionMode, permissionModes)
 	return c.err()
 }
 
@@ -469,6 +498,22 @@ func (d PermissionRequest) Validate() error {
 	}
 	if len(d.Suggestions) != 0 && jsonKind(d.Suggestions) != "array" {
 		c.add("suggestions", "want an array, got %s", article(jsonKind(d.Suggestions)))
+	}
+	c.optEnum("kind", d.Kind, permissionKinds)
+	if d.Kind != PermissionKindQuestion && len(d.Questions) > 0 {
+		c.add("questions", "only allowed with kind \"question\"")
+	}
+	if d.Kind != PermissionKindPlan && d.Plan != "" {
+		c.add("plan", "only allowed with kind \"plan\"")
+	}
+	if (d.Kind == PermissionKindQuestion || d.Kind == PermissionKindPlan) && !d.Deadline.IsZero() {
+		c.add("deadline", "a %s waits for a person: no deadline", d.Kind)
+	}
+	for i, q := range d.Questions {
+		c.nonEmpty(fmt.Sprintf("questions[%d].question", i), q.Question)
+		for j, o := range q.Options {
+			c.nonEmpty(fmt.Sprintf("questions[%d].options[%d].label", i, j), o.Label)
+		}
 	}
 	return c.err()
 }

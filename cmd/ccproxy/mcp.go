@@ -21,7 +21,7 @@ import (
 )
 
 const mcpUsage = `Usage:
-  ccproxy mcp config [--project DIR] [--json] [--mcp-config FILE]... [--trust-project-mcp] [--managed-config FILE]
+  ccproxy mcp config [--project DIR] [--json] [--mcp-config FILE]... [--trust-project-mcp] [--allow-mcp-tools] [--managed-config FILE]
         print the MCP servers Claude Code would load, merged and approved
   ccproxy mcp list --from-cli [--claude PATH] [--project DIR] [--json] [--timeout DURATION]
         run 'claude mcp list' in DIR and show its parsed result
@@ -103,6 +103,7 @@ func runMCPConfig(args []string, stdout, stderr io.Writer) error {
 	var extra multiFlag
 	fs.Var(&extra, "mcp-config", "extra MCP config file, as given to ccproxy (repeatable; a later one wins)")
 	trust := fs.Bool("trust-project-mcp", false, "approve every project .mcp.json server not rejected")
+	allowTools := fs.Bool("allow-mcp-tools", false, "allow every tool of every active server without asking, as serve --allow-mcp-tools")
 	managed := fs.String("managed-config", "", "managed-mcp.json to honour (default: the platform's)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -112,7 +113,7 @@ func runMCPConfig(args []string, stdout, stderr io.Writer) error {
 		return usagef("mcp config: unexpected argument %q", pos[0])
 	}
 	cfg, err := mcpconfig.Resolve(mcpconfig.Options{
-		ProjectDir: *project, Extra: extra, TrustProject: *trust, ManagedPath: *managed,
+		ProjectDir: *project, Extra: extra, TrustProject: *trust, AllowServerTools: *allowTools, ManagedPath: *managed,
 	})
 	if err != nil {
 		return err
@@ -182,6 +183,9 @@ func printConfig(w io.Writer, cfg *mcpconfig.Config) {
 		}
 	}
 	fmt.Fprintf(w, "\n--allowedTools: %s\n", strings.Join(v.AllowedTools, " "))
+	if deny := cfg.DisallowedTools(); len(deny) > 0 {
+		fmt.Fprintf(w, "--disallowedTools: %s\n", strings.Join(deny, " "))
+	}
 }
 
 func serverState(s mcpconfig.Server) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,12 +108,17 @@ func TestMCPConfigJSON(t *testing.T) {
 			t.Errorf("p1 = %+v", s)
 		}
 	}
-	if !slices.Contains(v.AllowedTools, "mcp__dup_all") || slices.Contains(v.AllowedTools, "mcp__p1") {
+	// MCP tools ask by default: approving a server does not allow its tools.
+	if len(v.AllowedTools) != 0 {
 		t.Errorf("allowedTools %v", v.AllowedTools)
+	}
+	out, _, _ = runMCPCmd(t, configArgs(root, "--json", "--allow-mcp-tools")...)
+	if !strings.Contains(out, `"mcp__dup_all"`) || strings.Contains(out, `"mcp__p1"`) {
+		t.Errorf("--allow-mcp-tools: allowedTools:\n%s", out)
 	}
 
 	// --trust-project-mcp activates p1.
-	out, _, _ = runMCPCmd(t, configArgs(root, "--json", "--trust-project-mcp")...)
+	out, _, _ = runMCPCmd(t, configArgs(root, "--json", "--allow-mcp-tools", "--trust-project-mcp")...)
 	if !strings.Contains(out, `"mcp__p1"`) {
 		t.Errorf("--trust-project-mcp: p1 not allowed:\n%s", out)
 	}
@@ -139,7 +145,7 @@ func TestMCPConfigNoSecrets(t *testing.T) {
 
 func TestMCPConfigText(t *testing.T) {
 	root := setup(t, "invalid")
-	out, errOut, code := runMCPCmd(t, configArgs(root)...)
+	out, errOut, code := runMCPCmd(t, configArgs(root, "--allow-mcp-tools")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -153,6 +159,20 @@ func TestMCPConfigText(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// The permission rules of the settings files make the tool flags.
+func TestMCPConfigTextRules(t *testing.T) {
+	root := setup(t, "trusted")
+	os.MkdirAll(filepath.Join(root, "home", ".claude"), 0o755)
+	os.WriteFile(filepath.Join(root, "home", ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__by_proj__get"], "deny": ["mcp__by_proj__rm"]}}`), 0o644)
+	out, errOut, code := runMCPCmd(t, configArgs(root)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "--allowedTools: mcp__by_proj__get Bash(ls:*)\n--disallowedTools: mcp__by_proj__rm\n") {
+		t.Errorf("output:\n%s", out)
 	}
 }
 
@@ -341,5 +361,60 @@ func TestMCPApproveCommand(t *testing.T) {
 	_, errOut, code = runMCPCmd(t, "approve", "nope", "--project", proj)
 	if code != 1 || !strings.Contains(errOut, `"nope"`) {
 		t.Errorf("unknown: exit %d, %q", code, errOut)
+	}
+}
+
+// Twenty `ccproxy mcp approve` processes at once, each for its own server:
+// every approval is kept (the settings file is locked across processes).
+func TestMCPApproveConcurrentProcesses(t *testing.T) {
+	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := setup(t, "trusted")
+	proj := filepath.Join(root, "work", "project")
+	const n = 20
+	servers := map[string]any{}
+	for i := range n {
+		servers[fmt.Sprintf("s%02d", i)] = map[string]any{"command": "true"}
+	}
+	data, _ := json.Marshal(map[string]any{"mcpServers": servers})
+	if err := os.WriteFile(filepath.Join(proj, ".mcp.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			cmd := exec.Command(bin, "mcp", "approve", fmt.Sprintf("s%02d", i), "--project", proj)
+			cmd.Env = append(os.Environ(), "HOME="+filepath.Join(root, "home"))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("approve s%02d: %v: %s", i, err, out)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	var local struct {
+		Enabled []string `json:"enabledMcpjsonServers"`
+	}
+	data, err = os.ReadFile(filepath.Join(proj, ".claude", "settings.local.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &local); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if name := fmt.Sprintf("s%02d", i); !slices.Contains(local.Enabled, name) {
+			t.Errorf("approval of %s lost", name)
+		}
+	}
+	if !slices.Contains(local.Enabled, "by_local") || len(local.Enabled) != n+1 {
+		t.Errorf("enabledMcpjsonServers = %v", local.Enabled)
 	}
 }

@@ -52,7 +52,7 @@ Flags:
 type serveConfig struct {
 	addr, project, token, tokenFile, claude, logLevel, replay string
 	origins, mcpConfigs                                       multiFlag
-	trustProject, demo                                        bool
+	trustProject, demo, allowMCPTools                         bool
 	tlsCert, tlsKey                                           string
 	tlsSelfSigned, qr                                         bool
 	hosts                                                     multiFlag
@@ -107,10 +107,11 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	} else {
 		src, err := proxy.NewMCPConfigSource(mcpconfig.Options{
-			ProjectDir:   cfg.project,
-			Extra:        cfg.mcpConfigs,
-			TrustProject: cfg.trustProject,
-			Logger:       log.With("component", "mcpconfig"),
+			ProjectDir:       cfg.project,
+			Extra:            cfg.mcpConfigs,
+			TrustProject:     cfg.trustProject,
+			AllowServerTools: cfg.allowMCPTools,
+			Logger:           log.With("component", "mcpconfig"),
 		}, "", log.With("component", "mcpconfig"))
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
@@ -198,6 +199,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&cfg.claude, "claude", "", "the Claude Code CLI to run (default: $CCPROXY_CLAUDE, then claude on PATH)")
 	fs.Var(&cfg.mcpConfigs, "mcp-config", "extra MCP config `FILE` (repeatable; a later one wins; over every scope but managed)")
 	fs.BoolVar(&cfg.trustProject, "trust-project-mcp", false, "approve every project .mcp.json server not rejected")
+	fs.BoolVar(&cfg.allowMCPTools, "allow-mcp-tools", false, "allow every tool of every active MCP server without asking (default: MCP tool calls ask, unless a permissions.allow rule allows them)")
 	fs.BoolVar(&cfg.demo, "demo", false, "no CLI, no API key: sessions replay a recorded demo session")
 	fs.StringVar(&cfg.replay, "replay", "", "like --demo, replaying the transcript `FILE` (.jsonl or .jsonl.gz)")
 	fs.Float64Var(&cfg.demoSpeed, "demo-speed", 1, "pace of --demo and --replay: 1 is realistic, 2 twice as fast, 0 without delays")

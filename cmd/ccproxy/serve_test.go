@@ -214,7 +214,7 @@ func TestServeRun(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--project", project, "--claude", claude, "--trust-project-mcp", "--log-level", "debug"}, strings.NewReader(""), pw, &stderr)
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--project", project, "--claude", claude, "--trust-project-mcp", "--allow-mcp-tools", "--log-level", "debug"}, strings.NewReader(""), pw, &stderr)
 		pw.Close()
 	}()
 	fl := readFirstLine(t, bufio.NewReader(pr))

@@ -332,8 +332,30 @@ export interface SessionListResult {
   sessions: SessionInfo[];
 }
 export type PermissionRespondData =
-  | { session: string; requestId: string; behavior: "allow"; updatedInput?: JsonObject }
+  | {
+      session: string;
+      requestId: string;
+      behavior: "allow";
+      updatedInput?: JsonObject;
+      /** allow this tool from now on (written to the project's .claude/settings.local.json) */
+      always?: boolean;
+    }
+  | {
+      session: string;
+      requestId: string;
+      behavior: "allow";
+      /** a question: question text -> chosen label (", "-joined for multiSelect) or free text */
+      answers: Record<string, string>;
+      always?: boolean;
+    }
   | { session: string; requestId: string; behavior: "deny"; message?: string };
+export interface SessionSetPermissionModeData {
+  session: string;
+  mode: PermissionMode;
+}
+export interface SessionSetPermissionModeResult {
+  mode: PermissionMode;
+}
 export interface McpNameData {
   name: string;
 }
@@ -451,6 +473,7 @@ export interface Requests {
   "session/interrupt": { data: SessionRef; result: EmptyData };
   "session/close": { data: SessionRef; result: EmptyData };
   "session/list": { data: EmptyData; result: SessionListResult };
+  "session/setPermissionMode": { data: SessionSetPermissionModeData; result: SessionSetPermissionModeResult };
   "permission/respond": { data: PermissionRespondData; result: EmptyData };
   "mcp/subscribe": { data: EmptyData; result: EmptyData };
   "mcp/unsubscribe": { data: EmptyData; result: EmptyData };
@@ -492,6 +515,7 @@ export interface SessionStateData {
   state: SessionStateName;
   claudeSessionId?: string;
   reason?: string;
+  permissionMode?: PermissionMode;
 }
 export interface SessionExitedData {
   session: string;
@@ -506,15 +530,31 @@ export interface SessionGapData {
   session: string;
   firstSeq: number;
 }
+export type PermissionKind = "tool" | "question" | "plan";
+export interface QuestionOption {
+  label: string;
+  description?: string;
+}
+export interface Question {
+  question: string;
+  header?: string;
+  options: QuestionOption[];
+  multiSelect?: boolean;
+}
 export interface PermissionRequestData {
   session: string;
   requestId: string;
+  /** tool (default): allow/deny; question: AskUserQuestion (answer with answers); plan: ExitPlanMode (allow approves) */
+  kind?: PermissionKind;
   toolName: string;
   input: JsonObject;
   mcp?: McpRef;
   toolUseId?: string;
   displayName?: string;
   suggestions?: JsonValue[];
+  questions?: Question[];
+  plan?: string;
+  /** never set for a question or a plan */
   deadline?: string;
 }
 export interface PermissionResolvedData {
@@ -620,6 +660,7 @@ export const REQUEST_TYPES = [
   "session/interrupt",
   "session/close",
   "session/list",
+  "session/setPermissionMode",
   "permission/respond",
   "mcp/subscribe",
   "mcp/unsubscribe",

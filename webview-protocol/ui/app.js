@@ -411,16 +411,53 @@ function showPermission() {
   const p = permissions[0];
   shownPermission = p;
   const dlg = $("#permission");
+  // kind: tool (allow, always allow, deny), question (AskUserQuestion:
+  // pick options, answer), plan (ExitPlanMode: approve, keep planning).
+  const kind = p.kind || "tool";
+  const questions = kind === "question" ? p.questions || [] : [];
+  dlg.querySelector(".perm-title").textContent = { question: "Answer", plan: "Approve the plan of" }[kind] || "Allow";
   dlg.querySelector(".perm-tool").textContent = p.mcp ? `${p.mcp.server} · ${p.mcp.tool}` : p.displayName || p.toolName;
   dlg.querySelector(".perm-session").textContent = `session ${p.session}`;
-  dlg.querySelector(".perm-input").textContent = JSON.stringify(p.input, null, 2);
+  const box = dlg.querySelector(".perm-questions");
+  box.replaceChildren();
+  questions.forEach((q, i) => {
+    const fs = el("fieldset", "perm-question");
+    fs.append(el("legend", "", q.header ? `${q.header}: ${q.question}` : q.question));
+    for (const o of q.options) {
+      const label = el("label");
+      const input = el("input");
+      input.type = q.multiSelect ? "checkbox" : "radio";
+      input.name = `q${i}`;
+      input.value = o.label;
+      label.append(input, el("span", "", ` ${o.label}`));
+      if (o.description) label.append(el("small", "", ` — ${o.description}`));
+      fs.append(label);
+    }
+    box.append(fs);
+  });
+  const pre = dlg.querySelector(".perm-input");
+  pre.hidden = kind === "question";
+  pre.textContent = kind === "plan" && p.plan ? p.plan : JSON.stringify(p.input, null, 2);
+  dlg.querySelector(".always").hidden = kind !== "tool";
+  dlg.querySelector(".allow").textContent = { question: "Answer", plan: "Approve" }[kind] || "Allow";
+  dlg.querySelector(".deny").textContent = kind === "plan" ? "Keep planning" : "Deny";
   dlg.returnValue = "";
   dlg.onclose = async () => {
     if (shownPermission !== p) return;
     shownPermission = null;
-    const behavior = dlg.returnValue === "allow" ? "allow" : "deny";
+    const rv = dlg.returnValue;
+    const data = { session: p.session, requestId: p.requestId, behavior: rv === "allow" || rv === "always" ? "allow" : "deny" };
+    if (rv === "always") data.always = true;
+    if (data.behavior === "allow" && kind === "question") {
+      // The CLI's format: question text -> chosen label(s).
+      data.answers = {};
+      questions.forEach((q, i) => {
+        const picked = [...box.querySelectorAll(`input[name="q${i}"]:checked`)].map((x) => x.value);
+        if (picked.length) data.answers[q.question] = picked.join(", ");
+      });
+    }
     try {
-      await conn.request("permission/respond", { session: p.session, requestId: p.requestId, behavior });
+      await conn.request("permission/respond", data);
     } catch (err) {
       if (err.code !== "already_resolved") notice(view(p.session), err.message, true);
     }

@@ -1,0 +1,229 @@
+package mcpconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/tidwall/gjson"
+)
+
+// settingsMu serializes this process's settings writes; the lock file
+// (lockFile) serializes them between processes.
+var settingsMu sync.Mutex
+
+// LockSuffix is appended to a settings file's name to name its lock file,
+// in the same folder: ".claude/.settings.local.json.lock". It is created on
+// the first write and left in place (removing a lock file others may hold
+// open would let two writers in).
+const LockSuffix = ".lock"
+
+func lockPath(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+LockSuffix)
+}
+
+// updateSettings is the one read-modify-write of a settings file, used by
+// every write (approvals, permission rules): under an exclusive lock on the
+// lock file beside it (flock / LockFileEx, so concurrent ccproxy processes
+// all keep their change), the file is read and checked (a file that is not
+// a valid JSON object, or has a duplicate key, is left unchanged and is an
+// error), edit returns the new content (nil: nothing to change), and the
+// file is replaced atomically, pretty-printed as the CLI writes it, with its
+// permissions kept. The folder is created when missing.
+func updateSettings(path string, edit func(d *doc, exists bool) ([]byte, error)) (changed bool, err error) {
+	settingsMu.Lock()
+	defer settingsMu.Unlock()
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, fmt.Errorf("create %s: %w", dir, err)
+	}
+	lf, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	defer lf.Close() // releases the lock
+	if err := lockFile(lf); err != nil {
+		return false, fmt.Errorf("lock %s: %w", lf.Name(), err)
+	}
+
+	data, exists, err := readConfigFile(path)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %s", path, errorText(err))
+	}
+	mode := fs.FileMode(0o600)
+	d := &doc{file: path, text: "{}", root: gjson.Parse("{}")}
+	if exists {
+		var ferr *FileError
+		if d, ferr = parseDoc(path, data); ferr == nil {
+			ferr = d.duplicateKey()
+		}
+		if ferr != nil {
+			return false, fmt.Errorf("not changing %s: %w", path, *ferr)
+		}
+		if st, err := os.Stat(path); err == nil {
+			mode = st.Mode().Perm()
+		}
+	}
+	out, err := edit(d, exists)
+	if err != nil || out == nil {
+		return false, err
+	}
+	// Two-space indentation, as the CLI writes it; key order is kept.
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, out, "", "  "); err != nil {
+		return false, fmt.Errorf("update %s: %w", path, err)
+	}
+	pretty.WriteByte('\n')
+	if err := writeFileAtomic(path, pretty.Bytes(), mode); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// duplicateKey reports the first key that appears twice in one object of
+// the document, at the second occurrence. Claude Code's JSON.parse would
+// silently keep the last value; a settings file with a duplicate key is
+// refused instead, since a rule or an approval could hide behind it.
+func (d *doc) duplicateKey() *FileError {
+	var found *FileError
+	var walk func(v gjson.Result, path string)
+	walk = func(v gjson.Result, path string) {
+		switch {
+		case v.IsObject():
+			seen := map[string]bool{}
+			v.ForEach(func(k, el gjson.Result) bool {
+				if seen[k.Str] {
+					e := d.errAt(k.Index, "", "duplicate key %s in %s", quoteShort(k.Str), objectName(path))
+					found = &e
+					return false
+				}
+				seen[k.Str] = true
+				walk(el, path+"."+k.Str)
+				return found == nil
+			})
+		case v.IsArray():
+			i := 0
+			v.ForEach(func(_, el gjson.Result) bool {
+				walk(el, fmt.Sprintf("%s[%d]", path, i))
+				i++
+				return found == nil
+			})
+		}
+	}
+	walk(d.root, "")
+	return found
+}
+
+func objectName(path string) string {
+	if path == "" {
+		return "the top-level object"
+	}
+	return strings.TrimPrefix(path, ".")
+}
+
+// Permissions are the permission rules of Claude Code's settings files
+// (permissions.allow, .deny, .ask), gathered from every scope the CLI reads:
+// managed (managed-settings.json beside managed-mcp.json),
+// ~/.claude/settings.json, <dir>/.claude/settings.json and
+// <dir>/.claude/settings.local.json. As claude -p applies them (measured on
+// 2.1.329, docs/CLI-NOTES.md): the allow rules of <dir>/.claude/settings.json
+// (a file that comes with the repository) count only in a trusted workspace
+// (projects["<dir>"].hasTrustDialogAccepted); every other rule always
+// counts. Rules keep the order of the scopes, without duplicates.
+type Permissions struct {
+	Allow []string `json:"allow"`
+	Deny  []string `json:"deny"`
+	Ask   []string `json:"ask"`
+}
+
+func (p *Permissions) read(d *doc, allowCounts bool, errs *[]FileError) {
+	obj := member(d.root, "permissions")
+	if !obj.Exists() {
+		return
+	}
+	if !obj.IsObject() {
+		*errs = append(*errs, d.errAt(obj.Index, "", "permissions must be an object, not %s", kind(obj)))
+		return
+	}
+	for _, kv := range []struct {
+		key  string
+		list *[]string
+	}{{"allow", &p.Allow}, {"deny", &p.Deny}, {"ask", &p.Ask}} {
+		rules, es := d.stringList(obj, kv.key, "permissions.")
+		*errs = append(*errs, es...)
+		if kv.key == "allow" && !allowCounts {
+			continue
+		}
+		for _, r := range rules {
+			if r = strings.TrimSpace(r); r != "" && !slices.Contains(*kv.list, r) {
+				*kv.list = append(*kv.list, r)
+			}
+		}
+	}
+}
+
+func (p Permissions) equal(o Permissions) bool {
+	return slices.Equal(p.Allow, o.Allow) && slices.Equal(p.Deny, o.Deny) && slices.Equal(p.Ask, o.Ask)
+}
+
+// AllowRules adds rules (e.g. "mcp__srv__tool", "Bash(npm test:*)") to
+// permissions.allow of <ProjectDir>/.claude/settings.local.json, where
+// Claude Code itself writes "allow, and don't ask again" answers: in one
+// write, locked across processes, rules there already not repeated, other
+// keys kept, the file replaced atomically. A file that is not valid, or has
+// a duplicate key, is left unchanged and is an error. It returns the
+// configuration resolved afterwards.
+func AllowRules(opts Options, rules ...string) (*Config, error) {
+	var add []string
+	for _, rule := range rules {
+		rule = strings.TrimSpace(rule)
+		if rule == "" {
+			return nil, fmt.Errorf("mcpconfig: allow rules: a rule is empty")
+		}
+		if !slices.Contains(add, rule) {
+			add = append(add, rule)
+		}
+	}
+	if len(add) == 0 {
+		return nil, fmt.Errorf("mcpconfig: allow rules: no rule given")
+	}
+	rule := strings.Join(add, ", ") // for messages
+	r, err := newResolver(opts)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(r.opts.ProjectDir, ".claude", "settings.local.json")
+	changed, err := updateSettings(path, func(d *doc, exists bool) ([]byte, error) {
+		perms := member(d.root, "permissions")
+		if perms.Exists() && !perms.IsObject() {
+			return nil, d.errAt(perms.Index, "", "permissions must be an object, not %s", kind(perms))
+		}
+		allow, errs := d.stringList(perms, "allow", "permissions.")
+		if len(errs) > 0 {
+			return nil, errs[0]
+		}
+		n := len(allow)
+		for _, a := range add {
+			if !slices.Contains(allow, a) {
+				allow = append(allow, a)
+			}
+		}
+		if len(allow) == n {
+			return nil, nil // all there already
+		}
+		return setKey([]byte(d.text), "permissions.allow", allow)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcpconfig: allow %q: %w", rule, err)
+	}
+	if changed {
+		r.opts.Logger.Info("mcpconfig: recorded permission rules", "rules", add, "file", path)
+	}
+	return r.resolve(), nil
+}

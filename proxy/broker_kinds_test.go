@@ -1,0 +1,141 @@
+package proxy
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// AskUserQuestion and ExitPlanMode are told apart from tool uses; questions
+// that do not parse stay a tool use.
+func TestClassifyPermission(t *testing.T) {
+	for _, tc := range []struct {
+		tool, input, kind string
+		questions         int
+		plan              string
+	}{
+		{"Bash", `{"command":"ls"}`, protocol.PermissionKindTool, 0, ""},
+		{"mcp__s__t", `{}`, protocol.PermissionKindTool, 0, ""},
+		{"AskUserQuestion", `{"questions":[{"question":"Q?","header":"H","options":[{"label":"A"},{"label":"B","description":"b"}],"multiSelect":true}]}`, protocol.PermissionKindQuestion, 1, ""},
+		{"AskUserQuestion", `{"questions":[]}`, protocol.PermissionKindTool, 0, ""},
+		{"AskUserQuestion", `{"questions":[{"question":"Q?","options":[{"label":""}]}]}`, protocol.PermissionKindTool, 0, ""},
+		{"AskUserQuestion", `{"questions":"nope"}`, protocol.PermissionKindTool, 0, ""},
+		{"ExitPlanMode", `{}`, protocol.PermissionKindPlan, 0, ""},
+		{"ExitPlanMode", `{"plan":"1. A"}`, protocol.PermissionKindPlan, 0, "1. A"},
+	} {
+		pr := protocol.PermissionRequest{Session: "s-x", RequestID: "r", ToolName: tc.tool, Input: json.RawMessage(tc.input)}
+		classifyPermission(&pr)
+		if pr.Kind != tc.kind || len(pr.Questions) != tc.questions || pr.Plan != tc.plan {
+			t.Errorf("%s %s: kind %q, %d questions, plan %q", tc.tool, tc.input, pr.Kind, len(pr.Questions), pr.Plan)
+		}
+		if err := pr.Validate(); err != nil {
+			t.Errorf("%s %s: %v", tc.tool, tc.input, err)
+		}
+	}
+}
+
+// The answer claude gets: answers added to the question's input as the CLI
+// expects them; "always" echoes the CLI's localSettings suggestions, or
+// makes one for the tool; answers and always only where they belong.
+func TestPermissionAnswer(t *testing.T) {
+	question := &permission{kind: protocol.PermissionKindQuestion, tool: "AskUserQuestion", input: json.RawMessage(`{"questions":[{"question":"Which color?","options":[{"label":"Red"}]}]}`)}
+	resp, err := permissionAnswer(question, &protocol.PermissionRespond{Behavior: "allow", Answers: map[string]string{"Which color?": "Red"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(resp)
+	if string(b) != `{"behavior":"allow","updatedInput":{"questions":[{"question":"Which color?","options":[{"label":"Red"}]}],"answers":{"Which color?":"Red"}}}` {
+		t.Errorf("question answer %s", b)
+	}
+	if _, err := permissionAnswer(question, &protocol.PermissionRespond{Behavior: "allow", Always: true}, ""); protocol.CodeOf(err) != protocol.CodeBadRequest {
+		t.Errorf("always for a question: %v", err)
+	}
+
+	tool := &permission{kind: protocol.PermissionKindTool, tool: "mcp__s__t", input: json.RawMessage(`{"x":1}`),
+		suggestions: json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"mcp__s__t"}],"behavior":"allow","destination":"localSettings"},{"type":"setMode","mode":"acceptEdits","destination":"session"}]`)}
+	if _, err := permissionAnswer(tool, &protocol.PermissionRespond{Behavior: "allow", Answers: map[string]string{"q": "a"}}, ""); protocol.CodeOf(err) != protocol.CodeBadRequest || !strings.Contains(err.Error(), "only for a question") {
+		t.Errorf("answers for a tool: %v", err)
+	}
+	resp, _ = permissionAnswer(tool, &protocol.PermissionRespond{Behavior: "allow", Always: true}, "")
+	b, _ = json.Marshal(resp)
+	if string(b) != `{"behavior":"allow","updatedInput":{"x":1},"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"mcp__s__t"}],"behavior":"allow","destination":"localSettings"}]}` {
+		t.Errorf("always with suggestions %s", b)
+	}
+	// Rules the proxy wrote itself: claude applies them to the session only.
+	resp, _ = permissionAnswer(tool, &protocol.PermissionRespond{Behavior: "allow", Always: true}, destSession)
+	b, _ = json.Marshal(resp)
+	if string(b) != `{"behavior":"allow","updatedInput":{"x":1},"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"mcp__s__t"}],"behavior":"allow","destination":"session"}]}` {
+		t.Errorf("always, recorded by the proxy %s", b)
+	}
+	tool.suggestions = nil
+	resp, _ = permissionAnswer(tool, &protocol.PermissionRespond{Behavior: "allow", Always: true, UpdatedInput: json.RawMessage(`{"x":2}`)}, "")
+	b, _ = json.Marshal(resp)
+	if string(b) != `{"behavior":"allow","updatedInput":{"x":2},"updatedPermissions":[{"behavior":"allow","destination":"localSettings","rules":[{"toolName":"mcp__s__t"}],"type":"addRules"}]}` {
+		t.Errorf("always without suggestions %s", b)
+	}
+	resp, _ = permissionAnswer(tool, &protocol.PermissionRespond{Behavior: "allow"}, destSession)
+	if _, ok := resp["updatedPermissions"]; ok {
+		t.Error("updatedPermissions without always")
+	}
+}
+
+// "Always" with the MCPConfigSource: the proxy writes the rule to the
+// session's .claude/settings.local.json (locked, atomic) and tells claude
+// to apply it to the session; a settings file it must not change (a
+// duplicate key) makes the answer an error and leaves the request pending.
+func TestPermissionAlwaysRecorded(t *testing.T) {
+	env := newMCPEnv(t)
+	src, err := NewMCPConfigSource(env.opts, env.filesDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	ts := startServer(t, Options{MCP: src, Project: env.project})
+	c := ts.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	s := c.create(nil)
+	local := filepath.Join(env.project, ".claude", "settings.local.json")
+
+	// A file with a duplicate key is refused and left alone.
+	bad := "{\"permissions\": {}, \"permissions\": {}}\n"
+	os.MkdirAll(filepath.Dir(local), 0o755)
+	os.WriteFile(local, []byte(bad), 0o644)
+	from := c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	e := c.doErr(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow", "always": true})
+	if e == nil || e.Code != protocol.CodeBadRequest || !strings.Contains(e.Message, `duplicate key "permissions"`) {
+		t.Errorf("always with a bad file: %+v", e)
+	}
+	if data, _ := os.ReadFile(local); string(data) != bad {
+		t.Errorf("the bad file was changed: %s", data)
+	}
+	// Still pending: fix the file, answer again.
+	os.WriteFile(local, []byte(`{"enabledMcpjsonServers": []}`), 0o644)
+	c.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow", "always": true})
+	if got := answerText(t, c, from, s); got != `permission answer: {"behavior":"allow","updatedInput":{"command":"ls"},"updatedPermissions":[{"behavior":"allow","destination":"session","rules":[{"toolName":"Bash"}],"type":"addRules"}]}` {
+		t.Errorf("claude got %s", got)
+	}
+	var m struct {
+		Enabled     []string `json:"enabledMcpjsonServers"`
+		Permissions struct{ Allow []string }
+	}
+	data, _ := os.ReadFile(local)
+	if json.Unmarshal(data, &m) != nil || !slices.Equal(m.Permissions.Allow, []string{"Bash"}) || m.Enabled == nil {
+		t.Errorf("settings.local.json: %s", data)
+	}
+	// The proxy's own rules now allow Bash (mcp/config shows them).
+	c.waitPush(from, protocol.TypeMCPConfig, nil, func(raw json.RawMessage) bool {
+		var v protocol.MCPConfig
+		return json.Unmarshal(raw, &v) == nil && slices.Contains(v.AllowedTools, "Bash")
+	})
+	if !ts.srv.mcp.config().allows("Bash", nil) {
+		t.Error("the proxy's rules do not allow Bash")
+	}
+}
