@@ -14,14 +14,19 @@ import (
 )
 
 // SetGroup makes cmd start in a process group of its own (its pid is the
-// group id), killed with SIGKILL if ccproxy dies first (Linux). Call it
-// before cmd.Start; other SysProcAttr settings are kept.
+// group id). On Linux cmd is started through the guard (see the package
+// doc): cmd.Path and cmd.Args are rewritten, and whatever the command
+// starts, even outside its group, ends when the command ends or ccproxy
+// dies. Call it after setting cmd.Path, cmd.Args, cmd.Dir and
+// cmd.ExtraFiles and before cmd.Start; other SysProcAttr settings are kept.
 func SetGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	setParentDeathSignal(cmd.SysProcAttr)
+	if !guardCmd(cmd) {
+		setParentDeathSignal(cmd.SysProcAttr)
+	}
 }
 
 // SignalGroup sends sig to every process of group pgid. A group that is
