@@ -60,7 +60,10 @@
 // # What the proxy passes to claude
 //
 // At spawn: MCPConfigFile writes the active servers to a private file (0600;
-// Close removes it) and ConfigFile.Args gives --strict-mcp-config
+// Close removes it), by default in the process's own 0700 directory
+// (PrivateDir: <TMPDIR>/ccproxy-<uid>/run-<pid>-*, flock-ed while the
+// process lives; RemoveStale, called by ccproxy serve at start, removes
+// the directories of processes that are gone, even by SIGKILL), and ConfigFile.Args gives --strict-mcp-config
 // --mcp-config PATH, so claude loads exactly what ccproxy shows; AllowedTools
 // gives the --allowedTools entries. In a live session: when a Watcher event's
 // Changes.ActiveChanged is set, send SetServersPayload as the "servers" of an
@@ -82,7 +85,10 @@
 // A Config is immutable once returned and may be shared freely. Resolve has
 // no shared state and may run concurrently. Approve and Reject serialize
 // their read-modify-write of settings.local.json within the process and
-// replace the file atomically. A Watcher owns one goroutine; its methods are
+// replace the file atomically. PrivateDir creates the directory once per
+// process (sync.Once) and keeps its lock file open for the process's life;
+// RemoveStale may run concurrently with it and with other processes: a
+// directory whose lock is held is never touched. A Watcher owns one goroutine; its methods are
 // safe for concurrent use and Close is idempotent and waits for the
 // goroutine (see Watcher).
 package mcpconfig
