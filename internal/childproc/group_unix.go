@@ -30,10 +30,14 @@ func SetGroup(cmd *exec.Cmd) {
 }
 
 // SignalGroup sends sig to every process of group pgid. A group that is
-// already gone is not an error.
+// already gone is not an error. On Linux, SIGKILL to a group led by a guard
+// also kills first what the command started outside its group.
 func SignalGroup(pgid int, sig syscall.Signal) error {
 	if pgid <= 1 {
 		return fmt.Errorf("childproc: no process group %d", pgid)
+	}
+	if sig == syscall.SIGKILL {
+		killGuardTree(pgid)
 	}
 	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("childproc: signal %v to group %d: %w", sig, pgid, err)

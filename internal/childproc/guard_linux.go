@@ -232,33 +232,23 @@ func endDescendants(noChildren <-chan struct{}) {
 	}
 }
 
-// descendants lists the processes below pid, read from /proc (ppid links).
+// descendants lists the live (not zombie) processes below pid, read from
+// /proc (ppid links).
 func descendants(pid int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
 	children := map[int][]int{}
+	zombie := map[int]bool{}
 	for _, e := range entries {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state ppid ...
-		if len(f) < 2 {
-			continue
-		}
-		if pp, err := strconv.Atoi(f[1]); err == nil {
+		if st, pp, ok := procStat(p); ok {
 			children[pp] = append(children[pp], p)
+			zombie[p] = st == "Z" || st == "X"
 		}
 	}
 	var out []int
@@ -267,12 +257,62 @@ func descendants(pid int) []int {
 		p := queue[0]
 		queue = queue[1:]
 		for _, c := range children[p] {
-			out = append(out, c)
+			if !zombie[c] {
+				out = append(out, c)
+			}
 			queue = append(queue, c)
 		}
 	}
 	return out
 }
+
+// procStat returns the state and parent pid of process pid.
+func procStat(pid int) (state string, ppid int, ok bool) {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", 0, false
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", 0, false
+	}
+	f := strings.Fields(s[i+1:]) // state ppid ...
+	if len(f) < 2 {
+		return "", 0, false
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return f[0], ppid, err == nil
+}
+
+// killGuardTree is SignalGroup's SIGKILL for a guarded group: when pgid is
+// a guard that is this process's child (so its pid cannot have been
+// reused), it SIGKILLs the guard's descendants first, until none is left
+// alive, and only then the group with the guard. Killing the guard first
+// would orphan to init what left the group (setsid), with nobody to end
+// it. Bounded: after killTreeRounds it leaves the rest to the group kill.
+func killGuardTree(pgid int) {
+	st, ppid, ok := procStat(pgid)
+	if !ok || ppid != os.Getpid() || st == "Z" {
+		return
+	}
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pgid) + "/cmdline")
+	if err != nil || !strings.Contains(string(cmdline), "\x00"+guardFlag+"\x00") {
+		return
+	}
+	for range killTreeRounds {
+		ds := descendants(pgid)
+		if len(ds) == 0 {
+			return
+		}
+		for _, p := range ds {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		time.Sleep(time.Millisecond) // let them die and the guard reap them
+	}
+}
+
+const killTreeRounds = 200
 
 // exitLike ends the guard the way the command ended: the same exit code,
 // or death by the same signal (without a core dump of the guard).

@@ -209,3 +209,32 @@ trap '' TERM; exec sleep 302`)
 	}
 	cmd.Wait()
 }
+
+// SIGKILL to a guarded group (the callers' last resort) also kills what
+// the command started outside the group: the guard's tree goes first.
+func TestGuardGroupKill(t *testing.T) {
+	cmd, marker := guarded(t, `export D=`+t.TempDir()+`
+`+stubborn+`
+echo ready
+trap '' TERM; exec sleep 302`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("read %q", line)
+	}
+	if err := childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if left := testkit.WaitGone(marker, 5*time.Second); len(left) > 0 {
+		t.Errorf("still running 5 s after SIGKILL to the group: %v", left)
+		for _, p := range left {
+			syscall.Kill(p.PID, syscall.SIGKILL)
+		}
+	}
+}
