@@ -13,14 +13,15 @@
 // recognizes before anything else runs (runGuard). So every binary that
 // uses SetGroup contains its guard; callers need no change.
 //
-//	ccproxy ──lifeline pipe (ccproxy holds the only write end)──▶ guard (group leader, subreaper)
-//	                                                                 └─ command (same group; its
-//	                                                                    streams and ExtraFiles as given)
+//	ccproxy ──lifeline pipe (ccproxy holds the only write end)──▶ guard (subreaper; alone in the
+//	                                                                 │  group the caller sees)
+//	                                                                 └─ command (a group of its own;
+//	                                                                    its streams and ExtraFiles as given)
 //	                                                                      └─ what it starts (MCP servers…)
 //
 // The guard makes itself the child subreaper (PR_SET_CHILD_SUBREAPER), so
 // whatever the command starts and orphans is reparented to it, even after
-// setsid; it starts the command in its own process group with the
+// setsid; it starts the command in a process group of its own with the
 // parent-death signal SIGKILL, hands it its standard streams and extra
 // files and keeps none open itself, and reaps every child. Then:
 //
@@ -31,24 +32,26 @@
 //   - ccproxy ends, however (EOF on the lifeline pipe): the guard ends every
 //     descendant the same way and exits.
 //
-// Signals: the caller signals the group (SignalGroup), which reaches the
-// command and the guard; the guard catches and ignores the catchable
-// ones (forwarding would deliver them twice). SignalGroup(pgid, SIGKILL)
-// on a group led by a guard that is our child first SIGKILLs the guard's
-// descendants (read from /proc, until none is alive, bounded), then the
-// group: killing the guard first would leave what left the group orphaned
-// to init. A signal to the guard's pid
-// alone (cmd.Process.Signal) is not passed on, except SIGKILL, which ends
-// the command through its parent-death signal. A command that Start
-// cannot run (cmd.Err, a missing or non-executable file) is not wrapped,
-// so Start reports the error as before; one that exec still refuses
-// (bad interpreter, not an executable format) shows as exit status 127
-// (not found) or 126 with "ccproxy: starting PATH: ..." on its stderr.
+// Signals: the caller's pid and group id (cmd.Process.Pid) are the guard's.
+// SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM sent to the
+// guard or its group are forwarded once to the command's group, so
+// SignalGroup works as without the guard. GroupAlive(pid) holds until the
+// guard exits, which is after every descendant is gone. SIGKILL cannot be
+// forwarded: SignalGroup(pgid, SIGKILL) on a guard that is our child first
+// SIGKILLs the guard's descendants (read from /proc, until none is alive,
+// bounded), then the guard; cmd.Process.Kill kills the guard alone, and
+// the command by its parent-death signal (what it started then gets
+// stdin EOF, as without the guard). SIGSTOP/SIGCONT are not forwarded.
+// A command that Start cannot run (cmd.Err, a missing or non-executable
+// file) is not wrapped, so Start reports the error as before; one that
+// exec still refuses (bad interpreter, not an executable format) shows as
+// exit status 127 (not found) or 126 with "ccproxy: starting PATH: ..." on
+// its stderr.
 //
-// Goroutines: the guard process has three (signal drain, reaper, lifeline
-// reader); they end with it. In ccproxy the package starts none; the
-// lifeline pipe is made once (sync.Once) and kept open for the process's
-// life. Where /proc/self/exe is missing, SetGroup falls back to the
+// Goroutines: the guard process has three (signal forwarder, reaper,
+// lifeline reader; a mutex guards the command's reaped flag); they end
+// with it. In ccproxy the package starts none; the lifeline pipe is made
+// once (sync.Once) and kept open for the process's life. Where /proc/self/exe is missing, SetGroup falls back to the
 // parent-death signal alone.
 //
 // On other unix platforms the child gets no guard and no parent-death

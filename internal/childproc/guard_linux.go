@@ -91,11 +91,16 @@ func guardCmd(cmd *exec.Cmd) bool {
 	return true
 }
 
-// runGuard is the guard process. It makes itself the subreaper of
-// everything the command starts (orphans are reparented to it, not to
-// init), starts the command in its own process group (the guard leads it:
-// SetGroup set Setpgid) with its standard streams and extra files, and then
-// waits for one of two things:
+// forwarded are the signals the guard passes on to the command's group:
+// those whose default is to terminate, that a caller may send.
+var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
+	syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM}
+
+// runGuard is the guard process, alone in the process group the caller
+// sees (SetGroup set Setpgid). It makes itself the subreaper of everything
+// the command starts (orphans are reparented to it, not to init), starts
+// the command in a process group of its own with its standard streams and
+// extra files, and then waits for one of two things:
 //
 //   - the command ends: the guard ends what is left of its descendants
 //     (SIGTERM, guardGrace, SIGKILL) and exits with the command's status,
@@ -103,9 +108,9 @@ func guardCmd(cmd *exec.Cmd) bool {
 //   - ccproxy ends (EOF on the lifeline): the guard ends every descendant
 //     the same way and exits.
 //
-// Signals sent to the group reach the command directly; the guard ignores
-// them (it does not forward: that would deliver them twice). SIGKILL to the
-// guard alone kills the command by its parent-death signal.
+// The forwarded signals, sent to the guard or its group, go to the
+// command's group (once). SIGKILL to the guard kills the command by its
+// parent-death signal; SignalGroup's SIGKILL kills the guard's tree first.
 func runGuard(fdArg, path string, argv []string) {
 	fail := func(code int, format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "ccproxy: "+format+"\n", a...)
@@ -121,15 +126,11 @@ func runGuard(fdArg, path string, argv []string) {
 	syscall.CloseOnExec(fd)
 	lifeline := os.NewFile(uintptr(fd), "lifeline")
 
-	// Caught, so that a signal to the group does not end the guard; reset
-	// to the default in the command by exec.
+	// Caught to be forwarded (below); exec resets them to the default in
+	// the command. SIGPIPE is the guard's own.
 	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT,
-		syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPIPE, syscall.SIGALRM)
-	go func() {
-		for range sigs {
-		}
-	}()
+	signal.Notify(sigs, forwarded...)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
 	files := make([]uintptr, fd) // 0..fd-1: the streams and the caller's ExtraFiles
 	for i := range files {
@@ -138,7 +139,7 @@ func runGuard(fdArg, path string, argv []string) {
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
 		code := 126
@@ -163,6 +164,10 @@ func runGuard(fdArg, path string, argv []string) {
 
 	// The reaper reaps every child (the command and adopted orphans); it
 	// returns when the guard has no child left (ECHILD).
+	// reaped guards the command's pid: once it is reaped, its group id may
+	// be reused, so signals are no longer forwarded to it.
+	var mu sync.Mutex
+	reaped := false
 	status := make(chan syscall.WaitStatus, 1)
 	noChildren := make(chan struct{})
 	go func() {
@@ -177,8 +182,20 @@ func runGuard(fdArg, path string, argv []string) {
 				return
 			}
 			if p == pid {
+				mu.Lock()
+				reaped = true
+				mu.Unlock()
 				status <- ws
 			}
+		}
+	}()
+	go func() {
+		for sig := range sigs {
+			mu.Lock()
+			if !reaped {
+				_ = syscall.Kill(-pid, sig.(syscall.Signal))
+			}
+			mu.Unlock()
 		}
 	}()
 	parentGone := make(chan struct{})

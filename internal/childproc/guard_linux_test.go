@@ -85,26 +85,35 @@ func TestGuardSignalStatus(t *testing.T) {
 	}
 }
 
-// SIGTERM to the group, as the callers stop a command: it reaches the
-// command once (the guard does not forward it), the command dies by it.
-func TestGuardGroupSignal(t *testing.T) {
-	cmd, _ := guarded(t, `n=0; trap 'n=$((n+1))' TERM; echo ready; while [ $n -lt 1 ]; do sleep 0.01; done; sleep 0.2; exit $((40+n))`)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("read %q", line)
-	}
-	if err := childproc.SignalGroup(cmd.Process.Pid, syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	if got := cmd.ProcessState.ExitCode(); got != 41 {
-		t.Errorf("exit %d, want 41: the command got SIGTERM once", got)
+// SIGTERM to the group, as the callers stop a command, or to the pid
+// (cmd.Process.Signal): the guard forwards it, and the command gets it
+// once.
+func TestGuardSignalForwarded(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		signal func(pid int) error
+	}{
+		{"group", func(pid int) error { return childproc.SignalGroup(pid, syscall.SIGTERM) }},
+		{"pid", func(pid int) error { return syscall.Kill(pid, syscall.SIGTERM) }},
+	} {
+		cmd, _ := guarded(t, `n=0; trap 'n=$((n+1))' TERM; echo ready; while [ $n -lt 1 ]; do sleep 0.01; done; sleep 0.2; exit $((40+n))`)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+			t.Fatalf("read %q", line)
+		}
+		if err := tc.signal(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		if got := cmd.ProcessState.ExitCode(); got != 41 {
+			t.Errorf("SIGTERM to the %s: exit %d, want 41: the command gets SIGTERM once", tc.name, got)
+		}
 	}
 }
 
