@@ -11,4 +11,9 @@
 //	normalize   claude stream-json on stdin -> normalized events on stdout
 //	            (package stream), so `claude ... | ccproxy normalize` works.
 //	mcp         MCP config resolution and inspection (package mcpconfig).
+//
+// At start, serve removes the private --mcp-config directories that killed
+// ccproxy processes left (mcpconfig.RemoveStale). Every child ccproxy starts
+// goes through childproc's guard, which on Linux is this binary re-executed:
+// the package's init runs it before main (see internal/childproc).
 package main
