@@ -85,8 +85,9 @@
 // A Config is immutable once returned and may be shared freely. Resolve has
 // no shared state and may run concurrently. Approve and Reject serialize
 // their read-modify-write of settings.local.json within the process and
-// replace the file atomically. PrivateDir creates the directory once per
-// process (sync.Once) and keeps its lock file open for the process's life;
+// replace the file atomically. PrivateDir creates the directory on first use
+// (again if it was removed meanwhile) and keeps its lock file open while it
+// is in use; a mutex guards that state;
 // RemoveStale may run concurrently with it and with other processes: a
 // directory whose lock is held is never touched. A Watcher owns one goroutine; its methods are
 // safe for concurrent use and Close is idempotent and waits for the

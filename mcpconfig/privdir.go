@@ -30,26 +30,40 @@ const (
 )
 
 var privDir struct {
-	once sync.Once
-	dir  string
-	lock *os.File // held for the life of the process; never closed
-	err  error
+	mu    sync.Mutex
+	dir   string
+	lock  *os.File // held while dir is ours
+	swept bool     // RemoveStale ran once in this process
 }
 
 // PrivateDir returns this process's private directory for --mcp-config
 // files, creating it on first use (and then removing what killed ccproxy
-// processes left, see RemoveStale). MCPConfigFile("") writes there.
+// processes left, see RemoveStale), and again if it was removed meanwhile
+// (a cleaner of old files in /tmp). MCPConfigFile("") writes there.
 func PrivateDir() (string, error) {
-	privDir.once.Do(func() {
-		base, err := privateBase()
-		if err != nil {
-			privDir.err = err
-			return
+	privDir.mu.Lock()
+	defer privDir.mu.Unlock()
+	if privDir.dir != "" {
+		if _, err := os.Stat(filepath.Join(privDir.dir, lockName)); err == nil {
+			return privDir.dir, nil
 		}
+		privDir.lock.Close()
+		privDir.dir, privDir.lock = "", nil
+	}
+	base, err := privateBase()
+	if err != nil {
+		return "", err
+	}
+	if !privDir.swept {
+		privDir.swept = true
 		_, _ = removeStale(base)
-		privDir.dir, privDir.lock, privDir.err = makeRunDir(base)
-	})
-	return privDir.dir, privDir.err
+	}
+	dir, lock, err := makeRunDir(base)
+	if err != nil {
+		return "", err
+	}
+	privDir.dir, privDir.lock = dir, lock
+	return dir, nil
 }
 
 // RemoveStale removes the private directories (and the --mcp-config files

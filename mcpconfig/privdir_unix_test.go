@@ -44,6 +44,18 @@ func TestPrivateDir(t *testing.T) {
 	if _, err := os.Stat(f.Path); err != nil {
 		t.Error(err)
 	}
+	// Removed behind its back (a cleaner of /tmp): made again.
+	if err := os.RemoveAll(base); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := cfg.MCPConfigFile("")
+	if err != nil {
+		t.Fatalf("after the directory was removed: %v", err)
+	}
+	defer f2.Close()
+	if filepath.Dir(filepath.Dir(f2.Path)) != base {
+		t.Errorf("file %s, want it under %s", f2.Path, base)
+	}
 }
 
 // The directory of a live process stays; once the process is killed
