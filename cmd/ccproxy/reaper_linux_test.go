@@ -38,15 +38,14 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 	env := map[string]any{"CCPROXY_TEST_MARKER": marker}
 	mcpJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"everything": map[string]any{"command": everything, "env": env},
-		"stubborn":   map[string]any{"command": "sh", "args": []string{filepath.Join(testdata, "stubborn-mcp.sh")}, "env": env},
-		"escaper":    map[string]any{"command": "sh", "args": []string{filepath.Join(testdata, "setsid-mcp.sh")}, "env": env},
+		"stubborn":   map[string]any{"command": "sh", "args": []string{filepath.Join(testdata, "stubborn-mcp.sh"), "stubborn"}, "env": env},
+		"escaper":    map[string]any{"command": "sh", "args": []string{filepath.Join(testdata, "stubborn-mcp.sh"), "escaper", "setsid"}, "env": env},
 	}})
 	if err := os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	environ := append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), api.Env(home)...)
-	environ = append(environ, "CCPROXY_TEST_MARKER="+marker, "CCPROXY_TOKEN="+serveToken, "TMPDIR="+tmp,
-		"MCP_TIMEOUT=5000") // the two servers that never answer would hold the first turn for 30 s
+	environ = append(environ, "CCPROXY_TEST_MARKER="+marker, "CCPROXY_TOKEN="+serveToken, "TMPDIR="+tmp)
 	start := func() (*exec.Cmd, firstLine, *syncBuffer) {
 		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", project, "--claude", claude, "--trust-project-mcp", "--log-level", "debug")
 		cmd.Env = environ
@@ -75,8 +74,9 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 	c.do("session/send", map[string]any{"session": s, "text": "hello"})
 	c.next("result", isResultOf(s))
 
-	// Everything runs: claude and the three servers (and their guard).
-	want := map[string]string{"claude": claude, "everything": "mcp-server-everything", "stubborn": "sleep 1000000", "escaper": "sleep 1000001"}
+	// Everything runs: claude and the three servers (and their guard). The
+	// stubborn ones answer the MCP handshake, so claude keeps them.
+	want := map[string]string{"claude": claude, "everything": "mcp-server-everything", "stubborn": "stubborn-mcp.sh stubborn", "escaper": "stubborn-mcp.sh escaper"}
 	var running []testkit.GroupProc
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -98,6 +98,22 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 			t.Fatalf("not running after 60 s: %v; running: %v\nlog:\n%s", missing, running, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// The escaper left claude's process group and session; the stubborn
+	// one did not.
+	var claudeSID, stubbornSID, escaperSID int
+	for _, p := range running {
+		switch {
+		case strings.Contains(p.Command, "stubborn-mcp.sh escaper"):
+			escaperSID = sessionOf(p.PID)
+		case strings.Contains(p.Command, "stubborn-mcp.sh stubborn"):
+			stubbornSID = sessionOf(p.PID)
+		case strings.HasPrefix(p.Command, claude):
+			claudeSID = sessionOf(p.PID)
+		}
+	}
+	if claudeSID == 0 || stubbornSID != claudeSID || escaperSID == claudeSID {
+		t.Errorf("sessions: claude %d, stubborn %d, escaper %d; want the escaper alone in another", claudeSID, stubbornSID, escaperSID)
 	}
 	leftDir := mcpConfigDirs(t, tmp)
 	if len(leftDir) != 1 {
@@ -156,4 +172,19 @@ func mcpConfigDirs(t *testing.T, tmp string) []string {
 		}
 	}
 	return out
+}
+
+// sessionOf returns the session id of process pid (0 if unknown).
+func sessionOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid pgrp session
+	if len(f) < 4 {
+		return 0
+	}
+	sid, _ := strconv.Atoi(f[3])
+	return sid
 }

@@ -30,7 +30,8 @@
 //     with the command's exit code, or dies by the command's signal
 //     (without a core dump). Callers see the command's status.
 //   - ccproxy ends, however (EOF on the lifeline pipe): the guard ends every
-//     descendant the same way and exits.
+//     descendant the same way (SIGKILL after parentGoneGrace, 0.5 s) and
+//     exits.
 //
 // Signals: the caller's pid and group id (cmd.Process.Pid) are the guard's.
 // SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM sent to the

@@ -27,8 +27,13 @@ import (
 const guardFlag = "__ccproxy_childproc_guard_v1"
 
 // guardGrace is how long the guard waits after SIGTERM before it sends
-// SIGKILL to what is left of the command's processes.
-const guardGrace = time.Second
+// SIGKILL to what is left of the command's processes; parentGoneGrace
+// when ccproxy is gone (nobody waits for them any more, and all must be
+// gone within seconds).
+const (
+	guardGrace      = time.Second
+	parentGoneGrace = 500 * time.Millisecond
+)
 
 var (
 	guardOnce sync.Once
@@ -211,24 +216,24 @@ func runGuard(fdArg, path string, argv []string) {
 
 	select {
 	case ws := <-status:
-		endDescendants(noChildren)
+		endDescendants(noChildren, guardGrace)
 		exitLike(ws)
 	case <-parentGone:
-		endDescendants(noChildren)
+		endDescendants(noChildren, parentGoneGrace)
 		os.Exit(1)
 	}
 }
 
 // endDescendants sends SIGTERM to every descendant of the guard, waits up
-// to guardGrace for them to be gone, then SIGKILLs until none is left.
+// to grace for them to be gone, then SIGKILLs until none is left.
 // noChildren is closed when the guard has no child: as it is their
 // subreaper, it then has no descendant either.
-func endDescendants(noChildren <-chan struct{}) {
+func endDescendants(noChildren <-chan struct{}, grace time.Duration) {
 	self := os.Getpid()
 	for _, p := range descendants(self) {
 		_ = syscall.Kill(p, syscall.SIGTERM)
 	}
-	t := time.NewTimer(guardGrace)
+	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-noChildren:
