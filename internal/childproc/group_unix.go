@@ -17,8 +17,10 @@ import (
 // group id). On Linux cmd is started through the guard (see the package
 // doc): cmd.Path and cmd.Args are rewritten, and whatever the command
 // starts, even outside its group, ends when the command ends or ccproxy
-// dies. Call it after setting cmd.Path, cmd.Args, cmd.Dir and
-// cmd.ExtraFiles and before cmd.Start; other SysProcAttr settings are kept.
+// dies; cmd.Process.Pid is then the guard's. Call it after setting
+// cmd.Path, cmd.Args, cmd.Dir and cmd.ExtraFiles and before cmd.Start;
+// other SysProcAttr settings are kept (with the guard they apply to it, and
+// the command inherits what a child inherits).
 func SetGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
