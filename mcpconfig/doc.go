@@ -84,7 +84,10 @@
 // # What the proxy passes to claude
 //
 // At spawn: MCPConfigFile writes the active servers to a private file (0600;
-// Close removes it) and ConfigFile.Args gives --strict-mcp-config
+// Close removes it), by default in the process's own 0700 directory
+// (PrivateDir: <TMPDIR>/ccproxy-<uid>/run-<pid>-*, flock-ed while the
+// process lives; RemoveStale, called by ccproxy serve at start, removes
+// the directories of processes that are gone, even by SIGKILL), and ConfigFile.Args gives --strict-mcp-config
 // --mcp-config PATH, so claude loads exactly what ccproxy shows; AllowedTools
 // and DisallowedTools give the --allowedTools and --disallowedTools entries.
 // In a live session: when a Watcher event's Changes.ActiveChanged is set, send SetServersPayload as the "servers" of an
@@ -126,7 +129,11 @@
 // no shared state and may run concurrently. Approve, Reject and AllowRules
 // serialize their read-modify-write of settings.local.json within the process
 // (settingsMu, held around the file lock) and across processes (the lock
-// file), and replace the file atomically. A Watcher owns one goroutine; its methods are
+// file), and replace the file atomically. PrivateDir creates the directory on
+// first use (again if it was removed meanwhile) and keeps its lock file open
+// while it is in use; a mutex guards that state; RemoveStale may run
+// concurrently with it and with other processes: a directory whose lock is
+// held is never touched. A Watcher owns one goroutine; its methods are
 // safe for concurrent use and Close is idempotent and waits for the
 // goroutine (see Watcher).
 package mcpconfig

@@ -18,9 +18,17 @@ type ConfigFile struct {
 	err  error
 }
 
-// MCPConfigFile writes MCPConfigJSON to a new file in dir (os.TempDir()
-// when dir is ""), readable and writable by the owner only (0600).
+// MCPConfigFile writes MCPConfigJSON to a new file in dir (this process's
+// PrivateDir when dir is ""), readable and writable by the owner only
+// (0600).
 func (c *Config) MCPConfigFile(dir string) (*ConfigFile, error) {
+	if dir == "" {
+		d, err := PrivateDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
 	f, err := os.CreateTemp(dir, "ccproxy-mcp-*.json")
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: create --mcp-config file: %w", err)

@@ -2,8 +2,17 @@
 
 package mcpconfig
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
 // lockFile does nothing where the platform has no file locks (js, wasip1,
-// plan9): writes are then serialized within the process only (settingsMu).
-func lockFile(*os.File) error { return nil }
+// plan9): writes are then serialized within the process only (settingsMu),
+// and without wait it reports the file held, so RemoveStale removes nothing.
+func lockFile(_ *os.File, wait bool) error {
+	if wait {
+		return nil
+	}
+	return errors.New("no file locks on this platform")
+}

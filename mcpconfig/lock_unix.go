@@ -8,11 +8,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile takes an exclusive lock on f, waiting for it (flock(2)). The
-// lock is released when f is closed, also when the process dies.
-func lockFile(f *os.File) error {
+// lockFile takes an exclusive lock on f (flock(2)): with wait it waits for
+// it, without it fails at once when another process holds it. The lock is
+// released when f is closed, also when the process dies. Settings writes
+// and the private directories (PrivateDir, RemoveStale) both use it.
+func lockFile(f *os.File, wait bool) error {
+	how := unix.LOCK_EX
+	if !wait {
+		how |= unix.LOCK_NB
+	}
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		err := unix.Flock(int(f.Fd()), how)
 		if err != unix.EINTR {
 			return err
 		}

@@ -48,7 +48,7 @@ func updateSettings(path string, edit func(d *doc, exists bool) ([]byte, error))
 		return false, fmt.Errorf("lock %s: %w", path, err)
 	}
 	defer lf.Close() // releases the lock
-	if err := lockFile(lf); err != nil {
+	if err := lockFile(lf, true); err != nil {
 		return false, fmt.Errorf("lock %s: %w", lf.Name(), err)
 	}
 

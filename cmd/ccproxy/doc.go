@@ -18,4 +18,9 @@
 //	mcp         MCP config resolution and inspection (package mcpconfig).
 //	status      GET /v1/health of a running serve, printed on one screen;
 //	            a self-signed server is trusted by its certificate's SHA-256.
+//
+// At start, serve removes the private --mcp-config directories that killed
+// ccproxy processes left (mcpconfig.RemoveStale). Every child ccproxy starts
+// goes through childproc's guard, which on Linux is this binary re-executed:
+// the package's init runs it before main (see internal/childproc).
 package main

@@ -106,6 +106,13 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			opts.ClaudePrefixArgs = append(opts.ClaudePrefixArgs, "--replay", cfg.replay)
 		}
 	} else {
+		// --mcp-config files that a killed ccproxy left (never those of a
+		// live one); this process's go to a private directory of its own.
+		if removed, err := mcpconfig.RemoveStale(); err != nil {
+			log.Warn("removing --mcp-config files left by stopped ccproxy processes", "err", err)
+		} else if len(removed) > 0 {
+			log.Info("removed --mcp-config files left by stopped ccproxy processes", "dirs", removed)
+		}
 		src, err := proxy.NewMCPConfigSource(mcpconfig.Options{
 			ProjectDir:       cfg.project,
 			Extra:            cfg.mcpConfigs,

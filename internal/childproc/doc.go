@@ -5,8 +5,57 @@
 // has a live member; and keep a bounded tail of its stderr for error
 // reports.
 //
-// On Linux the child also gets SIGKILL from the kernel if ccproxy dies
-// without stopping it (kill -9, a crash); its own children then see EOF on
-// their stdin and end. On other platforms without process groups the group
-// functions do nothing.
+// # The guard (Linux)
+//
+// On Linux, SetGroup rewrites the command so that it starts through a
+// guard: the running binary itself (/proc/self/exe: ccproxy, or a test
+// binary), re-executed with a marker argument that this package's init
+// recognizes before anything else runs (runGuard). So every binary that
+// uses SetGroup contains its guard; callers need no change.
+//
+//	ccproxy ──lifeline pipe (ccproxy holds the only write end)──▶ guard (subreaper; alone in the
+//	                                                                 │  group the caller sees)
+//	                                                                 └─ command (a group of its own;
+//	                                                                    its streams and ExtraFiles as given)
+//	                                                                      └─ what it starts (MCP servers…)
+//
+// The guard makes itself the child subreaper (PR_SET_CHILD_SUBREAPER), so
+// whatever the command starts and orphans is reparented to it, even after
+// setsid; it starts the command in a process group of its own with the
+// parent-death signal SIGKILL, hands it its standard streams and extra
+// files and keeps none open itself, and reaps every child. Then:
+//
+//   - the command ends: the guard sends SIGTERM to every descendant left,
+//     SIGKILL after guardGrace (1 s), and when it has no child left exits
+//     with the command's exit code, or dies by the command's signal
+//     (without a core dump). Callers see the command's status.
+//   - ccproxy ends, however (EOF on the lifeline pipe): the guard ends every
+//     descendant the same way (SIGKILL after parentGoneGrace, 0.5 s) and
+//     exits.
+//
+// Signals: the caller's pid and group id (cmd.Process.Pid) are the guard's.
+// SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM sent to the
+// guard or its group are forwarded once to the command's group, so
+// SignalGroup works as without the guard. GroupAlive(pid) holds until the
+// guard exits, which is after every descendant is gone. SIGKILL cannot be
+// forwarded: SignalGroup(pgid, SIGKILL) on a guard that is our child first
+// SIGKILLs the guard's descendants (read from /proc, until none is alive,
+// bounded), then the guard; cmd.Process.Kill kills the guard alone, and
+// the command by its parent-death signal (what it started then gets
+// stdin EOF, as without the guard). SIGSTOP/SIGCONT are not forwarded.
+// A command that Start cannot run (cmd.Err, a missing or non-executable
+// file) is not wrapped, so Start reports the error as before; one that
+// exec still refuses (bad interpreter, not an executable format) shows as
+// exit status 127 (not found) or 126 with "ccproxy: starting PATH: ..." on
+// its stderr.
+//
+// Goroutines: the guard process has three (signal forwarder, reaper,
+// lifeline reader; a mutex guards the command's reaped flag); they end
+// with it. In ccproxy the package starts none; the lifeline pipe is made
+// once (sync.Once) and kept open for the process's life. Where /proc/self/exe is missing, SetGroup falls back to the
+// parent-death signal alone.
+//
+// On other unix platforms the child gets no guard and no parent-death
+// signal; on platforms without process groups the group functions do
+// nothing.
 package childproc

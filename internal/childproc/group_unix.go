@@ -14,21 +14,32 @@ import (
 )
 
 // SetGroup makes cmd start in a process group of its own (its pid is the
-// group id), killed with SIGKILL if ccproxy dies first (Linux). Call it
-// before cmd.Start; other SysProcAttr settings are kept.
+// group id). On Linux cmd is started through the guard (see the package
+// doc): cmd.Path and cmd.Args are rewritten, and whatever the command
+// starts, even outside its group, ends when the command ends or ccproxy
+// dies; cmd.Process.Pid is then the guard's. Call it after setting
+// cmd.Path, cmd.Args, cmd.Dir and cmd.ExtraFiles and before cmd.Start;
+// other SysProcAttr settings are kept (with the guard they apply to it, and
+// the command inherits what a child inherits).
 func SetGroup(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	setParentDeathSignal(cmd.SysProcAttr)
+	if !guardCmd(cmd) {
+		setParentDeathSignal(cmd.SysProcAttr)
+	}
 }
 
 // SignalGroup sends sig to every process of group pgid. A group that is
-// already gone is not an error.
+// already gone is not an error. On Linux, SIGKILL to a group led by a guard
+// also kills first what the command started outside its group.
 func SignalGroup(pgid int, sig syscall.Signal) error {
 	if pgid <= 1 {
 		return fmt.Errorf("childproc: no process group %d", pgid)
+	}
+	if sig == syscall.SIGKILL {
+		killGuardTree(pgid)
 	}
 	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("childproc: signal %v to group %d: %w", sig, pgid, err)

@@ -2,6 +2,13 @@
 
 package childproc
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
 func setParentDeathSignal(*syscall.SysProcAttr) {}
+
+func guardCmd(*exec.Cmd) bool { return false }
+
+func killGuardTree(int) {}

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ccproxy/ccproxy/internal/childproc"
 )
 
 // MarkedProcesses finds a process by the marker in its environment (a whole
@@ -23,7 +22,8 @@ func TestMarkedProcesses(t *testing.T) {
 	marker := fmt.Sprintf("CCPROXY_TESTKIT_MARKER=%d-%d", os.Getpid(), time.Now().UnixNano())
 	cmd := exec.Command(sleep, "60")
 	cmd.Env = append(os.Environ(), marker)
-	childproc.SetGroup(cmd)
+	// Its own group, without childproc's guard: this process is the only one.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,20 @@
+//go:build !unix
+
+package mcpconfig
+
+import (
+	"fmt"
+	"os"
+)
+
+// checkPrivate checks that dir is a directory, not a symlink.
+func checkPrivate(dir string) error {
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("mcpconfig: %w", err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("mcpconfig: %s must be a directory (it is %v): remove it, or set TMP elsewhere", dir, info.Mode())
+	}
+	return nil
+}
