@@ -11,4 +11,8 @@
 //	normalize   claude stream-json on stdin -> normalized events on stdout
 //	            (package stream), so `claude ... | ccproxy normalize` works.
 //	mcp         MCP config resolution and inspection (package mcpconfig).
+//	version     (also --version) the build's version, VCS revision and time,
+//	            Go version and platform, and the Claude Code CLI found. The
+//	            version is main.version when a release build stamped it
+//	            (scripts/release.sh), else the module version in the build info.
 package main

@@ -58,6 +58,8 @@ Usage:
         list the tools of server NAME with their parameters
   ccproxy mcp call NAME TOOL [--args JSON|-] [--json] [--project DIR] [--mcp-config FILE]...
         call TOOL of server NAME directly, its arguments checked against the tool's schema first
+  ccproxy version [--json] [--claude PATH]   (or ccproxy --version)
+        print ccproxy's version, revision, Go version and platform, and the Claude Code CLI found
   ccproxy help
         print this help
 `
@@ -79,6 +81,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// Impersonates the Claude Code CLI by replaying a transcript; used
 		// by `serve --demo` and tests. Not listed in the usage.
 		return runReplayClaude(ctx, args[1:], stdin, stdout, stderr)
+	case "version", "--version":
+		return runVersion(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
