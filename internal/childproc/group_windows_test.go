@@ -1,0 +1,99 @@
+//go:build windows
+
+package childproc
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/windows"
+)
+
+// The test binary doubles as the child: with CHILDPROC_TEST_ROLE=leader it
+// starts itself as a "sleeper" (which blocks on its stdin forever), prints
+// the sleeper's pid and blocks too.
+func TestMain(m *testing.M) {
+	switch os.Getenv("CHILDPROC_TEST_ROLE") {
+	case "leader":
+		c := exec.Command(os.Args[0])
+		c.Env = append(os.Environ(), "CHILDPROC_TEST_ROLE=sleeper")
+		in, err := c.StdinPipe() // never written: the sleeper blocks
+		if err != nil {
+			os.Exit(3)
+		}
+		if err := c.Start(); err != nil {
+			os.Exit(3)
+		}
+		fmt.Println(c.Process.Pid)
+		_ = in
+		_ = c.Wait()
+		os.Exit(0)
+	case "sleeper":
+		var b [1]byte
+		os.Stdin.Read(b[:])
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// waitExit waits for process pid to end, however long it takes.
+func waitExit(t *testing.T, pid int) {
+	t.Helper()
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
+	if err != nil {
+		return // gone already
+	}
+	defer windows.CloseHandle(h)
+	if _, err := windows.WaitForSingleObject(h, windows.INFINITE); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A leader and its child started with Start are in one job: SIGKILL of the
+// group ends both, and the group is gone afterwards.
+func TestGroupJob(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "CHILDPROC_TEST_ROLE=leader")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the sleeper's pid: %v", err)
+	}
+	sleeper, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !GroupAlive(pgid) || !leaderAlive(sleeper) {
+		t.Fatal("the group is not alive after Start")
+	}
+	if err := SignalGroup(pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	waitExit(t, sleeper)
+	if GroupAlive(pgid) {
+		t.Error("the group is alive after SIGKILL and its processes' exit")
+	}
+	if err := SignalGroup(pgid, syscall.SIGKILL); err != nil {
+		t.Errorf("killing a group that is gone: %v", err)
+	}
+	if err := SignalGroup(1, syscall.SIGTERM); err == nil {
+		t.Error("group 1 must be refused")
+	}
+	if err := SignalGroup(pgid, syscall.SIGHUP); err == nil {
+		t.Error("SIGHUP must be refused on Windows")
+	}
+}
