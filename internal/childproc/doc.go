@@ -19,9 +19,11 @@
 // console group (or terminate, when there is no shared console), and the
 // system kills the job when ccproxy dies. A package-level map from leader
 // pid to job handle, guarded by a mutex that is held while a handle is used,
-// keeps the jobs; a job is closed once found empty. A child started with
-// SetGroup and cmd.Start (not Start) has no job: only its leader can be
-// terminated. This is compile-checked here, not run: only Linux runs the
+// keeps the jobs; a job is closed once found empty, and the group is then
+// remembered as ended (the last 1024), so that a late signal does not reach
+// another process that got its pid. A child started with SetGroup and
+// cmd.Start (not Start) has no job: only its leader can be terminated, found
+// by pid. This is compile-checked here, not run: only Linux runs the
 // suite. On other platforms without process groups the group functions do
 // nothing.
 package childproc

@@ -29,14 +29,35 @@ import (
 )
 
 // jobs holds the Job Object of each group that Start started, by leader
-// pid. mu guards byPID and every use of a handle in it, so that a handle is
-// never closed while in use. A job is closed and dropped when it is found
-// empty (by GroupAlive, or by the sweep at each Start), or when its pid
-// comes back for a new group (the old leader is then long gone and its job
-// is killed). So there is at most one handle per group not yet found empty.
+// pid, and remembers the last maxEnded groups that ended. mu guards both
+// and every use of a handle in byPID, so that a handle is never closed
+// while in use.
+//
+// A job is closed when it is found empty (by GroupAlive, or by the sweep at
+// each Start) or when its pid comes back for a new group (the old leader is
+// then gone; what is left of its group is killed). Its entry then stays as
+// a tombstone, so that a late SignalGroup of that group — after Wait, when
+// Windows may already have given the pid to an unrelated process — does
+// nothing instead of terminating that process by pid. At most maxEnded
+// tombstones are kept, the oldest dropped first.
 var jobs struct {
 	mu    sync.Mutex
-	byPID map[int]windows.Handle
+	byPID map[int]*job
+	ended []endedGroup // oldest first
+	seq   uint64
+}
+
+// maxEnded is how many ended groups jobs remembers.
+const maxEnded = 1024
+
+type job struct {
+	h   windows.Handle // 0 once the group ended and the handle is closed
+	seq uint64         // which group of this pid
+}
+
+type endedGroup struct {
+	pid int
+	seq uint64
 }
 
 // SetGroup makes cmd start as the leader of a new console process group, so
@@ -51,10 +72,10 @@ func SetGroup(cmd *exec.Cmd) {
 }
 
 // startInGroup starts cmd suspended, assigns it to a new kill-on-close Job
-// Object and resumes it. If any step after the start fails, the child is
-// killed and waited for, and the error returned.
+// Object, records the job and resumes the child. If any step after the
+// start fails, the child is killed and waited for, and the error returned.
 func startInGroup(cmd *exec.Cmd) error {
-	job, err := newJob()
+	h, err := newJob()
 	if err != nil {
 		return err
 	}
@@ -62,18 +83,23 @@ func startInGroup(cmd *exec.Cmd) error {
 	err = cmd.Start()
 	cmd.SysProcAttr.CreationFlags &^= windows.CREATE_SUSPENDED
 	if err != nil {
-		windows.CloseHandle(job)
+		windows.CloseHandle(h)
 		return err
 	}
 	pid := cmd.Process.Pid
-	if err := assignAndResume(job, pid); err != nil {
-		_ = windows.TerminateJobObject(job, 1)
+	if err := assign(h, pid); err != nil {
+		windows.CloseHandle(h)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		windows.CloseHandle(job)
 		return fmt.Errorf("childproc: starting %s in a job object: %w", cmd.Path, err)
 	}
-	register(pid, job)
+	// Recorded before it runs: a SignalGroup from now on reaches the job.
+	register(pid, h)
+	if err := resume(pid); err != nil {
+		_ = killGroup(pid)
+		_ = cmd.Wait()
+		return fmt.Errorf("childproc: starting %s: %w", cmd.Path, err)
+	}
 	return nil
 }
 
@@ -98,17 +124,22 @@ func newJob() (windows.Handle, error) {
 	return job, nil
 }
 
-// assignAndResume puts the suspended process pid in job, then resumes its
-// threads (a process created suspended has one: its main thread).
-func assignAndResume(job windows.Handle, pid int) error {
-	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(pid))
+// assign puts the (suspended) process pid in job h.
+func assign(h windows.Handle, pid int) error {
+	ph, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(pid))
 	if err != nil {
 		return fmt.Errorf("OpenProcess %d: %w", pid, err)
 	}
-	defer windows.CloseHandle(h)
-	if err := windows.AssignProcessToJobObject(job, h); err != nil {
+	defer windows.CloseHandle(ph)
+	if err := windows.AssignProcessToJobObject(h, ph); err != nil {
 		return fmt.Errorf("AssignProcessToJobObject %d: %w", pid, err)
 	}
+	return nil
+}
+
+// resume resumes the threads of the suspended process pid (a process
+// created suspended has one: its main thread).
+func resume(pid int) error {
 	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPTHREAD, 0)
 	if err != nil {
 		return fmt.Errorf("CreateToolhelp32Snapshot: %w", err)
@@ -140,26 +171,45 @@ func assignAndResume(job windows.Handle, pid int) error {
 	return nil
 }
 
-// register records job as the job of group pid, closing the jobs found empty.
-func register(pid int, job windows.Handle) {
+// register records h as the job of the new group pid, and ends the groups
+// whose jobs are empty.
+func register(pid int, h windows.Handle) {
 	jobs.mu.Lock()
 	defer jobs.mu.Unlock()
 	if jobs.byPID == nil {
-		jobs.byPID = map[int]windows.Handle{}
+		jobs.byPID = map[int]*job{}
 	}
 	for p, j := range jobs.byPID {
-		if n, err := activeProcesses(j); err == nil && n == 0 {
-			windows.CloseHandle(j)
-			delete(jobs.byPID, p)
+		if j.h == 0 {
+			continue
+		}
+		if n, err := activeProcesses(j.h); err == nil && n == 0 {
+			endLocked(p, j)
 		}
 	}
-	if old, ok := jobs.byPID[pid]; ok {
+	if old := jobs.byPID[pid]; old != nil && old.h != 0 {
 		// The pid was reused: the old group's leader is gone; what is left
 		// of its group is killed with its job.
-		_ = windows.TerminateJobObject(old, 1)
-		windows.CloseHandle(old)
+		_ = windows.TerminateJobObject(old.h, 1)
+		endLocked(pid, old)
 	}
-	jobs.byPID[pid] = job
+	jobs.seq++
+	jobs.byPID[pid] = &job{h: h, seq: jobs.seq}
+}
+
+// endLocked closes the job of group pid and keeps a tombstone of it,
+// dropping the oldest tombstone beyond maxEnded. jobs.mu is held.
+func endLocked(pid int, j *job) {
+	windows.CloseHandle(j.h)
+	j.h = 0
+	jobs.ended = append(jobs.ended, endedGroup{pid, j.seq})
+	if len(jobs.ended) > maxEnded {
+		old := jobs.ended[0]
+		jobs.ended = jobs.ended[1:]
+		if cur := jobs.byPID[old.pid]; cur != nil && cur.seq == old.seq {
+			delete(jobs.byPID, old.pid)
+		}
+	}
 }
 
 // jobBasicAccounting is JOBOBJECT_BASIC_ACCOUNTING_INFORMATION.
@@ -189,10 +239,16 @@ func activeProcesses(job windows.Handle) (uint32, error) {
 // (ccproxy has no console, or shares none with the child) they terminate
 // as SIGKILL does, since nothing gentler exists. Signal 0 does nothing.
 // Other signals are an error. A group that is already gone is not an
-// error.
+// error. A group started by Start and known to have ended is not signalled
+// at all; one not started by Start is found by its leader's pid, which
+// Windows may give to another process once the leader is waited for: signal
+// such a group only before Wait returns.
 func SignalGroup(pgid int, sig syscall.Signal) error {
 	if pgid <= 1 {
 		return fmt.Errorf("childproc: no process group %d", pgid)
+	}
+	if isEnded(pgid) {
+		return nil
 	}
 	switch sig {
 	case 0:
@@ -209,12 +265,23 @@ func SignalGroup(pgid int, sig syscall.Signal) error {
 	}
 }
 
-// killGroup terminates group pgid: its job, or its leader alone.
+// isEnded reports whether pgid is a group started by Start that ended.
+func isEnded(pgid int) bool {
+	jobs.mu.Lock()
+	defer jobs.mu.Unlock()
+	j := jobs.byPID[pgid]
+	return j != nil && j.h == 0
+}
+
+// killGroup terminates group pgid: its job, or, for a group not started
+// by Start, its leader alone.
 func killGroup(pgid int) error {
 	jobs.mu.Lock()
-	job, ok := jobs.byPID[pgid]
-	if ok {
-		err := windows.TerminateJobObject(job, 1)
+	if j := jobs.byPID[pgid]; j != nil {
+		var err error
+		if j.h != 0 {
+			err = windows.TerminateJobObject(j.h, 1)
+		}
 		jobs.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("childproc: terminate the job of group %d: %w", pgid, err)
@@ -241,12 +308,13 @@ func GroupAlive(pgid int) bool {
 	}
 	jobs.mu.Lock()
 	defer jobs.mu.Unlock()
-	if job, ok := jobs.byPID[pgid]; ok {
-		n, err := activeProcesses(job)
-		if err == nil {
+	if j := jobs.byPID[pgid]; j != nil {
+		if j.h == 0 {
+			return false
+		}
+		if n, err := activeProcesses(j.h); err == nil {
 			if n == 0 {
-				windows.CloseHandle(job)
-				delete(jobs.byPID, pgid)
+				endLocked(pgid, j)
 			}
 			return n > 0
 		}

@@ -87,6 +87,9 @@ func TestGroupJob(t *testing.T) {
 	if GroupAlive(pgid) {
 		t.Error("the group is alive after SIGKILL and its processes' exit")
 	}
+	if !isEnded(pgid) {
+		t.Error("the group is not remembered as ended")
+	}
 	if err := SignalGroup(pgid, syscall.SIGKILL); err != nil {
 		t.Errorf("killing a group that is gone: %v", err)
 	}
@@ -95,5 +98,34 @@ func TestGroupJob(t *testing.T) {
 	}
 	if err := SignalGroup(pgid, syscall.SIGHUP); err == nil {
 		t.Error("SIGHUP must be refused on Windows")
+	}
+}
+
+// Ended groups are remembered, at most maxEnded of them: a late signal to
+// one of them does nothing, whoever has its pid now.
+func TestEndedGroups(t *testing.T) {
+	const first = 1 << 30 // pids no process has
+	for i := 0; i < maxEnded+10; i++ {
+		h, err := newJob()
+		if err != nil {
+			t.Fatal(err)
+		}
+		register(first+i, h)
+		if GroupAlive(first + i) { // an empty job: the group ends
+			t.Fatalf("group %d with an empty job is alive", first+i)
+		}
+		if !isEnded(first + i) {
+			t.Fatalf("group %d is not remembered as ended", first+i)
+		}
+	}
+	jobs.mu.Lock()
+	n := len(jobs.ended)
+	_, oldest := jobs.byPID[first]
+	jobs.mu.Unlock()
+	if n != maxEnded || oldest {
+		t.Errorf("%d ended groups remembered (want %d); the oldest still there: %v", n, maxEnded, oldest)
+	}
+	if err := SignalGroup(first+maxEnded+9, syscall.SIGTERM); err != nil {
+		t.Errorf("signalling an ended group: %v", err)
 	}
 }
