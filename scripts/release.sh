@@ -11,9 +11,9 @@
 # e.g. RELEASE_TARGETS="linux/amd64".
 #
 # Reproducible: the same commit built with the same Go version gives the same
-# bytes on any machine and in any directory: no cgo, -trimpath (no local
-# paths), the VCS revision and commit time from -buildvcs (no build time), and
-# nothing else from the environment. Only the Go toolchain is needed; nothing is
+# bytes on any machine, in any directory, from a clone or a worktree: no cgo,
+# -trimpath (no local paths), the VCS revision and commit time stamped (no
+# build time), and nothing else from the environment. Only the Go toolchain is needed; nothing is
 # downloaded beyond the module's own dependencies.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,8 +28,10 @@ esac
 out=${RELEASE_DIR:-dist}
 targets=${RELEASE_TARGETS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}
 
-# The go command stamps the VCS revision itself (-buildvcs), except in a git
-# worktree (.git is a file there); these stamps stand in for it then.
+# The VCS revision, its time and whether the tree was modified are stamped
+# with -X, not by the go command (-buildvcs): it stamps nothing in a git
+# worktree (.git is a file there), so a worktree and a clone of the same
+# commit would give different bytes.
 rev=$(git rev-parse HEAD)
 rev_time=$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)
 dirty=false
@@ -51,7 +53,7 @@ for t in $targets; do
   name="ccproxy_${version}_${goos}_${goarch}"
   [ "$goos" = windows ] && name="$name.exe"
   echo "release.sh: $goos/$goarch -> $out/$name" >&2
-  GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=true \
+  GOOS=$goos GOARCH=$goarch go build -trimpath -buildvcs=false \
     -ldflags "-s -w -X main.version=$version -X main.revision=$rev -X main.revisionTime=$rev_time -X main.modified=$dirty" \
     -o "$out/$name" ./cmd/ccproxy
   files+=("$name")

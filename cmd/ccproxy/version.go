@@ -25,9 +25,11 @@ import (
 var version string
 
 // revision, revisionTime and modified ("true" or "false") are stamped by
-// scripts/release.sh too. They are used only when the build info has no VCS
-// settings: the go command stamps those itself (-buildvcs) except in a git
-// worktree, whose .git is a file it does not recognize.
+// scripts/release.sh too, which builds with -buildvcs=false: the go command
+// stamps no VCS settings in a git worktree (its .git is a file), so its own
+// stamps would make a worktree's build differ from a clone's. They are used
+// only when the build info has no VCS settings (go build and go install in
+// a clone have them).
 var revision, revisionTime, modified string
 
 // ccproxyVersion is the version of this binary, as `ccproxy version` prints
