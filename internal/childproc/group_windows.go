@@ -247,22 +247,21 @@ func SignalGroup(pgid int, sig syscall.Signal) error {
 	if pgid <= 1 {
 		return fmt.Errorf("childproc: no process group %d", pgid)
 	}
-	if isEnded(pgid) {
-		return nil
-	}
 	switch sig {
-	case 0:
-		return nil
-	case syscall.SIGKILL:
-		return killGroup(pgid)
-	case syscall.SIGTERM, syscall.SIGINT:
-		if err := windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(pgid)); err == nil {
-			return nil
-		}
-		return killGroup(pgid)
+	case 0, syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT:
 	default:
 		return fmt.Errorf("childproc: signal %v to group %d: not supported on Windows (SIGTERM, SIGINT and SIGKILL are)", sig, pgid)
 	}
+	if sig == 0 || isEnded(pgid) {
+		return nil
+	}
+	if sig == syscall.SIGKILL {
+		return killGroup(pgid)
+	}
+	if err := windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(pgid)); err == nil {
+		return nil
+	}
+	return killGroup(pgid)
 }
 
 // isEnded reports whether pgid is a group started by Start that ended.

@@ -11,38 +11,35 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/windows"
 )
 
 // The test binary doubles as the child: with CHILDPROC_TEST_ROLE=leader it
-// starts itself as a "sleeper" (which blocks on its stdin forever), prints
-// the sleeper's pid and blocks too.
+// starts itself as a "sleeper" (which neither exits on its own nor on EOF
+// of its stdin, so only a kill of the whole group ends it), prints the
+// sleeper's pid and waits for it.
 func TestMain(m *testing.M) {
 	switch os.Getenv("CHILDPROC_TEST_ROLE") {
 	case "leader":
 		c := exec.Command(os.Args[0])
 		c.Env = append(os.Environ(), "CHILDPROC_TEST_ROLE=sleeper")
-		in, err := c.StdinPipe() // never written: the sleeper blocks
-		if err != nil {
-			os.Exit(3)
-		}
 		if err := c.Start(); err != nil {
 			os.Exit(3)
 		}
 		fmt.Println(c.Process.Pid)
-		_ = in
 		_ = c.Wait()
 		os.Exit(0)
 	case "sleeper":
-		var b [1]byte
-		os.Stdin.Read(b[:])
+		time.Sleep(time.Hour)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
 
-// waitExit waits for process pid to end, however long it takes.
+// waitExit waits for process pid to end. The bound is only there so that a
+// process that is never killed fails the test instead of hanging it.
 func waitExit(t *testing.T, pid int) {
 	t.Helper()
 	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
@@ -50,8 +47,12 @@ func waitExit(t *testing.T, pid int) {
 		return // gone already
 	}
 	defer windows.CloseHandle(h)
-	if _, err := windows.WaitForSingleObject(h, windows.INFINITE); err != nil {
+	ev, err := windows.WaitForSingleObject(h, uint32((2 * time.Minute).Milliseconds()))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if ev == uint32(windows.WAIT_TIMEOUT) {
+		t.Fatalf("process %d is still running: the kill of its group did not reach it", pid)
 	}
 }
 
