@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,13 @@ func TestMain(m *testing.M) {
 	case "sleeper":
 		time.Sleep(time.Hour)
 		os.Exit(0)
+	case "polite":
+		// Ends with status 7 on Ctrl-Break (Go reports it as os.Interrupt).
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, os.Interrupt)
+		fmt.Println("ready")
+		<-c
+		os.Exit(7)
 	}
 	os.Exit(m.Run())
 }
@@ -128,5 +136,31 @@ func TestEndedGroups(t *testing.T) {
 	}
 	if err := SignalGroup(first+maxEnded+9, syscall.SIGTERM); err != nil {
 		t.Errorf("signalling an ended group: %v", err)
+	}
+}
+
+// SIGTERM is Ctrl-Break for a child that shares our console: it can end
+// cleanly. Without a console to share, it is a termination.
+func TestGroupPoliteStop(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "CHILDPROC_TEST_ROLE=polite")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		t.Fatalf("waiting for the child to be ready: %v", err)
+	}
+	if err := SignalGroup(cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	t.Logf("exit status %d", code)
+	if code != 7 && code != 1 {
+		t.Errorf("exit status %d: neither the Ctrl-Break handler's 7 nor a termination's 1", code)
 	}
 }
