@@ -45,6 +45,8 @@ fi
 unset GOEXPERIMENT GOAMD64 GOARM64 GO386 GOARM
 export CGO_ENABLED=0 GOFLAGS=-mod=readonly
 
+# The same bytes need the same toolchain: say which one this is.
+echo "release.sh: $(go version), commit $rev" >&2
 mkdir -p "$out"
 files=()
 for t in $targets; do
