@@ -116,6 +116,11 @@
 // and those shorter than WordSecretLen only as whole words, so that short
 // settings ("true", "prod") do not turn text into asterisks.
 //
+// On Windows mode bits do not keep other users out of a private file:
+// ownerOnly (private_windows.go) gives a file or directory a protected ACL
+// with one entry, for the current user (a directory's new files inherit
+// it); elsewhere it does nothing.
+//
 // # Probing
 //
 // Sub-package probe connects to the resolved servers with the MCP Go SDK

@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/ccproxy/ccproxy/internal/benchmix"
 	"github.com/tidwall/gjson"
@@ -118,15 +116,6 @@ func BenchmarkPassthrough(b *testing.B) {
 			}
 		}
 	})
-}
-
-// cpuTime is the user and system CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // baseline is the straightforward way: full decode, edit maps, re-encode.

@@ -18,6 +18,10 @@
 //	mcp         MCP config resolution and inspection (package mcpconfig).
 //	status      GET /v1/health of a running serve, printed on one screen;
 //	            a self-signed server is trusted by its certificate's SHA-256.
+//	version     (also --version) the build's version, VCS revision and time,
+//	            Go version and platform, and the Claude Code CLI found. The
+//	            version is main.version when a release build stamped it
+//	            (scripts/release.sh), else the module version in the build info.
 //
 // At start, serve removes the private --mcp-config directories that killed
 // ccproxy processes left (mcpconfig.RemoveStale). Every child ccproxy starts

@@ -61,6 +61,8 @@ Usage:
         call TOOL of server NAME directly, its arguments checked against the tool's schema first
   ccproxy status [--url URL] [--token-file PATH] [--tls-fingerprint FP] [--json]
         a one-screen summary of a running daemon ($CCPROXY_URL, $CCPROXY_TOKEN)
+  ccproxy version [--json] [--claude PATH]   (or ccproxy --version)
+        print ccproxy's version, revision, Go version and platform, and the Claude Code CLI found
   ccproxy help
         print this help
 `
@@ -84,6 +86,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// Impersonates the Claude Code CLI by replaying a transcript; used
 		// by `serve --demo` and tests. Not listed in the usage.
 		return runReplayClaude(ctx, args[1:], stdin, stdout, stderr)
+	case "version", "--version":
+		return runVersion(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

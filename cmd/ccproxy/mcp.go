@@ -269,9 +269,8 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cmd.Stdout, cmd.Stderr = outW, errOut
 	cmd.WaitDelay = 5 * time.Second
 	// Its own process group, killed whole when the context is cancelled.
-	childproc.SetGroup(cmd)
 	cmd.Cancel = func() error { return childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL) }
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		return fmt.Errorf("mcp list: %s mcp list: %w", bin, err)
 	}
 	waited := make(chan error, 1)

@@ -24,9 +24,6 @@ import (
 	"github.com/ccproxy/ccproxy/proxy"
 )
 
-// version is ccproxy's version, announced to clients in hello.
-var version = "dev"
-
 const serveUsage = `Usage: ccproxy serve [flags]
 
 Runs live Claude Code sessions for webviews over a websocket at /v1/ws.
@@ -92,7 +89,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	opts.Project = cfg.project
 	opts.ClaudePath = cfg.claude
 	opts.Logger = log
-	opts.Version = version
+	opts.Version = ccproxyVersion()
 
 	if cfg.demo || cfg.replay != "" {
 		// The replay stand-in of the CLI: this very program.

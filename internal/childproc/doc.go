@@ -5,6 +5,9 @@
 // has a live member; and keep a bounded tail of its stderr for error
 // reports.
 //
+// Start (SetGroup, then cmd.Start, then what the platform needs after the
+// start) is the way to start a child; the group's id is the child's pid.
+//
 // # The guard (Linux)
 //
 // On Linux, SetGroup rewrites the command so that it starts through a
@@ -54,6 +57,20 @@
 // with it. In ccproxy the package starts none; the lifeline pipe is made
 // once (sync.Once) and kept open for the process's life. Where /proc/self/exe is missing, SetGroup falls back to the
 // parent-death signal alone.
+//
+// On Windows (group_windows.go) a group is a console process group plus a
+// Job Object: Start creates the child suspended, assigns it to a new
+// kill-on-close job and resumes it, so everything it starts is in the job;
+// SIGKILL terminates the job, SIGTERM/SIGINT send CTRL_BREAK_EVENT to the
+// console group (or terminate, when there is no shared console), and the
+// system kills the job when ccproxy dies. A package-level map from leader
+// pid to job handle, guarded by a mutex that is held while a handle is used,
+// keeps the jobs; a job is closed once found empty, and the group is then
+// remembered as ended (the last 1024), so that a late signal does not reach
+// another process that got its pid. A child started with SetGroup and
+// cmd.Start (not Start) has no job: only its leader can be terminated, found
+// by pid. This is compile-checked here, not run: only Linux runs the
+// suite.
 //
 // On other unix platforms the child gets no guard and no parent-death
 // signal; on platforms without process groups the group functions do

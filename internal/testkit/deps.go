@@ -4,8 +4,10 @@
 // missing. It also builds the module's commands for tests (BuildCommand:
 // once per process) and finds processes a test left behind (GroupMembers by
 // process group, MarkedProcesses and WaitGone by a marker in the
-// environment, KillGroup). Sub-packages hold the fake Anthropic API and the
-// test MCP server.
+// environment, KillGroup). Those read /proc: elsewhere (proc_other.go, for
+// the Windows compile check) they list nothing and KillGroup relies on
+// childproc alone. Sub-packages hold the fake Anthropic API and the test MCP
+// server.
 //
 // Dependencies are installed by scripts/test.sh into <module root>/.deps (or
 // $CCPROXY_DEPS). Outside CI a missing dependency skips the test with a hint;

@@ -15,14 +15,6 @@ import (
 	"github.com/ccproxy/ccproxy/internal/childproc"
 )
 
-// GroupProc is a live process, as GroupMembers and MarkedProcesses list it.
-type GroupProc struct {
-	PID     int
-	Command string // its command line, capped at 200 bytes
-}
-
-func (p GroupProc) String() string { return fmt.Sprintf("%d %s", p.PID, p.Command) }
-
 // GroupMembers lists the live (not zombie) processes of process group pgid,
 // read from /proc. Where /proc is missing it returns nil.
 func GroupMembers(pgid int) []GroupProc {
@@ -54,19 +46,6 @@ func MarkedProcesses(marker string) []GroupProc {
 // wait for, so /proc is polled.
 func WaitGone(marker string, timeout time.Duration) []GroupProc {
 	return pollGone(func() []GroupProc { return MarkedProcesses(marker) }, timeout)
-}
-
-// pollGone calls list every 10 ms until it returns nothing or timeout has
-// passed, and returns its last answer.
-func pollGone(list func() []GroupProc, timeout time.Duration) []GroupProc {
-	deadline := time.Now().Add(timeout)
-	for {
-		left := list()
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // liveProcs walks /proc and lists the live (not zombie) processes that keep

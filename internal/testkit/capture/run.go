@@ -169,13 +169,12 @@ func Run(ctx context.Context, cfg Config, sc Scenario) (res *Result, err error) 
 	stderr := childproc.NewTail(stderrTail)
 	cmd.Stderr = stderr
 	cmd.WaitDelay = pipeWaitDelay
-	childproc.SetGroup(cmd)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("capture %s: %w", sc.Name, err)
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil {
 		return nil, fmt.Errorf("capture %s: starting %s: %w", sc.Name, cfg.Claude, err)
 	}
 	res.PGID = cmd.Process.Pid

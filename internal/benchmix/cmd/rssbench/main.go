@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/benchmix"
@@ -112,10 +111,9 @@ func run() error {
 	if bad > 0 {
 		return fmt.Errorf("%d output lines are not JSON objects", bad)
 	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	fmt.Printf("scenario=%s attachments=%s input=%.1f MiB output=%.1f MiB events=%d time=%.2fs throughput=%.0f MiB/s peak_rss=%.1f MiB\n",
 		*scenario, *attach, float64(in)/(1<<20), float64(out)/(1<<20), events, elapsed.Seconds(),
-		float64(in)/(1<<20)/elapsed.Seconds(), float64(ru.Maxrss)/1024)
+		float64(in)/(1<<20)/elapsed.Seconds(), peakRSSMiB(cmd.ProcessState))
 	if *scenario == "longline" {
 		fmt.Printf("first event: %.160s\n", first)
 		if gjson.GetBytes(first, "subtype").Str != "oversized_line" || events != 4 {
