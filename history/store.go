@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -383,10 +382,7 @@ func (s *Store) refresh(path, folder, id string) (*entry, error) {
 	if err := s.allowed(fi); err != nil {
 		return nil, err
 	}
-	var ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
-	}
+	ino, _ := fileOwner(fi)
 	e := s.index[path]
 	if e != nil && e.ino == ino && e.info.Size == fi.Size() && e.modTime.Equal(fi.ModTime()) {
 		e.seen = true
@@ -420,14 +416,10 @@ func (s *Store) allowed(fi fs.FileInfo) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%w: %s is not a regular file", ErrNotAllowed, fi.Name())
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != s.uid {
-		return fmt.Errorf("%w: %s belongs to uid %d", ErrNotAllowed, fi.Name(), st.Uid)
+	if _, uid := fileOwner(fi); uid >= 0 && s.uid >= 0 && uid != s.uid {
+		return fmt.Errorf("%w: %s belongs to uid %d", ErrNotAllowed, fi.Name(), uid)
 	}
 	return nil
-}
-
-func openNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 }
 
 func headSum(f *os.File, size int64) (uint32, int, error) {

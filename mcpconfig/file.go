@@ -42,6 +42,9 @@ func (c *Config) MCPConfigFile(dir string) (*ConfigFile, error) {
 	if err := f.Chmod(0o600); err != nil {
 		return fail(err)
 	}
+	if err := ownerOnly(path); err != nil { // Windows: an ACL for this user alone
+		return fail(err)
+	}
 	if _, err := f.Write(c.MCPConfigJSON()); err != nil {
 		return fail(err)
 	}

@@ -88,6 +88,9 @@ func privateBase() (string, error) {
 	if err := checkPrivate(base); err != nil {
 		return "", err
 	}
+	if err := ownerOnly(base); err != nil { // Windows: an ACL for this user alone (0700 elsewhere)
+		return "", fmt.Errorf("mcpconfig: restricting %s to its owner: %w", base, err)
+	}
 	return base, nil
 }
 

@@ -534,7 +534,7 @@ func TestE2EKilled(t *testing.T) {
 	pid := sess.proc.cli.PID()
 	sess.mu.Unlock()
 	from := c.count()
-	syscall.Kill(pid, syscall.SIGKILL)
+	killPID(pid, syscall.SIGKILL)
 	var ex protocol.SessionExited
 	c.waitPush(from, protocol.TypeSessionExited, &ex, nil)
 	if ex.Signal == nil || *ex.Signal != "SIGKILL" || ex.Code != nil || ex.Reason != protocol.ExitExited {

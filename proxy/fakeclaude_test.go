@@ -96,7 +96,7 @@ func fakeClaude(args []string) int {
 	if os.Getenv("FAKE_EXIT_ON_USR1") == "1" {
 		// Stdin EOF does not end the fake: SIGUSR1 does, with status 0.
 		usr1 := make(chan os.Signal, 1)
-		signal.Notify(usr1, syscall.SIGUSR1)
+		signal.Notify(usr1, sigUSR1)
 		go func() { <-usr1; os.Exit(0) }()
 	}
 	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{}, turns: make(chan fakeTurn, 4096), userIn: make(chan struct{}, 1)}
@@ -532,4 +532,4 @@ func (f *fake) turn(t fakeTurn) {
 	}
 }
 
-func syscallKill(pid int) { syscall.Kill(pid, syscall.SIGKILL) }
+func syscallKill(pid int) { killPID(pid, syscall.SIGKILL) }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -310,7 +309,7 @@ func TestStaleSpoolRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := flockNB(f); err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(root, "not-ours")

@@ -206,7 +206,7 @@ func TestTurnHeldDuringRestart(t *testing.T) {
 	if list.Sessions[0].State != protocol.StateRestarting {
 		t.Fatalf("state %q, want restarting", list.Sessions[0].State)
 	}
-	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+	if err := killPID(pid, sigUSR1.(syscall.Signal)); err != nil {
 		t.Fatal(err)
 	}
 	if rep := c.reply(id); !*rep.OK {
@@ -219,7 +219,7 @@ func TestTurnHeldDuringRestart(t *testing.T) {
 	c.waitEvent(from, s, "result", isResult)
 	checkSeqs(t, c.events(s), 1)
 	// The new fake, too, waits for SIGUSR1 (before stdin EOF it dies of it).
-	syscall.Kill(fakePID(t, c, s), syscall.SIGUSR1)
+	killPID(fakePID(t, c, s), sigUSR1.(syscall.Signal))
 }
 
 // Approving or rejecting a project server: pushes reach MCP subscribers

@@ -130,7 +130,7 @@ func TestKilledFromOutside(t *testing.T) {
 	}
 	pid := fakePID(t, c, s)
 	from := c.count()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := killPID(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	var ex protocol.SessionExited

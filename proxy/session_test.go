@@ -91,7 +91,7 @@ func TestHeldTurnsBounded(t *testing.T) {
 	if e := c.doErr(protocol.TypeSessionSend, map[string]any{"session": s, "text": "one too many"}); e.Code != protocol.CodeLimitExceeded || !strings.Contains(e.Message, "restarting") {
 		t.Errorf("turn %d during the restart: %v, want limit_exceeded", maxHeldTurns+1, e)
 	}
-	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+	if err := killPID(pid, sigUSR1.(syscall.Signal)); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range ids {
@@ -101,7 +101,7 @@ func TestHeldTurnsBounded(t *testing.T) {
 	}
 	want := "echo: held " + strconv.Itoa(maxHeldTurns-1)
 	c.waitEvent(from, s, "the last held turn", func(ev protocol.SessionEvent) bool { return textOf(ev) == want })
-	syscall.Kill(fakePID(t, c, s), syscall.SIGUSR1) // the new fake waits for it too
+	killPID(fakePID(t, c, s), sigUSR1.(syscall.Signal)) // the new fake waits for it too
 }
 
 // A control request claude never answers is forgotten after ControlTimeout:

@@ -73,7 +73,6 @@ func startProc(spec stdioSpec, dir string, environ []string, tailBytes int, log 
 		env = append(env, kv[0]+"="+kv[1]) // later entries win (exec dedups)
 	}
 	cmd.Env = env
-	childproc.SetGroup(cmd)
 
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -90,8 +89,8 @@ func startProc(spec stdioSpec, dir string, environ []string, tailBytes int, log 
 		return nil, fmt.Errorf("creating a pipe: %w", err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	err = cmd.Start()
-	closeAll(inR, outW, errW) // the child has its copies
+	err = childproc.Start(cmd) // its own group (and on Windows a job)
+	closeAll(inR, outW, errW)  // the child has its copies
 	if err != nil {
 		closeAll(inW, outR, errR)
 		return nil, err

@@ -211,8 +211,7 @@ func Start(cfg Config) (*Client, error) {
 	// *os.File streams: exec starts no copying goroutines, and Wait does
 	// not wait for the pipes, which we read ourselves.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	childproc.SetGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := childproc.Start(cmd); err != nil { // its own group (and on Windows a job)
 		closeAll(inR, inW, outR, outW, errR, errW)
 		return nil, err
 	}
