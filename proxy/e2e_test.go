@@ -533,6 +533,10 @@ func TestE2EKilled(t *testing.T) {
 	sess.mu.Lock()
 	pid := sess.proc.cli.PID()
 	sess.mu.Unlock()
+	// On Linux the pid is childproc's guard; claude is its only child.
+	if kids := testkit.Children(pid); len(kids) == 1 {
+		pid = kids[0].PID
+	}
 	from := c.count()
 	killPID(pid, syscall.SIGKILL)
 	var ex protocol.SessionExited

@@ -17,6 +17,9 @@ import (
 // GroupMembers returns nil: the processes of a group cannot be listed here.
 func GroupMembers(pgid int) []GroupProc { return nil }
 
+// Children returns nil: processes cannot be listed here.
+func Children(pid int) []GroupProc { return nil }
+
 // MarkedProcesses returns nil: the environments of processes cannot be read
 // here.
 func MarkedProcesses(marker string) []GroupProc { return nil }

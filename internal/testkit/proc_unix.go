@@ -15,6 +15,12 @@ import (
 	"github.com/ccproxy/ccproxy/internal/childproc"
 )
 
+// Children lists the live (not zombie) child processes of pid, read from
+// /proc: on Linux, the command a childproc guard runs is its only child.
+func Children(pid int) []GroupProc {
+	return liveProcsPPID(func(_ int, _ string, _, ppid int) bool { return ppid == pid })
+}
+
 // GroupMembers lists the live (not zombie) processes of process group pgid,
 // read from /proc. Where /proc is missing it returns nil.
 func GroupMembers(pgid int) []GroupProc {
@@ -52,6 +58,11 @@ func WaitGone(marker string, timeout time.Duration) []GroupProc {
 // accepts; keep gets the pid, the process's /proc directory and its process
 // group. Processes that exit during the walk are skipped.
 func liveProcs(keep func(pid int, dir string, pgrp int) bool) []GroupProc {
+	return liveProcsPPID(func(pid int, dir string, pgrp, _ int) bool { return keep(pid, dir, pgrp) })
+}
+
+// liveProcsPPID is liveProcs whose filter also sees the parent pid.
+func liveProcsPPID(keep func(pid int, dir string, pgrp, ppid int) bool) []GroupProc {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -78,7 +89,8 @@ func liveProcs(keep func(pid int, dir string, pgrp int) bool) []GroupProc {
 			continue // dead, waiting to be reaped by its parent
 		}
 		pgrp, err := strconv.Atoi(f[2])
-		if err != nil || !keep(pid, dir, pgrp) {
+		ppid, err2 := strconv.Atoi(f[1])
+		if err != nil || err2 != nil || !keep(pid, dir, pgrp, ppid) {
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
