@@ -16,6 +16,7 @@ require (
 )
 
 require (
+	github.com/coder/acp-go-sdk v0.13.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

@@ -74,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, args[1:], stdin, stdout, stderr)
+	case "acp":
+		return runACP(ctx, args[1:], stdin, stdout, stderr)
 	case "normalize":
 		return runNormalize(ctx, args[1:], stdin, stdout, stderr)
 	case "mcp":
