@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
+	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
 )
 
 // obs is one observation line of testdata/acp/client.mjs.
@@ -35,7 +37,7 @@ func (o obs) str(path ...string) string {
 // (testdata/acp/client.mjs) against `ccproxy acp` with args, with one
 // scenario: sessions, each a list of prompts. The script spawns the agent
 // itself, as an editor does, and closes its stdin at the end.
-func runClient(t *testing.T, args []string, env []string, sessions [][]map[string]any) []obs {
+func runClient(t *testing.T, args []string, env []string, project string, sessions [][]map[string]any) []obs {
 	t.Helper()
 	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {
@@ -66,7 +68,6 @@ func runClient(t *testing.T, args []string, env []string, sessions [][]map[strin
 	if err := os.Symlink(filepath.Join(deps, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	project := t.TempDir()
 	envMap := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -107,7 +108,7 @@ func TestACPDemoWithTypeScriptSDK(t *testing.T) {
 	marker := "acp-demo-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	allow := []map[string]any{{"text": "Hi"}, {"text": "Show me an image"}, {"text": "Echo a greeting", "onPermission": "allow"}}
 	cancel := []map[string]any{{"text": "Hi"}, {"text": "Show me an image"}, {"text": "Echo a greeting", "onPermission": "cancel"}}
-	got := runClient(t, []string{"--demo", "--demo-speed", "0"}, []string{"CCPROXY_TEST_MARKER=" + marker}, [][]map[string]any{allow, cancel})
+	got := runClient(t, []string{"--demo", "--demo-speed", "0"}, []string{"CCPROXY_TEST_MARKER=" + marker}, t.TempDir(), [][]map[string]any{allow, cancel})
 
 	var sessions []string
 	var stops []string
@@ -190,6 +191,84 @@ func TestACPDemoWithTypeScriptSDK(t *testing.T) {
 	}
 	if !sawEchoDone {
 		t.Error("the allowed echo tool did not complete")
+	}
+	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
+		t.Errorf("processes left running: %v", left)
+	}
+}
+
+// The real Claude Code CLI against the fake API, through the TypeScript
+// SDK's client: streamed text and thinking, an MCP tool call (asked, then
+// allowed) whose image reaches the client as an image block, a second
+// session whose permission request is met by session/cancel (the real
+// CLI's interrupt: the prompt ends cancelled), exit with nothing left.
+func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
+	claude := testkit.Claude(t)
+	testmcp := mcptest.Command(t)
+	api := fakeapi.Start(t, fakeapi.First(
+		fakeapi.OnText("HELLO", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Thinking("The user greets me."), fakeapi.Text("Hello from the fake API, streamed in pieces.")}}),
+		fakeapi.OnText("IMAGE", fakeapi.CallTool("mcp__testmcp__image", nil)),
+		fakeapi.OnToolResults(fakeapi.Summarize),
+	))
+	home, project := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(home, "tmp"), 0o755)
+	mcpJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"testmcp": map[string]any{"command": testmcp}}})
+	os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644)
+	marker := "acp-real-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
+	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
+	got := runClient(t, []string{"--claude", claude, "--project", project, "--trust-project-mcp"}, env, project, [][]map[string]any{
+		{{"text": "Say HELLO"}, {"text": "Show an IMAGE", "onPermission": "allow"}},
+		{{"text": "Show an IMAGE", "onPermission": "cancel"}},
+	})
+	var stops []string
+	var text strings.Builder
+	var sawThought, sawImage bool
+	var perms int
+	for _, o := range got {
+		switch o["ev"] {
+		case "stop":
+			stops = append(stops, o.str("result", "stopReason"))
+		case "permission":
+			perms++
+			if tc := o["params"].(map[string]any)["toolCall"].(map[string]any); tc["title"] != "testmcp · image" {
+				t.Errorf("permission toolCall %v", tc)
+			}
+		case "error":
+			if o.str("method") != "no/such_method" {
+				t.Errorf("error: %v", o)
+			}
+		case "update":
+			u := o["update"].(map[string]any)
+			switch u["sessionUpdate"] {
+			case "agent_message_chunk":
+				text.WriteString(o.str("update", "content", "text"))
+			case "agent_thought_chunk":
+				sawThought = true
+			case "tool_call_update":
+				for _, c := range u["content"].([]any) {
+					if b := c.(map[string]any)["content"].(map[string]any); b["type"] == "image" {
+						data, _ := base64.StdEncoding.DecodeString(b["data"].(string))
+						if !bytes.Equal(data, mcptest.SmallPNG()) {
+							t.Errorf("image block: %d bytes, not the MCP server's PNG", len(data))
+						}
+						sawImage = true
+					}
+				}
+			}
+		case "exit":
+			if o["code"] != float64(0) {
+				t.Errorf("ccproxy acp exited with %v %v, want 0", o["code"], o["signal"])
+			}
+		}
+	}
+	if want := "end_turn,end_turn,cancelled"; strings.Join(stops, ",") != want {
+		t.Errorf("stop reasons %v, want %s", stops, want)
+	}
+	if !strings.Contains(text.String(), "Hello from the fake API, streamed in pieces.") {
+		t.Errorf("streamed text %q", text.String())
+	}
+	if !sawThought || !sawImage || perms != 2 {
+		t.Errorf("thought %v, image %v, permission requests %d (want 2)", sawThought, sawImage, perms)
 	}
 	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
 		t.Errorf("processes left running: %v", left)
