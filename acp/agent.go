@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -54,14 +55,19 @@ func NewAgent(b *Backend, log *slog.Logger) *Agent {
 
 // Serve speaks ACP on r/w until r ends (or the backend's connection
 // ends), then closes every session it created.
-func (a *Agent) Serve(w interface{ Write([]byte) (int, error) }, r interface{ Read([]byte) (int, error) }) {
-	a.conn = sdk.NewAgentSideConnection(a, w, r)
+// Malformed lines never reach the SDK: guard answers them.
+func (a *Agent) Serve(w io.Writer, r io.Reader) {
+	lw := &lockedWriter{w: w}
+	pr, pw := io.Pipe()
+	go guard(r, pw, lw, a.log) // ends with r, or when pr is closed below
+	a.conn = sdk.NewAgentSideConnection(a, lw, pr)
 	a.conn.SetLogger(a.log)
 	select {
 	case <-a.conn.Done():
 	case <-a.b.Done():
 		a.log.Error("the connection to ccproxy ended")
 	}
+	pr.Close()
 	a.Close()
 }
 

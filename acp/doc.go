@@ -6,7 +6,7 @@
 //
 // # Data flow
 //
-//	editor ─ JSON-RPC (stdin) ─► sdk.AgentSideConnection ─► Agent methods ─► Backend.Request ─► websocket ─► ccproxy (webview-protocol)
+//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600) ─► sdk.AgentSideConnection ─► Agent methods ─► Backend.Request ─► websocket ─► ccproxy (webview-protocol)
 //	                                                           session/new → session/create + session/subscribe
 //	                                                           session/prompt → session/send, then waits for the turn's result
 //	                                                           session/cancel → session/interrupt; session/set_mode → session/setPermissionMode
@@ -37,7 +37,9 @@
 //
 // # Goroutines and locks
 //
-// The SDK's connection reads stdin in its goroutine and runs each request
+// guard reads stdin in its goroutine (started by Serve; it ends with stdin,
+// or at its next line once Serve closed the pipe to the SDK). The SDK's
+// connection reads that pipe in its goroutine and runs each request
 // in a goroutine of its own; it ends when stdin does, and Agent.Serve then
 // closes every session this agent created (session/close) and waits for
 // its goroutines. Backend.readLoop (owned by the Backend, ended by Close or
@@ -51,6 +53,7 @@
 // table; session.mu the waiting prompt, the cancelled flag and the pending
 // prompts. A Mapper is used only by the read loop.
 //
-// Bounds: a blob fetched for an image block is at most 32 MiB; a websocket
+// Bounds: a client message is at most MaxLineBytes (10 MiB; a longer one
+// is drained and answered -32700, and logged); a blob fetched for an image block is at most 32 MiB; a websocket
 // frame at most 64 MiB (the proxy's own frames are smaller).
 package acp
