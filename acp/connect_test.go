@@ -28,9 +28,22 @@ type goClient struct {
 	updates   []sdk.SessionUpdate
 	asked     chan sdk.RequestPermissionRequest
 	withdrawn chan struct{}
+	answer    string                    // "": wait to be withdrawn; an option id; or "cancel": session/cancel, then cancelled
+	conn      *sdk.ClientSideConnection // for "cancel"
 }
 
 func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	answer := c.answer
+	c.mu.Unlock()
+	switch answer {
+	case "":
+	case "cancel":
+		c.conn.Cancel(ctx, sdk.CancelNotification{SessionId: p.SessionId})
+		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
+	default:
+		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(answer)}}}, nil
+	}
 	c.asked <- p
 	<-ctx.Done()
 	close(c.withdrawn)
