@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -26,6 +29,10 @@ var Modes = []sdk.SessionMode{
 // ACP session is one ccproxy session this agent created and subscribed
 // to; Close closes them all.
 type Agent struct {
+	// History, when set, is where session/load finds Claude Code's stored
+	// sessions (package history); without it session/load is not offered.
+	History *history.Store
+
 	b    *Backend
 	conn *sdk.AgentSideConnection
 	log  *slog.Logger
@@ -38,8 +45,9 @@ type Agent struct {
 }
 
 type session struct {
-	id     string
-	mapper *Mapper // owned by the backend's read loop
+	id     string        // the ccproxy session
+	acpID  sdk.SessionId // the editor's name for it: id, or the Claude session id it loaded
+	mapper *Mapper       // owned by the backend's read loop
 
 	mu        sync.Mutex // guards what follows
 	waiter    chan *Result
@@ -79,13 +87,8 @@ func (a *Agent) Close() {
 	ss := a.sessions
 	a.sessions = map[string]*session{}
 	a.mu.Unlock()
-	for id := range ss {
-		a.b.Handle(id, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		if err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: id}, nil); err != nil {
-			a.log.Warn("closing a session", "session", id, "err", err)
-		}
-		cancel()
+	for _, s := range ss {
+		a.closeSession(s)
 	}
 	a.wg.Wait()
 }
@@ -104,6 +107,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentInfo:       &sdk.Implementation{Name: "ccproxy", Version: Version},
 		AgentCapabilities: sdk.AgentCapabilities{
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			LoadSession:        a.History != nil,
 		},
 		AuthMethods: []sdk.AuthMethod{},
 	}, nil
@@ -114,23 +118,54 @@ var Version = "dev"
 
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	if len(p.McpServers) > 0 {
-		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "session/new: mcpServers: ccproxy does not take MCP servers from the client yet; configure them in Claude Code's settings or .mcp.json (they go through ccproxy's approval) and send mcpServers: []"})
+		return sdk.NewSessionResponse{}, errClientMCP("session/new")
 	}
+	s, err := a.open(ctx, "session/new", &protocol.SessionCreate{Cwd: p.Cwd}, "")
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	return sdk.NewSessionResponse{SessionId: s.acpID, Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}}, nil
+}
+
+// open creates a ccproxy session, registers it under acpID (its own id
+// when ""), and subscribes to it.
+func (a *Agent) open(ctx context.Context, method string, create *protocol.SessionCreate, acpID sdk.SessionId) (*session, error) {
 	var res protocol.SessionCreateResult
-	if err := a.b.Request(ctx, protocol.TypeSessionCreate, &protocol.SessionCreate{Cwd: p.Cwd}, &res); err != nil {
-		return sdk.NewSessionResponse{}, rpcError("session/new", err)
+	if err := a.b.Request(ctx, protocol.TypeSessionCreate, create, &res); err != nil {
+		return nil, rpcError(method, err)
 	}
-	s := &session{id: res.Session, asks: map[string]context.CancelFunc{}}
+	if acpID == "" {
+		acpID = sdk.SessionId(res.Session)
+	}
+	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}}
 	s.mapper = NewMapper(func(u string) ([]byte, error) { return a.b.Blob(a.ctx, u) })
 	s.mapper.mode = protocol.PermissionModeDefault // what session/new answers
 	a.mu.Lock()
-	a.sessions[s.id] = s
+	if old := a.sessions[string(acpID)]; old != nil { // loaded again: the old one goes
+		defer a.closeSession(old)
+	}
+	a.sessions[string(acpID)] = s
 	a.mu.Unlock()
 	a.b.Handle(s.id, func(f protocol.Frame) { a.push(s, f) })
 	if err := a.b.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: s.id}, nil); err != nil {
-		return sdk.NewSessionResponse{}, rpcError("session/new", err)
+		a.mu.Lock()
+		delete(a.sessions, string(acpID))
+		a.mu.Unlock()
+		a.closeSession(s)
+		return nil, rpcError(method, err)
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}}, nil
+	return s, nil
+}
+
+// closeSession forgets s and closes its ccproxy session.
+func (a *Agent) closeSession(s *session) {
+	a.b.Handle(s.id, nil)
+	a.deliver(s, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	if err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: s.id}, nil); err != nil {
+		a.log.Warn("closing a session", "session", s.id, "err", err)
+	}
 }
 
 func (a *Agent) session(id sdk.SessionId) (*session, error) {
@@ -243,7 +278,7 @@ func (a *Agent) push(s *session, f protocol.Frame) {
 		}
 		ups, res := s.mapper.Map(ev.Event)
 		for _, u := range ups {
-			if err := a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u}); err != nil {
+			if err := a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: s.acpID, Update: u}); err != nil {
 				a.log.Debug("session/update not sent", "err", err)
 			}
 		}
@@ -257,7 +292,7 @@ func (a *Agent) push(s *session, f protocol.Frame) {
 		}
 		if st.PermissionMode != "" {
 			for _, u := range s.mapper.ModeUpdate(st.PermissionMode) {
-				_ = a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u})
+				_ = a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: s.acpID, Update: u})
 			}
 		}
 		if st.State == protocol.StateExited || st.State == protocol.StateClosed {
@@ -342,7 +377,7 @@ func (a *Agent) ask(ctx context.Context, s *session, req protocol.PermissionRequ
 		}
 	}
 	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
-		SessionId: sdk.SessionId(s.id),
+		SessionId: s.acpID,
 		Options:   opts,
 		ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Title: &title, Kind: &kind, RawInput: in, Locations: toolLocations(req.ToolName, gjsonParse(in))},
 	})
@@ -397,13 +432,9 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 		return sdk.CloseSessionResponse{}, err
 	}
 	a.mu.Lock()
-	delete(a.sessions, s.id)
+	delete(a.sessions, string(s.acpID))
 	a.mu.Unlock()
-	a.b.Handle(s.id, nil)
-	a.deliver(s, nil)
-	if err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: s.id}, nil); err != nil {
-		return sdk.CloseSessionResponse{}, rpcError("session/close", err)
-	}
+	a.closeSession(s)
 	return sdk.CloseSessionResponse{}, nil
 }
 
@@ -419,4 +450,58 @@ func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.Re
 
 func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
 	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+}
+
+// LoadSession replays a stored Claude Code session (its id is the ACP
+// session id) as session/update notifications, then continues it live: a
+// ccproxy session created with resume. The replay goes through a Mapper of
+// its own in history mode (user prompts as user_message_chunk, images
+// inline), page by page, before the response, as the protocol asks.
+func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	if a.History == nil {
+		return sdk.LoadSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionLoad)
+	}
+	if len(p.McpServers) > 0 {
+		return sdk.LoadSessionResponse{}, errClientMCP("session/load")
+	}
+	id := string(p.SessionId)
+	m := NewMapper(nil)
+	m.history = true
+	opts := history.ReadOptions{ID: id, Project: p.Cwd, Limit: history.MaxReadLimit, Normalize: stream.Options{Attachments: stream.AttachInline}}
+	page, err := a.History.Read(ctx, opts)
+	if errors.Is(err, history.ErrNotFound) && p.Cwd != "" { // kept under another project folder
+		opts.Project = ""
+		page, err = a.History.Read(ctx, opts)
+	}
+	for err == nil {
+		for _, ev := range page.Events {
+			ups, _ := m.Map(ev.JSON)
+			for _, u := range ups {
+				if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
+					return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session/load: " + err.Error()})
+				}
+			}
+		}
+		if !page.More {
+			break
+		}
+		opts.Cursor = page.Next
+		page, err = a.History.Read(ctx, opts)
+	}
+	switch {
+	case errors.Is(err, history.ErrNotFound), errors.Is(err, history.ErrBadID):
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: no stored Claude Code session %q under %s", id, a.History.Root())})
+	case err != nil:
+		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session/load: " + err.Error()})
+	}
+	s, err := a.open(ctx, "session/load", &protocol.SessionCreate{Cwd: p.Cwd, Resume: id}, p.SessionId)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	s.mapper.commands, s.mapper.rich = m.commands, m.rich // not sent again unless they change
+	return sdk.LoadSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}}, nil
+}
+
+func errClientMCP(method string) error {
+	return sdk.NewInvalidParams(map[string]any{"error": method + ": mcpServers: ccproxy does not take MCP servers from the client yet; configure them in Claude Code's settings or .mcp.json (they go through ccproxy's approval) and send mcpServers: []"})
 }

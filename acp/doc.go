@@ -10,6 +10,8 @@
 //	                                                           session/new → session/create + session/subscribe
 //	                                                           session/prompt → session/send, then waits for the turn's result
 //	                                                           session/cancel → session/interrupt; session/set_mode → session/setPermissionMode
+//	                                                           session/load → history.Store.Read pages ─► Mapper (history mode) ─► session/update,
+//	                                                                          then session/create {resume} + subscribe (ACP id = the Claude session id)
 //
 //	ccproxy ─ websocket ─► Backend read loop ─► the session's push handler (Agent.push):
 //	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
@@ -21,7 +23,10 @@
 // process (cmd/ccproxy starts a proxy.Server on a loopback port with a
 // random token, configured like serve) or is a running `ccproxy serve`
 // (--connect): the editor's sessions are ordinary ccproxy sessions, which
-// the web UI and other clients can subscribe to.
+// the web UI and other clients can subscribe to. An ACP session id is the
+// ccproxy session id, except for a loaded session, whose ACP id is the
+// Claude session id it was loaded from (session.acpID); loading it again
+// closes the previous ccproxy session of that id.
 //
 // The Mapper turns normalized events (webview-protocol SPEC §7) into ACP
 // updates: text and thinking from stream_event deltas (a whole assistant

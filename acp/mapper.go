@@ -35,6 +35,7 @@ type Mapper struct {
 	commands string          // the commands last sent (JSON), to send changes only
 	rich     bool            // commands came with descriptions (commands_changed): init's names do not replace them
 	mode     string          // the mode last sent
+	history  bool            // replaying a stored session: the user's prompts are sent too
 }
 
 type toolInfo struct {
@@ -150,10 +151,23 @@ func (m *Mapper) user(e gjson.Result) []sdk.SessionUpdate {
 	var out []sdk.SessionUpdate
 	content := e.Get("message.content")
 	if !content.IsArray() {
+		if m.history && content.String() != "" && e.Get("parent_tool_use_id").String() == "" {
+			return []sdk.SessionUpdate{sdk.UpdateUserMessageText(content.String())}
+		}
 		return nil // a user turn (replayed): the client sent it
 	}
 	for _, b := range content.Array() {
 		if b.Get("type").String() != "tool_result" {
+			if m.history && e.Get("parent_tool_use_id").String() == "" {
+				switch b.Get("type").String() {
+				case "text":
+					out = append(out, sdk.UpdateUserMessageText(b.Get("text").String()))
+				case "image":
+					if d := b.Get("source.data").String(); d != "" {
+						out = append(out, sdk.UpdateUserMessage(sdk.ImageBlock(d, b.Get("source.media_type").String())))
+					}
+				}
+			}
 			continue
 		}
 		id := b.Get("tool_use_id").String()

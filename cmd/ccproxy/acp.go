@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ccproxy/ccproxy/acp"
+	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/proxy"
 )
@@ -152,6 +153,14 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer b.Close()
 	log.Info("ccproxy acp ready", "proxy", url, "connected", *connect != "")
 	agent := acp.NewAgent(b, log.With("component", "acp"))
+	// session/load reads Claude Code's stored sessions on this machine
+	// (with --connect, the daemon's claude resumes them: the same machine
+	// and user is assumed).
+	if store, err := history.Open(history.Options{Logger: log.With("component", "history")}); err != nil {
+		log.Warn("no session/load: Claude Code's session store cannot be read", "err", err)
+	} else {
+		agent.History = store
+	}
 	done := make(chan struct{})
 	go func() { // ends with stdin (Serve returns) or with ctx (the signal closes the backend)
 		defer close(done)
