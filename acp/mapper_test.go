@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	sdk "github.com/coder/acp-go-sdk"
+
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -223,5 +225,46 @@ func TestMapPlan(t *testing.T) {
 	ups, _ = m.Map([]byte(`{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}`))
 	if len(ups) != 0 {
 		t.Fatalf("TodoWrite's result: want no update, got %d", len(ups))
+	}
+}
+
+// The CLI's result becomes the ACP stop reason.
+func TestStopReasons(t *testing.T) {
+	for ev, want := range map[string]string{
+		`{"type":"result","subtype":"success","stop_reason":"end_turn","result":"ok"}`:                        "end_turn",
+		`{"type":"result","subtype":"success","stop_reason":"max_tokens","result":"…"}`:                       "max_tokens",
+		`{"type":"result","subtype":"success","stop_reason":"refusal","result":""}`:                           "refusal",
+		`{"type":"result","subtype":"error_max_turns","stop_reason":"tool_use"}`:                              "max_turn_requests",
+		`{"type":"result","subtype":"error_during_execution","is_error":true}`:                                "cancelled",
+		`{"type":"result","subtype":"success","is_error":true,"stop_reason":"end_turn","result":"API Error"}`: "error",
+	} {
+		_, r := NewMapper(nil).Map([]byte(ev))
+		got := string(r.Stop)
+		if r.IsError && r.Stop == "end_turn" {
+			got = "error"
+		}
+		if got != want {
+			t.Errorf("%s: %s (error %v), want %s", ev, r.Stop, r.IsError, want)
+		}
+	}
+}
+
+// A prompt becomes one user turn: text in order, resource links as @path,
+// text resources as context blocks, images as images; audio is refused.
+func TestTurnOf(t *testing.T) {
+	send, err := turnOf("s1", []sdk.ContentBlock{
+		sdk.TextBlock("look at"),
+		sdk.ResourceLinkBlock("main.go", "file:///src/main.go"),
+		sdk.ResourceBlock(sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{Uri: "file:///src/a.txt", Text: "alpha"}}),
+		sdk.ImageBlock("iVBORw0KGgo=", "image/png"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "look at\n@/src/main.go\n<context ref=\"file:///src/a.txt\">\nalpha\n</context>"; send.Text != want || len(send.Images) != 1 || send.Images[0].MediaType != "image/png" {
+		t.Errorf("turn %+v, want text %q and one PNG", send, want)
+	}
+	if _, err := turnOf("s1", []sdk.ContentBlock{sdk.AudioBlock("AAAA", "audio/wav")}); err == nil {
+		t.Error("audio was accepted")
 	}
 }
