@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func (o obs) str(path ...string) string {
 // (testdata/acp/client.mjs) against `ccproxy acp` with args, with one
 // scenario: sessions, each a list of prompts. The script spawns the agent
 // itself, as an editor does, and closes its stdin at the end.
-func runClient(t *testing.T, args []string, env []string, project string, sessions [][]map[string]any) []obs {
+func runClient(t *testing.T, args []string, env []string, project string, load map[string]any, sessions [][]map[string]any) []obs {
 	t.Helper()
 	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {
@@ -73,7 +74,7 @@ func runClient(t *testing.T, args []string, env []string, project string, sessio
 		k, v, _ := strings.Cut(kv, "=")
 		envMap[k] = v
 	}
-	cfg, _ := json.Marshal(map[string]any{"cmd": append([]string{bin, "acp"}, args...), "cwd": project, "sessions": sessions, "env": envMap})
+	cfg, _ := json.Marshal(map[string]any{"cmd": append([]string{bin, "acp"}, args...), "cwd": project, "sessions": sessions, "env": envMap, "load": load})
 	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), string(cfg))
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -103,12 +104,42 @@ func runClient(t *testing.T, args []string, env []string, project string, sessio
 // and thinking, an MCP tool call whose image arrives as an image block, a
 // permission request answered allow), a second session whose permission
 // request is met by session/cancel (the prompt ends cancelled), and exit
-// by closing stdin, with no process left.
+// by closing stdin, with no process left. First, session/load of a real
+// stored session replays it before answering, and takes a prompt.
 func TestACPDemoWithTypeScriptSDK(t *testing.T) {
 	marker := "acp-demo-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	allow := []map[string]any{{"text": "Hi"}, {"text": "Show me an image"}, {"text": "Echo a greeting", "onPermission": "allow"}}
 	cancel := []map[string]any{{"text": "Hi"}, {"text": "Show me an image"}, {"text": "Echo a greeting", "onPermission": "cancel"}}
-	got := runClient(t, []string{"--demo", "--demo-speed", "0"}, []string{"CCPROXY_TEST_MARKER=" + marker}, t.TempDir(), [][]map[string]any{allow, cancel})
+	// A HOME whose Claude Code store holds a real stored session, to load.
+	home := t.TempDir()
+	if err := os.CopyFS(filepath.Join(home, ".claude", "projects"), os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
+		t.Fatal(err)
+	}
+	const stored = "a53a96ea-6d00-48d2-90ad-6cb56a9ff999"
+	got := runClient(t, []string{"--demo", "--demo-speed", "0"}, []string{"CCPROXY_TEST_MARKER=" + marker, "HOME=" + home}, t.TempDir(),
+		map[string]any{"sessionId": stored, "prompt": "Hi"}, [][]map[string]any{allow, cancel})
+	var loadedUser, loadedDiff, loaded bool
+	for _, o := range got {
+		if o["ev"] == "loaded" {
+			loaded = true
+		}
+		if o["ev"] != "update" || o.str("sessionId") != stored || loaded {
+			continue
+		}
+		u := o["update"].(map[string]any)
+		if u["sessionUpdate"] == "user_message_chunk" {
+			loadedUser = true
+		}
+		if u["sessionUpdate"] == "tool_call_update" {
+			for _, c := range u["content"].([]any) {
+				loadedDiff = loadedDiff || c.(map[string]any)["type"] == "diff"
+			}
+		}
+	}
+	if !loaded || !loadedUser || !loadedDiff {
+		t.Errorf("session/load: answered %v; before the answer: user prompts %v, a diff %v", loaded, loadedUser, loadedDiff)
+	}
+	got = slices.DeleteFunc(got, func(o obs) bool { return o.str("sessionId") == stored })
 
 	var sessions []string
 	var stops []string
@@ -216,7 +247,7 @@ func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
 	os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644)
 	marker := "acp-real-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
-	got := runClient(t, []string{"--claude", claude, "--project", project, "--trust-project-mcp"}, env, project, [][]map[string]any{
+	got := runClient(t, []string{"--claude", claude, "--project", project, "--trust-project-mcp"}, env, project, nil, [][]map[string]any{
 		{{"text": "Say HELLO"}, {"text": "Show an IMAGE", "onPermission": "allow"}},
 		{{"text": "Show an IMAGE", "onPermission": "cancel"}},
 	})

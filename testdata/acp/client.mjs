@@ -2,7 +2,7 @@
 // driven by acp/e2e_test.go. It spawns the agent as an editor does and runs
 // a scenario; every observation is one JSON line on stdout:
 //   {"ev":"init"|"new"|"update"|"permission"|"stop"|"error"|"exit", ...}
-// Usage: node client.mjs '<json: {cmd:[...], cwd, prompts:[{text, onPermission:"allow"|"cancel"}], sessions:N}>'
+// Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, sessions:[[{text, onPermission:"allow"|"cancel"}]]}>'
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
@@ -40,6 +40,14 @@ try {
       await ctx.request("no/such_method", {});
     } catch (e) {
       out({ ev: "error", method: "no/such_method", code: e.code, message: e.message });
+    }
+    if (cfg.load) {
+      // session/load of a stored session: its history arrives as updates
+      // before the response; then it takes a prompt like a new one.
+      const l = await ctx.request(methods.agent.session.load, { sessionId: cfg.load.sessionId, cwd: cfg.cwd, mcpServers: [] });
+      out({ ev: "loaded", sessionId: cfg.load.sessionId, result: l });
+      const r = await ctx.request(methods.agent.session.prompt, { sessionId: cfg.load.sessionId, prompt: [{ type: "text", text: cfg.load.prompt }] });
+      out({ ev: "stop", sessionId: cfg.load.sessionId, result: r });
     }
     for (const sess of cfg.sessions) {
       const s = await ctx.request(methods.agent.session.new, { cwd: cfg.cwd, mcpServers: [] });
