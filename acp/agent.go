@@ -200,7 +200,10 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		s.waiter = nil
 		s.mu.Unlock()
 	}()
-	if err := a.b.Request(ctx, protocol.TypeSessionSend, send, nil); err != nil {
+	// Not under ctx: a session/cancel may come before the reply (claude can
+	// ask for a permission before the proxy's reply arrives); the turn is
+	// then interrupted below, not abandoned half-sent.
+	if err := a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil); err != nil {
 		return sdk.PromptResponse{}, rpcError("session/prompt", err)
 	}
 	var r *Result
