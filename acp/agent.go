@@ -120,7 +120,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if len(p.McpServers) > 0 {
 		return sdk.NewSessionResponse{}, errClientMCP("session/new")
 	}
-	s, err := a.open(ctx, "session/new", &protocol.SessionCreate{Cwd: p.Cwd}, "")
+	s, err := a.open(ctx, "session/new", &protocol.SessionCreate{Cwd: p.Cwd}, "", nil)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -129,7 +129,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 
 // open creates a ccproxy session, registers it under acpID (its own id
 // when ""), and subscribes to it.
-func (a *Agent) open(ctx context.Context, method string, create *protocol.SessionCreate, acpID sdk.SessionId) (*session, error) {
+func (a *Agent) open(ctx context.Context, method string, create *protocol.SessionCreate, acpID sdk.SessionId, replayed *Mapper) (*session, error) {
 	var res protocol.SessionCreateResult
 	if err := a.b.Request(ctx, protocol.TypeSessionCreate, create, &res); err != nil {
 		return nil, rpcError(method, err)
@@ -140,6 +140,9 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}}
 	s.mapper = NewMapper(func(u string) ([]byte, error) { return a.b.Blob(a.ctx, u) })
 	s.mapper.mode = protocol.PermissionModeDefault // what session/new answers
+	if replayed != nil {                           // before the read loop can use it: the commands the replay sent are not sent again unless they change
+		s.mapper.commands, s.mapper.rich = replayed.commands, replayed.rich
+	}
 	a.mu.Lock()
 	if old := a.sessions[string(acpID)]; old != nil { // loaded again: the old one goes
 		defer a.closeSession(old)
@@ -497,11 +500,9 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	case err != nil:
 		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session/load: " + err.Error()})
 	}
-	s, err := a.open(ctx, "session/load", &protocol.SessionCreate{Cwd: p.Cwd, Resume: id}, p.SessionId)
-	if err != nil {
+	if _, err := a.open(ctx, "session/load", &protocol.SessionCreate{Cwd: p.Cwd, Resume: id}, p.SessionId, m); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	s.mapper.commands, s.mapper.rich = m.commands, m.rich // not sent again unless they change
 	return sdk.LoadSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}}, nil
 }
 
