@@ -140,7 +140,9 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}}
 	s.mapper = NewMapper(func(u string) ([]byte, error) { return a.b.Blob(a.ctx, u) })
 	s.mapper.mode = protocol.PermissionModeDefault // what session/new answers
-	if replayed != nil {                           // before the read loop can use it: the commands the replay sent are not sent again unless they change
+	// Before the read loop can use it: the commands a replay sent are not
+	// sent again unless they change.
+	if replayed != nil {
 		s.mapper.commands, s.mapper.rich = replayed.commands, replayed.rich
 	}
 	a.mu.Lock()
