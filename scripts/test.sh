@@ -22,6 +22,7 @@ npm_pkgs=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
   "typescript@5.9.3"
+  "@agentclientprotocol/sdk@2.4.0"
 )
 
 installed_version() { # $1 = package name; prints the installed version or nothing

@@ -8,6 +8,9 @@
 //
 // Subcommands:
 //
+//	acp         an Agent Client Protocol agent on stdin/stdout (package acp),
+//	            over an in-process proxy.Server configured as serve would be,
+//	            or a running serve (--connect).
 //	normalize   claude stream-json on stdin -> normalized events on stdout
 //	            (package stream), so `claude ... | ccproxy normalize` works.
 //	serve       live sessions over a websocket (package proxy); on loopback,

@@ -45,6 +45,8 @@ Usage:
   ccproxy serve [--addr 127.0.0.1:PORT] [--project DIR] [--token T | --token-file PATH] [--allow-origin O]...
               [--tls-self-signed | --tls-cert FILE --tls-key FILE] [--host NAME]... [--qr] [--demo]
         run live Claude Code sessions for webviews over a websocket (off loopback: TLS only)
+  ccproxy acp [--demo | --connect URL --token-file PATH] [--project DIR] [--mcp-config FILE]...
+        an Agent Client Protocol agent on stdin/stdout for editors (Zed, JetBrains, Neovim)
   ccproxy normalize [--max-line BYTES] [--attachments strip|inline]
         read claude stream-json on stdin, write normalized events to stdout
   ccproxy mcp config [--project DIR] [--json] [--mcp-config FILE]... [--trust-project-mcp]
@@ -76,6 +78,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "serve":
 		return runServe(ctx, args[1:], stdin, stdout, stderr)
+	case "acp":
+		return runACP(ctx, args[1:], stdin, stdout, stderr)
 	case "normalize":
 		return runNormalize(ctx, args[1:], stdin, stdout, stderr)
 	case "mcp":

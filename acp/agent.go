@@ -1,0 +1,513 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/stream"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// Modes are the permission modes offered as ACP session modes.
+var Modes = []sdk.SessionMode{
+	{Id: protocol.PermissionModeDefault, Name: "Default", Description: sdk.Ptr("Ask before edits and commands")},
+	{Id: protocol.PermissionModeAcceptEdits, Name: "Accept edits", Description: sdk.Ptr("Edit files without asking")},
+	{Id: protocol.PermissionModePlan, Name: "Plan", Description: sdk.Ptr("Plan without changing anything")},
+	{Id: protocol.PermissionModeBypass, Name: "Bypass permissions", Description: sdk.Ptr("Never ask (only when started so)")},
+}
+
+// Agent is an ACP agent backed by ccproxy sessions over a Backend. Each
+// ACP session is one ccproxy session this agent created and subscribed
+// to; Close closes them all.
+type Agent struct {
+	// History, when set, is where session/load finds Claude Code's stored
+	// sessions (package history); without it session/load is not offered.
+	History *history.Store
+
+	b    *Backend
+	conn *sdk.AgentSideConnection
+	log  *slog.Logger
+	ctx  context.Context // ends with Close: stops permission prompts in flight
+	stop context.CancelFunc
+	wg   sync.WaitGroup // permission prompt goroutines
+
+	mu       sync.Mutex // guards sessions
+	sessions map[string]*session
+}
+
+type session struct {
+	id     string        // the ccproxy session
+	acpID  sdk.SessionId // the editor's name for it: id, or the Claude session id it loaded
+	mapper *Mapper       // owned by the backend's read loop
+
+	mu        sync.Mutex // guards what follows
+	waiter    chan *Result
+	cancelled bool
+	asks      map[string]context.CancelFunc // pending permission prompts by requestId
+}
+
+// NewAgent returns an agent over b. Call Serve to speak ACP.
+func NewAgent(b *Backend, log *slog.Logger) *Agent {
+	ctx, stop := context.WithCancel(context.Background())
+	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}}
+}
+
+// Serve speaks ACP on r/w until r ends (or the backend's connection
+// ends), then closes every session it created.
+// Malformed lines never reach the SDK: guard answers them.
+func (a *Agent) Serve(w io.Writer, r io.Reader) {
+	lw := &lockedWriter{w: w}
+	pr, pw := io.Pipe()
+	go guard(r, pw, lw, a.log) // ends with r, or when pr is closed below
+	a.conn = sdk.NewAgentSideConnection(a, lw, pr)
+	a.conn.SetLogger(a.log)
+	select {
+	case <-a.conn.Done():
+	case <-a.b.Done():
+		a.log.Error("the connection to ccproxy ended")
+	}
+	pr.Close()
+	a.Close()
+}
+
+// Close closes every session this agent created, and waits for its
+// goroutines.
+func (a *Agent) Close() {
+	a.stop()
+	a.mu.Lock()
+	ss := a.sessions
+	a.sessions = map[string]*session{}
+	a.mu.Unlock()
+	for _, s := range ss {
+		a.closeSession(s)
+	}
+	a.wg.Wait()
+}
+
+func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	v := p.ProtocolVersion
+	if v > sdk.ProtocolVersionNumber || v < 1 {
+		v = sdk.ProtocolVersionNumber // the newest we speak; the client decides
+	}
+	return sdk.InitializeResponse{
+		ProtocolVersion: v,
+		AgentInfo:       &sdk.Implementation{Name: "ccproxy", Version: Version},
+		AgentCapabilities: sdk.AgentCapabilities{
+			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			LoadSession:        a.History != nil,
+		},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+// Version is ccproxy's version, announced in initialize.
+var Version = "dev"
+
+func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if len(p.McpServers) > 0 {
+		return sdk.NewSessionResponse{}, errClientMCP("session/new")
+	}
+	s, err := a.open(ctx, "session/new", &protocol.SessionCreate{Cwd: p.Cwd}, "", nil)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	return sdk.NewSessionResponse{SessionId: s.acpID, Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}}, nil
+}
+
+// open creates a ccproxy session, registers it under acpID (its own id
+// when ""), and subscribes to it.
+func (a *Agent) open(ctx context.Context, method string, create *protocol.SessionCreate, acpID sdk.SessionId, replayed *Mapper) (*session, error) {
+	var res protocol.SessionCreateResult
+	if err := a.b.Request(ctx, protocol.TypeSessionCreate, create, &res); err != nil {
+		return nil, rpcError(method, err)
+	}
+	if acpID == "" {
+		acpID = sdk.SessionId(res.Session)
+	}
+	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}}
+	s.mapper = NewMapper(func(u string) ([]byte, error) { return a.b.Blob(a.ctx, u) })
+	s.mapper.mode = protocol.PermissionModeDefault // what session/new answers
+	// Before the read loop can use it: the commands a replay sent are not
+	// sent again unless they change.
+	if replayed != nil {
+		s.mapper.commands, s.mapper.rich = replayed.commands, replayed.rich
+	}
+	a.mu.Lock()
+	if old := a.sessions[string(acpID)]; old != nil { // loaded again: the old one goes
+		defer a.closeSession(old)
+	}
+	a.sessions[string(acpID)] = s
+	a.mu.Unlock()
+	a.b.Handle(s.id, func(f protocol.Frame) { a.push(s, f) })
+	if err := a.b.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: s.id}, nil); err != nil {
+		a.mu.Lock()
+		delete(a.sessions, string(acpID))
+		a.mu.Unlock()
+		a.closeSession(s)
+		return nil, rpcError(method, err)
+	}
+	return s, nil
+}
+
+// closeSession forgets s and closes its ccproxy session.
+func (a *Agent) closeSession(s *session) {
+	a.b.Handle(s.id, nil)
+	a.deliver(s, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	if err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: s.id}, nil); err != nil {
+		a.log.Warn("closing a session", "session", s.id, "err", err)
+	}
+}
+
+func (a *Agent) session(id sdk.SessionId) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[string(id)]
+	if s == nil {
+		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: no session %q", id)})
+	}
+	return s, nil
+}
+
+func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	send, err := turnOf(s.id, p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	w := make(chan *Result, 1)
+	s.mu.Lock()
+	if s.waiter != nil {
+		s.mu.Unlock()
+		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "session/prompt: a prompt of this session is still running"})
+	}
+	s.waiter, s.cancelled = w, false
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.waiter = nil
+		s.mu.Unlock()
+	}()
+	// Not under ctx: a session/cancel may come before the reply (claude can
+	// ask for a permission before the proxy's reply arrives); the turn is
+	// then interrupted below, not abandoned half-sent.
+	if err := a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil); err != nil {
+		return sdk.PromptResponse{}, rpcError("session/prompt", err)
+	}
+	var r *Result
+	select {
+	case r = <-w:
+	case <-ctx.Done(): // session/cancel (or the connection ended)
+		a.interrupt(s)
+		select { // the turn's result follows the interrupt: its updates come first
+		case r = <-w:
+		case <-a.ctx.Done():
+		case <-a.b.Done():
+		}
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	if r == nil {
+		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "the session ended during the turn"})
+	}
+	s.mu.Lock()
+	cancelled := s.cancelled
+	s.mu.Unlock()
+	if cancelled {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	if r.IsError {
+		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": r.Text, "subtype": r.Subtype})
+	}
+	return sdk.PromptResponse{StopReason: r.Stop}, nil
+}
+
+func (a *Agent) interrupt(s *session) {
+	s.mu.Lock()
+	s.cancelled = true
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(a.ctx, closeTimeout)
+	defer cancel()
+	if err := a.b.Request(ctx, protocol.TypeSessionInterrupt, &protocol.SessionInterrupt{Session: s.id}, nil); err != nil {
+		a.log.Warn("interrupting", "session", s.id, "err", err)
+	}
+}
+
+func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	running := s.waiter != nil && !s.cancelled
+	s.mu.Unlock()
+	if running {
+		a.interrupt(s)
+	}
+	return nil
+}
+
+func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	var res protocol.SessionSetPermissionModeResult
+	if err := a.b.Request(ctx, protocol.TypeSessionSetMode, &protocol.SessionSetPermissionMode{Session: s.id, Mode: string(p.ModeId)}, &res); err != nil {
+		return sdk.SetSessionModeResponse{}, rpcError("session/set_mode", err)
+	}
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// push handles one push of s's ccproxy session; it runs on the backend's
+// read loop.
+func (a *Agent) push(s *session, f protocol.Frame) {
+	switch f.Type {
+	case protocol.TypeSessionEvent:
+		var ev protocol.SessionEvent
+		if json.Unmarshal(f.Data, &ev) != nil {
+			return
+		}
+		ups, res := s.mapper.Map(ev.Event)
+		for _, u := range ups {
+			if err := a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: s.acpID, Update: u}); err != nil {
+				a.log.Debug("session/update not sent", "err", err)
+			}
+		}
+		if res != nil {
+			a.deliver(s, res)
+		}
+	case protocol.TypeSessionState:
+		var st protocol.SessionState
+		if json.Unmarshal(f.Data, &st) != nil {
+			return
+		}
+		if st.PermissionMode != "" {
+			for _, u := range s.mapper.ModeUpdate(st.PermissionMode) {
+				_ = a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: s.acpID, Update: u})
+			}
+		}
+		if st.State == protocol.StateExited || st.State == protocol.StateClosed {
+			a.deliver(s, nil)
+		}
+	case protocol.TypePermissionRequest:
+		var req protocol.PermissionRequest
+		if json.Unmarshal(f.Data, &req) != nil {
+			return
+		}
+		ctx, cancel := context.WithCancel(a.ctx)
+		s.mu.Lock()
+		s.asks[req.RequestID] = cancel
+		s.mu.Unlock()
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			defer cancel()
+			a.ask(ctx, s, req)
+		}()
+	case protocol.TypePermissionResolved:
+		var r protocol.PermissionResolved
+		if json.Unmarshal(f.Data, &r) != nil {
+			return
+		}
+		s.mu.Lock()
+		cancel := s.asks[r.RequestID]
+		delete(s.asks, r.RequestID)
+		s.mu.Unlock()
+		if cancel != nil {
+			cancel() // answered elsewhere (or timed out): withdraw the client's prompt
+		}
+	}
+}
+
+// deliver hands a turn's end to the waiting prompt, if any.
+func (a *Agent) deliver(s *session, r *Result) {
+	s.mu.Lock()
+	w := s.waiter
+	s.mu.Unlock()
+	if w == nil {
+		return
+	}
+	select {
+	case w <- r:
+	default: // a result is already waiting
+	}
+}
+
+// ask turns a permission/request into session/request_permission and its
+// answer into permission/respond.
+func (a *Agent) ask(ctx context.Context, s *session, req protocol.PermissionRequest) {
+	in := json.RawMessage(req.Input)
+	title := toolTitle(req.ToolName, gjsonParse(in), mcpRef(req.MCP))
+	kind := toolKind(req.ToolName)
+	id := req.ToolUseID
+	if id == "" {
+		id = req.RequestID
+	}
+	opts := []sdk.PermissionOption{
+		{OptionId: "allow", Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},
+		{OptionId: "always", Name: "Always allow", Kind: sdk.PermissionOptionKindAllowAlways},
+		{OptionId: "reject", Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
+	}
+	var q *protocol.Question
+	switch req.Kind {
+	case protocol.PermissionKindPlan:
+		title = "Approve the plan"
+		opts = []sdk.PermissionOption{
+			{OptionId: "allow", Name: "Approve the plan", Kind: sdk.PermissionOptionKindAllowOnce},
+			{OptionId: "reject", Name: "Keep planning", Kind: sdk.PermissionOptionKindRejectOnce},
+		}
+	case protocol.PermissionKindQuestion:
+		if len(req.Questions) > 0 {
+			q = &req.Questions[0]
+			title = q.Question
+			opts = nil
+			for i, o := range q.Options {
+				opts = append(opts, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(fmt.Sprintf("answer-%d", i)), Name: o.Label, Kind: sdk.PermissionOptionKindAllowOnce})
+			}
+			opts = append(opts, sdk.PermissionOption{OptionId: "reject", Name: "Don't answer", Kind: sdk.PermissionOptionKindRejectOnce})
+		}
+	}
+	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
+		SessionId: s.acpID,
+		Options:   opts,
+		ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Title: &title, Kind: &kind, RawInput: in, Locations: toolLocations(req.ToolName, gjsonParse(in))},
+	})
+	s.mu.Lock()
+	delete(s.asks, req.RequestID)
+	s.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			a.log.Warn("session/request_permission failed", "err", err)
+		}
+		return // resolved elsewhere, or the client is gone: the broker's timeout decides
+	}
+	answer := &protocol.PermissionRespond{Session: s.id, RequestID: req.RequestID, Behavior: protocol.BehaviorDeny}
+	if sel := resp.Outcome.Selected; sel != nil {
+		switch o := string(sel.OptionId); {
+		case o == "allow":
+			answer.Behavior = protocol.BehaviorAllow
+		case o == "always":
+			answer.Behavior, answer.Always = protocol.BehaviorAllow, true
+		case strings.HasPrefix(o, "answer-") && q != nil:
+			var i int
+			if _, err := fmt.Sscanf(o, "answer-%d", &i); err == nil && i >= 0 && i < len(q.Options) {
+				answer.Behavior = protocol.BehaviorAllow
+				answer.Answers = map[string]string{q.Question: q.Options[i].Label}
+			}
+		}
+	} else {
+		answer.Message = "Cancelled by the user"
+	}
+	if answer.Behavior == protocol.BehaviorDeny && answer.Message == "" {
+		answer.Message = "Rejected by the user"
+	}
+	rctx, cancel := context.WithTimeout(a.ctx, closeTimeout)
+	defer cancel()
+	if err := a.b.Request(rctx, protocol.TypePermissionRespond, answer, nil); err != nil {
+		a.log.Info("permission answer not taken", "request", req.RequestID, "err", err)
+	}
+}
+
+// rpcError makes a JSON-RPC error of a proxy error.
+func rpcError(method string, err error) error {
+	if pe, ok := err.(*protocol.Error); ok {
+		return sdk.NewInternalError(map[string]any{"error": method + ": " + pe.Message, "code": string(pe.Code)})
+	}
+	return sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
+}
+
+// CloseSession closes the ccproxy session (session/close).
+func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.CloseSessionResponse{}, err
+	}
+	a.mu.Lock()
+	delete(a.sessions, string(s.acpID))
+	a.mu.Unlock()
+	a.closeSession(s)
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// ListSessions, ResumeSession and SetSessionConfigOption are not
+// advertised in initialize: -32601.
+func (a *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
+}
+
+func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
+}
+
+func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+}
+
+// LoadSession replays a stored Claude Code session (its id is the ACP
+// session id) as session/update notifications, then continues it live: a
+// ccproxy session created with resume. The replay goes through a Mapper of
+// its own in history mode (user prompts as user_message_chunk, images
+// inline), page by page, before the response, as the protocol asks.
+func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	if a.History == nil {
+		return sdk.LoadSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionLoad)
+	}
+	if len(p.McpServers) > 0 {
+		return sdk.LoadSessionResponse{}, errClientMCP("session/load")
+	}
+	id := string(p.SessionId)
+	m := NewMapper(nil)
+	m.history = true
+	opts := history.ReadOptions{ID: id, Project: p.Cwd, Limit: history.MaxReadLimit, Normalize: stream.Options{Attachments: stream.AttachInline}}
+	page, err := a.History.Read(ctx, opts)
+	if errors.Is(err, history.ErrNotFound) && p.Cwd != "" { // kept under another project folder
+		opts.Project = ""
+		page, err = a.History.Read(ctx, opts)
+	}
+	for err == nil {
+		for _, ev := range page.Events {
+			ups, _ := m.Map(ev.JSON)
+			for _, u := range ups {
+				if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
+					return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session/load: " + err.Error()})
+				}
+			}
+		}
+		if !page.More {
+			break
+		}
+		opts.Cursor = page.Next
+		page, err = a.History.Read(ctx, opts)
+	}
+	switch {
+	case errors.Is(err, history.ErrNotFound), errors.Is(err, history.ErrBadID):
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: no stored Claude Code session %q under %s", id, a.History.Root())})
+	case err != nil:
+		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session/load: " + err.Error()})
+	}
+	if _, err := a.open(ctx, "session/load", &protocol.SessionCreate{Cwd: p.Cwd, Resume: id}, p.SessionId, m); err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	return sdk.LoadSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}}, nil
+}
+
+func errClientMCP(method string) error {
+	return sdk.NewInvalidParams(map[string]any{"error": method + ": mcpServers: ccproxy does not take MCP servers from the client yet; configure them in Claude Code's settings or .mcp.json (they go through ccproxy's approval) and send mcpServers: []"})
+}

@@ -1,0 +1,242 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gorilla/websocket"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// maxBlobBytes bounds an attachment fetched for an image block.
+const maxBlobBytes = 32 << 20
+
+// Backend is one websocket connection to a ccproxy (in-process or a
+// running `ccproxy serve`), speaking webview-protocol. Its read loop (the
+// one goroutine it owns, ended by Close or the connection's end) delivers
+// replies to the waiting Request and hands every push of a session to
+// that session's handler, synchronously and in order: a slow handler
+// slows the read, and the proxy then lets this client catch up from its
+// replay log (SPEC §5.4), so nothing here is buffered without bound.
+type Backend struct {
+	ws    *websocket.Conn
+	base  *url.URL // http(s)://host:port of the proxy
+	token string
+	http  *http.Client
+
+	writeMu sync.Mutex // guards writes to ws
+
+	mu       sync.Mutex // guards what follows
+	nextID   int64
+	pending  map[string]chan protocol.Frame
+	handlers map[string]func(protocol.Frame)
+	err      error // why the read loop ended
+
+	done chan struct{} // closed when the read loop ended
+}
+
+// Dial connects to the proxy at base (http://host:port or ws://…/v1/ws)
+// with the token, and starts the read loop.
+func Dial(ctx context.Context, base, token string) (*Backend, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, fmt.Errorf("proxy URL %q: %w", base, err)
+	}
+	switch u.Scheme {
+	case "http", "ws":
+		u.Scheme = "http"
+	case "https", "wss":
+		u.Scheme = "https"
+	default:
+		return nil, fmt.Errorf("proxy URL %q: scheme must be http, https, ws or wss", base)
+	}
+	u.Path, u.RawQuery, u.Fragment = "", "", ""
+	wsu := *u
+	wsu.Scheme = map[string]string{"http": "ws", "https": "wss"}[u.Scheme]
+	wsu.Path = "/v1/ws"
+	h := http.Header{"Authorization": {"Bearer " + token}}
+	ws, resp, err := websocket.DefaultDialer.DialContext(ctx, wsu.String(), h)
+	if err != nil {
+		if resp != nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			resp.Body.Close()
+			return nil, fmt.Errorf("connecting to %s: HTTP %d: %s", wsu.String(), resp.StatusCode, strings.TrimSpace(string(body)))
+		}
+		return nil, fmt.Errorf("connecting to %s: %w", wsu.String(), err)
+	}
+	ws.SetReadLimit(64 << 20)
+	b := &Backend{ws: ws, base: u, token: token, http: &http.Client{}, pending: map[string]chan protocol.Frame{},
+		handlers: map[string]func(protocol.Frame){}, done: make(chan struct{})}
+	go b.readLoop()
+	return b, nil
+}
+
+// Close ends the connection; the read loop ends with it.
+func (b *Backend) Close() error {
+	err := b.ws.Close()
+	<-b.done
+	return err
+}
+
+// Done is closed when the connection ended.
+func (b *Backend) Done() <-chan struct{} { return b.done }
+
+// Handle routes the pushes of session to h (nil removes the route).
+func (b *Backend) Handle(session string, h func(protocol.Frame)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if h == nil {
+		delete(b.handlers, session)
+	} else {
+		b.handlers[session] = h
+	}
+}
+
+func (b *Backend) readLoop() {
+	defer close(b.done)
+	var err error
+	for {
+		var msg []byte
+		_, msg, err = b.ws.ReadMessage()
+		if err != nil {
+			break
+		}
+		f, perr := protocol.ParseFrame(msg)
+		if perr != nil {
+			continue // not ours to fix; the proxy validates what it sends
+		}
+		if f.IsReply() {
+			b.mu.Lock()
+			ch := b.pending[string(f.ID)]
+			delete(b.pending, string(f.ID))
+			b.mu.Unlock()
+			if ch != nil {
+				ch <- f // buffered 1
+			}
+			continue
+		}
+		var s struct {
+			Session string `json:"session"`
+		}
+		_ = json.Unmarshal(f.Data, &s)
+		b.mu.Lock()
+		h := b.handlers[s.Session]
+		b.mu.Unlock()
+		if h != nil {
+			h(f)
+		}
+	}
+	b.mu.Lock()
+	b.err = err
+	for id, ch := range b.pending {
+		close(ch)
+		delete(b.pending, id)
+	}
+	b.mu.Unlock()
+}
+
+// ErrClosed is returned by requests on a connection that ended.
+var ErrClosed = errors.New("the connection to ccproxy ended")
+
+// Request sends one request and decodes its reply's data into result
+// (which may be nil). An error reply is a *protocol.Error.
+func (b *Backend) Request(ctx context.Context, typ string, data protocol.Data, result any) error {
+	b.mu.Lock()
+	if b.err != nil || isClosed(b.done) {
+		b.mu.Unlock()
+		return ErrClosed
+	}
+	b.nextID++
+	id := protocol.IntID(b.nextID)
+	ch := make(chan protocol.Frame, 1)
+	b.pending[string(id)] = ch
+	b.mu.Unlock()
+	f, err := protocol.NewRequest(id, typ, data)
+	if err != nil {
+		b.forget(id)
+		return fmt.Errorf("%s: %w", typ, err)
+	}
+	msg, err := protocol.AppendFrame(nil, f)
+	if err == nil {
+		b.writeMu.Lock()
+		err = b.ws.WriteMessage(websocket.TextMessage, msg)
+		b.writeMu.Unlock()
+	}
+	if err != nil {
+		b.forget(id)
+		return fmt.Errorf("%s: %w", typ, err)
+	}
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			return ErrClosed
+		}
+		if r.OK == nil || !*r.OK {
+			if r.Error != nil {
+				return r.Error
+			}
+			return fmt.Errorf("%s: an error reply without an error", typ)
+		}
+		if result != nil && len(r.Data) > 0 {
+			if err := json.Unmarshal(r.Data, result); err != nil {
+				return fmt.Errorf("%s: reading the reply: %w", typ, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		b.forget(id)
+		return ctx.Err()
+	}
+}
+
+func (b *Backend) forget(id json.RawMessage) {
+	b.mu.Lock()
+	delete(b.pending, string(id))
+	b.mu.Unlock()
+}
+
+// Blob fetches an attachment url (/v1/blobs/<sha256>) from the proxy, at
+// most maxBlobBytes.
+func (b *Backend) Blob(ctx context.Context, rel string) ([]byte, error) {
+	if !strings.HasPrefix(rel, "/v1/blobs/") {
+		return nil, fmt.Errorf("attachment url %q is not a blob of the proxy", rel)
+	}
+	u := *b.base
+	u.Path = rel
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %s", rel, strconv.Itoa(resp.StatusCode))
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBlobBytes+1))
+	if err == nil && len(data) > maxBlobBytes {
+		err = fmt.Errorf("GET %s: over %d bytes", rel, maxBlobBytes)
+	}
+	return data, err
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

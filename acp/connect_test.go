@@ -1,0 +1,217 @@
+package acp_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+	"github.com/gorilla/websocket"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+)
+
+// goClient is the ACP client side of the Go SDK, recording what it gets.
+// Its permission handler waits: the prompt is answered elsewhere, and the
+// request must be withdrawn ($/cancel_request).
+type goClient struct {
+	mu        sync.Mutex
+	updates   []sdk.SessionUpdate
+	asked     chan sdk.RequestPermissionRequest
+	withdrawn chan struct{}
+	answer    string                    // "": wait to be withdrawn; an option id; or "cancel": session/cancel, then cancelled
+	conn      *sdk.ClientSideConnection // for "cancel"
+}
+
+func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	answer := c.answer
+	c.mu.Unlock()
+	switch answer {
+	case "":
+	case "cancel":
+		c.conn.Cancel(ctx, sdk.CancelNotification{SessionId: p.SessionId})
+		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
+	default:
+		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(answer)}}}, nil
+	}
+	c.asked <- p
+	<-ctx.Done()
+	close(c.withdrawn)
+	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
+}
+
+func (c *goClient) SessionUpdate(_ context.Context, p sdk.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, p.Update)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *goClient) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound("fs/read_text_file")
+}
+func (c *goClient) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound("fs/write_text_file")
+}
+func (c *goClient) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+}
+func (c *goClient) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, sdk.NewMethodNotFound("terminal/kill")
+}
+func (c *goClient) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, sdk.NewMethodNotFound("terminal/output")
+}
+func (c *goClient) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, sdk.NewMethodNotFound("terminal/release")
+}
+func (c *goClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, sdk.NewMethodNotFound("terminal/wait_for_exit")
+}
+
+// `ccproxy acp --connect` attaches to a running `ccproxy serve --demo`: a
+// websocket client subscribed to the session the editor opened sees the
+// same turns; the permission request reaches both, the websocket client
+// answers it, the editor's request is withdrawn and its prompt completes
+// with the tool's result. Closing the agent's stdin closes the session.
+func TestACPConnect(t *testing.T) {
+	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "acp-connect-test-token-0123456789"
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
+	marker := fmt.Sprintf("acp-connect-%d", time.Now().UnixNano())
+	env := append(os.Environ(), "CCPROXY_TEST_MARKER="+marker, "CCPROXY_TOKEN=")
+
+	serve := exec.Command(bin, "serve", "--demo", "--demo-speed", "0", "--no-ui", "--token-file", tokenFile, "--spool-dir", t.TempDir())
+	serve.Env = env
+	serve.Stderr = os.Stderr
+	sout, _ := serve.StdoutPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { serve.Process.Signal(os.Interrupt); serve.Wait() }()
+	var first struct{ URL string }
+	line, err := bufio.NewReader(sout).ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &first) != nil {
+		t.Fatalf("serve's first line %q: %v", line, err)
+	}
+
+	agent := exec.Command(bin, "acp", "--connect", first.URL, "--token-file", tokenFile)
+	agent.Env = env
+	agent.Stderr = os.Stderr
+	ain, _ := agent.StdinPipe()
+	aout, _ := agent.StdoutPipe()
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{})}
+	conn := sdk.NewClientSideConnection(cl, ain, aout)
+	ctx := context.Background()
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ws, _, err := websocket.DefaultDialer.Dial(strings.Replace(first.URL, "http", "ws", 1)+"/v1/ws", http.Header{"Authorization": {"Bearer " + token}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	frames := make(chan map[string]any, 1024)
+	go func() {
+		defer close(frames)
+		for {
+			var f map[string]any
+			if ws.ReadJSON(&f) != nil {
+				return
+			}
+			frames <- f
+		}
+	}()
+	ws.WriteJSON(map[string]any{"type": "session/subscribe", "id": 1, "data": map[string]any{"session": string(ns.SessionId)}})
+
+	for _, text := range []string{"Hi", "Show me an image"} {
+		r, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+		if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("prompt %q: %v %v", text, r, err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		r, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Echo a greeting")}})
+		if err == nil && r.StopReason != sdk.StopReasonEndTurn {
+			err = fmt.Errorf("stop reason %s", r.StopReason)
+		}
+		done <- err
+	}()
+	asked := <-cl.asked
+	if asked.ToolCall.Title == nil || *asked.ToolCall.Title != "everything · echo" {
+		t.Errorf("editor asked about %+v", asked.ToolCall)
+	}
+	results, resolved := 0, false
+	for f := range frames {
+		d, _ := f["data"].(map[string]any)
+		switch f["type"] {
+		case "session/event":
+			if d["event"].(map[string]any)["type"] == "result" {
+				results++
+			}
+		case "permission/request":
+			ws.WriteJSON(map[string]any{"type": "permission/respond", "id": 2, "data": map[string]any{"session": d["session"], "requestId": d["requestId"], "behavior": "allow"}})
+		case "permission/resolved":
+			resolved = d["reason"] == "answered" && d["behavior"] == "allow"
+		}
+		if results == 3 {
+			break
+		}
+	}
+	if !resolved || results != 3 {
+		t.Errorf("websocket client: resolved %v, %d results (want 3: the editor's turns)", resolved, results)
+	}
+	<-cl.withdrawn // the editor's request was withdrawn once answered elsewhere
+	if err := <-done; err != nil {
+		t.Fatalf("the editor's prompt: %v", err)
+	}
+	cl.mu.Lock()
+	var echoed bool
+	for _, u := range cl.updates {
+		if tu := u.ToolCallUpdate; tu != nil && tu.Status != nil && *tu.Status == sdk.ToolCallStatusCompleted {
+			for _, c := range tu.Content {
+				echoed = echoed || c.Content != nil && c.Content.Content.Text != nil && strings.Contains(c.Content.Content.Text.Text, "Echo: Hello from the ccproxy demo!")
+			}
+		}
+	}
+	cl.mu.Unlock()
+	if !echoed {
+		t.Error("the editor did not get the echo tool's result")
+	}
+
+	ain.Close() // the editor goes: its session is closed, the daemon lives on
+	if err := agent.Wait(); err != nil {
+		t.Errorf("acp --connect: %v", err)
+	}
+	for f := range frames {
+		if f["type"] == "session/exited" {
+			if d := f["data"].(map[string]any); d["reason"] != "closed" {
+				t.Errorf("session/exited %v, want reason closed", d)
+			}
+			break
+		}
+	}
+}

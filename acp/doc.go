@@ -1,0 +1,64 @@
+// Package acp makes ccproxy an Agent Client Protocol agent (`ccproxy acp`):
+// editors that speak ACP (Zed, JetBrains IDEs, Neovim plugins) spawn it and
+// talk JSON-RPC 2.0 over its stdio. The protocol side is
+// github.com/coder/acp-go-sdk (types generated from the ACP schema,
+// protocol version 1); this package maps it onto ccproxy sessions.
+//
+// # Data flow
+//
+//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600) ─► sdk.AgentSideConnection ─► Agent methods ─► Backend.Request ─► websocket ─► ccproxy (webview-protocol)
+//	                                                           session/new → session/create + session/subscribe
+//	                                                           session/prompt → session/send, then waits for the turn's result
+//	                                                           session/cancel → session/interrupt; session/set_mode → session/setPermissionMode
+//	                                                           session/load → history.Store.Read pages ─► Mapper (history mode) ─► session/update,
+//	                                                                          then session/create {resume} + subscribe (ACP id = the Claude session id)
+//
+//	ccproxy ─ websocket ─► Backend read loop ─► the session's push handler (Agent.push):
+//	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
+//	                         session/state (permissionMode) ─► current_mode_update; exited/closed ends the waiting prompt
+//	                         permission/request ─► goroutine: session/request_permission ─► permission/respond
+//	                         permission/resolved ─► withdraws the editor's prompt (its context is cancelled)
+//
+// The Backend is the same websocket client whether the proxy runs in this
+// process (cmd/ccproxy starts a proxy.Server on a loopback port with a
+// random token, configured like serve) or is a running `ccproxy serve`
+// (--connect): the editor's sessions are ordinary ccproxy sessions, which
+// the web UI and other clients can subscribe to. An ACP session id is the
+// ccproxy session id, except for a loaded session, whose ACP id is the
+// Claude session id it was loaded from (session.acpID); loading it again
+// closes the previous ccproxy session of that id.
+//
+// The Mapper turns normalized events (webview-protocol SPEC §7) into ACP
+// updates: text and thinking from stream_event deltas (a whole assistant
+// message whose deltas were seen is not sent again), tool uses as
+// tool_call (kind, title, locations; Edit/Write with a diff of their
+// input), tool results as tool_call_update (text, image attachments as
+// image blocks fetched from /v1/blobs, Edit/Write diffs from the CLI's
+// structuredPatch), TodoWrite as plan, system/init and commands_changed as
+// available_commands_update and current_mode_update (changes only), and a
+// result as the stop reason (success: end_turn, or max_tokens / refusal
+// from stop_reason; error_max_turns: max_turn_requests; an interrupt:
+// cancelled; other errors: a JSON-RPC error with the CLI's text).
+//
+// # Goroutines and locks
+//
+// guard reads stdin in its goroutine (started by Serve; it ends with stdin,
+// or at its next line once Serve closed the pipe to the SDK). The SDK's
+// connection reads that pipe in its goroutine and runs each request
+// in a goroutine of its own; it ends when stdin does, and Agent.Serve then
+// closes every session this agent created (session/close) and waits for
+// its goroutines. Backend.readLoop (owned by the Backend, ended by Close or
+// the connection's end) is the only reader of the websocket; it calls push
+// handlers synchronously, so a session's pushes are handled in order and a
+// slow editor slows the read (the proxy lets this client catch up from its
+// replay log; nothing is buffered here). Each permission prompt runs in a
+// goroutine counted by Agent.wg and cancelled by Agent.ctx (Close) or by
+// permission/resolved. Backend.mu guards its pending requests, routes and
+// end error; Backend.writeMu the websocket's writes; Agent.mu the session
+// table; session.mu the waiting prompt, the cancelled flag and the pending
+// prompts. A Mapper is used only by the read loop.
+//
+// Bounds: a client message is at most MaxLineBytes (10 MiB; a longer one
+// is drained and answered -32700, and logged); a blob fetched for an image block is at most 32 MiB; a websocket
+// frame at most 64 MiB (the proxy's own frames are smaller).
+package acp

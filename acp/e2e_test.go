@@ -1,0 +1,307 @@
+package acp_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
+	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+)
+
+// obs is one observation line of testdata/acp/client.mjs.
+type obs map[string]any
+
+func (o obs) str(path ...string) string {
+	var v any = map[string]any(o)
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return ""
+		}
+		v = m[k]
+	}
+	s, _ := v.(string)
+	return s
+}
+
+// runClient runs the official TypeScript ACP SDK's client side
+// (testdata/acp/client.mjs) against `ccproxy acp` with args, with one
+// scenario: sessions, each a list of prompts. The script spawns the agent
+// itself, as an editor does, and closes its stdin at the end.
+func runClient(t *testing.T, args []string, env []string, project string, load map[string]any, sessions [][]map[string]any) []obs {
+	t.Helper()
+	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps, err := testkit.DepsDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdk := filepath.Join(deps, "node_modules", "@agentclientprotocol", "sdk")
+	if _, err := os.Stat(filepath.Join(sdk, "package.json")); err != nil {
+		testkit.Missing(t, "npm package @agentclientprotocol/sdk", err)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testkit.Missing(t, "node", err)
+	}
+	// ES modules resolve packages from the script's directory: a copy of
+	// the script next to a node_modules link.
+	dir := t.TempDir()
+	script, err := os.ReadFile(filepath.Join("..", "testdata", "acp", "client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "client.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(deps, "node_modules"), filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	envMap := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		envMap[k] = v
+	}
+	cfg, _ := json.Marshal(map[string]any{"cmd": append([]string{bin, "acp"}, args...), "cwd": project, "sessions": sessions, "env": envMap, "load": load})
+	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), string(cfg))
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("client: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var list []obs
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var o obs
+		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
+			t.Fatalf("client line %q: %v", sc.Text(), err)
+		}
+		list = append(list, o)
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("agent stderr:\n%s", stderr.String())
+	}
+	return list
+}
+
+// The demo through the real TypeScript SDK's client: initialize, an
+// unknown method (-32601), a session with three prompts (streamed text
+// and thinking, an MCP tool call whose image arrives as an image block, a
+// permission request answered allow), a second session whose permission
+// request is met by session/cancel (the prompt ends cancelled), and exit
+// by closing stdin, with no process left. First, session/load of a real
+// stored session replays it before answering, and takes a prompt.
+func TestACPDemoWithTypeScriptSDK(t *testing.T) {
+	marker := "acp-demo-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
+	allow := []map[string]any{{"text": "Hi"}, {"text": "Show me an image"}, {"text": "Echo a greeting", "onPermission": "allow"}}
+	cancel := []map[string]any{{"text": "Hi"}, {"text": "Show me an image"}, {"text": "Echo a greeting", "onPermission": "cancel"}}
+	// A HOME whose Claude Code store holds a real stored session, to load.
+	home := t.TempDir()
+	if err := os.CopyFS(filepath.Join(home, ".claude", "projects"), os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
+		t.Fatal(err)
+	}
+	const stored = "a53a96ea-6d00-48d2-90ad-6cb56a9ff999"
+	got := runClient(t, []string{"--demo", "--demo-speed", "0"}, []string{"CCPROXY_TEST_MARKER=" + marker, "HOME=" + home}, t.TempDir(),
+		map[string]any{"sessionId": stored, "prompt": "Hi"}, [][]map[string]any{allow, cancel})
+	var loadedUser, loadedDiff, loaded bool
+	for _, o := range got {
+		if o["ev"] == "loaded" {
+			loaded = true
+		}
+		if o["ev"] != "update" || o.str("sessionId") != stored || loaded {
+			continue
+		}
+		u := o["update"].(map[string]any)
+		if u["sessionUpdate"] == "user_message_chunk" {
+			loadedUser = true
+		}
+		if u["sessionUpdate"] == "tool_call_update" {
+			for _, c := range u["content"].([]any) {
+				loadedDiff = loadedDiff || c.(map[string]any)["type"] == "diff"
+			}
+		}
+	}
+	if !loaded || !loadedUser || !loadedDiff {
+		t.Errorf("session/load: answered %v; before the answer: user prompts %v, a diff %v", loaded, loadedUser, loadedDiff)
+	}
+	got = slices.DeleteFunc(got, func(o obs) bool { return o.str("sessionId") == stored })
+
+	var sessions []string
+	var stops []string
+	var text strings.Builder
+	var sawThought, sawImage, sawEchoDone, sawCommands bool
+	var perms []obs
+	for _, o := range got {
+		switch o["ev"] {
+		case "init":
+			if v, _ := o["result"].(map[string]any)["protocolVersion"].(float64); v != 1 {
+				t.Errorf("initialize: protocolVersion %v, want 1", o["result"])
+			}
+		case "error":
+			if o.str("method") != "no/such_method" || o["code"] != float64(-32601) {
+				t.Errorf("unexpected error: %v", o)
+			}
+		case "new":
+			sessions = append(sessions, o.str("result", "sessionId"))
+		case "stop":
+			stops = append(stops, o.str("result", "stopReason"))
+		case "permission":
+			perms = append(perms, o)
+		case "update":
+			u := o["update"].(map[string]any)
+			switch u["sessionUpdate"] {
+			case "agent_message_chunk":
+				if o.str("sessionId") == sessions[0] {
+					text.WriteString(o.str("update", "content", "text"))
+				}
+			case "agent_thought_chunk":
+				sawThought = true
+			case "available_commands_update":
+				sawCommands = true
+			case "tool_call_update":
+				for _, c := range u["content"].([]any) {
+					b := c.(map[string]any)["content"].(map[string]any)
+					if b["type"] == "image" {
+						data, err := base64.StdEncoding.DecodeString(b["data"].(string))
+						if err != nil || !bytes.HasPrefix(data, []byte("\x89PNG")) {
+							t.Errorf("image block is not a PNG: %v %.20q", err, data)
+						}
+						sawImage = true
+					}
+					if b["type"] == "text" && strings.Contains(b["text"].(string), "Echo: Hello from the ccproxy demo!") && u["status"] == "completed" && o.str("sessionId") == sessions[0] {
+						sawEchoDone = true
+					}
+				}
+			}
+		case "exit":
+			if o["code"] != float64(0) {
+				t.Errorf("ccproxy acp exited with %v %v, want 0", o["code"], o["signal"])
+			}
+		}
+	}
+	if len(sessions) != 2 || sessions[0] == "" || sessions[0] == sessions[1] {
+		t.Fatalf("sessions %v", sessions)
+	}
+	if want := []string{"end_turn", "end_turn", "end_turn", "end_turn", "end_turn", "cancelled"}; strings.Join(stops, ",") != strings.Join(want, ",") {
+		t.Errorf("stop reasons %v, want %v", stops, want)
+	}
+	if !strings.Contains(text.String(), "Hello! You are looking at ccproxy's reference web UI") {
+		t.Errorf("streamed text: %.200q", text.String())
+	}
+	if !sawThought || !sawImage || !sawCommands {
+		t.Errorf("thought %v, image block %v, commands %v: want all", sawThought, sawImage, sawCommands)
+	}
+	if len(perms) != 2 {
+		t.Fatalf("%d permission requests, want 2", len(perms))
+	}
+	p := perms[0]["params"].(map[string]any)
+	if tc := p["toolCall"].(map[string]any); tc["title"] != "everything · echo" || tc["toolCallId"] != "toolu_fake_0002" {
+		t.Errorf("permission toolCall %v", tc)
+	}
+	var kinds []string
+	for _, o := range p["options"].([]any) {
+		kinds = append(kinds, o.(map[string]any)["kind"].(string))
+	}
+	if strings.Join(kinds, ",") != "allow_once,allow_always,reject_once" {
+		t.Errorf("permission options %v", kinds)
+	}
+	if !sawEchoDone {
+		t.Error("the allowed echo tool did not complete")
+	}
+	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
+		t.Errorf("processes left running: %v", left)
+	}
+}
+
+// The real Claude Code CLI against the fake API, through the TypeScript
+// SDK's client: streamed text and thinking, an MCP tool call (asked, then
+// allowed) whose image reaches the client as an image block, a second
+// session whose permission request is met by session/cancel (the real
+// CLI's interrupt: the prompt ends cancelled), exit with nothing left.
+func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
+	claude := testkit.Claude(t)
+	testmcp := mcptest.Command(t)
+	api := fakeapi.Start(t, fakeapi.First(
+		fakeapi.OnText("HELLO", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Thinking("The user greets me."), fakeapi.Text("Hello from the fake API, streamed in pieces.")}}),
+		fakeapi.OnText("IMAGE", fakeapi.CallTool("mcp__testmcp__image", nil)),
+		fakeapi.OnToolResults(fakeapi.Summarize),
+	))
+	home, project := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(home, "tmp"), 0o755)
+	mcpJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"testmcp": map[string]any{"command": testmcp}}})
+	os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644)
+	marker := "acp-real-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
+	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
+	got := runClient(t, []string{"--claude", claude, "--project", project, "--trust-project-mcp"}, env, project, nil, [][]map[string]any{
+		{{"text": "Say HELLO"}, {"text": "Show an IMAGE", "onPermission": "allow"}},
+		{{"text": "Show an IMAGE", "onPermission": "cancel"}},
+	})
+	var stops []string
+	var text strings.Builder
+	var sawThought, sawImage bool
+	var perms int
+	for _, o := range got {
+		switch o["ev"] {
+		case "stop":
+			stops = append(stops, o.str("result", "stopReason"))
+		case "permission":
+			perms++
+			if tc := o["params"].(map[string]any)["toolCall"].(map[string]any); tc["title"] != "testmcp · image" {
+				t.Errorf("permission toolCall %v", tc)
+			}
+		case "error":
+			if o.str("method") != "no/such_method" {
+				t.Errorf("error: %v", o)
+			}
+		case "update":
+			u := o["update"].(map[string]any)
+			switch u["sessionUpdate"] {
+			case "agent_message_chunk":
+				text.WriteString(o.str("update", "content", "text"))
+			case "agent_thought_chunk":
+				sawThought = true
+			case "tool_call_update":
+				for _, c := range u["content"].([]any) {
+					if b := c.(map[string]any)["content"].(map[string]any); b["type"] == "image" {
+						data, _ := base64.StdEncoding.DecodeString(b["data"].(string))
+						if !bytes.Equal(data, mcptest.SmallPNG()) {
+							t.Errorf("image block: %d bytes, not the MCP server's PNG", len(data))
+						}
+						sawImage = true
+					}
+				}
+			}
+		case "exit":
+			if o["code"] != float64(0) {
+				t.Errorf("ccproxy acp exited with %v %v, want 0", o["code"], o["signal"])
+			}
+		}
+	}
+	if want := "end_turn,end_turn,cancelled"; strings.Join(stops, ",") != want {
+		t.Errorf("stop reasons %v, want %s", stops, want)
+	}
+	if !strings.Contains(text.String(), "Hello from the fake API, streamed in pieces.") {
+		t.Errorf("streamed text %q", text.String())
+	}
+	if !sawThought || !sawImage || perms != 2 {
+		t.Errorf("thought %v, image %v, permission requests %d (want 2)", sawThought, sawImage, perms)
+	}
+	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
+		t.Errorf("processes left running: %v", left)
+	}
+}

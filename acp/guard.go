@@ -1,0 +1,120 @@
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+)
+
+// MaxLineBytes bounds one JSON-RPC message from the client (the SDK's own
+// limit; a longer line would end its connection).
+const MaxLineBytes = 10 << 20
+
+// lockedWriter serializes whole-message writes of the SDK and the guard.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// guard reads the client's lines and passes on only well-formed JSON-RPC
+// objects; it answers the rest itself with the standard errors, id null
+// (JSON-RPC 2.0 §5.1): -32700 for a line that is not JSON (or is over
+// MaxLineBytes, which is drained, not held), -32600 for JSON that is not a
+// request, notification or response object (a batch among them: ACP has
+// none). It runs in its own goroutine until r ends or out is closed, then
+// closes out.
+func guard(r io.Reader, out *io.PipeWriter, w io.Writer, log *slog.Logger) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var err error
+	for err == nil {
+		var line []byte
+		line, err = readLine(br)
+		if errors.Is(err, errLineTooLong) {
+			log.Warn("a client message over the line limit was dropped", "limit", MaxLineBytes)
+			reject(w, -32700, fmt.Sprintf("Parse error: message over %d bytes", MaxLineBytes))
+			err = nil
+			continue
+		}
+		t := bytes.TrimSpace(line)
+		if len(t) == 0 {
+			continue
+		}
+		if code, msg := check(t); code != 0 {
+			reject(w, code, msg)
+			continue
+		}
+		if _, werr := out.Write(append(t, '\n')); werr != nil {
+			return
+		}
+	}
+	out.Close()
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line (without its newline), at most
+// MaxLineBytes; a longer one is drained and reported as errLineTooLong.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > MaxLineBytes+1 {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, errLineTooLong
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil {
+			return line, nil
+		}
+		if errors.Is(err, io.EOF) && len(line) > 0 {
+			return line, nil
+		}
+		return line, err
+	}
+}
+
+// check returns 0 for a message the SDK should get, else the error code
+// and message to answer.
+func check(line []byte) (int, string) {
+	if !json.Valid(line) {
+		return -32700, "Parse error: not a JSON value"
+	}
+	if line[0] != '{' {
+		return -32600, "Invalid Request: a JSON-RPC message is an object (batches are not part of ACP)"
+	}
+	var m struct {
+		Method *json.RawMessage `json:"method"`
+		ID     *json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method == nil && m.ID == nil {
+		return -32600, "Invalid Request: neither method nor id"
+	}
+	if m.Method != nil && (len(*m.Method) == 0 || (*m.Method)[0] != '"') {
+		return -32600, "Invalid Request: method must be a string"
+	}
+	return 0, ""
+}
+
+func reject(w io.Writer, code int, msg string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+	w.Write(append(b, '\n'))
+}

@@ -1,0 +1,65 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// Malformed input gets the standard JSON-RPC errors (id null) and never
+// reaches the SDK; well-formed messages pass in order; a line over the
+// limit is drained and answered, and the next line still works.
+func TestGuard(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":9,"method":"x","params":"` + strings.Repeat("a", MaxLineBytes) + `"}`
+	in := strings.Join([]string{
+		`not json`,
+		`[{"jsonrpc":"2.0","id":1,"method":"initialize"}]`,
+		`{"jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","id":2,"method":7}`,
+		`  `,
+		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}`,
+		big,
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`,
+	}, "\n")
+	var out bytes.Buffer
+	pr, pw := io.Pipe()
+	passed := make(chan string, 1)
+	go func() { b, _ := io.ReadAll(pr); passed <- string(b) }()
+	guard(strings.NewReader(in), pw, &out, slog.New(slog.DiscardHandler))
+	got := <-passed
+	want := `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}` + "\n" + `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}` + "\n"
+	if got != want {
+		t.Errorf("passed to the SDK:\n%.300s\nwant:\n%s", got, want)
+	}
+	var codes []int
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID    any `json:"id"`
+			Error struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m.ID != nil {
+			t.Fatalf("answer %q: %v (want id null)", l, err)
+		}
+		codes = append(codes, m.Error.Code)
+	}
+	if want := []int{-32700, -32600, -32600, -32600, -32700}; !equalInts(codes, want) {
+		t.Errorf("error codes %v, want %v", codes, want)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,179 @@
+package acp_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/ccproxy/ccproxy/acp"
+	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/proxy"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// The agent in this process (so that -race sees it) over an in-process
+// proxy replaying the demo, driven by the Go SDK's client: prompts, a
+// permission allowed, set_mode, a cancel at a permission prompt, an
+// unknown session, and the end of stdin closing the sessions.
+func TestAgentInProcess(t *testing.T) {
+	cl, conn, b, stop := inProcess(t, nil)
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: "nope", Prompt: []sdk.ContentBlock{sdk.TextBlock("x")}}); err == nil {
+		t.Error("a prompt of an unknown session succeeded")
+	}
+	if _, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "x", Command: "/bin/true", Args: []string{}, Env: []sdk.EnvVariable{}}}}}); err == nil {
+		t.Error("client MCP servers were accepted; they must go through the approval policy")
+	}
+	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: "x", Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil {
+		t.Error("session/load without a history store succeeded")
+	}
+	for _, answer := range []string{"allow", "cancel"} {
+		cl.mu.Lock()
+		cl.answer = answer
+		cl.mu.Unlock()
+		ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stops []sdk.StopReason
+		for _, text := range []string{"Hi", "image", "echo"} {
+			r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+			if err != nil {
+				t.Fatalf("%s: prompt %q: %v", answer, text, err)
+			}
+			stops = append(stops, r.StopReason)
+		}
+		want := sdk.StopReasonEndTurn
+		if answer == "cancel" {
+			want = sdk.StopReasonCancelled
+		}
+		if stops[0] != sdk.StopReasonEndTurn || stops[1] != sdk.StopReasonEndTurn || stops[2] != want {
+			t.Errorf("%s: stop reasons %v", answer, stops)
+		}
+		if answer == "allow" {
+			if _, err := conn.SetSessionMode(bg, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: "plan"}); err != nil {
+				t.Errorf("set_mode plan: %v", err)
+			}
+		}
+	}
+	stop() // the editor goes
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	var modes []string
+	for _, u := range cl.updates {
+		if u.CurrentModeUpdate != nil {
+			modes = append(modes, string(u.CurrentModeUpdate.CurrentModeId))
+		}
+	}
+	if len(modes) == 0 || modes[len(modes)-1] != "plan" {
+		t.Errorf("current_mode_update: %v, want the last to be plan", modes)
+	}
+	var list protocol.SessionListResult
+	if err := b.Request(bg, protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Sessions {
+		t.Errorf("session %s (%s) still there after the editor left", s.Session, s.State)
+	}
+}
+
+// inProcess starts a proxy replaying the demo and an Agent (with store as
+// its history) in this process, and a Go SDK client on it; stop closes the
+// client's side and waits for the agent to close its sessions.
+func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *acp.Backend, func()) {
+	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "in-process-acp-test-token-012345"
+	srv, err := proxy.New(proxy.Options{Token: token, ClaudePath: bin, ClaudePrefixArgs: []string{"replay-claude", "--speed", "0"},
+		SpoolDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), NoUI: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-served })
+
+	b, err := acp.Dial(ctx, "http://"+ln.Addr().String(), token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	agent := acp.NewAgent(b, slog.New(slog.DiscardHandler))
+	agent.History = store
+	cr, aw := io.Pipe() // agent → client
+	ar, cw := io.Pipe() // client → agent
+	served2 := make(chan struct{})
+	go func() { defer close(served2); agent.Serve(aw, ar); aw.Close() }()
+
+	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: "allow"}
+	conn := sdk.NewClientSideConnection(cl, cw, cr)
+	cl.conn = conn
+	return cl, conn, b, func() { cw.Close(); <-served2 }
+}
+
+// session/load replays a real stored session (testdata/history) as
+// updates before answering, then continues it live with resume.
+func TestAgentLoadSession(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
+		t.Fatal(err)
+	}
+	store, err := history.Open(history.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, conn, _, stop := inProcess(t, store)
+	defer stop()
+	bg := context.Background()
+	init, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1})
+	if err != nil || !init.AgentCapabilities.LoadSession {
+		t.Fatalf("initialize: loadSession %v, %v", init.AgentCapabilities.LoadSession, err)
+	}
+	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: "no-such-session", Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil {
+		t.Error("loading an unknown session succeeded")
+	}
+	const id = "a53a96ea-6d00-48d2-90ad-6cb56a9ff999"
+	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	cl.mu.Lock()
+	var user, agentText, diff, image bool
+	for _, u := range cl.updates {
+		switch {
+		case u.UserMessageChunk != nil:
+			user = true
+		case u.AgentMessageChunk != nil:
+			agentText = true
+		case u.ToolCallUpdate != nil:
+			for _, c := range u.ToolCallUpdate.Content {
+				diff = diff || c.Diff != nil
+				image = image || c.Content != nil && c.Content.Content.Image != nil && c.Content.Content.Image.Data != ""
+			}
+		}
+	}
+	n := len(cl.updates)
+	cl.mu.Unlock()
+	if !user || !agentText || !diff || !image {
+		t.Errorf("replayed %d updates: user prompt %v, agent text %v, diff %v, image %v: want all", n, user, agentText, diff, image)
+	}
+	r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("and now?")}})
+	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("a prompt of the loaded session: %v %v", r, err)
+	}
+}

@@ -1,0 +1,69 @@
+// An ACP client built on the official TypeScript SDK (@agentclientprotocol/sdk),
+// driven by acp/e2e_test.go. It spawns the agent as an editor does and runs
+// a scenario; every observation is one JSON line on stdout:
+//   {"ev":"init"|"new"|"update"|"permission"|"stop"|"error"|"exit", ...}
+// Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, sessions:[[{text, onPermission:"allow"|"cancel"}]]}>'
+import { spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
+
+const cfg = JSON.parse(process.argv[2]);
+const out = (o) => process.stdout.write(JSON.stringify(o) + "\n");
+
+const child = spawn(cfg.cmd[0], cfg.cmd.slice(1), { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, ...(cfg.env || {}) } });
+const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
+
+let onPermission = "allow";
+let agentCtx = null;
+const app = client({ name: "ccproxy-acp-test" })
+  .onNotification(methods.client.session.update, ({ params }) => {
+    out({ ev: "update", sessionId: params.sessionId, update: params.update });
+  })
+  .onRequest(methods.client.session.requestPermission, async ({ params }) => {
+    out({ ev: "permission", params, answer: onPermission });
+    if (onPermission === "cancel") {
+      // The user cancels the turn while asked: session/cancel, then the
+      // pending request is answered cancelled, as the protocol requires.
+      await agentCtx.notify(methods.agent.session.cancel, { sessionId: params.sessionId });
+      return { outcome: { outcome: "cancelled" } };
+    }
+    return { outcome: { outcome: "selected", optionId: onPermission } };
+  });
+
+try {
+  await app.connectWith(stream, async (ctx) => {
+    agentCtx = ctx;
+    const init = await ctx.request(methods.agent.initialize, { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    out({ ev: "init", result: init });
+    try {
+      await ctx.request("no/such_method", {});
+    } catch (e) {
+      out({ ev: "error", method: "no/such_method", code: e.code, message: e.message });
+    }
+    if (cfg.load) {
+      // session/load of a stored session: its history arrives as updates
+      // before the response; then it takes a prompt like a new one.
+      const l = await ctx.request(methods.agent.session.load, { sessionId: cfg.load.sessionId, cwd: cfg.cwd, mcpServers: [] });
+      out({ ev: "loaded", sessionId: cfg.load.sessionId, result: l });
+      const r = await ctx.request(methods.agent.session.prompt, { sessionId: cfg.load.sessionId, prompt: [{ type: "text", text: cfg.load.prompt }] });
+      out({ ev: "stop", sessionId: cfg.load.sessionId, result: r });
+    }
+    for (const sess of cfg.sessions) {
+      const s = await ctx.request(methods.agent.session.new, { cwd: cfg.cwd, mcpServers: [] });
+      out({ ev: "new", result: s });
+      for (const p of sess) {
+        onPermission = p.onPermission || "allow";
+        const prompt = [{ type: "text", text: p.text }];
+        if (p.link) prompt.push({ type: "resource_link", uri: p.link, name: "link" });
+        const r = await ctx.request(methods.agent.session.prompt, { sessionId: s.sessionId, prompt });
+        out({ ev: "stop", sessionId: s.sessionId, result: r });
+      }
+    }
+  });
+} catch (e) {
+  out({ ev: "error", message: String(e && e.stack || e) });
+}
+// Exit as an editor does: close the agent's stdin and wait for it.
+child.stdin.end();
+out({ ev: "exit", ...(await exited) });
