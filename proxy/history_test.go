@@ -305,3 +305,49 @@ func TestHistoryOff(t *testing.T) {
 		t.Errorf("history/list with history off: %+v", e)
 	}
 }
+
+// Many history requests at once, from several connections: every one gets
+// exactly one reply, ok (and right) or limit_exceeded, never anything else.
+func TestHistoryConcurrent(t *testing.T) {
+	project := t.TempDir()
+	ts := startServer(t, Options{Project: project, HistoryHome: historyHome(t, project)})
+	var ids []string
+	{
+		var l protocol.HistoryListResult
+		mustUnmarshal(t, ts.dial(t).do(protocol.TypeHistoryList, map[string]any{}), &l)
+		for _, s := range l.Sessions {
+			ids = append(ids, s.ID)
+		}
+	}
+	// All requests are sent before any reply is awaited: the server runs
+	// them at once (each in a goroutine of its connection).
+	const conns, each = 3, 12
+	clients := make([]*wsClient, conns)
+	sent := make([][]json.RawMessage, conns)
+	for i := range clients {
+		clients[i] = ts.dial(t)
+	}
+	for j := 0; j < each; j++ {
+		for i, c := range clients {
+			if j%3 == 0 {
+				sent[i] = append(sent[i], c.send(protocol.TypeHistoryList, map[string]any{"all": true}))
+			} else {
+				sent[i] = append(sent[i], c.send(protocol.TypeHistoryRead, map[string]any{"id": ids[j%len(ids)], "limit": 5}))
+			}
+		}
+	}
+	for i, c := range clients {
+		for _, id := range sent[i] {
+			f := c.reply(id)
+			switch {
+			case f.OK != nil && *f.OK:
+				if !bytes.Contains(f.Data, []byte(`"sessions":[{`)) && !bytes.Contains(f.Data, []byte(`"events":[{`)) {
+					t.Errorf("reply %s: %.200s", id, f.Data)
+				}
+			case f.Error != nil && f.Error.Code == protocol.CodeLimitExceeded:
+			default:
+				t.Errorf("reply %s: %s", id, f.raw)
+			}
+		}
+	}
+}
