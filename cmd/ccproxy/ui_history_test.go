@@ -54,8 +54,21 @@ func historyHome(t *testing.T, project string) (home string, ids map[string]stri
 			t.Fatal(err)
 		}
 	}
+	// A session whose prompt and answer are markup: they must stay text.
+	ids["markup"] = "0badc0de-0000-4000-8000-000000000001"
+	markup := fmt.Sprintf(`{"type":"user","message":{"role":"user","content":%[1]q},"uuid":"u-1","timestamp":"2026-11-01T10:00:00.000Z","cwd":%[3]q,"sessionId":%[4]q}
+{"type":"assistant","message":{"id":"msg_markup","role":"assistant","content":[{"type":"text","text":%[2]q}]},"uuid":"u-2","timestamp":"2026-11-01T10:00:01.000Z","cwd":%[3]q,"sessionId":%[4]q}
+`, markupPrompt, markupAnswer, project, ids["markup"])
+	if err := os.WriteFile(filepath.Join(dst, ids["markup"]+".jsonl"), []byte(markup), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return home, ids
 }
+
+const (
+	markupPrompt = `MARKUP <img src=x onerror=alert(1)> <b>bold?</b>`
+	markupAnswer = `<script>alert(2)</script><img src=y onerror=alert(3)> answer`
+)
 
 // TestWebUIHistory: the sidebar lists the project's past sessions (from
 // history/list), filters them by title, opens one rendered like a live
@@ -71,7 +84,7 @@ func TestWebUIHistory(t *testing.T) {
 		b.do("viewport", chromedp.EmulateViewport(width, 860))
 		b.do("open a login link", chromedp.Navigate(loginLink(t, srv)))
 		b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
-		b.until("the past sessions", `document.querySelectorAll("#history-list li").length === 2`)
+		b.until("the past sessions", `document.querySelectorAll("#history-list li").length === 3`)
 		if w := eval[float64](b, `document.querySelector("#history-list li").getBoundingClientRect().right`); w <= 0 || w > float64(width) {
 			t.Errorf("%d px: the history list's right edge is at %v px", width, w)
 		}
@@ -89,7 +102,20 @@ func TestWebUIHistory(t *testing.T) {
 		eval[any](b, search("say hello"))
 		b.until("the other match", visible+`.length === 1 && `+visible+fmt.Sprintf(`[0].dataset.history === %q`, ids["2.1.330"]))
 		eval[any](b, search(""))
-		b.until("both again", visible+`.length === 2`)
+		b.until("all again", visible+`.length === 3`)
+
+		// Markup in a title and in a past conversation stays text.
+		b.do("open the markup session", chromedp.Click(fmt.Sprintf(`#history-list li[data-history=%q]`, ids["markup"])))
+		b.until("its answer", `document.querySelector("#log .msg.assistant .text") !== null`)
+		if n := eval[int](b, `document.querySelectorAll("#history-list img, #history-list b, #history-bar img, #log img, #log script, #log b").length`); n != 0 {
+			t.Errorf("%d px: markup of a past session became %d element(s)", width, n)
+		}
+		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").textContent`); got != markupAnswer {
+			t.Errorf("%d px: answer shown as %q", width, got)
+		}
+		if got := eval[string](b, `document.querySelector("#history-bar .history-title").textContent`); got != markupPrompt {
+			t.Errorf("%d px: title shown as %q", width, got)
+		}
 
 		// Open one: rendered as a live session is. The item must really be
 		// on screen (not covered, not squeezed to nothing).
