@@ -63,7 +63,7 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
         }
         await subscribe(v);
       }
-      if (!current && list.length) select(list[list.length - 1].session);
+      if (!current && !shownPast && list.length) select(list[list.length - 1].session);
       renderSessions();
     } catch (err) {
       notice(null, `could not resume: ${err.message}`, true);
