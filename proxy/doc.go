@@ -130,6 +130,22 @@
 // mcp/call that got a result is appended too; mcp/log reads it back.
 // Inputs and outputs are kept only with Options.CallLogIO.
 //
+// # Session history
+//
+// history/list and history/read (history.go) read the session files the
+// CLI keeps under <Options.HistoryHome>/.claude/projects through one
+// history.Store (its index of files by size, mtime and inode lives as long
+// as the Server):
+//
+//	history/list ─► Store.List (project: the request's, else Options.Project; or all) ─► reply
+//	history/read ─► Store.Read (stream.Normalizer, attachments ─► blobStore ─► /v1/blobs)
+//	             ─► cut to HistoryReplyBytes at a main-file event with no tool use pending ─► reply
+//
+// Each request runs in a goroutine of its connection (client.async), at most
+// maxHistoryRequests at once over all connections (historyReqs.slots;
+// beyond, limit_exceeded); it ends with the read, or when the connection's
+// context ends. Options.HistoryHome "-" offers no history capability.
+//
 // # Reaching the proxy from other machines
 //
 // Serve first readies its listener (remote.go): an address off loopback is

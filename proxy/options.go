@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig/probe"
@@ -147,6 +148,17 @@ type Options struct {
 	// (4096); when they are all in use, the addresses not remembered share
 	// one bucket, and it is logged.
 	MaxLoginClients int
+
+	// Session history (history.go): history/list and history/read.
+
+	// HistoryHome is the home directory whose .claude/projects holds the
+	// CLI's session files (default: HOME of ClaudeEnv, else this process's
+	// home directory). "-" turns history off: no history capability.
+	HistoryHome string
+	// HistoryReplyBytes bounds the events of one history/read reply
+	// (default: half of SendQueueBytes, at most 8 MiB); a page is cut
+	// short to stay within it, and the reply says so (truncated).
+	HistoryReplyBytes int64
 }
 
 func (o *Options) setDefaults() error {
@@ -225,6 +237,9 @@ func (o *Options) setDefaults() error {
 	if err := o.remoteDefaults(); err != nil { // remote.go
 		return err
 	}
+	if err := o.historyDefaults(); err != nil {
+		return err
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -254,3 +269,28 @@ func checkToken(t string) error {
 
 // CheckToken reports whether t is acceptable as Options.Token.
 func CheckToken(t string) error { return checkToken(t) }
+
+// historyDefaults fills in HistoryHome and HistoryReplyBytes.
+func (o *Options) historyDefaults() error {
+	if o.HistoryHome == "" {
+		for _, kv := range o.ClaudeEnv {
+			if h, ok := strings.CutPrefix(kv, "HOME="); ok && h != "" {
+				o.HistoryHome = h
+			}
+		}
+	}
+	if o.HistoryHome == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("history: no home directory (set HistoryHome, or \"-\" to turn history off): %w", err)
+		}
+		o.HistoryHome = h
+	}
+	if o.HistoryHome != "-" && !filepath.IsAbs(o.HistoryHome) {
+		return fmt.Errorf("history home %q: want an absolute path", o.HistoryHome)
+	}
+	if o.HistoryReplyBytes <= 0 {
+		o.HistoryReplyBytes = min(o.SendQueueBytes/2, 8<<20)
+	}
+	return nil
+}

@@ -113,6 +113,10 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		s.calls.reqCall(c, id, d)
 	case *protocol.MCPLog:
 		s.calls.reqLog(c, id, d)
+	case *protocol.HistoryList:
+		s.hist.reqList(c, id, d)
+	case *protocol.HistoryRead:
+		s.hist.reqRead(c, id, d)
 	default:
 		c.replyErr(id, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q", f.Type))
 	}
@@ -131,6 +135,8 @@ func (s *Server) offers(typ string) bool {
 		return s.opts.MCP != nil
 	case protocol.TypeMCPProbe, protocol.TypeMCPTools, protocol.TypeMCPCall, protocol.TypeMCPLog:
 		return s.calls.offers(typ)
+	case protocol.TypeHistoryList, protocol.TypeHistoryRead:
+		return s.hist != nil
 	}
 	return false
 }

@@ -36,7 +36,8 @@ type Server struct {
 	spool     *spool     // where replay logs spill to disk
 	inbound   *byteBudget
 	mcp       *mcpHub
-	calls     *mcpCalls // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
+	calls     *mcpCalls    // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
+	hist      *historyReqs // history/list, history/read; nil when HistoryHome is "-"
 	tokenHash [32]byte
 	origins   originPolicy
 	logins    *logins
@@ -92,6 +93,9 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.calls = calls
+	if s.hist, err = newHistoryReqs(s); err != nil {
+		return nil, err
+	}
 	s.origins = newOriginPolicy(opts.AllowOrigins)
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize:  16 << 10,

@@ -188,6 +188,8 @@ var (
 		TypeMCPTools:           func() Data { return new(MCPTools) },
 		TypeMCPCall:            func() Data { return new(MCPCall) },
 		TypeMCPLog:             func() Data { return new(MCPLog) },
+		TypeHistoryList:        func() Data { return new(HistoryList) },
+		TypeHistoryRead:        func() Data { return new(HistoryRead) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -207,6 +209,8 @@ var (
 		TypeMCPTools:           func() Data { return new(MCPToolsResult) },
 		TypeMCPCall:            func() Data { return new(MCPCallResult) },
 		TypeMCPLog:             func() Data { return new(MCPLogResult) },
+		TypeHistoryList:        func() Data { return new(HistoryListResult) },
+		TypeHistoryRead:        func() Data { return new(HistoryReadResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

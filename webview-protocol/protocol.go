@@ -40,6 +40,8 @@ const (
 	TypeMCPTools           = "mcp/tools"
 	TypeMCPCall            = "mcp/call"
 	TypeMCPLog             = "mcp/log"
+	TypeHistoryList        = "history/list"
+	TypeHistoryRead        = "history/read"
 )
 
 // Message types sent by the proxy.
@@ -70,6 +72,7 @@ const (
 	CapMCPTools        = "mcp.tools"        // mcp/tools
 	CapMCPCall         = "mcp.call"         // mcp/call
 	CapMCPLog          = "mcp.log"          // mcp/log
+	CapHistory         = "history"          // history/list, history/read
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -84,6 +87,7 @@ var requestTypes = []string{
 	TypeSessionInterrupt, TypeSessionClose, TypeSessionList, TypeSessionSetMode, TypePermissionRespond,
 	TypeMCPSubscribe, TypeMCPUnsubscribe, TypeMCPApprove, TypeMCPReject,
 	TypeMCPProbe, TypeMCPTools, TypeMCPCall, TypeMCPLog,
+	TypeHistoryList, TypeHistoryRead,
 }
 
 var pushTypes = []string{

@@ -123,9 +123,9 @@ func TestTypeScriptCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := strings.Replace(string(src), "  \"mcp/log\",\n] as const;", "] as const;", 1)
+	broken := strings.Replace(string(src), "  \"history/read\",\n] as const;", "] as const;", 1)
 	if broken == string(src) {
-		t.Fatal("could not remove \"mcp/log\" from REQUEST_TYPES to build the broken copy")
+		t.Fatal("could not remove \"history/read\" from REQUEST_TYPES to build the broken copy")
 	}
 	writeFile(t, filepath.Join(dir, "broken_protocol.ts"), []byte(broken))
 
@@ -158,7 +158,7 @@ func TestTypeScriptCompiles(t *testing.T) {
 		t.Errorf("tsc: %s", e)
 	}
 	if len(brokenErrs) == 0 || !strings.Contains(strings.Join(brokenErrs, "\n"), "TS2344") {
-		t.Errorf("the copy of protocol.ts without \"mcp/log\" in REQUEST_TYPES compiled: the completeness assertion does not work")
+		t.Errorf("the copy of protocol.ts without \"history/read\" in REQUEST_TYPES compiled: the completeness assertion does not work")
 	}
 }
 

@@ -12,7 +12,11 @@ var uiFiles embed.FS
 // style.css): plain HTML, CSS and JavaScript modules with no build step,
 // served by `ccproxy serve` at /. It speaks this protocol over /v1/ws,
 // authenticated by the cookie that POST /v1/login sets in exchange for a
-// one-time code passed in the page's URL fragment (#code=…).
+// one-time code passed in the page's URL fragment (#code=…). With the
+// history capability its sidebar lists the project's past sessions
+// (history/list, filtered by title in the page), shows one through the
+// same renderer as live events (history/read), and continues it as a new
+// session (session/create {resume}).
 func UI() fs.FS {
 	sub, err := fs.Sub(uiFiles, "ui")
 	if err != nil {

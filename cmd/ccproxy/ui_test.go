@@ -159,9 +159,15 @@ type served struct {
 
 func startServe(t *testing.T, bin string, args ...string) *served {
 	t.Helper()
+	return startServeEnv(t, bin, nil, args...)
+}
+
+// startServeEnv is startServe with env added to serve's environment.
+func startServeEnv(t *testing.T, bin string, env []string, args ...string) *served {
+	t.Helper()
 	marker := fmt.Sprintf("ui-test-%d", time.Now().UnixNano())
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--project", t.TempDir()}, args...)...)
-	cmd.Env = append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TEST_MARKER="+marker)
+	cmd.Env = append(append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), env...), "CCPROXY_TEST_MARKER="+marker)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -94,6 +94,7 @@ export type Capability =
   | "mcp.tools"
   | "mcp.call"
   | "mcp.log"
+  | "history"
   | (string & {});
 
 // ------------------------------------------------------------------ shared shapes
@@ -463,6 +464,62 @@ export interface LogEntry {
 export interface McpLogResult {
   entries: LogEntry[];
 }
+/** history/list: one project (default the proxy's) or all of them; never both. */
+export type HistoryListData =
+  | { project?: string; all?: false; cursor?: string; limit?: number }
+  | { project?: undefined; all: true; cursor?: string; limit?: number };
+export interface HistorySession {
+  /** What session/create's resume takes. */
+  id: string;
+  project: string;
+  folder: string;
+  title: string;
+  titleFrom?: "summary" | "prompt";
+  created: string;
+  updated: string;
+  messages: number;
+  size: number;
+  corrupt?: number;
+  oversized?: number;
+}
+export interface HistoryListResult {
+  sessions: HistorySession[];
+  next?: string;
+  total: number;
+  skipped?: number;
+}
+export interface HistoryReadData {
+  id: string;
+  project?: string;
+  agent?: string;
+  /** A byte offset, in decimal: a page's next or a history_more event's cursor. */
+  cursor?: string;
+  limit?: number;
+}
+/** Says how to read on a subagent that did not fit in a history/read page. */
+export interface HistoryMoreEvent {
+  type: "ccproxy";
+  subtype: "history_more";
+  agent: string;
+  parent_tool_use_id: string;
+  cursor: string;
+}
+export interface HistoryEvent {
+  offset: number;
+  /** Normalized like session/event's event, or a HistoryMoreEvent. */
+  event: NormalizedEvent;
+}
+export interface HistoryReadResult {
+  id: string;
+  agent?: string;
+  events: HistoryEvent[];
+  next: string;
+  more: boolean;
+  skipped: number;
+  corrupt: number;
+  oversized: number;
+  truncated?: boolean;
+}
 
 /** Every client → proxy request: its data and the data of its success reply. */
 export interface Requests {
@@ -483,6 +540,8 @@ export interface Requests {
   "mcp/tools": { data: McpNameData; result: McpToolsResult };
   "mcp/call": { data: McpCallData; result: McpCallResult };
   "mcp/log": { data: McpLogData; result: McpLogResult };
+  "history/list": { data: HistoryListData; result: HistoryListResult };
+  "history/read": { data: HistoryReadData; result: HistoryReadResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -670,6 +729,8 @@ export const REQUEST_TYPES = [
   "mcp/tools",
   "mcp/call",
   "mcp/log",
+  "history/list",
+  "history/read",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

@@ -19,18 +19,25 @@ let shownPermission = null;
 function view(id) {
   let v = sessions.get(id);
   if (!v) {
-    v = {
-      id, state: "starting", lastSeq: 0, subscribed: false,
-      log: el("div", "session-log"),
-      msgs: new Map(), // message id -> {el, blocks: Map(index -> block), streamed}
-      streaming: new Map(), // parent_tool_use_id|"main" -> message id being streamed
-      tools: new Map(), // tool_use id -> card
-      pendingTurns: [], // bubbles sent but not yet echoed by claude
-      info: {},
-    };
-    v.log.dataset.session = id;
+    v = newView(id);
     sessions.set(id, v);
   }
+  return v;
+}
+
+// newView returns what the renderer keeps of one conversation: a live
+// session's (view) or a past one's (openPast).
+function newView(id) {
+  const v = {
+    id, state: "starting", lastSeq: 0, subscribed: false,
+    log: el("div", "session-log"),
+    msgs: new Map(), // message id -> {el, blocks: Map(index -> block), streamed}
+    streaming: new Map(), // parent_tool_use_id|"main" -> message id being streamed
+    tools: new Map(), // tool_use id -> card
+    pendingTurns: [], // bubbles sent but not yet echoed by claude
+    info: {},
+  };
+  v.log.dataset.session = id;
   return v;
 }
 
@@ -56,7 +63,7 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
         }
         await subscribe(v);
       }
-      if (!current && list.length) select(list[list.length - 1].session);
+      if (!current && !shownPast && list.length) select(list[list.length - 1].session);
       renderSessions();
     } catch (err) {
       notice(null, `could not resume: ${err.message}`, true);
@@ -75,7 +82,11 @@ async function subscribe(v) {
 }
 
 const pushes = {
-  hello() {},
+  hello(d) {
+    capabilities = d.capabilities || [];
+    $("#history").hidden = !capabilities.includes("history");
+    if (capabilities.includes("history")) loadHistory(false);
+  },
   "session/event"({ session, seq, event }) {
     const v = view(session);
     if (seq <= v.lastSeq) return; // already rendered (replay after reconnect)
@@ -90,6 +101,7 @@ const pushes = {
   "session/exited"({ session, code, signal, stderrTail, reason }) {
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
     notice(view(session), `claude ${how}${reason ? ` (${reason})` : ""}${stderrTail ? "\n" + stderrTail : ""}`, code !== 0 || !!signal);
+    if (capabilities.includes("history")) loadHistory(false); // the session is history now
   },
   "session/gap"({ session, firstSeq }) {
     notice(view(session), `Some earlier events are no longer available (the log starts at #${firstSeq}).`, true);
@@ -132,7 +144,9 @@ function renderSessions() {
     const li = el("li");
     li.dataset.session = v.id;
     li.setAttribute("aria-current", String(v.id === current));
-    li.append(el("span", "name", v.info.cwd ? v.info.cwd.split("/").pop() || v.info.cwd : v.id), el("span", "state", v.state));
+    if (v.info.claudeSessionId) li.dataset.claudeSession = v.info.claudeSessionId;
+    const name = v.info.title || (v.info.cwd ? v.info.cwd.split("/").pop() || v.info.cwd : v.id);
+    li.append(el("span", "name", name), el("span", "state", v.state));
     li.title = `${v.info.cwd || ""} ${v.info.model || ""}`.trim();
     li.onclick = () => select(v.id);
     ul.append(li);
@@ -141,6 +155,9 @@ function renderSessions() {
 
 function select(id) {
   current = id;
+  shownPast = null;
+  $("#history-bar").hidden = true;
+  markHistory();
   const v = view(id);
   $("#empty").hidden = true;
   $("#log").replaceChildren(v.log);
@@ -403,6 +420,171 @@ function scrollDown(force) {
   const log = $("#log");
   if (force || log.scrollHeight - log.scrollTop - log.clientHeight < 120) log.scrollTop = log.scrollHeight;
 }
+
+// ---- history: past sessions (history/list, history/read) ----
+
+let capabilities = []; // of the proxy, from hello
+const past = new Map(); // Claude session id -> view of a past session
+let shownPast = null; // the Claude session id shown, if a past one is
+let historyNext = ""; // cursor of the next page of history/list
+
+async function loadHistory(more) {
+  const data = { limit: 200 };
+  if (more && historyNext) data.cursor = historyNext;
+  const empty = $("#history-empty");
+  try {
+    const r = await conn.request("history/list", data);
+    const ul = $("#history-list");
+    if (!more) ul.replaceChildren();
+    for (const s of r.sessions) ul.append(historyItem(s));
+    historyNext = r.next || "";
+    $("#history-more").hidden = !historyNext;
+    empty.textContent = "No past sessions in this project.";
+    empty.hidden = r.total !== 0;
+    filterHistory();
+    markHistory();
+  } catch (err) {
+    empty.hidden = false;
+    empty.textContent = `History unavailable: ${err.message}`;
+  }
+}
+
+function historyItem(s) {
+  const li = el("li");
+  li.dataset.history = s.id;
+  li.dataset.title = s.title || "";
+  li.title = s.title || s.id;
+  const when = new Date(s.updated);
+  li.append(el("span", "title", s.title || "(untitled)"),
+    el("span", "meta", `${isNaN(when) ? "" : when.toLocaleString()} · ${s.messages} message${s.messages === 1 ? "" : "s"}`));
+  li.onclick = () => openPast(s);
+  return li;
+}
+
+function filterHistory() {
+  const q = $("#history-search").value.trim().toLowerCase();
+  for (const li of $("#history-list").children) li.hidden = !!q && !li.dataset.title.toLowerCase().includes(q);
+}
+
+function markHistory() {
+  for (const li of $("#history-list").children) li.setAttribute("aria-current", String(li.dataset.history === shownPast));
+}
+
+$("#history-search").addEventListener("input", filterHistory);
+$("#history-more").addEventListener("click", () => loadHistory(true));
+
+// openPast shows a past session, rendered by the same code as live ones.
+async function openPast(s) {
+  let v = past.get(s.id);
+  const first = !v;
+  if (first) {
+    v = newView(`history:${s.id}`);
+    v.state = "history";
+    v.past = s;
+    v.next = "";
+    past.set(s.id, v);
+  }
+  current = null;
+  shownPast = s.id;
+  $("#empty").hidden = true;
+  const bar = $("#history-bar");
+  bar.hidden = false;
+  bar.dataset.history = s.id;
+  bar.querySelector(".history-title").textContent = s.title || s.id;
+  const when = new Date(s.updated);
+  bar.querySelector(".history-meta").textContent = `${isNaN(when) ? "" : when.toLocaleString()} · ${s.project || ""}`;
+  $("#status-line").textContent = "";
+  $("#log").replaceChildren(v.log);
+  renderSessions();
+  markHistory();
+  updateComposer();
+  if (first) await readPast(v);
+}
+
+// readPast renders the next page of a past session, and a button for the
+// one after.
+async function readPast(v) {
+  if (v.loading) return;
+  v.loading = true;
+  const data = { id: v.past.id, limit: 200 };
+  if (v.past.project) data.project = v.past.project;
+  if (v.next) data.cursor = v.next;
+  try {
+    const r = await conn.request("history/read", data);
+    if (v.moreButton) v.moreButton.remove();
+    for (const e of r.events) renderPast(v, e.event);
+    v.next = r.next;
+    if (r.corrupt) notice(v, `${r.corrupt} damaged line${r.corrupt === 1 ? " was" : "s were"} skipped`, true);
+    if (r.more) {
+      v.moreButton = el("button", "more-events", "Show more");
+      v.moreButton.type = "button";
+      v.moreButton.onclick = () => readPast(v);
+      v.log.append(v.moreButton);
+    }
+    v.log.dataset.loaded = "true";
+  } catch (err) {
+    notice(v, `could not read the session: ${err.message}`, true);
+  } finally {
+    v.loading = false;
+  }
+}
+
+// renderPast renders one event of a past session: like a live one, except
+// history_more (a subagent longer than the page), which becomes a button
+// that reads the rest of that subagent into its place.
+function renderPast(v, ev) {
+  if (ev.type !== "ccproxy" || ev.subtype !== "history_more") return renderEvent(v, ev);
+  const box = el("div", "subagent-more");
+  const btn = el("button", "more-events", "Show the rest of this subagent");
+  btn.type = "button";
+  let cursor = ev.cursor;
+  btn.onclick = async () => {
+    btn.disabled = true;
+    try {
+      const r = await conn.request("history/read", { id: v.past.id, agent: ev.agent, cursor, limit: 200 });
+      const log = v.log;
+      v.log = box; // the renderer appends to v.log
+      try {
+        for (const e of r.events) renderPast(v, e.event);
+      } finally {
+        v.log = log;
+      }
+      cursor = r.next;
+      if (r.more) box.append(btn);
+      else btn.remove();
+    } catch (err) {
+      notice(v, err.message, true);
+    } finally {
+      btn.disabled = false;
+    }
+  };
+  box.append(btn);
+  v.log.append(box);
+}
+
+// Continue: a new live session resuming the past one (session/create
+// {resume}) in its project, showing a copy of what came before.
+$("#history-continue").addEventListener("click", async () => {
+  const v = shownPast && past.get(shownPast);
+  if (!v) return;
+  const data = { resume: v.past.id };
+  if (v.past.project) data.cwd = v.past.project;
+  try {
+    const r = await conn.request("session/create", data);
+    updateSession(r.session, r.state || "starting", { cwd: r.cwd || data.cwd, title: v.past.title || undefined, resume: v.past.id });
+    const live = view(r.session);
+    for (const n of v.log.childNodes) {
+      if (n.tagName === "BUTTON") continue;
+      const c = n.cloneNode(true);
+      for (const b of c.querySelectorAll ? c.querySelectorAll("button") : []) b.remove();
+      live.log.append(c);
+    }
+    live.log.append(el("div", "continued", "continued"));
+    select(r.session);
+  } catch (err) {
+    alert(`Could not continue the session: ${err.message}`);
+  }
+});
 
 // ---- permissions ----
 

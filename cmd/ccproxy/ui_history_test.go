@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ccproxy/ccproxy/history"
+)
+
+// historyHome returns a home directory whose .claude/projects holds the
+// sessions captured from the real CLI (testdata/history), moved to
+// project; the 2.1.329 one's first prompt is renamed so that the two
+// titles differ.
+func historyHome(t *testing.T, project string) (home string, ids map[string]string) {
+	t.Helper()
+	home, ids = t.TempDir(), map[string]string{}
+	const captured = "/tmp/cchist/project"
+	dst := filepath.Join(home, ".claude", "projects", history.ProjectFolder(project))
+	for _, v := range []string{"2.1.329", "2.1.330"} {
+		src := filepath.Join("..", "..", "testdata", "history", v, "projects", history.ProjectFolder(captured))
+		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, p)
+			if d.IsDir() {
+				return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl") {
+				b = bytes.ReplaceAll(b, []byte(captured), []byte(project))
+				if v == "2.1.329" {
+					b = bytes.ReplaceAll(b, []byte("[H-TEXT] Say hello"), []byte("[H-TEXT] Greet me"))
+				}
+			}
+			if filepath.Dir(rel) == "." && strings.HasSuffix(rel, ".jsonl") {
+				ids[v] = strings.TrimSuffix(rel, ".jsonl")
+			}
+			return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A session whose prompt and answer are markup: they must stay text.
+	ids["markup"] = "0badc0de-0000-4000-8000-000000000001"
+	markup := fmt.Sprintf(`{"type":"user","message":{"role":"user","content":%[1]q},"uuid":"u-1","timestamp":"2026-11-01T10:00:00.000Z","cwd":%[3]q,"sessionId":%[4]q}
+{"type":"assistant","message":{"id":"msg_markup","role":"assistant","content":[{"type":"text","text":%[2]q}]},"uuid":"u-2","timestamp":"2026-11-01T10:00:01.000Z","cwd":%[3]q,"sessionId":%[4]q}
+`, markupPrompt, markupAnswer, project, ids["markup"])
+	if err := os.WriteFile(filepath.Join(dst, ids["markup"]+".jsonl"), []byte(markup), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home, ids
+}
+
+const (
+	markupPrompt = `MARKUP <img src=x onerror=alert(1)> <b>bold?</b>`
+	markupAnswer = `<script>alert(2)</script><img src=y onerror=alert(3)> answer`
+)
+
+// TestWebUIHistory: the sidebar lists the project's past sessions (from
+// history/list), filters them by title, opens one rendered like a live
+// session (from history/read, images from /v1/blobs), and continues it as
+// a new session resumed by claude; at 1280 and 400 px.
+func TestWebUIHistory(t *testing.T) {
+	bin := ccproxyBinary(t)
+	project := t.TempDir()
+	home, ids := historyHome(t, project)
+	srv := startServeEnv(t, bin, []string{"HOME=" + home}, "--demo", "--demo-speed", "0", "--project", project)
+	for _, width := range []int64{1280, 400} {
+		b := newBrowser(t)
+		b.do("viewport", chromedp.EmulateViewport(width, 860))
+		b.do("open a login link", chromedp.Navigate(loginLink(t, srv)))
+		b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+		b.until("the past sessions", `document.querySelectorAll("#history-list li").length === 3`)
+		if w := eval[float64](b, `document.querySelector("#history-list li").getBoundingClientRect().right`); w <= 0 || w > float64(width) {
+			t.Errorf("%d px: the history list's right edge is at %v px", width, w)
+		}
+
+		// Search by title.
+		search := func(q string) string {
+			return fmt.Sprintf(`(s => { s.value = %q; s.dispatchEvent(new Event("input")); return null })(document.querySelector("#history-search"))`, q)
+		}
+		eval[any](b, search("GREET"))
+		visible := `[...document.querySelectorAll("#history-list li")].filter(li => !li.hidden)`
+		b.until("one match", visible+`.length === 1`)
+		if id := eval[string](b, visible+`[0].dataset.history`); id != ids["2.1.329"] {
+			t.Errorf("%d px: search for GREET shows %s, want %s", width, id, ids["2.1.329"])
+		}
+		eval[any](b, search("say hello"))
+		b.until("the other match", visible+`.length === 1 && `+visible+fmt.Sprintf(`[0].dataset.history === %q`, ids["2.1.330"]))
+		eval[any](b, search(""))
+		b.until("all again", visible+`.length === 3`)
+
+		// Markup in a title and in a past conversation stays text.
+		b.do("open the markup session", chromedp.Click(fmt.Sprintf(`#history-list li[data-history=%q]`, ids["markup"])))
+		b.until("its answer", `document.querySelector("#log .msg.assistant .text") !== null`)
+		if n := eval[int](b, `document.querySelectorAll("#history-list img, #history-list b, #history-bar img, #log img, #log script, #log b").length`); n != 0 {
+			t.Errorf("%d px: markup of a past session became %d element(s)", width, n)
+		}
+		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").textContent`); got != markupAnswer {
+			t.Errorf("%d px: answer shown as %q", width, got)
+		}
+		if got := eval[string](b, `document.querySelector("#history-bar .history-title").textContent`); got != markupPrompt {
+			t.Errorf("%d px: title shown as %q", width, got)
+		}
+
+		// Open one: rendered as a live session is. The item must really be
+		// on screen (not covered, not squeezed to nothing).
+		onScreen := fmt.Sprintf(`(li => { li.scrollIntoView({block: "nearest"}); const r = li.getBoundingClientRect();
+			return r.height >= 20 && r.width >= 150 && li.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)) })(document.querySelector('#history-list li[data-history=%q]'))`, ids["2.1.329"])
+		if !eval[bool](b, onScreen) {
+			t.Errorf("%d px: the past session's item is not on screen", width)
+		}
+		b.do("open a past session", chromedp.Click(fmt.Sprintf(`#history-list li[data-history=%q]`, ids["2.1.329"])))
+		b.until("the conversation", `!document.querySelector("#history-bar").hidden && document.querySelector("#log .session-log[data-loaded]") !== null`)
+		if !eval[bool](b, onScreen) {
+			t.Errorf("%d px: with a conversation shown, the past session's item is not on screen", width)
+		}
+		if got := eval[string](b, `document.querySelector("#log .msg.user").textContent`); got != "[H-TEXT] Greet me, after some thought." {
+			t.Errorf("%d px: first user turn %q", width, got)
+		}
+		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").textContent`); got != "Hello! This is the **first** answer." {
+			t.Errorf("%d px: first answer %q", width, got)
+		}
+		if n := eval[int](b, `document.querySelectorAll("#log .tool").length`); n < 3 {
+			t.Errorf("%d px: %d tool cards", width, n)
+		}
+		b.until("a tool's image from /v1/blobs", `[...document.querySelectorAll("#log .tool img")].some(i => i.getAttribute("src").startsWith("/v1/blobs/") && i.complete && i.naturalWidth > 0)`)
+		if !eval[bool](b, `document.querySelector("#send").disabled`) {
+			t.Errorf("%d px: the composer is enabled on a past session", width)
+		}
+		b.screenshot(fmt.Sprintf("history-%d", width))
+
+		// Continue: a new session, claude resumed with the past session's id.
+		b.do("continue", chromedp.Click("#history-continue"))
+		b.until("a live session", `!document.querySelector("#send").disabled && document.querySelector("#history-bar").hidden`)
+		if n := eval[int](b, `document.querySelectorAll("#log .continued").length`); n != 1 {
+			t.Errorf("%d px: the continued session does not show what came before", width)
+		}
+		b.send("Hi! What does this proxy do, and what am I looking at?")
+		b.until("claude resumed the past session", fmt.Sprintf(`document.querySelector('#sessions li[aria-current="true"][data-claude-session=%q]') !== null`, ids["2.1.329"]))
+		b.screenshot(fmt.Sprintf("history-continued-%d", width))
+		b.noJSDialog()
+	}
+}
+
+// loginLink mints a new one-time login link (POST /v1/login/code).
+func loginLink(t *testing.T, srv *served) string {
+	t.Helper()
+	req, err := http.NewRequest("POST", srv.first.URL+"/v1/login/code", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+srv.first.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct{ URL string }
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || resp.StatusCode != 200 || r.URL == "" {
+		t.Fatalf("POST /v1/login/code: %s %v", resp.Status, err)
+	}
+	return r.URL
+}

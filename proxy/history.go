@@ -1,0 +1,183 @@
+package proxy
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strconv"
+
+	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/stream"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/tidwall/gjson"
+)
+
+// maxHistoryRequests bounds the history/list and history/read requests
+// running at once, over all connections.
+const maxHistoryRequests = 8
+
+// historyReqs serves history/list and history/read (SPEC §3) from package
+// history's Store over <HistoryHome>/.claude/projects. Attachments of past
+// tool results go to the server's blob store, as live ones do, and are
+// served by /v1/blobs.
+//
+// Goroutines: each request runs in a goroutine of its connection
+// (client.async), at most maxHistoryRequests at once (slots); beyond, the
+// request gets limit_exceeded. The Store is safe for concurrent use and
+// starts no goroutines.
+type historyReqs struct {
+	store      *history.Store
+	blobs      *blobStore
+	project    string // the default project of history/list
+	replyBytes int64  // bound on the events' bytes in one history/read reply
+	slots      chan struct{}
+}
+
+// newHistoryReqs returns nil when history is turned off (HistoryHome "-").
+func newHistoryReqs(s *Server) (*historyReqs, error) {
+	if s.opts.HistoryHome == "-" {
+		return nil, nil
+	}
+	st, err := history.Open(history.Options{
+		Root:    filepath.Join(s.opts.HistoryHome, ".claude", "projects"),
+		MaxLine: s.opts.MaxLineBytes,
+		Logger:  s.log.With("part", "history"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &historyReqs{store: st, blobs: s.blobs, project: s.opts.Project,
+		replyBytes: s.opts.HistoryReplyBytes, slots: make(chan struct{}, maxHistoryRequests)}, nil
+}
+
+// run runs do in a goroutine of c, bounded by slots, and replies.
+func (h *historyReqs) run(c *client, id json.RawMessage, typ string, do func(ctx context.Context) (protocol.Data, error)) {
+	select {
+	case h.slots <- struct{}{}:
+	default:
+		c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "%s: %d history requests are running; wait for one to finish", typ, cap(h.slots)))
+		return
+	}
+	c.async(func() {
+		defer func() { <-h.slots }()
+		data, err := do(c.ctx)
+		switch {
+		case err == nil:
+			c.reply(id, data)
+		case c.ctx.Err() != nil:
+			// The connection is gone: nobody to answer.
+		default:
+			c.replyErr(id, historyError(c, typ, err))
+		}
+	})
+}
+
+// historyError maps package history's errors to protocol errors.
+func historyError(c *client, typ string, err error) error {
+	switch {
+	case errors.Is(err, history.ErrNotFound):
+		return protocol.Errorf(protocol.CodeNotFound, "%s: %v", typ, err)
+	case errors.Is(err, history.ErrBadID), errors.Is(err, history.ErrBadCursor), errors.Is(err, history.ErrBadProject):
+		return protocol.Errorf(protocol.CodeBadRequest, "%s: %v", typ, err)
+	case errors.Is(err, history.ErrNotAllowed):
+		return protocol.Errorf(protocol.CodeNotFound, "%s: %v", typ, err)
+	}
+	c.log.Error("reading the session history failed", "request", typ, "err", err)
+	return protocol.Errorf(protocol.CodeInternal, "%s: reading the session history failed; see the proxy's log", typ)
+}
+
+func (h *historyReqs) reqList(c *client, id json.RawMessage, d *protocol.HistoryList) {
+	h.run(c, id, protocol.TypeHistoryList, func(ctx context.Context) (protocol.Data, error) {
+		opts := history.ListOptions{Project: d.Project, Cursor: d.Cursor}
+		switch {
+		case d.All:
+			opts.Project = ""
+		case opts.Project == "":
+			opts.Project = h.project
+		}
+		if d.Limit != nil {
+			opts.Limit = int(*d.Limit)
+		}
+		page, err := h.store.List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		r := protocol.HistoryListResult{Sessions: make([]protocol.HistorySession, 0, len(page.Sessions)),
+			Next: page.Next, Total: page.Total, Skipped: page.Skipped}
+		for _, s := range page.Sessions {
+			r.Sessions = append(r.Sessions, protocol.HistorySession{ID: s.ID, Project: s.Project, Folder: s.Folder,
+				Title: s.Title, TitleFrom: s.TitleFrom, Created: s.Created, Updated: s.Updated,
+				Messages: s.Messages, Size: s.Size, Corrupt: s.Corrupt, Oversized: s.Oversized})
+		}
+		return r, nil
+	})
+}
+
+func (h *historyReqs) reqRead(c *client, id json.RawMessage, d *protocol.HistoryRead) {
+	h.run(c, id, protocol.TypeHistoryRead, func(ctx context.Context) (protocol.Data, error) {
+		opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor,
+			Normalize: stream.Options{Attachments: stream.AttachSink, Sink: h.blobs}}
+		if d.Limit != nil {
+			opts.Limit = int(*d.Limit)
+		}
+		page, err := h.store.Read(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return h.result(page, d.Agent != ""), nil
+	})
+}
+
+// result turns a page into the reply, cut short when its events exceed
+// replyBytes. A page of the main conversation is cut only before an event
+// of the main file (a subagent's nested events have offsets in their own
+// file), so that the cut event's offset is the next cursor (a page of a
+// subagent is one file), and never between a tool use and its result:
+// the normalizer annotates a result from its tool use (mcp), which must
+// be on the same page. At least one cut point's worth of events is always
+// sent.
+func (h *historyReqs) result(page history.ReadPage, agent bool) protocol.HistoryReadResult {
+	r := protocol.HistoryReadResult{ID: page.SessionID, Agent: page.Agent, Next: page.Next, More: page.More,
+		Skipped: page.Skipped, Corrupt: page.Corrupt, Oversized: page.Oversized,
+		Events: make([]protocol.HistoryEvent, 0, len(page.Events))}
+	events, end := page.Events, len(page.Events)
+	var size int64
+	last := 0                    // the last point events[:last] fit at
+	pending := map[string]bool{} // tool uses of the file read whose result has not come yet
+	for i, ev := range events {
+		own := agent || ev.ParentToolUseID == "" // ev is of the file read
+		if i > 0 && own && len(pending) == 0 {   // ev may start the next page
+			if size > h.replyBytes {
+				end = cmp.Or(last, i)
+				break
+			}
+			last = i
+		}
+		if own {
+			content := gjson.GetBytes(ev.JSON, "message.content")
+			content.ForEach(func(_, b gjson.Result) bool {
+				switch b.Get("type").String() {
+				case "tool_use":
+					pending[b.Get("id").String()] = true
+				case "tool_result":
+					delete(pending, b.Get("tool_use_id").String())
+				}
+				return true
+			})
+		}
+		size += int64(len(ev.JSON)) + 32
+	}
+	if end == len(events) && size > h.replyBytes && last > 0 {
+		end = last
+	}
+	if end < len(events) {
+		r.Next, r.More, r.Truncated = strconv.FormatInt(events[end].Offset, 10), true, true
+		events = events[:end]
+	}
+	for _, ev := range events {
+		r.Events = append(r.Events, protocol.HistoryEvent{Offset: ev.Offset, Event: ev.JSON})
+	}
+	return r
+}
