@@ -2,13 +2,8 @@ package stream
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"runtime"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -79,8 +74,8 @@ func BenchmarkNormalize(b *testing.B) {
 		run(b, func(l []byte) []byte { return n.Normalize(l).JSON })
 	})
 	b.Run("baseline-encoding-json", func(b *testing.B) {
-		bl := &baseline{}
-		run(b, bl.normalize)
+		bl := &benchmix.Baseline{}
+		run(b, bl.Normalize)
 	})
 }
 
@@ -129,109 +124,14 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// baseline is the straightforward way: full decode, edit maps, re-encode.
-type baseline struct {
-	tools map[string][2]string
-}
-
-func (bl *baseline) normalize(line []byte) []byte {
-	var ev map[string]any
-	if err := json.Unmarshal(line, &ev); err != nil {
-		out, _ := json.Marshal(map[string]any{"type": "ccproxy", "subtype": "noise", "text": string(line)})
-		return out
-	}
-	if bl.tools == nil {
-		bl.tools = map[string][2]string{}
-	}
-	switch ev["type"] {
-	case "assistant":
-		msg, _ := ev["message"].(map[string]any)
-		blocks, _ := msg["content"].([]any)
-		for _, bk := range blocks {
-			blk, _ := bk.(map[string]any)
-			name, _ := blk["name"].(string)
-			if blk["type"] == "tool_use" && strings.HasPrefix(name, "mcp__") {
-				srv, tool, _ := strings.Cut(name[5:], "__")
-				blk["mcp"] = map[string]any{"server": srv, "tool": tool}
-				id, _ := blk["id"].(string)
-				bl.tools[id] = [2]string{srv, tool}
-			}
-		}
-	case "user":
-		msg, _ := ev["message"].(map[string]any)
-		blocks, _ := msg["content"].([]any)
-		for _, bk := range blocks {
-			blk, _ := bk.(map[string]any)
-			if blk["type"] != "tool_result" {
-				continue
-			}
-			if arr, ok := blk["content"].([]any); ok {
-				text, atts := baselineFlatten(arr)
-				blk["content"] = text
-				if len(atts) > 0 {
-					blk["attachments"] = atts
-				}
-			}
-			id, _ := blk["tool_use_id"].(string)
-			if ref, ok := bl.tools[id]; ok {
-				blk["mcp"] = map[string]any{"server": ref[0], "tool": ref[1]}
-			}
-		}
-		switch tur := ev["tool_use_result"].(type) {
-		case []any:
-			text, atts := baselineFlatten(tur)
-			m := map[string]any{"content": text}
-			if len(atts) > 0 {
-				m["attachments"] = atts
-			}
-			ev["tool_use_result"] = m
-		case map[string]any:
-			if arr, ok := tur["content"].([]any); ok {
-				text, atts := baselineFlatten(arr)
-				tur["content"] = text
-				if len(atts) > 0 {
-					tur["attachments"] = atts
-				}
-			}
-		}
-	}
-	out, err := json.Marshal(ev)
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
-
-func baselineFlatten(arr []any) (string, []any) {
-	var parts []string
-	var atts []any
-	for _, el := range arr {
-		blk, _ := el.(map[string]any)
-		switch blk["type"] {
-		case "text":
-			s, _ := blk["text"].(string)
-			parts = append(parts, s)
-		case "image":
-			src, _ := blk["source"].(map[string]any)
-			data, _ := src["data"].(string)
-			dec, _ := base64.StdEncoding.DecodeString(data)
-			sum := sha256.Sum256(dec)
-			mt, _ := src["media_type"].(string)
-			parts = append(parts, fmt.Sprintf("[image %s %s]", mt, FormatSize(len(dec))))
-			atts = append(atts, map[string]any{"kind": "image", "mediaType": mt, "size": len(dec), "sha256": hex.EncodeToString(sum[:])})
-		}
-	}
-	return strings.Join(parts, "\n"), atts
-}
-
 // TestBaselineAgrees makes sure the baseline does the same job, so the
 // benchmark compares like with like.
 func TestBaselineAgrees(t *testing.T) {
 	lines, _ := benchMix(t, 3<<20)
 	n := NewNormalizer(Options{Attachments: AttachStrip})
-	bl := &baseline{}
+	bl := &benchmix.Baseline{}
 	for i, l := range lines {
-		got, want := n.Normalize(l).JSON, bl.normalize(l)
+		got, want := n.Normalize(l).JSON, bl.Normalize(l)
 		// Same tool_result texts and attachment hashes.
 		for _, path := range []string{"message.content.#.content", "message.content.#.attachments.#.sha256", "tool_use_result.content"} {
 			if g, w := gjson.GetBytes(got, path), gjson.GetBytes(want, path); fmt.Sprint(g.Value()) != fmt.Sprint(w.Value()) {
