@@ -13,10 +13,15 @@ import (
 )
 
 // benchMix is a realistic stream of about size bytes (see package
-// benchmix) and how many of its lines need a rewrite.
-func benchMix(tb testing.TB, size int) (lines [][]byte, rewrite int) {
+// benchmix: the image-heavy mix, or the text-heavy one) and how many of its
+// lines need a rewrite.
+func benchMix(tb testing.TB, size int, text bool) (lines [][]byte, rewrite int) {
 	tb.Helper()
-	m, err := benchmix.New(transcriptsDir)
+	newMix := benchmix.New
+	if text {
+		newMix = benchmix.NewTextHeavy
+	}
+	m, err := newMix(transcriptsDir)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -40,9 +45,16 @@ func mixBytes(lines [][]byte) int64 {
 
 // BenchmarkNormalize compares ccproxy's normalizer with a baseline that
 // decodes each line with encoding/json into map[string]any, rewrites it the
-// same way and re-encodes it. One op is the whole mix (~8 MiB).
+// same way and re-encodes it, on the image-heavy and the text-heavy mix.
+// One op is the whole mix (~8 MiB).
 func BenchmarkNormalize(b *testing.B) {
-	lines, rewrite := benchMix(b, 8<<20)
+	for _, mix := range []string{"image", "text"} {
+		b.Run(mix, func(b *testing.B) { benchNormalize(b, mix == "text") })
+	}
+}
+
+func benchNormalize(b *testing.B, text bool) {
+	lines, rewrite := benchMix(b, 8<<20, text)
 	size := mixBytes(lines)
 	b.Logf("mix: %d events, %.1f MiB, %d rewritten", len(lines), float64(size)/(1<<20), rewrite)
 
@@ -127,15 +139,17 @@ func cpuTime() time.Duration {
 // TestBaselineAgrees makes sure the baseline does the same job, so the
 // benchmark compares like with like.
 func TestBaselineAgrees(t *testing.T) {
-	lines, _ := benchMix(t, 3<<20)
-	n := NewNormalizer(Options{Attachments: AttachStrip})
-	bl := &benchmix.Baseline{}
-	for i, l := range lines {
-		got, want := n.Normalize(l).JSON, bl.Normalize(l)
-		// Same tool_result texts and attachment hashes.
-		for _, path := range []string{"message.content.#.content", "message.content.#.attachments.#.sha256", "tool_use_result.content"} {
-			if g, w := gjson.GetBytes(got, path), gjson.GetBytes(want, path); fmt.Sprint(g.Value()) != fmt.Sprint(w.Value()) {
-				t.Fatalf("line %d %s: ccproxy %.200s, baseline %.200s", i, path, g.Raw, w.Raw)
+	for _, text := range []bool{false, true} {
+		lines, _ := benchMix(t, 3<<20, text)
+		n := NewNormalizer(Options{Attachments: AttachStrip})
+		bl := &benchmix.Baseline{}
+		for i, l := range lines {
+			got, want := n.Normalize(l).JSON, bl.Normalize(l)
+			// Same tool_result texts and attachment hashes.
+			for _, path := range []string{"message.content.#.content", "message.content.#.attachments.#.sha256", "tool_use_result.content"} {
+				if g, w := gjson.GetBytes(got, path), gjson.GetBytes(want, path); fmt.Sprint(g.Value()) != fmt.Sprint(w.Value()) {
+					t.Fatalf("text mix %v, line %d %s: ccproxy %.200s, baseline %.200s", text, i, path, g.Raw, w.Raw)
+				}
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // FuzzNormalize feeds arbitrary bytes through a Reader (with a small cap, so
@@ -74,4 +76,20 @@ func equalLines(a, b [][]byte) bool {
 		}
 	}
 	return true
+}
+
+// FuzzAppendJSONString checks the escaping appender against
+// gjson.AppendJSONString, byte for byte.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text, long enough for words", "a\"b\\c<d>e&f\x00\x1f\x7f",
+		"\u2028\u2029 é ü 日本語 🎉", "\xff\xfe broken \xe2\x80", "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+		"tab\there\nnewline\r\b\f", "12345678<2345678&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		prefix := []byte("x")
+		if got, want := appendJSONString(prefix, s), gjson.AppendJSONString([]byte("x"), s); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONString(%q) = %q, gjson gives %q", s, got, want)
+		}
+	})
 }

@@ -296,7 +296,7 @@ func (n *Normalizer) Valid(line []byte) bool {
 func (n *Normalizer) noise(line []byte) Event {
 	b := n.buf[:0]
 	b = append(b, `{"type":"ccproxy","subtype":"noise","text":`...)
-	b = appendJSONString(b, truncateUTF8(line, noiseTextBytes))
+	b = appendJSONString(b, bstr(truncateUTF8(line, noiseTextBytes)))
 	if len(line) > noiseTextBytes {
 		b = append(b, `,"truncated":true,"bytes":`...)
 		b = strconv.AppendInt(b, int64(len(line)), 10)
@@ -654,11 +654,6 @@ func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // sbytes views s as bytes without copying; the bytes must not be written.
 func sbytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString[T string | []byte](dst []byte, s T) []byte {
-	return gjson.AppendJSONString(dst, string(s))
-}
 
 // truncateUTF8 cuts b to at most n bytes without splitting a character.
 func truncateUTF8(b []byte, n int) []byte {

@@ -172,7 +172,7 @@ func (r *Reader) oversizedEvent(total int, preview []byte) []byte {
 	b = append(b, `,"limit":`...)
 	b = strconv.AppendInt(b, int64(r.max), 10)
 	b = append(b, `,"preview":`...)
-	b = appendJSONString(b, trimPartialRune(truncateUTF8(preview, previewBytes)))
+	b = appendJSONString(b, bstr(trimPartialRune(truncateUTF8(preview, previewBytes))))
 	b = append(b, '}')
 	r.synth = b
 	return b
