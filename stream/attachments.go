@@ -1,106 +1,203 @@
 package stream
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
 )
 
+// flat is a content array (or a single content block) flattened in this
+// event.
+type flat struct {
+	raw      []byte       // its bytes in the line
+	text     []byte       // its text, as a JSON string
+	atts     []Attachment // the attachments taken out of it
+	attsJSON []byte       // atts as a JSON array, made when first needed
+	blocks   bool         // every element is an object with a string "type"
+}
+
 // flatten turns a content array (or a single content block) into plain text
 // and the attachments taken out of it. Text parts are kept in order and
 // joined with "\n"; every other part leaves a short placeholder in the text.
-func (n *Normalizer) flatten(content gjson.Result) (string, []Attachment) {
-	var parts []string
-	var atts []Attachment
-	each := func(_, block gjson.Result) bool {
-		text, att, ok := n.part(block)
-		parts = append(parts, text)
-		if ok {
-			atts = append(atts, att)
+// An array flattened earlier in the event (tool_use_result repeats the
+// tool_result content byte for byte) is not flattened again: the earlier
+// result is returned. The result is valid until the next event.
+func (n *Normalizer) flatten(content gjson.Result) *flat {
+	raw := n.origRaw(content)
+	if f := n.flattened(raw); f != nil {
+		return f
+	}
+	f := flat{raw: raw, blocks: true}
+	text := make([]byte, 0, len(content.Raw)+2)
+	text = append(text, '"')
+	first := true
+	add := func(block gjson.Result) bool {
+		part, att, ok, isBlock := n.part(block)
+		if !first {
+			text = append(text, '\\', 'n')
 		}
+		first = false
+		text = appendEscapedString(text, part)
+		if ok {
+			f.atts = append(f.atts, att)
+		}
+		f.blocks = f.blocks && isBlock
 		return true
 	}
 	if content.IsObject() {
-		each(gjson.Result{}, content)
+		add(content)
 	} else {
-		content.ForEach(each)
+		n.each(content, add)
 	}
-	return strings.Join(parts, "\n"), atts
+	f.text = append(text, '"')
+	n.ev.flats = append(n.ev.flats, f)
+	return &n.ev.flats[len(n.ev.flats)-1]
+}
+
+// flattened returns the array with these bytes flattened earlier in the
+// event, or nil.
+func (n *Normalizer) flattened(raw []byte) *flat {
+	for i := range n.ev.flats {
+		if f := &n.ev.flats[i]; bytes.Equal(f.raw, raw) {
+			return f
+		}
+	}
+	return nil
+}
+
+// attachmentsJSON returns f.atts as a JSON array.
+func (f *flat) attachmentsJSON() []byte {
+	if f.attsJSON == nil {
+		f.attsJSON = attachmentsJSON(f.atts)
+	}
+	return f.attsJSON
+}
+
+// fields holds the members of a content block (or of its source or
+// resource object) that normalizing looks at: the first of each name, as
+// gjson's Get finds it.
+type fields struct {
+	typ, text, source, data, mimeType, mediaType, resource, name, uri, url, blob gjson.Result
+}
+
+// members reads object obj once (instead of once per Get).
+func (n *Normalizer) members(obj gjson.Result) fields {
+	var f fields
+	n.eachMember(obj, func(k string, v gjson.Result) bool {
+		var p *gjson.Result
+		switch k {
+		case "type":
+			p = &f.typ
+		case "text":
+			p = &f.text
+		case "source":
+			p = &f.source
+		case "data":
+			p = &f.data
+		case "mimeType":
+			p = &f.mimeType
+		case "media_type":
+			p = &f.mediaType
+		case "resource":
+			p = &f.resource
+		case "name":
+			p = &f.name
+		case "uri":
+			p = &f.uri
+		case "url":
+			p = &f.url
+		case "blob":
+			p = &f.blob
+		default:
+			return true
+		}
+		if !p.Exists() {
+			*p = v
+		}
+		return true
+	})
+	return f
 }
 
 // part returns the text standing for one content block and, for a non-text
-// block, its attachment.
-func (n *Normalizer) part(block gjson.Result) (string, Attachment, bool) {
+// block, its attachment; isBlock says whether it is an object with a string
+// "type".
+func (n *Normalizer) part(block gjson.Result) (text string, att Attachment, hasAtt, isBlock bool) {
 	if !block.IsObject() {
 		if block.Type == gjson.String {
-			return n.str(block), Attachment{}, false
+			return n.str(block), Attachment{}, false, false
 		}
-		return string(n.origRaw(block)), Attachment{}, false
+		return bstr(n.origRaw(block)), Attachment{}, false, false
 	}
-	typ := n.get(block, "type")
+	f := n.members(block)
+	// A type taken out of a skeleton is still a string.
+	isBlock = f.typ.Type == gjson.String
+	typ := n.str(f.typ)
 	switch typ {
 	case "text":
-		return n.str(block.Get("text")), Attachment{}, false
+		return n.str(f.text), Attachment{}, false, isBlock
 	case "image", "audio", "document":
 		// Anthropic form {source:{type:"base64",media_type,data}} or
 		// {source:{type:"url",url}}; MCP form {data, mimeType}.
-		src := block.Get("source")
-		if src.Exists() {
-			if n.get(src, "type") == "url" {
-				url := n.get(src, "url")
-				return fmt.Sprintf("[%s %s]", typ, url), Attachment{Kind: typ, URL: url}, true
+		if f.source.Exists() {
+			src := n.members(f.source)
+			if n.str(src.typ) == "url" {
+				url := n.str(src.url)
+				return "[" + typ + " " + url + "]", Attachment{Kind: typ, URL: url}, true, isBlock
 			}
-			return n.binary(typ, n.get(src, "media_type"), "", src.Get("data"))
+			text, att := n.binary(typ, n.str(src.mediaType), "", src.data)
+			return text, att, true, isBlock
 		}
-		return n.binary(typ, n.get(block, "mimeType"), "", block.Get("data"))
+		text, att := n.binary(typ, n.str(f.mimeType), "", f.data)
+		return text, att, true, isBlock
 	case "resource":
-		res := block.Get("resource")
-		uri := n.get(res, "uri")
-		if t := res.Get("text"); t.Exists() {
-			return n.str(t), Attachment{}, false
+		res := n.members(f.resource)
+		if res.text.Exists() {
+			return n.str(res.text), Attachment{}, false, isBlock
 		}
-		return n.binary("resource", n.get(res, "mimeType"), uri, res.Get("blob"))
+		text, att := n.binary("resource", n.str(res.mimeType), n.str(res.uri), res.blob)
+		return text, att, true, isBlock
 	case "resource_link":
-		name, uri := n.get(block, "name"), n.get(block, "uri")
+		name, uri := n.str(f.name), n.str(f.uri)
 		if name == "" || name == uri {
-			return fmt.Sprintf("[resource link] %s", uri), Attachment{}, false
+			return "[resource link] " + uri, Attachment{}, false, isBlock
 		}
-		return fmt.Sprintf("[resource link: %s] %s", name, uri), Attachment{}, false
+		return "[resource link: " + name + "] " + uri, Attachment{}, false, isBlock
 	}
 	// Any other block: described in the text, kept whole as JSON.
 	if typ == "" {
 		typ = "block"
 	}
 	raw := n.origRaw(block)
-	att := n.describe(typ, "application/json", "", raw)
+	att = n.describe(typ, "application/json", "", raw)
 	att.Data = ""
 	if n.opts.Attachments == AttachInline {
 		att.Data = base64.StdEncoding.EncodeToString(raw)
 	}
 	n.store(&att, raw)
 	n.collect(att)
-	return placeholder(att), att, true
+	return placeholder(att), att, true, isBlock
 }
 
 // binary makes the attachment of a base64-encoded part. The same data seen
 // earlier in the event (the CLI prints each image twice) is not decoded and
 // hashed again.
-func (n *Normalizer) binary(kind, mediaType, uri string, data gjson.Result) (string, Attachment, bool) {
+func (n *Normalizer) binary(kind, mediaType, uri string, data gjson.Result) (string, Attachment) {
 	enc := n.str(data)
 	for _, d := range n.ev.decoded {
 		if d.data == enc && d.att.Kind == kind && d.att.MediaType == mediaType && d.att.URI == uri {
-			return placeholder(d.att), d.att, true
+			return placeholder(d.att), d.att
 		}
 	}
 	att := n.binaryAttachment(kind, mediaType, uri, enc)
 	n.ev.decoded = append(n.ev.decoded, decoded{data: enc, att: att})
 	n.collect(att)
-	return placeholder(att), att, true
+	return placeholder(att), att
 }
 
 func (n *Normalizer) binaryAttachment(kind, mediaType, uri, enc string) Attachment {

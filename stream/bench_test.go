@@ -154,3 +154,42 @@ func TestBaselineAgrees(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKinds normalizes the lines of the text-heavy mix one kind at a
+// time (stream_event, assistant, user tool results, the many-part text
+// results, system), next to the validation floor (Normalizer.Valid) on the
+// same lines, and reports ns/line for each.
+func BenchmarkKinds(b *testing.B) {
+	lines, _ := benchMix(b, 8<<20, true)
+	kinds := map[string][][]byte{}
+	var names []string
+	for _, l := range lines {
+		k := gjson.GetBytes(l, "type").Str
+		if k == "user" && len(gjson.GetBytes(l, "message.content.0.content").Array()) >= 100 {
+			k = "manyparts"
+		}
+		if kinds[k] == nil {
+			names = append(names, k)
+		}
+		kinds[k] = append(kinds[k], l)
+	}
+	for _, k := range names {
+		ls := kinds[k]
+		for _, eng := range []string{"normalize", "floor"} {
+			b.Run(k+"/"+eng, func(b *testing.B) {
+				n := NewNormalizer(Options{Attachments: AttachStrip})
+				b.SetBytes(mixBytes(ls))
+				for b.Loop() {
+					for _, l := range ls {
+						if eng == "floor" {
+							n.Valid(l)
+						} else {
+							n.Normalize(l)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ls)), "ns/line")
+			})
+		}
+	}
+}

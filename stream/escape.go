@@ -15,6 +15,13 @@ import (
 func appendJSONString(dst []byte, s string) []byte {
 	dst = slices.Grow(dst, len(s)+2)
 	dst = append(dst, '"')
+	dst = appendEscapedString(dst, s)
+	return append(dst, '"')
+}
+
+// appendEscapedString appends the inside of JSON string s: appendJSONString
+// without the quotes.
+func appendEscapedString(dst []byte, s string) []byte {
 	start, i := 0, 0
 	for i < len(s) {
 		for i+8 <= len(s) && safeWord(binary.LittleEndian.Uint64(sbytes(s[i:i+8]))) {
@@ -51,8 +58,7 @@ func appendJSONString(dst []byte, s string) []byte {
 		i += size
 		start = i
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -105,6 +105,7 @@ type Normalizer struct {
 	line  []byte
 	skel  []byte
 	spans []span
+	memo  []memoEntry // large containers of the view walked over (scan.go)
 	// Lines of skelMin bytes or more are read through a skeleton without
 	// their strings of longMin bytes or more (tests lower both).
 	skelMin, longMin int
@@ -134,6 +135,9 @@ type eventState struct {
 	// decoded remembers the base64 data already turned into attachments
 	// in this event: the CLI prints each image twice on a line.
 	decoded []decoded
+	// flats are the content arrays flattened in this event: the CLI
+	// prints each tool result's twice on a line.
+	flats []flat
 }
 
 type decoded struct {
@@ -196,11 +200,12 @@ func (n *Normalizer) Normalize(line []byte) Event {
 		sanitized = true
 	}
 	n.line = line
+	n.memo = n.memo[:0]
 
 	var ev Event
 	var msg, tur, meta, servers, inner, request gjson.Result
-	gjson.Parse(bstr(view)).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	n.eachMember(gjson.Parse(bstr(view)), func(k string, v gjson.Result) bool {
+		switch k {
 		case "type":
 			ev.Type = n.internOrClone(v)
 		case "subtype":
@@ -235,6 +240,7 @@ func (n *Normalizer) Normalize(line []byte) Event {
 	n.edits = n.edits[:0]
 	n.ev.atts = n.ev.atts[:0]
 	n.ev.decoded = n.ev.decoded[:0]
+	n.ev.flats = n.ev.flats[:0]
 	n.ev.mcp = false
 	switch ev.Type {
 	case TypeSystem:
@@ -268,7 +274,9 @@ func (n *Normalizer) Normalize(line []byte) Event {
 		}
 	}
 	n.line = nil
+	clear(n.memo)
 	clear(n.ev.decoded) // they point into the line
+	clear(n.ev.flats)
 	return ev
 }
 
@@ -340,7 +348,7 @@ func (n *Normalizer) replace(v gjson.Result, repl []byte) {
 // value raw: its value is replaced when the key is there (and differs), or
 // the member is added at the end of the object.
 func (n *Normalizer) setKey(obj gjson.Result, key string, raw []byte) {
-	if v := obj.Get(key); v.Exists() {
+	if v := n.member(obj, key); v.Exists() {
 		if v.Raw != string(raw) {
 			n.replace(v, raw)
 		}
@@ -376,14 +384,14 @@ func (n *Normalizer) setServers(servers gjson.Result) {
 
 // assistant annotates the MCP tool_use blocks of an assistant message.
 func (n *Normalizer) assistant(msg, meta gjson.Result) {
-	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
+	n.each(n.member(msg, "content"), func(block gjson.Result) bool {
 		if n.get(block, "type") != "tool_use" {
 			return true
 		}
 		id := n.get(block, "id")
 		var metaTool string
 		if meta.IsArray() {
-			meta.ForEach(func(_, m gjson.Result) bool {
+			n.eachElement(meta, func(m gjson.Result) bool {
 				if n.get(m, "id") == id {
 					metaTool = n.get(m, "tool_name")
 					return false
@@ -412,7 +420,7 @@ func (n *Normalizer) streamEvent(inner gjson.Result) {
 	if n.get(inner, "type") != "content_block_start" {
 		return
 	}
-	cb := inner.Get("content_block")
+	cb := n.member(inner, "content_block")
 	if n.get(cb, "type") != "tool_use" {
 		return
 	}
@@ -439,7 +447,7 @@ func (n *Normalizer) controlRequest(req gjson.Result) {
 // user normalizes the tool results of a user message and its
 // tool_use_result.
 func (n *Normalizer) user(msg, tur gjson.Result) {
-	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
+	n.each(n.member(msg, "content"), func(block gjson.Result) bool {
 		if n.get(block, "type") == "tool_result" {
 			n.toolResult(block)
 		}
@@ -452,15 +460,15 @@ func (n *Normalizer) user(msg, tur gjson.Result) {
 
 // toolResult normalizes one tool_result block.
 func (n *Normalizer) toolResult(block gjson.Result) {
-	content := block.Get("content")
+	content := n.member(block, "content")
 	switch {
 	case content.Type == gjson.String:
 		// Already text.
 	case content.IsArray() || content.IsObject():
-		text, atts := n.flatten(content)
-		n.replace(content, appendJSONString(nil, text))
-		if len(atts) > 0 {
-			n.setKey(block, "attachments", attachmentsJSON(atts))
+		f := n.flatten(content)
+		n.replace(content, f.text)
+		if len(f.atts) > 0 {
+			n.setKey(block, "attachments", f.attachmentsJSON())
 		}
 	case content.Exists() && content.Type != gjson.Null: // number, bool
 		n.replace(content, appendJSONString(nil, content.Raw))
@@ -480,25 +488,49 @@ func (n *Normalizer) toolResult(block gjson.Result) {
 // "Error: ...", built-in tools' result objects) are left alone.
 func (n *Normalizer) toolUseResult(tur gjson.Result) {
 	switch {
-	case tur.IsArray() && isBlockArray(tur):
-		text, atts := n.flatten(tur)
-		out := append([]byte(`{"content":`), appendJSONString(nil, text)...)
-		if len(atts) > 0 {
+	case tur.IsArray():
+		f := n.flattenBlocks(tur)
+		if f == nil {
+			return
+		}
+		out := make([]byte, 0, len(f.text)+len(f.attsJSON)+32)
+		out = append(out, `{"content":`...)
+		out = append(out, f.text...)
+		if len(f.atts) > 0 {
 			out = append(out, `,"attachments":`...)
-			out = append(out, attachmentsJSON(atts)...)
+			out = append(out, f.attachmentsJSON()...)
 		}
 		n.replace(tur, append(out, '}'))
 	case tur.IsObject():
-		content := tur.Get("content")
-		if !content.IsArray() || !isBlockArray(content) {
+		content := n.member(tur, "content")
+		if !content.IsArray() {
 			return
 		}
-		text, atts := n.flatten(content)
-		n.replace(content, appendJSONString(nil, text))
-		if len(atts) > 0 {
-			n.setKey(tur, "attachments", attachmentsJSON(atts))
+		f := n.flattenBlocks(content)
+		if f == nil {
+			return
+		}
+		n.replace(content, f.text)
+		if len(f.atts) > 0 {
+			n.setKey(tur, "attachments", f.attachmentsJSON())
 		}
 	}
+}
+
+// flattenBlocks flattens arr if it is an array of content blocks, and
+// returns nil if it is not. The array a tool_result held in this event is
+// not read again.
+func (n *Normalizer) flattenBlocks(arr gjson.Result) *flat {
+	if f := n.flattened(n.origRaw(arr)); f != nil {
+		if f.blocks {
+			return f
+		}
+		return nil
+	}
+	if !n.isBlockArray(arr) {
+		return nil
+	}
+	return n.flatten(arr)
 }
 
 // annotate records that object v gets "mcp": ref.
@@ -620,11 +652,11 @@ func orDefault(s, def string) string {
 
 // isBlockArray reports whether every element of arr is an object with a
 // string "type": an array of content blocks.
-func isBlockArray(arr gjson.Result) bool {
+func (n *Normalizer) isBlockArray(arr gjson.Result) bool {
 	// A type taken out of a skeleton is still a string: no need for str.
 	ok := true
-	arr.ForEach(func(_, v gjson.Result) bool {
-		ok = v.IsObject() && v.Get("type").Type == gjson.String
+	n.eachElement(arr, func(v gjson.Result) bool {
+		ok = v.IsObject() && n.member(v, "type").Type == gjson.String
 		return ok
 	})
 	return ok
