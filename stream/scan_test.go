@@ -30,7 +30,7 @@ func checkWalker(t *testing.T, n *Normalizer, v gjson.Result, depth int) {
 	}
 	if v.IsObject() {
 		v.ForEach(func(k, _ gjson.Result) bool {
-			if !gjson.ValidBytes([]byte(`"` + k.Str + `"`)) || k.Str == "" || bytes.ContainsAny([]byte(k.Str), ".*?#@|\\!=<>%~") {
+			if !gjson.ValidBytes([]byte(`"`+k.Str+`"`)) || k.Str == "" || bytes.ContainsAny([]byte(k.Str), ".*?#@|\\!=<>%~") {
 				return true // not a plain gjson path
 			}
 			g, w := n.member(v, k.Str), v.Get(k.Str)
