@@ -88,7 +88,7 @@ type fields struct {
 // members reads object obj once (instead of once per Get).
 func (n *Normalizer) members(obj gjson.Result) fields {
 	var f fields
-	n.eachMember(obj, func(k string, v gjson.Result) bool {
+	n.eachMember(obj, func(k string, v rawValue) bool {
 		var p *gjson.Result
 		switch k {
 		case "type":
@@ -117,7 +117,7 @@ func (n *Normalizer) members(obj gjson.Result) fields {
 			return true
 		}
 		if !p.Exists() {
-			*p = v
+			*p = v.result()
 		}
 		return true
 	})

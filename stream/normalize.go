@@ -204,13 +204,14 @@ func (n *Normalizer) Normalize(line []byte) Event {
 
 	var ev Event
 	var msg, tur, meta, servers, inner, request gjson.Result
-	n.eachMember(gjson.Parse(bstr(view)), func(k string, v gjson.Result) bool {
+	n.eachMember(gjson.Parse(bstr(view)), func(k string, rv rawValue) bool {
 		switch k {
 		case "type":
-			ev.Type = n.internOrClone(v)
+			ev.Type = n.internOrClone(rv.result())
 		case "subtype":
-			ev.Subtype = n.internOrClone(v)
+			ev.Subtype = n.internOrClone(rv.result())
 		case "session_id":
+			v := rv.result()
 			if v.Type == gjson.String {
 				if id := n.str(v); id != n.sessionID {
 					n.sessionID = strings.Clone(id)
@@ -218,21 +219,21 @@ func (n *Normalizer) Normalize(line []byte) Event {
 				ev.SessionID = n.sessionID
 			}
 		case "uuid":
-			ev.UUID = n.cloneStr(v)
+			ev.UUID = n.cloneStr(rv.result())
 		case "parent_tool_use_id":
-			ev.ParentToolUseID = n.cloneStr(v)
+			ev.ParentToolUseID = n.cloneStr(rv.result())
 		case "message":
-			msg = v
+			msg = rv.result()
 		case "tool_use_result":
-			tur = v
+			tur = rv.result()
 		case "tool_use_meta":
-			meta = v
+			meta = rv.result()
 		case "mcp_servers":
-			servers = v
+			servers = rv.result()
 		case "event":
-			inner = v
+			inner = rv.result()
 		case "request":
-			request = v
+			request = rv.result()
 		}
 		return true
 	})

@@ -42,7 +42,7 @@ func (n *Normalizer) each(v gjson.Result, f func(v gjson.Result) bool) {
 	case v.IsArray():
 		n.eachElement(v, f)
 	case v.IsObject():
-		n.eachMember(v, func(_ string, m gjson.Result) bool { return f(m) })
+		n.eachMember(v, func(_ string, m rawValue) bool { return f(m.result()) })
 	case v.Exists():
 		f(v)
 	}
@@ -65,9 +65,18 @@ func (n *Normalizer) eachElement(arr gjson.Result, f func(v gjson.Result) bool) 
 	}
 }
 
+// rawValue is a value found by the walker, made into a gjson.Result only
+// when it is wanted.
+type rawValue struct {
+	raw   string
+	index int
+}
+
+func (v rawValue) result() gjson.Result { return result(v.raw, v.index) }
+
 // eachMember calls f with the (unescaped) key and the value of each member
 // of object obj, in order, until f returns false.
-func (n *Normalizer) eachMember(obj gjson.Result, f func(key string, v gjson.Result) bool) {
+func (n *Normalizer) eachMember(obj gjson.Result, f func(key string, v rawValue) bool) {
 	b, base := obj.Raw, obj.Index
 	i := skipSpace(b, 1)
 	for i < len(b) && b[i] == '"' {
@@ -79,7 +88,7 @@ func (n *Normalizer) eachMember(obj gjson.Result, f func(key string, v gjson.Res
 		i = skipSpace(b, kend)
 		i = skipSpace(b, i+1) // the colon
 		end := n.valueEnd(b, i)
-		if !f(key, result(b[i:end], base+i)) {
+		if !f(key, rawValue{b[i:end], base + i}) {
 			return
 		}
 		i = skipSpace(b, end)
@@ -96,9 +105,9 @@ func (n *Normalizer) member(obj gjson.Result, key string) gjson.Result {
 	if !obj.IsObject() {
 		return out
 	}
-	n.eachMember(obj, func(k string, v gjson.Result) bool {
+	n.eachMember(obj, func(k string, v rawValue) bool {
 		if k == key {
-			out = v
+			out = v.result()
 			return false
 		}
 		return true
