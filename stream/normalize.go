@@ -106,6 +106,8 @@ type Normalizer struct {
 	skel  []byte
 	spans []span
 	memo  []memoEntry // large containers of the view walked over (scan.go)
+	top   []topMember // the members of the top-level object (valid.go)
+	topOK bool        // top holds all of them
 	// Lines of skelMin bytes or more are read through a skeleton without
 	// their strings of longMin bytes or more (tests lower both).
 	skelMin, longMin int
@@ -187,7 +189,8 @@ func (n *Normalizer) Normalize(line []byte) Event {
 			return n.noise(line)
 		}
 	}
-	if !gjson.Valid(bstr(view)) {
+	n.memo = n.memo[:0]
+	if !n.valid(bstr(view)) {
 		return n.noise(line)
 	}
 	// A raw "\r" inside a valid JSON line can only be whitespace between
@@ -200,11 +203,10 @@ func (n *Normalizer) Normalize(line []byte) Event {
 		sanitized = true
 	}
 	n.line = line
-	n.memo = n.memo[:0]
 
 	var ev Event
 	var msg, tur, meta, servers, inner, request gjson.Result
-	n.eachMember(gjson.Parse(bstr(view)), func(k string, rv rawValue) bool {
+	visit := func(k string, rv rawValue) bool {
 		switch k {
 		case "type":
 			ev.Type = n.internOrClone(rv.result())
@@ -236,7 +238,20 @@ func (n *Normalizer) Normalize(line []byte) Event {
 			request = rv.result()
 		}
 		return true
-	})
+	}
+	if n.topOK {
+		// The validator found the top-level members.
+		vs := bstr(view)
+		for _, m := range n.top {
+			key := vs[m.key[0]+1 : m.key[1]-1]
+			if strings.IndexByte(key, '\\') >= 0 {
+				key = gjson.Parse(vs[m.key[0]:m.key[1]]).Str
+			}
+			visit(key, rawValue{vs[m.val[0]:m.val[1]], m.val[0]})
+		}
+	} else {
+		n.eachMember(gjson.Parse(bstr(view)), visit)
+	}
 
 	n.edits = n.edits[:0]
 	n.ev.atts = n.ev.atts[:0]
@@ -282,8 +297,8 @@ func (n *Normalizer) Normalize(line []byte) Event {
 }
 
 // Valid reports whether line is one JSON object, with the JSON check
-// Normalize makes first (long lines through a skeleton; UTF-8 is not
-// checked). It does nothing more: it is the floor a Normalizer's cost is
+// Normalize makes first (long lines through a skeleton, then the validator
+// of valid.go, which answers as gjson.Valid does; UTF-8 is not checked). It does nothing more: it is the floor a Normalizer's cost is
 // measured against (internal/benchmix/cmd/bench).
 func (n *Normalizer) Valid(line []byte) bool {
 	line = bytes.TrimSpace(line)
@@ -298,7 +313,10 @@ func (n *Normalizer) Valid(line []byte) bool {
 			return false
 		}
 	}
-	return gjson.Valid(bstr(view))
+	n.memo = n.memo[:0]
+	ok := n.valid(bstr(view))
+	clear(n.memo)
+	return ok
 }
 
 // noise wraps a line that is not a JSON object.
