@@ -2,6 +2,7 @@ package stream
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 )
 
@@ -162,17 +163,27 @@ func (v *validator) array(start int) (int, bool) {
 }
 
 // validString checks the string whose body starts at b[i] and returns the
-// offset past its closing quote.
+// offset past its closing quote. It finds the next '"', '\\' or control
+// character eight bytes at a time.
 func validString(b string, i int) (int, bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for {
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(sbytes(b[i : i+8]))
-			q, bs := x^'"'*ones, x^'\\'*ones
-			if ((x-0x20*ones)&^x|(q-ones)&^q|(bs-ones)&^bs)&highs != 0 {
-				break
+		for {
+			if i+8 <= len(b) {
+				x := binary.LittleEndian.Uint64(sbytes(b[i : i+8]))
+				q, bs := x^'"'*ones, x^'\\'*ones
+				// The lowest byte flagged is the first special one.
+				if m := ((x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
+					break
+				}
+				i += 8
+				continue
 			}
-			i += 8
+			for i < len(b) && b[i] >= ' ' && b[i] != '"' && b[i] != '\\' {
+				i++
+			}
+			break
 		}
 		if i >= len(b) {
 			return i, false
@@ -182,23 +193,23 @@ func validString(b string, i int) (int, bool) {
 			return i + 1, true
 		case c < ' ':
 			return i, false
-		case c == '\\':
-			i++
-			if i == len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				for range 4 {
-					i++
-					if i >= len(b) || !isHex(b[i]) {
-						return i, false
-					}
+		}
+		// A backslash.
+		i++
+		if i == len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			for range 4 {
+				i++
+				if i >= len(b) || !isHex(b[i]) {
+					return i, false
 				}
-			default:
-				return i, false
 			}
+		default:
+			return i, false
 		}
 		i++
 	}
