@@ -201,6 +201,16 @@ func (n *Normalizer) binary(kind, mediaType, uri string, data gjson.Result) (str
 }
 
 func (n *Normalizer) binaryAttachment(kind, mediaType, uri, enc string) Attachment {
+	if n.opts.Attachments != AttachSink {
+		// No one needs the data whole: hash it a block at a time.
+		if size, sum, ok := n.hashBase64(enc); ok {
+			att := Attachment{Kind: kind, MediaType: mediaType, Size: size, SHA256: hex.EncodeToString(sum[:]), URI: uri}
+			if n.opts.Attachments == AttachInline {
+				att.Data = enc
+			}
+			return att
+		}
+	}
 	dec, err := n.decode(enc)
 	if err != nil {
 		// Not base64: describe the raw text so nothing is lost.
@@ -262,6 +272,43 @@ func (n *Normalizer) collect(att Attachment) {
 		}
 	}
 	n.ev.atts = append(n.ev.atts, att)
+}
+
+// hashBlock is how much base64 hashBase64 decodes at a time (a multiple
+// of 4).
+const hashBlock = 64 << 10
+
+// hashBase64 returns the length and sha256 of the data that standard base64
+// s encodes (as decode reads it), decoding hashBlock bytes of it at a time
+// into a small buffer. It returns false when s has line breaks or is not
+// valid (decode then says why).
+func (n *Normalizer) hashBase64(s string) (size int, sum [sha256.Size]byte, ok bool) {
+	if strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\r') >= 0 {
+		return 0, sum, false
+	}
+	enc := base64.StdEncoding
+	if len(s)%4 != 0 && strings.IndexByte(s, '=') < 0 {
+		enc = base64.RawStdEncoding
+	}
+	if cap(n.block) < hashBlock/4*3 {
+		n.block = make([]byte, hashBlock/4*3)
+	}
+	h := sha256.New()
+	for len(s) > 0 {
+		chunk := s[:min(hashBlock, len(s))]
+		s = s[len(chunk):]
+		if len(s) > 0 && strings.IndexByte(chunk, '=') >= 0 {
+			return 0, sum, false // padding before the end
+		}
+		k, err := enc.Decode(n.block[:cap(n.block)], sbytes(chunk))
+		if err != nil {
+			return 0, sum, false
+		}
+		h.Write(n.block[:k])
+		size += k
+	}
+	h.Sum(sum[:0])
+	return size, sum, true
 }
 
 // decode decodes standard base64 (padding optional, line breaks ignored)

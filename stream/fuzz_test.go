@@ -2,7 +2,10 @@ package stream
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -90,6 +93,38 @@ func FuzzAppendJSONString(f *testing.F) {
 		prefix := []byte("x")
 		if got, want := appendJSONString(prefix, s), gjson.AppendJSONString([]byte("x"), s); !bytes.Equal(got, want) {
 			t.Fatalf("appendJSONString(%q) = %q, gjson gives %q", s, got, want)
+		}
+	})
+}
+
+// FuzzHashBase64 checks that hashing base64 a block at a time gives what
+// decoding it whole gives, and gives up exactly where decoding fails (or on
+// line breaks, which decode handles).
+func FuzzHashBase64(f *testing.F) {
+	big := make([]byte, 200_003)
+	for i := range big {
+		big[i] = byte(i * 7919 >> 3)
+	}
+	std := base64.StdEncoding.EncodeToString(big)
+	for _, s := range []string{"", "aGk=", "aGk", "aGk=aGk=", "!!!!", "aG\nk=", std, std[:len(std)-1], base64.RawStdEncoding.EncodeToString(big),
+		std[:hashBlock] + "=" + std[hashBlock+1:], std[:hashBlock-1] + "=" + std[hashBlock:], "aGk=" + std} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := NewNormalizer(Options{})
+		size, sum, ok := n.hashBase64(s)
+		dec, err := n.decode(s)
+		if !ok {
+			if err == nil && !strings.ContainsAny(s, "\r\n") {
+				t.Fatalf("hashBase64 gave up on %.100q (%d bytes) which decodes", s, len(s))
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("hashBase64 accepted %.100q (%d bytes), decode says %v", s, len(s), err)
+		}
+		if size != len(dec) || sum != sha256.Sum256(dec) {
+			t.Fatalf("hashBase64(%.100q): size %d, decode %d; sums differ: %v", s, size, len(dec), sum != sha256.Sum256(dec))
 		}
 	})
 }

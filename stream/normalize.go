@@ -98,6 +98,7 @@ type Normalizer struct {
 	sessionID string // last session id, reused to avoid allocating
 	buf       []byte // output of rewritten events
 	scratch   []byte // decoded attachment data
+	block     []byte // a block of it (hashBase64)
 	edits     []edit
 	ev        eventState
 
@@ -512,14 +513,18 @@ func (n *Normalizer) toolUseResult(tur gjson.Result) {
 		if f == nil {
 			return
 		}
-		out := make([]byte, 0, len(f.text)+len(f.attsJSON)+32)
+		out := make([]byte, 0, len(f.text)+32)
 		out = append(out, `{"content":`...)
 		out = append(out, f.text...)
-		if len(f.atts) > 0 {
-			out = append(out, `,"attachments":`...)
-			out = append(out, f.attachmentsJSON()...)
+		if len(f.atts) == 0 {
+			n.replace(tur, append(out, '}'))
+			return
 		}
-		n.replace(tur, append(out, '}'))
+		// The attachments (their data, inline) are not copied again: they
+		// follow as an edit of their own at the same place.
+		n.replace(tur, append(out, `,"attachments":`...))
+		end := tur.Index + len(tur.Raw)
+		n.edits = append(n.edits, edit{start: end, end: end, repl: f.attachmentsJSON()}, edit{start: end, end: end, repl: []byte{'}'}})
 	case tur.IsObject():
 		content := n.member(tur, "content")
 		if !content.IsArray() {
