@@ -36,8 +36,8 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 	text := make([]byte, 0, len(content.Raw)+2)
 	text = append(text, '"')
 	first := true
-	add := func(block gjson.Result) bool {
-		part, att, ok, isBlock := n.part(block)
+	add := func(block gjson.Result, fl *fields) {
+		part, att, ok, isBlock := n.part(block, fl)
 		if !first {
 			text = append(text, '\\', 'n')
 		}
@@ -47,12 +47,27 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 			f.atts = append(f.atts, att)
 		}
 		f.blocks = f.blocks && isBlock
-		return true
 	}
 	if content.IsObject() {
-		add(content)
+		add(content, nil)
 	} else {
-		n.each(content, add)
+		// The elements of the array; an object's members are read on the
+		// way over it.
+		b, base := content.Raw, content.Index
+		for i := skipSpace(b, 1); i < len(b) && b[i] != ']'; {
+			var end int
+			if b[i] == '{' {
+				var fl fields
+				fl, end = n.membersAt(b, base, i)
+				add(gjson.Result{Type: gjson.JSON, Raw: b[i:end], Index: base + i}, &fl)
+			} else {
+				end = n.valueEnd(b, i)
+				add(result(b[i:end], base+i), nil)
+			}
+			if i = skipSpace(b, end); i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+			}
+		}
 	}
 	f.text = append(text, '"')
 	n.ev.flats = append(n.ev.flats, f)
@@ -87,8 +102,15 @@ type fields struct {
 
 // members reads object obj once (instead of once per Get).
 func (n *Normalizer) members(obj gjson.Result) fields {
+	f, _ := n.membersAt(obj.Raw, obj.Index, 0)
+	return f
+}
+
+// membersAt reads the object opening at b[i] (see walkMembers) and returns
+// its fields and the offset just past it.
+func (n *Normalizer) membersAt(b string, base, i int) (fields, int) {
 	var f fields
-	n.eachMember(obj, func(k string, v rawValue) bool {
+	end := n.walkMembers(b, base, i, func(k string, v rawValue) bool {
 		var p *gjson.Result
 		switch k {
 		case "type":
@@ -121,20 +143,24 @@ func (n *Normalizer) members(obj gjson.Result) fields {
 		}
 		return true
 	})
-	return f
+	return f, end
 }
 
 // part returns the text standing for one content block and, for a non-text
 // block, its attachment; isBlock says whether it is an object with a string
-// "type".
-func (n *Normalizer) part(block gjson.Result) (text string, att Attachment, hasAtt, isBlock bool) {
+// "type". fl, if not nil, holds the block's fields, already read.
+func (n *Normalizer) part(block gjson.Result, fl *fields) (text string, att Attachment, hasAtt, isBlock bool) {
 	if !block.IsObject() {
 		if block.Type == gjson.String {
 			return n.str(block), Attachment{}, false, false
 		}
 		return bstr(n.origRaw(block)), Attachment{}, false, false
 	}
-	f := n.members(block)
+	if fl == nil {
+		f := n.members(block)
+		fl = &f
+	}
+	f := fl
 	// A type taken out of a skeleton is still a string.
 	isBlock = f.typ.Type == gjson.String
 	typ := n.str(f.typ)

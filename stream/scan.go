@@ -77,8 +77,14 @@ func (v rawValue) result() gjson.Result { return result(v.raw, v.index) }
 // eachMember calls f with the (unescaped) key and the value of each member
 // of object obj, in order, until f returns false.
 func (n *Normalizer) eachMember(obj gjson.Result, f func(key string, v rawValue) bool) {
-	b, base := obj.Raw, obj.Index
-	i := skipSpace(b, 1)
+	n.walkMembers(obj.Raw, obj.Index, 0, f)
+}
+
+// walkMembers calls f with each member of the object opening at b[i] (b
+// being a value found at index base), and returns the offset just past the
+// object, or -1 when f stopped the walk.
+func (n *Normalizer) walkMembers(b string, base, i int, f func(key string, v rawValue) bool) int {
+	i = skipSpace(b, i+1)
 	for i < len(b) && b[i] == '"' {
 		kend := strEnd(b, i)
 		key := b[i+1 : kend-1]
@@ -89,13 +95,14 @@ func (n *Normalizer) eachMember(obj gjson.Result, f func(key string, v rawValue)
 		i = skipSpace(b, i+1) // the colon
 		end := n.valueEnd(b, i)
 		if !f(key, rawValue{b[i:end], base + i}) {
-			return
+			return -1
 		}
 		i = skipSpace(b, end)
 		if i < len(b) && b[i] == ',' {
 			i = skipSpace(b, i+1)
 		}
 	}
+	return min(i+1, len(b)) // past the '}'
 }
 
 // member returns the value of the first member of obj named key, as
