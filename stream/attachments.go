@@ -37,12 +37,12 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 	text = append(text, '"')
 	first := true
 	add := func(block gjson.Result, fl *fields) {
-		part, att, ok, isBlock := n.part(block, fl)
+		part, token, att, ok, isBlock := n.part(block, fl)
 		if !first {
 			text = append(text, '\\', 'n')
 		}
 		first = false
-		text = appendEscapedString(text, part)
+		text = n.appendText(text, part, token)
 		if ok {
 			f.atts = append(f.atts, att)
 		}
@@ -74,6 +74,21 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 	return &n.ev.flats[len(n.ev.flats)-1]
 }
 
+// appendText appends part (see part; token says whether it is a JSON
+// string token) to the JSON string being built in dst. A token whose
+// escapes are the ones appendJSONString would write again is copied as it
+// is, instead of unescaped and escaped again.
+func (n *Normalizer) appendText(dst []byte, part string, token bool) []byte {
+	if !token {
+		return appendEscapedString(dst, part)
+	}
+	body := part[1 : len(part)-1]
+	if out, ok := appendRawBody(dst, body); ok {
+		return out
+	}
+	return appendEscapedString(dst, gjson.Parse(part).Str)
+}
+
 // flattened returns the array with these bytes flattened earlier in the
 // event, or nil.
 func (n *Normalizer) flattened(raw []byte) *flat {
@@ -97,7 +112,7 @@ func (f *flat) attachmentsJSON() []byte {
 // resource object) that normalizing looks at: the first of each name, as
 // gjson's Get finds it.
 type fields struct {
-	typ, text, source, data, mimeType, mediaType, resource, name, uri, url, blob gjson.Result
+	typ, text, source, data, mimeType, mediaType, resource, name, uri, url, blob rawValue
 }
 
 // members reads object obj once (instead of once per Get).
@@ -111,7 +126,7 @@ func (n *Normalizer) members(obj gjson.Result) fields {
 func (n *Normalizer) membersAt(b string, base, i int) (fields, int) {
 	var f fields
 	end := n.walkMembers(b, base, i, func(k string, v rawValue) bool {
-		var p *gjson.Result
+		var p *rawValue
 		switch k {
 		case "type":
 			p = &f.typ
@@ -138,8 +153,8 @@ func (n *Normalizer) membersAt(b string, base, i int) (fields, int) {
 		default:
 			return true
 		}
-		if !p.Exists() {
-			*p = v.result()
+		if p.raw == "" {
+			*p = v
 		}
 		return true
 	})
@@ -148,13 +163,15 @@ func (n *Normalizer) membersAt(b string, base, i int) (fields, int) {
 
 // part returns the text standing for one content block and, for a non-text
 // block, its attachment; isBlock says whether it is an object with a string
-// "type". fl, if not nil, holds the block's fields, already read.
-func (n *Normalizer) part(block gjson.Result, fl *fields) (text string, att Attachment, hasAtt, isBlock bool) {
+// "type". fl, if not nil, holds the block's fields, already read. The text
+// of a text block may be returned as its JSON string token, quotes
+// included, and token true (appendText writes it).
+func (n *Normalizer) part(block gjson.Result, fl *fields) (text string, token bool, att Attachment, hasAtt, isBlock bool) {
 	if !block.IsObject() {
 		if block.Type == gjson.String {
-			return n.str(block), Attachment{}, false, false
+			return n.str(block), false, Attachment{}, false, false
 		}
-		return bstr(n.origRaw(block)), Attachment{}, false, false
+		return bstr(n.origRaw(block)), false, Attachment{}, false, false
 	}
 	if fl == nil {
 		f := n.members(block)
@@ -162,38 +179,43 @@ func (n *Normalizer) part(block gjson.Result, fl *fields) (text string, att Atta
 	}
 	f := fl
 	// A type taken out of a skeleton is still a string.
-	isBlock = f.typ.Type == gjson.String
-	typ := n.str(f.typ)
+	isBlock = f.typ.isString()
+	typ := n.str(f.typ.result())
 	switch typ {
 	case "text":
-		return n.str(f.text), Attachment{}, false, isBlock
+		if raw := f.text.raw; len(raw) > 2 && raw[0] == '"' {
+			// Not a string taken out of a skeleton (those are ""): the
+			// caller may copy its escaped bytes as they are.
+			return raw, true, Attachment{}, false, isBlock
+		}
+		return n.str(f.text.result()), false, Attachment{}, false, isBlock
 	case "image", "audio", "document":
 		// Anthropic form {source:{type:"base64",media_type,data}} or
 		// {source:{type:"url",url}}; MCP form {data, mimeType}.
-		if f.source.Exists() {
-			src := n.members(f.source)
-			if n.str(src.typ) == "url" {
-				url := n.str(src.url)
-				return "[" + typ + " " + url + "]", Attachment{Kind: typ, URL: url}, true, isBlock
+		if f.source.raw != "" {
+			src := n.members(f.source.result())
+			if n.str(src.typ.result()) == "url" {
+				url := n.str(src.url.result())
+				return "[" + typ + " " + url + "]", false, Attachment{Kind: typ, URL: url}, true, isBlock
 			}
-			text, att := n.binary(typ, n.str(src.mediaType), "", src.data)
-			return text, att, true, isBlock
+			text, att := n.binary(typ, n.str(src.mediaType.result()), "", src.data.result())
+			return text, false, att, true, isBlock
 		}
-		text, att := n.binary(typ, n.str(f.mimeType), "", f.data)
-		return text, att, true, isBlock
+		text, att := n.binary(typ, n.str(f.mimeType.result()), "", f.data.result())
+		return text, false, att, true, isBlock
 	case "resource":
-		res := n.members(f.resource)
-		if res.text.Exists() {
-			return n.str(res.text), Attachment{}, false, isBlock
+		res := n.members(f.resource.result())
+		if res.text.raw != "" {
+			return n.str(res.text.result()), false, Attachment{}, false, isBlock
 		}
-		text, att := n.binary("resource", n.str(res.mimeType), n.str(res.uri), res.blob)
-		return text, att, true, isBlock
+		text, att := n.binary("resource", n.str(res.mimeType.result()), n.str(res.uri.result()), res.blob.result())
+		return text, false, att, true, isBlock
 	case "resource_link":
-		name, uri := n.str(f.name), n.str(f.uri)
+		name, uri := n.str(f.name.result()), n.str(f.uri.result())
 		if name == "" || name == uri {
-			return "[resource link] " + uri, Attachment{}, false, isBlock
+			return "[resource link] " + uri, false, Attachment{}, false, isBlock
 		}
-		return "[resource link: " + name + "] " + uri, Attachment{}, false, isBlock
+		return "[resource link: " + name + "] " + uri, false, Attachment{}, false, isBlock
 	}
 	// Any other block: described in the text, kept whole as JSON.
 	if typ == "" {
@@ -207,7 +229,7 @@ func (n *Normalizer) part(block gjson.Result, fl *fields) (text string, att Atta
 	}
 	n.store(&att, raw)
 	n.collect(att)
-	return placeholder(att), att, true, isBlock
+	return placeholder(att), false, att, true, isBlock
 }
 
 // binary makes the attachment of a base64-encoded part. The same data seen

@@ -104,3 +104,42 @@ func appendEscaped(dst []byte, c byte) []byte {
 	}
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 }
+
+// appendRawBody appends body, the inside of a valid JSON string token of a
+// line in valid UTF-8, when it is exactly what appendEscapedString would
+// write for its text: its escapes are all among \" \\ \b \f \n \r \t, and
+// it holds no '<', '>', '&', U+2028 or U+2029. Otherwise it returns dst
+// unchanged and false.
+func appendRawBody(dst []byte, body string) ([]byte, bool) {
+	for i := 0; i < len(body); {
+		for i+8 <= len(body) && safeWord(binary.LittleEndian.Uint64(sbytes(body[i:i+8]))) {
+			i += 8
+		}
+		if i >= len(body) {
+			break
+		}
+		switch c := body[i]; {
+		case c == '\\':
+			if i+1 >= len(body) {
+				return dst, false
+			}
+			switch body[i+1] {
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+				i += 2
+				continue
+			}
+			return dst, false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(body[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				return dst, false
+			}
+			i += size
+		case safeASCII[c]:
+			i++
+		default:
+			return dst, false
+		}
+	}
+	return append(dst, body...), true
+}

@@ -128,3 +128,28 @@ func FuzzHashBase64(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendRawBody checks that a JSON string token copied as it is equals
+// its text unescaped and escaped again, whenever appendRawBody accepts it.
+func FuzzAppendRawBody(f *testing.F) {
+	for _, s := range []string{`plain`, `a\nb\tc\"d\\e\bf\fg\rh`, `\u00e9`, `\/`, `<b>&`, "\u2028", "é ü 日本", `line one\nline two with quite a few words in it`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		tok := `"` + body + `"`
+		if !utf8.ValidString(body) || !gjson.Valid(tok) || gjson.Parse(tok).Type != gjson.String {
+			return
+		}
+		got, ok := appendRawBody([]byte("x"), body)
+		if !ok {
+			if string(got) != "x" {
+				t.Fatalf("appendRawBody(%q) refused but wrote %q", body, got)
+			}
+			return
+		}
+		want := gjson.AppendJSONString([]byte("x"), gjson.Parse(tok).Str)
+		if want = append(want[:1], want[2:len(want)-1]...); !bytes.Equal(got, want) {
+			t.Fatalf("appendRawBody(%q) = %q, unescaped and escaped again %q", body, got, want)
+		}
+	})
+}

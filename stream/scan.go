@@ -72,7 +72,14 @@ type rawValue struct {
 	index int
 }
 
-func (v rawValue) result() gjson.Result { return result(v.raw, v.index) }
+func (v rawValue) result() gjson.Result {
+	if v.raw == "" {
+		return gjson.Result{}
+	}
+	return result(v.raw, v.index)
+}
+
+func (v rawValue) isString() bool { return v.raw != "" && v.raw[0] == '"' }
 
 // eachMember calls f with the (unescaped) key and the value of each member
 // of object obj, in order, until f returns false.
