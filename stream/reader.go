@@ -109,7 +109,8 @@ func (r *Reader) Next() ([]byte, error) {
 }
 
 // readLine reads up to and including the next '\n'. It returns the line
-// without its terminator; when the line is over the cap it returns only its
+// without its terminator (in the read buffer when it is all there, else in
+// r.line); when the line is over the cap it returns only its
 // first previewBytes, oversized=true, and the line's full length in total.
 func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) {
 	r.line = r.line[:0]
@@ -119,6 +120,11 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 		end := len(chunk)
 		if end > 0 && chunk[end-1] == '\n' {
 			end--
+		}
+		if rerr == nil && total == 0 && end <= r.max {
+			// The whole line is in the read buffer: no copy. It stays
+			// valid until the next read, that is the next call to Next.
+			return chunk[:end], false, end, nil
 		}
 		total += end
 		switch {
