@@ -1,109 +1,264 @@
 package stream
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
 )
 
+// flat is a content array (or a single content block) flattened in this
+// event.
+type flat struct {
+	raw      []byte       // its bytes in the line
+	text     []byte       // its text, as a JSON string
+	atts     []Attachment // the attachments taken out of it
+	attsJSON []byte       // atts as a JSON array, made when first needed
+	blocks   bool         // every element is an object with a string "type"
+}
+
 // flatten turns a content array (or a single content block) into plain text
 // and the attachments taken out of it. Text parts are kept in order and
 // joined with "\n"; every other part leaves a short placeholder in the text.
-func (n *Normalizer) flatten(content gjson.Result) (string, []Attachment) {
-	var parts []string
-	var atts []Attachment
-	each := func(_, block gjson.Result) bool {
-		text, att, ok := n.part(block)
-		parts = append(parts, text)
-		if ok {
-			atts = append(atts, att)
+// An array flattened earlier in the event (tool_use_result repeats the
+// tool_result content byte for byte) is not flattened again: the earlier
+// result is returned. The result is valid until the next event.
+func (n *Normalizer) flatten(content gjson.Result) *flat {
+	raw := n.origRaw(content)
+	if f := n.flattened(raw); f != nil {
+		return f
+	}
+	f := flat{raw: raw, blocks: true}
+	text := make([]byte, 0, len(content.Raw)+2)
+	text = append(text, '"')
+	first := true
+	add := func(block gjson.Result, fl *fields) {
+		part, token, att, ok, isBlock := n.part(block, fl)
+		if !first {
+			text = append(text, '\\', 'n')
 		}
-		return true
+		first = false
+		text = n.appendText(text, part, token)
+		if ok {
+			f.atts = append(f.atts, att)
+		}
+		f.blocks = f.blocks && isBlock
 	}
 	if content.IsObject() {
-		each(gjson.Result{}, content)
+		add(content, nil)
 	} else {
-		content.ForEach(each)
+		// The elements of the array; an object's members are read on the
+		// way over it.
+		b, base := content.Raw, content.Index
+		for i := skipSpace(b, 1); i < len(b) && b[i] != ']'; {
+			var end int
+			if b[i] == '{' {
+				var fl fields
+				fl, end = n.membersAt(b, base, i)
+				add(gjson.Result{Type: gjson.JSON, Raw: b[i:end], Index: base + i}, &fl)
+			} else {
+				end = n.valueEnd(b, i)
+				add(result(b[i:end], base+i), nil)
+			}
+			if i = skipSpace(b, end); i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+			}
+		}
 	}
-	return strings.Join(parts, "\n"), atts
+	f.text = append(text, '"')
+	n.ev.flats = append(n.ev.flats, f)
+	return &n.ev.flats[len(n.ev.flats)-1]
+}
+
+// appendText appends part (see part; token says whether it is a JSON
+// string token) to the JSON string being built in dst. A token whose
+// escapes are the ones appendJSONString would write again is copied as it
+// is, instead of unescaped and escaped again.
+func (n *Normalizer) appendText(dst []byte, part string, token bool) []byte {
+	if !token {
+		return appendEscapedString(dst, part)
+	}
+	body := part[1 : len(part)-1]
+	if out, ok := appendRawBody(dst, body); ok {
+		return out
+	}
+	return appendEscapedString(dst, gjson.Parse(part).Str)
+}
+
+// flattened returns the array with these bytes flattened earlier in the
+// event, or nil.
+func (n *Normalizer) flattened(raw []byte) *flat {
+	for i := range n.ev.flats {
+		if f := &n.ev.flats[i]; bytes.Equal(f.raw, raw) {
+			return f
+		}
+	}
+	return nil
+}
+
+// attachmentsJSON returns f.atts as a JSON array.
+func (f *flat) attachmentsJSON() []byte {
+	if f.attsJSON == nil {
+		f.attsJSON = attachmentsJSON(f.atts)
+	}
+	return f.attsJSON
+}
+
+// fields holds the members of a content block (or of its source or
+// resource object) that normalizing looks at: the first of each name, as
+// gjson's Get finds it.
+type fields struct {
+	typ, text, source, data, mimeType, mediaType, resource, name, uri, url, blob rawValue
+}
+
+// members reads object obj once (instead of once per Get).
+func (n *Normalizer) members(obj gjson.Result) fields {
+	f, _ := n.membersAt(obj.Raw, obj.Index, 0)
+	return f
+}
+
+// membersAt reads the object opening at b[i] (see walkMembers) and returns
+// its fields and the offset just past it.
+func (n *Normalizer) membersAt(b string, base, i int) (fields, int) {
+	var f fields
+	end := n.walkMembers(b, base, i, func(k string, v rawValue) bool {
+		var p *rawValue
+		switch k {
+		case "type":
+			p = &f.typ
+		case "text":
+			p = &f.text
+		case "source":
+			p = &f.source
+		case "data":
+			p = &f.data
+		case "mimeType":
+			p = &f.mimeType
+		case "media_type":
+			p = &f.mediaType
+		case "resource":
+			p = &f.resource
+		case "name":
+			p = &f.name
+		case "uri":
+			p = &f.uri
+		case "url":
+			p = &f.url
+		case "blob":
+			p = &f.blob
+		default:
+			return true
+		}
+		if p.raw == "" {
+			*p = v
+		}
+		return true
+	})
+	return f, end
 }
 
 // part returns the text standing for one content block and, for a non-text
-// block, its attachment.
-func (n *Normalizer) part(block gjson.Result) (string, Attachment, bool) {
+// block, its attachment; isBlock says whether it is an object with a string
+// "type". fl, if not nil, holds the block's fields, already read. The text
+// of a text block may be returned as its JSON string token, quotes
+// included, and token true (appendText writes it).
+func (n *Normalizer) part(block gjson.Result, fl *fields) (text string, token bool, att Attachment, hasAtt, isBlock bool) {
 	if !block.IsObject() {
 		if block.Type == gjson.String {
-			return n.str(block), Attachment{}, false
+			return n.str(block), false, Attachment{}, false, false
 		}
-		return string(n.origRaw(block)), Attachment{}, false
+		return bstr(n.origRaw(block)), false, Attachment{}, false, false
 	}
-	typ := n.get(block, "type")
+	if fl == nil {
+		f := n.members(block)
+		fl = &f
+	}
+	f := fl
+	// A type taken out of a skeleton is still a string.
+	isBlock = f.typ.isString()
+	typ := n.str(f.typ.result())
 	switch typ {
 	case "text":
-		return n.str(block.Get("text")), Attachment{}, false
+		if raw := f.text.raw; len(raw) > 2 && raw[0] == '"' {
+			// Not a string taken out of a skeleton (those are ""): the
+			// caller may copy its escaped bytes as they are.
+			return raw, true, Attachment{}, false, isBlock
+		}
+		return n.str(f.text.result()), false, Attachment{}, false, isBlock
 	case "image", "audio", "document":
 		// Anthropic form {source:{type:"base64",media_type,data}} or
 		// {source:{type:"url",url}}; MCP form {data, mimeType}.
-		src := block.Get("source")
-		if src.Exists() {
-			if n.get(src, "type") == "url" {
-				url := n.get(src, "url")
-				return fmt.Sprintf("[%s %s]", typ, url), Attachment{Kind: typ, URL: url}, true
+		if f.source.raw != "" {
+			src := n.members(f.source.result())
+			if n.str(src.typ.result()) == "url" {
+				url := n.str(src.url.result())
+				return "[" + typ + " " + url + "]", false, Attachment{Kind: typ, URL: url}, true, isBlock
 			}
-			return n.binary(typ, n.get(src, "media_type"), "", src.Get("data"))
+			text, att := n.binary(typ, n.str(src.mediaType.result()), "", src.data.result())
+			return text, false, att, true, isBlock
 		}
-		return n.binary(typ, n.get(block, "mimeType"), "", block.Get("data"))
+		text, att := n.binary(typ, n.str(f.mimeType.result()), "", f.data.result())
+		return text, false, att, true, isBlock
 	case "resource":
-		res := block.Get("resource")
-		uri := n.get(res, "uri")
-		if t := res.Get("text"); t.Exists() {
-			return n.str(t), Attachment{}, false
+		res := n.members(f.resource.result())
+		if res.text.raw != "" {
+			return n.str(res.text.result()), false, Attachment{}, false, isBlock
 		}
-		return n.binary("resource", n.get(res, "mimeType"), uri, res.Get("blob"))
+		text, att := n.binary("resource", n.str(res.mimeType.result()), n.str(res.uri.result()), res.blob.result())
+		return text, false, att, true, isBlock
 	case "resource_link":
-		name, uri := n.get(block, "name"), n.get(block, "uri")
+		name, uri := n.str(f.name.result()), n.str(f.uri.result())
 		if name == "" || name == uri {
-			return fmt.Sprintf("[resource link] %s", uri), Attachment{}, false
+			return "[resource link] " + uri, false, Attachment{}, false, isBlock
 		}
-		return fmt.Sprintf("[resource link: %s] %s", name, uri), Attachment{}, false
+		return "[resource link: " + name + "] " + uri, false, Attachment{}, false, isBlock
 	}
 	// Any other block: described in the text, kept whole as JSON.
 	if typ == "" {
 		typ = "block"
 	}
 	raw := n.origRaw(block)
-	att := n.describe(typ, "application/json", "", raw)
+	att = n.describe(typ, "application/json", "", raw)
 	att.Data = ""
 	if n.opts.Attachments == AttachInline {
 		att.Data = base64.StdEncoding.EncodeToString(raw)
 	}
 	n.store(&att, raw)
 	n.collect(att)
-	return placeholder(att), att, true
+	return placeholder(att), false, att, true, isBlock
 }
 
 // binary makes the attachment of a base64-encoded part. The same data seen
 // earlier in the event (the CLI prints each image twice) is not decoded and
 // hashed again.
-func (n *Normalizer) binary(kind, mediaType, uri string, data gjson.Result) (string, Attachment, bool) {
+func (n *Normalizer) binary(kind, mediaType, uri string, data gjson.Result) (string, Attachment) {
 	enc := n.str(data)
 	for _, d := range n.ev.decoded {
 		if d.data == enc && d.att.Kind == kind && d.att.MediaType == mediaType && d.att.URI == uri {
-			return placeholder(d.att), d.att, true
+			return placeholder(d.att), d.att
 		}
 	}
 	att := n.binaryAttachment(kind, mediaType, uri, enc)
 	n.ev.decoded = append(n.ev.decoded, decoded{data: enc, att: att})
 	n.collect(att)
-	return placeholder(att), att, true
+	return placeholder(att), att
 }
 
 func (n *Normalizer) binaryAttachment(kind, mediaType, uri, enc string) Attachment {
+	if n.opts.Attachments != AttachSink {
+		// No one needs the data whole: hash it a block at a time.
+		if size, sum, ok := n.hashBase64(enc); ok {
+			att := Attachment{Kind: kind, MediaType: mediaType, Size: size, SHA256: hex.EncodeToString(sum[:]), URI: uri}
+			if n.opts.Attachments == AttachInline {
+				att.Data = enc
+			}
+			return att
+		}
+	}
 	dec, err := n.decode(enc)
 	if err != nil {
 		// Not base64: describe the raw text so nothing is lost.
@@ -165,6 +320,43 @@ func (n *Normalizer) collect(att Attachment) {
 		}
 	}
 	n.ev.atts = append(n.ev.atts, att)
+}
+
+// hashBlock is how much base64 hashBase64 decodes at a time (a multiple
+// of 4).
+const hashBlock = 64 << 10
+
+// hashBase64 returns the length and sha256 of the data that standard base64
+// s encodes (as decode reads it), decoding hashBlock bytes of it at a time
+// into a small buffer. It returns false when s has line breaks or is not
+// valid (decode then says why).
+func (n *Normalizer) hashBase64(s string) (size int, sum [sha256.Size]byte, ok bool) {
+	if strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\r') >= 0 {
+		return 0, sum, false
+	}
+	enc := base64.StdEncoding
+	if len(s)%4 != 0 && strings.IndexByte(s, '=') < 0 {
+		enc = base64.RawStdEncoding
+	}
+	if cap(n.block) < hashBlock/4*3 {
+		n.block = make([]byte, hashBlock/4*3)
+	}
+	h := sha256.New()
+	for len(s) > 0 {
+		chunk := s[:min(hashBlock, len(s))]
+		s = s[len(chunk):]
+		if len(s) > 0 && strings.IndexByte(chunk, '=') >= 0 {
+			return 0, sum, false // padding before the end
+		}
+		k, err := enc.Decode(n.block[:cap(n.block)], sbytes(chunk))
+		if err != nil {
+			return 0, sum, false
+		}
+		h.Write(n.block[:k])
+		size += k
+	}
+	h.Sum(sum[:0])
+	return size, sum, true
 }
 
 // decode decodes standard base64 (padding optional, line breaks ignored)

@@ -2,13 +2,8 @@ package stream
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/ccproxy/ccproxy/internal/benchmix"
@@ -16,10 +11,15 @@ import (
 )
 
 // benchMix is a realistic stream of about size bytes (see package
-// benchmix) and how many of its lines need a rewrite.
-func benchMix(tb testing.TB, size int) (lines [][]byte, rewrite int) {
+// benchmix: the image-heavy mix, or the text-heavy one) and how many of its
+// lines need a rewrite.
+func benchMix(tb testing.TB, size int, text bool) (lines [][]byte, rewrite int) {
 	tb.Helper()
-	m, err := benchmix.New(transcriptsDir)
+	newMix := benchmix.New
+	if text {
+		newMix = benchmix.NewTextHeavy
+	}
+	m, err := newMix(transcriptsDir)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -43,9 +43,16 @@ func mixBytes(lines [][]byte) int64 {
 
 // BenchmarkNormalize compares ccproxy's normalizer with a baseline that
 // decodes each line with encoding/json into map[string]any, rewrites it the
-// same way and re-encodes it. One op is the whole mix (~8 MiB).
+// same way and re-encodes it, on the image-heavy and the text-heavy mix.
+// One op is the whole mix (~8 MiB).
 func BenchmarkNormalize(b *testing.B) {
-	lines, rewrite := benchMix(b, 8<<20)
+	for _, mix := range []string{"image", "text"} {
+		b.Run(mix, func(b *testing.B) { benchNormalize(b, mix == "text") })
+	}
+}
+
+func benchNormalize(b *testing.B, text bool) {
+	lines, rewrite := benchMix(b, 8<<20, text)
 	size := mixBytes(lines)
 	b.Logf("mix: %d events, %.1f MiB, %d rewritten", len(lines), float64(size)/(1<<20), rewrite)
 
@@ -77,8 +84,8 @@ func BenchmarkNormalize(b *testing.B) {
 		run(b, func(l []byte) []byte { return n.Normalize(l).JSON })
 	})
 	b.Run("baseline-encoding-json", func(b *testing.B) {
-		bl := &baseline{}
-		run(b, bl.normalize)
+		bl := &benchmix.Baseline{}
+		run(b, bl.Normalize)
 	})
 }
 
@@ -118,114 +125,60 @@ func BenchmarkPassthrough(b *testing.B) {
 	})
 }
 
-// baseline is the straightforward way: full decode, edit maps, re-encode.
-type baseline struct {
-	tools map[string][2]string
-}
-
-func (bl *baseline) normalize(line []byte) []byte {
-	var ev map[string]any
-	if err := json.Unmarshal(line, &ev); err != nil {
-		out, _ := json.Marshal(map[string]any{"type": "ccproxy", "subtype": "noise", "text": string(line)})
-		return out
-	}
-	if bl.tools == nil {
-		bl.tools = map[string][2]string{}
-	}
-	switch ev["type"] {
-	case "assistant":
-		msg, _ := ev["message"].(map[string]any)
-		blocks, _ := msg["content"].([]any)
-		for _, bk := range blocks {
-			blk, _ := bk.(map[string]any)
-			name, _ := blk["name"].(string)
-			if blk["type"] == "tool_use" && strings.HasPrefix(name, "mcp__") {
-				srv, tool, _ := strings.Cut(name[5:], "__")
-				blk["mcp"] = map[string]any{"server": srv, "tool": tool}
-				id, _ := blk["id"].(string)
-				bl.tools[id] = [2]string{srv, tool}
-			}
-		}
-	case "user":
-		msg, _ := ev["message"].(map[string]any)
-		blocks, _ := msg["content"].([]any)
-		for _, bk := range blocks {
-			blk, _ := bk.(map[string]any)
-			if blk["type"] != "tool_result" {
-				continue
-			}
-			if arr, ok := blk["content"].([]any); ok {
-				text, atts := baselineFlatten(arr)
-				blk["content"] = text
-				if len(atts) > 0 {
-					blk["attachments"] = atts
-				}
-			}
-			id, _ := blk["tool_use_id"].(string)
-			if ref, ok := bl.tools[id]; ok {
-				blk["mcp"] = map[string]any{"server": ref[0], "tool": ref[1]}
-			}
-		}
-		switch tur := ev["tool_use_result"].(type) {
-		case []any:
-			text, atts := baselineFlatten(tur)
-			m := map[string]any{"content": text}
-			if len(atts) > 0 {
-				m["attachments"] = atts
-			}
-			ev["tool_use_result"] = m
-		case map[string]any:
-			if arr, ok := tur["content"].([]any); ok {
-				text, atts := baselineFlatten(arr)
-				tur["content"] = text
-				if len(atts) > 0 {
-					tur["attachments"] = atts
-				}
-			}
-		}
-	}
-	out, err := json.Marshal(ev)
-	if err != nil {
-		panic(err)
-	}
-	return out
-}
-
-func baselineFlatten(arr []any) (string, []any) {
-	var parts []string
-	var atts []any
-	for _, el := range arr {
-		blk, _ := el.(map[string]any)
-		switch blk["type"] {
-		case "text":
-			s, _ := blk["text"].(string)
-			parts = append(parts, s)
-		case "image":
-			src, _ := blk["source"].(map[string]any)
-			data, _ := src["data"].(string)
-			dec, _ := base64.StdEncoding.DecodeString(data)
-			sum := sha256.Sum256(dec)
-			mt, _ := src["media_type"].(string)
-			parts = append(parts, fmt.Sprintf("[image %s %s]", mt, FormatSize(len(dec))))
-			atts = append(atts, map[string]any{"kind": "image", "mediaType": mt, "size": len(dec), "sha256": hex.EncodeToString(sum[:])})
-		}
-	}
-	return strings.Join(parts, "\n"), atts
-}
-
 // TestBaselineAgrees makes sure the baseline does the same job, so the
 // benchmark compares like with like.
 func TestBaselineAgrees(t *testing.T) {
-	lines, _ := benchMix(t, 3<<20)
-	n := NewNormalizer(Options{Attachments: AttachStrip})
-	bl := &baseline{}
-	for i, l := range lines {
-		got, want := n.Normalize(l).JSON, bl.normalize(l)
-		// Same tool_result texts and attachment hashes.
-		for _, path := range []string{"message.content.#.content", "message.content.#.attachments.#.sha256", "tool_use_result.content"} {
-			if g, w := gjson.GetBytes(got, path), gjson.GetBytes(want, path); fmt.Sprint(g.Value()) != fmt.Sprint(w.Value()) {
-				t.Fatalf("line %d %s: ccproxy %.200s, baseline %.200s", i, path, g.Raw, w.Raw)
+	for _, text := range []bool{false, true} {
+		lines, _ := benchMix(t, 3<<20, text)
+		n := NewNormalizer(Options{Attachments: AttachStrip})
+		bl := &benchmix.Baseline{}
+		for i, l := range lines {
+			got, want := n.Normalize(l).JSON, bl.Normalize(l)
+			// Same tool_result texts and attachment hashes.
+			for _, path := range []string{"message.content.#.content", "message.content.#.attachments.#.sha256", "tool_use_result.content"} {
+				if g, w := gjson.GetBytes(got, path), gjson.GetBytes(want, path); fmt.Sprint(g.Value()) != fmt.Sprint(w.Value()) {
+					t.Fatalf("text mix %v, line %d %s: ccproxy %.200s, baseline %.200s", text, i, path, g.Raw, w.Raw)
+				}
 			}
+		}
+	}
+}
+
+// BenchmarkKinds normalizes the lines of the text-heavy mix one kind at a
+// time (stream_event, assistant, user tool results, the many-part text
+// results, system), next to the validation floor (Normalizer.Valid) on the
+// same lines, and reports ns/line for each.
+func BenchmarkKinds(b *testing.B) {
+	lines, _ := benchMix(b, 8<<20, true)
+	kinds := map[string][][]byte{}
+	var names []string
+	for _, l := range lines {
+		k := gjson.GetBytes(l, "type").Str
+		if k == "user" && len(gjson.GetBytes(l, "message.content.0.content").Array()) >= 100 {
+			k = "manyparts"
+		}
+		if kinds[k] == nil {
+			names = append(names, k)
+		}
+		kinds[k] = append(kinds[k], l)
+	}
+	for _, k := range names {
+		ls := kinds[k]
+		for _, eng := range []string{"normalize", "floor"} {
+			b.Run(k+"/"+eng, func(b *testing.B) {
+				n := NewNormalizer(Options{Attachments: AttachStrip})
+				b.SetBytes(mixBytes(ls))
+				for b.Loop() {
+					for _, l := range ls {
+						if eng == "floor" {
+							n.Valid(l)
+						} else {
+							n.Normalize(l)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ls)), "ns/line")
+			})
 		}
 	}
 }

@@ -13,7 +13,11 @@
 // Reader splits the output into lines of any length up to a cap (default
 // 64 MiB); a longer line is drained without being held and replaced by
 // {"type":"ccproxy","subtype":"oversized_line","bytes":N,"limit":L,"preview":"…"}.
-// Blank lines are skipped and "\r" trimmed.
+// Blank lines are skipped and "\r" trimmed. Lines up to 1 MiB go in a kept
+// buffer; a longer one goes in a buffer sized from the last long line, or
+// in pieces of up to 16 MiB that are never copied while the line grows and
+// are joined once when it ends. A line found over the cap is dropped
+// without that copy, so it costs at most the cap plus one piece.
 //
 // Normalizer turns each line into exactly one valid JSON object in valid
 // UTF-8. A line that is not a JSON object becomes
@@ -32,8 +36,26 @@
 //
 // Everything else passes through byte for byte: a line needing no rewrite
 // is returned as is, without a copy; a rewrite splices new values into the
-// line at the offsets gjson reports, so untouched fields keep their exact
-// bytes. Normalizing a normalized stream changes nothing.
+// line at the offsets of the values it replaces, so untouched fields keep
+// their exact bytes. Normalizing a normalized stream changes nothing.
+//
+// # Reading a line once
+//
+// Each line is validated by a validator that gives gjson.Valid's answer
+// (valid.go; strings checked eight bytes at a time) and that records, on
+// the way, the members of the top-level object and the extent of every
+// large object or array (the memo). The rest is read by a walker over the
+// validated text (scan.go): it yields gjson.Result values, finds the end of
+// a value with strings.IndexByte, and steps over a remembered container at
+// once, so the several readings of a tool result (to find the message, its
+// content, each block, each part) walk over its bytes about once. A content
+// block's members are read in one pass. A content array is flattened once
+// per event: tool_use_result, which repeats the tool_result content byte
+// for byte, reuses its text and attachments (including their JSON). Text is
+// escaped by an appender that copies safe runs in bulk and writes the same
+// bytes as gjson.AppendJSONString (escape.go); a text part whose escapes
+// would be written again is copied as it is. Base64 data is hashed a block
+// at a time unless a Sink wants it whole.
 //
 // Long lines (64 KiB and more — base64 images, 5 MB texts) are read through
 // a skeleton: one vectorized pass copies the line with its long plain
@@ -45,5 +67,6 @@
 // lines ccproxy writes to the CLI's stdin: one JSON object and "\n" each.
 //
 // None of the types is safe for concurrent use; use one Reader and one
-// Normalizer per stream.
+// Normalizer per stream. Normalizer.Valid makes only the validation, the
+// floor a Normalizer's cost is measured against (internal/benchmix).
 package stream

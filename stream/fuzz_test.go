@@ -2,9 +2,14 @@ package stream
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
 )
 
 // FuzzNormalize feeds arbitrary bytes through a Reader (with a small cap, so
@@ -74,4 +79,77 @@ func equalLines(a, b [][]byte) bool {
 		}
 	}
 	return true
+}
+
+// FuzzAppendJSONString checks the escaping appender against
+// gjson.AppendJSONString, byte for byte.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text, long enough for words", "a\"b\\c<d>e&f\x00\x1f\x7f",
+		"\u2028\u2029 é ü 日本語 🎉", "\xff\xfe broken \xe2\x80", "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+		"tab\there\nnewline\r\b\f", "12345678<2345678&"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		prefix := []byte("x")
+		if got, want := appendJSONString(prefix, s), gjson.AppendJSONString([]byte("x"), s); !bytes.Equal(got, want) {
+			t.Fatalf("appendJSONString(%q) = %q, gjson gives %q", s, got, want)
+		}
+	})
+}
+
+// FuzzHashBase64 checks that hashing base64 a block at a time gives what
+// decoding it whole gives, and gives up exactly where decoding fails (or on
+// line breaks, which decode handles).
+func FuzzHashBase64(f *testing.F) {
+	big := make([]byte, 200_003)
+	for i := range big {
+		big[i] = byte(i * 7919 >> 3)
+	}
+	std := base64.StdEncoding.EncodeToString(big)
+	for _, s := range []string{"", "aGk=", "aGk", "aGk=aGk=", "!!!!", "aG\nk=", std, std[:len(std)-1], base64.RawStdEncoding.EncodeToString(big),
+		std[:hashBlock] + "=" + std[hashBlock+1:], std[:hashBlock-1] + "=" + std[hashBlock:], "aGk=" + std} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := NewNormalizer(Options{})
+		size, sum, ok := n.hashBase64(s)
+		dec, err := n.decode(s)
+		if !ok {
+			if err == nil && !strings.ContainsAny(s, "\r\n") {
+				t.Fatalf("hashBase64 gave up on %.100q (%d bytes) which decodes", s, len(s))
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("hashBase64 accepted %.100q (%d bytes), decode says %v", s, len(s), err)
+		}
+		if size != len(dec) || sum != sha256.Sum256(dec) {
+			t.Fatalf("hashBase64(%.100q): size %d, decode %d; sums differ: %v", s, size, len(dec), sum != sha256.Sum256(dec))
+		}
+	})
+}
+
+// FuzzAppendRawBody checks that a JSON string token copied as it is equals
+// its text unescaped and escaped again, whenever appendRawBody accepts it.
+func FuzzAppendRawBody(f *testing.F) {
+	for _, s := range []string{`plain`, `a\nb\tc\"d\\e\bf\fg\rh`, `\u00e9`, `\/`, `<b>&`, "\u2028", "é ü 日本", `line one\nline two with quite a few words in it`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		tok := `"` + body + `"`
+		if !utf8.ValidString(body) || !gjson.Valid(tok) || gjson.Parse(tok).Type != gjson.String {
+			return
+		}
+		got, ok := appendRawBody([]byte("x"), body)
+		if !ok {
+			if string(got) != "x" {
+				t.Fatalf("appendRawBody(%q) refused but wrote %q", body, got)
+			}
+			return
+		}
+		want := gjson.AppendJSONString([]byte("x"), gjson.Parse(tok).Str)
+		if want = append(want[:1], want[2:len(want)-1]...); !bytes.Equal(got, want) {
+			t.Fatalf("appendRawBody(%q) = %q, unescaped and escaped again %q", body, got, want)
+		}
+	})
 }

@@ -98,6 +98,7 @@ type Normalizer struct {
 	sessionID string // last session id, reused to avoid allocating
 	buf       []byte // output of rewritten events
 	scratch   []byte // decoded attachment data
+	block     []byte // a block of it (hashBase64)
 	edits     []edit
 	ev        eventState
 
@@ -105,6 +106,9 @@ type Normalizer struct {
 	line  []byte
 	skel  []byte
 	spans []span
+	memo  []memoEntry // large containers of the view walked over (scan.go)
+	top   []topMember // the members of the top-level object (valid.go)
+	topOK bool        // top holds all of them
 	// Lines of skelMin bytes or more are read through a skeleton without
 	// their strings of longMin bytes or more (tests lower both).
 	skelMin, longMin int
@@ -134,6 +138,9 @@ type eventState struct {
 	// decoded remembers the base64 data already turned into attachments
 	// in this event: the CLI prints each image twice on a line.
 	decoded []decoded
+	// flats are the content arrays flattened in this event: the CLI
+	// prints each tool result's twice on a line.
+	flats []flat
 }
 
 type decoded struct {
@@ -183,7 +190,8 @@ func (n *Normalizer) Normalize(line []byte) Event {
 			return n.noise(line)
 		}
 	}
-	if !gjson.Valid(bstr(view)) {
+	n.memo = n.memo[:0]
+	if !n.valid(bstr(view)) {
 		return n.noise(line)
 	}
 	// A raw "\r" inside a valid JSON line can only be whitespace between
@@ -199,13 +207,14 @@ func (n *Normalizer) Normalize(line []byte) Event {
 
 	var ev Event
 	var msg, tur, meta, servers, inner, request gjson.Result
-	gjson.Parse(bstr(view)).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
+	visit := func(k string, rv rawValue) bool {
+		switch k {
 		case "type":
-			ev.Type = n.internOrClone(v)
+			ev.Type = n.internOrClone(rv.result())
 		case "subtype":
-			ev.Subtype = n.internOrClone(v)
+			ev.Subtype = n.internOrClone(rv.result())
 		case "session_id":
+			v := rv.result()
 			if v.Type == gjson.String {
 				if id := n.str(v); id != n.sessionID {
 					n.sessionID = strings.Clone(id)
@@ -213,28 +222,42 @@ func (n *Normalizer) Normalize(line []byte) Event {
 				ev.SessionID = n.sessionID
 			}
 		case "uuid":
-			ev.UUID = n.cloneStr(v)
+			ev.UUID = n.cloneStr(rv.result())
 		case "parent_tool_use_id":
-			ev.ParentToolUseID = n.cloneStr(v)
+			ev.ParentToolUseID = n.cloneStr(rv.result())
 		case "message":
-			msg = v
+			msg = rv.result()
 		case "tool_use_result":
-			tur = v
+			tur = rv.result()
 		case "tool_use_meta":
-			meta = v
+			meta = rv.result()
 		case "mcp_servers":
-			servers = v
+			servers = rv.result()
 		case "event":
-			inner = v
+			inner = rv.result()
 		case "request":
-			request = v
+			request = rv.result()
 		}
 		return true
-	})
+	}
+	if n.topOK {
+		// The validator found the top-level members.
+		vs := bstr(view)
+		for _, m := range n.top {
+			key := vs[m.key[0]+1 : m.key[1]-1]
+			if strings.IndexByte(key, '\\') >= 0 {
+				key = gjson.Parse(vs[m.key[0]:m.key[1]]).Str
+			}
+			visit(key, rawValue{vs[m.val[0]:m.val[1]], m.val[0]})
+		}
+	} else {
+		n.eachMember(gjson.Parse(bstr(view)), visit)
+	}
 
 	n.edits = n.edits[:0]
 	n.ev.atts = n.ev.atts[:0]
 	n.ev.decoded = n.ev.decoded[:0]
+	n.ev.flats = n.ev.flats[:0]
 	n.ev.mcp = false
 	switch ev.Type {
 	case TypeSystem:
@@ -268,15 +291,40 @@ func (n *Normalizer) Normalize(line []byte) Event {
 		}
 	}
 	n.line = nil
+	clear(n.memo)
 	clear(n.ev.decoded) // they point into the line
+	clear(n.ev.flats)
 	return ev
+}
+
+// Valid reports whether line is one JSON object, with the JSON check
+// Normalize makes first (long lines through a skeleton, then the validator
+// of valid.go, which answers as gjson.Valid does; UTF-8 is not checked). It does nothing more: it is the floor a Normalizer's cost is
+// measured against (internal/benchmix/cmd/bench).
+func (n *Normalizer) Valid(line []byte) bool {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return false
+	}
+	view := line
+	n.spans = n.spans[:0]
+	if len(line) >= n.skelMin {
+		var ok bool
+		if view, ok = n.skeleton(line); !ok {
+			return false
+		}
+	}
+	n.memo = n.memo[:0]
+	ok := n.valid(bstr(view))
+	clear(n.memo)
+	return ok
 }
 
 // noise wraps a line that is not a JSON object.
 func (n *Normalizer) noise(line []byte) Event {
 	b := n.buf[:0]
 	b = append(b, `{"type":"ccproxy","subtype":"noise","text":`...)
-	b = appendJSONString(b, truncateUTF8(line, noiseTextBytes))
+	b = appendJSONString(b, bstr(truncateUTF8(line, noiseTextBytes)))
 	if len(line) > noiseTextBytes {
 		b = append(b, `,"truncated":true,"bytes":`...)
 		b = strconv.AppendInt(b, int64(len(line)), 10)
@@ -320,7 +368,7 @@ func (n *Normalizer) replace(v gjson.Result, repl []byte) {
 // value raw: its value is replaced when the key is there (and differs), or
 // the member is added at the end of the object.
 func (n *Normalizer) setKey(obj gjson.Result, key string, raw []byte) {
-	if v := obj.Get(key); v.Exists() {
+	if v := n.member(obj, key); v.Exists() {
 		if v.Raw != string(raw) {
 			n.replace(v, raw)
 		}
@@ -356,14 +404,14 @@ func (n *Normalizer) setServers(servers gjson.Result) {
 
 // assistant annotates the MCP tool_use blocks of an assistant message.
 func (n *Normalizer) assistant(msg, meta gjson.Result) {
-	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
+	n.each(n.member(msg, "content"), func(block gjson.Result) bool {
 		if n.get(block, "type") != "tool_use" {
 			return true
 		}
 		id := n.get(block, "id")
 		var metaTool string
 		if meta.IsArray() {
-			meta.ForEach(func(_, m gjson.Result) bool {
+			n.eachElement(meta, func(m gjson.Result) bool {
 				if n.get(m, "id") == id {
 					metaTool = n.get(m, "tool_name")
 					return false
@@ -392,7 +440,7 @@ func (n *Normalizer) streamEvent(inner gjson.Result) {
 	if n.get(inner, "type") != "content_block_start" {
 		return
 	}
-	cb := inner.Get("content_block")
+	cb := n.member(inner, "content_block")
 	if n.get(cb, "type") != "tool_use" {
 		return
 	}
@@ -419,7 +467,7 @@ func (n *Normalizer) controlRequest(req gjson.Result) {
 // user normalizes the tool results of a user message and its
 // tool_use_result.
 func (n *Normalizer) user(msg, tur gjson.Result) {
-	msg.Get("content").ForEach(func(_, block gjson.Result) bool {
+	n.each(n.member(msg, "content"), func(block gjson.Result) bool {
 		if n.get(block, "type") == "tool_result" {
 			n.toolResult(block)
 		}
@@ -432,15 +480,15 @@ func (n *Normalizer) user(msg, tur gjson.Result) {
 
 // toolResult normalizes one tool_result block.
 func (n *Normalizer) toolResult(block gjson.Result) {
-	content := block.Get("content")
+	content := n.member(block, "content")
 	switch {
 	case content.Type == gjson.String:
 		// Already text.
 	case content.IsArray() || content.IsObject():
-		text, atts := n.flatten(content)
-		n.replace(content, appendJSONString(nil, text))
-		if len(atts) > 0 {
-			n.setKey(block, "attachments", attachmentsJSON(atts))
+		f := n.flatten(content)
+		n.replace(content, f.text)
+		if len(f.atts) > 0 {
+			n.setKey(block, "attachments", f.attachmentsJSON())
 		}
 	case content.Exists() && content.Type != gjson.Null: // number, bool
 		n.replace(content, appendJSONString(nil, content.Raw))
@@ -460,25 +508,53 @@ func (n *Normalizer) toolResult(block gjson.Result) {
 // "Error: ...", built-in tools' result objects) are left alone.
 func (n *Normalizer) toolUseResult(tur gjson.Result) {
 	switch {
-	case tur.IsArray() && isBlockArray(tur):
-		text, atts := n.flatten(tur)
-		out := append([]byte(`{"content":`), appendJSONString(nil, text)...)
-		if len(atts) > 0 {
-			out = append(out, `,"attachments":`...)
-			out = append(out, attachmentsJSON(atts)...)
-		}
-		n.replace(tur, append(out, '}'))
-	case tur.IsObject():
-		content := tur.Get("content")
-		if !content.IsArray() || !isBlockArray(content) {
+	case tur.IsArray():
+		f := n.flattenBlocks(tur)
+		if f == nil {
 			return
 		}
-		text, atts := n.flatten(content)
-		n.replace(content, appendJSONString(nil, text))
-		if len(atts) > 0 {
-			n.setKey(tur, "attachments", attachmentsJSON(atts))
+		out := make([]byte, 0, len(f.text)+32)
+		out = append(out, `{"content":`...)
+		out = append(out, f.text...)
+		if len(f.atts) == 0 {
+			n.replace(tur, append(out, '}'))
+			return
+		}
+		// The attachments (their data, inline) are not copied again: they
+		// follow as an edit of their own at the same place.
+		n.replace(tur, append(out, `,"attachments":`...))
+		end := tur.Index + len(tur.Raw)
+		n.edits = append(n.edits, edit{start: end, end: end, repl: f.attachmentsJSON()}, edit{start: end, end: end, repl: []byte{'}'}})
+	case tur.IsObject():
+		content := n.member(tur, "content")
+		if !content.IsArray() {
+			return
+		}
+		f := n.flattenBlocks(content)
+		if f == nil {
+			return
+		}
+		n.replace(content, f.text)
+		if len(f.atts) > 0 {
+			n.setKey(tur, "attachments", f.attachmentsJSON())
 		}
 	}
+}
+
+// flattenBlocks flattens arr if it is an array of content blocks, and
+// returns nil if it is not. The array a tool_result held in this event is
+// not read again.
+func (n *Normalizer) flattenBlocks(arr gjson.Result) *flat {
+	if f := n.flattened(n.origRaw(arr)); f != nil {
+		if f.blocks {
+			return f
+		}
+		return nil
+	}
+	if !n.isBlockArray(arr) {
+		return nil
+	}
+	return n.flatten(arr)
 }
 
 // annotate records that object v gets "mcp": ref.
@@ -600,11 +676,11 @@ func orDefault(s, def string) string {
 
 // isBlockArray reports whether every element of arr is an object with a
 // string "type": an array of content blocks.
-func isBlockArray(arr gjson.Result) bool {
+func (n *Normalizer) isBlockArray(arr gjson.Result) bool {
 	// A type taken out of a skeleton is still a string: no need for str.
 	ok := true
-	arr.ForEach(func(_, v gjson.Result) bool {
-		ok = v.IsObject() && v.Get("type").Type == gjson.String
+	n.eachElement(arr, func(v gjson.Result) bool {
+		ok = v.IsObject() && n.member(v, "type").Type == gjson.String
 		return ok
 	})
 	return ok
@@ -634,11 +710,6 @@ func bstr(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // sbytes views s as bytes without copying; the bytes must not be written.
 func sbytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
-
-// appendJSONString appends s as a JSON string; invalid UTF-8 becomes U+FFFD.
-func appendJSONString[T string | []byte](dst []byte, s T) []byte {
-	return gjson.AppendJSONString(dst, string(s))
-}
 
 // truncateUTF8 cuts b to at most n bytes without splitting a character.
 func truncateUTF8(b []byte, n int) []byte {

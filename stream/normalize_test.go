@@ -502,3 +502,37 @@ func TestFormatSize(t *testing.T) {
 		}
 	}
 }
+
+// countSink fails every call and counts them.
+type countSink struct{ calls int }
+
+func (s *countSink) PutAttachment(Attachment, []byte) (string, error) {
+	s.calls++
+	return "", errors.New("store full")
+}
+
+// TestFlattenOncePerEvent: tool_use_result repeats the tool_result content
+// byte for byte; it is not flattened again, so its parts are not read (nor
+// stored) a second time, and both get the same text and attachments.
+func TestFlattenOncePerEvent(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			parts := `[{"type":"text","text":"hits:"},{"type":"x-custom","v":1}]`
+			in := userEvent(`{"type":"tool_result","tool_use_id":"t1","content":`+parts+`}`, `"tool_use_result":`+parts)
+			sink := &countSink{}
+			n := eng.new(Options{Attachments: AttachSink, Sink: sink})
+			ev := n.Normalize([]byte(in))
+			if sink.calls != 1 {
+				t.Errorf("the sink was called %d times for one array printed twice, want 1", sink.calls)
+			}
+			res := gjson.GetBytes(ev.JSON, "message.content.0")
+			tur := gjson.GetBytes(ev.JSON, "tool_use_result")
+			if res.Get("content").Raw != tur.Get("content").Raw || res.Get("attachments").Raw != tur.Get("attachments").Raw {
+				t.Errorf("tool_result and tool_use_result differ:\n%s\n%s", res.Raw, tur.Raw)
+			}
+			if !strings.Contains(res.Get("attachments").Raw, "attachment not stored") {
+				t.Errorf("attachments: %s", res.Get("attachments").Raw)
+			}
+		})
+	}
+}

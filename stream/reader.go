@@ -22,11 +22,18 @@ const (
 	readBufferSize = 64 << 10
 
 	// retainBytes is the largest line buffer a Reader keeps between lines
-	// (its base buffer). A longer line gets a buffer of its own, sized at
-	// once from the last long line rather than grown by doubling, which
-	// is released before the Reader waits for more input, so one huge line
-	// does not pin its memory for the life of the session.
+	// (its base buffer). A longer line gets a buffer of its own, released
+	// before the Reader waits for more input, so one huge line does not pin
+	// its memory for the life of the session.
 	retainBytes = 1 << 20
+
+	// chunkMax is the largest piece a long line is read into. A long line
+	// is read into pieces of growing size (never copied while it grows),
+	// then copied once into a buffer of its exact length; a line that goes
+	// over the cap is dropped without that copy. So a line over the cap
+	// costs at most the cap plus one piece, and a line under it about twice
+	// its length, briefly.
+	chunkMax = 16 << 20
 )
 
 // Reader splits the CLI's stdout into lines of any length up to a cap.
@@ -38,17 +45,21 @@ const (
 //
 // and reading goes on with the next line. Trailing "\r" and surrounding
 // whitespace are trimmed, blank lines are skipped. A Reader never holds more
-// than the cap plus a 64 KiB read buffer. It is not safe for concurrent use.
+// than the cap plus 16 MiB (a line over the cap), or about twice a line
+// under the cap while that line is completed. It is not safe for concurrent
+// use.
 type Reader struct {
 	br       *bufio.Reader
 	max      int
-	line     []byte // accumulates the current line
-	synth    []byte // the last synthetic event
-	oversize int    // oversized lines seen
-	err      error  // sticky error, returned once the buffered line is out
-	base     []byte // the kept buffer, at most retainBytes
-	hint     int    // length of the last line longer than retainBytes
-	lines    int    // lines read so far, blank ones included
+	line     []byte   // accumulates the current line
+	synth    []byte   // the last synthetic event
+	oversize int      // oversized lines seen
+	err      error    // sticky error, returned once the buffered line is out
+	base     []byte   // the kept buffer, at most retainBytes
+	hint     int      // length of the last line longer than retainBytes
+	lines    int      // lines read so far, blank ones included
+	chunks   [][]byte // full pieces of a long line; line is the last one
+	held     int      // bytes in chunks
 }
 
 // NewReader returns a Reader over r whose lines may be at most maxLine bytes
@@ -98,7 +109,8 @@ func (r *Reader) Next() ([]byte, error) {
 }
 
 // readLine reads up to and including the next '\n'. It returns the line
-// without its terminator; when the line is over the cap it returns only its
+// without its terminator (in the read buffer when it is all there, else in
+// r.line); when the line is over the cap it returns only its
 // first previewBytes, oversized=true, and the line's full length in total.
 func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) {
 	r.line = r.line[:0]
@@ -109,6 +121,11 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 		if end > 0 && chunk[end-1] == '\n' {
 			end--
 		}
+		if rerr == nil && total == 0 && end <= r.max {
+			// The whole line is in the read buffer: no copy. It stays
+			// valid until the next read, that is the next call to Next.
+			return chunk[:end], false, end, nil
+		}
 		total += end
 		switch {
 		case oversized:
@@ -117,6 +134,12 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 			// The line just went over the cap: keep its preview, let go of
 			// the rest, and drain from now on.
 			oversized = true
+			if len(r.chunks) > 0 {
+				// The preview is in the first piece; let them all go.
+				r.line = append(r.base[:0], r.chunks[0][:min(previewBytes, len(r.chunks[0]))]...)
+				clear(r.chunks)
+				r.chunks, r.held = r.chunks[:0], 0
+			}
 			if n := len(r.line); n < previewBytes {
 				r.line = append(r.line, chunk[:min(previewBytes-n, end)]...)
 			} else if cap(r.line) > retainBytes {
@@ -125,8 +148,10 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 				r.line = r.line[:previewBytes]
 			}
 		default:
-			r.line = r.grow(r.line, end)
-			r.line = append(r.line, chunk[:end]...)
+			r.add(chunk[:end])
+		}
+		if rerr == nil || !errors.Is(rerr, bufio.ErrBufferFull) {
+			r.join()
 		}
 		switch {
 		case rerr == nil:
@@ -139,30 +164,49 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 	}
 }
 
-// grow makes room for n more bytes in b. Up to retainBytes it doubles the
-// base buffer. Past that it allocates for the last long line plus an eighth
-// (so a stream of images gets one buffer per line, not a doubling chain),
-// but never more than 8 times what is needed (one huge line must not make
-// every later long line take as much) nor more than the cap (append's
-// doubling would let a 64 MiB line take 128 MiB).
-func (r *Reader) grow(b []byte, n int) []byte {
-	need := len(b) + n
-	if need <= cap(b) {
-		return b
+// add appends p to the line. Up to retainBytes the line is in the base
+// buffer, which doubles. Past that, the line goes on in a buffer sized at
+// once from the last long line (so a stream of images gets one buffer per
+// line), but never more than 8 times what is needed (one huge line must not
+// make every later long line take as much) nor more than the cap; and past
+// that buffer, or without a last long line, in pieces (see chunkMax).
+func (r *Reader) add(p []byte) {
+	need := r.held + len(r.line) + len(p)
+	switch {
+	case len(r.line)+len(p) <= cap(r.line):
+	case need <= retainBytes:
+		nb := make([]byte, len(r.line), min(max(2*cap(r.line), need, 4096), retainBytes))
+		copy(nb, r.line)
+		r.line, r.base = nb, nb[:0]
+	case r.hint > 0 && len(r.chunks) == 0 && cap(r.line) <= retainBytes:
+		c := max(min(r.hint+r.hint/8, 8*need, r.max), need)
+		nb := make([]byte, len(r.line), c)
+		copy(nb, r.line)
+		r.line = nb
+	default:
+		// Fill the current piece, then go on in a new one.
+		k := copy(r.line[len(r.line):cap(r.line)], p)
+		r.line, p = r.line[:len(r.line)+k], p[k:]
+		r.chunks = append(r.chunks, r.line)
+		r.held += len(r.line)
+		size := min(max(2*cap(r.line), retainBytes), chunkMax, r.max-r.held)
+		r.line = make([]byte, 0, max(size, len(p)))
 	}
-	var c int
-	if need <= retainBytes {
-		c = min(max(2*cap(b), need, 4096), retainBytes)
-	} else {
-		c = max(need, 2*cap(b), min(r.hint+r.hint/8, 8*need))
+	r.line = append(r.line, p...)
+}
+
+// join makes a line read in pieces one buffer of its exact length.
+func (r *Reader) join() {
+	if len(r.chunks) == 0 {
+		return
 	}
-	c = max(min(c, r.max), need)
-	nb := make([]byte, len(b), c)
-	copy(nb, b)
-	if c <= retainBytes {
-		r.base = nb[:0]
+	nb := make([]byte, 0, r.held+len(r.line))
+	for _, c := range r.chunks {
+		nb = append(nb, c...)
 	}
-	return nb
+	r.line = append(nb, r.line...)
+	clear(r.chunks)
+	r.chunks, r.held = r.chunks[:0], 0
 }
 
 func (r *Reader) oversizedEvent(total int, preview []byte) []byte {
@@ -172,7 +216,7 @@ func (r *Reader) oversizedEvent(total int, preview []byte) []byte {
 	b = append(b, `,"limit":`...)
 	b = strconv.AppendInt(b, int64(r.max), 10)
 	b = append(b, `,"preview":`...)
-	b = appendJSONString(b, trimPartialRune(truncateUTF8(preview, previewBytes)))
+	b = appendJSONString(b, bstr(trimPartialRune(truncateUTF8(preview, previewBytes))))
 	b = append(b, '}')
 	r.synth = b
 	return b

@@ -161,11 +161,37 @@ func TestReader100MBLine(t *testing.T) {
 	if got[1] != `{"type":"system","subtype":"status"}` || got[2] != `{"type":"result"}` {
 		t.Errorf("normal events after the oversized one: %q", got[1:])
 	}
-	// The line buffer grows (doubling) up to the cap and no further, so all
-	// allocations add up to about twice the cap; holding the whole 100 MB
-	// line would take more than that.
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2*DefaultMaxLine+8<<20 {
-		t.Errorf("reading allocated %d MiB in all, want at most 2x the 64 MiB cap", alloc>>20)
+	// The line is read in pieces up to the cap, then dropped without being
+	// copied: all allocations (so the peak too) add up to at most the cap
+	// plus one piece.
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > DefaultMaxLine+chunkMax {
+		t.Errorf("reading allocated %d MiB in all, want at most the 64 MiB cap + 16 MiB", alloc>>20)
+	}
+}
+
+// TestReaderLongLines reads long lines (in pieces, or in a buffer sized
+// from the last long line) and checks their bytes and that their buffers
+// are not much larger than they are.
+func TestReaderLongLines(t *testing.T) {
+	var in strings.Builder
+	var want []string
+	for i, n := range []int{retainBytes - 1, retainBytes + 1, 3<<20 + 7, 20<<20 + 3, 5 << 20, 40<<20 + 1} {
+		line := strings.Repeat(fmt.Sprintf("%07d,", i*1000003), n/8+1)[:n]
+		want = append(want, line)
+		in.WriteString(line + "\n{}\n")
+	}
+	r := NewReader(strings.NewReader(in.String()), 0)
+	for i, w := range want {
+		line, err := r.Next()
+		if err != nil || string(line) != w {
+			t.Fatalf("line %d: %d bytes (want %d), %v", i, len(line), len(w), err)
+		}
+		if len(w) > retainBytes && cap(line) > max(len(w)+len(w)/8+1, 8*(retainBytes+64<<10)) {
+			t.Errorf("line %d of %d bytes in a buffer of %d", i, len(w), cap(line))
+		}
+		if line, err := r.Next(); err != nil || string(line) != "{}" {
+			t.Fatalf("after line %d: %q, %v", i, line, err)
+		}
 	}
 }
 

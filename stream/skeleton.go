@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"sort"
+	"strings"
 
 	"github.com/tidwall/gjson"
 )
@@ -95,8 +96,14 @@ func isKey(b []byte, end int) bool {
 	return false
 }
 
-// get returns the text of the value at path in v (see str).
-func (n *Normalizer) get(v gjson.Result, path string) string { return n.str(v.Get(path)) }
+// get returns the text of the value at path in v (see str). A plain key is
+// looked up with member, a path with gjson.
+func (n *Normalizer) get(v gjson.Result, path string) string {
+	if strings.IndexByte(path, '.') < 0 {
+		return n.str(n.member(v, path))
+	}
+	return n.str(v.Get(path))
+}
 
 // stringEnd returns the offset just past the closing quote of the string
 // token opening at b[q], and whether the string is plain: no backslash and

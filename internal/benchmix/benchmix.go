@@ -1,16 +1,29 @@
 // Package benchmix generates realistic Claude Code stream-json output for
 // benchmarks and memory measurements, out of the real transcripts under
-// testdata/transcripts.
+// testdata/transcripts. There are two mixes.
 //
-// Per 1000 events the mix holds ~900 stream_event partial-message lines, ~60
-// assistant events, ~35 MCP tool results (text, resource links, the tiny
-// image), a few system events, and one large image tool result (1 MiB of
-// incompressible bytes, present twice on its line, as the CLI prints it).
+// The image-heavy mix (New): per 1000 events ~900 stream_event
+// partial-message lines, ~60 assistant events, ~35 MCP tool results (text,
+// resource links, the tiny image), a few system events, and one large image
+// tool result (1 MiB of incompressible bytes, present twice on its line, as
+// the CLI prints it).
+//
+// The text-heavy mix (NewTextHeavy): per 1000 events ~880 stream_event
+// lines (from three captured sessions), ~60 assistant events, ~35 real MCP
+// tool results, ~20 system events and 5 text tool results of 100 to 400
+// small text parts (as MCP servers return search hits, file listings and
+// log lines), each with its tool_use_result duplicate, as the CLI prints
+// them. Their parts are the lines of real texts of the transcripts, and
+// their envelope is a real tool result's. No image larger than the
+// transcripts' own.
+//
+// Both are deterministic: the same size gives the same bytes.
 package benchmix
 
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -26,15 +39,101 @@ type Mix struct {
 	init                                      []byte
 	streamEvents, assistants, results, system [][]byte
 	big                                       []byte
+	manyParts                                 [][]byte // text-heavy mix only
 }
 
-// New reads the transcripts under dir (testdata/transcripts).
+// New reads the transcripts under dir (testdata/transcripts) for the
+// image-heavy mix.
 func New(dir string) (*Mix, error) {
 	m := &Mix{big: LargeImageResult(1 << 20)}
-	for _, name := range []string{"partial_messages.jsonl", "everything_tools.jsonl", "streamjson_multiturn.jsonl"} {
+	if err := m.load(dir, "partial_messages.jsonl", "everything_tools.jsonl", "streamjson_multiturn.jsonl"); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// NewTextHeavy reads the transcripts under dir (testdata/transcripts) for
+// the text-heavy mix.
+func NewTextHeavy(dir string) (*Mix, error) {
+	m := &Mix{}
+	if err := m.load(dir, "partial_messages.jsonl", "captured/partial_messages_mcp.jsonl", "captured/demo.jsonl",
+		"everything_tools.jsonl", "streamjson_multiturn.jsonl", "captured/testmcp_tools.jsonl"); err != nil {
+		return nil, err
+	}
+	texts := m.texts()
+	// The envelope: a real text tool result whose tool_use_result repeats
+	// its content array byte for byte.
+	var tmpl []byte
+	for _, r := range m.results {
+		c := gjson.GetBytes(r, `message.content.0.content`)
+		if c.IsArray() && len(c.Array()) > 1 && gjson.GetBytes(r, "tool_use_result").Raw == c.Raw &&
+			!strings.Contains(c.Raw, `"image"`) {
+			tmpl = r
+			break
+		}
+	}
+	if tmpl == nil || len(texts) < 50 {
+		return nil, fmt.Errorf("benchmix: transcripts in %s lack a text tool result to expand", dir)
+	}
+	arr := gjson.GetBytes(tmpl, `message.content.0.content`).Raw
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 16; i++ {
+		var b strings.Builder
+		b.WriteByte('[')
+		for p := range 100 + rng.IntN(301) {
+			if p > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`{"type":"text","text":`)
+			b.Write(appendString(nil, texts[rng.IntN(len(texts))]))
+			b.WriteByte('}')
+		}
+		b.WriteByte(']')
+		line := strings.Replace(string(tmpl), arr, b.String(), 2)
+		if !gjson.Valid(line) {
+			return nil, fmt.Errorf("benchmix: built an invalid many-part line")
+		}
+		m.manyParts = append(m.manyParts, []byte(line))
+	}
+	return m, nil
+}
+
+// texts returns the lines of the real texts in the pools: text parts of
+// tool results, assistant text blocks, streamed text deltas.
+func (m *Mix) texts() []string {
+	var out []string
+	add := func(s string) {
+		for _, l := range strings.Split(s, "\n") {
+			if l = strings.TrimSpace(l); len(l) >= 8 {
+				out = append(out, l)
+			}
+		}
+	}
+	for _, r := range m.results {
+		gjson.GetBytes(r, `message.content.#.content.#(type=="text")#.text`).ForEach(func(_, v gjson.Result) bool {
+			v.ForEach(func(_, t gjson.Result) bool { add(t.String()); return true })
+			return true
+		})
+	}
+	for _, a := range m.assistants {
+		gjson.GetBytes(a, `message.content.#(type=="text")#.text`).ForEach(func(_, t gjson.Result) bool { add(t.String()); return true })
+	}
+	for _, e := range m.streamEvents {
+		add(gjson.GetBytes(e, "event.delta.text").String())
+	}
+	return out
+}
+
+func appendString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(dst, b...)
+}
+
+func (m *Mix) load(dir string, names ...string) error {
+	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
-			return nil, fmt.Errorf("benchmix: %w", err)
+			return fmt.Errorf("benchmix: %w", err)
 		}
 		for _, l := range strings.Split(string(data), "\n") {
 			b := []byte(l)
@@ -59,9 +158,9 @@ func New(dir string) (*Mix, error) {
 		}
 	}
 	if m.init == nil || len(m.streamEvents) == 0 || len(m.assistants) == 0 || len(m.results) == 0 || len(m.system) == 0 {
-		return nil, fmt.Errorf("benchmix: transcripts in %s lack some kind of event", dir)
+		return fmt.Errorf("benchmix: transcripts in %s lack some kind of event", dir)
 	}
-	return m, nil
+	return nil
 }
 
 // Lines returns a stream of about size bytes as lines (without "\n").
@@ -100,17 +199,21 @@ func (m *Mix) each(size int64, f func([]byte) error) error {
 	}
 	for i := 0; total < size; i++ {
 		var l []byte
-		switch k := i % 1000; {
-		case k == 500:
-			l = m.big
-		case k < 900:
-			l = pick(m.streamEvents)
-		case k < 960:
-			l = pick(m.assistants)
-		case k < 995:
-			l = pick(m.results)
-		default:
-			l = pick(m.system)
+		if m.manyParts != nil {
+			switch k := i % 1000; {
+			case k%200 == 100:
+				l = pick(m.manyParts)
+			case k < 880:
+				l = pick(m.streamEvents)
+			case k < 940:
+				l = pick(m.assistants)
+			case k < 975:
+				l = pick(m.results)
+			default:
+				l = pick(m.system)
+			}
+		} else {
+			l = m.imageHeavy(i, pick)
 		}
 		if err := f(l); err != nil {
 			return err
@@ -118,6 +221,20 @@ func (m *Mix) each(size int64, f func([]byte) error) error {
 		total += int64(len(l) + 1)
 	}
 	return nil
+}
+
+func (m *Mix) imageHeavy(i int, pick func([][]byte) []byte) []byte {
+	switch k := i % 1000; {
+	case k == 500:
+		return m.big
+	case k < 900:
+		return pick(m.streamEvents)
+	case k < 960:
+		return pick(m.assistants)
+	case k < 995:
+		return pick(m.results)
+	}
+	return pick(m.system)
 }
 
 // LargeImageResult is a user event carrying an MCP image of n random bytes,

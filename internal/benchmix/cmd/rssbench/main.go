@@ -4,6 +4,7 @@
 //
 //	go run ./internal/benchmix/cmd/rssbench                    # 1 GiB realistic mix
 //	go run ./internal/benchmix/cmd/rssbench -scenario longline # a 100 MB line, then normal lines
+//	go run ./internal/benchmix/cmd/rssbench -scenario longimage -max-line 268435456 # a 100 MB line holding an image twice
 //
 // It builds ccproxy unless -bin is given, and checks the output: one JSON
 // object per line, the expected number of events.
@@ -36,7 +37,7 @@ func main() {
 
 func run() error {
 	bin := flag.String("bin", "", "ccproxy binary (default: go build ./cmd/ccproxy)")
-	scenario := flag.String("scenario", "mix", "mix (realistic stream of -size bytes) or longline (a -line byte line, then normal lines)")
+	scenario := flag.String("scenario", "mix", "mix (realistic stream of -size bytes), longline (a -line byte line, then normal lines) or longimage (a user event of -line bytes carrying one image twice, as the CLI prints it, then normal lines)")
 	size := flag.Int64("size", 1<<30, "input size in bytes for the mix scenario")
 	attach := flag.String("attachments", "inline", "strip or inline")
 	root := flag.String("root", ".", "module root (for testdata/transcripts)")
@@ -68,6 +69,8 @@ func run() error {
 		feed = func(w io.Writer) (int64, error) { return m.WriteTo(w, *size) }
 	case "longline":
 		feed = func(w io.Writer) (int64, error) { return longLine(w, *lineSize) }
+	case "longimage":
+		feed = func(w io.Writer) (int64, error) { return longImage(w, *lineSize) }
 	default:
 		return fmt.Errorf("unknown -scenario %q", *scenario)
 	}
@@ -114,6 +117,9 @@ func run() error {
 	fmt.Printf("scenario=%s attachments=%s input=%.1f MiB output=%.1f MiB events=%d time=%.2fs throughput=%.0f MiB/s peak_rss=%.1f MiB\n",
 		*scenario, *attach, float64(in)/(1<<20), float64(out)/(1<<20), events, elapsed.Seconds(),
 		float64(in)/(1<<20)/elapsed.Seconds(), peakRSSMiB(cmd.ProcessState))
+	if *scenario == "longimage" && events != 4 {
+		return fmt.Errorf("want 4 events, got %d", events)
+	}
 	if *scenario == "longline" {
 		fmt.Printf("first event: %.160s\n", first)
 		if gjson.GetBytes(first, "subtype").Str != "oversized_line" || events != 4 {
@@ -140,6 +146,19 @@ func longLine(w io.Writer, size int64) (int64, error) {
 	k, _ = bw.WriteString(`"}]}}` + "\n" + strings.Repeat(`{"type":"system","subtype":"status","status":"requesting"}`+"\n", 3))
 	n += int64(k)
 	return n, bw.Flush()
+}
+
+// longImage writes a user event of about size bytes whose tool result
+// holds one image (random bytes, base64) in message.content and again in
+// tool_use_result, then three normal lines.
+func longImage(w io.Writer, size int64) (int64, error) {
+	line := benchmix.LargeImageResult(int(size / 2 * 3 / 4))
+	n, err := w.Write(append(line, '\n'))
+	if err != nil {
+		return int64(n), err
+	}
+	k, err := io.WriteString(w, strings.Repeat(`{"type":"system","subtype":"status","status":"requesting"}`+"\n", 3))
+	return int64(n + k), err
 }
 
 // drain reads the output, checking that each line is a JSON object.

@@ -1,0 +1,118 @@
+package stream
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// checkWalker compares the walker with gjson on every value of v, down to
+// depth 8: each with ForEach, member with Get, value for value (Type, Raw,
+// Index, Str).
+func checkWalker(t *testing.T, n *Normalizer, v gjson.Result, depth int) {
+	t.Helper()
+	var want []gjson.Result
+	v.ForEach(func(_, e gjson.Result) bool { want = append(want, e); return true })
+	var got []gjson.Result
+	n.each(v, func(e gjson.Result) bool { got = append(got, e); return true })
+	if len(got) != len(want) {
+		t.Fatalf("each(%.100s): %d values, ForEach %d", v.Raw, len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Type != w.Type || g.Raw != w.Raw || g.Index != w.Index || g.Str != w.Str {
+			t.Fatalf("each(%.100s) value %d: got %+v, ForEach gives %+v", v.Raw, i, g, w)
+		}
+		if depth > 0 && (g.IsObject() || g.IsArray()) {
+			checkWalker(t, n, g, depth-1)
+		}
+	}
+	if v.IsObject() {
+		v.ForEach(func(k, _ gjson.Result) bool {
+			if !gjson.ValidBytes([]byte(`"`+k.Str+`"`)) || k.Str == "" || bytes.ContainsAny([]byte(k.Str), ".*?#@|\\!=<>%~") {
+				return true // not a plain gjson path
+			}
+			g, w := n.member(v, k.Str), v.Get(k.Str)
+			if g.Type != w.Type || g.Raw != w.Raw || g.Index != w.Index || g.Str != w.Str {
+				t.Fatalf("member(%.100s, %q) = %+v, Get gives %+v", v.Raw, k.Str, g, w)
+			}
+			return true
+		})
+	}
+}
+
+// TestWalker checks the walker against gjson on every line of the
+// transcripts.
+func TestWalker(t *testing.T) {
+	for _, rel := range transcripts(t) {
+		for _, line := range bytes.Split(readTranscript(t, rel), []byte("\n")) {
+			if !gjson.ValidBytes(line) {
+				continue
+			}
+			n := NewNormalizer(Options{})
+			checkWalker(t, n, gjson.ParseBytes(line), 8)
+		}
+	}
+}
+
+// FuzzWalker checks the walker against gjson on valid JSON.
+func FuzzWalker(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[1,"x",{"c":null}],"a":2}`, `[ "a\"b" , {"k\u0041":"v\\"} , true , -1.5e3 ]`,
+		"{\"t\":\"\\u2028\",\r\n\"u\":[[[]],{}]}", `{"type":"text","text":"` + string(bytes.Repeat([]byte("ab\\\"c"), 100)) + `"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !gjson.Valid(s) {
+			return
+		}
+		n := NewNormalizer(Options{})
+		checkWalker(t, n, gjson.Parse(s), 8)
+	})
+}
+
+// FuzzValid checks the validator against gjson.Valid, and the top-level
+// members it records against gjson's ForEach.
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{`{"a":1,"b":[1,"x",{"c":null}],"a":2}`, ` [ "a\"b" , {"k\u0041":"v\\"} , true , -1.5e3 ] `,
+		"{\"t\":\"\\u2028\",\r\n\"u\":[[[]],{}]}", `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e+}`, `{"a":tru}`, `{"a":"\x01"}`,
+		`{"a":"\q"}`, `{"a":"\u12g4"}`, `{"a":[1,]}`, `{"a":1,}`, `{,}`, `{"a" 1}`, `"str"`, `nul`, `{"a":{}}x`, "\xff\xfe",
+		`{"type":"text","text":"` + string(bytes.Repeat([]byte("abcdefgh\\\"ij"), 100)) + `"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := NewNormalizer(Options{})
+		got, want := n.valid(s), gjson.Valid(s)
+		if got != want {
+			t.Fatalf("valid(%q) = %v, gjson.Valid %v", s, got, want)
+		}
+		if !got || !n.topOK {
+			return
+		}
+		var keys []string
+		gjson.Parse(s).ForEach(func(k, v gjson.Result) bool { keys = append(keys, k.Raw+"="+v.Raw); return true })
+		if len(keys) != len(n.top) {
+			t.Fatalf("%q: %d top-level members, ForEach %d", s, len(n.top), len(keys))
+		}
+		for i, m := range n.top {
+			if k := s[m.key[0]:m.key[1]] + "=" + s[m.val[0]:m.val[1]]; k != keys[i] {
+				t.Fatalf("%q: member %d is %s, ForEach gives %s", s, i, k, keys[i])
+			}
+		}
+	})
+}
+
+// TestValidTranscripts checks the validator on every transcript line and on
+// each of them cut short.
+func TestValidTranscripts(t *testing.T) {
+	n := NewNormalizer(Options{})
+	for _, rel := range transcripts(t) {
+		for _, line := range bytes.Split(readTranscript(t, rel), []byte("\n")) {
+			for _, l := range [][]byte{line, line[:len(line)/2], line[:max(len(line)-1, 0)]} {
+				if got, want := n.valid(bstr(l)), gjson.ValidBytes(l); got != want {
+					t.Fatalf("%s: valid = %v, gjson.Valid %v on %.200q", rel, got, want, l)
+				}
+			}
+		}
+	}
+}

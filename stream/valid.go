@@ -1,0 +1,265 @@
+package stream
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+)
+
+// validator checks JSON text exactly as gjson.Valid does (same grammar,
+// same answer on every input: FuzzValid compares them), and records on the
+// way what the walker would otherwise find with a second pass: the members
+// of the top-level object (n.top) and the large containers (n.memo). Its
+// strings are checked eight bytes at a time.
+type validator struct {
+	n *Normalizer
+	b string
+}
+
+// topMember is a member of a line's top-level object: its key token and
+// its value, as offsets in the view.
+type topMember struct{ key, val [2]int }
+
+// topMax bounds the top-level members recorded; a line with more is walked.
+const topMax = 32
+
+// valid reports whether view is valid JSON, filling n.top (nil when the
+// top-level value is not an object or has more than topMax members) and
+// n.memo.
+func (n *Normalizer) valid(view string) bool {
+	v := validator{n: n, b: view}
+	n.top = n.top[:0]
+	n.topOK = true
+	i := skipSpace(view, 0)
+	if i == len(view) {
+		return false
+	}
+	var ok bool
+	if view[i] == '{' {
+		i, ok = v.object(i, true)
+	} else {
+		n.topOK = false
+		i, ok = v.value(i)
+	}
+	if !ok {
+		return false
+	}
+	return skipSpace(view, i) == len(view)
+}
+
+func (v *validator) value(i int) (int, bool) {
+	b := v.b
+	switch b[i] {
+	case '{':
+		return v.object(i, false)
+	case '[':
+		return v.array(i)
+	case '"':
+		return validString(b, i+1)
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return validNumber(b, i)
+	case 't':
+		return validLiteral(b, i, "true")
+	case 'f':
+		return validLiteral(b, i, "false")
+	case 'n':
+		return validLiteral(b, i, "null")
+	}
+	return i, false
+}
+
+// remember records the container b[start:end] if it is large.
+func (v *validator) remember(start, end int) {
+	if n := v.n; end-start >= memoMin && len(n.memo) < memoMax {
+		n.memo = append(n.memo, memoEntry{unsafe.StringData(v.b[start:]), end - start})
+	}
+}
+
+// object checks the object opening at b[start]; top says whether it is the
+// line's top-level object, whose members are recorded.
+func (v *validator) object(start int, top bool) (int, bool) {
+	b := v.b
+	i := skipSpace(b, start+1)
+	if i == len(b) {
+		return i, false
+	}
+	if b[i] == '}' {
+		v.remember(start, i+1)
+		return i + 1, true
+	}
+	for {
+		if i == len(b) || b[i] != '"' {
+			return i, false
+		}
+		k := i
+		var ok bool
+		if i, ok = validString(b, i+1); !ok {
+			return i, false
+		}
+		kend := i
+		if i = skipSpace(b, i); i == len(b) || b[i] != ':' {
+			return i, false
+		}
+		if i = skipSpace(b, i+1); i == len(b) {
+			return i, false
+		}
+		val := i
+		if i, ok = v.value(i); !ok {
+			return i, false
+		}
+		if top {
+			if n := v.n; len(n.top) < topMax {
+				n.top = append(n.top, topMember{[2]int{k, kend}, [2]int{val, i}})
+			} else {
+				n.topOK = false
+			}
+		}
+		if i = skipSpace(b, i); i == len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case '}':
+			v.remember(start, i+1)
+			return i + 1, true
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return i, false
+		}
+	}
+}
+
+func (v *validator) array(start int) (int, bool) {
+	b := v.b
+	i := skipSpace(b, start+1)
+	if i == len(b) {
+		return i, false
+	}
+	if b[i] == ']' {
+		v.remember(start, i+1)
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if i == len(b) {
+			return i, false
+		}
+		if i, ok = v.value(i); !ok {
+			return i, false
+		}
+		if i = skipSpace(b, i); i == len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ']':
+			v.remember(start, i+1)
+			return i + 1, true
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return i, false
+		}
+	}
+}
+
+// validString checks the string whose body starts at b[i] and returns the
+// offset past its closing quote. It finds the next '"', '\\' or control
+// character eight bytes at a time.
+func validString(b string, i int) (int, bool) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for {
+		for {
+			if i+8 <= len(b) {
+				x := binary.LittleEndian.Uint64(sbytes(b[i : i+8]))
+				q, bs := x^'"'*ones, x^'\\'*ones
+				// The lowest byte flagged is the first special one.
+				if m := ((x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
+					break
+				}
+				i += 8
+				continue
+			}
+			for i < len(b) && b[i] >= ' ' && b[i] != '"' && b[i] != '\\' {
+				i++
+			}
+			break
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1, true
+		case c < ' ':
+			return i, false
+		}
+		// A backslash.
+		i++
+		if i == len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			for range 4 {
+				i++
+				if i >= len(b) || !isHex(b[i]) {
+					return i, false
+				}
+			}
+		default:
+			return i, false
+		}
+		i++
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// validNumber checks the number starting at b[i].
+func validNumber(b string, i int) (int, bool) {
+	if b[i] == '-' {
+		if i++; i == len(b) || !isDigit(b[i]) {
+			return i, false
+		}
+	}
+	if b[i] == '0' {
+		i++
+	} else {
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		if i++; i == len(b) || !isDigit(b[i]) {
+			return i, false
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		if i++; i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i == len(b) || !isDigit(b[i]) {
+			return i, false
+		}
+		for i < len(b) && isDigit(b[i]) {
+			i++
+		}
+	}
+	return i, true
+}
+
+func validLiteral(b string, i int, lit string) (int, bool) {
+	if len(b)-i >= len(lit) && b[i:i+len(lit)] == lit {
+		return i + len(lit), true
+	}
+	return i, false
+}
