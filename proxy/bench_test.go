@@ -78,7 +78,9 @@ func newBenchSession(b testing.TB, ts *testServer) *benchSession {
 			if srv.lineRead != nil {
 				srv.lineRead()
 			}
+			t0 := time.Now() // as claudecli.Client does with Config.OnNormalized set
 			ev := norm.Normalize(line)
+			srv.metrics.normalized(time.Since(t0))
 			sess.onEvent(nil, &ev, nil)
 		}
 	}()

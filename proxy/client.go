@@ -94,6 +94,7 @@ func (c *client) enqueue(f outFrame) bool {
 	maxFrames, maxBytes := 2*c.srv.opts.SendQueueFrames, 2*c.srv.opts.SendQueueBytes
 	if n := len(c.queue) - c.qHead; n >= maxFrames || (n > 0 && c.qBytes+int64(len(f.data)) > maxBytes) {
 		c.mu.Unlock()
+		c.srv.metrics.clientDropped(dropQueueFull)
 		c.kill(websocket.ClosePolicyViolation, fmt.Sprintf("slow consumer: send queue full (%d frames, %d bytes)", n, c.qBytes))
 		return false
 	}
@@ -315,6 +316,7 @@ func (c *client) readPump() {
 	for {
 		mt, r, err := c.conn.NextReader()
 		if err != nil {
+			c.srv.metrics.readFailed(err)
 			c.log.Debug("websocket read ended", "err", err)
 			return
 		}
@@ -329,9 +331,11 @@ func (c *client) readPump() {
 		})
 		if err != nil {
 			c.srv.inbound.release(held)
+			c.srv.metrics.readFailed(err)
 			c.log.Debug("websocket read failed", "err", err)
 			return
 		}
+		c.srv.metrics.frameIn(status.size)
 		switch {
 		case status.tooLarge:
 			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeFrameTooLarge,
@@ -494,9 +498,11 @@ func (c *client) write(f outFrame) bool {
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
 	if err := c.conn.WriteMessage(websocket.TextMessage, f.data); err != nil {
+		c.srv.metrics.writeFailed(err)
 		c.log.Debug("websocket write failed", "err", err)
 		return false
 	}
+	c.srv.metrics.frameOut(len(f.data))
 	return true
 }
 

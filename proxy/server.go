@@ -42,6 +42,9 @@ type Server struct {
 	logins    *logins
 	upgrader  websocket.Upgrader
 
+	metrics        *metrics     // metrics.go: GET /metrics
+	metricsHandler http.Handler // of metrics' own registry
+
 	claudeMu sync.Mutex
 	claude   *Claude
 
@@ -84,6 +87,8 @@ func New(opts Options) (*Server, error) {
 		clients:   map[*client]struct{}{},
 	}
 	s.mcp = newMCPHub(s.log)
+	s.metrics = newMetrics(s)
+	s.metricsHandler = newMetricsHandler(s.metrics, s)
 	if opts.MCP != nil {
 		s.mcp.setConfig(opts.MCP.Current())
 	}
@@ -315,6 +320,7 @@ func (s *Server) reapExited(now time.Time) {
 	s.mu.Unlock()
 	for _, sess := range due {
 		sess.log.Info("forgetting the exited session", "ttl", s.opts.SessionTTL)
+		s.metrics.sessionReaped()
 		sess.reap()
 	}
 }
@@ -410,6 +416,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	sess.proc = p
 	sess.mu.Unlock()
 	s.sessions[id] = sess
+	s.metrics.sessionCreated()
 	sess.run(p)
 	return sess, nil
 }

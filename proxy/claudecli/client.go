@@ -76,6 +76,16 @@ type Config struct {
 	// of that id is withdrawn and must not be answered. Nil: ignored.
 	OnControlCancel func(requestID string)
 
+	// OnNormalized, when set, gets the time each stdout line took to
+	// normalize (from the stdout goroutine; it must not block).
+	OnNormalized func(took time.Duration)
+	// OnControlDone, when set, gets each control request's outcome just
+	// before its callback: the subtype, the time since it was registered,
+	// and the error (nil: claude answered success; *CLIError, ErrTimeout,
+	// ErrExited, a write error). Forgotten requests are not reported. It
+	// must not block.
+	OnControlDone func(subtype string, took time.Duration, err error)
+
 	// Logger receives the client's log lines (discarded when nil).
 	Logger *slog.Logger
 }
@@ -157,6 +167,15 @@ type pendingCall struct {
 	subtype string
 	cb      func(json.RawMessage, error)
 	timer   *time.Timer
+	sent    time.Time // when it was registered (OnControlDone)
+}
+
+// done reports the outcome to OnControlDone, then to the request's callback.
+func (pc *pendingCall) done(c *Client, resp json.RawMessage, err error) {
+	if c.cfg.OnControlDone != nil {
+		c.cfg.OnControlDone(pc.subtype, time.Since(pc.sent), err)
+	}
+	pc.cb(resp, err)
 }
 
 // Start starts claude in a process group of its own with a pipe on each
@@ -411,7 +430,7 @@ func (c *Client) call(ctx context.Context, subtype string, fields any, cb func(j
 	}
 	c.seq++
 	id := fmt.Sprintf("%s%d", c.cfg.IDPrefix, c.seq)
-	pc := &pendingCall{subtype: subtype, cb: cb}
+	pc := &pendingCall{subtype: subtype, cb: cb, sent: time.Now()}
 	c.pending[id] = pc
 	c.wg.Add(1)
 	pc.timer = time.AfterFunc(c.cfg.ControlTimeout, func() {
@@ -430,7 +449,7 @@ func (c *Client) call(ctx context.Context, subtype string, fields any, cb func(j
 	}
 	if err != nil {
 		if pc := c.take(id); pc != nil {
-			pc.cb(nil, err)
+			pc.done(c, nil, err)
 		}
 		return id, err
 	}
@@ -477,7 +496,7 @@ func (c *Client) timedOut(id string, pc *pendingCall) {
 	delete(c.pending, id) // the timer has fired: nothing to stop
 	c.mu.Unlock()
 	c.log.Warn("claude did not answer a control request in time; it is forgotten", "subtype", pc.subtype, "request_id", id, "timeout", c.cfg.ControlTimeout)
-	pc.cb(nil, ErrTimeout)
+	pc.done(c, nil, ErrTimeout)
 }
 
 func (c *Client) onResponse(line []byte) {
@@ -493,14 +512,14 @@ func (c *Client) onResponse(line []byte) {
 		if r := resp.Get("response"); r.IsObject() {
 			raw = json.RawMessage(bytes.Clone([]byte(r.Raw)))
 		}
-		pc.cb(raw, nil)
+		pc.done(c, raw, nil)
 		return
 	}
 	msg := resp.Get("error").String()
 	if msg == "" {
 		msg = "claude answered with an error and no message"
 	}
-	pc.cb(nil, &CLIError{Msg: msg})
+	pc.done(c, nil, &CLIError{Msg: msg})
 }
 
 // ---------------------------------------------------------------- stdout, stderr
@@ -519,7 +538,14 @@ func (c *Client) readStdout() {
 			}
 			break
 		}
+		var t0 time.Time
+		if c.cfg.OnNormalized != nil {
+			t0 = time.Now()
+		}
 		ev := norm.Normalize(line)
+		if c.cfg.OnNormalized != nil {
+			c.cfg.OnNormalized(time.Since(t0))
+		}
 		switch ev.Type {
 		case stream.TypeControlResponse:
 			c.onResponse(ev.JSON)
@@ -625,7 +651,7 @@ func (c *Client) waitLoop(outDone, errDone <-chan struct{}) {
 	}
 	c.mu.Unlock()
 	for _, pc := range gone {
-		pc.cb(nil, ErrExited)
+		pc.done(c, nil, ErrExited)
 	}
 
 	code, sig := exitStatus(c.cmd.ProcessState)

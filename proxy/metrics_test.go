@@ -1,0 +1,219 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// scrape GETs /metrics with the token and returns its series by their
+// text (`name{label="v",...}`) and the body.
+func scrape(t *testing.T, ts *testServer) (map[string]float64, string) {
+	t.Helper()
+	resp, body := httpGet(t, "GET", ts.url+"/metrics", http.Header{"Authorization": {"Bearer " + testToken}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /metrics: %s %s", resp.Status, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		out[line[:i]] = v
+	}
+	return out, string(body)
+}
+
+// want checks series that must have exactly these values.
+func wantMetrics(t *testing.T, step string, m map[string]float64, want map[string]float64) {
+	t.Helper()
+	for k, v := range want {
+		got, ok := m[k]
+		if !ok {
+			t.Errorf("%s: no series %s", step, k)
+		} else if got != v {
+			t.Errorf("%s: %s = %v, want %v", step, k, got, v)
+		}
+	}
+}
+
+// TestMetrics: GET /metrics needs the token; after a fake-claude session
+// (create, a turn with a permission request answered, close) the values
+// move as they must; no label carries a session id, a tool input, claude's
+// session id or the token.
+func TestMetrics(t *testing.T) {
+	ts := startServer(t, Options{Version: "1.2.3"})
+	for _, h := range []http.Header{nil, {"Authorization": {"Bearer wrong"}}} {
+		if resp, body := httpGet(t, "GET", ts.url+"/metrics", h); resp.StatusCode != 401 || bytes.Contains(body, []byte("ccproxy_")) {
+			t.Errorf("/metrics with %v: %s %s", h, resp.Status, body)
+		}
+	}
+	m, body := scrape(t, ts)
+	wantMetrics(t, "at start", m, map[string]float64{
+		`ccproxy_sessions{state="idle"}`:                          0,
+		`ccproxy_clients`:                                         0,
+		`ccproxy_events_total`:                                    0,
+		`ccproxy_permission_requests_pending{kind="tool"}`:        0,
+		`ccproxy_clients_dropped_total{reason="send_queue_full"}`: 0,
+		`ccproxy_replay_log_bytes{where="memory"}`:                0,
+	})
+	for _, name := range []string{"ccproxy_sessions", "ccproxy_clients", "ccproxy_replay_log_bytes", "ccproxy_mcp_servers", "ccproxy_permission_wait_seconds", "ccproxy_normalize_seconds", "ccproxy_claude_restarts_total", "go_goroutines"} {
+		if !strings.Contains(body, "# HELP "+name+" ") {
+			t.Errorf("no HELP for %s", name)
+		}
+	}
+
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.waitPush(0, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool {
+		return strings.Contains(string(raw), `"state":"idle"`)
+	})
+	m, _ = scrape(t, ts)
+	wantMetrics(t, "idle", m, map[string]float64{
+		`ccproxy_sessions{state="idle"}`:    1,
+		`ccproxy_sessions{state="running"}`: 0,
+		`ccproxy_clients`:                   1,
+		`ccproxy_sessions_created_total`:    1,
+		`ccproxy_control_request_duration_seconds_count{result="success",subtype="initialize"}`: 1,
+	})
+
+	from := c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	m, _ = scrape(t, ts)
+	wantMetrics(t, "asking", m, map[string]float64{
+		`ccproxy_sessions{state="running"}`:                  1,
+		`ccproxy_permission_requests_pending{kind="tool"}`:   1,
+		`ccproxy_permission_requests_total{kind="tool"}`:     1,
+		`ccproxy_permission_wait_seconds_count{kind="tool"}`: 0,
+	})
+
+	c.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow"})
+	answerText(t, c, from, s)
+	c.waitEvent(from, s, "the result", isResult)
+	events := len(c.events(s))
+	var frameBytes int
+	for _, f := range c.snapshot() {
+		if f.Type == protocol.TypeSessionEvent {
+			frameBytes += len(f.raw)
+		}
+	}
+	m, body = scrape(t, ts)
+	wantMetrics(t, "answered", m, map[string]float64{
+		`ccproxy_permission_requests_pending{kind="tool"}`:   0,
+		`ccproxy_permission_wait_seconds_count{kind="tool"}`: 1,
+		`ccproxy_events_total`:                               float64(events),
+		`ccproxy_event_bytes_total`:                          float64(frameBytes),
+	})
+	if m[`ccproxy_normalize_seconds_count`] < float64(events) {
+		t.Errorf("normalize count %v < %d events", m[`ccproxy_normalize_seconds_count`], events)
+	}
+	if got := m[`ccproxy_ws_frames_total{direction="out"}`]; got < float64(from) {
+		t.Errorf("frames out %v < %d frames received", got, from)
+	}
+	if got := m[`ccproxy_ws_frames_total{direction="in"}`]; got != 4 { // create, subscribe, send, respond
+		t.Errorf("frames in = %v, want 4", got)
+	}
+	if m[`ccproxy_ws_bytes_total{direction="in"}`] <= 0 || m[`ccproxy_ws_bytes_total{direction="out"}`] < float64(frameBytes) {
+		t.Errorf("ws bytes: in %v, out %v (events alone %d)", m[`ccproxy_ws_bytes_total{direction="in"}`], m[`ccproxy_ws_bytes_total{direction="out"}`], frameBytes)
+	}
+	if m[`ccproxy_replay_log_bytes{where="memory"}`] < float64(frameBytes) {
+		t.Errorf("replay log memory %v < %d bytes of events", m[`ccproxy_replay_log_bytes{where="memory"}`], frameBytes)
+	}
+
+	// No session id, tool input, tool_use id, claude's session id or
+	// token anywhere (labels are bounded).
+	for _, secret := range []string{s, req.RequestID, `command`, "toolu_fake_1", "fake-session-1", testToken} {
+		if strings.Contains(body, secret) {
+			t.Errorf("/metrics shows %q", secret)
+		}
+	}
+	checkLabelsBounded(t, body)
+
+	c.do(protocol.TypeSessionClose, map[string]any{"session": s})
+	m, body = scrape(t, ts)
+	for _, name := range []string{"ccproxy_control_request_duration_seconds", "ccproxy_claude_exits_total"} {
+		if !strings.Contains(body, "# HELP "+name+" ") {
+			t.Errorf("no HELP for %s", name)
+		}
+	}
+	wantMetrics(t, "closed", m, map[string]float64{
+		`ccproxy_sessions{state="idle"}`:                          0,
+		`ccproxy_claude_exits_total{how="code0",reason="closed"}`: 1,
+		`ccproxy_replay_log_bytes{where="memory"}`:                0,
+	})
+}
+
+// checkLabelsBounded: every ccproxy_ label value is one of a fixed set.
+func checkLabelsBounded(t *testing.T, body string) {
+	t.Helper()
+	allowed := map[string]bool{"other": true, "in": true, "out": true, "memory": true, "disk": true,
+		"success": true, "error": true, "timeout": true, "exited": true, "failed": true, "code0": true, "code_nonzero": true, "signal": true,
+		dropQueueFull: true, dropWriteTimeout: true, dropPongTimeout: true}
+	for _, l := range [][]string{sessionStates, mcpStatuses, permKinds, controlSubtype, exitReasons} {
+		for _, v := range l {
+			allowed[v] = true
+		}
+	}
+	label := regexp.MustCompile(`([a-z_]+)="([^"]*)"`)
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, "ccproxy_") {
+			continue
+		}
+		for _, m := range label.FindAllStringSubmatch(line, -1) {
+			if m[1] == "le" {
+				continue
+			}
+			if !allowed[m[2]] {
+				t.Errorf("unbounded label value %s=%q in %s", m[1], m[2], line)
+			}
+		}
+	}
+}
+
+// TestMetricsLabelsBounded: values a label does not know count as other.
+func TestMetricsLabelsBounded(t *testing.T) {
+	ts := startServer(t, Options{})
+	ts.srv.metrics.controlDone("s-secretsessionid", time.Millisecond, nil)
+	ts.srv.metrics.controlDone("interrupt", time.Millisecond, &claudecli.CLIError{Msg: "no"})
+	ts.srv.metrics.controlDone("interrupt", time.Millisecond, claudecli.ErrTimeout)
+	ts.srv.metrics.controlDone("interrupt", time.Millisecond, errors.New("stdin closed"))
+	ts.srv.metrics.permissionAsked("rm -rf /")
+	ts.srv.metrics.probed([]protocol.ProbeResult{{Name: "secret-server", Status: "weird", LatencyMs: protocol.Latency{Total: 1500}}})
+	m, body := scrape(t, ts)
+	wantMetrics(t, "bounded", m, map[string]float64{
+		`ccproxy_control_request_duration_seconds_count{result="success",subtype="other"}`:     1,
+		`ccproxy_control_request_duration_seconds_count{result="error",subtype="interrupt"}`:   1,
+		`ccproxy_control_request_duration_seconds_count{result="timeout",subtype="interrupt"}`: 1,
+		`ccproxy_control_request_duration_seconds_count{result="failed",subtype="interrupt"}`:  1,
+		`ccproxy_permission_requests_total{kind="other"}`:                                      1,
+		`ccproxy_mcp_probe_duration_seconds_sum{status="other"}`:                               1.5,
+	})
+	for _, s := range []string{"secretsessionid", "rm -rf", "secret-server", "weird"} {
+		if strings.Contains(body, s) {
+			t.Errorf("/metrics shows %q", s)
+		}
+	}
+	checkLabelsBounded(t, body)
+}
