@@ -60,6 +60,7 @@ type client struct {
 	queue      []outFrame // queue[qHead:] waits for the write pump
 	qHead      int
 	qBytes     int64
+	ws         wsCounts // metrics.go: frames and bytes in and out
 }
 
 func newClient(srv *Server, id string, conn *websocket.Conn) *client {
@@ -165,6 +166,7 @@ func (c *client) next() (outFrame, *subscription, bool) {
 		f := c.queue[c.qHead]
 		c.queue[c.qHead] = outFrame{}
 		c.qHead++
+		c.ws.sentLocked(len(f.data))
 		c.qBytes -= int64(len(f.data))
 		if c.qHead == len(c.queue) {
 			c.queue, c.qHead = c.queue[:0], 0
@@ -335,7 +337,7 @@ func (c *client) readPump() {
 			c.log.Debug("websocket read failed", "err", err)
 			return
 		}
-		c.srv.metrics.frameIn(status.size)
+		c.ws.received(status.size)
 		switch {
 		case status.tooLarge:
 			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeFrameTooLarge,
@@ -452,7 +454,9 @@ func (c *client) writePump() {
 				}
 				continue
 			}
-			for _, f := range sub.s.pull(sub) {
+			frames := sub.s.pull(sub)
+			c.countPulled(frames)
+			for _, f := range frames {
 				if !c.write(outFrame{data: f, sub: sub}) {
 					return
 				}
@@ -498,11 +502,10 @@ func (c *client) write(f outFrame) bool {
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
 	if err := c.conn.WriteMessage(websocket.TextMessage, f.data); err != nil {
-		c.srv.metrics.writeFailed(err)
+		c.writeFailed(err)
 		c.log.Debug("websocket write failed", "err", err)
 		return false
 	}
-	c.srv.metrics.frameOut(len(f.data))
 	return true
 }
 

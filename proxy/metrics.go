@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,9 +34,6 @@ type metrics struct {
 	reg *prometheus.Registry
 
 	events, eventBytes       prometheus.Counter
-	wsFrames, wsBytes        *prometheus.CounterVec // direction: in, out
-	framesIn, bytesIn        prometheus.Counter     // wsFrames, wsBytes{direction="in"}
-	framesOut, bytesOut      prometheus.Counter     // wsFrames, wsBytes{direction="out"}
 	dropped                  *prometheus.CounterVec // reason
 	fellBehind               prometheus.Counter
 	permissions              *prometheus.CounterVec   // kind
@@ -101,8 +99,6 @@ func newMetrics(s *Server) *metrics {
 	}
 	m.events = counter("ccproxy_events_total", "Events read from claude processes and logged (seq numbered), all sessions.")
 	m.eventBytes = counter("ccproxy_event_bytes_total", "Bytes of the session/event frames logged, all sessions.")
-	m.wsFrames = counterVec("ccproxy_ws_frames_total", "Websocket frames: in (read from clients), out (written to clients).", "direction")
-	m.wsBytes = counterVec("ccproxy_ws_bytes_total", "Websocket payload bytes: in (read from clients), out (written to clients).", "direction")
 	m.dropped = counterVec("ccproxy_clients_dropped_total", "Websocket clients dropped, by reason: send_queue_full (1008), write_timeout, pong_timeout.", "reason")
 	m.fellBehind = counter("ccproxy_subscriptions_fell_behind_total", "Live subscriptions whose client's send queue was full: they went back to catching up from the replay log (nothing lost).")
 	m.permissions = counterVec("ccproxy_permission_requests_total", "Permission requests shown to clients, by kind (tool, question, plan).", "kind")
@@ -111,12 +107,10 @@ func newMetrics(s *Server) *metrics {
 	m.probes = histVec("ccproxy_mcp_probe_duration_seconds", "Duration of MCP server probes (mcp/probe and auto-probes), by the status found.", probeBuckets, "status")
 	m.restarts = counter("ccproxy_claude_restarts_total", "Claude processes restarted with --resume (a live MCP change claude refused).")
 	m.exits = counterVec("ccproxy_claude_exits_total", "Claude processes that ended, by reason (exited: on its own or killed; closed; shutdown; restart) and how (code0, code_nonzero, signal).", "reason", "how")
-	m.normalize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ccproxy_normalize_seconds", Help: "Time to normalize one line of claude's stdout (package stream).", Buckets: normalizeBuckets})
+	m.normalize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ccproxy_normalize_seconds", Help: "Time to normalize one line of claude's stdout (package stream), sampled: the first line of each claude process, then one in 64.", Buckets: normalizeBuckets})
 	m.reg.MustRegister(m.normalize)
 	m.sessionsCreated = counter("ccproxy_sessions_created_total", "Sessions created (session/create that started claude).")
 	m.reapedN = counter("ccproxy_sessions_reaped_total", "Exited sessions forgotten SessionTTL after their exit.")
-	m.framesIn, m.bytesIn = m.wsFrames.WithLabelValues("in"), m.wsBytes.WithLabelValues("in")
-	m.framesOut, m.bytesOut = m.wsFrames.WithLabelValues("out"), m.wsBytes.WithLabelValues("out")
 	for _, r := range []string{dropQueueFull, dropWriteTimeout, dropPongTimeout} {
 		m.dropped.WithLabelValues(r)
 	}
@@ -141,22 +135,46 @@ func (m *metrics) eventLogged(frame []byte) {
 	m.eventBytes.Add(float64(len(frame)))
 }
 
-// frameIn counts a frame read from a client (its payload bytes).
-func (m *metrics) frameIn(size int64) {
-	if m == nil {
-		return
-	}
-	m.framesIn.Inc()
-	m.bytesIn.Add(float64(size))
+// wsCounts are one client's websocket frames and bytes. Frames out are
+// counted as the write pump takes them (from the queue under client.mu,
+// which it holds anyway, or a catch-up chunk at a time): a counter shared
+// by every write pump would cost each frame an atomic add on a contended
+// cache line. The collector sums the live clients and Server.retired.
+type wsCounts struct {
+	outFrames, outBytes int64        // guarded by client.mu
+	inFrames, inBytes   atomic.Int64 // the read pump's
 }
 
-// frameOut counts a frame written to a client.
-func (m *metrics) frameOut(size int) {
-	if m == nil {
-		return
+// sentLocked counts a frame the write pump took from the queue (c.mu held).
+func (w *wsCounts) sentLocked(n int) { w.outFrames++; w.outBytes += int64(n) }
+
+// received counts a frame read from the client (its payload bytes).
+func (w *wsCounts) received(n int64) { w.inFrames.Add(1); w.inBytes.Add(n) }
+
+// countPulled counts the frames of a catch-up chunk the write pump pulled.
+func (c *client) countPulled(frames [][]byte) {
+	var n int
+	for _, f := range frames {
+		n += len(f)
 	}
-	m.framesOut.Inc()
-	m.bytesOut.Add(float64(size))
+	c.mu.Lock()
+	c.ws.outFrames += int64(len(frames))
+	c.ws.outBytes += int64(n)
+	c.mu.Unlock()
+}
+
+// wsTotals are the websocket counts of clients gone (Server.retired,
+// guarded by Server.mu).
+type wsTotals struct{ inFrames, inBytes, outFrames, outBytes int64 }
+
+// add adds c's counts (Server.mu held; c's write pump has ended).
+func (t *wsTotals) add(c *client) {
+	c.mu.Lock()
+	t.outFrames += c.ws.outFrames
+	t.outBytes += c.ws.outBytes
+	c.mu.Unlock()
+	t.inFrames += c.ws.inFrames.Load()
+	t.inBytes += c.ws.inBytes.Load()
 }
 
 // ---------------------------------------------------------------- clients
@@ -170,13 +188,16 @@ func (m *metrics) clientDropped(reason string) {
 }
 
 // writeFailed counts a failed websocket write that timed out (WriteWait)
-// as a drop; other failures are the client going away.
-func (m *metrics) writeFailed(err error) {
-	if m == nil {
+// as a drop, unless the client was dropped already (a full queue: counted
+// then); other failures are the client going away.
+func (c *client) writeFailed(err error) {
+	select {
+	case <-c.killed:
 		return
+	default:
 	}
 	if isTimeout(err) {
-		m.clientDropped(dropWriteTimeout)
+		c.srv.metrics.clientDropped(dropWriteTimeout)
 	}
 }
 
@@ -321,11 +342,13 @@ var (
 	descPermPending = prometheus.NewDesc("ccproxy_permission_requests_pending", "Permission requests waiting for an answer, by kind.", []string{"kind"}, nil)
 	descControlPend = prometheus.NewDesc("ccproxy_control_requests_pending", "Control requests sent to claude and not answered yet.", nil, nil)
 	descMCPServers  = prometheus.NewDesc("ccproxy_mcp_servers", "MCP servers of the configuration in force, by status (SPEC §8).", []string{"status"}, nil)
+	descWSFrames    = prometheus.NewDesc("ccproxy_ws_frames_total", "Websocket frames: in (read from clients), out (taken by the write pumps to write to clients).", []string{"direction"}, nil)
+	descWSBytes     = prometheus.NewDesc("ccproxy_ws_bytes_total", "Websocket payload bytes: in (read from clients), out (taken by the write pumps).", []string{"direction"}, nil)
 	descInbound     = prometheus.NewDesc("ccproxy_inbound_bytes", "Memory taken by client frames being read and handled (bounded by InboundBytes).", nil, nil)
 )
 
 func (sc *serverCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSessions, descClients, descReplay, descReplayMax, descPermPending, descControlPend, descMCPServers, descInbound} {
+	for _, d := range []*prometheus.Desc{descSessions, descClients, descReplay, descReplayMax, descPermPending, descControlPend, descMCPServers, descInbound, descWSFrames, descWSBytes} {
 		ch <- d
 	}
 }
@@ -337,6 +360,10 @@ func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	controls := 0
 	s.mu.Lock()
 	clients := len(s.clients)
+	ws := s.retired
+	for c := range s.clients {
+		ws.add(c)
+	}
 	states[protocol.StateStarting] += s.starting
 	for _, sess := range s.sessions {
 		sess.mu.Lock()
@@ -361,6 +388,13 @@ func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descPermPending, perms[k], k)
 	}
 	gauge(descControlPend, controls)
+	counter := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	counter(descWSFrames, ws.inFrames, "in")
+	counter(descWSFrames, ws.outFrames, "out")
+	counter(descWSBytes, ws.inBytes, "in")
+	counter(descWSBytes, ws.outBytes, "out")
 
 	mem, disk := s.logs.bytes()
 	gauge(descReplay, int(mem), "memory")

@@ -57,6 +57,7 @@ type Server struct {
 	sessions map[string]*Session
 	starting int // sessions whose claude is being started, not yet in sessions
 	clients  map[*client]struct{}
+	retired  wsTotals // metrics.go: the websocket counts of clients gone
 	served   bool
 	connSeq  int64
 
@@ -480,6 +481,7 @@ func (s *Server) removeClient(c *client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.clients, c)
+	s.retired.add(c)
 }
 
 // isShuttingDown is a check without the lock, for refusing new work early.
