@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
@@ -236,4 +239,104 @@ func BenchmarkMetricsPerEvent(b *testing.B) {
 			c.ws.sentLocked(len(frame))
 		}
 	}
+}
+
+// TestMetricsRestartAndMCP: a restart for a refused MCP change counts a
+// restart, an exit for it, mcp_set_servers (answered with errors) and a
+// second initialize; the MCP servers are counted by status.
+func TestMetricsRestartAndMCP(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
+	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1")
+	c := ts.dial(t)
+	s := c.create(nil)
+	before := c.count()
+	c.turn(s, "first")
+	ri := c.waitPush(before, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"running"`) })
+	c.waitPush(ri+1, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"idle"`) })
+	m, _ := scrape(t, ts)
+	wantMetrics(t, "before", m, map[string]float64{`ccproxy_claude_restarts_total`: 0})
+	if n := sumOf(m, "ccproxy_mcp_servers{"); n != 1 {
+		t.Errorf("before: %v MCP servers, want 1", n)
+	}
+
+	from := c.count()
+	src.set(map[string]string{"alpha": `{"command":"a","args":[]}`, "beta": `{"command":"b","args":[]}`}, nil)
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"idle"`) })
+	m, body := scrape(t, ts)
+	wantMetrics(t, "restarted", m, map[string]float64{
+		`ccproxy_claude_restarts_total`:                                                              1,
+		`ccproxy_claude_exits_total{how="code0",reason="restart"}`:                                   1,
+		`ccproxy_control_request_duration_seconds_count{result="success",subtype="mcp_set_servers"}`: 1, // with errors in it
+		`ccproxy_control_request_duration_seconds_count{result="success",subtype="initialize"}`:      2,
+		`ccproxy_sessions{state="idle"}`:                                                             1,
+	})
+	if n := sumOf(m, "ccproxy_mcp_servers{"); n != 2 {
+		t.Errorf("restarted: %v MCP servers, want 2", n)
+	}
+	checkLabelsBounded(t, body)
+}
+
+func sumOf(m map[string]float64, prefix string) float64 {
+	var n float64
+	for k, v := range m {
+		if strings.HasPrefix(k, prefix) {
+			n += v
+		}
+	}
+	return n
+}
+
+// TestMetricsSlowClients: a client that stops reading falls behind
+// (counted, nothing lost); one whose queue of replies then goes twice over
+// its bound is dropped with 1008 and counted as send_queue_full, once.
+func TestMetricsSlowClients(t *testing.T) {
+	ts := startServer(t, Options{SendQueueFrames: 4, ReplayBytes: 1 << 20, WriteWait: waitTimeout})
+	fast := ts.dial(t)
+	s := fast.create(nil)
+	conn, _, err := smallBufferDialer().Dial(ts.wsURL(), http.Header{"Authorization": {"Bearer " + testToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := newWSClient(t, conn, false)
+	req, _ := json.Marshal(map[string]any{"type": "session/subscribe", "id": 1, "data": map[string]any{"session": s}})
+	if err := conn.WriteMessage(websocket.TextMessage, req); err != nil {
+		t.Fatal(err)
+	}
+	for { // up to the subscribe reply; then it stops reading
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f protocol.Frame
+		mustUnmarshal(t, data, &f)
+		if f.Type == protocol.TypeReply && string(f.ID) == "1" {
+			break
+		}
+	}
+	for range 30 { // 12 MB: more than the socket buffers hold
+		fast.turn(s, "flood 8 50000")
+	}
+	m, _ := scrape(t, ts)
+	if m[`ccproxy_subscriptions_fell_behind_total`] < 1 {
+		t.Fatalf("fell behind = %v, want ≥ 1", m[`ccproxy_subscriptions_fell_behind_total`])
+	}
+	wantMetrics(t, "behind", m, map[string]float64{`ccproxy_clients_dropped_total{reason="send_queue_full"}`: 0, `ccproxy_clients`: 2})
+
+	// Its write pump is stuck writing the catch-up: replies pile up.
+	for i := range 2*4 + 2 {
+		req, _ := json.Marshal(map[string]any{"type": "session/list", "id": 100 + i, "data": map[string]any{}})
+		if err := conn.WriteMessage(websocket.TextMessage, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slow.startReading() // the stuck write ends; then the close frame comes
+	if ce := slow.waitClosed(); ce == nil || ce.Code != websocket.ClosePolicyViolation {
+		t.Fatalf("slow client closed with %v, want 1008", ce)
+	}
+	m, _ = scrape(t, ts)
+	wantMetrics(t, "dropped", m, map[string]float64{
+		`ccproxy_clients_dropped_total{reason="send_queue_full"}`: 1,
+		`ccproxy_clients_dropped_total{reason="write_timeout"}`:   0,
+	})
 }
