@@ -343,3 +343,34 @@ func TestMetricsSlowClients(t *testing.T) {
 		`ccproxy_clients_dropped_total{reason="write_timeout"}`:   0,
 	})
 }
+
+// TestMetricsTimeouts: a client that answers no ping is dropped as
+// pong_timeout; one whose write makes no progress for WriteWait as
+// write_timeout.
+func TestMetricsTimeouts(t *testing.T) {
+	ts := startServer(t, Options{PingInterval: 20 * time.Millisecond, PongWait: 300 * time.Millisecond})
+	conn, _, err := websocket.DefaultDialer.Dial(ts.wsURL(), http.Header{"Authorization": {"Bearer " + testToken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newWSClient(t, conn, false)
+	conn.SetPingHandler(func(string) error { return nil }) // no pong
+	conn.SetReadDeadline(time.Now().Add(waitTimeout))
+	for {
+		if _, _, err := conn.NextReader(); err != nil {
+			break // the proxy closed the connection
+		}
+	}
+	m, _ := scrape(t, ts)
+	wantMetrics(t, "no pong", m, map[string]float64{`ccproxy_clients_dropped_total{reason="pong_timeout"}`: 1, `ccproxy_clients_dropped_total{reason="write_timeout"}`: 0})
+
+	ts = startServer(t, Options{SendQueueFrames: 16, WriteWait: 300 * time.Millisecond})
+	fast := ts.dial(t)
+	s := fast.create(nil)
+	dialSlow(t, ts, s)
+	for i := 0; i < 200 && !strings.Contains(ts.logBuf.String(), "websocket write failed"); i++ {
+		fast.turn(s, "flood 8 50000")
+	}
+	m, _ = scrape(t, ts)
+	wantMetrics(t, "stalled", m, map[string]float64{`ccproxy_clients_dropped_total{reason="write_timeout"}`: 1, `ccproxy_clients_dropped_total{reason="pong_timeout"}`: 0})
+}
