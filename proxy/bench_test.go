@@ -70,6 +70,7 @@ func newBenchSession(b testing.TB, ts *testServer) *benchSession {
 		defer r.Close()
 		rd := stream.NewReader(r, srv.opts.MaxLineBytes)
 		norm := stream.NewNormalizer(stream.Options{Attachments: stream.AttachSink, Sink: srv.blobs})
+		var lines int
 		for {
 			line, err := rd.Next()
 			if err != nil {
@@ -78,7 +79,15 @@ func newBenchSession(b testing.TB, ts *testServer) *benchSession {
 			if srv.lineRead != nil {
 				srv.lineRead()
 			}
-			ev := norm.Normalize(line)
+			// As claudecli.Client does with Config.OnNormalized set.
+			var ev stream.Event
+			if lines++; lines%claudecli.NormalizeSampleEvery == 1 {
+				t0 := time.Now()
+				ev = norm.Normalize(line)
+				srv.metrics.normalized(time.Since(t0))
+			} else {
+				ev = norm.Normalize(line)
+			}
 			sess.onEvent(nil, &ev, nil)
 		}
 	}()

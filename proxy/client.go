@@ -60,6 +60,7 @@ type client struct {
 	queue      []outFrame // queue[qHead:] waits for the write pump
 	qHead      int
 	qBytes     int64
+	ws         wsCounts // metrics.go: frames and bytes in and out
 }
 
 func newClient(srv *Server, id string, conn *websocket.Conn) *client {
@@ -94,6 +95,7 @@ func (c *client) enqueue(f outFrame) bool {
 	maxFrames, maxBytes := 2*c.srv.opts.SendQueueFrames, 2*c.srv.opts.SendQueueBytes
 	if n := len(c.queue) - c.qHead; n >= maxFrames || (n > 0 && c.qBytes+int64(len(f.data)) > maxBytes) {
 		c.mu.Unlock()
+		c.srv.metrics.clientDropped(dropQueueFull)
 		c.kill(websocket.ClosePolicyViolation, fmt.Sprintf("slow consumer: send queue full (%d frames, %d bytes)", n, c.qBytes))
 		return false
 	}
@@ -164,6 +166,7 @@ func (c *client) next() (outFrame, *subscription, bool) {
 		f := c.queue[c.qHead]
 		c.queue[c.qHead] = outFrame{}
 		c.qHead++
+		c.ws.sentLocked(len(f.data))
 		c.qBytes -= int64(len(f.data))
 		if c.qHead == len(c.queue) {
 			c.queue, c.qHead = c.queue[:0], 0
@@ -315,6 +318,7 @@ func (c *client) readPump() {
 	for {
 		mt, r, err := c.conn.NextReader()
 		if err != nil {
+			c.srv.metrics.readFailed(err)
 			c.log.Debug("websocket read ended", "err", err)
 			return
 		}
@@ -329,9 +333,11 @@ func (c *client) readPump() {
 		})
 		if err != nil {
 			c.srv.inbound.release(held)
+			c.srv.metrics.readFailed(err)
 			c.log.Debug("websocket read failed", "err", err)
 			return
 		}
+		c.ws.received(status.size)
 		switch {
 		case status.tooLarge:
 			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeFrameTooLarge,
@@ -448,7 +454,9 @@ func (c *client) writePump() {
 				}
 				continue
 			}
-			for _, f := range sub.s.pull(sub) {
+			frames := sub.s.pull(sub)
+			c.countPulled(frames)
+			for _, f := range frames {
 				if !c.write(outFrame{data: f, sub: sub}) {
 					return
 				}
@@ -494,6 +502,7 @@ func (c *client) write(f outFrame) bool {
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
 	if err := c.conn.WriteMessage(websocket.TextMessage, f.data); err != nil {
+		c.writeFailed(err)
 		c.log.Debug("websocket write failed", "err", err)
 		return false
 	}

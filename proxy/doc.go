@@ -161,6 +161,21 @@
 // summarizes the proxy (Health) for `ccproxy status`. SelfSignedCert,
 // CertFingerprint and SPKIHash serve `serve --tls-self-signed`.
 //
+// # Metrics
+//
+// GET /metrics (metrics.go; token required) serves a Prometheus registry of
+// the Server's own. States (sessions by state, clients, pending permission
+// requests and control requests, replay-log bytes, MCP servers by status,
+// websocket frames and bytes) are read by a collector at scrape time; events
+// (events logged, drops, permission waits, control latency from
+// claudecli.Config.OnControlDone, probes, exits and restarts, normalization
+// time from claudecli.Config.OnNormalized, sampled 1 line in 64) are counted
+// where they happen by one-line calls into metrics.go. Frames out are
+// counted per client under client.mu as the write pump takes them (no
+// shared atomic per frame); a client's counts go to Server.retired when it
+// is removed. Label values come from fixed sets ("other" beyond): never a
+// session id or session text.
+//
 // # Concurrency
 //
 // Goroutines and their owners: Server.Serve owns the HTTP server, the MCP
@@ -175,7 +190,10 @@
 // held turns (all joined by close); Serve also owns the reap loop (exited
 // sessions past SessionTTL). Lock order: Server.mu, then Session.mu or
 // mcpHub.mu, then hub.mu, then client.mu; logBudget.mu is taken with no
-// session lock held, before hub.mu. Queueing a frame never blocks; disk
+// session lock held, before hub.mu. The metrics collector follows it:
+// Server.mu, then each client.mu and each Session.mu (one at a time); then,
+// with none held, logBudget.mu and each hub.mu; Server.retired is guarded
+// by Server.mu. Queueing a frame never blocks; disk
 // reads of a catch-up hold no lock. logins.mu guards the login codes and
 // loginLimiter.mu the rate limit's buckets; each is taken alone. The origin
 // policy (served hosts, own origins) is written before the HTTP server

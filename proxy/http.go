@@ -32,6 +32,7 @@ func (s *Server) Handler() http.Handler {
 	private.HandleFunc(blobPath, s.serveBlob)
 	private.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
 	private.HandleFunc("/v1/health", s.serveHealth)
+	private.HandleFunc("/metrics", s.serveMetrics)
 	private.HandleFunc(loginPath+"/code", s.serveLoginCode)
 	private.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no such endpoint: "+truncate(r.URL.Path, 100))

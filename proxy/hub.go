@@ -120,6 +120,7 @@ func (h *hub) sendEventLocked(sub *subscription, seq int64, frame []byte) {
 	case queueBehind:
 		// The client is behind: it catches up from the log from seq on
 		// (enqueueEvent put it on the client's catch-up list).
+		sub.c.srv.metrics.subscriptionBehind()
 		if !sub.wasLive {
 			sub.c.log.Debug("client fell behind; it catches up from the replay log", "session", h.session, "seq", seq)
 		}

@@ -172,6 +172,7 @@ func (m *mcpCalls) autoProbe() {
 	for _, name := range names {
 		wg.Go(func() {
 			res, err := m.prober.Probe(m.ctx, cfg.Resolved, name)
+			m.srv.metrics.probed([]protocol.ProbeResult{res})
 			if err != nil || m.ctx.Err() != nil {
 				return // gone from the configuration, or shutting down
 			}
@@ -263,6 +264,7 @@ func (m *mcpCalls) reqProbe(c *client, id json.RawMessage, d *protocol.MCPProbe)
 		if ctx.Err() != nil {
 			return nil, ctx.Err() // cut short: not observations
 		}
+		m.srv.metrics.probed(results)
 		m.srv.mcp.observeProbes(results, defs)
 		if results == nil {
 			results = []protocol.ProbeResult{}

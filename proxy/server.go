@@ -43,6 +43,9 @@ type Server struct {
 	logins    *logins
 	upgrader  websocket.Upgrader
 
+	metrics        *metrics     // metrics.go: GET /metrics
+	metricsHandler http.Handler // of metrics' own registry
+
 	claudeMu sync.Mutex
 	claude   *Claude
 
@@ -55,6 +58,7 @@ type Server struct {
 	sessions map[string]*Session
 	starting int // sessions whose claude is being started, not yet in sessions
 	clients  map[*client]struct{}
+	retired  wsTotals // metrics.go: the websocket counts of clients gone
 	served   bool
 	connSeq  int64
 
@@ -85,6 +89,8 @@ func New(opts Options) (*Server, error) {
 		clients:   map[*client]struct{}{},
 	}
 	s.mcp = newMCPHub(s.log)
+	s.metrics = newMetrics(s)
+	s.metricsHandler = newMetricsHandler(s.metrics, s)
 	if opts.MCP != nil {
 		s.mcp.setConfig(opts.MCP.Current())
 	}
@@ -319,6 +325,7 @@ func (s *Server) reapExited(now time.Time) {
 	s.mu.Unlock()
 	for _, sess := range due {
 		sess.log.Info("forgetting the exited session", "ttl", s.opts.SessionTTL)
+		s.metrics.sessionReaped()
 		sess.reap()
 	}
 }
@@ -414,6 +421,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	sess.proc = p
 	sess.mu.Unlock()
 	s.sessions[id] = sess
+	s.metrics.sessionCreated()
 	sess.run(p)
 	return sess, nil
 }
@@ -477,6 +485,7 @@ func (s *Server) removeClient(c *client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.clients, c)
+	s.retired.add(c)
 }
 
 // isShuttingDown is a check without the lock, for refusing new work early.

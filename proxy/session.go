@@ -91,6 +91,7 @@ type permission struct {
 	suggestions json.RawMessage // the CLI's permission_suggestions (for "always")
 	frame       []byte          // the permission/request push
 	timer       *time.Timer
+	asked       time.Time // when it arrived (ccproxy_permission_wait_seconds)
 }
 
 type heldTurn struct {
@@ -204,6 +205,8 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
 		OnControlRequest: s.onControlRequest,
 		OnControlCancel:  s.onControlCancel,
+		OnNormalized:     s.srv.metrics.normalized,
+		OnControlDone:    s.srv.metrics.controlDone,
 		Logger:           s.log,
 	})
 	if err != nil {
@@ -291,6 +294,7 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		reports = parseInitServers(ev.JSON)
 	}
 
+	s.srv.metrics.eventLogged(frame)
 	s.mu.Lock()
 	overBudget := s.hub.append(seq, frame)
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
@@ -631,7 +635,7 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 		s.answerClaude(p, resp)
 		return
 	}
-	perm := &permission{id: id, proc: p, kind: pr.Kind, tool: pr.ToolName, input: input, suggestions: pr.Suggestions, frame: frame}
+	perm := &permission{id: id, proc: p, kind: pr.Kind, tool: pr.ToolName, input: input, suggestions: pr.Suggestions, frame: frame, asked: time.Now()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.permLocked(id) != nil || s.exited {
@@ -645,6 +649,7 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 		return
 	}
 	s.perms = append(s.perms, perm)
+	s.srv.metrics.permissionAsked(perm.kind)
 	s.pushLocked(frame)
 	if timeout > 0 {
 		s.wg.Add(1)
@@ -677,6 +682,7 @@ func (s *Session) takePermLocked(id string) *permission {
 		s.wg.Done() // the AfterFunc will not run
 	}
 	s.resolved.add(id)
+	s.srv.metrics.permissionDone(perm)
 	return perm
 }
 
@@ -902,6 +908,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 	s.mu.Lock()
 	if p != s.proc || (s.restarting && s.closing == "") {
 		s.mu.Unlock()
+		s.srv.metrics.claudeExited("restart", ex)
 		s.log.Info("claude exited for a restart", logArgs...)
 		return
 	}
@@ -910,6 +917,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 		reason = protocol.ExitExited
 	}
 	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
+	s.srv.metrics.claudeExited(reason, ex)
 	s.reportExitLocked(code, sig, ex.StderrTail, reason)
 	held := s.held
 	s.held = nil
@@ -1097,6 +1105,7 @@ func (s *Session) restart(old *claudeProc) {
 	}
 	s.proc = p
 	s.restarting = false
+	s.srv.metrics.restarted()
 	s.state = "" // so the next line announces it
 	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
 	s.mu.Unlock()

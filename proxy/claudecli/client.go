@@ -76,6 +76,19 @@ type Config struct {
 	// of that id is withdrawn and must not be answered. Nil: ignored.
 	OnControlCancel func(requestID string)
 
+	// OnNormalized, when set, gets the time a stdout line took to
+	// normalize, for one line in NormalizeSampleEvery (reading the clock
+	// costs up to ~100 ns on virtual machines: timing every line would cost
+	// more than the metric is worth). Called from the stdout goroutine; it
+	// must not block.
+	OnNormalized func(took time.Duration)
+	// OnControlDone, when set, gets each control request's outcome just
+	// before its callback: the subtype, the time since it was registered,
+	// and the error (nil: claude answered success; *CLIError, ErrTimeout,
+	// ErrExited, a write error). Forgotten requests are not reported. It
+	// must not block.
+	OnControlDone func(subtype string, took time.Duration, err error)
+
 	// Logger receives the client's log lines (discarded when nil).
 	Logger *slog.Logger
 }
@@ -109,6 +122,10 @@ var (
 type CLIError struct{ Msg string }
 
 func (e *CLIError) Error() string { return e.Msg }
+
+// NormalizeSampleEvery is how often Config.OnNormalized is called: for the
+// first stdout line, then every NormalizeSampleEvery-th.
+const NormalizeSampleEvery = 64
 
 // Client owns one running claude process: its own process group, the one
 // writer of its stdin, the reader of its stdout (events and the control
@@ -157,6 +174,15 @@ type pendingCall struct {
 	subtype string
 	cb      func(json.RawMessage, error)
 	timer   *time.Timer
+	sent    time.Time // when it was registered (OnControlDone)
+}
+
+// done reports the outcome to OnControlDone, then to the request's callback.
+func (pc *pendingCall) done(c *Client, resp json.RawMessage, err error) {
+	if c.cfg.OnControlDone != nil {
+		c.cfg.OnControlDone(pc.subtype, time.Since(pc.sent), err)
+	}
+	pc.cb(resp, err)
 }
 
 // Start starts claude in a process group of its own with a pipe on each
@@ -410,7 +436,7 @@ func (c *Client) call(ctx context.Context, subtype string, fields any, cb func(j
 	}
 	c.seq++
 	id := fmt.Sprintf("%s%d", c.cfg.IDPrefix, c.seq)
-	pc := &pendingCall{subtype: subtype, cb: cb}
+	pc := &pendingCall{subtype: subtype, cb: cb, sent: time.Now()}
 	c.pending[id] = pc
 	c.wg.Add(1)
 	pc.timer = time.AfterFunc(c.cfg.ControlTimeout, func() {
@@ -429,7 +455,7 @@ func (c *Client) call(ctx context.Context, subtype string, fields any, cb func(j
 	}
 	if err != nil {
 		if pc := c.take(id); pc != nil {
-			pc.cb(nil, err)
+			pc.done(c, nil, err)
 		}
 		return id, err
 	}
@@ -476,7 +502,7 @@ func (c *Client) timedOut(id string, pc *pendingCall) {
 	delete(c.pending, id) // the timer has fired: nothing to stop
 	c.mu.Unlock()
 	c.log.Warn("claude did not answer a control request in time; it is forgotten", "subtype", pc.subtype, "request_id", id, "timeout", c.cfg.ControlTimeout)
-	pc.cb(nil, ErrTimeout)
+	pc.done(c, nil, ErrTimeout)
 }
 
 func (c *Client) onResponse(line []byte) {
@@ -492,14 +518,14 @@ func (c *Client) onResponse(line []byte) {
 		if r := resp.Get("response"); r.IsObject() {
 			raw = json.RawMessage(bytes.Clone([]byte(r.Raw)))
 		}
-		pc.cb(raw, nil)
+		pc.done(c, raw, nil)
 		return
 	}
 	msg := resp.Get("error").String()
 	if msg == "" {
 		msg = "claude answered with an error and no message"
 	}
-	pc.cb(nil, &CLIError{Msg: msg})
+	pc.done(c, nil, &CLIError{Msg: msg})
 }
 
 // ---------------------------------------------------------------- stdout, stderr
@@ -510,6 +536,7 @@ func (c *Client) readStdout() {
 	defer c.stdout.Close()
 	r := stream.NewReader(c.stdout, c.cfg.MaxLineBytes)
 	norm := stream.NewNormalizer(c.cfg.Stream)
+	var lines int
 	for {
 		line, err := r.Next()
 		if err != nil {
@@ -518,7 +545,14 @@ func (c *Client) readStdout() {
 			}
 			break
 		}
-		ev := norm.Normalize(line)
+		var ev stream.Event
+		if lines++; c.cfg.OnNormalized != nil && lines%NormalizeSampleEvery == 1 {
+			t0 := time.Now()
+			ev = norm.Normalize(line)
+			c.cfg.OnNormalized(time.Since(t0))
+		} else {
+			ev = norm.Normalize(line)
+		}
 		switch ev.Type {
 		case stream.TypeControlResponse:
 			c.onResponse(ev.JSON)
@@ -624,7 +658,7 @@ func (c *Client) waitLoop(outDone, errDone <-chan struct{}) {
 	}
 	c.mu.Unlock()
 	for _, pc := range gone {
-		pc.cb(nil, ErrExited)
+		pc.done(c, nil, ErrExited)
 	}
 
 	code, sig := exitStatus(c.cmd.ProcessState)

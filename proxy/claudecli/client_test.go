@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -233,4 +234,66 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
+}
+
+// OnControlDone is told each request's subtype and outcome before its
+// callback (success, claude's error, timeout, exit); a forgotten request is
+// not reported. OnNormalized is called for the first stdout line, then one
+// in NormalizeSampleEvery.
+func TestObservers(t *testing.T) {
+	type done struct {
+		subtype string
+		err     error
+	}
+	var mu sync.Mutex
+	var got []done
+	var normalized int
+	evs := newEvents()
+	cfg := Config{
+		ControlTimeout: 50 * time.Millisecond,
+		OnEvent:        evs.on,
+		OnControlDone: func(subtype string, took time.Duration, err error) {
+			if took < 0 {
+				t.Errorf("%s took %v", subtype, took)
+			}
+			mu.Lock()
+			got = append(got, done{subtype, err})
+			mu.Unlock()
+		},
+		OnNormalized: func(took time.Duration) {
+			mu.Lock()
+			normalized++
+			mu.Unlock()
+		},
+	}
+	c := start(t, cfg)
+	ctx := context.Background()
+	c.Call(ctx, "initialize", nil)
+	c.Call(ctx, "no_such_thing", nil)
+	c.Call(ctx, "slow", nil) // times out
+	for i := range NormalizeSampleEvery {
+		turn(t, c, fmt.Sprintf("turn %d", i))
+		evs.waitResult(t, 3*i)
+	}
+	// Forgotten: not reported.
+	id, _ := c.CallAsync("slow", nil, func(json.RawMessage, error) { t.Error("forgotten request's callback called") })
+	c.Forget(id)
+	pending := make(chan error, 1)
+	c.CallAsync("slow", nil, func(_ json.RawMessage, err error) { pending <- err })
+	turn(t, c, "exit 0")
+	<-pending
+	<-c.Done()
+
+	mu.Lock()
+	defer mu.Unlock()
+	var ce *CLIError
+	if len(got) != 4 || got[0] != (done{"initialize", nil}) || got[1].subtype != "no_such_thing" || !errors.As(got[1].err, &ce) ||
+		got[2].subtype != "slow" || !errors.Is(got[2].err, ErrTimeout) || got[3].subtype != "slow" || !errors.Is(got[3].err, ErrExited) {
+		t.Errorf("OnControlDone got %+v", got)
+	}
+	// 2 control responses (slow gets none) + 3 events a turn.
+	lines := 2 + 3*NormalizeSampleEvery
+	if min, max := 1+(lines-1)/NormalizeSampleEvery, 1+(lines+8)/NormalizeSampleEvery; normalized < min || normalized > max {
+		t.Errorf("OnNormalized called %d times for ~%d lines, want %d..%d", normalized, lines, min, max)
+	}
 }

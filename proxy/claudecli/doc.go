@@ -25,7 +25,9 @@
 // is matched to it inside the client. A request not answered within
 // ControlTimeout is forgotten and its waiter gets ErrTimeout (a late answer
 // is dropped); requests pending when the process exits get ErrExited at
-// once.
+// once. Config.OnControlDone, when set, is told each request's subtype,
+// latency and outcome, and Config.OnNormalized the time each stdout line
+// took to normalize (ccproxy's metrics).
 //
 // # Goroutines and locks
 //
