@@ -112,7 +112,7 @@ func TestServeTLSSelfSigned(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"ccproxy dev at " + base + " (TLS)", "\n  up ", "claude code: 2.1.329", "sessions:    1 (idle 1)", "clients:     1\n", "MCP servers: "} {
+	for _, want := range []string{" at " + base + " (TLS)", "\n  up ", "claude code: 2.1.329", "sessions:    1 (idle 1)", "clients:     1\n", "MCP servers: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status output lacks %q:\n%s", want, out)
 		}
@@ -165,7 +165,7 @@ func TestStatusLoopback(t *testing.T) {
 	t.Setenv("CCPROXY_URL", srv.first.URL)
 	t.Setenv("CCPROXY_TOKEN", srv.first.Token)
 	out, errOut, code := runCmd(t, "", "status")
-	if code != 0 || !strings.Contains(out, "ccproxy dev at "+srv.first.URL+"\n") || !strings.Contains(out, "sessions:    0\n") {
+	if code != 0 || !(strings.HasPrefix(out, "ccproxy ") && strings.Contains(out, " at "+srv.first.URL+"\n")) || !strings.Contains(out, "sessions:    0\n") {
 		t.Errorf("status: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Setenv("CCPROXY_TOKEN", "wrong-token-0123456789abcdef")
