@@ -126,9 +126,15 @@ race_pkgs=$(go list ./... | grep -E '/(proxy|mcpconfig|history|internal/testkit|
 plain_pkgs=$(go list ./... | grep -v -E '/(proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
 
 # The tests that use the real CLI (testkit.Claude) record themselves here, as
-# "<package dir>\t<top-level test>" lines, for the second run.
-claude_tests=$(mktemp "${TMPDIR:-/tmp}/ccproxy-claude-tests.XXXXXX")
-trap 'rm -f "$claude_tests"' EXIT
+# "<package dir>\t<top-level test>" lines, for the second run: in a temporary
+# file, or in $CCPROXY_CLAUDE_TESTS_LOG, which is emptied first and kept.
+if [ -n "${CCPROXY_CLAUDE_TESTS_LOG:-}" ]; then
+  claude_tests=$CCPROXY_CLAUDE_TESTS_LOG
+  : >"$claude_tests"
+else
+  claude_tests=$(mktemp "${TMPDIR:-/tmp}/ccproxy-claude-tests.XXXXXX")
+  trap 'rm -f "$claude_tests"' EXIT
+fi
 
 echo "test.sh: go test (Claude Code $claude_pinned)" >&2
 # shellcheck disable=SC2086
