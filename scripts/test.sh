@@ -2,9 +2,13 @@
 # Runs the whole ccproxy test suite on a fresh machine that has Go, Node/npm and apt.
 #
 # It installs what the suite needs (pinned npm packages into ./.deps, which git
-# ignores), then runs `go vet ./...`, builds and vets every package for Windows
-# (amd64) and macOS (arm64), and runs `go test ./...` (with -race on the
-# packages that run goroutines). Extra arguments are passed to `go test`.
+# ignores; the newest Claude Code CLI into its own prefix .deps/claude-<version>;
+# Debian's chromium), then runs `go vet ./...`, builds and vets every package for
+# Windows (amd64) and macOS (arm64), and runs `go test ./...` (with -race on the
+# packages that run goroutines) against the pinned Claude Code CLI. Then it runs
+# the tests that used the real CLI again against the newest CLI
+# ($CCPROXY_CLAUDE_NEWEST, 2.1.330 by default; set it empty to skip that run).
+# Extra arguments are passed to `go test`, in both runs.
 #
 # With CI=true a test whose real dependency (the Claude Code CLI, an MCP server,
 # chromium) is missing fails instead of skipping.
@@ -15,9 +19,14 @@ root=$PWD
 deps=${CCPROXY_DEPS:-$root/.deps}
 export CCPROXY_DEPS=$deps
 
-# npm packages, pinned. Keep in step with internal/testkit/deps.go.
+# npm packages, pinned. Keep the CLI's version in step with
+# internal/testkit/deps.go (PinnedClaudeVersion).
+claude_pinned=2.1.329
+# The newest Claude Code CLI: the real-CLI tests run against it too, from its
+# own npm prefix (testkit.ClaudeInstallDir). Empty: no second run.
+claude_newest=${CCPROXY_CLAUDE_NEWEST-2.1.330}
 npm_pkgs=(
-  "@anthropic-ai/claude-code@2.1.329"
+  "@anthropic-ai/claude-code@$claude_pinned"
   "@modelcontextprotocol/server-everything@2026.8.31"
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
@@ -25,8 +34,8 @@ npm_pkgs=(
   "@agentclientprotocol/sdk@2.4.0"
 )
 
-installed_version() { # $1 = package name; prints the installed version or nothing
-  local pj="$deps/node_modules/$1/package.json"
+installed_version() { # $1 = package name, $2 = npm prefix (default $deps); prints the installed version or nothing
+  local pj="${2:-$deps}/node_modules/$1/package.json"
   [ -f "$pj" ] && node -e 'process.stdout.write(require(process.argv[1]).version)' "$pj" 2>/dev/null || true
 }
 
@@ -41,12 +50,54 @@ if [ ${#missing[@]} -gt 0 ]; then
   npm install --prefix "$deps" --no-audit --no-fund --no-save --loglevel=error "${npm_pkgs[@]}" >&2
 fi
 
+if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then
+  newest_prefix=$deps/claude-$claude_newest
+  if [ "$(installed_version @anthropic-ai/claude-code "$newest_prefix")" != "$claude_newest" ]; then
+    echo "test.sh: installing Claude Code $claude_newest into $newest_prefix" >&2
+    mkdir -p "$newest_prefix"
+    npm install --prefix "$newest_prefix" --no-audit --no-fund --no-save --loglevel=error \
+      "@anthropic-ai/claude-code@$claude_newest" >&2
+  fi
+fi
+
+# Warn when Node is older than a Claude Code CLI's package.json asks for
+# (engines.node, of the form ">=X.Y.Z"): its installer and wrapper run on Node.
+check_engines() { # $1 = package.json
+  [ -f "$1" ] || return 0
+  node -e '
+    const pj = require(process.argv[1]);
+    const want = ((pj.engines || {}).node || "").trim();
+    if (!want) process.exit(0);
+    const m = /^>=\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$/.exec(want);
+    if (!m) {
+      console.log(`test.sh: warning: cannot check Node ${process.versions.node} against ${pj.name} ${pj.version} engines.node ${JSON.stringify(want)}`);
+      process.exit(0);
+    }
+    const need = [m[1], m[2] || 0, m[3] || 0].map(Number);
+    const have = process.versions.node.split(".").map(Number);
+    for (let i = 0; i < 3; i++) {
+      if (have[i] > need[i]) process.exit(0);
+      if (have[i] < need[i]) {
+        console.log(`test.sh: warning: Node ${process.versions.node} is older than ${pj.name} ${pj.version} needs (engines.node ${want}, in ${process.argv[1]})`);
+        process.exit(0);
+      }
+    }' "$1" >&2
+}
+check_engines "$deps/node_modules/@anthropic-ai/claude-code/package.json"
+[ -z "${newest_prefix:-}" ] || check_engines "$newest_prefix/node_modules/@anthropic-ai/claude-code/package.json"
+
 # Debian packages the browser tests need.
 if ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    echo "test.sh: installing chromium with apt-get" >&2
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >&2 \
-      || echo "test.sh: could not install chromium; browser tests will fail in CI" >&2
+    # apt's output goes to a log, shown only when it fails.
+    apt_log=$deps/apt-get.log
+    mkdir -p "$deps"
+    echo "test.sh: installing chromium with apt-get (log: $apt_log)" >&2
+    if ! (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium) \
+      >"$apt_log" 2>&1 </dev/null; then
+      cat "$apt_log" >&2
+      echo "test.sh: could not install chromium (apt-get output above); browser tests will fail in CI" >&2
+    fi
   else
     echo "test.sh: chromium is missing and cannot be installed here (needs root and apt-get)" >&2
   fi
@@ -75,11 +126,51 @@ done
 race_pkgs=$(go list ./... | grep -E '/(proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
 plain_pkgs=$(go list ./... | grep -v -E '/(proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
 
-echo "test.sh: go test" >&2
+# The tests that use the real CLI (testkit.Claude) record themselves here, as
+# "<package dir>\t<top-level test>" lines, for the second run: in a temporary
+# file, or in $CCPROXY_CLAUDE_TESTS_LOG, which is emptied first and kept.
+if [ -n "${CCPROXY_CLAUDE_TESTS_LOG:-}" ]; then
+  claude_tests=$CCPROXY_CLAUDE_TESTS_LOG
+  : >"$claude_tests"
+else
+  claude_tests=$(mktemp "${TMPDIR:-/tmp}/ccproxy-claude-tests.XXXXXX")
+  trap 'rm -f "$claude_tests"' EXIT
+fi
+
+echo "test.sh: go test (Claude Code $claude_pinned)" >&2
 # shellcheck disable=SC2086
-go test -count=1 $plain_pkgs "$@" || status=$?
+CCPROXY_CLAUDE_VERSION=$claude_pinned CCPROXY_CLAUDE_TESTS_LOG=$claude_tests \
+  go test -count=1 $plain_pkgs "$@" || status=$?
 if [ -n "$race_pkgs" ]; then
   # shellcheck disable=SC2086
-  go test -count=1 -race $race_pkgs "$@" || status=$?
+  CCPROXY_CLAUDE_VERSION=$claude_pinned CCPROXY_CLAUDE_TESTS_LOG=$claude_tests \
+    go test -count=1 -race $race_pkgs "$@" || status=$?
+fi
+
+# Second run: only the tests recorded above, in only their packages, against
+# the newest CLI, with the same flags as the first run. One -run pattern for
+# all of them: a test in one of these packages that shares its name with a
+# real-CLI test of another runs too, which costs a little time and nothing else.
+if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then
+  if [ ! -s "$claude_tests" ]; then
+    echo "test.sh: no test used the real Claude Code CLI; no run against $claude_newest" >&2
+  else
+    names=$(cut -f2 "$claude_tests" | sort -u | paste -sd'|' -)
+    pkgs=()
+    while IFS= read -r dir; do
+      pkgs+=("$(cd "$dir" && go list .)")
+    done < <(cut -f1 "$claude_tests" | sort -u)
+    again_race=() again_plain=()
+    for p in "${pkgs[@]}"; do
+      if grep -qxF "$p" <<<"$race_pkgs"; then again_race+=("$p"); else again_plain+=("$p"); fi
+    done
+    echo "test.sh: go test (Claude Code $claude_newest): $(cut -f2 "$claude_tests" | sort -u | wc -l) real-CLI tests in ${#pkgs[@]} packages" >&2
+    if [ ${#again_plain[@]} -gt 0 ]; then
+      CCPROXY_CLAUDE_VERSION=$claude_newest go test -count=1 "${again_plain[@]}" "$@" -run "^($names)\$" || status=$?
+    fi
+    if [ ${#again_race[@]} -gt 0 ]; then
+      CCPROXY_CLAUDE_VERSION=$claude_newest go test -count=1 -race "${again_race[@]}" "$@" -run "^($names)\$" || status=$?
+    fi
+  fi
 fi
 exit $status
