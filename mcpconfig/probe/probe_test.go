@@ -305,7 +305,13 @@ func TestProbeKillsTheWholeGroup(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "child.pid")
 			cfg := probeConfig(t, map[string]any{"spawner": fake(t, mode, map[string]string{"FAKE_CHILD_PIDFILE": pidFile})}, nil)
-			p := testProber(t, func(o *ProberOptions) { o.Timeout = time.Second })
+			// The hanging server must time out (1 s); the good one gets a
+			// timeout no loaded machine reaches.
+			timeout := time.Second
+			if mode == fakeSpawn {
+				timeout = time.Minute
+			}
+			p := testProber(t, func(o *ProberOptions) { o.Timeout = timeout })
 			started := track(p)
 			r, err := p.Probe(context.Background(), cfg, "spawner")
 			if err != nil {

@@ -194,16 +194,21 @@ func TestClaudeRequests(t *testing.T) {
 // ignores that too gets SIGKILL. Close is idempotent and may run
 // concurrently; every call returns once the process is gone.
 func TestCloseEscalates(t *testing.T) {
+	// A step the fake obeys gets a grace far longer than any machine needs
+	// (so a loaded machine cannot make it escalate); a step it ignores gets
+	// a short one, so the test does not wait long for what must not happen.
+	const obeyed, ignored = time.Minute, 50 * time.Millisecond
 	for _, tc := range []struct {
-		name, signal string
-		env          []string
+		name, signal          string
+		env                   []string
+		closeGrace, termGrace time.Duration
 	}{
-		{"eof", "", nil},
-		{"term", "SIGTERM", []string{"FAKE_IGNORE_EOF=1"}},
-		{"kill", "SIGKILL", []string{"FAKE_IGNORE_EOF=1", "FAKE_IGNORE_TERM=1"}},
+		{"eof", "", nil, obeyed, obeyed},
+		{"term", "SIGTERM", []string{"FAKE_IGNORE_EOF=1"}, ignored, obeyed},
+		{"kill", "SIGKILL", []string{"FAKE_IGNORE_EOF=1", "FAKE_IGNORE_TERM=1"}, ignored, ignored},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := start(t, Config{CloseGrace: 50 * time.Millisecond, TermGrace: 100 * time.Millisecond}, tc.env...)
+			c := start(t, Config{CloseGrace: tc.closeGrace, TermGrace: tc.termGrace}, tc.env...)
 			if _, err := c.Call(context.Background(), "initialize", nil); err != nil {
 				t.Fatal(err) // the fake is up and has set its signal handling
 			}
