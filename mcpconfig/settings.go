@@ -97,6 +97,7 @@ func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool)
 	if err != nil || out == nil {
 		return false, err
 	}
+	out = bytes.TrimSpace(out) // the final newline is decided below
 	var pretty bytes.Buffer
 	if indent == "" {
 		err = json.Compact(&pretty, out)
