@@ -188,6 +188,10 @@ var (
 		TypeMCPTools:           func() Data { return new(MCPTools) },
 		TypeMCPCall:            func() Data { return new(MCPCall) },
 		TypeMCPLog:             func() Data { return new(MCPLog) },
+		TypeMCPAdd:             func() Data { return new(MCPAdd) },
+		TypeMCPUpdate:          func() Data { return new(MCPUpdate) },
+		TypeMCPRemove:          func() Data { return new(MCPRemove) },
+		TypeMCPTest:            func() Data { return new(MCPTest) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -207,6 +211,10 @@ var (
 		TypeMCPTools:           func() Data { return new(MCPToolsResult) },
 		TypeMCPCall:            func() Data { return new(MCPCallResult) },
 		TypeMCPLog:             func() Data { return new(MCPLogResult) },
+		TypeMCPAdd:             func() Data { return new(MCPManageResult) },
+		TypeMCPUpdate:          func() Data { return new(MCPManageResult) },
+		TypeMCPRemove:          func() Data { return new(MCPManageResult) },
+		TypeMCPTest:            func() Data { return new(MCPProbeResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

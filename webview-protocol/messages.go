@@ -268,6 +268,49 @@ type MCPApprovalResult struct {
 	Approval string `json:"approval"`
 }
 
+// MCPAdd is the data of mcp/add: write a server definition, as
+// `claude mcp add-json` does, into a scope's file. Definition is the JSON
+// object a configuration file holds under mcpServers.NAME.
+type MCPAdd struct {
+	Name       string          `json:"name"`
+	Scope      string          `json:"scope,omitempty"` // MCPWriteScopes; default local
+	Definition json.RawMessage `json:"definition"`
+}
+
+// MCPUpdate is the data of mcp/update: replace the definition of a server
+// that exists in the scope.
+type MCPUpdate struct {
+	Name       string          `json:"name"`
+	Scope      string          `json:"scope,omitempty"`
+	Definition json.RawMessage `json:"definition"`
+}
+
+// MCPRemove is the data of mcp/remove; no scope: the one scope that has it.
+type MCPRemove struct {
+	Name  string `json:"name"`
+	Scope string `json:"scope,omitempty"`
+}
+
+// MCPManageResult is the data of the reply to mcp/add, mcp/update and
+// mcp/remove: where the change was written and the configuration resolved
+// afterwards (what mcp/config now pushes).
+type MCPManageResult struct {
+	Name   string    `json:"name"`
+	Scope  string    `json:"scope"`
+	File   string    `json:"file"`
+	Config MCPConfig `json:"config"`
+}
+
+// MCPTest is the data of mcp/test: probe a definition that is not saved.
+// Its reply is an MCPProbeResult with one result.
+type MCPTest struct {
+	Name       string          `json:"name,omitempty"` // default "test"
+	Definition json.RawMessage `json:"definition"`
+}
+
+// MCPWriteScopes are the scopes mcp/add, mcp/update and mcp/remove write.
+var MCPWriteScopes = []string{"local", "project", "user"}
+
 // MCPProbe is the data of mcp/probe; no name probes every configured server.
 type MCPProbe struct {
 	Name string `json:"name,omitempty"`

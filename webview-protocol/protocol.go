@@ -40,6 +40,10 @@ const (
 	TypeMCPTools           = "mcp/tools"
 	TypeMCPCall            = "mcp/call"
 	TypeMCPLog             = "mcp/log"
+	TypeMCPAdd             = "mcp/add"
+	TypeMCPUpdate          = "mcp/update"
+	TypeMCPRemove          = "mcp/remove"
+	TypeMCPTest            = "mcp/test"
 )
 
 // Message types sent by the proxy.
@@ -70,6 +74,7 @@ const (
 	CapMCPTools        = "mcp.tools"        // mcp/tools
 	CapMCPCall         = "mcp.call"         // mcp/call
 	CapMCPLog          = "mcp.log"          // mcp/log
+	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -84,6 +89,7 @@ var requestTypes = []string{
 	TypeSessionInterrupt, TypeSessionClose, TypeSessionList, TypeSessionSetMode, TypePermissionRespond,
 	TypeMCPSubscribe, TypeMCPUnsubscribe, TypeMCPApprove, TypeMCPReject,
 	TypeMCPProbe, TypeMCPTools, TypeMCPCall, TypeMCPLog,
+	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest,
 }
 
 var pushTypes = []string{
@@ -135,6 +141,7 @@ const (
 	CodeInternal            Code = "internal"
 
 	CodeMCPServerNotFound       Code = "mcp_server_not_found"
+	CodeMCPServerExists         Code = "mcp_server_exists"
 	CodeMCPNotActive            Code = "mcp_not_active"
 	CodeMCPToolNotFound         Code = "mcp_tool_not_found"
 	CodeMCPInvalidArguments     Code = "mcp_invalid_arguments"
@@ -158,7 +165,7 @@ var codes = []Code{
 	CodeMCPServerNotFound, CodeMCPNotActive, CodeMCPToolNotFound,
 	CodeMCPInvalidArguments, CodeMCPCommandNotFound, CodeMCPTimeout,
 	CodeMCPConnectionRefused, CodeMCPAuthRequired, CodeMCPProcessExited,
-	CodeMCPProtocolError, CodeMCPTransportUnsupported,
+	CodeMCPProtocolError, CodeMCPTransportUnsupported, CodeMCPServerExists,
 }
 
 // Probe failure codes (issue 5), carried in ProbeError.Code. A reply error

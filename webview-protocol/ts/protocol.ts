@@ -76,6 +76,7 @@ export const ERROR_CODES = [
   "mcp_process_exited",
   "mcp_protocol_error",
   "mcp_transport_unsupported",
+  "mcp_server_exists",
 ] as const;
 export type KnownErrorCode = (typeof ERROR_CODES)[number];
 /** An error code; `string & {}` keeps editor completion for the known ones. */
@@ -94,6 +95,7 @@ export type Capability =
   | "mcp.tools"
   | "mcp.call"
   | "mcp.log"
+  | "mcp.manage"
   | (string & {});
 
 // ------------------------------------------------------------------ shared shapes
@@ -443,6 +445,30 @@ export interface McpCallResult {
   structuredContent?: JsonValue;
   durationMs: number;
 }
+/** Scopes mcp/add, mcp/update and mcp/remove write. */
+export type WriteScope = "local" | "project" | "user";
+/** mcp/add and mcp/update: a definition as a file holds it under mcpServers.NAME. */
+export interface McpWriteData {
+  name: string;
+  scope?: WriteScope;
+  definition: Record<string, unknown>;
+}
+export interface McpRemoveData {
+  name: string;
+  scope?: WriteScope;
+}
+export interface McpManageResult {
+  name: string;
+  scope: WriteScope;
+  file: string;
+  /** The resolved configuration afterwards (the data of mcp/config). */
+  config: McpConfigData;
+}
+/** mcp/test: probe an unsaved definition (name defaults to "test"). */
+export interface McpTestData {
+  name?: string;
+  definition: Record<string, unknown>;
+}
 export interface McpLogData {
   server?: string;
   limit?: number;
@@ -483,6 +509,10 @@ export interface Requests {
   "mcp/tools": { data: McpNameData; result: McpToolsResult };
   "mcp/call": { data: McpCallData; result: McpCallResult };
   "mcp/log": { data: McpLogData; result: McpLogResult };
+  "mcp/add": { data: McpWriteData; result: McpManageResult };
+  "mcp/update": { data: McpWriteData; result: McpManageResult };
+  "mcp/remove": { data: McpRemoveData; result: McpManageResult };
+  "mcp/test": { data: McpTestData; result: McpProbeResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -670,6 +700,10 @@ export const REQUEST_TYPES = [
   "mcp/tools",
   "mcp/call",
   "mcp/log",
+  "mcp/add",
+  "mcp/update",
+  "mcp/remove",
+  "mcp/test",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */
