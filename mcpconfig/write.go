@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,6 +23,18 @@ import (
 // → <dir>/.mcp.json mcpServers. Every write goes through updateJSONFile
 // (locked across processes, atomic, other keys and the formatting kept).
 
+// ErrBadInput is matched (errors.Is) by the errors of bad input to the
+// writing functions: an invalid name, scope, transport, flag value or
+// definition value. Their text is the message for the user.
+var ErrBadInput = errors.New("bad input")
+
+type inputError string
+
+func (e inputError) Error() string        { return string(e) }
+func (e inputError) Is(target error) bool { return target == ErrBadInput }
+
+func badInput(format string, args ...any) error { return inputError(fmt.Sprintf(format, args...)) }
+
 // WritableScopes are the scopes AddServer and RemoveServer write, in the
 // order the CLI lists them.
 var WritableScopes = []Scope{ScopeLocal, ScopeProject, ScopeUser}
@@ -30,7 +44,7 @@ var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 // CheckName returns the CLI's error for a server name it refuses.
 func CheckName(name string) error {
 	if !nameRE.MatchString(name) {
-		return fmt.Errorf("Invalid name %s. Names can only contain letters, numbers, hyphens, and underscores.", name)
+		return badInput("Invalid name %s. Names can only contain letters, numbers, hyphens, and underscores.", name)
 	}
 	return nil
 }
@@ -43,7 +57,7 @@ func ParseScope(s string) (Scope, error) {
 	case ScopeLocal, ScopeProject, ScopeUser:
 		return Scope(s), nil
 	}
-	return "", fmt.Errorf("Invalid scope: %s. Must be one of: local, user, project", s)
+	return "", badInput("Invalid scope: %s. Must be one of: local, user, project", s)
 }
 
 // ParseTransport parses a --transport value; "" is stdio. "streamable-http"
@@ -57,7 +71,7 @@ func ParseTransport(s string) (Transport, error) {
 	case "sse":
 		return TransportSSE, nil
 	}
-	return "", fmt.Errorf("Invalid transport type: %s. Must be one of: stdio, sse, http (or streamable-http)", s)
+	return "", badInput("Invalid transport type: %s. Must be one of: stdio, sse, http (or streamable-http)", s)
 }
 
 // AddSpec is what `mcp add` is given on its command line.
@@ -78,14 +92,14 @@ type AddSpec struct {
 // a URL that is not absolute http(s).
 func BuildDefinition(spec AddSpec) (json.RawMessage, error) {
 	if spec.CommandOrURL == "" {
-		return nil, errors.New("missing the command (stdio) or URL (http, sse)")
+		return nil, badInput("missing the command (stdio) or URL (http, sse)")
 	}
 	type kv struct{ k, v string }
 	var env, headers []kv
 	for _, e := range spec.Env {
 		k, v, ok := strings.Cut(e, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("Invalid environment variable format: %s, environment variables should be added as: -e KEY1=value1 -e KEY2=value2", e)
+			return nil, badInput("Invalid environment variable format: %s, environment variables should be added as: -e KEY1=value1 -e KEY2=value2", e)
 		}
 		env = append(env, kv{k, v})
 	}
@@ -93,7 +107,7 @@ func BuildDefinition(spec AddSpec) (json.RawMessage, error) {
 		k, v, ok := strings.Cut(h, ":")
 		k = strings.TrimSpace(k)
 		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			return nil, fmt.Errorf("Invalid header format: %q. Expected format: \"Header-Name: value\"", h)
+			return nil, badInput("Invalid header format: %q. Expected format: \"Header-Name: value\"", h)
 		}
 		headers = append(headers, kv{k, strings.TrimSpace(v)})
 	}
@@ -117,11 +131,11 @@ func BuildDefinition(spec AddSpec) (json.RawMessage, error) {
 	switch spec.Transport {
 	case TransportStdio, "":
 		if len(headers) > 0 {
-			return nil, errors.New("-H/--header is for http and sse servers; a stdio server takes -e KEY=VALUE")
+			return nil, badInput("-H/--header is for http and sse servers; a stdio server takes -e KEY=VALUE")
 		}
 		cmd := spec.CommandOrURL
 		if u, err := url.Parse(cmd); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-			return nil, fmt.Errorf("command %q is a URL: add --transport http (or sse) for a remote server", cmd)
+			return nil, badInput("command %q is a URL: add --transport http (or sse) for a remote server", cmd)
 		}
 		if err := checkCommand(cmd); err != nil {
 			return nil, err
@@ -133,10 +147,10 @@ func BuildDefinition(spec AddSpec) (json.RawMessage, error) {
 		return marshalOrdered([]kv2{{"type", "stdio"}, {"command", cmd}, {"args", args}, {"env", object(env)}}), nil
 	case TransportHTTP, TransportSSE:
 		if len(env) > 0 {
-			return nil, errors.New("-e/--env is for stdio servers; an http or sse server takes -H \"Header: value\"")
+			return nil, badInput("-e/--env is for stdio servers; an http or sse server takes -H \"Header: value\"")
 		}
 		if len(spec.Args) > 0 {
-			return nil, fmt.Errorf("unexpected argument %q after the URL of a %s server", spec.Args[0], spec.Transport)
+			return nil, badInput("unexpected argument %q after the URL of a %s server", spec.Args[0], spec.Transport)
 		}
 		if err := checkURL(spec.CommandOrURL); err != nil {
 			return nil, err
@@ -147,13 +161,13 @@ func BuildDefinition(spec AddSpec) (json.RawMessage, error) {
 		}
 		return marshalOrdered(fields), nil
 	}
-	return nil, fmt.Errorf("Invalid transport type: %s. Must be one of: stdio, sse, http (or streamable-http)", spec.Transport)
+	return nil, badInput("Invalid transport type: %s. Must be one of: stdio, sse, http (or streamable-http)", spec.Transport)
 }
 
 // checkCommand refuses a relative command path with a folder in it.
 func checkCommand(cmd string) error {
 	if strings.ContainsAny(cmd, `/\`) && !filepath.IsAbs(cmd) && !strings.HasPrefix(cmd, "${") {
-		return fmt.Errorf("command %q is a relative path: it would run relative to whatever directory claude starts in; give an absolute path (or a command on PATH)", cmd)
+		return badInput("command %q is a relative path: it would run relative to whatever directory claude starts in; give an absolute path (or a command on PATH)", cmd)
 	}
 	return nil
 }
@@ -165,7 +179,7 @@ func checkURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") {
-		return fmt.Errorf("url %q is not an absolute http(s) URL", RedactURL(raw))
+		return badInput("url %q is not an absolute http(s) URL", RedactURL(raw))
 	}
 	return nil
 }
@@ -348,7 +362,7 @@ func LocationOf(opts Options, scope Scope) (Location, error) {
 	case ScopeProject:
 		return Location{Scope: scope, File: filepath.Join(o.ProjectDir, ".mcp.json")}, nil
 	}
-	return Location{}, fmt.Errorf("Invalid scope: %s. Must be one of: local, user, project", scope)
+	return Location{}, badInput("Invalid scope: %s. Must be one of: local, user, project", scope)
 }
 
 // styleFor is how a file of that scope is written when new: as the CLI
@@ -382,13 +396,23 @@ func newProjectEntry(servers json.RawMessage) json.RawMessage {
 	})
 }
 
+// WriteMode says what AddServer does with a name already in the scope.
+type WriteMode int
+
+// Write modes.
+const (
+	AddNew       WriteMode = iota // refuse a name already there (*ExistsError), as `claude mcp add`
+	AddOrReplace                  // replace it (--force)
+	ReplaceOnly                   // refuse a name not there (*MissingServerError): an update
+)
+
 // AddServer writes definition def (BuildDefinition, NormalizeDefinition)
-// of name into scope, as `claude mcp add` does: a name already there is
-// refused (*ExistsError) unless replace; the file is locked, read, checked
+// of name into scope, as `claude mcp add` does, a name already there
+// handled as mode says; the file is locked, read, checked
 // (not valid JSON: error, file unchanged), edited and replaced atomically,
 // every other key and its formatting kept. def is validated again as a file
 // definition would be. It returns where it wrote.
-func AddServer(opts Options, scope Scope, name string, def json.RawMessage, replace bool) (Location, error) {
+func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode WriteMode) (Location, error) {
 	if err := CheckName(name); err != nil {
 		return Location{}, err
 	}
@@ -408,8 +432,11 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, repl
 		if servers.Exists() && !servers.IsObject() {
 			return nil, d.errAt(servers.Index, "", "mcpServers must be an object, not %s", kind(servers))
 		}
-		if member(servers, name).Exists() && !replace {
+		switch there := member(servers, name).Exists(); {
+		case there && mode == AddNew:
 			return nil, &ExistsError{Name: name, Scope: scope}
+		case !there && mode == ReplaceOnly:
+			return nil, &MissingServerError{Name: name, Scope: scope}
 		}
 		text := []byte(d.text)
 		if scope == ScopeLocal {
@@ -433,9 +460,42 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, repl
 		if errors.As(err, &ee) {
 			return loc, ee
 		}
+		var me *MissingServerError
+		if errors.As(err, &me) {
+			return loc, me
+		}
 		return loc, err
 	}
 	return loc, nil
+}
+
+// ResolveUnsaved resolves the configuration of opts with def (checked and
+// normalized by NormalizeDefinition) added as an extra server named name,
+// as if given with --mcp-config (extra wins over every file scope): what
+// "test connection" probes before saving. The definition is written to a
+// private temporary file (0600) for the resolution only.
+func ResolveUnsaved(opts Options, name string, def json.RawMessage) (*Config, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	norm, _, _, err := NormalizeDefinition("definition", name, def)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp("", "ccproxy-mcp-test-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("mcpconfig: test %q: %w", name, err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(marshalOrdered([]kv2{{"mcpServers", marshalOrdered([]kv2{{name, norm}})}}))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mcpconfig: test %q: %w", name, err)
+	}
+	opts.Extra = append(slices.Clone(opts.Extra), f.Name())
+	return Resolve(opts)
 }
 
 func compactJSON(b []byte) []byte {

@@ -207,6 +207,9 @@ func (s *Server) helloFrame(connID string) []byte {
 		caps = append(caps, protocol.CapMCPApproval)
 	}
 	caps = append(caps, s.calls.capabilities()...) // mcp.probe, mcp.tools, mcp.call, mcp.log when wired
+	if s.manager() != nil {
+		caps = append(caps, protocol.CapMCPManage) // mcp/add, mcp/update, mcp/remove, mcp/test
+	}
 	h := protocol.Hello{
 		Protocol:     protocol.Version,
 		Server:       protocol.Software{Name: "ccproxy", Version: s.opts.Version},

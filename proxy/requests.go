@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -113,6 +114,20 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		s.calls.reqCall(c, id, d)
 	case *protocol.MCPLog:
 		s.calls.reqLog(c, id, d)
+	case *protocol.MCPAdd:
+		s.reqMCPWrite(c, id, f.Type, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
+			return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.AddNew)
+		})
+	case *protocol.MCPUpdate:
+		s.reqMCPWrite(c, id, f.Type, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
+			return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.ReplaceOnly)
+		})
+	case *protocol.MCPRemove:
+		s.reqMCPWrite(c, id, f.Type, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
+			return m.RemoveServer(d.Name, d.Scope)
+		})
+	case *protocol.MCPTest:
+		s.reqMCPTest(c, id, d)
 	default:
 		c.replyErr(id, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q", f.Type))
 	}
@@ -131,6 +146,8 @@ func (s *Server) offers(typ string) bool {
 		return s.opts.MCP != nil
 	case protocol.TypeMCPProbe, protocol.TypeMCPTools, protocol.TypeMCPCall, protocol.TypeMCPLog:
 		return s.calls.offers(typ)
+	case protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest:
+		return s.offersManage(typ)
 	}
 	return false
 }

@@ -77,7 +77,7 @@ func runMCPAdd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	warnProjectSecrets(scope, name, def, stderr)
-	loc, err := mcpconfig.AddServer(mcpconfig.Options{ProjectDir: *project}, scope, name, def, *force)
+	loc, err := mcpconfig.AddServer(mcpconfig.Options{ProjectDir: *project}, scope, name, def, writeMode(*force))
 	if err != nil {
 		return err
 	}
@@ -93,6 +93,13 @@ func runMCPAdd(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "File modified: %s\n", loc)
 	return nil
+}
+
+func writeMode(force bool) mcpconfig.WriteMode {
+	if force {
+		return mcpconfig.AddOrReplace
+	}
+	return mcpconfig.AddNew
 }
 
 // redactedObject prints def[key] as the CLI does (two-space JSON), values
@@ -183,7 +190,7 @@ func runMCPAddJSON(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "Warning: server %s: dropping keys Claude Code does not keep for a %s server: %s\n", name, tr, strings.Join(dropped, ", "))
 	}
 	warnProjectSecrets(scope, name, def, stderr)
-	if _, err := mcpconfig.AddServer(mcpconfig.Options{ProjectDir: *project}, scope, name, def, *force); err != nil {
+	if _, err := mcpconfig.AddServer(mcpconfig.Options{ProjectDir: *project}, scope, name, def, writeMode(*force)); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Added %s MCP server %s to %s config\n", tr, name, scope)
