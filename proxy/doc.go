@@ -130,6 +130,19 @@
 // mcp/call that got a result is appended too; mcp/log reads it back.
 // Inputs and outputs are kept only with Options.CallLogIO.
 //
+// # Managing servers (mcpmanage.go)
+//
+// When Options.MCP is also an MCPManager (MCPConfigSource is), the proxy
+// offers mcp.manage: mcp/add, mcp/update and mcp/remove write the
+// configuration files through mcpconfig (locked across processes, atomic),
+// the source resolves and installs the result at once, applyMCP pushes
+// mcp/config and mcp/status, and the reply carries the new configuration;
+// live sessions get it through mcp_set_servers as for any file edit (the
+// Watcher's event installs the same configuration again). Each runs in a
+// goroutine of its connection. mcp/test resolves an unsaved definition
+// (mcpconfig.ResolveUnsaved) and probes it like mcp/probe, within the same
+// MaxMCPRequests slots; its result is not an observation.
+//
 // # Reaching the proxy from other machines
 //
 // Serve first readies its listener (remote.go): an address off loopback is
