@@ -192,6 +192,8 @@ var (
 		TypeMCPUpdate:          func() Data { return new(MCPUpdate) },
 		TypeMCPRemove:          func() Data { return new(MCPRemove) },
 		TypeMCPTest:            func() Data { return new(MCPTest) },
+		TypeMCPToggle:          func() Data { return new(MCPToggle) },
+		TypeMCPReconnect:       func() Data { return new(MCPReconnect) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -215,6 +217,8 @@ var (
 		TypeMCPUpdate:          func() Data { return new(MCPManageResult) },
 		TypeMCPRemove:          func() Data { return new(MCPManageResult) },
 		TypeMCPTest:            func() Data { return new(MCPProbeResult) },
+		TypeMCPToggle:          func() Data { return new(MCPLiveResult) },
+		TypeMCPReconnect:       func() Data { return new(MCPLiveResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

@@ -308,6 +308,37 @@ type MCPTest struct {
 	Definition json.RawMessage `json:"definition"`
 }
 
+// MCPToggle is the data of mcp/toggle: enable or disable a server in one
+// live session or (no session) in every live session, through the CLI's
+// mcp_toggle control request. Enabled is required.
+type MCPToggle struct {
+	Name    string `json:"name"`
+	Enabled *bool  `json:"enabled"`
+	Session string `json:"session,omitempty"`
+}
+
+// MCPReconnect is the data of mcp/reconnect: reconnect a server in one
+// live session or in every live session (mcp_reconnect).
+type MCPReconnect struct {
+	Name    string `json:"name"`
+	Session string `json:"session,omitempty"`
+}
+
+// MCPLiveResult is the data of the reply to mcp/toggle and mcp/reconnect:
+// what each live session concerned answered.
+type MCPLiveResult struct {
+	Name     string           `json:"name"`
+	Sessions []MCPLiveOutcome `json:"sessions"`
+}
+
+// MCPLiveOutcome is one session's answer: ok, or the error (cli_error
+// with claude's message, timeout, session_exited).
+type MCPLiveOutcome struct {
+	Session string `json:"session"`
+	OK      bool   `json:"ok"`
+	Error   *Error `json:"error,omitempty"`
+}
+
 // MCPWriteScopes are the scopes mcp/add, mcp/update and mcp/remove write.
 var MCPWriteScopes = []string{"local", "project", "user"}
 

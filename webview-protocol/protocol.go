@@ -44,6 +44,8 @@ const (
 	TypeMCPUpdate          = "mcp/update"
 	TypeMCPRemove          = "mcp/remove"
 	TypeMCPTest            = "mcp/test"
+	TypeMCPToggle          = "mcp/toggle"
+	TypeMCPReconnect       = "mcp/reconnect"
 )
 
 // Message types sent by the proxy.
@@ -75,6 +77,7 @@ const (
 	CapMCPCall         = "mcp.call"         // mcp/call
 	CapMCPLog          = "mcp.log"          // mcp/log
 	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test
+	CapMCPLive         = "mcp.live"         // mcp/toggle, mcp/reconnect
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -89,7 +92,7 @@ var requestTypes = []string{
 	TypeSessionInterrupt, TypeSessionClose, TypeSessionList, TypeSessionSetMode, TypePermissionRespond,
 	TypeMCPSubscribe, TypeMCPUnsubscribe, TypeMCPApprove, TypeMCPReject,
 	TypeMCPProbe, TypeMCPTools, TypeMCPCall, TypeMCPLog,
-	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest,
+	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest, TypeMCPToggle, TypeMCPReconnect,
 }
 
 var pushTypes = []string{

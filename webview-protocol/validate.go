@@ -313,6 +313,39 @@ func (d MCPTest) Validate() error {
 	return c.err()
 }
 
+func (d MCPToggle) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	if d.Enabled == nil {
+		c.add("enabled", "is required (true or false)")
+	}
+	if d.Session != "" {
+		c.session("session", d.Session)
+	}
+	return c.err()
+}
+
+func (d MCPReconnect) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	if d.Session != "" {
+		c.session("session", d.Session)
+	}
+	return c.err()
+}
+
+func (d MCPLiveResult) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	for i, o := range d.Sessions {
+		c.session(fmt.Sprintf("sessions[%d].session", i), o.Session)
+		if o.OK == (o.Error != nil) {
+			c.add(fmt.Sprintf("sessions[%d]", i), "ok must be true exactly when there is no error")
+		}
+	}
+	return c.err()
+}
+
 func nameOnly(n string) error {
 	var c check
 	c.name("name", n)

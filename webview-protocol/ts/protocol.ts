@@ -96,6 +96,7 @@ export type Capability =
   | "mcp.call"
   | "mcp.log"
   | "mcp.manage"
+  | "mcp.live"
   | (string & {});
 
 // ------------------------------------------------------------------ shared shapes
@@ -469,6 +470,21 @@ export interface McpTestData {
   name?: string;
   definition: Record<string, unknown>;
 }
+/** mcp/toggle: enable or disable a server live (one session, or all). */
+export interface McpToggleData {
+  name: string;
+  enabled: boolean;
+  session?: string;
+}
+export interface McpReconnectData {
+  name: string;
+  session?: string;
+}
+/** What each live session answered to mcp/toggle or mcp/reconnect. */
+export interface McpLiveResult {
+  name: string;
+  sessions: Array<{ session: string; ok: boolean; error?: ProtocolError }>;
+}
 export interface McpLogData {
   server?: string;
   limit?: number;
@@ -513,6 +529,8 @@ export interface Requests {
   "mcp/update": { data: McpWriteData; result: McpManageResult };
   "mcp/remove": { data: McpRemoveData; result: McpManageResult };
   "mcp/test": { data: McpTestData; result: McpProbeResult };
+  "mcp/toggle": { data: McpToggleData; result: McpLiveResult };
+  "mcp/reconnect": { data: McpReconnectData; result: McpLiveResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -704,6 +722,8 @@ export const REQUEST_TYPES = [
   "mcp/update",
   "mcp/remove",
   "mcp/test",
+  "mcp/toggle",
+  "mcp/reconnect",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */
