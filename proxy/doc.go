@@ -141,7 +141,13 @@
 // Watcher's event installs the same configuration again). Each runs in a
 // goroutine of its connection. mcp/test resolves an unsaved definition
 // (mcpconfig.ResolveUnsaved) and probes it like mcp/probe, within the same
-// MaxMCPRequests slots; its result is not an observation.
+// MaxMCPRequests slots; its result is not an observation. mcp/toggle and
+// mcp/reconnect (mcp.live, with any MCP source) send the CLI's mcp_toggle /
+// mcp_reconnect control request to one live session or to each at once,
+// from goroutines owned and joined by the request's connection goroutine,
+// and ask each session for mcp_status afterwards; nothing is written to a
+// file (a later mcp_set_servers does not undo a toggle: it changes only
+// the servers whose definitions changed).
 //
 // # Reaching the proxy from other machines
 //

@@ -204,7 +204,7 @@ func (s *Server) helloFrame(connID string) []byte {
 	caps := []string{protocol.CapSessions, protocol.CapImages, protocol.CapPartialMessages,
 		protocol.CapPermissions, protocol.CapBlobs, protocol.CapMCPStatus}
 	if s.opts.MCP != nil {
-		caps = append(caps, protocol.CapMCPApproval)
+		caps = append(caps, protocol.CapMCPApproval, protocol.CapMCPLive)
 	}
 	caps = append(caps, s.calls.capabilities()...) // mcp.probe, mcp.tools, mcp.call, mcp.log when wired
 	if s.manager() != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"sync"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
@@ -175,4 +177,56 @@ func mcpError(c *client, typ, name string, err error) error {
 	}
 	c.log.Error("MCP configuration write failed", "type", typ, "server", name, "err", err)
 	return protocol.Errorf(protocol.CodeInternal, "%s %.80q failed; see the proxy's log", typ, name)
+}
+
+// offersLive reports whether mcp/toggle and mcp/reconnect are offered:
+// with an MCP source (the name is checked against its configuration).
+func (s *Server) offersLive() bool { return s.opts.MCP != nil }
+
+// reqMCPLive serves mcp/toggle and mcp/reconnect: the control request
+// subtype with fields goes to session (or every live session), all at
+// once; each session's answer is one outcome of the reply, and each asks
+// claude for mcp_status afterwards so mcp/status shows the result.
+func (s *Server) reqMCPLive(c *client, id json.RawMessage, typ, name, session, subtype string, fields map[string]any) {
+	if cfg := s.mcp.config(); cfg == nil || !slices.ContainsFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }) {
+		c.replyErr(id, protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name))
+		return
+	}
+	var targets []*Session
+	if session != "" {
+		sess, err := s.session(session)
+		if err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		targets = []*Session{sess}
+	} else {
+		targets = s.liveSessions()
+	}
+	c.async(func() {
+		out := make([]protocol.MCPLiveOutcome, len(targets))
+		var wg sync.WaitGroup
+		for i, sess := range targets {
+			wg.Add(1)
+			go func() { // owned by this request: joined below
+				defer wg.Done()
+				out[i].Session = sess.id
+				ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
+				defer cancel()
+				if _, err := sess.controlWait(ctx, subtype, fields); err != nil {
+					var pe *protocol.Error
+					if !errors.As(controlError(typ, err), &pe) {
+						pe = protocol.Errorf(protocol.CodeInternal, "%s failed", typ)
+					}
+					out[i].Error = pe
+					return
+				}
+				out[i].OK = true
+				sess.log.Info("MCP server changed live", "request", typ, "server", name)
+				sess.refreshMCPStatus()
+			}()
+		}
+		wg.Wait()
+		c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: out})
+	})
 }

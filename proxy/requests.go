@@ -128,6 +128,10 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		})
 	case *protocol.MCPTest:
 		s.reqMCPTest(c, id, d)
+	case *protocol.MCPToggle:
+		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_toggle", map[string]any{"serverName": d.Name, "enabled": *d.Enabled})
+	case *protocol.MCPReconnect:
+		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_reconnect", map[string]any{"serverName": d.Name})
 	default:
 		c.replyErr(id, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q", f.Type))
 	}
@@ -148,6 +152,8 @@ func (s *Server) offers(typ string) bool {
 		return s.calls.offers(typ)
 	case protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest:
 		return s.offersManage(typ)
+	case protocol.TypeMCPToggle, protocol.TypeMCPReconnect:
+		return s.offersLive()
 	}
 	return false
 }
