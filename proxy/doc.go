@@ -146,8 +146,8 @@
 // mcp_reconnect control request to one live session or to each at once,
 // from goroutines owned and joined by the request's connection goroutine,
 // and ask each session for mcp_status afterwards; nothing is written to a
-// file (a later mcp_set_servers does not undo a toggle: it changes only
-// the servers whose definitions changed).
+// file (whether a later mcp_set_servers re-enables a toggled server is
+// not measured).
 //
 // # Reaching the proxy from other machines
 //

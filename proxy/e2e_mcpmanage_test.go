@@ -1,10 +1,13 @@
 package proxy
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -75,5 +78,51 @@ func TestE2EMCPToggleReconnect(t *testing.T) {
 	}
 	if perr := c.doErr(protocol.TypeMCPToggle, map[string]any{"name": "testmcp"}); perr.Code != protocol.CodeBadRequest || !strings.Contains(perr.Message, "enabled") {
 		t.Errorf("toggle without enabled: %v", perr)
+	}
+}
+
+// TestE2EMCPReconnectFixedServer: a server added live whose command does
+// not exist yet fails; once the command is in place, mcp/reconnect
+// connects it in the live session and its tool works.
+func TestE2EMCPReconnectFixedServer(t *testing.T) {
+	e := startE2E(t, Options{})
+	c := e.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	s := c.create(nil)
+	c.turn(s, "PING-1")
+
+	bin := filepath.Join(e.env.home, "tmp", "hot-server")
+	from := c.count()
+	e.env.writeMCPJSON(t, map[string]any{
+		"everything": map[string]any{"command": testkit.NodeBin(t, "mcp-server-everything")},
+		"testmcp":    map[string]any{"command": e.testmcp, "args": []any{}},
+		"hot":        map[string]any{"command": bin},
+	})
+	waitStatus(c, from, "hot failed", func(st protocol.MCPStatus) bool {
+		h := statusOf(st, "hot")
+		return h != nil && h.Status == protocol.MCPFailed && h.Origin == protocol.OriginSession
+	})
+
+	// Fix it: the command now exists.
+	data, err := os.ReadFile(e.testmcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	from = c.count()
+	var r protocol.MCPLiveResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPReconnect, map[string]any{"name": "hot", "session": s}), &r)
+	if len(r.Sessions) != 1 || !r.Sessions[0].OK {
+		t.Fatalf("reconnect reply %+v", r)
+	}
+	waitStatus(c, from, "hot connected", func(st protocol.MCPStatus) bool {
+		h := statusOf(st, "hot")
+		return h != nil && h.Status == protocol.MCPConnected && h.Origin == protocol.OriginSession
+	})
+	trs := toolResults(t, c.turn(s, "use the HOT server"))
+	if len(trs) != 1 || trs[0].IsError || trs[0].MCP == nil || trs[0].MCP.Server != "hot" {
+		t.Errorf("tool results after reconnecting: %+v", trs)
 	}
 }
