@@ -665,3 +665,47 @@ func LiteralSecrets(def json.RawMessage) []string {
 	}
 	return out
 }
+
+// SetServerDisabled records that server name is disabled (or no longer
+// disabled) in the project, where the CLI records it: the list
+// projects["<dir>"].disabledMcpServers of ~/.claude.json, which disables a
+// server of any scope. Same locked, atomic write as AddServer; nothing is
+// written when the list already says so. It returns the configuration
+// resolved afterwards.
+func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error) {
+	loc, err := LocationOf(opts, ScopeLocal)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return nil, badInput("no server name given")
+	}
+	path := "projects." + escapePath(loc.Project) + ".disabledMcpServers"
+	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
+		projects := member(d.root, "projects")
+		if projects.Exists() && !projects.IsObject() {
+			return nil, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
+		}
+		entry := member(projects, loc.Project)
+		if entry.Exists() && !entry.IsObject() {
+			return nil, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", loc.Project, kind(entry))
+		}
+		list, errs := d.stringList(entry, "disabledMcpServers", "projects[dir].")
+		if len(errs) > 0 {
+			return nil, errs[0]
+		}
+		if slices.Contains(list, name) == disabled {
+			return nil, nil // recorded already
+		}
+		if disabled {
+			list = append(list, name)
+		} else {
+			list = slices.DeleteFunc(list, func(s string) bool { return s == name })
+		}
+		return setKey([]byte(d.text), path, list)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcpconfig: record %q disabled=%v: %w", name, disabled, err)
+	}
+	return Resolve(opts)
+}
