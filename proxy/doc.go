@@ -147,7 +147,9 @@
 // from goroutines owned and joined by the request's connection goroutine,
 // and ask each session for mcp_status afterwards; nothing is written to a
 // file (whether a later mcp_set_servers re-enables a toggled server is
-// not measured).
+// not measured). mcp/toggle with persist instead records the choice with
+// mcpconfig.SetServerDisabled (MCPManager.SetDisabled) and applies the
+// resulting configuration like a file edit.
 //
 // # Reaching the proxy from other machines
 //

@@ -27,6 +27,9 @@ type MCPManager interface {
 	// Unsaved resolves the configuration with def as an extra server
 	// named name (mcpconfig.ResolveUnsaved), for probing.
 	Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error)
+	// SetDisabled records name as disabled (or not) in the project
+	// (mcpconfig.SetServerDisabled), then like WriteServer.
+	SetDisabled(name string, disabled bool) error
 }
 
 // WriteServer implements MCPManager with mcpconfig.AddServer (locked
@@ -66,6 +69,16 @@ func (s *MCPConfigSource) RemoveServer(name, scope string) (mcpconfig.Location, 
 // Unsaved implements MCPManager.
 func (s *MCPConfigSource) Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error) {
 	return mcpconfig.ResolveUnsaved(s.opts, name, def)
+}
+
+// SetDisabled implements MCPManager.
+func (s *MCPConfigSource) SetDisabled(name string, disabled bool) error {
+	cfg, err := mcpconfig.SetServerDisabled(s.opts, name, disabled)
+	if err != nil {
+		return err
+	}
+	s.install(cfg)
+	return nil
 }
 
 // reload resolves the files again and installs the result at once, so the
@@ -192,6 +205,24 @@ func (s *Server) reqMCPLive(c *client, id json.RawMessage, typ, name, session, s
 		c.replyErr(id, protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name))
 		return
 	}
+	if persist, _ := fields["persist"].(bool); persist {
+		m := s.manager()
+		if m == nil {
+			c.replyErr(id, protocol.Errorf(protocol.CodeBadRequest, "%s: persist needs a proxy that writes the MCP configuration (mcp.manage)", typ))
+			return
+		}
+		enabled, _ := fields["enabled"].(bool)
+		c.async(func() {
+			if err := m.SetDisabled(name, !enabled); err != nil {
+				c.replyErr(id, mcpError(c, typ, name, err))
+				return
+			}
+			s.applyMCP() // mcp/config first; live sessions get it through mcp_set_servers
+			c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: []protocol.MCPLiveOutcome{}})
+		})
+		return
+	}
+	delete(fields, "persist")
 	var targets []*Session
 	if session != "" {
 		sess, err := s.session(session)

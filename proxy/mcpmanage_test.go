@@ -116,6 +116,25 @@ func TestMCPManageProtocol(t *testing.T) {
 		t.Errorf("after update: %+v", s)
 	}
 
+	// mcp/toggle with persist records the choice in ~/.claude.json and
+	// applies it through the configuration.
+	var lr protocol.MCPLiveResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPToggle, map[string]any{"name": "srv", "enabled": false, "persist": true}), &lr)
+	if lr.Name != "srv" || len(lr.Sessions) != 0 {
+		t.Errorf("persist reply %+v", lr)
+	}
+	if v := viewServer(src.Current().View, "srv"); v == nil || v.Active {
+		t.Errorf("srv after a persisted disable: %+v", v)
+	}
+	data, _ = os.ReadFile(claudeJSON)
+	if !strings.Contains(string(data), `"disabledMcpServers": [`) || !strings.Contains(string(data), `"srv"`) {
+		t.Errorf("not recorded: %s", data)
+	}
+	mustUnmarshal(t, c.do(protocol.TypeMCPToggle, map[string]any{"name": "srv", "enabled": true, "persist": true}), &lr)
+	if v := viewServer(src.Current().View, "srv"); v == nil || !v.Active {
+		t.Errorf("srv after a persisted enable: %+v", v)
+	}
+
 	// mcp/test: an unsaved definition is probed; status is untouched.
 	var pr protocol.MCPProbeResult
 	mustUnmarshal(t, c.do(protocol.TypeMCPTest, map[string]any{"name": "trial", "definition": map[string]any{"command": testmcp}}), &pr)

@@ -129,7 +129,7 @@ func (s *Server) handleFrame(c *client, data []byte) {
 	case *protocol.MCPTest:
 		s.reqMCPTest(c, id, d)
 	case *protocol.MCPToggle:
-		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_toggle", map[string]any{"serverName": d.Name, "enabled": *d.Enabled})
+		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_toggle", map[string]any{"serverName": d.Name, "enabled": *d.Enabled, "persist": d.Persist})
 	case *protocol.MCPReconnect:
 		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_reconnect", map[string]any{"serverName": d.Name})
 	default:

@@ -310,11 +310,16 @@ type MCPTest struct {
 
 // MCPToggle is the data of mcp/toggle: enable or disable a server in one
 // live session or (no session) in every live session, through the CLI's
-// mcp_toggle control request. Enabled is required.
+// mcp_toggle control request. Enabled is required. With Persist the
+// choice is instead recorded where the CLI records disabled servers
+// (projects["<dir>"].disabledMcpServers of ~/.claude.json) and reaches every
+// live session through the configuration, like a file edit (Sessions is
+// then empty; Session must not be set).
 type MCPToggle struct {
 	Name    string `json:"name"`
 	Enabled *bool  `json:"enabled"`
 	Session string `json:"session,omitempty"`
+	Persist bool   `json:"persist,omitempty"`
 }
 
 // MCPReconnect is the data of mcp/reconnect: reconnect a server in one

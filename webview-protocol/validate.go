@@ -321,6 +321,9 @@ func (d MCPToggle) Validate() error {
 	}
 	if d.Session != "" {
 		c.session("session", d.Session)
+		if d.Persist {
+			c.add("persist", "applies to every session: leave session out")
+		}
 	}
 	return c.err()
 }

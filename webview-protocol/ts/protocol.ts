@@ -475,6 +475,8 @@ export interface McpToggleData {
   name: string;
   enabled: boolean;
   session?: string;
+  /** Record it in ~/.claude.json (projects[dir].disabledMcpServers) and apply it through the configuration; no session. */
+  persist?: boolean;
 }
 export interface McpReconnectData {
   name: string;
