@@ -333,3 +333,49 @@ func TestMCPAddConcurrent(t *testing.T) {
 		t.Errorf("%d servers, want 16", n)
 	}
 }
+
+// Twenty `ccproxy mcp add` processes at once, alternately to the user and
+// the local scope of the same ~/.claude.json: every server is kept (the
+// file is locked across processes), and so is the file's other content.
+func TestMCPAddConcurrentProcesses(t *testing.T) {
+	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, project := manageRoot(t)
+	cj := filepath.Join(home, ".claude.json")
+	if err := os.WriteFile(cj, []byte(`{"numStartups": 3, "projects": {"/elsewhere": {"mcpServers": {}}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			scope := []string{"user", "local"}[i%2]
+			cmd := exec.Command(bin, "mcp", "add", "-s", scope, "--project", project, fmt.Sprintf("s%02d", i), "--", "node", "x")
+			cmd.Env = append(os.Environ(), "HOME="+home)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("add s%02d: %v: %s", i, err, out)
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	m := readJSON(t, cj)
+	user := m["mcpServers"].(map[string]any)
+	local := m["projects"].(map[string]any)[project].(map[string]any)["mcpServers"].(map[string]any)
+	for i := range n {
+		name := fmt.Sprintf("s%02d", i)
+		if _, ok := map[bool]map[string]any{true: user, false: local}[i%2 == 0][name]; !ok {
+			t.Errorf("%s lost", name)
+		}
+	}
+	if len(user)+len(local) != n || m["numStartups"] != float64(3) || m["projects"].(map[string]any)["/elsewhere"] == nil {
+		t.Errorf("file after the adds: %v", m)
+	}
+}
