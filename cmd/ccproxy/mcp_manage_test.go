@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -377,5 +379,26 @@ func TestMCPAddConcurrentProcesses(t *testing.T) {
 	}
 	if len(user)+len(local) != n || m["numStartups"] != float64(3) || m["projects"].(map[string]any)["/elsewhere"] == nil {
 		t.Errorf("file after the adds: %v", m)
+	}
+}
+
+// TestMCPAddJSONStdin: add-json NAME - reads the definition from stdin;
+// a definition that is not JSON names stdin and its position.
+func TestMCPAddJSONStdin(t *testing.T) {
+	home, project := manageRoot(t)
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"mcp", "add-json", "-s", "user", "--project", project, "web", "-"},
+		strings.NewReader(`{"type":"http","url":"https://x.example/mcp","headers":{"Authorization":"Bearer ${TOKEN}"}}`), &out, &errb)
+	if err != nil || !strings.Contains(out.String(), "Added http MCP server web to user config") {
+		t.Fatalf("%v %q %q", err, out.String(), errb.String())
+	}
+	got := readJSON(t, filepath.Join(home, ".claude.json"))["mcpServers"].(map[string]any)["web"]
+	want := map[string]any{"type": "http", "url": "https://x.example/mcp", "headers": map[string]any{"Authorization": "Bearer ${TOKEN}"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("written %v", got)
+	}
+	err = run(context.Background(), []string{"mcp", "add-json", "--project", project, "bad", "-"}, strings.NewReader("{\n  \"command\": node\n}"), &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "Invalid configuration: stdin:2:15: server \"bad\": invalid JSON") {
+		t.Errorf("bad stdin: %v", err)
 	}
 }
