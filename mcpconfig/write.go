@@ -135,7 +135,7 @@ func BuildDefinition(spec AddSpec) (json.RawMessage, error) {
 		}
 		cmd := spec.CommandOrURL
 		if u, err := url.Parse(cmd); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-			return nil, badInput("command %q is a URL: add --transport http (or sse) for a remote server", cmd)
+			return nil, badInput("command %q is a URL: add --transport http (or sse) for a remote server", RedactURL(cmd))
 		}
 		if err := checkCommand(cmd); err != nil {
 			return nil, err
