@@ -74,8 +74,12 @@ async function subscribe(v) {
   updateSession(v.id, r.state);
 }
 
+let capabilities = [];
+
 const pushes = {
-  hello() {},
+  hello(d) {
+    capabilities = d.capabilities || [];
+  },
   "session/event"({ session, seq, event }) {
     const v = view(session);
     if (seq <= v.lastSeq) return; // already rendered (replay after reconnect)
@@ -482,6 +486,24 @@ function renderMCP(servers) {
       for (const [label, type] of [["approve", "mcp/approve"], ["reject", "mcp/reject"]]) {
         const btn = el("button", type.slice(4), label);
         btn.onclick = () => conn.request(type, { name: s.name }).catch((err) => alert(err.message));
+        item.append(btn);
+      }
+    }
+    if (capabilities.includes("mcp.live")) {
+      // Live in every session (mcp/toggle, mcp/reconnect); the status feed shows the result.
+      const live = { failed: ["reconnect", "mcp/reconnect", {}], connected: ["disable", "mcp/toggle", { enabled: false }], disabled: ["enable", "mcp/toggle", { enabled: true }] }[s.status];
+      if (live) {
+        const [label, type, extra] = live;
+        const btn = el("button", label, label);
+        btn.onclick = async () => {
+          try {
+            const r = await conn.request(type, { name: s.name, ...extra });
+            const failed = r.sessions.filter((x) => !x.ok);
+            if (failed.length) alert(failed.map((x) => `${x.session}: ${x.error.message}`).join("\n"));
+          } catch (err) {
+            alert(err.message);
+          }
+        };
         item.append(btn);
       }
     }

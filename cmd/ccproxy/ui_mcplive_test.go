@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// TestWebUIMCPLiveButtons: with mcp.live announced, a failed server gets
+// a reconnect button, a connected one disable, a disabled one enable; each
+// sends its request.
+func TestWebUIMCPLiveButtons(t *testing.T) {
+	b := newBrowser(t)
+	sent := make(chan string, 4)
+	statuses := []protocol.MCPServerStatus{
+		{Name: "a-connected", Status: "connected", Scope: "user", Approval: "not-needed"},
+		{Name: "b-failed", Status: "failed", Scope: "local", Approval: "not-needed", Error: "ENOENT"},
+		{Name: "c-disabled", Status: "disabled", Scope: "local", Approval: "not-needed"},
+		{Name: "d-pending", Status: "pending", Scope: "user", Approval: "not-needed"},
+	}
+	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServerFS(protocol.UI()))
+	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		hello, err := protocol.NewPush(protocol.TypeHello, protocol.Hello{
+			Protocol: protocol.Version, Server: protocol.Software{Name: "ccproxy", Version: "test"},
+			Capabilities: []string{protocol.CapSessions, protocol.CapMCPStatus, protocol.CapMCPLive},
+			Limits:       protocol.Limits{MaxFrameBytes: 1 << 20, SendQueueFrames: 64, ReplayBytes: 1 << 20},
+		})
+		if err != nil {
+			t.Errorf("hello: %v", err)
+			return
+		}
+		c.WriteJSON(hello)
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			f, err := protocol.ParseFrame(msg)
+			if err != nil {
+				continue
+			}
+			var data protocol.Data = protocol.Empty{}
+			switch f.Type {
+			case protocol.TypeSessionList:
+				data = protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
+			case protocol.TypeMCPToggle, protocol.TypeMCPReconnect:
+				var d struct {
+					Name    string `json:"name"`
+					Enabled *bool  `json:"enabled"`
+				}
+				json.Unmarshal(f.Data, &d)
+				what := f.Type + " " + d.Name
+				if d.Enabled != nil {
+					what += map[bool]string{true: " on", false: " off"}[*d.Enabled]
+				}
+				sent <- what
+				data = protocol.MCPLiveResult{Name: d.Name, Sessions: []protocol.MCPLiveOutcome{{Session: "s1", OK: true}}}
+			}
+			reply, err := protocol.NewReply(f.ID, data)
+			if err != nil {
+				t.Errorf("reply to %s: %v", f.Type, err)
+				return
+			}
+			c.WriteJSON(reply)
+			if f.Type == protocol.TypeMCPSubscribe {
+				push, _ := protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: statuses})
+				c.WriteJSON(push)
+			}
+		}
+	})
+	stub := httptest.NewServer(mux)
+	defer stub.Close()
+
+	b.do("open", chromedp.Navigate(stub.URL+"/"))
+	b.until("the dots", `document.querySelectorAll(".mcp-server").length === 4`)
+	buttons := eval[[]string](b, `[...document.querySelectorAll(".mcp-server")].map(s => s.dataset.server + ":" + [...s.querySelectorAll("button")].map(x => x.textContent).join(","))`)
+	want := []string{"a-connected:disable", "b-failed:reconnect", "c-disabled:enable", "d-pending:"}
+	if len(buttons) != len(want) {
+		t.Fatalf("buttons %v, want %v", buttons, want)
+	}
+	for i := range want {
+		if buttons[i] != want[i] {
+			t.Errorf("buttons %v, want %v", buttons, want)
+			break
+		}
+	}
+	for _, c := range []struct{ server, button, want string }{
+		{"b-failed", "reconnect", "mcp/reconnect b-failed"},
+		{"a-connected", "disable", "mcp/toggle a-connected off"},
+		{"c-disabled", "enable", "mcp/toggle c-disabled on"},
+	} {
+		b.do(c.button, chromedp.Click(`.mcp-server[data-server="`+c.server+`"] button.`+c.button))
+		select {
+		case got := <-sent:
+			if got != c.want {
+				t.Errorf("%s sent %q, want %q", c.button, got, c.want)
+			}
+		case <-time.After(uiWait):
+			t.Fatalf("the %s button sent nothing", c.button)
+		}
+	}
+	b.noJSDialog()
+}
