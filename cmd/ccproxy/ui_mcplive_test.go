@@ -159,6 +159,12 @@ func TestWebUIMCPAddForm(t *testing.T) {
 				data = protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
 			case protocol.TypeMCPSubscribe:
 				after, _ = protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{}})
+			case protocol.TypeMCPRemove:
+				var d map[string]any
+				json.Unmarshal(f.Data, &d)
+				got <- req{f.Type, d}
+				data = protocol.MCPManageResult{Name: "mem", Scope: "project", File: "/p/.mcp.json", Config: protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}}}
+				after, _ = protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{}})
 			case protocol.TypeMCPTest, protocol.TypeMCPAdd:
 				var d map[string]any
 				json.Unmarshal(f.Data, &d)
@@ -214,5 +220,22 @@ func TestWebUIMCPAddForm(t *testing.T) {
 	}
 	b.until("the dialog closed", `!document.querySelector("#mcp-form").open`)
 	b.until("mem connected", `document.querySelector('.mcp-server[data-server="mem"] .dot')?.dataset.status === "connected"`)
+
+	// Remove takes a second click.
+	b.do("remove", chromedp.Click(`.mcp-server[data-server="mem"] button.remove`))
+	if label := eval[string](b, `document.querySelector('.mcp-server[data-server="mem"] button.remove').textContent`); label != "remove mem from project config?" {
+		t.Errorf("after one click: %q", label)
+	}
+	select {
+	case r := <-got:
+		t.Errorf("one click sent %s", r.typ)
+	default:
+	}
+	b.do("confirm remove", chromedp.Click(`.mcp-server[data-server="mem"] button.remove`))
+	r = <-got
+	if r.typ != protocol.TypeMCPRemove || r.data["name"] != "mem" || r.data["scope"] != "project" {
+		t.Errorf("remove sent %s %v", r.typ, r.data)
+	}
+	b.until("mem gone", `!document.querySelector('.mcp-server[data-server="mem"]')`)
 	b.noJSDialog()
 }

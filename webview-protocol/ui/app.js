@@ -508,6 +508,19 @@ function renderMCP(servers) {
         item.append(btn);
       }
     }
+    if (capabilities.includes("mcp.manage") && ["local", "project", "user"].includes(s.scope)) {
+      // Remove asks for a second click: "remove?" then sends mcp/remove.
+      const btn = el("button", "remove", "remove");
+      btn.onclick = () => {
+        if (btn.dataset.armed !== "true") {
+          btn.dataset.armed = "true";
+          btn.textContent = `remove ${s.name} from ${s.scope} config?`;
+          return;
+        }
+        conn.request("mcp/remove", { name: s.name, scope: s.scope }).catch((err) => alert(err.message));
+      };
+      item.append(btn);
+    }
     box.append(item);
   }
 }
