@@ -74,12 +74,28 @@
 // Settings files (not .mcp.json nor ~/.claude.json, which keep JSON.parse's
 // last-wins) with a duplicate key anywhere are refused: a FileError names the
 // key at its second occurrence, and the file's content is ignored. Every
-// write (Approve, Reject, AllowRules) goes through one read-modify-write:
+// write (Approve, Reject, AllowRules, and AddServer/RemoveServer for
+// ~/.claude.json and .mcp.json) goes through one read-modify-write
+// (updateJSONFile):
 // an exclusive lock on the lock file beside the settings file
 // (".settings.local.json.lock": flock on Unix, LockFileEx on Windows, held
 // until the write is done and released if the process dies), read, check
 // (an invalid file or a duplicate key: error, file unchanged), edit, write a
 // temporary file, rename it over the file.
+//
+// # Writing server definitions
+//
+// AddServer and RemoveServer write what `claude mcp add/add-json/remove`
+// write, where they write it (user: ~/.claude.json mcpServers; local:
+// ~/.claude.json projects["<dir>"].mcpServers, a new project entry with
+// the CLI's default keys; project: <dir>/.mcp.json). BuildDefinition makes
+// the definition of `mcp add`'s flags, NormalizeDefinition checks a JSON
+// definition with the same FileErrors as a file and keeps the keys the CLI
+// keeps; ResolveUnsaved resolves an unsaved one for probing. Writes go
+// through updateJSONFile, the same locked read-modify-write as settings
+// (below), keeping the file's indentation and final newline; the CLI's
+// refusals are *ExistsError, *MissingServerError and *ScopesError, bad
+// input matches ErrBadInput.
 //
 // # What the proxy passes to claude
 //
@@ -131,8 +147,8 @@
 // # Concurrency
 //
 // A Config is immutable once returned and may be shared freely. Resolve has
-// no shared state and may run concurrently. Approve, Reject and AllowRules
-// serialize their read-modify-write of settings.local.json within the process
+// no shared state and may run concurrently. Approve, Reject, AllowRules,
+// AddServer and RemoveServer serialize their read-modify-write within the process
 // (settingsMu, held around the file lock) and across processes (the lock
 // file), and replace the file atomically. PrivateDir creates the directory on
 // first use (again if it was removed meanwhile) and keeps its lock file open

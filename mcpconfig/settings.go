@@ -29,14 +29,33 @@ func lockPath(path string) string {
 }
 
 // updateSettings is the one read-modify-write of a settings file, used by
-// every write (approvals, permission rules): under an exclusive lock on the
-// lock file beside it (flock / LockFileEx, so concurrent ccproxy processes
-// all keep their change), the file is read and checked (a file that is not
-// a valid JSON object, or has a duplicate key, is left unchanged and is an
-// error), edit returns the new content (nil: nothing to change), and the
-// file is replaced atomically, pretty-printed as the CLI writes it, with its
-// permissions kept. The folder is created when missing.
+// every settings write (approvals, permission rules): updateJSONFile with
+// duplicate keys refused and the file written as the CLI writes settings
+// (two-space indentation, a final newline, 0600 when new).
 func updateSettings(path string, edit func(d *doc, exists bool) ([]byte, error)) (changed bool, err error) {
+	return updateJSONFile(path, fileStyle{refuseDuplicates: true, finalNewline: true, newMode: 0o600, forceIndent: true}, edit)
+}
+
+// fileStyle says how updateJSONFile checks and writes one kind of file.
+type fileStyle struct {
+	refuseDuplicates bool        // a duplicate key anywhere is an error (settings files)
+	finalNewline     bool        // a new file ends with a newline
+	newMode          fs.FileMode // permissions of a new file
+	forceIndent      bool        // always two spaces, whatever the file had (settings files)
+}
+
+// updateJSONFile is the one read-modify-write of a JSON file ccproxy
+// writes (settings files, ~/.claude.json, .mcp.json): under an exclusive
+// lock on the lock file beside it (flock / LockFileEx, so concurrent
+// ccproxy processes all keep their change), the file is read and checked (a
+// file that is not a valid JSON object, or, for settings, has a duplicate
+// key, is left unchanged and is an error), edit returns the new content
+// (nil: nothing to change), and the file is replaced atomically, with its
+// permissions kept. The existing file's formatting style is kept unless
+// style.forceIndent: its indentation (two spaces, four, a tab, or compact)
+// and whether it ends with a newline; key order is kept. A new file is
+// written with two spaces. The folder is created when missing.
+func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool) ([]byte, error)) (changed bool, err error) {
 	settingsMu.Lock()
 	defer settingsMu.Unlock()
 	dir := filepath.Dir(path)
@@ -56,11 +75,12 @@ func updateSettings(path string, edit func(d *doc, exists bool) ([]byte, error))
 	if err != nil {
 		return false, fmt.Errorf("read %s: %s", path, errorText(err))
 	}
-	mode := fs.FileMode(0o600)
+	mode := style.newMode
+	indent, newline := "  ", style.finalNewline
 	d := &doc{file: path, text: "{}", root: gjson.Parse("{}")}
 	if exists {
 		var ferr *FileError
-		if d, ferr = parseDoc(path, data); ferr == nil {
+		if d, ferr = parseDoc(path, data); ferr == nil && style.refuseDuplicates {
 			ferr = d.duplicateKey()
 		}
 		if ferr != nil {
@@ -69,21 +89,50 @@ func updateSettings(path string, edit func(d *doc, exists bool) ([]byte, error))
 		if st, err := os.Stat(path); err == nil {
 			mode = st.Mode().Perm()
 		}
+		if !style.forceIndent {
+			indent, newline = detectStyle(d.text)
+		}
 	}
 	out, err := edit(d, exists)
 	if err != nil || out == nil {
 		return false, err
 	}
-	// Two-space indentation, as the CLI writes it; key order is kept.
+	out = bytes.TrimSpace(out) // the final newline is decided below
 	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, out, "", "  "); err != nil {
+	if indent == "" {
+		err = json.Compact(&pretty, out)
+	} else {
+		err = json.Indent(&pretty, out, "", indent)
+	}
+	if err != nil {
 		return false, fmt.Errorf("update %s: %w", path, err)
 	}
-	pretty.WriteByte('\n')
+	if newline {
+		pretty.WriteByte('\n')
+	}
 	if err := writeFileAtomic(path, pretty.Bytes(), mode); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// detectStyle returns the indentation of a JSON text (the leading
+// whitespace of its first indented line; "" when it is on one line) and
+// whether it ends with a newline.
+func detectStyle(text string) (indent string, finalNewline bool) {
+	trimmed := strings.TrimRight(text, " \t\r\n")
+	finalNewline = len(trimmed) < len(text) && strings.ContainsAny(text[len(trimmed):], "\n")
+	for _, line := range strings.Split(trimmed, "\n")[1:] {
+		line = strings.TrimRight(line, "\r")
+		ws := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+		if ws != "" && len(ws) < len(line) {
+			return ws, finalNewline
+		}
+	}
+	if strings.Contains(trimmed, "\n") || len(strings.Join(strings.Fields(trimmed), "")) <= 2 {
+		return "  ", finalNewline // indented without a nested line, or "{}"
+	}
+	return "", finalNewline // one line: kept compact
 }
 
 // duplicateKey reports the first key that appears twice in one object of

@@ -146,6 +146,27 @@
 // beyond, limit_exceeded); it ends with the read, or when the connection's
 // context ends. Options.HistoryHome "-" offers no history capability.
 //
+// # Managing servers (mcpmanage.go)
+//
+// When Options.MCP is also an MCPManager (MCPConfigSource is), the proxy
+// offers mcp.manage: mcp/add, mcp/update and mcp/remove write the
+// configuration files through mcpconfig (locked across processes, atomic),
+// the source resolves and installs the result at once, applyMCP pushes
+// mcp/config and mcp/status, and the reply carries the new configuration;
+// live sessions get it through mcp_set_servers as for any file edit (the
+// Watcher's event installs the same configuration again). Each runs in a
+// goroutine of its connection. mcp/test resolves an unsaved definition
+// (mcpconfig.ResolveUnsaved) and probes it like mcp/probe, within the same
+// MaxMCPRequests slots; its result is not an observation. mcp/toggle and
+// mcp/reconnect (mcp.live, with any MCP source) send the CLI's mcp_toggle /
+// mcp_reconnect control request to one live session or to each at once,
+// from goroutines owned and joined by the request's connection goroutine,
+// and ask each session for mcp_status afterwards; nothing is written to a
+// file (whether a later mcp_set_servers re-enables a toggled server is
+// not measured). mcp/toggle with persist instead records the choice with
+// mcpconfig.SetServerDisabled (MCPManager.SetDisabled) and applies the
+// resulting configuration like a file edit.
+//
 // # Reaching the proxy from other machines
 //
 // Serve first readies its listener (remote.go): an address off loopback is

@@ -205,11 +205,14 @@ func (s *Server) helloFrame(connID string) []byte {
 	caps := []string{protocol.CapSessions, protocol.CapImages, protocol.CapPartialMessages,
 		protocol.CapPermissions, protocol.CapBlobs, protocol.CapMCPStatus}
 	if s.opts.MCP != nil {
-		caps = append(caps, protocol.CapMCPApproval)
+		caps = append(caps, protocol.CapMCPApproval, protocol.CapMCPLive)
 	}
 	caps = append(caps, s.calls.capabilities()...) // mcp.probe, mcp.tools, mcp.call, mcp.log when wired
 	if s.hist != nil {
 		caps = append(caps, protocol.CapHistory)
+	}
+	if s.manager() != nil {
+		caps = append(caps, protocol.CapMCPManage) // mcp/add, mcp/update, mcp/remove, mcp/test
 	}
 	h := protocol.Hello{
 		Protocol:     protocol.Version,

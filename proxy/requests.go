@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -117,6 +118,24 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		s.hist.reqList(c, id, d)
 	case *protocol.HistoryRead:
 		s.hist.reqRead(c, id, d)
+	case *protocol.MCPAdd:
+		s.reqMCPWrite(c, id, f.Type, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
+			return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.AddNew)
+		})
+	case *protocol.MCPUpdate:
+		s.reqMCPWrite(c, id, f.Type, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
+			return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.ReplaceOnly)
+		})
+	case *protocol.MCPRemove:
+		s.reqMCPWrite(c, id, f.Type, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
+			return m.RemoveServer(d.Name, d.Scope)
+		})
+	case *protocol.MCPTest:
+		s.reqMCPTest(c, id, d)
+	case *protocol.MCPToggle:
+		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_toggle", map[string]any{"serverName": d.Name, "enabled": *d.Enabled, "persist": d.Persist})
+	case *protocol.MCPReconnect:
+		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_reconnect", map[string]any{"serverName": d.Name})
 	default:
 		c.replyErr(id, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q", f.Type))
 	}
@@ -137,6 +156,10 @@ func (s *Server) offers(typ string) bool {
 		return s.calls.offers(typ)
 	case protocol.TypeHistoryList, protocol.TypeHistoryRead:
 		return s.hist != nil
+	case protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest:
+		return s.offersManage(typ)
+	case protocol.TypeMCPToggle, protocol.TypeMCPReconnect:
+		return s.offersLive()
 	}
 	return false
 }

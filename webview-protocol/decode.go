@@ -190,6 +190,12 @@ var (
 		TypeMCPLog:             func() Data { return new(MCPLog) },
 		TypeHistoryList:        func() Data { return new(HistoryList) },
 		TypeHistoryRead:        func() Data { return new(HistoryRead) },
+		TypeMCPAdd:             func() Data { return new(MCPAdd) },
+		TypeMCPUpdate:          func() Data { return new(MCPUpdate) },
+		TypeMCPRemove:          func() Data { return new(MCPRemove) },
+		TypeMCPTest:            func() Data { return new(MCPTest) },
+		TypeMCPToggle:          func() Data { return new(MCPToggle) },
+		TypeMCPReconnect:       func() Data { return new(MCPReconnect) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -211,6 +217,12 @@ var (
 		TypeMCPLog:             func() Data { return new(MCPLogResult) },
 		TypeHistoryList:        func() Data { return new(HistoryListResult) },
 		TypeHistoryRead:        func() Data { return new(HistoryReadResult) },
+		TypeMCPAdd:             func() Data { return new(MCPManageResult) },
+		TypeMCPUpdate:          func() Data { return new(MCPManageResult) },
+		TypeMCPRemove:          func() Data { return new(MCPManageResult) },
+		TypeMCPTest:            func() Data { return new(MCPProbeResult) },
+		TypeMCPToggle:          func() Data { return new(MCPLiveResult) },
+		TypeMCPReconnect:       func() Data { return new(MCPLiveResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

@@ -268,6 +268,85 @@ type MCPApprovalResult struct {
 	Approval string `json:"approval"`
 }
 
+// MCPAdd is the data of mcp/add: write a server definition, as
+// `claude mcp add-json` does, into a scope's file. Definition is the JSON
+// object a configuration file holds under mcpServers.NAME.
+type MCPAdd struct {
+	Name       string          `json:"name"`
+	Scope      string          `json:"scope,omitempty"` // MCPWriteScopes; default local
+	Definition json.RawMessage `json:"definition"`
+}
+
+// MCPUpdate is the data of mcp/update: replace the definition of a server
+// that exists in the scope.
+type MCPUpdate struct {
+	Name       string          `json:"name"`
+	Scope      string          `json:"scope,omitempty"`
+	Definition json.RawMessage `json:"definition"`
+}
+
+// MCPRemove is the data of mcp/remove; no scope: the one scope that has it.
+type MCPRemove struct {
+	Name  string `json:"name"`
+	Scope string `json:"scope,omitempty"`
+}
+
+// MCPManageResult is the data of the reply to mcp/add, mcp/update and
+// mcp/remove: where the change was written and the configuration resolved
+// afterwards (what mcp/config now pushes).
+type MCPManageResult struct {
+	Name   string    `json:"name"`
+	Scope  string    `json:"scope"`
+	File   string    `json:"file"`
+	Config MCPConfig `json:"config"`
+}
+
+// MCPTest is the data of mcp/test: probe a definition that is not saved.
+// Its reply is an MCPProbeResult with one result.
+type MCPTest struct {
+	Name       string          `json:"name,omitempty"` // default "test"
+	Definition json.RawMessage `json:"definition"`
+}
+
+// MCPToggle is the data of mcp/toggle: enable or disable a server in one
+// live session or (no session) in every live session, through the CLI's
+// mcp_toggle control request. Enabled is required. With Persist the
+// choice is instead recorded where the CLI records disabled servers
+// (projects["<dir>"].disabledMcpServers of ~/.claude.json) and reaches every
+// live session through the configuration, like a file edit (Sessions is
+// then empty; Session must not be set).
+type MCPToggle struct {
+	Name    string `json:"name"`
+	Enabled *bool  `json:"enabled"`
+	Session string `json:"session,omitempty"`
+	Persist bool   `json:"persist,omitempty"`
+}
+
+// MCPReconnect is the data of mcp/reconnect: reconnect a server in one
+// live session or in every live session (mcp_reconnect).
+type MCPReconnect struct {
+	Name    string `json:"name"`
+	Session string `json:"session,omitempty"`
+}
+
+// MCPLiveResult is the data of the reply to mcp/toggle and mcp/reconnect:
+// what each live session concerned answered.
+type MCPLiveResult struct {
+	Name     string           `json:"name"`
+	Sessions []MCPLiveOutcome `json:"sessions"`
+}
+
+// MCPLiveOutcome is one session's answer: ok, or the error (cli_error
+// with claude's message, timeout, session_exited).
+type MCPLiveOutcome struct {
+	Session string `json:"session"`
+	OK      bool   `json:"ok"`
+	Error   *Error `json:"error,omitempty"`
+}
+
+// MCPWriteScopes are the scopes mcp/add, mcp/update and mcp/remove write.
+var MCPWriteScopes = []string{"local", "project", "user"}
+
 // MCPProbe is the data of mcp/probe; no name probes every configured server.
 type MCPProbe struct {
 	Name string `json:"name,omitempty"`

@@ -42,6 +42,12 @@ const (
 	TypeMCPLog             = "mcp/log"
 	TypeHistoryList        = "history/list"
 	TypeHistoryRead        = "history/read"
+	TypeMCPAdd             = "mcp/add"
+	TypeMCPUpdate          = "mcp/update"
+	TypeMCPRemove          = "mcp/remove"
+	TypeMCPTest            = "mcp/test"
+	TypeMCPToggle          = "mcp/toggle"
+	TypeMCPReconnect       = "mcp/reconnect"
 )
 
 // Message types sent by the proxy.
@@ -73,6 +79,8 @@ const (
 	CapMCPCall         = "mcp.call"         // mcp/call
 	CapMCPLog          = "mcp.log"          // mcp/log
 	CapHistory         = "history"          // history/list, history/read
+	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test
+	CapMCPLive         = "mcp.live"         // mcp/toggle, mcp/reconnect
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -88,6 +96,7 @@ var requestTypes = []string{
 	TypeMCPSubscribe, TypeMCPUnsubscribe, TypeMCPApprove, TypeMCPReject,
 	TypeMCPProbe, TypeMCPTools, TypeMCPCall, TypeMCPLog,
 	TypeHistoryList, TypeHistoryRead,
+	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest, TypeMCPToggle, TypeMCPReconnect,
 }
 
 var pushTypes = []string{
@@ -139,6 +148,7 @@ const (
 	CodeInternal            Code = "internal"
 
 	CodeMCPServerNotFound       Code = "mcp_server_not_found"
+	CodeMCPServerExists         Code = "mcp_server_exists"
 	CodeMCPNotActive            Code = "mcp_not_active"
 	CodeMCPToolNotFound         Code = "mcp_tool_not_found"
 	CodeMCPInvalidArguments     Code = "mcp_invalid_arguments"
@@ -162,7 +172,7 @@ var codes = []Code{
 	CodeMCPServerNotFound, CodeMCPNotActive, CodeMCPToolNotFound,
 	CodeMCPInvalidArguments, CodeMCPCommandNotFound, CodeMCPTimeout,
 	CodeMCPConnectionRefused, CodeMCPAuthRequired, CodeMCPProcessExited,
-	CodeMCPProtocolError, CodeMCPTransportUnsupported,
+	CodeMCPProtocolError, CodeMCPTransportUnsupported, CodeMCPServerExists,
 }
 
 // Probe failure codes (issue 5), carried in ProbeError.Code. A reply error

@@ -277,6 +277,78 @@ func (d MCPApprove) Validate() error { return nameOnly(d.Name) }
 func (d MCPReject) Validate() error  { return nameOnly(d.Name) }
 func (d MCPTools) Validate() error   { return nameOnly(d.Name) }
 
+func (d MCPAdd) Validate() error    { return checkWrite(d.Name, d.Scope, d.Definition) }
+func (d MCPUpdate) Validate() error { return checkWrite(d.Name, d.Scope, d.Definition) }
+
+func checkWrite(name, scope string, def json.RawMessage) error {
+	var c check
+	c.name("name", name)
+	c.optEnum("scope", scope, MCPWriteScopes)
+	c.object("definition", def)
+	return c.err()
+}
+
+func (d MCPRemove) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	c.optEnum("scope", d.Scope, MCPWriteScopes)
+	return c.err()
+}
+
+func (d MCPManageResult) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	c.enum("scope", d.Scope, MCPWriteScopes)
+	c.nonEmpty("file", d.File)
+	if err := d.Config.Validate(); err != nil {
+		c.add("config", "%v", err)
+	}
+	return c.err()
+}
+
+func (d MCPTest) Validate() error {
+	var c check
+	c.maxLen("name", d.Name, maxNameBytes)
+	c.object("definition", d.Definition)
+	return c.err()
+}
+
+func (d MCPToggle) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	if d.Enabled == nil {
+		c.add("enabled", "is required (true or false)")
+	}
+	if d.Session != "" {
+		c.session("session", d.Session)
+		if d.Persist {
+			c.add("persist", "applies to every session: leave session out")
+		}
+	}
+	return c.err()
+}
+
+func (d MCPReconnect) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	if d.Session != "" {
+		c.session("session", d.Session)
+	}
+	return c.err()
+}
+
+func (d MCPLiveResult) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	for i, o := range d.Sessions {
+		c.session(fmt.Sprintf("sessions[%d].session", i), o.Session)
+		if o.OK == (o.Error != nil) {
+			c.add(fmt.Sprintf("sessions[%d]", i), "ok must be true exactly when there is no error")
+		}
+	}
+	return c.err()
+}
+
 func nameOnly(n string) error {
 	var c check
 	c.name("name", n)

@@ -28,6 +28,14 @@ const mcpUsage = `Usage:
   ccproxy mcp approve|reject NAME [--project DIR]
         record an approval (or rejection) of a project .mcp.json server in
         DIR/.claude/settings.local.json, where the interactive CLI reads it
+  ccproxy mcp add NAME [-s local|project|user] [-t stdio|http|sse] [-e KEY=VALUE]... [-H "Name: value"]... [--force] -- COMMAND [ARGS...] | URL
+        add a server where 'claude mcp add' writes it, in the same shape
+  ccproxy mcp add-json NAME JSON|- [-s SCOPE] [--force]
+        add a server from its JSON definition, checked as in a file
+  ccproxy mcp remove NAME [-s SCOPE]
+        remove a server (a name in several scopes needs -s)
+  ccproxy mcp get NAME
+        show the definitions of NAME in each scope (values redacted)
   ccproxy mcp probe [NAME] [--json] [--project DIR] [--timeout DURATION]
         connect to the servers (or NAME) with the MCP Go SDK: status, latency, tools
   ccproxy mcp tools NAME [--json]
@@ -49,6 +57,14 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return runMCPList(ctx, args[1:], stdout, stderr)
 	case "approve", "reject":
 		return runMCPApprove(args[0], args[1:], stdout, stderr)
+	case "add":
+		return runMCPAdd(args[1:], stdout, stderr)
+	case "add-json":
+		return runMCPAddJSON(args[1:], stdin, stdout, stderr)
+	case "remove":
+		return runMCPRemove(args[1:], stdout, stderr)
+	case "get":
+		return runMCPGet(args[1:], stdout, stderr)
 	case "probe":
 		return runMCPProbe(ctx, args[1:], stdout, stderr)
 	case "tools":

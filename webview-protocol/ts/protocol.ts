@@ -76,6 +76,7 @@ export const ERROR_CODES = [
   "mcp_process_exited",
   "mcp_protocol_error",
   "mcp_transport_unsupported",
+  "mcp_server_exists",
 ] as const;
 export type KnownErrorCode = (typeof ERROR_CODES)[number];
 /** An error code; `string & {}` keeps editor completion for the known ones. */
@@ -95,6 +96,8 @@ export type Capability =
   | "mcp.call"
   | "mcp.log"
   | "history"
+  | "mcp.manage"
+  | "mcp.live"
   | (string & {});
 
 // ------------------------------------------------------------------ shared shapes
@@ -444,6 +447,47 @@ export interface McpCallResult {
   structuredContent?: JsonValue;
   durationMs: number;
 }
+/** Scopes mcp/add, mcp/update and mcp/remove write. */
+export type WriteScope = "local" | "project" | "user";
+/** mcp/add and mcp/update: a definition as a file holds it under mcpServers.NAME. */
+export interface McpWriteData {
+  name: string;
+  scope?: WriteScope;
+  definition: Record<string, unknown>;
+}
+export interface McpRemoveData {
+  name: string;
+  scope?: WriteScope;
+}
+export interface McpManageResult {
+  name: string;
+  scope: WriteScope;
+  file: string;
+  /** The resolved configuration afterwards (the data of mcp/config). */
+  config: McpConfigData;
+}
+/** mcp/test: probe an unsaved definition (name defaults to "test"). */
+export interface McpTestData {
+  name?: string;
+  definition: Record<string, unknown>;
+}
+/** mcp/toggle: enable or disable a server live (one session, or all). */
+export interface McpToggleData {
+  name: string;
+  enabled: boolean;
+  session?: string;
+  /** Record it in ~/.claude.json (projects[dir].disabledMcpServers) and apply it through the configuration; no session. */
+  persist?: boolean;
+}
+export interface McpReconnectData {
+  name: string;
+  session?: string;
+}
+/** What each live session answered to mcp/toggle or mcp/reconnect. */
+export interface McpLiveResult {
+  name: string;
+  sessions: Array<{ session: string; ok: boolean; error?: ProtocolError }>;
+}
 export interface McpLogData {
   server?: string;
   limit?: number;
@@ -542,6 +586,12 @@ export interface Requests {
   "mcp/log": { data: McpLogData; result: McpLogResult };
   "history/list": { data: HistoryListData; result: HistoryListResult };
   "history/read": { data: HistoryReadData; result: HistoryReadResult };
+  "mcp/add": { data: McpWriteData; result: McpManageResult };
+  "mcp/update": { data: McpWriteData; result: McpManageResult };
+  "mcp/remove": { data: McpRemoveData; result: McpManageResult };
+  "mcp/test": { data: McpTestData; result: McpProbeResult };
+  "mcp/toggle": { data: McpToggleData; result: McpLiveResult };
+  "mcp/reconnect": { data: McpReconnectData; result: McpLiveResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -731,6 +781,12 @@ export const REQUEST_TYPES = [
   "mcp/log",
   "history/list",
   "history/read",
+  "mcp/add",
+  "mcp/update",
+  "mcp/remove",
+  "mcp/test",
+  "mcp/toggle",
+  "mcp/reconnect",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

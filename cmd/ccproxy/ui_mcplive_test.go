@@ -1,0 +1,241 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// TestWebUIMCPLiveButtons: with mcp.live announced, a failed server gets
+// a reconnect button, a connected one disable, a disabled one enable; each
+// sends its request.
+func TestWebUIMCPLiveButtons(t *testing.T) {
+	b := newBrowser(t)
+	sent := make(chan string, 4)
+	statuses := []protocol.MCPServerStatus{
+		{Name: "a-connected", Status: "connected", Scope: "user", Approval: "not-needed"},
+		{Name: "b-failed", Status: "failed", Scope: "local", Approval: "not-needed", Error: "ENOENT"},
+		{Name: "c-disabled", Status: "disabled", Scope: "local", Approval: "not-needed"},
+		{Name: "d-pending", Status: "pending", Scope: "user", Approval: "not-needed"},
+	}
+	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServerFS(protocol.UI()))
+	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		hello, err := protocol.NewPush(protocol.TypeHello, protocol.Hello{
+			Protocol: protocol.Version, Server: protocol.Software{Name: "ccproxy", Version: "test"},
+			Capabilities: []string{protocol.CapSessions, protocol.CapMCPStatus, protocol.CapMCPLive},
+			Limits:       protocol.Limits{MaxFrameBytes: 1 << 20, SendQueueFrames: 64, ReplayBytes: 1 << 20},
+		})
+		if err != nil {
+			t.Errorf("hello: %v", err)
+			return
+		}
+		c.WriteJSON(hello)
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			f, err := protocol.ParseFrame(msg)
+			if err != nil {
+				continue
+			}
+			var data protocol.Data = protocol.Empty{}
+			switch f.Type {
+			case protocol.TypeSessionList:
+				data = protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
+			case protocol.TypeMCPToggle, protocol.TypeMCPReconnect:
+				var d struct {
+					Name    string `json:"name"`
+					Enabled *bool  `json:"enabled"`
+				}
+				json.Unmarshal(f.Data, &d)
+				what := f.Type + " " + d.Name
+				if d.Enabled != nil {
+					what += map[bool]string{true: " on", false: " off"}[*d.Enabled]
+				}
+				sent <- what
+				data = protocol.MCPLiveResult{Name: d.Name, Sessions: []protocol.MCPLiveOutcome{{Session: "s1", OK: true}}}
+			}
+			reply, err := protocol.NewReply(f.ID, data)
+			if err != nil {
+				t.Errorf("reply to %s: %v", f.Type, err)
+				return
+			}
+			c.WriteJSON(reply)
+			if f.Type == protocol.TypeMCPSubscribe {
+				push, _ := protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: statuses})
+				c.WriteJSON(push)
+			}
+		}
+	})
+	stub := httptest.NewServer(mux)
+	defer stub.Close()
+
+	b.do("open", chromedp.Navigate(stub.URL+"/"))
+	b.until("the dots", `document.querySelectorAll(".mcp-server").length === 4`)
+	buttons := eval[[]string](b, `[...document.querySelectorAll(".mcp-server")].map(s => s.dataset.server + ":" + [...s.querySelectorAll("button")].map(x => x.textContent).join(","))`)
+	want := []string{"a-connected:disable", "b-failed:reconnect", "c-disabled:enable", "d-pending:"}
+	if len(buttons) != len(want) {
+		t.Fatalf("buttons %v, want %v", buttons, want)
+	}
+	for i := range want {
+		if buttons[i] != want[i] {
+			t.Errorf("buttons %v, want %v", buttons, want)
+			break
+		}
+	}
+	for _, c := range []struct{ server, button, want string }{
+		{"b-failed", "reconnect", "mcp/reconnect b-failed"},
+		{"a-connected", "disable", "mcp/toggle a-connected off"},
+		{"c-disabled", "enable", "mcp/toggle c-disabled on"},
+	} {
+		b.do(c.button, chromedp.Click(`.mcp-server[data-server="`+c.server+`"] button.`+c.button))
+		select {
+		case got := <-sent:
+			if got != c.want {
+				t.Errorf("%s sent %q, want %q", c.button, got, c.want)
+			}
+		case <-time.After(uiWait):
+			t.Fatalf("the %s button sent nothing", c.button)
+		}
+	}
+	b.noJSDialog()
+}
+
+// TestWebUIMCPAddForm: with mcp.manage announced, the add form tests a
+// definition (mcp/test, result shown), then saves it (mcp/add with the
+// same definition); the dialog closes and the new server shows connected
+// once mcp/status says so. Env values are masked until "show values".
+func TestWebUIMCPAddForm(t *testing.T) {
+	b := newBrowser(t)
+	type req struct {
+		typ  string
+		data map[string]any
+	}
+	got := make(chan req, 4)
+	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServerFS(protocol.UI()))
+	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		hello, _ := protocol.NewPush(protocol.TypeHello, protocol.Hello{
+			Protocol: protocol.Version, Server: protocol.Software{Name: "ccproxy", Version: "test"},
+			Capabilities: []string{protocol.CapSessions, protocol.CapMCPStatus, protocol.CapMCPManage},
+			Limits:       protocol.Limits{MaxFrameBytes: 1 << 20, SendQueueFrames: 64, ReplayBytes: 1 << 20},
+		})
+		c.WriteJSON(hello)
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			f, err := protocol.ParseFrame(msg)
+			if err != nil {
+				continue
+			}
+			var data protocol.Data = protocol.Empty{}
+			var after any
+			switch f.Type {
+			case protocol.TypeSessionList:
+				data = protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
+			case protocol.TypeMCPSubscribe:
+				after, _ = protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{}})
+			case protocol.TypeMCPRemove:
+				var d map[string]any
+				json.Unmarshal(f.Data, &d)
+				got <- req{f.Type, d}
+				data = protocol.MCPManageResult{Name: "mem", Scope: "project", File: "/p/.mcp.json", Config: protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}}}
+				after, _ = protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{}})
+			case protocol.TypeMCPTest, protocol.TypeMCPAdd:
+				var d map[string]any
+				json.Unmarshal(f.Data, &d)
+				got <- req{f.Type, d}
+				if f.Type == protocol.TypeMCPTest {
+					data = protocol.MCPProbeResult{Results: []protocol.ProbeResult{{Name: "mem", Transport: "stdio", Scope: "extra", OK: true, Status: "connected", ToolCount: 9, LatencyMs: protocol.Latency{Total: 812.4}}}}
+				} else {
+					data = protocol.MCPManageResult{Name: "mem", Scope: "project", File: "/p/.mcp.json", Config: protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}}}
+					after, _ = protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{
+						{Name: "mem", Status: "connected", Scope: "project", Approval: "approved"}}})
+				}
+			}
+			reply, err := protocol.NewReply(f.ID, data)
+			if err != nil {
+				t.Errorf("reply to %s: %v", f.Type, err)
+				return
+			}
+			c.WriteJSON(reply)
+			if after != nil {
+				c.WriteJSON(after)
+			}
+		}
+	})
+	stub := httptest.NewServer(mux)
+	defer stub.Close()
+
+	b.do("open", chromedp.Navigate(stub.URL+"/"))
+	b.until("the add button", `!document.querySelector("#mcp-add").hidden`)
+	b.do("open the form", chromedp.Click("#mcp-add"))
+	b.do("fill the form",
+		chromedp.SendKeys(`#mcp-form input[name="name"]`, "mem"),
+		chromedp.SetValue(`#mcp-form select[name="scope"]`, "project"),
+		chromedp.SendKeys(`#mcp-form input[name="target"]`, "/usr/bin/mcp-server-memory"),
+		chromedp.SendKeys(`#mcp-form textarea[name="args"]`, "--verbose\n--dir\n/tmp/m"),
+		chromedp.SendKeys(`#mcp-form textarea[name="pairs"]`, "MEMORY_TOKEN=${MEM_TOKEN}\nMODE=fast"),
+	)
+	if masked := eval[string](b, `getComputedStyle(document.querySelector('#mcp-form textarea[name="pairs"]')).webkitTextSecurity`); masked != "disc" {
+		t.Errorf("env values are not masked: text-security %q", masked)
+	}
+	wantDef := map[string]any{"type": "stdio", "command": "/usr/bin/mcp-server-memory", "args": []any{"--verbose", "--dir", "/tmp/m"},
+		"env": map[string]any{"MEMORY_TOKEN": "${MEM_TOKEN}", "MODE": "fast"}}
+	b.do("test", chromedp.Click(`#mcp-form button.test`))
+	r := <-got
+	if r.typ != protocol.TypeMCPTest || r.data["name"] != "mem" || !reflect.DeepEqual(r.data["definition"], wantDef) {
+		t.Errorf("test sent %s %v", r.typ, r.data)
+	}
+	b.until("the test result", `document.querySelector("#mcp-form .mcp-form-result").textContent.startsWith("connected · 9 tools · 812 ms")`)
+	b.screenshot("mcp-add-form-tested")
+	b.do("save", chromedp.Click(`#mcp-form button.save`))
+	r = <-got
+	if r.typ != protocol.TypeMCPAdd || r.data["name"] != "mem" || r.data["scope"] != "project" || !reflect.DeepEqual(r.data["definition"], wantDef) {
+		t.Errorf("save sent %s %v", r.typ, r.data)
+	}
+	b.until("the dialog closed", `!document.querySelector("#mcp-form").open`)
+	b.until("mem connected", `document.querySelector('.mcp-server[data-server="mem"] .dot')?.dataset.status === "connected"`)
+
+	// Remove takes a second click.
+	b.do("remove", chromedp.Click(`.mcp-server[data-server="mem"] button.remove`))
+	if label := eval[string](b, `document.querySelector('.mcp-server[data-server="mem"] button.remove').textContent`); label != "remove mem from project config?" {
+		t.Errorf("after one click: %q", label)
+	}
+	select {
+	case r := <-got:
+		t.Errorf("one click sent %s", r.typ)
+	default:
+	}
+	b.do("confirm remove", chromedp.Click(`.mcp-server[data-server="mem"] button.remove`))
+	r = <-got
+	if r.typ != protocol.TypeMCPRemove || r.data["name"] != "mem" || r.data["scope"] != "project" {
+		t.Errorf("remove sent %s %v", r.typ, r.data)
+	}
+	b.until("mem gone", `!document.querySelector('.mcp-server[data-server="mem"]')`)
+	b.noJSDialog()
+}

@@ -1,0 +1,111 @@
+package mcpconfig
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeEnv(t *testing.T) Options {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, proj := filepath.Join(root, "home"), filepath.Join(root, "proj")
+	for _, d := range []string{home, proj} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return Options{HomeDir: home, ProjectDir: proj, ManagedPath: filepath.Join(root, "none")}
+}
+
+// TestSetServerDisabled: the disabled list is where the resolver reads it,
+// other keys are kept, a second identical call writes nothing, and
+// enabling removes the name.
+func TestSetServerDisabled(t *testing.T) {
+	opts := writeEnv(t)
+	def, _ := BuildDefinition(AddSpec{Transport: TransportStdio, CommandOrURL: "node"})
+	if _, err := AddServer(opts, ScopeUser, "srv", def, AddNew); err != nil {
+		t.Fatal(err)
+	}
+	cj := filepath.Join(opts.HomeDir, ".claude.json")
+	cfg, err := SetServerDisabled(opts, "srv", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := cfg.Server("srv"); s.Active || !strings.Contains(s.Reason, "disabledMcpServers") {
+		t.Errorf("after disabling: active=%v reason=%q", s.Active, s.Reason)
+	}
+	st1, _ := os.Stat(cj)
+	if _, err := SetServerDisabled(opts, "srv", true); err != nil {
+		t.Fatal(err)
+	}
+	if st2, _ := os.Stat(cj); !st2.ModTime().Equal(st1.ModTime()) || st2.Size() != st1.Size() {
+		t.Errorf("an identical call rewrote the file")
+	}
+	var doc struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		Projects   map[string]struct {
+			Disabled []string `json:"disabledMcpServers"`
+		} `json:"projects"`
+	}
+	data, _ := os.ReadFile(cj)
+	if err := json.Unmarshal(data, &doc); err != nil || doc.MCPServers["srv"] == nil || len(doc.Projects[opts.ProjectDir].Disabled) != 1 {
+		t.Fatalf("file: %s (%v)", data, err)
+	}
+	cfg, err = SetServerDisabled(opts, "srv", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := cfg.Server("srv"); !s.Active {
+		t.Errorf("after enabling: %+v", s)
+	}
+}
+
+func TestNormalizeDefinition(t *testing.T) {
+	for _, c := range []struct{ in, want, dropped string }{
+		{`{"command":"node"}`, `{"command":"node","args":[]}`, ""},
+		{`{"type":"streamable-http","url":"https://x.example","x":1,"headers":{"a":"b"}}`, `{"type":"http","url":"https://x.example","headers":{"a":"b"}}`, "x"},
+		{`{"env":{"A":"1"},"type":"stdio","command":"/bin/s","cwd":"/"}`, `{"type":"stdio","command":"/bin/s","args":[],"env":{"A":"1"}}`, "cwd"},
+	} {
+		got, _, dropped, err := NormalizeDefinition("d", "n", []byte(c.in))
+		if err != nil || string(got) != c.want || strings.Join(dropped, ",") != c.dropped {
+			t.Errorf("%s: %s %v %v, want %s dropped %q", c.in, got, dropped, err, c.want, c.dropped)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"command":"node",}`, `server "n": invalid JSON`},
+		{`"x"`, `the definition must be a JSON object, not a string`},
+		{`{"type":"sse"}`, `"url" is missing`},
+		{`{"command":"bin/x"}`, `d:1:12: server "n": command "bin/x" is a relative path`},
+		{`{"type":"http","url":"ftp://x"}`, `is not an absolute http(s) URL`},
+	} {
+		_, _, _, err := NormalizeDefinition("d", "n", []byte(c.in))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestDetectStyle(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		indent string
+		nl     bool
+	}{
+		{"{\n  \"a\": 1\n}", "  ", false},
+		{"{\n\t\"a\": 1\n}\n", "\t", true},
+		{"{\"a\":1}\n", "", true},
+		{"{}", "  ", false},
+		{"{\n    \"a\": {\n        \"b\": 1\n    }\n}\r\n", "    ", true},
+	} {
+		indent, nl := detectStyle(c.in)
+		if indent != c.indent || nl != c.nl {
+			t.Errorf("%q: %q %v, want %q %v", c.in, indent, nl, c.indent, c.nl)
+		}
+	}
+}

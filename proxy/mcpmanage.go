@@ -1,0 +1,263 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/ccproxy/ccproxy/mcpconfig"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// MCPManager is an MCPSource that can also change the configuration files
+// (mcp/add, mcp/update, mcp/remove) and resolve an unsaved definition
+// (mcp/test). The proxy offers capability mcp.manage when Options.MCP
+// implements it. Its methods may be called from any goroutine.
+type MCPManager interface {
+	MCPSource
+	// WriteServer writes def as server name of scope ("" = local) as
+	// mode says, and makes the resulting configuration Current before it
+	// returns. Errors: see mcpError.
+	WriteServer(name, scope string, def json.RawMessage, mode mcpconfig.WriteMode) (mcpconfig.Location, error)
+	// RemoveServer removes name from scope ("" = the one scope that has
+	// it), then like WriteServer.
+	RemoveServer(name, scope string) (mcpconfig.Location, error)
+	// Unsaved resolves the configuration with def as an extra server
+	// named name (mcpconfig.ResolveUnsaved), for probing.
+	Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error)
+	// SetDisabled records name as disabled (or not) in the project
+	// (mcpconfig.SetServerDisabled), then like WriteServer.
+	SetDisabled(name string, disabled bool) error
+}
+
+// WriteServer implements MCPManager with mcpconfig.AddServer (locked
+// across processes, atomic) in the watched project and home.
+func (s *MCPConfigSource) WriteServer(name, scope string, def json.RawMessage, mode mcpconfig.WriteMode) (mcpconfig.Location, error) {
+	sc, err := mcpconfig.ParseScope(scope)
+	if err != nil {
+		return mcpconfig.Location{}, err
+	}
+	norm, _, _, err := mcpconfig.NormalizeDefinition("definition", name, def)
+	if err != nil {
+		return mcpconfig.Location{}, err
+	}
+	loc, err := mcpconfig.AddServer(s.opts, sc, name, norm, mode)
+	if err != nil {
+		return loc, err
+	}
+	return loc, s.reload()
+}
+
+// RemoveServer implements MCPManager with mcpconfig.RemoveServer.
+func (s *MCPConfigSource) RemoveServer(name, scope string) (mcpconfig.Location, error) {
+	var sc mcpconfig.Scope
+	if scope != "" {
+		var err error
+		if sc, err = mcpconfig.ParseScope(scope); err != nil {
+			return mcpconfig.Location{}, err
+		}
+	}
+	loc, err := mcpconfig.RemoveServer(s.opts, sc, name)
+	if err != nil {
+		return loc, err
+	}
+	return loc, s.reload()
+}
+
+// Unsaved implements MCPManager.
+func (s *MCPConfigSource) Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error) {
+	return mcpconfig.ResolveUnsaved(s.opts, name, def)
+}
+
+// SetDisabled implements MCPManager.
+func (s *MCPConfigSource) SetDisabled(name string, disabled bool) error {
+	cfg, err := mcpconfig.SetServerDisabled(s.opts, name, disabled)
+	if err != nil {
+		return err
+	}
+	s.install(cfg)
+	return nil
+}
+
+// reload resolves the files again and installs the result at once, so the
+// reply to a write carries the configuration with the write (the Watcher
+// installs the same one again when its event arrives).
+func (s *MCPConfigSource) reload() error {
+	cfg, err := mcpconfig.Resolve(s.opts)
+	if err != nil {
+		return err
+	}
+	s.install(cfg)
+	return nil
+}
+
+// manager returns the MCP source as an MCPManager, or nil.
+func (s *Server) manager() MCPManager {
+	m, _ := s.opts.MCP.(MCPManager)
+	return m
+}
+
+// offersManage reports whether typ (mcp/add, mcp/update, mcp/remove,
+// mcp/test) is offered: with an MCPManager source, and for mcp/test a
+// prober.
+func (s *Server) offersManage(typ string) bool {
+	if s.manager() == nil {
+		return false
+	}
+	if typ == protocol.TypeMCPTest {
+		return s.calls.prober != nil
+	}
+	return true
+}
+
+// reqMCPWrite serves mcp/add, mcp/update and mcp/remove: the write, then
+// mcp/config and mcp/status to subscribers, then the reply with the
+// resulting configuration.
+func (s *Server) reqMCPWrite(c *client, id json.RawMessage, typ, name string, write func(MCPManager) (mcpconfig.Location, error)) {
+	m := s.manager()
+	c.async(func() {
+		loc, err := write(m)
+		if err != nil {
+			c.replyErr(id, mcpError(c, typ, name, err))
+			return
+		}
+		s.applyMCP() // mcp/config and mcp/status reach subscribers before the reply
+		cur := m.Current()
+		var view protocol.MCPConfig
+		if cur != nil {
+			view = cur.View
+		}
+		if view.Servers == nil {
+			view.Servers = []protocol.MCPConfigServer{}
+		}
+		c.reply(id, protocol.MCPManageResult{Name: name, Scope: string(loc.Scope), File: loc.File, Config: view})
+	})
+}
+
+// reqMCPTest serves mcp/test: probe an unsaved definition, sharing
+// mcp/probe's limit. The result is not an observation (mcp/status does not
+// change).
+func (s *Server) reqMCPTest(c *client, id json.RawMessage, d *protocol.MCPTest) {
+	name := d.Name
+	if name == "" {
+		name = "test"
+	}
+	m := s.manager()
+	s.calls.run(c, id, protocol.TypeMCPTest, func(ctx context.Context) (protocol.Data, error) {
+		cfg, err := m.Unsaved(name, d.Definition)
+		if err != nil {
+			return nil, mcpError(c, protocol.TypeMCPTest, name, err)
+		}
+		res, err := s.calls.prober.Probe(ctx, cfg, name)
+		if err != nil {
+			return nil, err
+		}
+		return protocol.MCPProbeResult{Results: []protocol.ProbeResult{res}}, nil
+	})
+}
+
+// mcpError turns an error of mcpconfig's writes into the reply error:
+// mcp_server_exists, mcp_server_not_found, bad_request for bad input (a
+// definition's field error, an invalid name or scope, a name in several
+// scopes, a file that is not valid JSON: each message names what and
+// where, never a value), internal for the rest (logged).
+func mcpError(c *client, typ, name string, err error) error {
+	var (
+		pe *protocol.Error
+		ee *mcpconfig.ExistsError
+		me *mcpconfig.MissingServerError
+		se *mcpconfig.ScopesError
+		fe mcpconfig.FileError
+		fp *mcpconfig.FileError
+	)
+	switch {
+	case errors.As(err, &pe):
+		return pe
+	case errors.As(err, &ee):
+		return protocol.Errorf(protocol.CodeMCPServerExists, "%s: %s", typ, ee.Error())
+	case errors.As(err, &me):
+		return protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: %s", typ, me.Error())
+	case errors.As(err, &se):
+		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, se.Error())
+	case errors.As(err, &fe):
+		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, fe.Error())
+	case errors.As(err, &fp):
+		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, fp.Error())
+	case errors.Is(err, mcpconfig.ErrBadInput):
+		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, err.Error())
+	}
+	c.log.Error("MCP configuration write failed", "type", typ, "server", name, "err", err)
+	return protocol.Errorf(protocol.CodeInternal, "%s %.80q failed; see the proxy's log", typ, name)
+}
+
+// offersLive reports whether mcp/toggle and mcp/reconnect are offered:
+// with an MCP source (the name is checked against its configuration).
+func (s *Server) offersLive() bool { return s.opts.MCP != nil }
+
+// reqMCPLive serves mcp/toggle and mcp/reconnect: the control request
+// subtype with fields goes to session (or every live session), all at
+// once; each session's answer is one outcome of the reply, and each asks
+// claude for mcp_status afterwards so mcp/status shows the result.
+func (s *Server) reqMCPLive(c *client, id json.RawMessage, typ, name, session, subtype string, fields map[string]any) {
+	if cfg := s.mcp.config(); cfg == nil || !slices.ContainsFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }) {
+		c.replyErr(id, protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name))
+		return
+	}
+	if persist, _ := fields["persist"].(bool); persist {
+		m := s.manager()
+		if m == nil {
+			c.replyErr(id, protocol.Errorf(protocol.CodeBadRequest, "%s: persist needs a proxy that writes the MCP configuration (mcp.manage)", typ))
+			return
+		}
+		enabled, _ := fields["enabled"].(bool)
+		c.async(func() {
+			if err := m.SetDisabled(name, !enabled); err != nil {
+				c.replyErr(id, mcpError(c, typ, name, err))
+				return
+			}
+			s.applyMCP() // mcp/config first; live sessions get it through mcp_set_servers
+			c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: []protocol.MCPLiveOutcome{}})
+		})
+		return
+	}
+	delete(fields, "persist")
+	var targets []*Session
+	if session != "" {
+		sess, err := s.session(session)
+		if err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		targets = []*Session{sess}
+	} else {
+		targets = s.liveSessions()
+	}
+	c.async(func() {
+		out := make([]protocol.MCPLiveOutcome, len(targets))
+		var wg sync.WaitGroup
+		for i, sess := range targets {
+			wg.Add(1)
+			go func() { // owned by this request: joined below
+				defer wg.Done()
+				out[i].Session = sess.id
+				ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
+				defer cancel()
+				if _, err := sess.controlWait(ctx, subtype, fields); err != nil {
+					var pe *protocol.Error
+					if !errors.As(controlError(typ, err), &pe) {
+						pe = protocol.Errorf(protocol.CodeInternal, "%s failed", typ)
+					}
+					out[i].Error = pe
+					return
+				}
+				out[i].OK = true
+				sess.log.Info("MCP server changed live", "request", typ, "server", name)
+				sess.refreshMCPStatus()
+			}()
+		}
+		wg.Wait()
+		c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: out})
+	})
+}

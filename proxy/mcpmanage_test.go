@@ -1,0 +1,160 @@
+package proxy
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+func viewServer(cfg protocol.MCPConfig, name string) *protocol.MCPConfigServer {
+	for i := range cfg.Servers {
+		if cfg.Servers[i].Name == name {
+			return &cfg.Servers[i]
+		}
+	}
+	return nil
+}
+
+// TestMCPManageProtocol: mcp/add, mcp/update and mcp/remove write the
+// files as `claude mcp add-json` does and answer with the resulting
+// configuration, which subscribers got first; bad input gets the file
+// errors and leaves the files unchanged; mcp/test probes an unsaved
+// definition without touching mcp/status.
+func TestMCPManageProtocol(t *testing.T) {
+	testmcp := mcptest.Command(t)
+	e := newMCPEnv(t)
+	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, Options{MCP: src, Project: e.project})
+	t.Cleanup(func() { src.Close() })
+	c := ts.dial(t)
+	if caps := helloCaps(t, c); !slices.Contains(caps, protocol.CapMCPManage) {
+		t.Fatalf("hello capabilities %v lack %s", caps, protocol.CapMCPManage)
+	}
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	claudeJSON := filepath.Join(e.home, ".claude.json")
+
+	// mcp/add: written, applied, answered with the configuration.
+	from := c.count()
+	var res protocol.MCPManageResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{
+		"name": "srv", "scope": "user",
+		"definition": map[string]any{"command": testmcp, "env": map[string]any{"API_TOKEN": "s3cret-value"}, "junk": 1},
+	}), &res)
+	if res.Name != "srv" || res.Scope != "user" || res.File != claudeJSON {
+		t.Errorf("reply %+v", res)
+	}
+	if s := viewServer(res.Config, "srv"); s == nil || !s.Active || s.Scope != "user" {
+		t.Errorf("srv in the reply's config: %+v", s)
+	}
+	if raw, _ := json.Marshal(res.Config); strings.Contains(string(raw), "s3cret") {
+		t.Errorf("the reply shows a secret: %s", raw)
+	}
+	var file struct {
+		MCPServers map[string]map[string]any `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(claudeJSON)
+	mustUnmarshal(t, data, &file)
+	if got := file.MCPServers["srv"]; got["command"] != testmcp || got["junk"] != nil || got["args"] == nil {
+		t.Errorf("written definition %v", got)
+	}
+	// mcp/config with srv reached the subscriber before the reply.
+	pushAt := -1
+	for i, f := range c.snapshot()[from:] {
+		if f.Type == protocol.TypeMCPConfig && strings.Contains(string(f.Data), `"srv"`) && pushAt < 0 {
+			pushAt = i
+		}
+		if f.Type == protocol.TypeReply && pushAt < 0 {
+			t.Errorf("the reply came before mcp/config with the new server")
+			break
+		}
+	}
+
+	before, _ := os.ReadFile(claudeJSON)
+	for _, tc := range []struct {
+		typ  string
+		data map[string]any
+		code protocol.Code
+		want string
+	}{
+		{protocol.TypeMCPAdd, map[string]any{"name": "srv", "scope": "user", "definition": map[string]any{"command": "node"}}, protocol.CodeMCPServerExists, "MCP server srv already exists in user config"},
+		{protocol.TypeMCPAdd, map[string]any{"name": "web", "definition": map[string]any{"url": "https://x.example"}}, protocol.CodeBadRequest, `definition:1:1: server "web": has "url" but no "type"`},
+		{protocol.TypeMCPAdd, map[string]any{"name": "web", "definition": map[string]any{"type": "http", "url": 5}}, protocol.CodeBadRequest, `"url" must be a string, not a number`},
+		{protocol.TypeMCPAdd, map[string]any{"name": "web", "definition": map[string]any{"type": "grpc", "url": "x"}}, protocol.CodeBadRequest, `unknown "type" "grpc"`},
+		{protocol.TypeMCPAdd, map[string]any{"name": "rel", "definition": map[string]any{"command": "./srv.js"}}, protocol.CodeBadRequest, "is a relative path"},
+		{protocol.TypeMCPAdd, map[string]any{"name": "a b", "definition": map[string]any{"command": "node"}}, protocol.CodeBadRequest, "Invalid name a b."},
+		{protocol.TypeMCPAdd, map[string]any{"name": "x", "scope": "global", "definition": map[string]any{"command": "node"}}, protocol.CodeBadRequest, "data.scope"},
+		{protocol.TypeMCPAdd, map[string]any{"name": "x", "definition": []any{1}}, protocol.CodeBadRequest, "data.definition"},
+		{protocol.TypeMCPUpdate, map[string]any{"name": "srv", "scope": "local", "definition": map[string]any{"command": "node"}}, protocol.CodeMCPServerNotFound, `No MCP server named "srv" in local scope`},
+		{protocol.TypeMCPRemove, map[string]any{"name": "nope"}, protocol.CodeMCPServerNotFound, `No MCP server named "nope"`},
+	} {
+		perr := c.doErr(tc.typ, tc.data)
+		if perr.Code != tc.code || !strings.Contains(perr.Message, tc.want) {
+			t.Errorf("%s %v: %s %q, want %s containing %q", tc.typ, tc.data, perr.Code, perr.Message, tc.code, tc.want)
+		}
+		if after, _ := os.ReadFile(claudeJSON); string(after) != string(before) {
+			t.Errorf("%s %v changed ~/.claude.json", tc.typ, tc.data)
+		}
+		if _, err := os.Stat(filepath.Join(e.project, ".mcp.json")); err == nil {
+			t.Errorf("%s %v created .mcp.json", tc.typ, tc.data)
+		}
+	}
+
+	// mcp/update replaces it.
+	mustUnmarshal(t, c.do(protocol.TypeMCPUpdate, map[string]any{
+		"name": "srv", "scope": "user", "definition": map[string]any{"command": testmcp, "args": []string{"--flag"}},
+	}), &res)
+	if s := viewServer(res.Config, "srv"); s == nil || !strings.Contains(string(s.Config), "--flag") {
+		t.Errorf("after update: %+v", s)
+	}
+
+	// mcp/toggle with persist records the choice in ~/.claude.json and
+	// applies it through the configuration.
+	var lr protocol.MCPLiveResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPToggle, map[string]any{"name": "srv", "enabled": false, "persist": true}), &lr)
+	if lr.Name != "srv" || len(lr.Sessions) != 0 {
+		t.Errorf("persist reply %+v", lr)
+	}
+	if v := viewServer(src.Current().View, "srv"); v == nil || v.Active {
+		t.Errorf("srv after a persisted disable: %+v", v)
+	}
+	data, _ = os.ReadFile(claudeJSON)
+	if !strings.Contains(string(data), `"disabledMcpServers": [`) || !strings.Contains(string(data), `"srv"`) {
+		t.Errorf("not recorded: %s", data)
+	}
+	mustUnmarshal(t, c.do(protocol.TypeMCPToggle, map[string]any{"name": "srv", "enabled": true, "persist": true}), &lr)
+	if v := viewServer(src.Current().View, "srv"); v == nil || !v.Active {
+		t.Errorf("srv after a persisted enable: %+v", v)
+	}
+
+	// mcp/test: an unsaved definition is probed; status is untouched.
+	var pr protocol.MCPProbeResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPTest, map[string]any{"name": "trial", "definition": map[string]any{"command": testmcp}}), &pr)
+	if len(pr.Results) != 1 || !pr.Results[0].OK || pr.Results[0].Name != "trial" || pr.Results[0].ToolCount == 0 {
+		t.Errorf("mcp/test of a working server: %+v", pr.Results)
+	}
+	mustUnmarshal(t, c.do(protocol.TypeMCPTest, map[string]any{"definition": map[string]any{"command": "/nonexistent/ccproxy-mcp-server"}}), &pr)
+	if len(pr.Results) != 1 || pr.Results[0].OK || pr.Results[0].Error == nil || pr.Results[0].Error.Code != protocol.ProbeCommandNotFound || pr.Results[0].Name != "test" {
+		t.Errorf("mcp/test of a missing command: %+v", pr.Results)
+	}
+	if perr := c.doErr(protocol.TypeMCPTest, map[string]any{"definition": map[string]any{"type": "sse"}}); perr.Code != protocol.CodeBadRequest || !strings.Contains(perr.Message, `"url" is missing`) {
+		t.Errorf("mcp/test of an invalid definition: %v", perr)
+	}
+	if cfg := src.Current(); viewServer(cfg.View, "trial") != nil || viewServer(cfg.View, "test") != nil {
+		t.Errorf("mcp/test added to the configuration: %+v", cfg.View.Servers)
+	}
+
+	// mcp/remove without scope: the one scope that has it.
+	mustUnmarshal(t, c.do(protocol.TypeMCPRemove, map[string]any{"name": "srv"}), &res)
+	if res.Scope != "user" || viewServer(res.Config, "srv") != nil {
+		t.Errorf("after remove: %+v", res)
+	}
+}
