@@ -8,14 +8,18 @@ package proxy
 // session/list). Measured on the real CLI 2.1.329: docs/CLI-NOTES.md.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -239,4 +243,187 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 	s.mu.Unlock()
 	s.log.Info("permission mode set", "mode", got)
 	return got, nil
+}
+
+// The broker's core: a can_use_tool becomes a permission/request pushed to
+// every subscriber; the first answer (or the timeout, for tool uses) wins.
+
+func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byte) {
+	req := gjson.GetBytes(line, "request")
+	input := json.RawMessage(`{}`)
+	if in := req.Get("input"); in.IsObject() {
+		input = json.RawMessage(bytes.Clone([]byte(in.Raw)))
+	}
+	pr := protocol.PermissionRequest{
+		Session:     s.id,
+		RequestID:   id,
+		ToolName:    req.Get("tool_name").String(),
+		Input:       input,
+		ToolUseID:   req.Get("tool_use_id").String(),
+		DisplayName: req.Get("display_name").String(),
+	}
+	if m := req.Get("mcp"); m.IsObject() && m.Get("server").String() != "" && m.Get("tool").String() != "" {
+		pr.MCP = &protocol.MCPRef{Server: m.Get("server").String(), Tool: m.Get("tool").String()}
+	}
+	if sg := req.Get("permission_suggestions"); sg.IsArray() {
+		pr.Suggestions = json.RawMessage(bytes.Clone([]byte(sg.Raw)))
+	}
+	if pr.ToolName == "" {
+		pr.ToolName = "unknown"
+	}
+	classifyPermission(&pr)
+
+	// A tool the current permission rules allow (a rule written after
+	// claude started, so its --allowedTools did not name it): allowed, as
+	// claude would have if it had been started now. Never a question or a
+	// plan: those are for a person.
+	if pr.Kind == protocol.PermissionKindTool && s.srv.mcp.config().allows(pr.ToolName, pr.MCP) {
+		s.log.Info("permission allowed by the permission rules", "tool", pr.ToolName)
+		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "allow", "updatedInput": input})
+		s.answerClaude(p, resp)
+		return
+	}
+
+	timeout := s.srv.opts.PermissionTimeout
+	if waitsForPerson(pr.Kind) {
+		timeout = 0 // never auto-denied
+	}
+	if timeout > 0 {
+		pr.Deadline = time.Now().Add(timeout).UTC()
+	}
+	frame, err := encodePush(protocol.TypePermissionRequest, pr)
+	if err != nil {
+		s.log.Error("permission request cannot be sent to clients; denied", "err", err)
+		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "deny", "message": "ccproxy could not show this permission request"})
+		s.answerClaude(p, resp)
+		return
+	}
+	perm := &permission{id: id, proc: p, kind: pr.Kind, tool: pr.ToolName, input: input, suggestions: pr.Suggestions, frame: frame, asked: time.Now()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.permLocked(id) != nil || s.exited {
+		return
+	}
+	if len(s.perms) >= s.srv.opts.MaxPendingPermissions {
+		s.log.Warn("too many pending permission requests; denied", "request_id", id, "tool", pr.ToolName, "pending", len(s.perms))
+		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "deny",
+			"message": fmt.Sprintf("ccproxy denied this request: %d permission requests are already waiting for an answer", len(s.perms))})
+		s.answerClaude(p, resp) // does not block
+		return
+	}
+	s.perms = append(s.perms, perm)
+	s.srv.metrics.permissionAsked(perm.kind)
+	s.pushLocked(frame)
+	if timeout > 0 {
+		s.wg.Add(1)
+		perm.timer = time.AfterFunc(timeout, func() {
+			defer s.wg.Done()
+			s.permissionTimedOut(id, timeout)
+		})
+	}
+	s.log.Info("permission requested", "request_id", id, "tool", pr.ToolName)
+}
+
+// permLocked returns the pending request id, or nil.
+func (s *Session) permLocked(id string) *permission {
+	if i := slices.IndexFunc(s.perms, func(p *permission) bool { return p.id == id }); i >= 0 {
+		return s.perms[i]
+	}
+	return nil
+}
+
+// takePermLocked removes a pending request (nil if it is not pending),
+// stops its timer and remembers it was resolved.
+func (s *Session) takePermLocked(id string) *permission {
+	i := slices.IndexFunc(s.perms, func(p *permission) bool { return p.id == id })
+	if i < 0 {
+		return nil
+	}
+	perm := s.perms[i]
+	s.perms = slices.Delete(s.perms, i, i+1)
+	if perm.timer != nil && perm.timer.Stop() {
+		s.wg.Done() // the AfterFunc will not run
+	}
+	s.resolved.add(id)
+	s.srv.metrics.permissionDone(perm)
+	return perm
+}
+
+func (s *Session) resolvedLocked(perm *permission, behavior, reason, message string) {
+	f, err := encodePush(protocol.TypePermissionResolved, protocol.PermissionResolved{
+		Session: s.id, RequestID: perm.id, Behavior: behavior, Reason: reason, Message: message})
+	if err != nil {
+		s.log.Error("permission resolved", "err", err)
+		return
+	}
+	s.pushLocked(f)
+}
+
+func (s *Session) permissionTimedOut(id string, timeout time.Duration) {
+	s.mu.Lock()
+	perm := s.permLocked(id)
+	if perm == nil {
+		s.mu.Unlock()
+		return
+	}
+	perm.timer = nil // running now: nothing to stop
+	s.takePermLocked(id)
+	msg := fmt.Sprintf("No answer to the permission request within %v: denied by ccproxy.", timeout)
+	resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "deny", "message": msg})
+	s.answerClaude(perm.proc, resp)
+	s.resolvedLocked(perm, protocol.BehaviorDeny, protocol.ResolvedTimeout, msg)
+	s.mu.Unlock()
+	s.log.Info("permission request timed out; denied", "request_id", id, "timeout", timeout)
+}
+
+// respondPermission answers a pending request (first answer wins). On
+// success every subscriber, the answering client included, has been sent
+// permission/resolved when it returns.
+func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionRespond) error {
+	dest, err := s.recordAlways(d) // broker.go: writes "always" rules first, outside the lock
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	perm := s.permLocked(d.RequestID)
+	if perm == nil {
+		known := s.resolved.has(d.RequestID)
+		s.mu.Unlock()
+		if known {
+			return protocol.Errorf(protocol.CodeAlreadyResolved, "permission/respond: request %q was already answered, timed out or was cancelled", truncate(d.RequestID, 80))
+		}
+		return protocol.Errorf(protocol.CodeNotFound, "permission/respond: session %s has no permission request %q", s.id, truncate(d.RequestID, 80))
+	}
+	var resp map[string]any
+	if d.Behavior == protocol.BehaviorAllow {
+		if resp, err = permissionAnswer(perm, d, dest); err != nil {
+			s.mu.Unlock()
+			return err // the request stays pending
+		}
+	}
+	s.takePermLocked(d.RequestID)
+	s.mu.Unlock()
+
+	message := ""
+	if d.Behavior != protocol.BehaviorAllow {
+		message = d.Message
+		if message == "" {
+			message = "Denied by the user"
+		}
+		resp = map[string]any{"behavior": "deny", "message": message}
+	}
+	line, err := stream.ControlSuccess(d.RequestID, resp)
+	if err != nil {
+		return fmt.Errorf("permission answer: %w", err)
+	}
+	werr := perm.proc.Send(ctx, line)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if werr != nil {
+		s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
+		return protocol.Errorf(protocol.CodeSessionExited, "permission/respond: session %s: claude is gone, the answer could not be delivered", s.id)
+	}
+	s.resolvedLocked(perm, d.Behavior, protocol.ResolvedAnswered, message)
+	s.log.Info("permission answered", "request_id", d.RequestID, "behavior", d.Behavior)
+	return nil
 }
