@@ -46,7 +46,7 @@
 // the stderr tail. Claude is located with FindClaude (--claude,
 // $CCPROXY_CLAUDE, PATH) and must be MinClaudeVersion or newer.
 //
-// The broker (session.go, broker.go) makes each can_use_tool a
+// The broker (broker.go) makes each can_use_tool a
 // permission/request of a kind: a tool use, AskUserQuestion's questions, or
 // ExitPlanMode's plan; questions and plans never time out. A tool the
 // current permission rules allow (MCPConfig.AllowedTools minus
@@ -70,7 +70,7 @@
 // unless a user turn written meanwhile is still waiting for its turn).
 // Which turn took a user turn is read from its replay
 // (--replay-user-messages). A restart for a refused MCP change waits until
-// no turn is in flight. See the turn state section of session.go.
+// no turn is in flight. See turnstate.go.
 //
 // # Replay and slow clients
 //
