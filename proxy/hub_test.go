@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -439,4 +440,109 @@ func TestBehindClientGetsPermissionPushes(t *testing.T) {
 	last := fast.events(s)[len(fast.events(s))-1].Seq
 	slow.waitEvent(0, s, "the new turn", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
 	checkSeqs(t, slow.events(s), 1)
+}
+
+// A client that fell behind receives the pushes in the same places among
+// the events as a live client: permission/request, permission/resolved
+// and session/state each right after the event it followed, not before
+// events that came earlier nor after later ones.
+func TestBehindClientKeepsPushOrder(t *testing.T) {
+	ts := startServer(t, Options{SendQueueFrames: 16, ReplayBytes: 1 << 20, WriteWait: waitTimeout})
+	fast := ts.dial(t)
+	s := fast.create(nil)
+	slow := dialSlow(t, ts, s)
+	for i := 0; i < 40 && !strings.Contains(ts.logBuf.String(), "client fell behind"); i++ {
+		fast.turn(s, "flood 8 50000")
+	}
+	if !strings.Contains(ts.logBuf.String(), "client fell behind") {
+		t.Fatal("the slow client never fell behind")
+	}
+	// Far more than its socket buffers and a pull (4 MiB) hold: it stays
+	// behind until it reads again.
+	for i := 0; i < 15; i++ {
+		fast.turn(s, "flood 8 50000")
+	}
+	before := fast.events(s)
+	mark := before[len(before)-1].Seq // the slow client is behind here
+
+	from := fast.count()
+	fast.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	fast.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	fast.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "deny"})
+	answerText(t, fast, from, s)
+	fast.waitEvent(from, s, "the result", isResult)
+	fast.turn(s, "flood 8 50000")
+
+	slow.startReading()
+	last := fast.events(s)[len(fast.events(s))-1].Seq
+	slow.waitEvent(0, s, "the last event", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
+	// Live again: a new turn reaches it in order too.
+	fast.turn(s, "again")
+	last = fast.events(s)[len(fast.events(s))-1].Seq
+	slow.waitEvent(0, s, "the new turn", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
+
+	want, got := pushOrder(t, fast.snapshot(), s, mark, last), pushOrder(t, slow.snapshot(), s, mark, last)
+	if !slices.Contains(want, "permission/request "+req.RequestID) || !slices.Contains(want, "permission/resolved "+req.RequestID) {
+		t.Fatalf("the live client's frames lack the permission pushes: %v", want)
+	}
+	if !slices.Equal(got, want) {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("the client that fell behind got the frames in another order than the live one; first difference at %d:\n got  %v\n want %v",
+			i, got[max(0, i-3):min(len(got), i+5)], want[max(0, i-3):min(len(want), i+5)])
+	}
+	checkSeqs(t, slow.events(s), 1)
+}
+
+// pushOrder lists the frames of session s from the event after seq mark
+// to event last: "event <seq>", "<push type> <request id or state>";
+// consecutive session/state pushes count as the last of them. A
+// permission push before mark is an error: it would be out of place.
+func pushOrder(t *testing.T, frames []rawFrame, s string, mark, last int64) []string {
+	t.Helper()
+	var out []string
+	in := false
+	for _, f := range frames {
+		var d struct {
+			Session   string `json:"session"`
+			RequestID string `json:"requestId"`
+			State     string `json:"state"`
+		}
+		if f.ev != nil {
+			if f.ev.Session != s {
+				continue
+			}
+			if in = f.ev.Seq > mark; in {
+				out = append(out, fmt.Sprintf("event %d", f.ev.Seq))
+			}
+			if f.ev.Seq == last {
+				break
+			}
+			continue
+		}
+		switch f.Type {
+		case protocol.TypePermissionRequest, protocol.TypePermissionResolved, protocol.TypeSessionState, protocol.TypeSessionExited:
+		default:
+			continue
+		}
+		if json.Unmarshal(f.Data, &d) != nil || d.Session != s {
+			continue
+		}
+		if !in {
+			if d.RequestID != "" {
+				t.Errorf("%s %s came before event %d, though the request was made after it", f.Type, d.RequestID, mark+1)
+			}
+			continue
+		}
+		tok := f.Type + " " + d.RequestID + d.State
+		if f.Type == protocol.TypeSessionState && len(out) > 0 && strings.HasPrefix(out[len(out)-1], protocol.TypeSessionState) {
+			out[len(out)-1] = tok
+			continue
+		}
+		out = append(out, tok)
+	}
+	return out
 }
