@@ -546,3 +546,90 @@ func pushOrder(t *testing.T, frames []rawFrame, s string, mark, last int64) []st
 	}
 	return out
 }
+
+// testBehindSub is a subscription of a bare client (no connection) that
+// fell behind after being live, catching up from seq next.
+func testBehindSub(h *hub, next int64) *subscription {
+	c := &client{killed: make(chan struct{}), log: testDiscardLogger(), subs: map[*Session]*subscription{}}
+	sub := &subscription{c: c, next: next, wasLive: true}
+	h.mu.Lock()
+	h.subs[c] = sub
+	h.mu.Unlock()
+	return sub
+}
+
+// At the hub: the pushes made while a subscription is behind come out of
+// pull right after the event each followed, chunks cut there, whatever the
+// chunk size; those made after its last pull come out of goLive first;
+// nothing twice.
+func TestHubPullKeepsPushesInPlace(t *testing.T) {
+	dir := t.TempDir()
+	h := newHub("s-test", testDiscardLogger(), nil, 1<<20, 1<<20, func() string { return dir })
+	sub := testBehindSub(h, 1)
+	var want []string
+	for seq := int64(1); seq <= 600; seq++ {
+		h.append(seq, []byte(fmt.Sprintf("e%d", seq)))
+		want = append(want, fmt.Sprintf("e%d", seq))
+		if seq%97 == 0 || seq == 255 || seq == 256 || seq == 257 {
+			p := fmt.Sprintf("p%d", seq)
+			h.push([]byte(p))
+			want = append(want, p)
+		}
+		if seq == 300 {
+			h.pushState([]byte("s300a"), "a")
+			h.pushState([]byte("s300b"), "b") // replaces s300a: no event between
+			want = append(want, "s300b")
+		}
+	}
+	var got []string
+	for range 100 {
+		frames, atEnd := h.pull(sub)
+		for _, f := range frames {
+			got = append(got, string(f))
+		}
+		if atEnd {
+			break
+		}
+	}
+	h.push([]byte("late")) // after its last pull, before it turns live
+	want = append(want, "late")
+	more, ok := h.goLive(sub, func(*subscription) [][]byte { return [][]byte{[]byte("extra")} })
+	if !ok {
+		t.Fatal("goLive refused at the end of the log")
+	}
+	for _, f := range more {
+		got = append(got, string(f))
+	}
+	want = append(want, "extra")
+	if !slices.Equal(got, want) {
+		t.Fatalf("frames out of place:\n got  %v\n want %v", got, want)
+	}
+	if len(sub.pending) != 0 || sub.pendBytes != 0 || sub.sentState != "b" {
+		t.Fatalf("after turning live: %d pending (%d bytes), sentState %q", len(sub.pending), sub.pendBytes, sub.sentState)
+	}
+}
+
+// Pushes kept for a subscription that is behind are bounded: over 1 MiB
+// its client is closed 1008 with a reason saying why, and nothing more is
+// kept.
+func TestHubPendingPushesBounded(t *testing.T) {
+	dir := t.TempDir()
+	h := newHub("s-test", testDiscardLogger(), nil, 1<<20, 1<<20, func() string { return dir })
+	h.append(1, []byte("e1"))
+	sub := testBehindSub(h, 1)
+	big := bytes.Repeat([]byte("x"), 100<<10)
+	for range 10 {
+		h.push(big)
+	}
+	if sub.c.dead || sub.pendBytes != 10*100<<10 {
+		t.Fatalf("1000 KiB kept: dead %v, %d bytes kept", sub.c.dead, sub.pendBytes)
+	}
+	h.push(big)
+	if !sub.c.dead || sub.c.killCode != 1008 || !strings.Contains(sub.c.killReason, "slow consumer: 10 pushes (1024000 bytes) waiting while catching up on session s-test") {
+		t.Fatalf("over the bound: dead %v, code %d, reason %q", sub.c.dead, sub.c.killCode, sub.c.killReason)
+	}
+	h.push(big)
+	if sub.pendBytes != 0 || len(sub.pending) != 0 {
+		t.Fatalf("still kept after the close: %d bytes", sub.pendBytes)
+	}
+}
