@@ -633,3 +633,27 @@ func TestHubPendingPushesBounded(t *testing.T) {
 		t.Fatalf("still kept after the close: %d bytes", sub.pendBytes)
 	}
 }
+
+// permission/resolved comes before claude's events that follow the
+// answer, for a live client too: the answer is given and the resolution
+// pushed under the session's lock, which claude's events need.
+func TestResolvedBeforeEventsAfterAnswer(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.dial(t)
+	s := c.create(nil)
+	for range 20 {
+		from := c.count()
+		c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "perm Bash"})
+		var req protocol.PermissionRequest
+		c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+		c.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow"})
+		_, ans := c.waitEvent(from, s, "the fake's report of the answer", func(ev protocol.SessionEvent) bool {
+			return strings.HasPrefix(textOf(ev), "permission answer: ")
+		})
+		res := c.waitPush(from, protocol.TypePermissionResolved, nil, nil)
+		if res > ans {
+			t.Fatalf("permission/resolved (frame %d) came after claude's event that followed the answer (frame %d)", res, ans)
+		}
+		c.waitEvent(from, s, "the result", isResult)
+	}
+}
