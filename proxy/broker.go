@@ -401,9 +401,6 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 			return err // the request stays pending
 		}
 	}
-	s.takePermLocked(d.RequestID)
-	s.mu.Unlock()
-
 	message := ""
 	if d.Behavior != protocol.BehaviorAllow {
 		message = d.Message
@@ -414,12 +411,17 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 	}
 	line, err := stream.ControlSuccess(d.RequestID, resp)
 	if err != nil {
-		return fmt.Errorf("permission answer: %w", err)
+		s.mu.Unlock()
+		return fmt.Errorf("permission answer: %w", err) // the request stays pending
 	}
-	werr := perm.proc.Send(ctx, line)
-	s.mu.Lock()
+	// Answered and resolved under the lock: claude's events that follow
+	// the answer are appended (under this lock) after permission/resolved,
+	// so every subscriber sees the resolution before them. Answer never
+	// waits (like the timeout's): a claude that has not read its stdin for
+	// StdinQueue lines is killed.
 	defer s.mu.Unlock()
-	if werr != nil {
+	s.takePermLocked(d.RequestID)
+	if err := perm.proc.Answer(line); err != nil {
 		s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
 		return protocol.Errorf(protocol.CodeSessionExited, "permission/respond: session %s: claude is gone, the answer could not be delivered", s.id)
 	}

@@ -29,7 +29,9 @@ import (
 // the session's log once the queue is empty, so a client that keeps
 // reading never loses an event and a replay of any length never fills
 // the queue. Other frames (replies, pushes) get twice the bound; beyond
-// it the client is dropped with close code 1008. A client whose write
+// it the client is dropped with close code 1008. (Pushes to a subscription
+// that is behind are not queued: the hub keeps them, in their place among
+// the events, and the pump pulls them with the events.) A client whose write
 // makes no progress for WriteWait is closed.
 //
 // mu guards the queue, dead/kill*, subs and catchup; it is the last lock

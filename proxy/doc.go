@@ -96,9 +96,14 @@
 // or SendQueueFrames) is not dropped: it goes back to catching up from
 // the event that did not fit. So a client that keeps reading never loses
 // an event, nothing is sent twice, and reading claude's stdout never waits
-// for a client. A client whose write makes no progress for WriteWait is
-// closed; one whose queue of replies and pushes is twice over its bound
-// gets 1008. A client that reconnects resumes with afterSeq.
+// for a client. While it is behind, the pushes of its session
+// (permission/request, permission/resolved, session/state,
+// session/exited) are kept on the subscription with the seq they follow
+// and pulled with the events, each right after its event: it receives
+// the same order as a live client. A client whose write makes no progress
+// for WriteWait is closed; one whose queue of replies and pushes is twice
+// over its bound, or whose pushes kept while behind exceed 1 MiB on one
+// subscription, gets 1008. A client that reconnects resumes with afterSeq.
 //
 // Inbound frames take memory from one budget for all connections
 // (InboundBytes) while they are read and handled; a frame that would

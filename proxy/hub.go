@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/gorilla/websocket"
 
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -26,12 +29,24 @@ import (
 // gets the current state, the pending permission requests and the exit
 // report when it turns live.
 //
+// Pushes keep their place among the events. A live subscription gets a
+// push queued on its client at once, behind the events queued before it.
+// One that fell behind gets it recorded on the subscription (pending) with
+// the seq it follows (the log's LastSeq when pushed); pull cuts its chunk
+// at that seq and puts the push right after the event it follows, and
+// goLive hands out what is still pending before turning live, so the
+// client receives the same order as a live one, nothing lost or doubled.
+// session/state is treated the same (in order; consecutive states with no
+// event between them collapse into the last). pending is bounded by
+// maxPendingPushBytes per subscription: over it the client is closed 1008
+// ("slow consumer: …pushes waiting…") and reconnects.
+//
 // Goroutines: none of its own. The session's stdout loop appends; client
 // write pumps pull (disk reads happen without any lock: collect pins the
 // segments read); the server's budget trims memory.
 //
 // Locking: mu guards the log, subs and every subscription's next, live,
-// wasLive and sentState. Lock order: Server.mu, then Session.mu, then
+// wasLive, sentState and pending. Lock order: Server.mu, then Session.mu, then
 // hub.mu, then client.mu; logBudget.mu comes before hub.mu and is never
 // taken with a session's lock held. Turning live takes Session.mu then
 // hub.mu, so it is atomic with respect to everything the session pushes.
@@ -59,7 +74,25 @@ type subscription struct {
 	wasLive   bool        // guarded by hub.mu: was live, fell behind; pushes still go to it
 	sentState string      // guarded by hub.mu: the state this client was last told
 	gone      atomic.Bool // unsubscribed: drop its queued frames
+
+	// Pushes made while it is behind (wasLive, not live), oldest first,
+	// each with the seq it follows; pull and goLive hand them out in
+	// place. Guarded by hub.mu; pendBytes is the sum of their sizes.
+	pending   []pendingPush
+	pendBytes int64
 }
+
+// pendingPush is a push to a subscription that is behind: data goes out
+// right after the event after (0: before every event).
+type pendingPush struct {
+	after int64
+	data  []byte
+	state bool // a session/state frame (a later one replaces it)
+}
+
+// maxPendingPushBytes bounds the pushes a subscription that is behind
+// holds; over it its client is closed 1008 (it reconnects and resumes).
+const maxPendingPushBytes = 1 << 20
 
 func newHub(session string, log *slog.Logger, budget *logBudget, memMax, diskMax int64, dir func() string) *hub {
 	h := &hub{session: session, log: log, budget: budget, subs: map[*client]*subscription{}}
@@ -141,31 +174,81 @@ func (h *hub) checkDiskLocked() {
 }
 
 // push queues a frame that is not an event (permission/request,
-// permission/resolved, session/exited) for the subscriptions that are or
-// were live.
+// permission/resolved, session/exited) for the live subscriptions and
+// records it, in its place among the events, for those that fell behind
+// after being live.
 func (h *hub) push(frame []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c, sub := range h.subs {
-		if sub.live || sub.wasLive {
+		switch {
+		case sub.live:
 			c.enqueue(outFrame{data: frame, sub: sub})
+		case sub.wasLive:
+			h.addPendingLocked(sub, frame, false)
 		}
 	}
 }
 
-// pushState queues a session/state frame for the live subscriptions and
-// notes that they were told state. One that is catching up is told the
-// state when it turns live, if it changed (so a client that stopped
-// reading does not pile up state changes).
+// pushState queues a session/state frame for the live subscriptions,
+// records it in place for those that fell behind after being live, and
+// notes that they were told state. One catching up for the first time is
+// told the state when it turns live, if it changed.
 func (h *hub) pushState(frame []byte, state string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c, sub := range h.subs {
-		if sub.live {
+		switch {
+		case sub.live:
 			sub.sentState = state
 			c.enqueue(outFrame{data: frame, sub: sub})
+		case sub.wasLive:
+			sub.sentState = state
+			h.addPendingLocked(sub, frame, true)
 		}
 	}
+}
+
+// addPendingLocked records frame for sub, which is behind, after the
+// newest event. A state frame replaces a state frame recorded after the
+// same event (the client would see it replaced at once anyway). Over
+// maxPendingPushBytes the client is closed 1008 and the subscription
+// records nothing more.
+func (h *hub) addPendingLocked(sub *subscription, frame []byte, state bool) {
+	after := h.elog.LastSeq()
+	if n := len(sub.pending); state && n > 0 && sub.pending[n-1].state && sub.pending[n-1].after == after {
+		sub.pendBytes += int64(len(frame)) - int64(len(sub.pending[n-1].data))
+		sub.pending[n-1].data = frame
+		return
+	}
+	if sub.pendBytes+int64(len(frame)) > maxPendingPushBytes {
+		n, b := len(sub.pending), sub.pendBytes
+		sub.pending, sub.pendBytes, sub.wasLive = nil, 0, false
+		sub.c.kill(websocket.ClosePolicyViolation, fmt.Sprintf("slow consumer: %d pushes (%d bytes) waiting while catching up on session %s", n, b, h.session))
+		return
+	}
+	sub.pending = append(sub.pending, pendingPush{after: after, data: frame, state: state})
+	sub.pendBytes += int64(len(frame))
+}
+
+// takePendingLocked appends to frames the pending pushes of sub that
+// follow events before sub.next (the client has those events) and
+// forgets them.
+func takePendingLocked(sub *subscription, frames [][]byte) [][]byte {
+	i := 0
+	for ; i < len(sub.pending) && sub.pending[i].after < sub.next; i++ {
+		frames = append(frames, sub.pending[i].data)
+		sub.pendBytes -= int64(len(sub.pending[i].data))
+	}
+	if i > 0 {
+		n := copy(sub.pending, sub.pending[i:])
+		clear(sub.pending[n:])
+		sub.pending = sub.pending[:n]
+		if n == 0 {
+			sub.pending = nil
+		}
+	}
+	return frames
 }
 
 // exitedMemBytes is what an exited session's log keeps in memory: no
@@ -238,7 +321,9 @@ const (
 
 // pull returns the next logged frames of a catching-up subscription (a
 // session/gap first when the log lost some it needed), read from memory or
-// disk, and whether it has reached the end of the log. Only sub's client's
+// disk, with the pending pushes in their places (the chunk ends at the
+// event the oldest pending push follows), and whether it has reached the
+// end of the log. Only sub's client's
 // write pump calls it, so nobody else moves sub.next meanwhile.
 func (h *hub) pull(sub *subscription) (frames [][]byte, atEnd bool) {
 	h.mu.Lock()
@@ -253,12 +338,18 @@ func (h *hub) pull(sub *subscription) (frames [][]byte, atEnd bool) {
 		}
 		sub.next = first
 	}
+	frames = takePendingLocked(sub, frames)
 	if sub.next > h.elog.LastSeq() {
 		h.mu.Unlock()
 		return frames, true
 	}
 	from := sub.next
-	ch := h.elog.collect(from, pullFrames, pullBytes)
+	n := pullFrames
+	if len(sub.pending) > 0 {
+		// Up to the event the oldest pending push follows.
+		n = int(min(int64(n), sub.pending[0].after-from+1))
+	}
+	ch := h.elog.collect(from, n, pullBytes)
 	h.mu.Unlock()
 
 	got, err := ch.read()
@@ -275,14 +366,17 @@ func (h *hub) pull(sub *subscription) (frames [][]byte, atEnd bool) {
 	} else {
 		frames = append(frames, got...)
 	}
+	frames = takePendingLocked(sub, frames)
 	return frames, sub.next > h.elog.LastSeq()
 }
 
 // goLive turns a subscription that has pulled the whole log live, unless
-// events came meanwhile (it returns false; the pump pulls again). extra
-// returns what the subscriber gets on turning live (state, pending
-// permission requests, exit report); the caller holds the session's lock,
-// so nothing the session pushes can come between.
+// events came meanwhile (it returns false; the pump pulls again). It
+// returns the pushes still pending (made since the last pull; they follow
+// every event), then what extra returns: what the subscriber gets on
+// turning live (state, pending permission requests, exit report); the
+// caller holds the session's lock, so nothing the session pushes can come
+// between.
 func (h *hub) goLive(sub *subscription, extra func(sub *subscription) [][]byte) ([][]byte, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -291,7 +385,8 @@ func (h *hub) goLive(sub *subscription, extra func(sub *subscription) [][]byte) 
 	}
 	sub.live = true
 	sub.c.catchupDone(sub)
-	return extra(sub), true
+	frames := takePendingLocked(sub, nil)
+	return append(frames, extra(sub)...), true
 }
 
 // unsubscribe ends c's subscription; its queued frames are dropped.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -439,4 +440,220 @@ func TestBehindClientGetsPermissionPushes(t *testing.T) {
 	last := fast.events(s)[len(fast.events(s))-1].Seq
 	slow.waitEvent(0, s, "the new turn", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
 	checkSeqs(t, slow.events(s), 1)
+}
+
+// A client that fell behind receives the pushes in the same places among
+// the events as a live client: permission/request, permission/resolved
+// and session/state each right after the event it followed, not before
+// events that came earlier nor after later ones.
+func TestBehindClientKeepsPushOrder(t *testing.T) {
+	ts := startServer(t, Options{SendQueueFrames: 16, ReplayBytes: 1 << 20, WriteWait: waitTimeout})
+	fast := ts.dial(t)
+	s := fast.create(nil)
+	slow := dialSlow(t, ts, s)
+	for i := 0; i < 40 && !strings.Contains(ts.logBuf.String(), "client fell behind"); i++ {
+		fast.turn(s, "flood 8 50000")
+	}
+	if !strings.Contains(ts.logBuf.String(), "client fell behind") {
+		t.Fatal("the slow client never fell behind")
+	}
+	// Far more than its socket buffers and a pull (4 MiB) hold: it stays
+	// behind until it reads again.
+	for i := 0; i < 15; i++ {
+		fast.turn(s, "flood 8 50000")
+	}
+	before := fast.events(s)
+	mark := before[len(before)-1].Seq // the slow client is behind here
+
+	from := fast.count()
+	fast.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	fast.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	fast.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "deny"})
+	answerText(t, fast, from, s)
+	fast.waitEvent(from, s, "the result", isResult)
+	fast.turn(s, "flood 8 50000")
+
+	slow.startReading()
+	last := fast.events(s)[len(fast.events(s))-1].Seq
+	slow.waitEvent(0, s, "the last event", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
+	// Live again: a new turn reaches it in order too.
+	fast.turn(s, "again")
+	last = fast.events(s)[len(fast.events(s))-1].Seq
+	slow.waitEvent(0, s, "the new turn", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
+
+	want, got := pushOrder(t, fast.snapshot(), s, mark, last), pushOrder(t, slow.snapshot(), s, mark, last)
+	if !slices.Contains(want, "permission/request "+req.RequestID) || !slices.Contains(want, "permission/resolved "+req.RequestID) {
+		t.Fatalf("the live client's frames lack the permission pushes: %v", want)
+	}
+	if !slices.Equal(got, want) {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("the client that fell behind got the frames in another order than the live one; first difference at %d:\n got  %v\n want %v",
+			i, got[max(0, i-3):min(len(got), i+5)], want[max(0, i-3):min(len(want), i+5)])
+	}
+	checkSeqs(t, slow.events(s), 1)
+}
+
+// pushOrder lists the frames of session s from the event after seq mark
+// to event last: "event <seq>", "<push type> <request id or state>";
+// consecutive session/state pushes count as the last of them. A
+// permission push before mark is an error: it would be out of place.
+func pushOrder(t *testing.T, frames []rawFrame, s string, mark, last int64) []string {
+	t.Helper()
+	var out []string
+	in := false
+	for _, f := range frames {
+		var d struct {
+			Session   string `json:"session"`
+			RequestID string `json:"requestId"`
+			State     string `json:"state"`
+		}
+		if f.ev != nil {
+			if f.ev.Session != s {
+				continue
+			}
+			if in = f.ev.Seq > mark; in {
+				out = append(out, fmt.Sprintf("event %d", f.ev.Seq))
+			}
+			if f.ev.Seq == last {
+				break
+			}
+			continue
+		}
+		switch f.Type {
+		case protocol.TypePermissionRequest, protocol.TypePermissionResolved, protocol.TypeSessionState, protocol.TypeSessionExited:
+		default:
+			continue
+		}
+		if json.Unmarshal(f.Data, &d) != nil || d.Session != s {
+			continue
+		}
+		if !in {
+			if d.RequestID != "" {
+				t.Errorf("%s %s came before event %d, though the request was made after it", f.Type, d.RequestID, mark+1)
+			}
+			continue
+		}
+		tok := f.Type + " " + d.RequestID + d.State
+		if f.Type == protocol.TypeSessionState && len(out) > 0 && strings.HasPrefix(out[len(out)-1], protocol.TypeSessionState) {
+			out[len(out)-1] = tok
+			continue
+		}
+		out = append(out, tok)
+	}
+	return out
+}
+
+// testBehindSub is a subscription of a bare client (no connection) that
+// fell behind after being live, catching up from seq next.
+func testBehindSub(h *hub, next int64) *subscription {
+	c := &client{killed: make(chan struct{}), log: testDiscardLogger(), subs: map[*Session]*subscription{}}
+	sub := &subscription{c: c, next: next, wasLive: true}
+	h.mu.Lock()
+	h.subs[c] = sub
+	h.mu.Unlock()
+	return sub
+}
+
+// At the hub: the pushes made while a subscription is behind come out of
+// pull right after the event each followed, chunks cut there, whatever the
+// chunk size; those made after its last pull come out of goLive first;
+// nothing twice.
+func TestHubPullKeepsPushesInPlace(t *testing.T) {
+	dir := t.TempDir()
+	h := newHub("s-test", testDiscardLogger(), nil, 1<<20, 1<<20, func() string { return dir })
+	sub := testBehindSub(h, 1)
+	var want []string
+	for seq := int64(1); seq <= 600; seq++ {
+		h.append(seq, []byte(fmt.Sprintf("e%d", seq)))
+		want = append(want, fmt.Sprintf("e%d", seq))
+		if seq%97 == 0 || seq == 255 || seq == 256 || seq == 257 {
+			p := fmt.Sprintf("p%d", seq)
+			h.push([]byte(p))
+			want = append(want, p)
+		}
+		if seq == 300 {
+			h.pushState([]byte("s300a"), "a")
+			h.pushState([]byte("s300b"), "b") // replaces s300a: no event between
+			want = append(want, "s300b")
+		}
+	}
+	var got []string
+	for range 100 {
+		frames, atEnd := h.pull(sub)
+		for _, f := range frames {
+			got = append(got, string(f))
+		}
+		if atEnd {
+			break
+		}
+	}
+	h.push([]byte("late")) // after its last pull, before it turns live
+	want = append(want, "late")
+	more, ok := h.goLive(sub, func(*subscription) [][]byte { return [][]byte{[]byte("extra")} })
+	if !ok {
+		t.Fatal("goLive refused at the end of the log")
+	}
+	for _, f := range more {
+		got = append(got, string(f))
+	}
+	want = append(want, "extra")
+	if !slices.Equal(got, want) {
+		t.Fatalf("frames out of place:\n got  %v\n want %v", got, want)
+	}
+	if len(sub.pending) != 0 || sub.pendBytes != 0 || sub.sentState != "b" {
+		t.Fatalf("after turning live: %d pending (%d bytes), sentState %q", len(sub.pending), sub.pendBytes, sub.sentState)
+	}
+}
+
+// Pushes kept for a subscription that is behind are bounded: over 1 MiB
+// its client is closed 1008 with a reason saying why, and nothing more is
+// kept.
+func TestHubPendingPushesBounded(t *testing.T) {
+	dir := t.TempDir()
+	h := newHub("s-test", testDiscardLogger(), nil, 1<<20, 1<<20, func() string { return dir })
+	h.append(1, []byte("e1"))
+	sub := testBehindSub(h, 1)
+	big := bytes.Repeat([]byte("x"), 100<<10)
+	for range 10 {
+		h.push(big)
+	}
+	if sub.c.dead || sub.pendBytes != 10*100<<10 {
+		t.Fatalf("1000 KiB kept: dead %v, %d bytes kept", sub.c.dead, sub.pendBytes)
+	}
+	h.push(big)
+	if !sub.c.dead || sub.c.killCode != 1008 || !strings.Contains(sub.c.killReason, "slow consumer: 10 pushes (1024000 bytes) waiting while catching up on session s-test") {
+		t.Fatalf("over the bound: dead %v, code %d, reason %q", sub.c.dead, sub.c.killCode, sub.c.killReason)
+	}
+	h.push(big)
+	if sub.pendBytes != 0 || len(sub.pending) != 0 {
+		t.Fatalf("still kept after the close: %d bytes", sub.pendBytes)
+	}
+}
+
+// permission/resolved comes before claude's events that follow the
+// answer, for a live client too: the answer is given and the resolution
+// pushed under the session's lock, which claude's events need.
+func TestResolvedBeforeEventsAfterAnswer(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.dial(t)
+	s := c.create(nil)
+	for range 20 {
+		from := c.count()
+		c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "perm Bash"})
+		var req protocol.PermissionRequest
+		c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+		c.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow"})
+		_, ans := c.waitEvent(from, s, "the fake's report of the answer", func(ev protocol.SessionEvent) bool {
+			return strings.HasPrefix(textOf(ev), "permission answer: ")
+		})
+		res := c.waitPush(from, protocol.TypePermissionResolved, nil, nil)
+		if res > ans {
+			t.Fatalf("permission/resolved (frame %d) came after claude's event that followed the answer (frame %d)", res, ans)
+		}
+		c.waitEvent(from, s, "the result", isResult)
+	}
 }

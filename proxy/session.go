@@ -505,10 +505,12 @@ func (s *Session) subscribe(c *client, id json.RawMessage, afterSeq int64) error
 }
 
 // pull returns the next logged frames of a catching-up subscription (the
-// hub reads them, from disk without any lock). When it reaches the end of
-// the log the subscription turns live under the session's lock, and the
-// pending permission requests (and the exit report of an exited session)
-// are appended, so nothing is lost or sent twice.
+// hub reads them, from disk without any lock), with the pushes made while
+// it was behind in their places. When it reaches the end of the log the
+// subscription turns live under the session's lock, and the pushes still
+// kept for it, then the pending permission requests (and the exit report
+// of an exited session) of one catching up for the first time are
+// appended, so nothing is lost or sent twice.
 func (s *Session) pull(sub *subscription) [][]byte {
 	frames, atEnd := s.hub.pull(sub)
 	if !atEnd {
@@ -522,7 +524,8 @@ func (s *Session) pull(sub *subscription) [][]byte {
 
 // liveFramesLocked is what a subscription gets when it turns live (called
 // by the hub with s.mu and the hub's lock held). One that was live before
-// and fell behind was sent the other pushes meanwhile.
+// and fell behind got the pushes of that time in their places (the hub
+// kept them), state included.
 func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	if !sub.wasLive && s.exited {
 		sub.sentState = s.state
