@@ -255,7 +255,7 @@ func TestObservers(t *testing.T) {
 	var normalized int
 	evs := newEvents()
 	cfg := Config{
-		ControlTimeout: 50 * time.Millisecond,
+		ControlTimeout: time.Hour, // only the client made for it below times out
 		OnEvent:        evs.on,
 		OnControlDone: func(subtype string, took time.Duration, err error) {
 			if took < 0 {
@@ -275,19 +275,26 @@ func TestObservers(t *testing.T) {
 	ctx := context.Background()
 	c.Call(ctx, "initialize", nil)
 	c.Call(ctx, "no_such_thing", nil)
-	c.Call(ctx, "slow", nil) // times out
+	cT := start(t, Config{ControlTimeout: 50 * time.Millisecond, OnControlDone: cfg.OnControlDone})
+	cT.Call(ctx, "slow", nil) // times out: the fake never answers it
+	turn(t, cT, "exit 0")
+	<-cT.Done()
 	for i := range NormalizeSampleEvery {
 		turn(t, c, fmt.Sprintf("turn %d", i))
 		evs.waitResult(t, 3*i)
 	}
-	// Forgotten: not reported.
-	id, _ := c.CallAsync("slow", nil, func(json.RawMessage, error) { t.Error("forgotten request's callback called") })
-	c.Forget(id)
-	pending := make(chan error, 1)
-	c.CallAsync("slow", nil, func(_ json.RawMessage, err error) { pending <- err })
 	turn(t, c, "exit 0")
-	<-pending
 	<-c.Done()
+	// A request pending at exit, and a forgotten one, on a second client
+	// whose requests never time out (so the exit surely comes first).
+	c2 := start(t, Config{ControlTimeout: time.Hour, OnControlDone: cfg.OnControlDone})
+	id, _ := c2.CallAsync("slow", nil, func(json.RawMessage, error) { t.Error("forgotten request's callback called") })
+	c2.Forget(id)
+	pending := make(chan error, 1)
+	c2.CallAsync("slow", nil, func(_ json.RawMessage, err error) { pending <- err })
+	turn(t, c2, "exit 0")
+	<-pending
+	<-c2.Done()
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -426,7 +426,7 @@ function scrollDown(force) {
 
 // ---- history: past sessions (history/list, history/read) ----
 
-let capabilities = []; // of the proxy, from hello
+// capabilities (of the proxy, from hello) is declared with the pushes above.
 const past = new Map(); // Claude session id -> view of a past session
 let shownPast = null; // the Claude session id shown, if a past one is
 let historyNext = ""; // cursor of the next page of history/list
