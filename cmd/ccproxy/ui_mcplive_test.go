@@ -2,14 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/gorilla/websocket"
 
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -26,65 +23,26 @@ func TestWebUIMCPLiveButtons(t *testing.T) {
 		{Name: "c-disabled", Status: "disabled", Scope: "local", Approval: "not-needed"},
 		{Name: "d-pending", Status: "pending", Scope: "user", Approval: "not-needed"},
 	}
-	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
-	mux := http.NewServeMux()
-	mux.Handle("/", http.FileServerFS(protocol.UI()))
-	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
+	stub := stubBackend(t, []string{protocol.CapSessions, protocol.CapMCPStatus, protocol.CapMCPLive}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+		switch {
+		case f == nil:
+		case f.Type == protocol.TypeMCPToggle, f.Type == protocol.TypeMCPReconnect:
+			var d struct {
+				Name    string `json:"name"`
+				Enabled *bool  `json:"enabled"`
+			}
+			json.Unmarshal(f.Data, &d)
+			what := f.Type + " " + d.Name
+			if d.Enabled != nil {
+				what += map[bool]string{true: " on", false: " off"}[*d.Enabled]
+			}
+			sent <- what
+			return protocol.MCPLiveResult{Name: d.Name, Sessions: []protocol.MCPLiveOutcome{{Session: "s1", OK: true}}}, nil
+		case f.Type == protocol.TypeMCPSubscribe:
+			return nil, []stubPush{{protocol.TypeMCPStatus, protocol.MCPStatus{Servers: statuses}}}
 		}
-		defer c.Close()
-		hello, err := protocol.NewPush(protocol.TypeHello, protocol.Hello{
-			Protocol: protocol.Version, Server: protocol.Software{Name: "ccproxy", Version: "test"},
-			Capabilities: []string{protocol.CapSessions, protocol.CapMCPStatus, protocol.CapMCPLive},
-			Limits:       protocol.Limits{MaxFrameBytes: 1 << 20, SendQueueFrames: 64, ReplayBytes: 1 << 20},
-		})
-		if err != nil {
-			t.Errorf("hello: %v", err)
-			return
-		}
-		c.WriteJSON(hello)
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			f, err := protocol.ParseFrame(msg)
-			if err != nil {
-				continue
-			}
-			var data protocol.Data = protocol.Empty{}
-			switch f.Type {
-			case protocol.TypeSessionList:
-				data = protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
-			case protocol.TypeMCPToggle, protocol.TypeMCPReconnect:
-				var d struct {
-					Name    string `json:"name"`
-					Enabled *bool  `json:"enabled"`
-				}
-				json.Unmarshal(f.Data, &d)
-				what := f.Type + " " + d.Name
-				if d.Enabled != nil {
-					what += map[bool]string{true: " on", false: " off"}[*d.Enabled]
-				}
-				sent <- what
-				data = protocol.MCPLiveResult{Name: d.Name, Sessions: []protocol.MCPLiveOutcome{{Session: "s1", OK: true}}}
-			}
-			reply, err := protocol.NewReply(f.ID, data)
-			if err != nil {
-				t.Errorf("reply to %s: %v", f.Type, err)
-				return
-			}
-			c.WriteJSON(reply)
-			if f.Type == protocol.TypeMCPSubscribe {
-				push, _ := protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: statuses})
-				c.WriteJSON(push)
-			}
-		}
+		return nil, nil
 	})
-	stub := httptest.NewServer(mux)
-	defer stub.Close()
 
 	b.do("open", chromedp.Navigate(stub.URL+"/"))
 	b.until("the dots", `document.querySelectorAll(".mcp-server").length === 4`)
@@ -128,68 +86,35 @@ func TestWebUIMCPAddForm(t *testing.T) {
 		data map[string]any
 	}
 	got := make(chan req, 4)
-	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
-	mux := http.NewServeMux()
-	mux.Handle("/", http.FileServerFS(protocol.UI()))
-	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
+	manageResult := protocol.MCPManageResult{Name: "mem", Scope: "project", File: "/p/.mcp.json", Config: protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}}}
+	status := func(servers ...protocol.MCPServerStatus) []stubPush {
+		if servers == nil {
+			servers = []protocol.MCPServerStatus{}
 		}
-		defer c.Close()
-		hello, _ := protocol.NewPush(protocol.TypeHello, protocol.Hello{
-			Protocol: protocol.Version, Server: protocol.Software{Name: "ccproxy", Version: "test"},
-			Capabilities: []string{protocol.CapSessions, protocol.CapMCPStatus, protocol.CapMCPManage},
-			Limits:       protocol.Limits{MaxFrameBytes: 1 << 20, SendQueueFrames: 64, ReplayBytes: 1 << 20},
-		})
-		c.WriteJSON(hello)
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			f, err := protocol.ParseFrame(msg)
-			if err != nil {
-				continue
-			}
-			var data protocol.Data = protocol.Empty{}
-			var after any
-			switch f.Type {
-			case protocol.TypeSessionList:
-				data = protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
-			case protocol.TypeMCPSubscribe:
-				after, _ = protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{}})
-			case protocol.TypeMCPRemove:
-				var d map[string]any
-				json.Unmarshal(f.Data, &d)
-				got <- req{f.Type, d}
-				data = protocol.MCPManageResult{Name: "mem", Scope: "project", File: "/p/.mcp.json", Config: protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}}}
-				after, _ = protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{}})
-			case protocol.TypeMCPTest, protocol.TypeMCPAdd:
-				var d map[string]any
-				json.Unmarshal(f.Data, &d)
-				got <- req{f.Type, d}
-				if f.Type == protocol.TypeMCPTest {
-					data = protocol.MCPProbeResult{Results: []protocol.ProbeResult{{Name: "mem", Transport: "stdio", Scope: "extra", OK: true, Status: "connected", ToolCount: 9, LatencyMs: protocol.Latency{Total: 812.4}}}}
-				} else {
-					data = protocol.MCPManageResult{Name: "mem", Scope: "project", File: "/p/.mcp.json", Config: protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}}}
-					after, _ = protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{
-						{Name: "mem", Status: "connected", Scope: "project", Approval: "approved"}}})
-				}
-			}
-			reply, err := protocol.NewReply(f.ID, data)
-			if err != nil {
-				t.Errorf("reply to %s: %v", f.Type, err)
-				return
-			}
-			c.WriteJSON(reply)
-			if after != nil {
-				c.WriteJSON(after)
-			}
+		return []stubPush{{protocol.TypeMCPStatus, protocol.MCPStatus{Servers: servers}}}
+	}
+	stub := stubBackend(t, []string{protocol.CapSessions, protocol.CapMCPStatus, protocol.CapMCPManage}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+		if f == nil {
+			return nil, nil
 		}
+		switch f.Type {
+		case protocol.TypeMCPSubscribe:
+			return nil, status()
+		case protocol.TypeMCPRemove, protocol.TypeMCPTest, protocol.TypeMCPAdd:
+			var d map[string]any
+			json.Unmarshal(f.Data, &d)
+			got <- req{f.Type, d}
+		}
+		switch f.Type {
+		case protocol.TypeMCPRemove:
+			return manageResult, status()
+		case protocol.TypeMCPTest:
+			return protocol.MCPProbeResult{Results: []protocol.ProbeResult{{Name: "mem", Transport: "stdio", Scope: "extra", OK: true, Status: "connected", ToolCount: 9, LatencyMs: protocol.Latency{Total: 812.4}}}}, nil
+		case protocol.TypeMCPAdd:
+			return manageResult, status(protocol.MCPServerStatus{Name: "mem", Status: "connected", Scope: "project", Approval: "approved"})
+		}
+		return nil, nil
 	})
-	stub := httptest.NewServer(mux)
-	defer stub.Close()
 
 	b.do("open", chromedp.Navigate(stub.URL+"/"))
 	b.until("the add button", `!document.querySelector("#mcp-add").hidden`)

@@ -2,14 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/gorilla/websocket"
 
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -31,60 +28,28 @@ func TestWebUIPermissionKinds(t *testing.T) {
 		{Session: sess, RequestID: "r-plan", Kind: "plan", ToolName: "ExitPlanMode", Input: json.RawMessage(`{}`), Plan: "1. <b>Read</b> the test\n2. Fix it"},
 	}
 	answers := make(chan protocol.PermissionRespond, len(reqs))
-	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
-	mux := http.NewServeMux()
-	mux.Handle("/", http.FileServerFS(protocol.UI()))
-	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
+	next := 0 // the next request to push; the stub serves one connection at a time
+	stub := stubBackend(t, nil, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+		if f == nil {
+			return nil, nil
 		}
-		defer c.Close()
-		push := func(typ string, d protocol.Data) {
-			f, err := protocol.NewPush(typ, d)
+		var pushes []stubPush
+		if f.Type == protocol.TypePermissionRespond {
+			d, err := protocol.DecodeRequest(*f)
 			if err != nil {
-				t.Errorf("push %s: %v", typ, err)
-				return
+				t.Errorf("permission/respond: %v", err)
+				return nil, nil
 			}
-			c.WriteJSON(f)
+			a := d.(*protocol.PermissionRespond)
+			answers <- *a
+			pushes = append(pushes, stubPush{protocol.TypePermissionResolved, protocol.PermissionResolved{Session: sess, RequestID: a.RequestID, Behavior: a.Behavior, Reason: "answered"}})
 		}
-		next := 0
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			f, err := protocol.ParseFrame(msg)
-			if err != nil {
-				continue
-			}
-			var data protocol.Data = protocol.Empty{}
-			var answered *protocol.PermissionRespond
-			switch f.Type {
-			case protocol.TypeSessionList:
-				data = protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
-			case protocol.TypePermissionRespond:
-				d, err := protocol.DecodeRequest(f)
-				if err != nil {
-					t.Errorf("permission/respond: %v", err)
-					return
-				}
-				answered = d.(*protocol.PermissionRespond)
-			}
-			reply, _ := protocol.NewReply(f.ID, data)
-			c.WriteJSON(reply)
-			if answered != nil {
-				answers <- *answered
-				push(protocol.TypePermissionResolved, protocol.PermissionResolved{Session: sess, RequestID: answered.RequestID, Behavior: answered.Behavior, Reason: "answered"})
-			}
-			if (f.Type == protocol.TypeSessionList || answered != nil) && next < len(reqs) {
-				push(protocol.TypePermissionRequest, reqs[next])
-				next++
-			}
+		if (f.Type == protocol.TypeSessionList || f.Type == protocol.TypePermissionRespond) && next < len(reqs) {
+			pushes = append(pushes, stubPush{protocol.TypePermissionRequest, reqs[next]})
+			next++
 		}
+		return nil, pushes
 	})
-	stub := httptest.NewServer(mux)
-	defer stub.Close()
 	answer := func(id string) protocol.PermissionRespond {
 		t.Helper()
 		select {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +19,6 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"github.com/gorilla/websocket"
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
@@ -448,52 +445,19 @@ func TestWebUIMCPStatusStates(t *testing.T) {
 		{Name: "f-awaiting", Status: "awaiting-approval", Scope: "project", Approval: "awaiting"},
 		{Name: "g-rejected", Status: "rejected", Scope: "project", Approval: "rejected"},
 	}
-	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
-	mux := http.NewServeMux()
-	mux.Handle("/", http.FileServerFS(protocol.UI()))
-	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
+	stub := stubBackend(t, nil, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+		switch {
+		case f == nil:
+		case f.Type == protocol.TypeMCPApprove:
+			var a protocol.MCPApprove
+			json.Unmarshal(f.Data, &a)
+			approved <- a.Name
+			return protocol.MCPApprovalResult{Name: a.Name, Approval: "approved"}, nil
+		case f.Type == protocol.TypeMCPSubscribe:
+			return nil, []stubPush{{protocol.TypeMCPStatus, protocol.MCPStatus{Servers: statuses}}}
 		}
-		defer c.Close()
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			f, err := protocol.ParseFrame(msg)
-			if err != nil {
-				continue
-			}
-			var data protocol.Data = protocol.Empty{}
-			switch f.Type {
-			case protocol.TypeSessionList:
-				data = protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
-			case protocol.TypeMCPApprove:
-				var a protocol.MCPApprove
-				json.Unmarshal(f.Data, &a)
-				approved <- a.Name
-				data = protocol.MCPApprovalResult{Name: a.Name, Approval: "approved"}
-			}
-			reply, err := protocol.NewReply(f.ID, data)
-			if err != nil {
-				t.Errorf("reply to %s: %v", f.Type, err)
-				return
-			}
-			c.WriteJSON(reply)
-			if f.Type == protocol.TypeMCPSubscribe {
-				push, err := protocol.NewPush(protocol.TypeMCPStatus, protocol.MCPStatus{Servers: statuses})
-				if err != nil {
-					t.Errorf("status push: %v", err)
-					return
-				}
-				c.WriteJSON(push)
-			}
-		}
+		return nil, nil
 	})
-	stub := httptest.NewServer(mux)
-	defer stub.Close()
 
 	b.do("open", chromedp.Navigate(stub.URL+"/"))
 	b.until("the dots", `document.querySelectorAll(".mcp-server").length === 7`)

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/gorilla/websocket"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// stubPush is a push the stub backend sends.
+type stubPush struct {
+	typ  string
+	data protocol.Data
+}
+
+// stubBackend serves the embedded web UI and, at /v1/ws, a stand-in for
+// the proxy, for browser tests of what the UI renders and sends (the real
+// proxy is under test elsewhere). On each connection it sends hello with
+// caps (none when caps is nil) and the pushes of answer(nil); then it
+// replies to every request with what answer returns — nil data is an
+// empty success, and session/list gets no sessions unless answer says
+// otherwise — followed by the pushes answer returned.
+func stubBackend(t *testing.T, caps []string, answer func(f *protocol.Frame) (protocol.Data, []stubPush)) *httptest.Server {
+	t.Helper()
+	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
+	mux := http.NewServeMux()
+	mux.Handle("/", http.FileServerFS(protocol.UI()))
+	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
+		c, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		push := func(ps []stubPush) bool {
+			for _, p := range ps {
+				f, err := protocol.NewPush(p.typ, p.data)
+				if err != nil {
+					t.Errorf("push %s: %v", p.typ, err)
+					return false
+				}
+				c.WriteJSON(f)
+			}
+			return true
+		}
+		if caps != nil && !push([]stubPush{{protocol.TypeHello, protocol.Hello{
+			Protocol: protocol.Version, Server: protocol.Software{Name: "ccproxy", Version: "test"},
+			Capabilities: caps,
+			Limits:       protocol.Limits{MaxFrameBytes: 1 << 20, SendQueueFrames: 64, ReplayBytes: 1 << 20},
+		}}}) {
+			return
+		}
+		if _, first := answer(nil); !push(first) {
+			return
+		}
+		for {
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				return
+			}
+			f, err := protocol.ParseFrame(msg)
+			if err != nil {
+				continue
+			}
+			data, after := answer(&f)
+			if data == nil {
+				data = protocol.Empty{}
+				if f.Type == protocol.TypeSessionList {
+					data = protocol.SessionListResult{Sessions: []protocol.SessionInfo{}}
+				}
+			}
+			reply, err := protocol.NewReply(f.ID, data)
+			if err != nil {
+				t.Errorf("reply to %s: %v", f.Type, err)
+				return
+			}
+			c.WriteJSON(reply)
+			if !push(after) {
+				return
+			}
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
