@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
 )
 
@@ -44,14 +44,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	self, err := os.Executable()
+	fakeClaudePath, err = testkit.SelfCommand(dir, "claude", "CCPROXY_FAKE_CLAUDE=1")
 	if err == nil {
-		fakeClaudePath = filepath.Join(dir, "claude")
-		oldClaudePath = filepath.Join(dir, "claude-old")
-		err = os.WriteFile(fakeClaudePath, []byte(fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 CCPROXY_FAKE_CLAUDE=1 exec %q \"$@\"\n", self)), 0o755)
-		if err == nil {
-			err = os.WriteFile(oldClaudePath, []byte(fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 CCPROXY_FAKE_CLAUDE=1 FAKE_VERSION=2.0.14 exec %q \"$@\"\n", self)), 0o755)
-		}
+		oldClaudePath, err = testkit.SelfCommand(dir, "claude-old", "CCPROXY_FAKE_CLAUDE=1", "FAKE_VERSION=2.0.14")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "making the fake claude:", err)

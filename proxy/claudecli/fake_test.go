@@ -18,12 +18,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
 )
 
 var fakeClaudePath, oldClaudePath string
@@ -37,14 +38,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	self, err := os.Executable()
+	fakeClaudePath, err = testkit.SelfCommand(dir, "claude", "CLAUDECLI_FAKE=1")
 	if err == nil {
-		fakeClaudePath = filepath.Join(dir, "claude")
-		oldClaudePath = filepath.Join(dir, "claude-old")
-		err = os.WriteFile(fakeClaudePath, []byte(fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 CLAUDECLI_FAKE=1 exec %q \"$@\"\n", self)), 0o755)
-		if err == nil {
-			err = os.WriteFile(oldClaudePath, []byte(fmt.Sprintf("#!/bin/sh\nGORACE=atexit_sleep_ms=0 CLAUDECLI_FAKE=1 FAKE_VERSION=2.0.14 exec %q \"$@\"\n", self)), 0o755)
-		}
+		oldClaudePath, err = testkit.SelfCommand(dir, "claude-old", "CLAUDECLI_FAKE=1", "FAKE_VERSION=2.0.14")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "making the fake claude:", err)
