@@ -258,18 +258,13 @@ const exitedMemBytes = 1 << 20
 
 // setExited marks the session exited: its log spills all but its last
 // exitedMemBytes to disk, and what is left is the first the server's
-// budget evicts. It notes that live subscribers were told state.
-func (h *hub) setExited(state string) {
+// budget evicts.
+func (h *hub) setExited() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.exited = true
 	h.elog.trimMem(min(h.elog.memMax, exitedMemBytes))
 	h.checkDiskLocked()
-	for _, sub := range h.subs {
-		if sub.live || sub.wasLive {
-			sub.sentState = state
-		}
-	}
 }
 
 // subscribe subscribes c (replacing an earlier subscription of c) and

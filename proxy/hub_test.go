@@ -140,7 +140,7 @@ func TestLogBudgetEvictsExitedFirst(t *testing.T) {
 	for seq := int64(1); seq <= 15; seq++ {
 		exited.append(seq, testFrame(seq, 95))
 	}
-	exited.setExited(protocol.StateExited)
+	exited.setExited()
 	_, exMem0, _ := exited.evictionInfo()
 	_, otherMem0, _ := other.evictionInfo()
 	seq := int64(0)

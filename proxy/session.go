@@ -328,12 +328,20 @@ func (s *Session) setStateLocked(state, reason string) {
 }
 
 func (s *Session) pushStateLocked(reason string) {
+	if f := s.stateFrameLocked(reason); f != nil {
+		s.hub.pushState(f, s.state)
+	}
+}
+
+// stateFrameLocked is the session/state push of the state now (nil, and
+// logged, if it cannot be encoded).
+func (s *Session) stateFrameLocked(reason string) []byte {
 	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.mode})
 	if err != nil {
 		s.log.Error("session state", "err", err)
-		return
+		return nil
 	}
-	s.hub.pushState(f, s.state)
+	return f
 }
 
 // pushLocked queues a frame for every live subscriber (the hub's push).
@@ -533,7 +541,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	}
 	var frames [][]byte
 	if sub.sentState != s.state {
-		if f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, PermissionMode: s.mode}); err == nil {
+		if f := s.stateFrameLocked(""); f != nil {
 			frames = append(frames, f)
 		}
 		sub.sentState = s.state
@@ -603,18 +611,17 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 	if err != nil {
 		s.log.Error("session exited", "err", err)
 	}
-	st, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: state, ClaudeSessionID: s.claudeID, Reason: reason})
-	if err != nil {
-		s.log.Error("session state", "err", err)
-	}
+	st := s.stateFrameLocked(reason)
 	s.exitFrames = nil
-	for _, f := range [][]byte{exited, st} {
-		if f != nil {
-			s.exitFrames = append(s.exitFrames, f)
-			s.pushLocked(f)
-		}
+	if exited != nil {
+		s.exitFrames = append(s.exitFrames, exited)
+		s.pushLocked(exited)
 	}
-	s.hub.setExited(state)
+	if st != nil {
+		s.exitFrames = append(s.exitFrames, st)
+		s.hub.pushState(st, state)
+	}
+	s.hub.setExited()
 	s.exitedAt = time.Now()
 	close(s.final)
 }
@@ -650,9 +657,7 @@ func (s *Session) close(reason string) {
 	if exited && s.state != protocol.StateClosed {
 		// It had exited on its own; now it is closed too.
 		s.state = protocol.StateClosed
-		if f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason}); err == nil {
-			s.pushLocked(f)
-		}
+		s.pushStateLocked(reason)
 	}
 	s.forgotten = true
 	s.hub.release() // subscribers' queued frames still go out; spill files removed
@@ -670,9 +675,7 @@ func (s *Session) reap() {
 		return
 	}
 	s.state = protocol.StateClosed
-	if f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: protocol.ReasonReaped}); err == nil {
-		s.hub.pushState(f, s.state)
-	}
+	s.pushStateLocked(protocol.ReasonReaped)
 	s.forgotten = true
 	s.hub.release()
 }
