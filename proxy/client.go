@@ -138,9 +138,6 @@ func (c *client) enqueueEvent(f outFrame) int {
 }
 
 func (c *client) pushLocked(f outFrame) {
-	if c.qHead > 0 && c.qHead == len(c.queue) {
-		c.queue, c.qHead = c.queue[:0], 0
-	}
 	if c.qHead > 64 && c.qHead > len(c.queue)/2 {
 		n := copy(c.queue, c.queue[c.qHead:])
 		clear(c.queue[n:])
@@ -374,17 +371,17 @@ type frameStatus struct {
 }
 
 // readFrame reads one frame from r into buf, growing it (in doublings,
-// from 64 KiB) only as far as take allows and max permits; a frame that
+// from 64 KiB) only as far as take allows and maxBytes permits; a frame that
 // does not fit is read to its end and discarded.
-func readFrame(r io.Reader, buf []byte, max int64, take func(grow int64) bool) ([]byte, frameStatus, error) {
+func readFrame(r io.Reader, buf []byte, maxBytes int64, take func(grow int64) bool) ([]byte, frameStatus, error) {
 	var st frameStatus
 	for {
 		if len(buf) == cap(buf) {
-			if int64(len(buf)) > max {
+			if int64(len(buf)) > maxBytes {
 				st.tooLarge = true
 				break
 			}
-			newCap := min(maxOf(int64(2*cap(buf)), 64<<10), max+1)
+			newCap := min(max(int64(2*cap(buf)), 64<<10), maxBytes+1)
 			if !take(newCap - int64(cap(buf))) {
 				st.refused = true
 				break
@@ -516,11 +513,4 @@ func (c *client) writeClose(code int, reason string) {
 		reason = reason[:123]
 	}
 	_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(c.srv.opts.WriteWait))
-}
-
-func maxOf(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
 }

@@ -46,7 +46,6 @@ type eventLog struct {
 	diskFirst int64
 	diskErr   error  // the last write error, for the hub to log once
 	wbuf      []byte // frames of the newest segment not written yet (from its flushed to size)
-	spilled   int64  // frames ever written to disk
 }
 
 type memFrame struct {
@@ -221,7 +220,6 @@ func (l *eventLog) spill(seq int64, frame []byte) {
 	g.offs = append(g.offs, uint32(g.size))
 	g.size += int64(len(frame))
 	l.diskBytes += int64(len(frame))
-	l.spilled++
 	for l.diskBytes > l.diskMax && len(l.segs) > 0 {
 		l.dropSegment()
 	}
