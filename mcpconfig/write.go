@@ -482,11 +482,22 @@ func ResolveUnsaved(opts Options, name string, def json.RawMessage) (*Config, er
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp("", "ccproxy-mcp-test-*.json")
+	// In the process's private directory, like MCPConfigFile: the
+	// definition may hold secrets, and a killed ccproxy's leftovers are
+	// removed at the next start (RemoveStale).
+	dir, err := PrivateDir()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, "ccproxy-mcp-test-*.json")
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: test %q: %w", name, err)
 	}
 	defer os.Remove(f.Name())
+	if err := ownerOnly(f.Name()); err != nil { // Windows: an ACL for this user alone
+		f.Close()
+		return nil, fmt.Errorf("mcpconfig: test %q: %w", name, err)
+	}
 	_, err = f.Write(marshalOrdered([]kv2{{"mcpServers", marshalOrdered([]kv2{{name, norm}})}}))
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -657,7 +668,7 @@ func LiteralSecrets(def json.RawMessage) []string {
 	var out []string
 	for _, kv := range []struct{ key, label string }{{"env", "env"}, {"headers", "header"}} {
 		member(root, kv.key).ForEach(func(k, v gjson.Result) bool {
-			if v.Type == gjson.String && v.Str != "" && !strings.Contains(v.Str, "${") && (looksSecret(k.Str) || SecretEnvName(k.Str)) {
+			if v.Type == gjson.String && v.Str != "" && !strings.Contains(v.Str, "${") && looksSecret(k.Str) {
 				out = append(out, kv.label+" "+k.Str)
 			}
 			return true
