@@ -163,6 +163,10 @@ func urlSecretSpans(s string, secretSegment func(string) bool) [][2]int {
 // secretWords mark flag and variable names whose values are masked.
 var secretWords = []string{"token", "secret", "passw", "pwd", "key", "auth", "credential", "cookie", "session", "bearer"}
 
+// SecretName reports whether a flag, variable or header name looks like
+// it holds a secret (its value is masked in every view).
+func SecretName(name string) bool { return looksSecret(name) }
+
 func looksSecret(name string) bool {
 	n := strings.ToLower(name)
 	for _, w := range secretWords {

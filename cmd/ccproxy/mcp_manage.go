@@ -122,7 +122,7 @@ func redactedObject(def json.RawMessage, key string) string {
 	b.WriteString("{\n")
 	for i, k := range keys {
 		v := obj[k]
-		if mcpconfig.SecretEnvName(k) || strings.EqualFold(k, "authorization") || strings.Contains(strings.ToLower(k), "cookie") {
+		if mcpconfig.SecretName(k) {
 			v = "[REDACTED]"
 		}
 		kj, _ := json.Marshal(k)
