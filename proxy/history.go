@@ -107,9 +107,7 @@ func (h *historyReqs) reqList(c *client, id json.RawMessage, d *protocol.History
 		r := protocol.HistoryListResult{Sessions: make([]protocol.HistorySession, 0, len(page.Sessions)),
 			Next: page.Next, Total: page.Total, Skipped: page.Skipped}
 		for _, s := range page.Sessions {
-			r.Sessions = append(r.Sessions, protocol.HistorySession{ID: s.ID, Project: s.Project, Folder: s.Folder,
-				Title: s.Title, TitleFrom: s.TitleFrom, Created: s.Created, Updated: s.Updated,
-				Messages: s.Messages, Size: s.Size, Corrupt: s.Corrupt, Oversized: s.Oversized})
+			r.Sessions = append(r.Sessions, protocol.HistorySession(s)) // same fields: a mismatch does not compile
 		}
 		return r, nil
 	})
