@@ -60,7 +60,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	acp.Version = version
+	acp.Version = ccproxyVersion()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -114,7 +114,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return err
 		}
 		opts := cfg.opts
-		opts.Token, opts.Project, opts.ClaudePath, opts.Logger, opts.Version = token, cfg.project, cfg.claude, log, version
+		opts.Token, opts.Project, opts.ClaudePath, opts.Logger, opts.Version = token, cfg.project, cfg.claude, log, ccproxyVersion()
 		if cfg.demo {
 			self, err := os.Executable()
 			if err != nil {
@@ -123,6 +123,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			opts.ClaudePath = self
 			opts.ClaudePrefixArgs = []string{"replay-claude", "--speed", strconv.FormatFloat(cfg.demoSpeed, 'g', -1, 64)}
 		} else {
+			removeStaleMCPConfigs(log)
 			src, err := proxy.NewMCPConfigSource(mcpconfig.Options{
 				ProjectDir: cfg.project, Extra: cfg.mcpConfigs, TrustProject: cfg.trustProject,
 				AllowServerTools: cfg.allowMCPTools, Logger: log.With("component", "mcpconfig"),

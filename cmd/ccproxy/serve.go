@@ -103,13 +103,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			opts.ClaudePrefixArgs = append(opts.ClaudePrefixArgs, "--replay", cfg.replay)
 		}
 	} else {
-		// --mcp-config files that a killed ccproxy left (never those of a
-		// live one); this process's go to a private directory of its own.
-		if removed, err := mcpconfig.RemoveStale(); err != nil {
-			log.Warn("removing --mcp-config files left by stopped ccproxy processes", "err", err)
-		} else if len(removed) > 0 {
-			log.Info("removed --mcp-config files left by stopped ccproxy processes", "dirs", removed)
-		}
+		removeStaleMCPConfigs(log)
 		src, err := proxy.NewMCPConfigSource(mcpconfig.Options{
 			ProjectDir:       cfg.project,
 			Extra:            cfg.mcpConfigs,
@@ -430,4 +424,15 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 		return nil, usagef("serve: --log-level %q: want debug, info, warn or error", level)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// removeStaleMCPConfigs removes the private --mcp-config directories that
+// killed ccproxy processes left (never those of a live one); this
+// process's files go to a private directory of its own.
+func removeStaleMCPConfigs(log *slog.Logger) {
+	if removed, err := mcpconfig.RemoveStale(); err != nil {
+		log.Warn("removing --mcp-config files left by stopped ccproxy processes", "err", err)
+	} else if len(removed) > 0 {
+		log.Info("removed --mcp-config files left by stopped ccproxy processes", "dirs", removed)
+	}
 }
