@@ -74,45 +74,38 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 	c.do("session/send", map[string]any{"session": s, "text": "hello"})
 	c.next("result", isResultOf(s))
 
-	// Everything runs: claude and the three servers (and their guard). The
-	// stubborn ones answer the MCP handshake, so claude keeps them.
-	want := map[string]string{"claude": claude, "everything": "mcp-server-everything", "stubborn": "stubborn-mcp.sh stubborn", "escaper": "stubborn-mcp.sh escaper"}
+	// Everything runs under claude: the three servers (and their guard).
+	// The stubborn ones answer the MCP handshake, so claude keeps them.
+	// ccproxy's own probe starts the same servers for a moment, so a
+	// server counts only when it descends from claude (whose pid the log
+	// gives); the CLI may be a native binary or a node wrapper around one.
+	claudePID := loggedPID(t, stderr, "claude started")
+	want := map[string]string{"everything": "mcp-server-everything", "stubborn": "stubborn-mcp.sh stubborn", "escaper": "stubborn-mcp.sh escaper"}
 	var running []testkit.GroupProc
+	found := map[string]int{}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		running = testkit.MarkedProcesses("CCPROXY_TEST_MARKER=" + marker)
-		missing := []string{}
+		clear(found)
 		for name, sub := range want {
-			found := false
 			for _, p := range running {
-				found = found || strings.Contains(p.Command, sub)
-			}
-			if !found {
-				missing = append(missing, name)
+				if strings.Contains(p.Command, sub) && descendsFrom(p.PID, claudePID) {
+					found[name] = p.PID
+				}
 			}
 		}
-		if len(missing) == 0 {
+		if len(found) == len(want) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not running after 60 s: %v; running: %v\nlog:\n%s", missing, running, stderr.String())
+			t.Fatalf("under claude (pid %d) after 60 s: %v, want %v; running: %v\nlog:\n%s", claudePID, found, want, running, stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	// The escaper left claude's process group and session; the stubborn
 	// one did not.
-	var claudeSID, stubbornSID, escaperSID int
-	for _, p := range running {
-		switch {
-		case strings.Contains(p.Command, "stubborn-mcp.sh escaper"):
-			escaperSID = sessionOf(p.PID)
-		case strings.Contains(p.Command, "stubborn-mcp.sh stubborn"):
-			stubbornSID = sessionOf(p.PID)
-		case strings.HasPrefix(p.Command, claude):
-			claudeSID = sessionOf(p.PID)
-		}
-	}
-	if claudeSID == 0 || stubbornSID != claudeSID || escaperSID == claudeSID {
+	claudeSID, stubbornSID, escaperSID := sessionOf(claudePID), sessionOf(found["stubborn"]), sessionOf(found["escaper"])
+	if claudeSID == 0 || stubbornSID != claudeSID || escaperSID == 0 || escaperSID == claudeSID {
 		t.Errorf("sessions: claude %d, stubborn %d, escaper %d; want the escaper alone in another", claudeSID, stubbornSID, escaperSID)
 	}
 	leftDir := mcpConfigDirs(t, tmp)
@@ -172,6 +165,46 @@ func mcpConfigDirs(t *testing.T, tmp string) []string {
 		}
 	}
 	return out
+}
+
+// loggedPID returns the pid= of the first log line of msg in log.
+func loggedPID(t *testing.T, log *syncBuffer, msg string) int {
+	t.Helper()
+	for _, line := range strings.Split(log.String(), "\n") {
+		if !strings.Contains(line, `msg="`+msg+`"`) {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "pid="); ok {
+				if pid, err := strconv.Atoi(v); err == nil {
+					return pid
+				}
+			}
+		}
+	}
+	t.Fatalf("no %q line with a pid in the log:\n%s", msg, log.String())
+	return 0
+}
+
+// descendsFrom reports whether process pid is ancestor or one of its
+// descendants, following parent pids in /proc.
+func descendsFrom(pid, ancestor int) bool {
+	for i := 0; i < 64 && pid > 1; i++ {
+		if pid == ancestor {
+			return true
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid ...
+		if len(f) < 2 {
+			return false
+		}
+		pid, _ = strconv.Atoi(f[1])
+	}
+	return false
 }
 
 // sessionOf returns the session id of process pid (0 if unknown).
