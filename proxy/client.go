@@ -41,6 +41,9 @@ type client struct {
 	id   string
 	conn *websocket.Conn
 	log  *slog.Logger
+	// batch is conn's network connection, which gathers the writes of a
+	// batch (nil in tests that build a client without a connection).
+	batch *batchConn
 
 	wake     chan struct{} // (cap 1) a frame was queued or a subscription started catching up
 	killed   chan struct{} // closed by kill: close with killCode, drop the queue
@@ -447,18 +450,8 @@ func (c *client) writePump() {
 		default:
 		}
 		if f, sub, ok := c.next(); ok {
-			if sub == nil {
-				if !c.write(f) {
-					return
-				}
-				continue
-			}
-			frames := sub.s.pull(sub)
-			c.countPulled(frames)
-			for _, f := range frames {
-				if !c.write(outFrame{data: f, sub: sub}) {
-					return
-				}
+			if !c.writeBatch(f, sub) {
+				return
 			}
 			continue
 		}
@@ -473,6 +466,7 @@ func (c *client) writePump() {
 				if !ok || sub != nil {
 					break
 				}
+				c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
 				if !c.write(f) {
 					return
 				}
@@ -490,6 +484,55 @@ func (c *client) writePump() {
 	}
 }
 
+// writeBatch writes f (or, for a subscription catching up, the frames
+// pulled from its log) and whatever else is queued, up to maxBatchFrames
+// frames, gathered by the connection into as few writes as its bound
+// allows (batchConn), so a burst of frames costs a few syscalls instead of
+// one per frame. Nothing waits for frames to arrive: a batch is what was
+// already queued, so it adds no latency.
+func (c *client) writeBatch(f outFrame, sub *subscription) bool {
+	if c.batch != nil {
+		c.batch.begin()
+	} else {
+		c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
+	}
+	for n := 0; ; n++ {
+		if sub == nil {
+			if !c.write(f) {
+				return false
+			}
+		} else {
+			frames := sub.s.pull(sub)
+			c.countPulled(frames)
+			for _, f := range frames {
+				if !c.write(outFrame{data: f, sub: sub}) {
+					return false
+				}
+			}
+		}
+		if n+1 >= maxBatchFrames {
+			break
+		}
+		var ok bool
+		if f, sub, ok = c.next(); !ok {
+			break
+		}
+	}
+	if c.batch == nil {
+		return true
+	}
+	if err := c.batch.flush(); err != nil {
+		c.writeFailed(err)
+		c.log.Debug("websocket write failed", "err", err)
+		return false
+	}
+	return true
+}
+
+// maxBatchFrames bounds the frames (or catch-up pulls) of one batch, so
+// the pump gets back to its loop — a kill, a ping — under a steady stream.
+const maxBatchFrames = 256
+
 func (c *client) write(f outFrame) bool {
 	if f.sub != nil && f.sub.gone.Load() {
 		return true
@@ -499,7 +542,6 @@ func (c *client) write(f outFrame) bool {
 		return true // dropped: the loop sends the close frame next
 	default:
 	}
-	c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
 	if err := c.conn.WriteMessage(websocket.TextMessage, f.data); err != nil {
 		c.writeFailed(err)
 		c.log.Debug("websocket write failed", "err", err)

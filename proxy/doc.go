@@ -11,8 +11,8 @@
 //	                                   store, /v1/blobs)        replay log: memory tail ─(spill)─► disk segments
 //	                                                            queued for every live subscriber that keeps up
 //	                                                                 │
-//	client ◄─ websocket ◄─ write pump (the only writer) ◄── send queue, bounded in bytes and frames
-//	                                  ◄── pulls from the replay log (memory or disk) while a subscription catches up
+//	client ◄─ batchConn ◄─ websocket ◄─ write pump (the only writer) ◄── send queue, bounded in bytes and frames
+//	   (frames of a batch in one write)              ◄── pulls from the replay log (memory or disk) while a subscription catches up
 //
 //	client ─► read pump (inbound byte budget) ─► validate (protocol) ─► request handlers ─► stream builders ─► stdin writer ─► claude stdin
 //
@@ -225,6 +225,15 @@
 // policy (served hosts, own origins) is written before the HTTP server
 // starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
+//
+// The write pump sends what it finds queued (or pulls) as one batch: the
+// websocket library writes each frame to the connection's batchConn, which
+// gathers them in a pooled buffer of at most batchBytes (64 KiB) and writes
+// it with one write(2), a larger frame with the gathered bytes in one
+// writev(2). A batch is only what was already waiting, so it adds no
+// latency; batchConn.mu orders the pump's flush with a pong the read pump
+// writes meanwhile. A frame is encoded once for every subscriber (the hub
+// queues the same bytes to each).
 //
 // Logs use log/slog with constant keys; the token, environment values of
 // MCP servers and header values never appear in a log line or a frame.

@@ -176,12 +176,14 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if selected != "" {
 		hdr = http.Header{"Sec-Websocket-Protocol": {selected}}
 	}
-	conn, err := s.upgrader.Upgrade(w, r, hdr)
+	hj := &batchHijacker{ResponseWriter: w, wait: s.opts.WriteWait}
+	conn, err := s.upgrader.Upgrade(hj, r, hdr)
 	if err != nil {
 		s.log.Debug("websocket upgrade failed", "conn", id, "err", err)
 		return
 	}
 	c := newClient(s, id, conn)
+	c.batch = hj.conn
 	if !s.addClient(c) {
 		c.closeGracefully()
 	}
