@@ -86,53 +86,53 @@ func newClient(srv *Server, id string, conn *websocket.Conn) *client {
 	}
 }
 
-// enqueue queues a frame without ever waiting. Frames that are not events
-// may take the queue to twice its bound; beyond that the client is
-// dropped (slow consumer) and false is returned. Safe to call with a
-// session's or hub's lock held (lock order: server, session, hub →
-// client).
-func (c *client) enqueue(f outFrame) bool {
-	c.mu.Lock()
-	if c.dead {
-		c.mu.Unlock()
-		return false
-	}
-	maxFrames, maxBytes := 2*c.srv.opts.SendQueueFrames, 2*c.srv.opts.SendQueueBytes
-	if n := len(c.queue) - c.qHead; n >= maxFrames || (n > 0 && c.qBytes+int64(len(f.data)) > maxBytes) {
-		c.mu.Unlock()
-		c.srv.metrics.clientDropped(dropQueueFull)
-		c.kill(websocket.ClosePolicyViolation, fmt.Sprintf("slow consumer: send queue full (%d frames, %d bytes)", n, c.qBytes))
-		return false
-	}
-	c.pushLocked(f)
-	c.mu.Unlock()
-	c.signal()
-	return true
-}
-
-// What enqueueEvent did.
+// What queueFrame did.
 const (
 	queued      = iota
-	queueBehind // the queue is full: f.sub is now catching up
-	queueDead   // the client is gone
+	queueBehind // an event did not fit: f.sub is now catching up
+	queueDead   // the client is gone (or was dropped now)
 )
 
-// enqueueEvent queues the event frame of a live subscription, or, when it
-// does not fit within the bounds (an empty queue takes any frame), puts
-// the subscription on the catch-up list instead: the write pump will pull
-// that event and the following ones from the log once the queue is empty.
-// The caller (the hub, under its lock) marks the subscription not live.
-func (c *client) enqueueEvent(f outFrame) int {
+// enqueue queues a frame that is not an event (a reply, a push) without
+// ever waiting; see queueFrame. It reports whether the frame was queued.
+// Safe to call with a session's or hub's lock held (lock order: server,
+// session, hub → client).
+func (c *client) enqueue(f outFrame) bool { return c.queueFrame(f, false) == queued }
+
+// enqueueEvent queues the event frame of a live subscription; see
+// queueFrame. The caller (the hub, under its lock) marks the subscription
+// not live when it returns queueBehind.
+func (c *client) enqueueEvent(f outFrame) int { return c.queueFrame(f, true) }
+
+// queueFrame queues f without ever waiting, within the queue's bounds
+// (SendQueueFrames, SendQueueBytes; an empty queue takes any frame). An
+// event that does not fit is not queued: its subscription goes on the
+// catch-up list, and the write pump will pull that event and the following
+// ones from the log once the queue is empty. Other frames may take the
+// queue to twice its bounds; beyond that the client is dropped (slow
+// consumer).
+func (c *client) queueFrame(f outFrame, event bool) int {
 	c.mu.Lock()
 	if c.dead {
 		c.mu.Unlock()
 		return queueDead
 	}
-	if n := len(c.queue) - c.qHead; n > 0 && (n >= c.srv.opts.SendQueueFrames || c.qBytes+int64(len(f.data)) > c.srv.opts.SendQueueBytes) {
-		c.catchup = append(c.catchup, f.sub)
+	maxFrames, maxBytes := c.srv.opts.SendQueueFrames, c.srv.opts.SendQueueBytes
+	if !event {
+		maxFrames, maxBytes = 2*maxFrames, 2*maxBytes
+	}
+	if n := len(c.queue) - c.qHead; n > 0 && (n >= maxFrames || c.qBytes+int64(len(f.data)) > maxBytes) {
+		if event {
+			c.catchup = append(c.catchup, f.sub)
+			c.mu.Unlock()
+			c.signal()
+			return queueBehind
+		}
+		held := c.qBytes
 		c.mu.Unlock()
-		c.signal()
-		return queueBehind
+		c.srv.metrics.clientDropped(dropQueueFull)
+		c.kill(websocket.ClosePolicyViolation, fmt.Sprintf("slow consumer: send queue full (%d frames, %d bytes)", n, held))
+		return queueDead
 	}
 	c.pushLocked(f)
 	c.mu.Unlock()
