@@ -37,12 +37,8 @@ func KillGroup(pgid int, timeout time.Duration) error {
 	if err := childproc.SignalGroup(pgid, syscall.SIGKILL); err != nil {
 		return fmt.Errorf("kill group: %w", err)
 	}
-	deadline := time.Now().Add(timeout)
-	for childproc.GroupAlive(pgid) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("kill group %d: still running after %v", pgid, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !childproc.WaitGroupGone(pgid, timeout) {
+		return fmt.Errorf("kill group %d: still running after %v", pgid, timeout)
 	}
 	return nil
 }

@@ -212,10 +212,11 @@ func (p *proc) exitText() string {
 	if st == nil {
 		return "exited"
 	}
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "was killed by signal " + ws.Signal().String()
+	code, sig := childproc.ExitStatus(st)
+	if sig != "" {
+		return "was killed by " + sig
 	}
-	return fmt.Sprintf("exited with status %d", st.ExitCode())
+	return fmt.Sprintf("exited with status %d", code)
 }
 
 // stop ends the server: with graceful, stdin EOF first, then SIGTERM to the
@@ -229,22 +230,15 @@ func (p *proc) stop(graceful bool, grace time.Duration) {
 }
 
 func (p *proc) doStop(graceful bool, grace time.Duration) {
-	_ = p.stdin.Close()
-	if graceful && !p.waitExit(grace) {
-		_ = childproc.SignalGroup(p.pgid, sigTERM)
-		_ = p.cmd.Process.Signal(sigTERM)
-		p.waitExit(grace)
+	if !graceful {
+		grace = 0 // SIGKILL at once
 	}
-	if !p.hasExited() {
-		_ = childproc.SignalGroup(p.pgid, sigKILL)
-		_ = p.cmd.Process.Kill()
-		if !p.waitExit(killWait) {
-			p.log.Warn("mcp server process did not die after SIGKILL", "pid", p.pgid)
-		}
+	if childproc.Stop(p.cmd.Process, p.pgid, p.exited, func() { _ = p.stdin.Close() }, grace, grace) && !p.waitExit(killWait) {
+		p.log.Warn("mcp server process did not die after SIGKILL", "pid", p.pgid)
 	}
 	// Children that outlived the leader (npx's node, a shell's jobs).
-	_ = childproc.SignalGroup(p.pgid, sigKILL)
-	if !waitGroupGone(p.pgid, killWait) {
+	_ = childproc.SignalGroup(p.pgid, syscall.SIGKILL)
+	if !childproc.WaitGroupGone(p.pgid, killWait) {
 		p.log.Warn("mcp server process group still has live processes after SIGKILL", "pgid", p.pgid)
 	}
 	// stderr ends when its last writer is gone; a process that left the
@@ -262,21 +256,6 @@ func (p *proc) doStop(graceful bool, grace time.Duration) {
 // killWait bounds the waits after SIGKILL.
 const killWait = 5 * time.Second
 
-// waitGroupGone polls until process group pgid has no live member, up to
-// d. There is no event to wait for when the members are not our children,
-// hence the (short, growing) polling interval.
-func waitGroupGone(pgid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	step := time.Millisecond
-	for childproc.GroupAlive(pgid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(step)
-		step = min(2*step, 20*time.Millisecond)
-	}
-	return true
-}
 
 // stdoutReader is the server's stdout as the SDK reads it; it notes EOF and
 // read errors for the failure report.

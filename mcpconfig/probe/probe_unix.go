@@ -7,11 +7,6 @@ import (
 	"syscall"
 )
 
-const (
-	sigTERM = syscall.SIGTERM
-	sigKILL = syscall.SIGKILL
-)
-
 // isBrokenPipe reports whether err is a write to a pipe nobody reads.
 func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
 

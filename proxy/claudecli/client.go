@@ -671,23 +671,14 @@ func (c *Client) waitLoop(outDone, errDone <-chan struct{}) {
 }
 
 // Kill sends SIGKILL to claude's whole process group at once.
-func (c *Client) Kill() {
-	_ = childproc.SignalGroup(c.pid, syscall.SIGKILL)
-	_ = c.cmd.Process.Kill() // where there are no process groups
-}
+func (c *Client) Kill() { childproc.Kill(c.cmd.Process, c.pid) }
 
 // Close ends claude the polite way first: stdin EOF, CloseGrace; SIGTERM
 // to the group, TermGrace; SIGKILL to the group. It returns when the
 // process has been reaped and every goroutine of the client has ended.
 // It may be called several times and concurrently.
 func (c *Client) Close() error {
-	c.CloseStdin()
-	if !waitClosed(c.reaped, c.cfg.CloseGrace) {
-		_ = childproc.SignalGroup(c.pid, syscall.SIGTERM)
-		if !waitClosed(c.reaped, c.cfg.TermGrace) {
-			c.Kill()
-		}
-	}
+	childproc.Stop(c.cmd.Process, c.pid, c.reaped, c.CloseStdin, c.cfg.CloseGrace, c.cfg.TermGrace)
 	return c.Wait()
 }
 
@@ -699,13 +690,18 @@ func (c *Client) Wait() error {
 	return nil
 }
 
-func waitClosed(ch <-chan struct{}, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-		return false
+// exitStatus describes how a process ended: its exit code, or the name of
+// the signal that killed it (the other is nil; "unknown" when it was never
+// waited for).
+func exitStatus(st *os.ProcessState) (code *int64, signal *string) {
+	n, sig := childproc.ExitStatus(st)
+	switch {
+	case st == nil:
+		sig = "unknown"
+		fallthrough
+	case sig != "":
+		return nil, &sig
 	}
+	c := int64(n)
+	return &c, nil
 }
