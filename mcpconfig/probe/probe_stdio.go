@@ -256,7 +256,6 @@ func (p *proc) doStop(graceful bool, grace time.Duration) {
 // killWait bounds the waits after SIGKILL.
 const killWait = 5 * time.Second
 
-
 // stdoutReader is the server's stdout as the SDK reads it; it notes EOF and
 // read errors for the failure report.
 type stdoutReader struct{ p *proc }
