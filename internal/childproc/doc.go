@@ -7,6 +7,12 @@
 //
 // Start (SetGroup, then cmd.Start, then what the platform needs after the
 // start) is the way to start a child; the group's id is the child's pid.
+// Stop is the way to end one (stdin EOF, a grace, SIGTERM to the group, a
+// grace, SIGKILL), Kill the way to end one at once, WaitGroupGone waits
+// (polling: the members are not our children) until nothing of a group is
+// left, and ExitStatus says how a child ended (exit code or signal name).
+// Stop runs on the caller's goroutine; this package starts no goroutine of
+// its own outside the guard process.
 //
 // # The guard (Linux)
 //
