@@ -78,7 +78,7 @@
 // ~/.claude.json and .mcp.json) goes through one read-modify-write
 // (updateJSONFile):
 // an exclusive lock on the lock file beside the settings file
-// (".settings.local.json.lock": flock on Unix, LockFileEx on Windows, held
+// (".settings.local.json.lock": privdir.Lock, flock on Unix, LockFileEx on Windows, held
 // until the write is done and released if the process dies), read, check
 // (an invalid file or a duplicate key: error, file unchanged), edit, write a
 // temporary file, rename it over the file.
@@ -101,9 +101,10 @@
 //
 // At spawn: MCPConfigFile writes the active servers to a private file (0600;
 // Close removes it), by default in the process's own 0700 directory
-// (PrivateDir: <TMPDIR>/ccproxy-<uid>/run-<pid>-*, flock-ed while the
-// process lives; RemoveStale, called by ccproxy serve at start, removes
-// the directories of processes that are gone, even by SIGKILL), and ConfigFile.Args gives --strict-mcp-config
+// (PrivateDir: a privdir.Run, <TMPDIR>/ccproxy-<uid>/run-<pid>-*, locked
+// while the process lives; RemoveStale, called by ccproxy serve at start,
+// removes the directories of processes that are gone, even by SIGKILL),
+// and ConfigFile.Args gives --strict-mcp-config
 // --mcp-config PATH, so claude loads exactly what ccproxy shows; AllowedTools
 // and DisallowedTools give the --allowedTools and --disallowedTools entries.
 // In a live session: when a Watcher event's Changes.ActiveChanged is set, send SetServersPayload as the "servers" of an
@@ -133,7 +134,7 @@
 // settings ("true", "prod") do not turn text into asterisks.
 //
 // On Windows mode bits do not keep other users out of a private file:
-// ownerOnly (private_windows.go) gives a file or directory a protected ACL
+// privdir.OwnerOnly gives a file or directory a protected ACL
 // with one entry, for the current user (a directory's new files inherit
 // it); elsewhere it does nothing.
 //

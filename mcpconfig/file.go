@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"sync"
+
+	"github.com/ccproxy/ccproxy/internal/privdir"
 )
 
 // ConfigFile is a private file holding MCPConfigJSON, to pass to claude with
@@ -42,7 +44,7 @@ func (c *Config) MCPConfigFile(dir string) (*ConfigFile, error) {
 	if err := f.Chmod(0o600); err != nil {
 		return fail(err)
 	}
-	if err := ownerOnly(path); err != nil { // Windows: an ACL for this user alone
+	if err := privdir.OwnerOnly(path); err != nil { // Windows: an ACL for this user alone
 		return fail(err)
 	}
 	if _, err := f.Write(c.MCPConfigJSON()); err != nil {

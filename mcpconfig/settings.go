@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/ccproxy/ccproxy/internal/privdir"
 )
 
 // settingsMu serializes this process's settings writes; the lock file
@@ -67,7 +69,7 @@ func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool)
 		return false, fmt.Errorf("lock %s: %w", path, err)
 	}
 	defer lf.Close() // releases the lock
-	if err := lockFile(lf, true); err != nil {
+	if err := privdir.Lock(lf, true); err != nil {
 		return false, fmt.Errorf("lock %s: %w", lf.Name(), err)
 	}
 

@@ -15,6 +15,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/ccproxy/ccproxy/internal/privdir"
 )
 
 // Writing server definitions, as `claude mcp add/add-json/remove` do
@@ -494,7 +496,7 @@ func ResolveUnsaved(opts Options, name string, def json.RawMessage) (*Config, er
 		return nil, fmt.Errorf("mcpconfig: test %q: %w", name, err)
 	}
 	defer os.Remove(f.Name())
-	if err := ownerOnly(f.Name()); err != nil { // Windows: an ACL for this user alone
+	if err := privdir.OwnerOnly(f.Name()); err != nil { // Windows: an ACL for this user alone
 		f.Close()
 		return nil, fmt.Errorf("mcpconfig: test %q: %w", name, err)
 	}

@@ -80,7 +80,8 @@
 // ReplayMemoryBytes for all sessions together: over it, exited sessions'
 // frames are spilled first, then the oldest), the older ones in an
 // append-only segment file per session in this process's spool directory
-// (SpoolDir/<pid>, 0700, flock'ed; a dead process's is removed at start)
+// (a privdir.Run under SpoolDir: 0700, locked while the process lives, on
+// Windows too; a dead process's is removed at start)
 // with an in-memory offset index, read back with ReadAt. Only beyond
 // ReplayDiskBytes per session are events dropped. An exited session keeps
 // 1 MiB of its log in memory; SessionTTL after its exit it is reaped

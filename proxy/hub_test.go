@@ -16,6 +16,8 @@ import (
 	"time"
 
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+
+	"github.com/ccproxy/ccproxy/internal/privdir"
 )
 
 type atomicInt64 struct{ v atomic.Int64 }
@@ -303,14 +305,14 @@ func TestStaleSpoolRemoved(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "s-x.1.log"), []byte("frame"), 0o600)
 		return dir
 	}
-	dead := mk("999999")
-	live := mk(strconv.Itoa(os.Getpid() + 1))
+	dead := mk("run-999999-dead")
+	live := mk("run-" + strconv.Itoa(os.Getpid()+1) + "-live")
 	f, err := os.OpenFile(filepath.Join(live, "lock"), os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if err := flockNB(f); err != nil {
+	if err := privdir.Lock(f, false); err != nil { // as a live ccproxy holds its own
 		t.Fatal(err)
 	}
 	other := filepath.Join(root, "not-ours")
@@ -334,6 +336,9 @@ func TestStaleSpoolRemoved(t *testing.T) {
 	}
 	// Our own directory is locked: another ccproxy starting now keeps it.
 	newSpool(root, testDiscardLogger()).removeStale()
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live process's directory was removed: %v", err)
+	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Errorf("a live process's directory was removed: %v", err)
 	}

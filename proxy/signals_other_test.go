@@ -3,7 +3,6 @@
 package proxy
 
 import (
-	"errors"
 	"os"
 	"syscall"
 )
@@ -20,5 +19,3 @@ func killPID(pid int, _ syscall.Signal) error {
 	}
 	return p.Kill()
 }
-
-func flockNB(*os.File) error { return errors.New("no flock on this platform") }

@@ -12,6 +12,3 @@ var sigUSR1 os.Signal = syscall.SIGUSR1
 
 // killPID sends sig to the process pid.
 func killPID(pid int, sig syscall.Signal) error { return syscall.Kill(pid, sig) }
-
-// flockNB takes f's lock without waiting, as a live ccproxy holds its spool's.
-func flockNB(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) }

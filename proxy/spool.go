@@ -1,21 +1,21 @@
 package proxy
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
+
+	"github.com/ccproxy/ccproxy/internal/privdir"
 )
 
 // spool is this process's private directory for the replay logs' spill
-// files: <SpoolDir>/<pid>, mode 0700, holding a lock file that stays
-// locked (flock) while the process lives. At start, subdirectories of
-// SpoolDir whose lock is free belong to a ccproxy that died (killed
-// before it could clean up) and are removed; a live ccproxy's directory
-// is never touched. Serve removes its own directory when it returns.
+// files: a privdir.Run under SpoolDir (a privdir.Base), locked while the
+// process lives. At start, the Run directories of ccproxy processes that
+// died (killed before they could clean up) are removed; a live ccproxy's
+// directory is never touched. Serve removes its own directory when it
+// returns.
 //
 // The directory is made on first use; it is safe for concurrent use.
 type spool struct {
@@ -23,8 +23,7 @@ type spool struct {
 	log  *slog.Logger
 
 	once sync.Once
-	dir  string // "" when it could not be made
-	lock *os.File
+	run  *privdir.Run // nil when it could not be made
 }
 
 // DefaultSpoolDir is where spill files go when Options.SpoolDir is empty:
@@ -48,79 +47,50 @@ func (sp *spool) Dir() string {
 			sp.log.Warn("no spool directory: replay logs keep only their memory part", "dir", sp.root, "err", err)
 		}
 	})
-	return sp.dir
+	if sp.run == nil {
+		return ""
+	}
+	return sp.run.Dir
 }
 
 func (sp *spool) open() error {
+	// The spool's root is ccproxy's own (under the user's cache directory
+	// by default): made private if it is not, unlike a shared temporary
+	// directory, where Base refuses what it did not make itself.
 	if err := os.MkdirAll(sp.root, 0o700); err != nil {
 		return err
 	}
 	if err := os.Chmod(sp.root, 0o700); err != nil {
 		return err
 	}
+	if err := privdir.Base(sp.root); err != nil {
+		return err
+	}
 	sp.removeStale()
-	dir := filepath.Join(sp.root, strconv.Itoa(os.Getpid()))
-	// A directory with our pid is a dead process's (pid reuse): its lock
-	// was free, removeStale took it. Make ours afresh.
-	if err := os.RemoveAll(dir); err != nil {
-		return err
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return err
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	run, err := privdir.NewRun(sp.root)
 	if err != nil {
 		return err
 	}
-	if !tryLock(lock) {
-		lock.Close()
-		return errors.New("cannot lock " + lock.Name())
-	}
-	sp.dir, sp.lock = dir, lock
+	sp.run = run
 	return nil
 }
 
 // removeStale removes the directories of ccproxy processes that are gone:
-// those whose lock file nobody holds.
+// those whose lock nobody holds.
 func (sp *spool) removeStale() {
-	ents, err := os.ReadDir(sp.root)
-	if err != nil {
-		return
+	removed, err := privdir.RemoveStale(sp.root)
+	for _, dir := range removed {
+		sp.log.Info("removed the spill files of a ccproxy that is gone", "dir", dir)
 	}
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue // not ours
-		}
-		dir := filepath.Join(sp.root, e.Name())
-		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				// Made but not locked yet, or half removed: only remove it
-				// when it has no lock file and holds no live process's
-				// files; a process locks its directory before writing in it.
-				if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
-					os.Remove(dir)
-				}
-			}
-			continue
-		}
-		if tryLock(f) {
-			if err := os.RemoveAll(dir); err == nil {
-				sp.log.Info("removed the spill files of a ccproxy that is gone", "dir", dir)
-			}
-		}
-		f.Close()
+	if err != nil {
+		sp.log.Warn("removing the spill files of stopped ccproxy processes", "err", err)
 	}
 }
 
 // close removes the process's directory.
 func (sp *spool) close() {
 	sp.once.Do(func() {}) // never make it now
-	if sp.dir != "" {
-		os.RemoveAll(sp.dir)
-		sp.lock.Close()
+	if sp.run != nil {
+		sp.run.Remove()
 	}
 }

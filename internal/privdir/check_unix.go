@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpconfig
+package privdir
 
 import (
 	"fmt"
@@ -13,11 +13,11 @@ import (
 func checkPrivate(dir string) error {
 	info, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("mcpconfig: %w", err)
+		return fmt.Errorf("privdir: %w", err)
 	}
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !info.IsDir() || !ok || int(st.Uid) != os.Getuid() || info.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("mcpconfig: %s must be a directory of user %d with mode 0700 (it is %v): remove it, or set TMPDIR elsewhere", dir, os.Getuid(), info.Mode())
+		return fmt.Errorf("privdir: %s must be a directory of user %d with mode 0700 (it is %v): remove it, or set TMPDIR elsewhere", dir, os.Getuid(), info.Mode())
 	}
 	return nil
 }

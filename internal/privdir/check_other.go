@@ -1,6 +1,6 @@
 //go:build !unix
 
-package mcpconfig
+package privdir
 
 import (
 	"fmt"
@@ -11,10 +11,10 @@ import (
 func checkPrivate(dir string) error {
 	info, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("mcpconfig: %w", err)
+		return fmt.Errorf("privdir: %w", err)
 	}
 	if !info.IsDir() {
-		return fmt.Errorf("mcpconfig: %s must be a directory (it is %v): remove it, or set TMP elsewhere", dir, info.Mode())
+		return fmt.Errorf("privdir: %s must be a directory (it is %v): remove it, or set TMP elsewhere", dir, info.Mode())
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 //go:build windows
 
-package mcpconfig
+package privdir
 
 import (
 	"os"
@@ -8,11 +8,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lockFile takes an exclusive lock on f (LockFileEx on the whole file):
+// Lock takes an exclusive lock on f (LockFileEx on the whole file):
 // with wait it waits for it, without it fails at once when another process
 // holds it. The lock is released when f is closed, also when the process
 // dies.
-func lockFile(f *os.File, wait bool) error {
+func Lock(f *os.File, wait bool) error {
 	flags := uint32(windows.LOCKFILE_EXCLUSIVE_LOCK)
 	if !wait {
 		flags |= windows.LOCKFILE_FAIL_IMMEDIATELY

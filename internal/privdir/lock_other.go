@@ -1,16 +1,16 @@
 //go:build !unix && !windows
 
-package mcpconfig
+package privdir
 
 import (
 	"errors"
 	"os"
 )
 
-// lockFile does nothing where the platform has no file locks (js, wasip1,
-// plan9): writes are then serialized within the process only (settingsMu),
+// Lock does nothing where the platform has no file locks (js, wasip1,
+// plan9): writes are then serialized within the process only (the caller's mutex),
 // and without wait it reports the file held, so RemoveStale removes nothing.
-func lockFile(_ *os.File, wait bool) error {
+func Lock(_ *os.File, wait bool) error {
 	if wait {
 		return nil
 	}

@@ -1,6 +1,6 @@
 //go:build windows
 
-package mcpconfig
+package privdir
 
 import (
 	"os"
@@ -11,14 +11,14 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// ownerOnly leaves one access entry, for the current user, and nothing
+// OwnerOnly leaves one access entry, for the current user, and nothing
 // inherited; a file created in a directory it was applied to gets the same.
 func TestOwnerOnly(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "private.json")
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := ownerOnly(path); err != nil {
+	if err := OwnerOnly(path); err != nil {
 		t.Fatal(err)
 	}
 	checkOwnerOnly(t, path, true)
@@ -27,7 +27,7 @@ func TestOwnerOnly(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := ownerOnly(dir); err != nil {
+	if err := OwnerOnly(dir); err != nil {
 		t.Fatal(err)
 	}
 	checkOwnerOnly(t, dir, true)
@@ -37,7 +37,7 @@ func TestOwnerOnly(t *testing.T) {
 	}
 	checkOwnerOnly(t, inner, false)
 
-	if err := ownerOnly(filepath.Join(dir, "missing")); err == nil {
+	if err := OwnerOnly(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing file got no error")
 	}
 }

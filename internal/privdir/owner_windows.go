@@ -1,6 +1,6 @@
 //go:build windows
 
-package mcpconfig
+package privdir
 
 import (
 	"fmt"
@@ -9,14 +9,14 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// ownerOnly gives the file or directory at path a protected DACL with a
+// OwnerOnly gives the file or directory at path a protected DACL with a
 // single entry: full access for the user ccproxy runs as. Nothing is
 // inherited from the parent directory, so no other account (not even
 // Administrators or SYSTEM through inheritance) can open it; for a
 // directory, what is created in it inherits that one entry. Chmod(0o600)
 // does not do this on Windows: it only sets the read-only attribute. Call
 // it before the file's content is written.
-func ownerOnly(path string) error {
+func OwnerOnly(path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return fmt.Errorf("owner-only access: %w", err)

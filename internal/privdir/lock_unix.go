@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpconfig
+package privdir
 
 import (
 	"os"
@@ -8,11 +8,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile takes an exclusive lock on f (flock(2)): with wait it waits for
+// Lock takes an exclusive lock on f (flock(2)): with wait it waits for
 // it, without it fails at once when another process holds it. The lock is
-// released when f is closed, also when the process dies. Settings writes
-// and the private directories (PrivateDir, RemoveStale) both use it.
-func lockFile(f *os.File, wait bool) error {
+// released when f is closed, also when the process dies. mcpconfig's settings
+// writes and the run directories (NewRun, RemoveStale) both use it.
+func Lock(f *os.File, wait bool) error {
 	how := unix.LOCK_EX
 	if !wait {
 		how |= unix.LOCK_NB
