@@ -22,6 +22,8 @@ import (
 	"unsafe"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/ccproxy/ccproxy/internal/claudedirs"
 )
 
 // Defaults of Options.
@@ -178,15 +180,7 @@ func (s *Store) Root() string { return s.root }
 // ProjectFolder is the CLI's folder name under the projects directory for
 // a project directory: every character but an ASCII letter or digit
 // becomes "-".
-func ProjectFolder(dir string) string {
-	b := []byte(dir)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '-'
-		}
-	}
-	return string(b)
-}
+func ProjectFolder(dir string) string { return claudedirs.ProjectFolder(dir) }
 
 // ListOptions select a page of sessions.
 type ListOptions struct {

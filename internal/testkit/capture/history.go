@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
+
+	"github.com/ccproxy/ccproxy/internal/claudedirs"
 )
 
 // HistoryHome is what the temp directory of a history capture is renamed to
@@ -112,7 +114,7 @@ func HistoryResume(id, src string) Scenario {
 		AllowedTools: historyTools,
 		Args:         []string{"--resume", id},
 		Setup: func(home, proj string) error {
-			return copyTree(src, filepath.Join(home, ".claude", "projects", MangleProjectDir(proj)), nil)
+			return copyTree(src, filepath.Join(home, ".claude", "projects", claudedirs.ProjectFolder(proj)), nil)
 		},
 		Turns: []string{"[H-RESUME] Carry on where we left off."},
 		Script: fakeapi.First(
@@ -123,19 +125,6 @@ func HistoryResume(id, src string) Scenario {
 			fakeapi.OnToolResults(fakeapi.Summarize),
 		),
 	}
-}
-
-// MangleProjectDir is the CLI's folder name for a project directory under
-// ~/.claude/projects: every character but ASCII letters and digits becomes
-// "-".
-func MangleProjectDir(dir string) string {
-	b := []byte(dir)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			b[i] = '-'
-		}
-	}
-	return string(b)
 }
 
 // CaptureHistory runs HistorySession and then HistoryResume with the CLI of
@@ -184,7 +173,7 @@ func CaptureHistory(ctx context.Context, cfg Config, dest string) (*History, err
 	if err != nil {
 		return h, err
 	}
-	projDir := filepath.Join(first.TempDir, "home", ".claude", "projects", MangleProjectDir(filepath.Join(first.TempDir, "project")))
+	projDir := filepath.Join(first.TempDir, "home", ".claude", "projects", claudedirs.ProjectFolder(filepath.Join(first.TempDir, "project")))
 	if h.SessionID, err = onlySession(projDir); err != nil {
 		return h, fmt.Errorf("capture history: %w", err)
 	}
@@ -192,7 +181,7 @@ func CaptureHistory(ctx context.Context, cfg Config, dest string) (*History, err
 	if err != nil {
 		return h, err
 	}
-	projDir2 := filepath.Join(second.TempDir, "home", ".claude", "projects", MangleProjectDir(filepath.Join(second.TempDir, "project")))
+	projDir2 := filepath.Join(second.TempDir, "home", ".claude", "projects", claudedirs.ProjectFolder(filepath.Join(second.TempDir, "project")))
 	ids, err := sessions(projDir2)
 	if err != nil {
 		return h, fmt.Errorf("capture history: %w", err)
@@ -207,7 +196,7 @@ func CaptureHistory(ctx context.Context, cfg Config, dest string) (*History, err
 	// Anonymize: the longest temp paths first; both runs map to one name.
 	var repl []string
 	for _, t := range []string{second.TempDir, first.TempDir} {
-		repl = append(repl, t, HistoryHome, MangleProjectDir(t), MangleProjectDir(HistoryHome))
+		repl = append(repl, t, HistoryHome, claudedirs.ProjectFolder(t), claudedirs.ProjectFolder(HistoryHome))
 	}
 	r := strings.NewReplacer(repl...)
 	dst := filepath.Join(h.Dir, "projects")
