@@ -107,13 +107,6 @@ func newHub(session string, log *slog.Logger, budget *logBudget, memMax, diskMax
 	return h
 }
 
-// lastSeq is the newest seq appended.
-func (h *hub) lastSeq() int64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.elog.LastSeq()
-}
-
 // seqs returns the oldest and newest seq the log holds.
 func (h *hub) seqs() (first, last int64) {
 	h.mu.Lock()
@@ -127,16 +120,23 @@ func (h *hub) subscribers() int {
 	return len(h.subs)
 }
 
-// append logs the frame of event seq and queues it for the live
+// append logs the next event — its seq is the log's last plus one, its
+// frame what build makes of that seq — and queues the frame for the live
 // subscribers; one whose client is behind goes back to catching up. It
-// never waits for a client. It reports whether the server's memory budget
-// is exceeded (the caller trims, without the session's lock).
-func (h *hub) append(seq int64, frame []byte) (overBudget bool) {
+// never waits for a client. It returns the frame (nil when the hub is
+// released) and whether the server's memory budget is exceeded (the
+// caller trims, without the session's lock). The seq is taken and the
+// frame built under the hub's lock, so events logged by two goroutines (an
+// old claude process's last lines and its successor's first) keep their
+// order, at one lock per event.
+func (h *hub) append(build func(seq int64) []byte) (frame []byte, overBudget bool) {
 	h.mu.Lock()
 	if h.released {
 		h.mu.Unlock()
-		return false
+		return nil, false
 	}
+	seq := h.elog.LastSeq() + 1
+	frame = build(seq)
 	h.elog.Append(seq, frame)
 	for _, sub := range h.subs {
 		if sub.live {
@@ -145,7 +145,7 @@ func (h *hub) append(seq int64, frame []byte) (overBudget bool) {
 	}
 	h.checkDiskLocked()
 	h.mu.Unlock()
-	return h.budget != nil && h.budget.over()
+	return frame, h.budget != nil && h.budget.over()
 }
 
 func (h *hub) sendEventLocked(sub *subscription, seq int64, frame []byte) {

@@ -137,10 +137,10 @@ func TestLogBudgetEvictsExitedFirst(t *testing.T) {
 	live := newHub("s-live", log, b, 1<<20, 1<<20, func() string { return dir })
 	other := newHub("s-other", log, b, 1<<20, 1<<20, func() string { return dir })
 	for seq := int64(1); seq <= 10; seq++ {
-		other.append(seq, testFrame(seq, 95)) // the oldest frames
+		testAppend(t, other, seq, testFrame(seq, 95)) // the oldest frames
 	}
 	for seq := int64(1); seq <= 15; seq++ {
-		exited.append(seq, testFrame(seq, 95))
+		testAppend(t, exited, seq, testFrame(seq, 95))
 	}
 	exited.setExited()
 	_, exMem0, _ := exited.evictionInfo()
@@ -149,7 +149,7 @@ func TestLogBudgetEvictsExitedFirst(t *testing.T) {
 	appendLive := func(n int) {
 		for range n {
 			seq++
-			if live.append(seq, testFrame(seq, 95)) {
+			if testAppend(t, live, seq, testFrame(seq, 95)) {
 				b.trim()
 			}
 			if b.used.Load() > 4000 {
@@ -573,7 +573,7 @@ func TestHubPullKeepsPushesInPlace(t *testing.T) {
 	sub := testBehindSub(h, 1)
 	var want []string
 	for seq := int64(1); seq <= 600; seq++ {
-		h.append(seq, []byte(fmt.Sprintf("e%d", seq)))
+		testAppend(t, h, seq, []byte(fmt.Sprintf("e%d", seq)))
 		want = append(want, fmt.Sprintf("e%d", seq))
 		if seq%97 == 0 || seq == 255 || seq == 256 || seq == 257 {
 			p := fmt.Sprintf("p%d", seq)
@@ -620,7 +620,7 @@ func TestHubPullKeepsPushesInPlace(t *testing.T) {
 func TestHubPendingPushesBounded(t *testing.T) {
 	dir := t.TempDir()
 	h := newHub("s-test", testDiscardLogger(), nil, 1<<20, 1<<20, func() string { return dir })
-	h.append(1, []byte("e1"))
+	testAppend(t, h, 1, []byte("e1"))
 	sub := testBehindSub(h, 1)
 	big := bytes.Repeat([]byte("x"), 100<<10)
 	for range 10 {
@@ -661,4 +661,16 @@ func TestResolvedBeforeEventsAfterAnswer(t *testing.T) {
 		}
 		c.waitEvent(from, s, "the result", isResult)
 	}
+}
+
+// testAppend appends frame to h's log as event seq, which must be the seq
+// the hub gives it, and returns whether the memory budget is exceeded.
+func testAppend(t *testing.T, h *hub, seq int64, frame []byte) bool {
+	t.Helper()
+	var got int64
+	_, over := h.append(func(s int64) []byte { got = s; return frame })
+	if got != seq {
+		t.Fatalf("the hub gave event seq %d, want %d", got, seq)
+	}
+	return over
 }

@@ -282,17 +282,19 @@ func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) 
 // state follows the event under the same lock, so a state push comes right
 // after the event that caused it.
 func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
-	seq := s.hub.lastSeq() + 1
-	// The envelope is under 100 bytes besides the id and the event.
-	frame := protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
 	var reports []mcpReport
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit {
 		reports = parseInitServers(ev.JSON)
 	}
 
-	s.srv.metrics.eventLogged(frame)
 	s.mu.Lock()
-	overBudget := s.hub.append(seq, frame)
+	frame, overBudget := s.hub.append(func(seq int64) []byte {
+		// The envelope is under 100 bytes besides the id and the event.
+		return protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
+	})
+	if frame != nil {
+		s.srv.metrics.eventLogged(frame)
+	}
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
 		s.claudeID = ev.SessionID
 		s.pushStateLocked("")
