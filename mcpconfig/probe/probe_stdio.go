@@ -230,10 +230,11 @@ func (p *proc) stop(graceful bool, grace time.Duration) {
 }
 
 func (p *proc) doStop(graceful bool, grace time.Duration) {
+	polite := grace
 	if !graceful {
-		grace = 0 // SIGKILL at once
+		polite = 0 // SIGKILL at once
 	}
-	if childproc.Stop(p.cmd.Process, p.pgid, p.exited, func() { _ = p.stdin.Close() }, grace, grace) && !p.waitExit(killWait) {
+	if childproc.Stop(p.cmd.Process, p.pgid, p.exited, func() { _ = p.stdin.Close() }, polite, polite) && !p.waitExit(killWait) {
 		p.log.Warn("mcp server process did not die after SIGKILL", "pid", p.pgid)
 	}
 	// Children that outlived the leader (npx's node, a shell's jobs).
