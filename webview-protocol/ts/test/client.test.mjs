@@ -1,0 +1,379 @@
+// Tests of @ccproxy/client against a real `ccproxy serve --demo` (the binary
+// named by $CCPROXY_BIN; webview-protocol/client_test.go builds it and runs
+// `node --test` here after compiling the package to dist/). The demo session
+// replays a recorded conversation: turn 1 is text, turn 2 shows an image (an
+// attachment served at /v1/blobs), turn 3 asks permission for an MCP tool.
+//
+// No test waits for time to pass: each waits for a condition that frames
+// bring about (until()), and reconnects are gated on such conditions too.
+
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { test } from "node:test";
+
+import { WebSocket } from "ws";
+
+import { CcproxyClient, ConnectionClosedError, ProtocolFailure, connect } from "../dist/index.js";
+
+const BIN = process.env.CCPROXY_BIN;
+if (!BIN) throw new Error("CCPROXY_BIN must name a ccproxy binary (webview-protocol/client_test.go sets it)");
+
+const TURNS = [
+  "Hi! What does this proxy do, and what am I looking at?",
+  "Show me an image from one of the MCP servers.",
+  "Now echo a greeting through the everything server.",
+];
+
+/** Starts `ccproxy serve --demo` and returns its base URL and token; stopped after the test. */
+async function startProxy(t, ...extra) {
+  const dir = await mkdtemp(join(tmpdir(), "ccproxy-client-test-"));
+  const token = randomBytes(24).toString("base64url");
+  const child = spawn(
+    BIN,
+    ["serve", "--demo", "--demo-speed", "0", "--addr", "127.0.0.1:0", "--no-ui", "--history-home", "-",
+      "--spool-dir", join(dir, "spool"), "--project", dir, ...extra],
+    { env: { ...process.env, CCPROXY_TOKEN: token }, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (s) => {
+    stderr = (stderr + s).slice(-8192); // a bounded tail, shown if the proxy fails
+  });
+  const exited = once(child, "exit");
+  t.after(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+    await rm(dir, { recursive: true, force: true });
+  });
+  const lines = createInterface({ input: child.stdout });
+  const first = await Promise.race([
+    once(lines, "line").then(([l]) => l),
+    exited.then(([code, signal]) => {
+      throw new Error(`ccproxy serve exited (${code ?? signal}) before printing its URL:\n${stderr}`);
+    }),
+  ]);
+  const { url } = JSON.parse(first);
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+  return { url, token };
+}
+
+/**
+ * Records what a client delivers and lets a test wait for conditions on it:
+ * until(fn) resolves once fn() is true, re-checked after every delivery.
+ */
+class Recorder {
+  events = []; // SessionEventData, in delivery order
+  pushes = []; // [type, data] of other pushes
+  gaps = [];
+  errors = [];
+  #waiters = new Set();
+
+  constructor(client, session = "*") {
+    client.onEvent(session, (ev) => this.#add(() => this.events.push(ev)));
+    client.onGap((g) => this.#add(() => this.gaps.push(g)));
+    for (const type of ["permission/request", "permission/resolved", "session/state"]) {
+      client.on(type, (d) => this.#add(() => this.pushes.push([type, d])));
+    }
+  }
+
+  #add(f) {
+    f();
+    this.check();
+  }
+
+  check() {
+    for (const w of this.#waiters) {
+      if (w.fn()) {
+        this.#waiters.delete(w);
+        w.resolve();
+      }
+    }
+  }
+
+  until(fn) {
+    if (fn()) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.add({ fn, resolve }));
+  }
+
+  results() {
+    return this.events.filter((e) => e.event.type === "result").length;
+  }
+
+  seqs() {
+    return this.events.map((e) => e.seq);
+  }
+}
+
+/** A `ws` WebSocket class whose sockets the test can reach (to cut them). */
+function trackedWebSocket() {
+  const sockets = [];
+  class Tracked extends WebSocket {
+    constructor(url, protocols) {
+      super(url, protocols);
+      sockets.push(this);
+    }
+  }
+  return { Tracked, sockets };
+}
+
+/** Runs the demo's turns 1..n in a session, each after the previous one's result. */
+async function playTurns(client, rec, session, n) {
+  for (let i = 0; i < n; i++) {
+    const before = rec.results();
+    await client.request("session/send", { session, text: TURNS[i] });
+    await rec.until(() => rec.results() > before);
+  }
+}
+
+function assertExactlyOnce(seqs, last) {
+  assert.deepEqual(seqs, Array.from({ length: last }, (_, i) => i + 1), "every seq from 1 to the last, once, in order");
+}
+
+const quiet = (rec) => (err) => rec.errors.push(err);
+
+test("a socket dropped mid-turn resumes with every event exactly once", { timeout: 120_000 }, async (t) => {
+  const { url, token } = await startProxy(t);
+
+  // The observer never drops: its events are the reference.
+  const observer = await connect(url, token, { WebSocket });
+  t.after(() => observer.close());
+  const ref = new Recorder(observer);
+
+  // The client under test: its sockets can be cut, and its reconnects wait
+  // for a gate the test opens.
+  const { Tracked, sockets } = trackedWebSocket();
+  let openGate;
+  const gate = new Promise((resolve) => (openGate = resolve));
+  const statuses = [];
+  let onReconnecting = () => {};
+  const client = await connect(url, token, {
+    WebSocket: Tracked,
+    backoff: { wait: () => gate },
+    onStatus: (s) => {
+      statuses.push(s);
+      if (s === "reconnecting") onReconnecting();
+    },
+    onError: (err) => rec.errors.push(err),
+  });
+  t.after(() => client.close());
+  const rec = new Recorder(client);
+
+  const { session } = await client.request("session/create", {});
+  await observer.subscribe(session);
+  await client.subscribe(session);
+  await playTurns(client, rec, session, 2);
+  await ref.until(() => ref.results() === 2);
+
+  // Turn 3 stops at a permission request, mid-turn. Cut the client's socket
+  // there (no close frame), wait until it knows, and only then let the
+  // observer answer: the rest of the turn happens while the client is away.
+  const away = new Promise((resolve) => (onReconnecting = resolve));
+  let seenAtDrop = -1;
+  client.on("permission/request", () => {
+    if (seenAtDrop >= 0) return; // only the first socket is cut
+    seenAtDrop = rec.events.length;
+    sockets.at(-1).terminate();
+  });
+  const request = new Promise((resolve) => observer.on("permission/request", resolve));
+  await client.request("session/send", { session, text: TURNS[2] });
+  const req = await request;
+  await away;
+  assert.equal(rec.results(), 2, "the drop happened mid-turn");
+  await observer.request("permission/respond", { session, requestId: req.requestId, behavior: "allow" });
+  await ref.until(() => ref.results() === 3);
+  assert.equal(rec.results(), 2, "the client missed the end of the turn while away");
+  const missed = ref.events.length - seenAtDrop;
+  assert.ok(missed > 5, `only ${missed} events happened while away`);
+
+  // A request made while away waits for the connection and succeeds.
+  const list = client.request("session/list", {});
+  openGate();
+  await rec.until(() => rec.results() === 3);
+  const { sessions } = await list;
+  assert.equal(sessions.length, 1);
+
+  const last = ref.events.at(-1).seq;
+  assertExactlyOnce(ref.seqs(), last);
+  assertExactlyOnce(rec.seqs(), last);
+  assert.deepEqual(rec.events, ref.events, "the same events as a client that never dropped");
+  assert.equal(client.lastSeq(session), last);
+  assert.equal(sockets.length, 2, "one reconnect");
+  assert.deepEqual(statuses, ["open", "reconnecting", "open"]);
+  assert.deepEqual(rec.gaps, []);
+  assert.deepEqual(rec.errors, []);
+});
+
+test("sockets dropped again and again while events stream: each seq once", { timeout: 120_000 }, async (t) => {
+  const { url, token } = await startProxy(t);
+  const observer = await connect(url, token, { WebSocket });
+  t.after(() => observer.close());
+  const ref = new Recorder(observer);
+
+  const { Tracked, sockets } = trackedWebSocket();
+  const client = await connect(url, token, { WebSocket: Tracked, backoff: { initialMs: 1, maxMs: 5, jitter: 0 } });
+  t.after(() => client.close());
+  const rec = new Recorder(client);
+  client.onPermission(() => ({ behavior: "allow" }));
+
+  const { session } = await client.request("session/create", {});
+  await observer.subscribe(session);
+  await client.subscribe(session);
+  // Cut the socket at every 15th event delivered, in the middle of a batch of
+  // frames (frames it had already read are still delivered after the cut),
+  // but not while a session/send waits for its reply: a request cut off may or
+  // may not have run, and the test could not tell whether to send it again.
+  let drops = 0;
+  let sending = false;
+  client.onEvent(session, (ev) => {
+    if (ev.seq % 15 === 0 && drops < 8 && !sending && sockets.at(-1).readyState === WebSocket.OPEN) {
+      drops++;
+      sockets.at(-1).terminate();
+    }
+  });
+  for (let i = 0; i < 3; i++) {
+    const before = ref.results();
+    sending = true;
+    await client.request("session/send", { session, text: TURNS[i] });
+    sending = false;
+    await ref.until(() => ref.results() > before);
+  }
+  const last = ref.events.at(-1).seq;
+  await rec.until(() => client.lastSeq(session) === last);
+  assert.ok(drops >= 3, `the socket was cut ${drops} times`);
+  // The last cut socket may have delivered the last event itself (from frames it had read).
+  assert.ok(sockets.length === drops || sockets.length === drops + 1, `${sockets.length} sockets for ${drops} cuts`);
+  assertExactlyOnce(rec.seqs(), last);
+  assert.deepEqual(rec.events, ref.events);
+});
+
+test("the permission callback's decision is sent: a denial", { timeout: 60_000 }, async (t) => {
+  const { url, token } = await startProxy(t);
+  const client = await connect(url, token, { WebSocket });
+  t.after(() => client.close());
+  const rec = new Recorder(client);
+  const { session } = await client.request("session/create", {});
+  await client.subscribe(session);
+  const asked = [];
+  client.onPermission(async (req, signal) => {
+    asked.push(req);
+    assert.equal(signal.aborted, false);
+    await Promise.resolve(); // an async decision, as a UI would give
+    return { behavior: "deny", message: "Not this one, thanks" };
+  });
+  await playTurns(client, rec, session, 3);
+
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0].session, session);
+  assert.deepEqual(asked[0].mcp, { server: "everything", tool: "echo" });
+  const resolved = rec.pushes.filter(([type]) => type === "permission/resolved").map(([, d]) => d);
+  assert.equal(resolved.length, 1);
+  assert.equal(resolved[0].requestId, asked[0].requestId);
+  assert.equal(resolved[0].behavior, "deny");
+  const result = rec.events.at(-1).event;
+  assert.equal(result.type, "result");
+  assert.equal(result.permission_denials.length, 1, "claude was told the tool was denied");
+  const denied = rec.events.find((e) => e.event.type === "user" && JSON.stringify(e.event).includes("Not this one, thanks"));
+  assert.ok(denied, "the denial's message reached claude as the tool result");
+});
+
+test("a gap is surfaced when the replay log no longer reaches back", { timeout: 60_000 }, async (t) => {
+  // Tiny replay budgets: the proxy keeps only the newest few KiB of events.
+  const { url, token } = await startProxy(t, "--replay-bytes", "4096", "--replay-disk-bytes", "4096");
+  const first = await connect(url, token, { WebSocket });
+  t.after(() => first.close());
+  const rec1 = new Recorder(first);
+  const { session } = await first.request("session/create", {});
+  await first.subscribe(session);
+  await playTurns(first, rec1, session, 1);
+  assert.deepEqual(rec1.gaps, []);
+
+  const late = await connect(url, token, { WebSocket });
+  t.after(() => late.close());
+  const rec2 = new Recorder(late);
+  const sub = await late.subscribe(session);
+  assert.ok(sub.firstSeq > 1, `the log still holds seq 1 (firstSeq ${sub.firstSeq}): budgets too large for the test`);
+  const last = rec1.events.at(-1).seq;
+  await rec2.until(() => late.lastSeq(session) === last);
+  assert.deepEqual(rec2.gaps, [{ session, firstSeq: sub.firstSeq }]);
+  assert.equal(rec2.events[0].seq, sub.firstSeq, "events resume at the gap's firstSeq");
+  assertExactlyOnce(rec2.seqs().map((s) => s - sub.firstSeq + 1), last - sub.firstSeq + 1);
+});
+
+test("an error reply rejects the request with the proxy's error", { timeout: 60_000 }, async (t) => {
+  const { url, token } = await startProxy(t);
+  const client = await connect(url, token, { WebSocket });
+  t.after(() => client.close());
+
+  await assert.rejects(client.request("session/send", { session: "s-nosuchsession", text: "hi" }), (err) => {
+    assert.ok(err instanceof ProtocolFailure);
+    assert.equal(err.code, "unknown_session");
+    assert.equal(err.error.code, "unknown_session");
+    assert.match(err.error.message, /s-nosuchsession/);
+    assert.equal(err.message, `session/send: unknown_session: ${err.error.message}`);
+    return true;
+  });
+  // A frame the types would refuse still reaches the proxy, which says what is wrong and where.
+  await assert.rejects(client.request("session/create", { permissionMode: "sometimes" }), (err) => {
+    assert.ok(err instanceof ProtocolFailure);
+    assert.equal(err.code, "bad_request");
+    assert.equal(err.error.details.fields[0].path, "data.permissionMode");
+    return true;
+  });
+  // The connection is still usable.
+  assert.deepEqual(await client.request("session/list", {}), { sessions: [] });
+});
+
+test("attachments are fetched as Blobs with the token", { timeout: 60_000 }, async (t) => {
+  const { url, token } = await startProxy(t);
+  const client = await connect(url, token, { WebSocket });
+  t.after(() => client.close());
+  const rec = new Recorder(client);
+  const { session } = await client.request("session/create", {});
+  await client.subscribe(session);
+  await playTurns(client, rec, session, 2);
+
+  const attachments = rec.events
+    .filter((e) => e.event.type === "user" && Array.isArray(e.event.message.content))
+    .flatMap((e) => e.event.message.content.flatMap((b) => (b.type === "tool_result" ? (b.attachments ?? []) : [])));
+  assert.ok(attachments.length > 0, "turn 2 has an image attachment");
+  for (const a of attachments) {
+    const blob = await client.blob(a);
+    assert.ok(blob instanceof Blob);
+    assert.equal(blob.size, a.size);
+    assert.equal(blob.type, a.mediaType);
+    const sum = createHash("sha256").update(Buffer.from(await blob.arrayBuffer())).digest("hex");
+    assert.equal(sum, a.sha256);
+  }
+  await assert.rejects(client.blob("/v1/blobs/" + "0".repeat(64)), (err) => {
+    assert.ok(err instanceof ProtocolFailure);
+    assert.equal(err.code, "not_found");
+    return true;
+  });
+  await assert.rejects(client.blob("http://example.com/v1/blobs/" + "0".repeat(64)), /not on the proxy/);
+});
+
+test("a wrong token fails connect; close() rejects what waits and is idempotent", { timeout: 60_000 }, async (t) => {
+  const { url, token } = await startProxy(t);
+  await assert.rejects(connect(url, "x".repeat(20), { WebSocket }), (err) => {
+    assert.ok(err instanceof ConnectionClosedError);
+    assert.match(err.message, /401/);
+    assert.doesNotMatch(err.message, /x{20}/, "the token is not in the message");
+    return true;
+  });
+  assert.throws(() => new CcproxyClient(url, "short", { WebSocket }), /16 to 512/);
+
+  const client = await connect(url, token, { WebSocket });
+  assert.equal(client.hello.protocol, "1");
+  assert.ok(client.hello.capabilities.includes("sessions"));
+  const pending = client.request("session/list", {});
+  client.close();
+  client.close();
+  await assert.rejects(pending, ConnectionClosedError);
+  await assert.rejects(client.request("session/list", {}), ConnectionClosedError);
+});
