@@ -132,6 +132,9 @@ interface Pending {
 interface Queued {
   method: string;
   params: unknown;
+  /** session/subscribe from subscribe() without afterSeq: continue after the last
+   * seq delivered when the frame is sent (not when it was asked for) */
+  continues?: boolean;
   resolve: (data: unknown) => void;
   reject: (err: Error) => void;
 }
@@ -250,12 +253,16 @@ export class CcproxyClient {
    * error reply rejects with ProtocolFailure; a drop before the reply with
    * ConnectionClosedError. While the client reconnects, the request waits. */
   request<M extends RequestType>(method: M, params: RequestData<M>): Promise<ResultData<M>> {
+    return this.#request(method, params, false);
+  }
+
+  #request<M extends RequestType>(method: M, params: RequestData<M>, continues: boolean): Promise<ResultData<M>> {
     return new Promise<ResultData<M>>((resolve, reject) => {
       if (this.#closed) {
         reject(new ConnectionClosedError(`${method}: the client is closed`));
         return;
       }
-      const entry = { method, params, resolve: resolve as (d: unknown) => void, reject };
+      const entry: Queued = { method, params, continues, resolve: resolve as (d: unknown) => void, reject };
       // Wait for the connection while reconnecting, and when the socket is
       // already closing (its close event not yet delivered).
       if (!this.#ready || this.#resuming || this.#ws?.readyState !== OPEN) {
@@ -270,11 +277,13 @@ export class CcproxyClient {
     });
   }
 
-  /** Subscribes to a session's events: afterSeq defaults to the last seq this
-   * client delivered for it (0 the first time). After a reconnect the client
-   * resubscribes by itself. */
+  /** Subscribes to a session's events. Without afterSeq it continues after the
+   * last seq this client delivered for the session (0 the first time), so a
+   * repeated subscribe delivers nothing twice; with afterSeq the events after
+   * it are delivered again. After a reconnect the client resubscribes by itself. */
   subscribe(session: string, afterSeq?: number): Promise<SessionSubscribeResult> {
-    return this.request("session/subscribe", { session, afterSeq: afterSeq ?? this.#lastSeq.get(session) ?? 0 });
+    if (afterSeq !== undefined) return this.request("session/subscribe", { session, afterSeq });
+    return this.#request("session/subscribe", { session }, true);
   }
 
   /** Stops the session's events on this connection and forgets its last seq. */
@@ -485,8 +494,9 @@ export class CcproxyClient {
       // The caller chose where the session resumes: events after afterSeq are
       // delivered, even those delivered before (a deliberate replay).
       // A refused subscription leaves the session as it was.
-      const p = entry.params as { session: string; afterSeq?: number };
+      let p = entry.params as { session: string; afterSeq?: number };
       const before = this.#lastSeq.get(p.session);
+      if (entry.continues) entry = { ...entry, params: (p = { ...p, afterSeq: before ?? 0 }) };
       this.#lastSeq.set(p.session, p.afterSeq ?? 0);
       const reject = entry.reject;
       entry = {

@@ -181,7 +181,9 @@ test("a socket dropped mid-turn resumes with every event exactly once", { timeou
     sockets.at(-1).terminate();
   });
   const request = new Promise((resolve) => observer.on("permission/request", resolve));
-  await client.request("session/send", { session, text: TURNS[2] });
+  // The observer sends the turn: the permission request may overtake the
+  // reply to session/send, and the client's socket is cut when it arrives.
+  await observer.request("session/send", { session, text: TURNS[2] });
   const req = await request;
   await away;
   assert.equal(rec.results(), 2, "the drop happened mid-turn");
@@ -191,12 +193,16 @@ test("a socket dropped mid-turn resumes with every event exactly once", { timeou
   const missed = ref.events.length - seenAtDrop;
   assert.ok(missed > 5, `only ${missed} events happened while away`);
 
-  // A request made while away waits for the connection and succeeds.
+  // Requests made while away wait for the connection and succeed; a
+  // subscribe continues after the last seq delivered when it is sent.
   const list = client.request("session/list", {});
+  const resub = client.subscribe(session);
   openGate();
   await rec.until(() => rec.results() === 3);
   const { sessions } = await list;
   assert.equal(sessions.length, 1);
+  await resub;
+  await client.request("session/list", {}); // after anything the resubscribe sent
 
   const last = ref.events.at(-1).seq;
   assertExactlyOnce(ref.seqs(), last);
@@ -224,24 +230,31 @@ test("sockets dropped again and again while events stream: each seq once", { tim
   const { session } = await client.request("session/create", {});
   await observer.subscribe(session);
   await client.subscribe(session);
-  // Cut the socket at every 15th event delivered, in the middle of a batch of
-  // frames (frames it had already read are still delivered after the cut),
-  // but not while a session/send waits for its reply: a request cut off may or
-  // may not have run, and the test could not tell whether to send it again.
+  // Cut each socket at the 10th event it delivers, in the middle of a batch
+  // of frames (frames it had already read are still delivered after the
+  // cut). The observer sends the turns, so no request of the client is cut
+  // off (one that is may or may not have run). Each turn has more than 10
+  // events, and the client catches up before the next: at least one cut a turn.
   let drops = 0;
-  let sending = false;
-  client.onEvent(session, (ev) => {
-    if (ev.seq % 15 === 0 && drops < 8 && !sending && sockets.at(-1).readyState === WebSocket.OPEN) {
+  let socketSeen = 0;
+  let delivered = 0;
+  client.onEvent(session, () => {
+    if (sockets.length !== socketSeen) {
+      socketSeen = sockets.length;
+      delivered = 0;
+    }
+    delivered++;
+    if (delivered >= 10 && drops < 12 && sockets.at(-1).readyState === WebSocket.OPEN) {
       drops++;
       sockets.at(-1).terminate();
     }
   });
   for (let i = 0; i < 3; i++) {
     const before = ref.results();
-    sending = true;
-    await client.request("session/send", { session, text: TURNS[i] });
-    sending = false;
+    await observer.request("session/send", { session, text: TURNS[i] });
     await ref.until(() => ref.results() > before);
+    const seq = ref.events.at(-1).seq;
+    await rec.until(() => client.lastSeq(session) === seq);
   }
   const last = ref.events.at(-1).seq;
   await rec.until(() => client.lastSeq(session) === last);
@@ -250,6 +263,57 @@ test("sockets dropped again and again while events stream: each seq once", { tim
   assert.ok(sockets.length === drops || sockets.length === drops + 1, `${sockets.length} sockets for ${drops} cuts`);
   assertExactlyOnce(rec.seqs(), last);
   assert.deepEqual(rec.events, ref.events);
+});
+
+test("subscribing again delivers nothing twice; an explicit afterSeq replays", { timeout: 60_000 }, async (t) => {
+  const { url, token } = await startProxy(t);
+  const first = await connect(url, token, { WebSocket });
+  t.after(() => first.close());
+  const rec1 = new Recorder(first);
+  const { session } = await first.request("session/create", {});
+  await first.subscribe(session);
+  await playTurns(first, rec1, session, 1);
+  const last = rec1.events.at(-1).seq;
+
+  // A socket that delivers every session/event frame twice, as a proxy
+  // replaying what the client already has would.
+  class Doubling extends WebSocket {
+    addEventListener(type, listener, options) {
+      if (type !== "message") return super.addEventListener(type, listener, options);
+      return super.addEventListener(type, (ev) => {
+        listener(ev);
+        if (JSON.parse(ev.data).type === "session/event") listener(ev);
+      }, options);
+    }
+  }
+  const doubled = await connect(url, token, { WebSocket: Doubling });
+  t.after(() => doubled.close());
+  const recD = new Recorder(doubled);
+  await doubled.subscribe(session);
+  await recD.until(() => doubled.lastSeq(session) === last);
+  assertExactlyOnce(recD.seqs(), last);
+
+  // Two subscribes sent before any event comes back: the proxy replays the
+  // log for the first and, unless the second replaced it before it was
+  // sent, again for the second. Count the frames before the seq filter.
+  const { Tracked, sockets } = trackedWebSocket();
+  const client = await connect(url, token, { WebSocket: Tracked });
+  t.after(() => client.close());
+  let frames = 0;
+  sockets[0].addEventListener("message", (ev) => {
+    if (JSON.parse(ev.data).type === "session/event") frames++;
+  });
+  const rec = new Recorder(client);
+  await Promise.all([client.subscribe(session), client.subscribe(session)]);
+  await rec.until(() => client.lastSeq(session) === last);
+  await client.request("session/list", {}); // after any second replay
+  assert.ok(frames >= last && frames <= 2 * last, `${frames} event frames for ${last} events`);
+  assertExactlyOnce(rec.seqs(), last);
+
+  // An explicit afterSeq is a deliberate replay of what came after it.
+  await client.subscribe(session, last - 3);
+  await rec.until(() => rec.events.length === last + 3);
+  assert.deepEqual(rec.seqs().slice(last), [last - 2, last - 1, last]);
 });
 
 test("the permission callback's decision is sent: a denial", { timeout: 60_000 }, async (t) => {
