@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -193,6 +194,73 @@ func TestClientPackage(t *testing.T) {
 		if pj := readPackageJSON(t); packs[0].Name != pj.Name || packs[0].Version != pj.Version {
 			t.Errorf("npm pack packs %s@%s, package.json says %s@%s", packs[0].Name, packs[0].Version, pj.Name, pj.Version)
 		}
+	})
+
+	t.Run("readme", func(t *testing.T) {
+		// The TypeScript examples of the package's README and of the
+		// repository README's VS Code section compile against the built
+		// package, imported by its name.
+		type snippet struct{ file, code string }
+		var snippets []snippet
+		for _, src := range []struct{ file, section string }{
+			{filepath.Join("ts", "README.md"), ""},
+			{filepath.Join("..", "README.md"), "## Embedding ccproxy in a VS Code extension"},
+		} {
+			b, err := os.ReadFile(src.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(b)
+			if src.section != "" {
+				i := strings.Index(text, src.section)
+				if i < 0 {
+					t.Fatalf("%s has no section %q", src.file, src.section)
+				}
+				text = text[i+len(src.section):]
+				text, _, _ = strings.Cut(text, "\n## ")
+			}
+			blocks := regexp.MustCompile("(?s)```ts\n(.*?)\n *```").FindAllStringSubmatch(text, -1)
+			if len(blocks) == 0 {
+				t.Fatalf("%s%s has no ```ts example", src.file, src.section)
+			}
+			for _, m := range blocks {
+				snippets = append(snippets, snippet{src.file, m[1]})
+			}
+		}
+		sdir := t.TempDir() // outside dir: there "ws" would resolve to the untyped package
+		if err := os.MkdirAll(filepath.Join(sdir, "node_modules", "@ccproxy"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(dir, filepath.Join(sdir, "node_modules", "@ccproxy", "client")); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(sdir, "package.json"), []byte(`{"type":"module","private":true}`))
+		// What the examples leave to the application, and the types of ws (which has none).
+		writeFile(t, filepath.Join(sdir, "app.d.ts"), []byte(`import type { NormalizedEvent, PermissionRequestData, Attachment } from "@ccproxy/client";
+declare global {
+  const url: string, token: string, attachment: Attachment;
+  function render(...args: unknown[]): void;
+  function showNotice(text: string): void;
+  function showMissing(session: string, firstSeq: number): void;
+  function askUser(question: string | PermissionRequestData, signal?: AbortSignal): Promise<boolean>;
+}
+export type Unused = NormalizedEvent;
+`))
+		writeFile(t, filepath.Join(sdir, "ws.d.ts"), []byte(`declare module "ws" {
+  export const WebSocket: import("@ccproxy/client").WebSocketConstructor;
+}
+`))
+		files := []string{"app.d.ts", "ws.d.ts"}
+		for i, s := range snippets {
+			name := fmt.Sprintf("example%d.ts", i)
+			code := "// from " + s.file + "\n" + s.code + "\nexport {};\n"
+			writeFile(t, filepath.Join(sdir, name), []byte(strings.ReplaceAll(code, "\n   ", "\n"))) // a block in a list item is indented
+			files = append(files, name)
+		}
+		fileList, _ := json.Marshal(files)
+		writeFile(t, filepath.Join(sdir, "tsconfig.json"), fmt.Appendf(nil, `{"compilerOptions": {"target": "ES2022", "module": "NodeNext",
+  "moduleResolution": "NodeNext", "lib": ["ES2022", "DOM"], "strict": true, "noEmit": true, "skipLibCheck": false}, "files": %s}`, fileList))
+		run(t, nil, tsc, "-p", filepath.Join(sdir, "tsconfig.json"), "--pretty", "false")
 	})
 
 	t.Run("node", func(t *testing.T) {
