@@ -32,6 +32,7 @@ import {
   type ResultData,
   type SessionEventData,
   type SessionGapData,
+  type SessionStateData,
   type SessionSubscribeResult,
 } from "./protocol.js";
 
@@ -84,6 +85,8 @@ export interface ConnectOptions {
   backoff?: Backoff;
   /** requests made while reconnecting that are held until the connection is back (default 1000); beyond, they reject */
   maxQueuedRequests?: number;
+  /** bytes (JSON) of those requests together (default 64 MiB); beyond, they reject */
+  maxQueuedBytes?: number;
   /** Called on every status change; `detail` says why for reconnecting and closed. */
   onStatus?: (status: ConnectionStatus, detail?: string) => void;
   /** Errors no promise can carry: a handler that threw, a resubscription or a permission answer that failed.
@@ -123,20 +126,28 @@ export type PermissionHandler = (req: PermissionRequestData, signal: AbortSignal
 
 type Handler<T> = (data: T) => void;
 
-interface Pending {
-  method: string;
-  resolve: (data: unknown) => void;
-  reject: (err: Error) => void;
-}
-
-interface Queued {
+/** A request from request() to its reply: waiting for the connection in the
+ * queue, then pending under its id. */
+interface Request {
   method: string;
   params: unknown;
   /** session/subscribe from subscribe() without afterSeq: continue after the last
    * seq delivered when the frame is sent (not when it was asked for) */
-  continues?: boolean;
+  continues: boolean;
+  /** its share of the queue's bytes while it waits */
+  bytes: number;
+  /** its id once sent */
+  id?: number;
+  /** settles the caller's promise (once; later calls do nothing) */
   resolve: (data: unknown) => void;
   reject: (err: Error) => void;
+}
+
+/** Options of one request. */
+export interface RequestOptions {
+  /** Gives up on the reply: the promise rejects with the signal's reason (the proxy
+   * may still run the request). E.g. AbortSignal.timeout(10_000). */
+  signal?: AbortSignal;
 }
 
 interface PermissionState {
@@ -178,6 +189,7 @@ export class CcproxyClient {
   readonly #fetch: FetchLike | undefined;
   readonly #backoff: Required<Omit<Backoff, "wait">> & { wait: Backoff["wait"] | undefined };
   readonly #maxQueued: number;
+  readonly #maxQueuedBytes: number;
   readonly #onStatus: ((status: ConnectionStatus, detail?: string) => void) | undefined;
   readonly #onError: (err: Error) => void;
 
@@ -194,8 +206,9 @@ export class CcproxyClient {
   #openedReject!: (err: Error) => void;
 
   #nextId = 1;
-  readonly #pending = new Map<number, Pending>();
-  readonly #queue: Queued[] = [];
+  readonly #pending = new Map<number, Request>();
+  readonly #queue: Request[] = [];
+  #queuedBytes = 0;
 
   /** sessions subscribed on this client → the last seq delivered to handlers */
   readonly #lastSeq = new Map<string, number>();
@@ -237,6 +250,7 @@ export class CcproxyClient {
       wait: b.wait,
     };
     this.#maxQueued = options.maxQueuedRequests ?? 1000;
+    this.#maxQueuedBytes = options.maxQueuedBytes ?? 64 << 20;
     this.#onStatus = options.onStatus;
     this.#onError = options.onError ?? ((err) => console.error(err));
     this.opened = new Promise<void>((resolve, reject) => {
@@ -250,31 +264,86 @@ export class CcproxyClient {
   // ---------------------------------------------------------------- requests
 
   /** Sends a request and resolves with its reply's data, typed by method. An
-   * error reply rejects with ProtocolFailure; a drop before the reply with
+   * error reply rejects with ProtocolFailure (also, without sending it, a frame
+   * over the proxy's maxFrameBytes); a drop before the reply with
    * ConnectionClosedError. While the client reconnects, the request waits. */
-  request<M extends RequestType>(method: M, params: RequestData<M>): Promise<ResultData<M>> {
-    return this.#request(method, params, false);
+  request<M extends RequestType>(method: M, params: RequestData<M>, options: RequestOptions = {}): Promise<ResultData<M>> {
+    return this.#request(method, params, false, options.signal);
   }
 
-  #request<M extends RequestType>(method: M, params: RequestData<M>, continues: boolean): Promise<ResultData<M>> {
+  #request<M extends RequestType>(method: M, params: RequestData<M>, continues: boolean, signal?: AbortSignal): Promise<ResultData<M>> {
     return new Promise<ResultData<M>>((resolve, reject) => {
       if (this.#closed) {
         reject(new ConnectionClosedError(`${method}: the client is closed`));
         return;
       }
-      const entry: Queued = { method, params, continues, resolve: resolve as (d: unknown) => void, reject };
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      let settled = false;
+      const onAbort = () => this.#abandon(req, signal?.reason);
+      const done = () => {
+        settled = true;
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const req: Request = {
+        method,
+        params,
+        continues,
+        bytes: 0,
+        resolve: (d) => {
+          if (settled) return;
+          done();
+          resolve(d as ResultData<M>);
+        },
+        reject: (err) => {
+          if (settled) return;
+          done();
+          reject(err);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
       // Wait for the connection while reconnecting, and when the socket is
       // already closing (its close event not yet delivered).
       if (!this.#ready || this.#resuming || this.#ws?.readyState !== OPEN) {
-        if (this.#queue.length >= this.#maxQueued) {
-          reject(new ConnectionClosedError(`${method}: not connected, and ${this.#maxQueued} requests already wait for the connection`));
-          return;
-        }
-        this.#queue.push(entry);
+        this.#enqueue(req);
         return;
       }
-      this.#send(entry);
+      this.#send(req);
     });
+  }
+
+  #enqueue(req: Request): void {
+    req.bytes = JSON.stringify(req.params)?.length ?? 0;
+    if (this.#queue.length >= this.#maxQueued || this.#queuedBytes + req.bytes > this.#maxQueuedBytes) {
+      req.reject(
+        new ConnectionClosedError(
+          `${req.method}: not connected, and the requests waiting for the connection are at their bound ` +
+            `(${this.#queue.length} of ${this.#maxQueued}, ${this.#queuedBytes} of ${this.#maxQueuedBytes} bytes)`,
+        ),
+      );
+      return;
+    }
+    this.#queuedBytes += req.bytes;
+    this.#queue.push(req);
+  }
+
+  /** Takes every waiting request out of the queue. */
+  #dequeueAll(): Request[] {
+    this.#queuedBytes = 0;
+    return this.#queue.splice(0);
+  }
+
+  /** Gives up on a request (its signal aborted): out of the queue or the pending map. */
+  #abandon(req: Request, reason: unknown): void {
+    const i = this.#queue.indexOf(req);
+    if (i >= 0) {
+      this.#queue.splice(i, 1);
+      this.#queuedBytes -= req.bytes;
+    }
+    if (req.id !== undefined && this.#pending.get(req.id) === req) this.#pending.delete(req.id);
+    req.reject(reason instanceof Error ? reason : new Error(String(reason)));
   }
 
   /** Subscribes to a session's events. Without afterSeq it continues after the
@@ -336,10 +405,18 @@ export class CcproxyClient {
 
   // ---------------------------------------------------------------- blobs
 
-  /** Fetches an attachment's bytes (an Attachment, or its url, relative to the
-   * proxy) with the token as Authorization: Bearer. Rejects with ProtocolFailure
+  /** An attachment's bytes: fetched (an Attachment, or its url, relative to the
+   * proxy) with the token as Authorization: Bearer, or decoded when the
+   * attachment carries them inline (data). Rejects with ProtocolFailure
    * on an HTTP error (not_found once the blob store evicted it). */
   async blob(attachment: Attachment | string, init: { signal?: AbortSignal } = {}): Promise<Blob> {
+    if (typeof attachment !== "string" && attachment.data !== undefined) {
+      // Inlined (base64) by a proxy that inlines attachments: nothing to fetch.
+      const bin = atob(attachment.data);
+      const bytes = new Uint8Array(bin.length);
+      for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+      return new Blob([bytes], attachment.mediaType ? { type: attachment.mediaType } : {});
+    }
     const ref = typeof attachment === "string" ? attachment : attachment.url;
     if (ref === undefined) {
       throw new TypeError(`ccproxy: the attachment has no url${typeof attachment !== "string" && attachment.error ? ": " + attachment.error : ""}`);
@@ -386,7 +463,7 @@ export class CcproxyClient {
       }
     }
     this.#failPending("the client was closed");
-    for (const q of this.#queue.splice(0)) q.reject(new ConnectionClosedError(`${q.method}: the client was closed`));
+    for (const q of this.#dequeueAll()) q.reject(new ConnectionClosedError(`${q.method}: the client was closed`));
     for (const p of this.#permissions.values()) p.abort.abort();
     this.#permissions.clear();
     if (!this.#everOpened) this.#openedReject(new ConnectionClosedError("ccproxy: closed before the connection opened"));
@@ -436,7 +513,7 @@ export class CcproxyClient {
       // The first connection: report it (a wrong URL or token, a proxy that is not running).
       this.#closed = true;
       this.#stop.abort();
-      for (const q of this.#queue.splice(0)) q.reject(new ConnectionClosedError(`${q.method}: could not connect`));
+      for (const q of this.#dequeueAll()) q.reject(new ConnectionClosedError(`${q.method}: could not connect`));
       this.#openedReject(
         new ConnectionClosedError(`ccproxy: could not connect to ${this.url}: ${why}; check the URL, that the proxy runs, and the token`),
       );
@@ -482,50 +559,62 @@ export class CcproxyClient {
     for (const p of pending) p.reject(new ConnectionClosedError(`${p.method}: ${why}; the proxy may or may not have run it`));
   }
 
-  #send(entry: Queued): void {
+  /** Writes a request on the current socket and files it as pending. */
+  #send(req: Request): void {
     const ws = this.#ws;
     if (ws === undefined) {
-      entry.reject(new ConnectionClosedError(`${entry.method}: not connected`));
+      req.reject(new ConnectionClosedError(`${req.method}: not connected`));
       return;
     }
+    const method = req.method;
+    let params = req.params;
+    const session = (params as { session?: unknown }).session;
+    const before = typeof session === "string" ? this.#lastSeq.get(session) : undefined;
+    if (req.continues) params = { ...(params as object), afterSeq: before ?? 0 };
     const id = this.#nextId++;
-    const method = entry.method;
-    if (method === "session/subscribe") {
-      // The caller chose where the session resumes: events after afterSeq are
-      // delivered, even those delivered before (a deliberate replay).
-      // A refused subscription leaves the session as it was.
-      let p = entry.params as { session: string; afterSeq?: number };
-      const before = this.#lastSeq.get(p.session);
-      if (entry.continues) entry = { ...entry, params: (p = { ...p, afterSeq: before ?? 0 }) };
-      this.#lastSeq.set(p.session, p.afterSeq ?? 0);
-      const reject = entry.reject;
-      entry = {
-        ...entry,
-        reject: (err) => {
-          if (err instanceof ProtocolFailure && this.#lastSeq.get(p.session) === (p.afterSeq ?? 0)) {
-            if (before === undefined) this.#lastSeq.delete(p.session);
-            else this.#lastSeq.set(p.session, before);
-          }
-          reject(err);
-        },
+    const text = JSON.stringify({ type: method, id, data: params });
+    const max = this.hello?.limits.maxFrameBytes;
+    if (max !== undefined && text.length * 3 > max) {
+      const bytes = new TextEncoder().encode(text).length;
+      if (bytes > max) {
+        req.reject(
+          new ProtocolFailure(
+            { code: "frame_too_large", message: `the frame is ${bytes} bytes, over the proxy's limit of ${max} (hello.limits.maxFrameBytes); it was not sent` },
+            method,
+          ),
+        );
+        return;
+      }
+    }
+    if (method === "session/subscribe" && typeof session === "string") {
+      // Events after afterSeq are delivered from now on, even those delivered
+      // before (an explicit afterSeq is a deliberate replay); the seq filter
+      // drops what a replaced subscription still sends. A refused subscription
+      // leaves the session as it was.
+      const afterSeq = (params as { afterSeq?: number }).afterSeq ?? 0;
+      this.#lastSeq.set(session, afterSeq);
+      const reject = req.reject;
+      req.reject = (err) => {
+        if (err instanceof ProtocolFailure && this.#lastSeq.get(session) === afterSeq) {
+          if (before === undefined) this.#lastSeq.delete(session);
+          else this.#lastSeq.set(session, before);
+        }
+        reject(err);
       };
-    } else if (method === "session/unsubscribe" || method === "session/close") {
-      const session = (entry.params as { session: string }).session;
-      const resolve = entry.resolve;
-      entry = {
-        ...entry,
-        resolve: (d) => {
-          this.#forget(session);
-          resolve(d);
-        },
+    } else if ((method === "session/unsubscribe" || method === "session/close") && typeof session === "string") {
+      const resolve = req.resolve;
+      req.resolve = (d) => {
+        this.#forget(session);
+        resolve(d);
       };
     }
-    this.#pending.set(id, { method, resolve: entry.resolve, reject: entry.reject });
+    req.id = id;
+    this.#pending.set(id, req);
     try {
-      ws.send(JSON.stringify({ type: method, id, data: entry.params }));
+      ws.send(text);
     } catch (err) {
       this.#pending.delete(id);
-      entry.reject(new ConnectionClosedError(`${method}: ${(err as Error).message}`));
+      req.reject(new ConnectionClosedError(`${method}: ${(err as Error).message}`));
     }
   }
 
@@ -554,7 +643,9 @@ export class CcproxyClient {
     if (frame.type === "reply") {
       const waiter = typeof frame.id === "number" ? this.#pending.get(frame.id) : undefined;
       if (waiter === undefined) {
-        if (frame.ok === false && frame.error) this.#onError(new ProtocolFailure(frame.error, "(a frame the proxy could not read)"));
+        // id null: the proxy could not read a frame's id (frame_too_large,
+        // limit_exceeded, ...); no request can be told. Other ids: abandoned.
+        if (frame.id === null && frame.ok === false && frame.error) this.#onError(new ProtocolFailure(frame.error, "(a frame the proxy could not read)"));
         return;
       }
       this.#pending.delete(frame.id as number);
@@ -587,6 +678,11 @@ export class CcproxyClient {
         this.#dispatch("permission/resolved", r);
         return;
       }
+      case "session/state":
+        this.#dispatch("session/state", data as unknown as SessionStateData);
+        // A closed session's id is unknown from now on: nothing to resume.
+        if ((data as unknown as SessionStateData).state === "closed") this.#forget((data as unknown as SessionStateData).session);
+        return;
       default:
         this.#dispatch(frame.type as PushType, data as never); // unknown push types reach no handler
     }
@@ -601,7 +697,7 @@ export class CcproxyClient {
       this.#closed = true;
       this.#stop.abort();
       this.#failPending("was closed: unsupported protocol");
-      for (const q of this.#queue.splice(0)) q.reject(err);
+      for (const q of this.#dequeueAll()) q.reject(err);
       if (!this.#everOpened) this.#openedReject(err);
       this.#status("closed", err.message);
       return;
@@ -609,8 +705,10 @@ export class CcproxyClient {
     this.hello = hello;
     this.#ready = true;
     this.#attempt = 0;
+    const reconnect = this.#everOpened;
+    this.#resuming = reconnect; // requests made by hello handlers wait for the resubscriptions
     this.#dispatch("hello", hello);
-    if (!this.#everOpened) {
+    if (!reconnect) {
       this.#everOpened = true;
       this.#status("open");
       this.#openedResolve();
@@ -621,30 +719,29 @@ export class CcproxyClient {
   }
 
   /** After a reconnect: resubscribe every session after its last delivered seq, then send what waited. */
+  /** After a reconnect: resubscribe every session after its last delivered seq, then send what waited. */
   async #resume(ws: WebSocketLike): Promise<void> {
-    this.#resuming = true;
-    const sessions = [...this.#lastSeq.keys()];
-    const results = sessions.map((session) => {
-      const entry: Queued = {
-        method: "session/subscribe",
-        params: { session, afterSeq: this.#lastSeq.get(session) ?? 0 },
-        resolve: () => {},
-        reject: () => {},
-      };
-      return new Promise<void>((resolve) => {
-        entry.resolve = () => resolve();
-        entry.reject = (err) => {
-          if (err instanceof ProtocolFailure) {
-            // unknown_session: closed or reaped meanwhile (or a restarted proxy); stop resuming it.
-            this.#forget(session);
-            this.#onError(new Error(`ccproxy: could not resume session ${session}: ${err.message}`));
-          }
-          resolve();
-        };
-        this.#send(entry);
-      });
-    });
-    await Promise.all(results);
+    const resubscribed = [...this.#lastSeq.keys()].map(
+      (session) =>
+        new Promise<void>((done) => {
+          this.#send({
+            method: "session/subscribe",
+            params: { session },
+            continues: true,
+            bytes: 0,
+            resolve: () => done(),
+            reject: (err) => {
+              if (err instanceof ProtocolFailure) {
+                // unknown_session: closed or reaped meanwhile; stop resuming it.
+                this.#forget(session);
+                this.#onError(new Error(`ccproxy: could not resume session ${session}: ${err.message}`));
+              }
+              done(); // a ConnectionClosedError: the next hello resumes it
+            },
+          });
+        }),
+    );
+    await Promise.all(resubscribed);
     if (this.#ws !== ws || this.#closed) return; // dropped again: the next hello resumes
     this.#resuming = false;
     this.#status("open");
@@ -652,7 +749,7 @@ export class CcproxyClient {
   }
 
   #flush(): void {
-    for (const q of this.#queue.splice(0)) this.#send(q);
+    for (const req of this.#dequeueAll()) this.#send(req);
   }
 
   #event(ev: SessionEventData): void {

@@ -393,6 +393,57 @@ test("an error reply rejects the request with the proxy's error", { timeout: 60_
   assert.deepEqual(await client.request("session/list", {}), { sessions: [] });
 });
 
+test("request limits: frames over maxFrameBytes, abort signals, the wait queue; a closed session is not resumed", { timeout: 60_000 }, async (t) => {
+  const { url, token } = await startProxy(t, "--max-frame", "65536");
+  const { Tracked, sockets } = trackedWebSocket();
+  let openGate;
+  const gate = new Promise((resolve) => (openGate = resolve));
+  const errors = [];
+  const client = await connect(url, token, {
+    WebSocket: Tracked,
+    backoff: { wait: () => gate },
+    maxQueuedRequests: 2,
+    onError: (err) => errors.push(err),
+  });
+  t.after(() => client.close());
+  assert.equal(client.hello.limits.maxFrameBytes, 65536);
+  const { session } = await client.request("session/create", {});
+  await client.subscribe(session);
+
+  // 40,000 characters, 80,000 bytes of UTF-8: refused before it is sent
+  // (the proxy would answer with id null, which no request can be matched to).
+  await assert.rejects(client.request("session/send", { session, text: "é".repeat(40_000) }), (err) => {
+    assert.ok(err instanceof ProtocolFailure);
+    assert.equal(err.code, "frame_too_large");
+    assert.match(err.message, /^session\/send: frame_too_large: the frame is 800\d\d bytes, over the proxy's limit of 65536/);
+    return true;
+  });
+  await assert.rejects(client.request("session/list", {}, { signal: AbortSignal.abort(new Error("changed my mind")) }), /changed my mind/);
+
+  // A closed session is forgotten: the reconnect below does not resubscribe it.
+  await client.request("session/close", { session });
+  assert.equal(client.lastSeq(session), 0);
+  sockets[0].terminate();
+
+  // While away, requests wait, at most 2; an aborted one leaves the queue.
+  const abandon = new AbortController();
+  const abandoned = client.request("session/list", {}, { signal: abandon.signal });
+  const second = client.request("session/list", {});
+  abandon.abort(new Error("gave up"));
+  await assert.rejects(abandoned, /gave up/);
+  const third = client.request("session/list", {});
+  await assert.rejects(client.request("session/list", {}), (err) => {
+    assert.ok(err instanceof ConnectionClosedError);
+    assert.match(err.message, /at their bound \(2 of 2,/);
+    return true;
+  });
+  openGate();
+  assert.deepEqual(await second, { sessions: [] });
+  assert.deepEqual(await third, { sessions: [] });
+  assert.equal(sockets.length, 2);
+  assert.deepEqual(errors, []);
+});
+
 test("attachments are fetched as Blobs with the token", { timeout: 60_000 }, async (t) => {
   const { url, token } = await startProxy(t);
   const client = await connect(url, token, { WebSocket });
