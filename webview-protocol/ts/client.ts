@@ -477,14 +477,14 @@ export class CcproxyClient {
     try {
       ws = new this.#WebSocket(this.url, [SUBPROTOCOL, TOKEN_SUBPROTOCOL_PREFIX + this.#token]);
     } catch (err) {
-      this.#dropped(undefined, `cannot open ${this.url}: ${(err as Error).message}`);
+      this.#dropped(undefined, `cannot open ${this.url}: ${this.#redact((err as Error).message)}`);
       return;
     }
     this.#ws = ws;
     let errorText = "";
     ws.addEventListener("error", (ev) => {
       const msg = (ev as { message?: unknown; error?: { message?: unknown } }).message ?? (ev as { error?: { message?: unknown } }).error?.message;
-      if (typeof msg === "string") errorText = msg;
+      if (typeof msg === "string") errorText = this.#redact(msg);
     });
     ws.addEventListener("message", (ev) => {
       if (this.#ws !== ws) return; // a frame of a socket we already gave up on
@@ -499,6 +499,11 @@ export class CcproxyClient {
       const why = `closed with ${ev.code}${ev.reason ? " " + ev.reason : ""}${errorText ? " (" + errorText + ")" : ""}`;
       this.#dropped(ws, why);
     });
+  }
+
+  /** Takes the token out of a text from the WebSocket implementation (it is in a subprotocol). */
+  #redact(text: string): string {
+    return text.split(this.#token).join("<token>");
   }
 
   /** The socket ws is gone (undefined: it could not even be made). */

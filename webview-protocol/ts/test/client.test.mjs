@@ -482,6 +482,17 @@ test("a wrong token fails connect; close() rejects what waits and is idempotent"
     return true;
   });
   assert.throws(() => new CcproxyClient(url, "short", { WebSocket }), /16 to 512/);
+  // A WebSocket implementation's error that quotes the subprotocols does not leak the token.
+  class Throwing {
+    constructor(_url, protocols) {
+      throw new Error(`bad subprotocols ${protocols.join(", ")}`);
+    }
+  }
+  await assert.rejects(connect(url, token, { WebSocket: Throwing }), (err) => {
+    assert.ok(!err.message.includes(token), err.message);
+    assert.match(err.message, /bad subprotocols ccproxy\.v1, ccproxy\.token\.<token>/);
+    return true;
+  });
 
   const client = await connect(url, token, { WebSocket });
   assert.equal(client.hello.protocol, "1");
