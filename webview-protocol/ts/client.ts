@@ -178,8 +178,11 @@ export class CcproxyClient {
   readonly url: string;
   /** the http(s) base URL blobs are fetched from */
   readonly baseURL: string;
-  /** the hello of the current connection */
-  hello: HelloData | undefined;
+  #hello: HelloData | undefined;
+  /** The hello of the current connection (protocol, capabilities, limits). */
+  get hello(): HelloData | undefined {
+    return this.#hello;
+  }
 
   /** Resolves once the first hello arrived; rejects if the first connection fails. */
   readonly opened: Promise<void>;
@@ -578,7 +581,7 @@ export class CcproxyClient {
     if (req.continues) params = { ...(params as object), afterSeq: before ?? 0 };
     const id = this.#nextId++;
     const text = JSON.stringify({ type: method, id, data: params });
-    const max = this.hello?.limits.maxFrameBytes;
+    const max = this.#hello?.limits.maxFrameBytes;
     if (max !== undefined && text.length * 3 > max) {
       const bytes = new TextEncoder().encode(text).length;
       if (bytes > max) {
@@ -661,7 +664,7 @@ export class CcproxyClient {
     const data = (frame.data ?? {}) as Record<string, unknown>;
     switch (frame.type) {
       case "hello":
-        this.#hello(ws, data as unknown as HelloData);
+        this.#onHello(ws, data as unknown as HelloData);
         return;
       case "session/event":
         this.#event(data as unknown as SessionEventData);
@@ -693,7 +696,7 @@ export class CcproxyClient {
     }
   }
 
-  #hello(ws: WebSocketLike, hello: HelloData): void {
+  #onHello(ws: WebSocketLike, hello: HelloData): void {
     if (hello.protocol !== PROTOCOL_VERSION) {
       const err = new Error(`ccproxy: the proxy speaks protocol ${JSON.stringify(hello.protocol)}, this client ${PROTOCOL_VERSION}`);
       this.#onError(err);
@@ -707,7 +710,7 @@ export class CcproxyClient {
       this.#status("closed", err.message);
       return;
     }
-    this.hello = hello;
+    this.#hello = hello;
     this.#ready = true;
     this.#attempt = 0;
     const reconnect = this.#everOpened;
