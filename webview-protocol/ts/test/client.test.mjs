@@ -346,6 +346,56 @@ test("the permission callback's decision is sent: a denial", { timeout: 60_000 }
   assert.ok(denied, "the denial's message reached claude as the tool result");
 });
 
+test("a permission request pending across a reconnect is asked once and answered", { timeout: 60_000 }, async (t) => {
+  const { url, token } = await startProxy(t);
+  const { Tracked, sockets } = trackedWebSocket();
+  const errors = [];
+  let onOpen = () => {};
+  let opens = 0;
+  const client = await connect(url, token, {
+    WebSocket: Tracked,
+    backoff: { initialMs: 1, maxMs: 1, jitter: 0 },
+    onStatus: (s) => {
+      if (s === "open" && ++opens === 2) onOpen();
+    },
+    onError: (err) => errors.push(err),
+  });
+  t.after(() => client.close());
+  const rec = new Recorder(client);
+  const { session } = await client.request("session/create", {});
+  await client.subscribe(session);
+  await playTurns(client, rec, session, 2);
+
+  // The callback cuts the socket and decides only once the client is back
+  // (resubscribed, so the proxy has sent the still pending request again).
+  const reopened = new Promise((resolve) => (onOpen = resolve));
+  const asked = [];
+  client.onPermission(async (req) => {
+    asked.push(req.requestId);
+    sockets.at(-1).terminate();
+    await reopened;
+    return { behavior: "allow" };
+  });
+  const requests = [];
+  client.on("permission/request", (req) => requests.push(req.requestId));
+  const resolved = [];
+  client.on("permission/resolved", (r) => resolved.push(r));
+  await client.request("session/send", { session, text: TURNS[2] }).catch((err) => {
+    // The request may be cut off with the socket (after the proxy got it: the turn goes on).
+    assert.ok(err instanceof ConnectionClosedError, String(err));
+  });
+  await rec.until(() => rec.results() === 3);
+
+  assert.equal(requests.length, 2, "the proxy sent the pending request again after the resubscribe");
+  assert.equal(requests[0], requests[1]);
+  assert.deepEqual(asked, [requests[0]], "the callback was asked once");
+  assert.equal(resolved.length, 1);
+  assert.equal(resolved[0].behavior, "allow");
+  assert.equal(sockets.length, 2);
+  assertExactlyOnce(rec.seqs(), rec.events.at(-1).seq);
+  assert.deepEqual(errors, []);
+});
+
 test("a gap is surfaced when the replay log no longer reaches back", { timeout: 60_000 }, async (t) => {
   // Tiny replay budgets: the proxy keeps only the newest few KiB of events.
   const { url, token } = await startProxy(t, "--replay-bytes", "4096", "--replay-disk-bytes", "4096");
