@@ -264,7 +264,7 @@ export type Unused = NormalizedEvent;
 	})
 
 	t.Run("node", func(t *testing.T) {
-		out := run(t, []string{"CCPROXY_BIN=" + bin}, node, "--test", "--test-reporter=spec", "test/")
+		out := run(t, []string{"CCPROXY_BIN=" + bin}, node, "--test", "--test-reporter=spec", filepath.Join("test", "client.test.mjs"))
 		t.Logf("node --test:\n%s", out)
 	})
 }
