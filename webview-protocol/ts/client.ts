@@ -595,18 +595,20 @@ export class CcproxyClient {
       }
     }
     if (method === "session/subscribe" && typeof session === "string") {
-      // Events after afterSeq are delivered from now on, even those delivered
-      // before (an explicit afterSeq is a deliberate replay); the seq filter
-      // drops what a replaced subscription still sends. A refused subscription
-      // leaves the session as it was.
+      // The session is remembered from now on (so that a drop before the reply
+      // resubscribes it); a refused subscription leaves it as it was. An
+      // explicit afterSeq is a deliberate replay: the reply, which comes before
+      // the replayed events, moves the session back to it. Until then, events
+      // of an earlier subscription still count as they come.
       const afterSeq = (params as { afterSeq?: number }).afterSeq ?? 0;
-      this.#lastSeq.set(session, afterSeq);
-      const reject = req.reject;
+      if (before === undefined) this.#lastSeq.set(session, afterSeq);
+      const { resolve, reject } = req;
+      req.resolve = (d) => {
+        if (!req.continues) this.#lastSeq.set(session, afterSeq);
+        resolve(d);
+      };
       req.reject = (err) => {
-        if (err instanceof ProtocolFailure && this.#lastSeq.get(session) === afterSeq) {
-          if (before === undefined) this.#lastSeq.delete(session);
-          else this.#lastSeq.set(session, before);
-        }
+        if (err instanceof ProtocolFailure && before === undefined) this.#lastSeq.delete(session);
         reject(err);
       };
     } else if ((method === "session/unsubscribe" || method === "session/close") && typeof session === "string") {

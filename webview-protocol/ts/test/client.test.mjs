@@ -314,6 +314,30 @@ test("subscribing again delivers nothing twice; an explicit afterSeq replays", {
   await client.subscribe(session, last - 3);
   await rec.until(() => rec.events.length === last + 3);
   assert.deepEqual(rec.seqs().slice(last), [last - 2, last - 1, last]);
+
+  // The same while events stream live: events of the old subscription count
+  // until the reply, then the replay starts over from afterSeq, without a gap.
+  const live = await connect(url, token, { WebSocket });
+  t.after(() => live.close());
+  const recL = new Recorder(live);
+  await live.subscribe(session);
+  await recL.until(() => live.lastSeq(session) === last);
+  let replay;
+  live.onEvent(session, (ev) => {
+    if (replay === undefined && ev.seq === last + 20) replay = live.subscribe(session, 0);
+  });
+  await first.request("session/send", { session, text: TURNS[1] });
+  await rec1.until(() => rec1.results() === 2);
+  const end = rec1.events.at(-1).seq;
+  await recL.until(() => replay !== undefined);
+  await replay;
+  await recL.until(() => live.lastSeq(session) === end);
+  const seqs = recL.seqs();
+  const restart = seqs.findIndex((seq, i) => i > 0 && seq < seqs[i - 1]);
+  assert.ok(restart >= last + 20, `the replay restarted after ${restart} events`);
+  assertExactlyOnce(seqs.slice(0, restart), seqs[restart - 1]);
+  assertExactlyOnce(seqs.slice(restart), end);
+  assert.deepEqual(recL.gaps, []);
 });
 
 test("the permission callback's decision is sent: a denial", { timeout: 60_000 }, async (t) => {
