@@ -729,7 +729,6 @@ export class CcproxyClient {
   }
 
   /** After a reconnect: resubscribe every session after its last delivered seq, then send what waited. */
-  /** After a reconnect: resubscribe every session after its last delivered seq, then send what waited. */
   async #resume(ws: WebSocketLike): Promise<void> {
     const resubscribed = [...this.#lastSeq.keys()].map(
       (session) =>
