@@ -31,6 +31,7 @@ npm_pkgs=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
   "typescript@5.9.3"
+  "ws@8.23.0" # the websocket of @ccproxy/client's Node tests (webview-protocol/ts), whose package.json pins the same
   "@agentclientprotocol/sdk@2.4.0"
 )
 

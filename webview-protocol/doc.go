@@ -41,6 +41,19 @@
 // Go clients (tests, tools) use the mirror image: NewRequest to send,
 // ParseFrame with DecodePush or DecodeResult to receive.
 //
+// # The npm package @ccproxy/client (ts/)
+//
+// ts/ is also an npm package: the TypeScript types (protocol.ts) and a
+// small client (client.ts: typed requests, events exactly once across
+// reconnects by resubscribing with afterSeq, session/gap, permission
+// callbacks, blobs), built by tsc (tsconfig.build.json) into dist/, ESM
+// with declarations and no runtime dependencies; package.json is the one
+// place its version is written. Its Node tests (ts/test/) run against a
+// real `ccproxy serve --demo`: TestClientPackage builds ccproxy, compiles
+// the package with the TypeScript of scripts/test.sh, checks what
+// `npm pack` would publish, compiles the READMEs' examples, and runs
+// `node --test` with the `ws` package as the WebSocket.
+//
 // The package is pure: no I/O, no goroutines, no state beyond read-only
 // tables; every function is safe for concurrent use.
 package protocol

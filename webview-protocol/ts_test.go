@@ -74,14 +74,14 @@ var tsRejects = []string{
 }
 
 // TestTypeScriptCompiles compiles, in one strict tsc program (the options
-// of ts/tsconfig.json): the types, the usage example, every example frame
+// of ts/tsconfig.json): the types, the client, the usage example, every example frame
 // assigned to its TypeScript type, the TS-expressible invalid frames under
 // @ts-expect-error, and a copy of protocol.ts with one request type missing
 // from REQUEST_TYPES, which must fail its completeness assertion.
 func TestTypeScriptCompiles(t *testing.T) {
 	tsc := testkit.NodeBin(t, "tsc")
 	dir := t.TempDir()
-	for _, f := range []string{"protocol.ts", "example.ts"} {
+	for _, f := range []string{"protocol.ts", "client.ts", "example.ts"} {
 		copyFile(t, filepath.Join("ts", f), filepath.Join(dir, f))
 	}
 
@@ -134,7 +134,7 @@ func TestTypeScriptCompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "tsconfig.json"), fmt.Appendf(nil,
-		`{"extends": %q, "files": ["protocol.ts", "example.ts", "examples_check.ts", "broken_protocol.ts"]}`, tsconfig))
+		`{"extends": %q, "files": ["protocol.ts", "client.ts", "example.ts", "examples_check.ts", "broken_protocol.ts"]}`, tsconfig))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
