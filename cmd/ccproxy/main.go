@@ -73,11 +73,8 @@ Exit status: 0 success, 1 failure, 2 usage error (see 'ccproxy --help').
 // runs the command they name. Errors come back unprinted: exitCode prints
 // them and decides the status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	root := newRootCmd()
+	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	// Every error that does not come out of a command's body is cobra's
 	// own (unknown command, bad arguments): a usage error.
 	ran := false
@@ -108,10 +105,10 @@ func commandName(c *cobra.Command) string {
 	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ") + ": "
 }
 
-// newRootCmd builds the command tree. Each command's body is a runX
-// function next to its flags; the commands write to c.OutOrStdout() and
-// c.ErrOrStderr() and read c.InOrStdin().
-func newRootCmd() *cobra.Command {
+// newRootCmd builds the command tree on stdin, stdout and stderr. Each
+// command's body is a runX function next to its flags; the commands write
+// to c.OutOrStdout() and c.ErrOrStderr() and read c.InOrStdin().
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var showVersion bool
 	root := &cobra.Command{
 		Use:   "ccproxy",
@@ -146,8 +143,16 @@ func newRootCmd() *cobra.Command {
 		newVersionCmd(),
 		newReplayClaudeCmd(),
 	)
+	root.SetIn(stdin)
+	root.SetOut(stdout) // before the completion command, which keeps it
+	root.SetErr(stderr)
 	root.InitDefaultHelpCmd()
-	root.InitDefaultCompletionCmd()
+	root.InitDefaultCompletionCmd() // ccproxy completion bash|zsh|fish|powershell
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" { // a group: an unknown shell is a usage error
+			c.Args, c.RunE = cobra.ArbitraryArgs, groupRun
+		}
+	}
 	return root
 }
 
