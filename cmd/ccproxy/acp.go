@@ -62,6 +62,8 @@ func newACPCmd() *cobra.Command {
 	cfg.serve.opts.NoUI = true
 	all.Lookup("token").Usage = "with --connect: the `TOKEN` of the running serve (env CCPROXY_TOKEN)"
 	all.Lookup("token-file").Usage = "with --connect: read the token from `PATH`"
+	all.Lookup("demo").Usage = "no CLI, no API key: sessions replay the built-in demo session"
+	all.Lookup("demo-speed").Usage = "pace `X` of --demo: 1 is realistic, 2 twice as fast, 0 without delays"
 	c.Flags().StringVar(&cfg.connect, "connect", "", "attach to the running ccproxy serve at `URL` (http://127.0.0.1:PORT) instead of starting one")
 	return c
 }

@@ -83,6 +83,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"serv"}, 2, `unknown command "serv"; did you mean serve?`},
 		{[]string{"mcp", "prob"}, 2, `mcp: unknown command "prob"; did you mean probe?`},
 		{[]string{"completion", "tcsh"}, 2, `completion: unknown command "tcsh"`},
+		{[]string{"help", "mcp", "nope"}, 2, `help: unknown command "mcp nope"`},
 		{[]string{"mcp", "get"}, 2, "mcp get: want exactly one server name"},
 		{[]string{"status", "--timeout", "soon"}, 2, `invalid argument "soon" for "--timeout" flag`},
 		{[]string{"version", "extra"}, 2, `version: unexpected argument "extra"`},

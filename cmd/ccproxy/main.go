@@ -146,6 +146,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout) // before the completion command, which keeps it
 	root.SetErr(stderr)
+	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd() // ccproxy completion bash|zsh|fish|powershell
 	for _, c := range root.Commands() {
@@ -182,5 +183,36 @@ func markRun(c *cobra.Command, ran *bool) {
 	}
 	for _, sub := range c.Commands() {
 		markRun(sub, ran)
+	}
+}
+
+// newHelpCmd is `ccproxy help [command]`: cobra's, but an unknown command is
+// a usage error rather than the root's help with exit 0.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Prints the help of any command: ccproxy help mcp probe is ccproxy mcp probe --help.",
+		Args:  cobra.ArbitraryArgs,
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			target, _, err := c.Root().Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []cobra.Completion
+			for _, sub := range target.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					names = append(names, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return usagef("help: unknown command %q", strings.Join(args, " "))
+			}
+			return target.Help()
+		},
 	}
 }

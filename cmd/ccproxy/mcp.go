@@ -235,7 +235,7 @@ ccproxy's own view of the configuration.`,
 		func(c *cobra.Command, args []string) error { return runMCPList(c.Context(), &f, args, c.OutOrStdout()) })
 	fs := c.Flags()
 	fs.BoolVar(&f.fromCLI, "from-cli", false, "run 'claude mcp list' and parse its output (required)")
-	fs.StringVar(&f.claude, "claude", "", "the claude executable (default: claude on PATH)")
+	fs.StringVar(&f.claude, "claude", "", "the claude executable, at `PATH` (default: claude on $PATH)")
 	bindEnv(fs, "claude", envClaude)
 	fs.StringVar(&f.project, "project", "", "`DIR` to run it in (default: the working directory)")
 	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")

@@ -39,7 +39,7 @@ func (f *probeFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.extra, "mcp-config", nil, "extra MCP config `FILE`, as given to ccproxy (repeatable; a later one wins)")
 	fs.BoolVar(&f.trust, "trust-project-mcp", false, "approve every project .mcp.json server not rejected")
 	fs.StringVar(&f.managed, "managed-config", "", "managed-mcp.json `FILE` to honour (default: the platform's)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "per-server timeout (default: $MCP_TIMEOUT milliseconds, else 5s)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "per-server timeout `DURATION` (default: $MCP_TIMEOUT milliseconds, else 5s)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log what the prober does to stderr")
 }
 
@@ -97,7 +97,7 @@ not active (awaiting approval, rejected, disabled) are not started. Exits
 		})
 	pf.register(c.Flags())
 	c.Flags().BoolVar(&asJSON, "json", false, "print the mcp/probe reply data: {\"results\": [...]}")
-	c.Flags().IntVar(&concurrency, "concurrency", probe.DefaultProbeConcurrency, "servers probed at once")
+	c.Flags().IntVar(&concurrency, "concurrency", probe.DefaultProbeConcurrency, "`N` servers probed at once")
 	return c
 }
 
@@ -362,7 +362,7 @@ func newMCPCallCmd() *cobra.Command {
 	fs.StringVar(&f.args, "args", "{}", "the tool's arguments: a `JSON` object, or - to read it from stdin")
 	fs.BoolVar(&f.asJSON, "json", false, "print the mcp/call reply data")
 	fs.StringVar(&f.attach, "attachments", "strip", "binary parts of the result: strip (describe them) or inline (base64 in --json)")
-	fs.DurationVar(&f.timeout, "call-timeout", 0, "how long the tool may run (default: $MCP_TOOL_TIMEOUT milliseconds, else 2m)")
+	fs.DurationVar(&f.timeout, "call-timeout", 0, "how long the tool may run: `DURATION` (default: $MCP_TOOL_TIMEOUT milliseconds, else 2m)")
 	return c
 }
 

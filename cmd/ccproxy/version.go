@@ -134,7 +134,7 @@ func newVersionCmd() *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&cfg.asJSON, "json", false, "print a JSON object")
-	c.Flags().StringVar(&cfg.claude, "claude", "", "the Claude Code CLI to report (default: claude on PATH)")
+	c.Flags().StringVar(&cfg.claude, "claude", "", "the Claude Code CLI to report, at `PATH` (default: claude on $PATH)")
 	bindEnv(c.Flags(), "claude", envClaude)
 	return c
 }
