@@ -58,7 +58,7 @@ func newACPCmd() *cobra.Command {
 	for _, name := range acpServeFlags {
 		c.Flags().AddFlag(all.Lookup(name))
 	}
-	cfg.serve.fs = c.Flags()
+	cfg.serve.fs, cfg.serve.tok.fs = c.Flags(), c.Flags()
 	cfg.serve.opts.NoUI = true
 	all.Lookup("token").Usage = "with --connect: the `TOKEN` of the running serve (env CCPROXY_TOKEN)"
 	all.Lookup("token-file").Usage = "with --connect: read the token from `PATH`"

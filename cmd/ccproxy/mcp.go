@@ -30,7 +30,7 @@ func newMCPCmd() *cobra.Command {
 scopes and approvals), and talks to the configured servers directly with
 the MCP Go SDK. Values that look secret are redacted in every output.`,
 		Args: cobra.ArbitraryArgs,
-		RunE: func(c *cobra.Command, args []string) error { return groupRun(c, args) },
+		RunE: groupRun,
 	}
 	c.AddCommand(
 		newMCPConfigCmd(),
