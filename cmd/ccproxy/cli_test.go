@@ -212,6 +212,24 @@ func TestEnvDoesNotConflict(t *testing.T) {
 	}
 }
 
+// A --claude from $CCPROXY_CLAUDE is named as such in FindClaude's
+// messages.
+func TestClaudeFromTheEnvironment(t *testing.T) {
+	t.Setenv("CCPROXY_CLAUDE", "/nonexistent/claude")
+	out, _, code := runCmd(t, "", "version")
+	if code != 0 || !strings.Contains(out, "/nonexistent/claude (from $CCPROXY_CLAUDE) does not exist") {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+	out, _, _ = runCmd(t, "", "version", "--claude", "/nonexistent/other")
+	if !strings.Contains(out, "/nonexistent/other (from --claude) does not exist") {
+		t.Errorf("version --claude: %q", out)
+	}
+	_, errOut, code := runCmd(t, "", "mcp", "list", "--from-cli")
+	if code != 1 || !strings.Contains(errOut, "/nonexistent/claude (from $CCPROXY_CLAUDE) does not exist") {
+		t.Errorf("mcp list: exit %d, %q", code, errOut)
+	}
+}
+
 // serve on a port in use fails (exit 1) and suggests a free one.
 func TestServePortInUse(t *testing.T) {
 	t.Setenv("CCPROXY_TOKEN", "")

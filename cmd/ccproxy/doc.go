@@ -32,7 +32,9 @@
 // bound flags: --token (CCPROXY_TOKEN: serve, acp, status), --claude
 // (CCPROXY_CLAUDE: serve, acp, version, mcp list), --url (CCPROXY_URL) and
 // --tls-fingerprint (CCPROXY_TLS_FINGERPRINT) of status. tokenFlags is the
-// one reader of --token-file / --token / CCPROXY_TOKEN.
+// one reader of --token-file / --token / CCPROXY_TOKEN. FindClaude reads
+// $CCPROXY_CLAUDE itself (proxy.Options.Getenv) and names it in its
+// messages: explicitClaude gives it --claude only when on the command line.
 //
 // serve and acp run the same server: addServeFlags registers serve's flags
 // into a serveConfig (acp takes a subset, acpServeFlags, with serve's

@@ -83,6 +83,17 @@ func flagSource(fs *pflag.FlagSet, name string) string {
 	return "--" + name
 }
 
+// explicitClaude is the --claude to give FindClaude: the flag's value when
+// it is on the command line; "" when it came from $CCPROXY_CLAUDE, which
+// FindClaude reads itself (the same value), so that its messages say where
+// the path came from.
+func explicitClaude(fs *pflag.FlagSet) string {
+	if fs.Changed("claude") {
+		return fs.Lookup("claude").Value.String()
+	}
+	return ""
+}
+
 // tokenFlags are --token and --token-file, which serve, acp and status
 // share, read by one reader (read).
 type tokenFlags struct {

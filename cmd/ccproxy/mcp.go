@@ -232,7 +232,10 @@ func newMCPListCmd() *cobra.Command {
 		`Runs 'claude mcp list' in DIR (claude checks every server's health) and
 prints its parsed result, secrets redacted. 'ccproxy mcp config' shows
 ccproxy's own view of the configuration.`,
-		func(c *cobra.Command, args []string) error { return runMCPList(c.Context(), &f, args, c.OutOrStdout()) })
+		func(c *cobra.Command, args []string) error {
+			f.claude = explicitClaude(c.Flags())
+			return runMCPList(c.Context(), &f, args, c.OutOrStdout())
+		})
 	fs := c.Flags()
 	fs.BoolVar(&f.fromCLI, "from-cli", false, "run 'claude mcp list' and parse its output (required)")
 	fs.StringVar(&f.claude, "claude", "", "the claude executable, at `PATH` (default: claude on $PATH)")

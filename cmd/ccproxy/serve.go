@@ -120,7 +120,7 @@ func newServer(cmd string, cfg *serveConfig, log *slog.Logger, stderr io.Writer)
 	opts.Token = s.token
 	opts.AllowOrigins = cfg.origins
 	opts.Project = cfg.project
-	opts.ClaudePath = cfg.claude
+	opts.ClaudePath = explicitClaude(cfg.fs)
 	opts.Logger = log
 	opts.Version = ccproxyVersion()
 	if cfg.demo || cfg.replay != "" {

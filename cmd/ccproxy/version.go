@@ -130,6 +130,7 @@ func newVersionCmd() *cobra.Command {
 			if len(args) > 0 {
 				return usagef("version: unexpected argument %q", args[0])
 			}
+			cfg.claude = explicitClaude(c.Flags())
 			return runVersion(c.Context(), cfg, c.OutOrStdout())
 		},
 	}
