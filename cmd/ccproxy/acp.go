@@ -2,63 +2,103 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"strconv"
-	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/history"
-	"github.com/ccproxy/ccproxy/mcpconfig"
-	"github.com/ccproxy/ccproxy/proxy"
 )
 
-const acpUsage = `Usage: ccproxy acp [flags]
-
-An Agent Client Protocol agent on stdin/stdout, for editors (Zed,
+const acpLong = `An Agent Client Protocol agent on stdin/stdout, for editors (Zed,
 JetBrains, Neovim, ...) that spawn their agent. Stdout carries only
 JSON-RPC; the log goes to stderr. Each ACP session is a ccproxy session:
 by default of a ccproxy started in this process (the configuration is
 resolved as by serve: MCP servers merged and approved, permission prompts
 through the broker); with --connect, of a running 'ccproxy serve', so the
-web UI and other clients see the same live session. Closing stdin closes
-every session this command started.
+web UI and other clients see the same live session. With --demo, sessions
+replay the built-in demo: no CLI, no API key. Closing stdin closes every
+session this command started.`
 
-Flags:
-`
+// acpServeFlags are the flags of serve that acp takes for the server it
+// runs in process (with --connect, the running serve decides them).
+var acpServeFlags = []string{"project", "claude", "mcp-config", "trust-project-mcp", "allow-mcp-tools", "demo", "demo-speed", "log-level", "token", "token-file"}
+
+// acpConfig is what `ccproxy acp` was asked to do: the server's
+// configuration (serve's defaults, on a loopback port of its own, without
+// the web UI) or the serve to connect to.
+type acpConfig struct {
+	serve   serveConfig
+	connect string
+}
+
+func newACPCmd() *cobra.Command {
+	cfg := &acpConfig{}
+	c := &cobra.Command{
+		Use:   "acp [flags]",
+		Short: "an Agent Client Protocol agent on stdin/stdout for editors (try --demo)",
+		Long:  acpLong,
+		Example: `  ccproxy acp --demo
+  ccproxy acp --project ~/src/app
+  ccproxy acp --connect http://127.0.0.1:PORT --token-file ~/.ccproxy-token`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := cfg.check(args, c.ErrOrStderr()); err != nil {
+				return err
+			}
+			return runACP(c.Context(), cfg, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	// serve's flags with their defaults; acp shows the ones it takes.
+	all := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	addServeFlags(all, &cfg.serve)
+	for _, name := range acpServeFlags {
+		c.Flags().AddFlag(all.Lookup(name))
+	}
+	cfg.serve.fs, cfg.serve.tok.fs = c.Flags(), c.Flags()
+	cfg.serve.opts.NoUI = true
+	all.Lookup("token").Usage = "with --connect: the `TOKEN` of the running serve (env CCPROXY_TOKEN)"
+	all.Lookup("token-file").Usage = "with --connect: read the token from `PATH`"
+	all.Lookup("demo").Usage = "no CLI, no API key: sessions replay the built-in demo session"
+	all.Lookup("demo-speed").Usage = "pace `X` of --demo: 1 is realistic, 2 twice as fast, 0 without delays"
+	c.Flags().StringVar(&cfg.connect, "connect", "", "attach to the running ccproxy serve at `URL` (http://127.0.0.1:PORT) instead of starting one")
+	return c
+}
+
+// check validates the flags after parsing.
+func (cfg *acpConfig) check(args []string, stderr io.Writer) error {
+	if len(args) > 0 {
+		return usagef("acp: unexpected argument %q", args[0])
+	}
+	fs := cfg.serve.fs
+	if cfg.connect == "" {
+		for _, name := range []string{"token", "token-file"} {
+			if fs.Changed(name) {
+				return usagef("acp: --%s goes with --connect", name)
+			}
+		}
+		return cfg.serve.check("acp", nil, stderr)
+	}
+	for _, name := range acpServeFlags {
+		switch name {
+		case "token", "token-file", "log-level", "demo-speed":
+			continue
+		}
+		if fs.Changed(name) {
+			return usagef("acp: with --connect, the running proxy decides: drop --demo, --project, --claude and the MCP flags")
+		}
+	}
+	return cfg.serve.tok.check("acp", stderr)
+}
 
 // runACP implements `ccproxy acp`.
-func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("acp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, acpUsage); fs.PrintDefaults() }
-	connect := fs.String("connect", "", "attach to the running ccproxy serve at `URL` (http://127.0.0.1:PORT) instead of starting one")
-	tokenFile := fs.String("token-file", "", "with --connect: read the token from `PATH` (default: $CCPROXY_TOKEN)")
-	project := fs.String("project", "", "default working `DIR` of sessions, whose .mcp.json is read (default: the current directory)")
-	claude := fs.String("claude", "", "the Claude Code CLI to run (default: $CCPROXY_CLAUDE, then claude on PATH)")
-	var mcpConfigs multiFlag
-	fs.Var(&mcpConfigs, "mcp-config", "extra MCP config `FILE` (repeatable)")
-	trust := fs.Bool("trust-project-mcp", false, "approve every project .mcp.json server not rejected")
-	allowMCP := fs.Bool("allow-mcp-tools", false, "allow every tool of every active MCP server without asking")
-	demo := fs.Bool("demo", false, "no CLI, no API key: sessions replay the built-in demo session")
-	demoSpeed := fs.Float64("demo-speed", 1, "pace of --demo: 1 is realistic, 0 without delays")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("acp: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("acp: unexpected argument %q", fs.Arg(0))
-	}
-	log, err := newLogger(stderr, *logLevel)
+func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr io.Writer) error {
+	log, err := newLogger(stderr, cfg.serve.logLevel)
 	if err != nil {
-		return err
+		return usagef("acp: %v", err)
 	}
 	acp.Version = ccproxyVersion()
 	ctx, cancel := context.WithCancel(ctx)
@@ -66,79 +106,23 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 	var url, token string
 	var served chan error
-	if *connect != "" {
-		if *demo || *project != "" || *claude != "" || len(mcpConfigs) > 0 || *trust || *allowMCP {
-			return usagef("acp: with --connect, the running proxy decides: drop --demo, --project, --claude and the MCP flags")
-		}
-		url = *connect
-		token = os.Getenv("CCPROXY_TOKEN")
-		if *tokenFile != "" {
-			b, err := os.ReadFile(*tokenFile)
-			if err != nil {
-				return usagef("acp: --token-file: %v", err)
-			}
-			token = strings.TrimSpace(string(b))
+	if cfg.connect != "" {
+		url = cfg.connect
+		if token, err = cfg.serve.tok.read("acp"); err != nil {
+			return err
 		}
 		if token == "" {
 			return usagef("acp: --connect needs the token: give --token-file PATH or set $CCPROXY_TOKEN")
 		}
 	} else {
-		if *tokenFile != "" {
-			return usagef("acp: --token-file goes with --connect")
-		}
-		// The same resolution as serve, on a loopback port of its own.
-		sargs := []string{"--addr", "127.0.0.1:0", "--no-ui", "--log-level", *logLevel, "--demo-speed", strconv.FormatFloat(*demoSpeed, 'g', -1, 64)}
-		if *project != "" {
-			sargs = append(sargs, "--project", *project)
-		}
-		if *claude != "" {
-			sargs = append(sargs, "--claude", *claude)
-		}
-		for _, m := range mcpConfigs {
-			sargs = append(sargs, "--mcp-config", m)
-		}
-		if *trust {
-			sargs = append(sargs, "--trust-project-mcp")
-		}
-		if *allowMCP {
-			sargs = append(sargs, "--allow-mcp-tools")
-		}
-		if *demo {
-			sargs = append(sargs, "--demo")
-		}
-		cfg, err := parseServe(sargs, stderr)
+		// The same server as serve's, on a loopback port of its own.
+		srv, err := newServer("acp", &cfg.serve, log, stderr)
 		if err != nil {
-			return fmt.Errorf("acp: %w", err)
-		}
-		if token, _, err = resolveToken(cfg); err != nil {
 			return err
 		}
-		opts := cfg.opts
-		opts.Token, opts.Project, opts.ClaudePath, opts.Logger, opts.Version = token, cfg.project, cfg.claude, log, ccproxyVersion()
-		if cfg.demo {
-			self, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("acp --demo: finding ccproxy's own executable: %w", err)
-			}
-			opts.ClaudePath = self
-			opts.ClaudePrefixArgs = []string{"replay-claude", "--speed", strconv.FormatFloat(cfg.demoSpeed, 'g', -1, 64)}
-		} else {
-			removeStaleMCPConfigs(log)
-			src, err := proxy.NewMCPConfigSource(mcpconfig.Options{
-				ProjectDir: cfg.project, Extra: cfg.mcpConfigs, TrustProject: cfg.trustProject,
-				AllowServerTools: cfg.allowMCPTools, Logger: log.With("component", "mcpconfig"),
-			}, "", log.With("component", "mcpconfig"))
-			if err != nil {
-				return fmt.Errorf("acp: %w", err)
-			}
-			defer src.Close() // after Serve returned
-			opts.MCP = src
-		}
-		srv, err := proxy.New(opts)
-		if err != nil {
-			return usagef("acp: %v", err)
-		}
-		ln, err := listen(cfg.addr)
+		defer srv.Close() // after Serve returned
+		token = srv.token
+		ln, err := listen(cfg.serve.addr)
 		if err != nil {
 			return err
 		}
@@ -152,7 +136,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return fmt.Errorf("acp: %w", err)
 	}
 	defer b.Close()
-	log.Info("ccproxy acp ready", "proxy", url, "connected", *connect != "")
+	log.Info("ccproxy acp ready", "proxy", url, "connected", cfg.connect != "")
 	agent := acp.NewAgent(b, log.With("component", "acp"))
 	// session/load reads Claude Code's stored sessions on this machine
 	// (with --connect, the daemon's claude resumes them: the same machine

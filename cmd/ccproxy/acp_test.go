@@ -20,7 +20,7 @@ func TestACPUsageErrors(t *testing.T) {
 		{[]string{"acp", "--connect", "http://127.0.0.1:1"}, "--connect needs the token"},
 		{[]string{"acp", "--connect", "http://127.0.0.1:1", "--demo"}, "drop --demo"},
 		{[]string{"acp", "--token-file", "/nonexistent"}, "--token-file goes with --connect"},
-		{[]string{"acp", "--no-such-flag"}, "flag provided but not defined"},
+		{[]string{"acp", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), c.args, strings.NewReader(""), &stdout, &stderr)

@@ -2,9 +2,48 @@
 // Claude Code CLI.
 //
 // main is tiny: it sets up signal handling and calls run(ctx, args, stdin,
-// stdout, stderr), which parses the subcommand and its flags and returns an
-// error; errors are printed once, in exitCode, which also decides the exit
-// status (2 for usage errors, 1 for others).
+// stdout, stderr), which builds the command tree (newRootCmd, on
+// spf13/cobra), lets cobra find the command and parse its flags, and
+// returns the error unprinted; errors are printed once, in exitCode, which
+// also decides the exit status: 0 success, 1 failure, 2 usage (a
+// usageError: the message, then "Run 'ccproxy CMD --help' for usage.").
+// Every error cobra itself returns (unknown command or flag, a bad flag
+// value) is a usage error: run tells them from the commands' own errors
+// because markRun notes when a command's body started. Help goes to stdout
+// (exit 0), in cobra's one style for every command, ending with the exit
+// status line.
+//
+// Each command is built by a newXCmd function next to its body, runX
+// (serve.go: newServeCmd, runServe; ...): the cobra.Command binds the flags
+// into a config struct and calls runX with it, the positional arguments
+// and c.InOrStdin/OutOrStdout/ErrOrStderr. A group (the root, mcp,
+// completion) runs groupRun: no subcommand or an unknown one is a usage
+// error with cobra's suggestions. `completion bash|zsh|fish|powershell` is
+// cobra's; replay-claude is hidden and parses claude's command line itself
+// (DisableFlagParsing).
+//
+// Environment (flags.go): bindEnv binds a flag to a CCPROXY_* variable (and
+// says "(env CCPROXY_X)" in its help); the root's PersistentPreRunE,
+// applyEnv, sets every bound flag not on the command line from its
+// variable when set, before any body runs; a value the flag refuses is a
+// usage error naming the variable. Checks of flags given together look at
+// the command line only (pflag's Changed), so a variable never conflicts
+// with a flag; flagSource names where a value came from in messages. The
+// bound flags: --token (CCPROXY_TOKEN: serve, acp, status), --claude
+// (CCPROXY_CLAUDE: serve, acp, version, mcp list), --url (CCPROXY_URL) and
+// --tls-fingerprint (CCPROXY_TLS_FINGERPRINT) of status. tokenFlags is the
+// one reader of --token-file / --token / CCPROXY_TOKEN. FindClaude reads
+// $CCPROXY_CLAUDE itself (proxy.Options.Getenv) and names it in its
+// messages: explicitClaude gives it --claude only when on the command line.
+//
+// serve and acp run the same server: addServeFlags registers serve's flags
+// into a serveConfig (acp takes a subset, acpServeFlags, with serve's
+// defaults for the rest and no web UI), serveConfig.check validates them,
+// and newServer builds the proxy.Server from it: the token (or a random
+// one), the options, the replay stand-in of the CLI (this program's
+// replay-claude) with --demo/--replay, else the MCP config source, and TLS.
+// server.Close closes the source after Serve returned. listen reports a
+// port in use with the hint --addr HOST:0.
 //
 // Subcommands:
 //
@@ -18,7 +57,9 @@
 //	            proxy.SelfSignedCert for the proxy.ServedHosts), the one-time
 //	            login link also drawn as a QR code (qr.go, yeqown/go-qrcode,
 //	            Unicode half blocks) on stderr.
-//	mcp         MCP config resolution and inspection (package mcpconfig).
+//	mcp         MCP config resolution and inspection (package mcpconfig);
+//	            mcp probe exits 1 when a probed server failed, mcp config
+//	            when entries have errors (unless --allow-errors).
 //	status      GET /v1/health of a running serve, printed on one screen;
 //	            a self-signed server is trusted by its certificate's SHA-256.
 //	version     (also --version) the build's version, VCS revision and time,
@@ -26,7 +67,7 @@
 //	            version is main.version when a release build stamped it
 //	            (scripts/release.sh), else the module version in the build info.
 //
-// At start, serve removes the private --mcp-config directories that killed
+// At start, serve (and acp, through newServer) removes the private --mcp-config directories that killed
 // ccproxy processes left (mcpconfig.RemoveStale). Every child ccproxy starts
 // goes through childproc's guard, which on Linux is this binary re-executed:
 // the package's init runs it before main (see internal/childproc).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,129 +14,98 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
 )
 
-const mcpUsage = `Usage:
-  ccproxy mcp config [--project DIR] [--json] [--mcp-config FILE]... [--trust-project-mcp] [--allow-mcp-tools] [--managed-config FILE]
-        print the MCP servers Claude Code would load, merged and approved
-  ccproxy mcp list --from-cli [--claude PATH] [--project DIR] [--json] [--timeout DURATION]
-        run 'claude mcp list' in DIR and show its parsed result
-  ccproxy mcp approve|reject NAME [--project DIR]
-        record an approval (or rejection) of a project .mcp.json server in
-        DIR/.claude/settings.local.json, where the interactive CLI reads it
-  ccproxy mcp add NAME [-s local|project|user] [-t stdio|http|sse] [-e KEY=VALUE]... [-H "Name: value"]... [--force] -- COMMAND [ARGS...] | URL
-        add a server where 'claude mcp add' writes it, in the same shape
-  ccproxy mcp add-json NAME JSON|- [-s SCOPE] [--force]
-        add a server from its JSON definition, checked as in a file
-  ccproxy mcp remove NAME [-s SCOPE]
-        remove a server (a name in several scopes needs -s)
-  ccproxy mcp get NAME
-        show the definitions of NAME in each scope (values redacted)
-  ccproxy mcp probe [NAME] [--json] [--project DIR] [--timeout DURATION]
-        connect to the servers (or NAME) with the MCP Go SDK: status, latency, tools
-  ccproxy mcp tools NAME [--json]
-        the tools of NAME with their parameters
-  ccproxy mcp call NAME TOOL --args JSON
-        call a tool of an active server directly (arguments validated first)
-`
-
-// runMCP implements `ccproxy mcp ...`.
-func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, mcpUsage)
-		return usagef("mcp: no subcommand given")
+func newMCPCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "mcp",
+		Short: "MCP servers: the config Claude Code would load, approval, add/remove, probe, tools, call",
+		Long: `Inspects and edits the MCP configuration Claude Code reads (the same files,
+scopes and approvals), and talks to the configured servers directly with
+the MCP Go SDK. Values that look secret are redacted in every output.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: groupRun,
 	}
-	switch args[0] {
-	case "config":
-		return runMCPConfig(args[1:], stdout, stderr)
-	case "list":
-		return runMCPList(ctx, args[1:], stdout, stderr)
-	case "approve", "reject":
-		return runMCPApprove(args[0], args[1:], stdout, stderr)
-	case "add":
-		return runMCPAdd(args[1:], stdout, stderr)
-	case "add-json":
-		return runMCPAddJSON(args[1:], stdin, stdout, stderr)
-	case "remove":
-		return runMCPRemove(args[1:], stdout, stderr)
-	case "get":
-		return runMCPGet(args[1:], stdout, stderr)
-	case "probe":
-		return runMCPProbe(ctx, args[1:], stdout, stderr)
-	case "tools":
-		return runMCPTools(ctx, args[1:], stdout, stderr)
-	case "call":
-		return runMCPCall(ctx, args[1:], stdin, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, mcpUsage)
-		return nil
-	default:
-		fmt.Fprint(stderr, mcpUsage)
-		return usagef("mcp: unknown subcommand %q", args[0])
-	}
+	c.AddCommand(
+		newMCPConfigCmd(),
+		newMCPListCmd(),
+		newMCPApproveCmd("approve"),
+		newMCPApproveCmd("reject"),
+		newMCPAddCmd(),
+		newMCPAddJSONCmd(),
+		newMCPRemoveCmd(),
+		newMCPGetCmd(),
+		newMCPProbeCmd(),
+		newMCPToolsCmd(),
+		newMCPCallCmd(),
+	)
+	return c
 }
 
-// multiFlag is a repeatable string flag.
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
-
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+// mcpCmd is a leaf of `ccproxy mcp`: use, short and long as in
+// cobra.Command; run gets the positional arguments (flags may come after
+// them, and every argument after "--" is positional).
+func mcpCmd(use, short, long string, run func(c *cobra.Command, args []string) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Long: long, Args: cobra.ArbitraryArgs, RunE: run}
 }
 
-// parseFlags parses args, allowing flags after positional arguments, and
-// returns the positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, usagef("%s: %v", fs.Name(), err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
+// projectFlag registers --project, the directory whose configuration is read.
+func projectFlag(fs *pflag.FlagSet) *string {
+	return fs.String("project", "", "project `DIR` (default: the working directory)")
 }
 
-func runMCPConfig(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp config", stderr)
-	project := fs.String("project", "", "project directory (default: the working directory)")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	var extra multiFlag
-	fs.Var(&extra, "mcp-config", "extra MCP config file, as given to ccproxy (repeatable; a later one wins)")
-	trust := fs.Bool("trust-project-mcp", false, "approve every project .mcp.json server not rejected")
-	allowTools := fs.Bool("allow-mcp-tools", false, "allow every tool of every active server without asking, as serve --allow-mcp-tools")
-	managed := fs.String("managed-config", "", "managed-mcp.json to honour (default: the platform's)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+// mcpConfigFlags are the flags of `mcp config`.
+type mcpConfigFlags struct {
+	project, managed                 string
+	extra                            []string
+	asJSON, trust, allowTools, allow bool
+}
+
+func newMCPConfigCmd() *cobra.Command {
+	var f mcpConfigFlags
+	c := mcpCmd("config [flags]", "print the MCP servers Claude Code would load: merged, approved, redacted",
+		`Prints the MCP servers Claude Code would load in the project: each one's scope,
+source (file:line:column), shadowed definitions, approval and missing ${VAR}s,
+values redacted; then the --allowedTools ccproxy passes. Entries with errors
+are skipped and listed: the command then fails (exit 1) unless --allow-errors.`,
+		func(c *cobra.Command, args []string) error { return runMCPConfig(&f, args, c.OutOrStdout()) })
+	fs := c.Flags()
+	fs.StringVar(&f.project, "project", "", "project `DIR` (default: the working directory)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fs.StringArrayVar(&f.extra, "mcp-config", nil, "extra MCP config `FILE`, as given to ccproxy (repeatable; a later one wins)")
+	fs.BoolVar(&f.trust, "trust-project-mcp", false, "approve every project .mcp.json server not rejected")
+	fs.BoolVar(&f.allowTools, "allow-mcp-tools", false, "allow every tool of every active server without asking, as serve --allow-mcp-tools")
+	fs.StringVar(&f.managed, "managed-config", "", "managed-mcp.json `FILE` to honour (default: the platform's)")
+	fs.BoolVar(&f.allow, "allow-errors", false, "exit 0 even when configuration entries have errors (they are skipped, as Claude Code skips them)")
+	return c
+}
+
+func runMCPConfig(f *mcpConfigFlags, pos []string, stdout io.Writer) error {
 	if len(pos) > 0 {
 		return usagef("mcp config: unexpected argument %q", pos[0])
 	}
 	cfg, err := mcpconfig.Resolve(mcpconfig.Options{
-		ProjectDir: *project, Extra: extra, TrustProject: *trust, AllowServerTools: *allowTools, ManagedPath: *managed,
+		ProjectDir: f.project, Extra: f.extra, TrustProject: f.trust, AllowServerTools: f.allowTools, ManagedPath: f.managed,
 	})
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return writeJSON(stdout, cfg.Redacted())
+	if f.asJSON {
+		if err := writeJSON(stdout, cfg.Redacted()); err != nil {
+			return err
+		}
+	} else {
+		printConfig(stdout, cfg)
 	}
-	printConfig(stdout, cfg)
+	if n := len(cfg.Errors); n > 0 && !f.allow {
+		return fmt.Errorf("mcp config: %d configuration error(s), listed above (their entries are skipped); --allow-errors exits 0 all the same", n)
+	}
 	return nil
 }
 
@@ -218,13 +186,19 @@ func serverState(s mcpconfig.Server) string {
 	return "not loaded"
 }
 
-func runMCPApprove(verb string, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp "+verb, stderr)
-	project := fs.String("project", "", "project directory (default: the working directory)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+func newMCPApproveCmd(verb string) *cobra.Command {
+	var project *string
+	c := mcpCmd(verb+" NAME [flags]", verb+" a project (.mcp.json) server, as the interactive CLI records it",
+		"Records the "+map[string]string{"approve": "approval", "reject": "rejection"}[verb]+` of the project (.mcp.json) server NAME in
+DIR/.claude/settings.local.json, where the interactive CLI reads it.`,
+		func(c *cobra.Command, args []string) error {
+			return runMCPApprove(verb, *project, args, c.OutOrStdout())
+		})
+	project = projectFlag(c.Flags())
+	return c
+}
+
+func runMCPApprove(verb, project string, pos []string, stdout io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("mcp %s: want exactly one server name", verb)
 	}
@@ -232,7 +206,7 @@ func runMCPApprove(verb string, args []string, stdout, stderr io.Writer) error {
 	if verb == "reject" {
 		do = mcpconfig.Reject
 	}
-	cfg, err := do(mcpconfig.Options{ProjectDir: *project}, pos[0])
+	cfg, err := do(mcpconfig.Options{ProjectDir: project}, pos[0])
 	if err != nil {
 		return err
 	}
@@ -245,25 +219,42 @@ func runMCPApprove(verb string, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp list", stderr)
-	fromCLI := fs.Bool("from-cli", false, "run 'claude mcp list' and parse its output (required)")
-	claude := fs.String("claude", "", "the claude executable (default: $"+claudecli.ClaudeEnv+", else claude on PATH)")
-	project := fs.String("project", "", "directory to run it in (default: the working directory)")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	timeout := fs.Duration("timeout", 2*time.Minute, "give up after this long (claude checks every server's health)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+// mcpListFlags are the flags of `mcp list`.
+type mcpListFlags struct {
+	fromCLI, asJSON bool
+	claude, project string
+	timeout         time.Duration
+}
+
+func newMCPListCmd() *cobra.Command {
+	var f mcpListFlags
+	c := mcpCmd("list --from-cli [flags]", "run 'claude mcp list' and show its parsed result",
+		`Runs 'claude mcp list' in DIR (claude checks every server's health) and
+prints its parsed result, secrets redacted. 'ccproxy mcp config' shows
+ccproxy's own view of the configuration.`,
+		func(c *cobra.Command, args []string) error {
+			f.claude = explicitClaude(c.Flags())
+			return runMCPList(c.Context(), &f, args, c.OutOrStdout())
+		})
+	fs := c.Flags()
+	fs.BoolVar(&f.fromCLI, "from-cli", false, "run 'claude mcp list' and parse its output (required)")
+	fs.StringVar(&f.claude, "claude", "", "the claude executable, at `PATH` (default: claude on $PATH)")
+	bindEnv(fs, "claude", envClaude)
+	fs.StringVar(&f.project, "project", "", "`DIR` to run it in (default: the working directory)")
+	fs.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "give up after `DURATION` (claude checks every server's health)")
+	return c
+}
+
+func runMCPList(ctx context.Context, f *mcpListFlags, pos []string, stdout io.Writer) error {
 	if len(pos) > 0 {
 		return usagef("mcp list: unexpected argument %q", pos[0])
 	}
-	if !*fromCLI {
+	if !f.fromCLI {
 		return usagef("mcp list: only --from-cli is supported; `ccproxy mcp config` shows ccproxy's own view")
 	}
 	// --claude, $CCPROXY_CLAUDE or PATH, as `ccproxy serve` finds it.
-	found, err := claudecli.FindClaude(ctx, *claude, os.Getenv, "")
+	found, err := claudecli.FindClaude(ctx, f.claude, os.Getenv, "")
 	if err != nil {
 		return fmt.Errorf("mcp list: %w", err)
 	}
@@ -273,10 +264,10 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("mcp list: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "mcp", "list")
-	cmd.Dir = *project
+	cmd.Dir = f.project
 	// The output streams into ParseList, whose bound (MaxCLIOutput) is the
 	// only one: once it stops reading, closing the pipe makes claude's
 	// further writes fail, so it ends.
@@ -302,7 +293,7 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	_ = childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("mcp list: %s mcp list did not finish within %v", bin, *timeout)
+		return fmt.Errorf("mcp list: %s mcp list did not finish within %v", bin, f.timeout)
 	case errors.Is(perr, mcpconfig.ErrCLIOutputTooLarge):
 		return fmt.Errorf("mcp list: %s mcp list printed more than %d MiB", bin, mcpconfig.MaxCLIOutput>>20)
 	case err != nil:
@@ -310,8 +301,8 @@ func runMCPList(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case perr != nil:
 		return fmt.Errorf("mcp list: %w", perr)
 	}
-	redactList(res, listSecrets(*project))
-	if *asJSON {
+	redactList(res, listSecrets(f.project))
+	if f.asJSON {
 		return writeJSON(stdout, res)
 	}
 	printList(stdout, res)

@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 )
@@ -17,44 +19,45 @@ import (
 // writing what the CLI writes where it writes it (mcpconfig.AddServer,
 // RemoveServer), with stricter input checks (docs/CLI-NOTES.md).
 
-// splitDashDash splits args at the first "--": what follows is passed as
-// it is (a stdio command and its arguments), never parsed as flags.
-func splitDashDash(args []string) (before, after []string, found bool) {
-	for i, a := range args {
-		if a == "--" {
-			return args[:i], args[i+1:], true
-		}
-	}
-	return args, nil, false
+// manageFlags are the flags of `mcp add`, `add-json`, `remove` and `get`
+// (each takes some).
+type manageFlags struct {
+	scope, project, transport string
+	env, headers              []string
+	force                     bool
 }
 
 // scopeFlags registers -s/--scope and --project.
-func scopeFlags(fs *flag.FlagSet) (scope, project *string) {
-	scope = new(string)
-	fs.StringVar(scope, "scope", "", "configuration scope: local (default), user or project")
-	fs.StringVar(scope, "s", "", "short for --scope")
-	project = fs.String("project", "", "project directory (default: the working directory)")
-	return scope, project
+func (f *manageFlags) scopeFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&f.scope, "scope", "s", "", "configuration `SCOPE`: local (default), user or project")
+	fs.StringVar(&f.project, "project", "", "project `DIR` (default: the working directory)")
 }
 
-func runMCPAdd(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp add", stderr)
-	scopeArg, project := scopeFlags(fs)
-	var transport string
-	fs.StringVar(&transport, "transport", "", "transport: stdio (default), http or sse")
-	fs.StringVar(&transport, "t", "", "short for --transport")
-	var env, headers multiFlag
-	fs.Var(&env, "env", "environment variable KEY=VALUE for a stdio server (repeatable)")
-	fs.Var(&env, "e", "short for --env")
-	fs.Var(&headers, "header", `header "Name: value" for an http or sse server (repeatable)`)
-	fs.Var(&headers, "H", "short for --header")
-	force := fs.Bool("force", false, "replace a server of that name already in the scope")
-	before, after, _ := splitDashDash(args)
-	pos, err := parseFlags(fs, before)
-	if err != nil {
-		return err
-	}
-	pos = append(pos, after...)
+func (f *manageFlags) forceFlag(fs *pflag.FlagSet) {
+	fs.BoolVar(&f.force, "force", false, "replace a server of that name already in the scope")
+}
+
+func newMCPAddCmd() *cobra.Command {
+	var f manageFlags
+	c := mcpCmd("add NAME [flags] -- COMMAND [ARGS...] | URL", "add a server where 'claude mcp add' writes it, in the same shape",
+		`Adds the server NAME where 'claude mcp add' writes it, in the same shape:
+a stdio server runs COMMAND with ARGS (everything after "--" is passed as
+it is), an http or sse server is at URL.`,
+		func(c *cobra.Command, args []string) error {
+			return runMCPAdd(&f, args, c.OutOrStdout(), c.ErrOrStderr())
+		})
+	c.Example = `  ccproxy mcp add memory -- npx -y @modelcontextprotocol/server-memory
+  ccproxy mcp add -s user -t http docs https://example.com/mcp -H "Authorization: Bearer ${DOCS_TOKEN}"`
+	fs := c.Flags()
+	f.scopeFlags(fs)
+	fs.StringVarP(&f.transport, "transport", "t", "", "`TRANSPORT`: stdio (default), http or sse")
+	fs.StringArrayVarP(&f.env, "env", "e", nil, "environment variable `KEY=VALUE` for a stdio server (repeatable)")
+	fs.StringArrayVarP(&f.headers, "header", "H", nil, "header `\"Name: value\"` for an http or sse server (repeatable)")
+	f.forceFlag(fs)
+	return c
+}
+
+func runMCPAdd(f *manageFlags, pos []string, stdout, stderr io.Writer) error {
 	if len(pos) < 2 {
 		return usagef("mcp add: want NAME and a COMMAND [ARGS...] (stdio) or URL (http, sse): ccproxy mcp add NAME -- COMMAND [ARGS...]")
 	}
@@ -62,22 +65,22 @@ func runMCPAdd(args []string, stdout, stderr io.Writer) error {
 	if err := mcpconfig.CheckName(name); err != nil {
 		return err
 	}
-	scope, err := mcpconfig.ParseScope(*scopeArg)
+	scope, err := mcpconfig.ParseScope(f.scope)
 	if err != nil {
 		return err
 	}
-	tr, err := mcpconfig.ParseTransport(transport)
+	tr, err := mcpconfig.ParseTransport(f.transport)
 	if err != nil {
 		return err
 	}
 	def, err := mcpconfig.BuildDefinition(mcpconfig.AddSpec{
-		Transport: tr, CommandOrURL: pos[1], Args: pos[2:], Env: env, Headers: headers,
+		Transport: tr, CommandOrURL: pos[1], Args: pos[2:], Env: f.env, Headers: f.headers,
 	})
 	if err != nil {
 		return err
 	}
 	warnProjectSecrets(scope, name, def, stderr)
-	loc, err := mcpconfig.AddServer(mcpconfig.Options{ProjectDir: *project}, scope, name, def, writeMode(*force))
+	loc, err := mcpconfig.AddServer(mcpconfig.Options{ProjectDir: f.project}, scope, name, def, writeMode(f.force))
 	if err != nil {
 		return err
 	}
@@ -87,7 +90,7 @@ func runMCPAdd(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "Added %s MCP server %s with URL: %s to %s config\n",
 			strings.ToUpper(string(tr)), name, mcpconfig.RedactURL(pos[1]), scope)
-		if len(headers) > 0 {
+		if len(f.headers) > 0 {
 			fmt.Fprintf(stdout, "Headers: %s\n", redactedObject(def, "headers"))
 		}
 	}
@@ -152,14 +155,19 @@ func warnProjectSecrets(scope mcpconfig.Scope, name string, def json.RawMessage,
 	}
 }
 
-func runMCPAddJSON(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp add-json", stderr)
-	scopeArg, project := scopeFlags(fs)
-	force := fs.Bool("force", false, "replace a server of that name already in the scope")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+func newMCPAddJSONCmd() *cobra.Command {
+	var f manageFlags
+	c := mcpCmd("add-json NAME JSON|- [flags]", "add a server from its JSON definition, checked as in a file",
+		"Adds the server NAME from its JSON definition (- reads it from stdin), checked\nas in a configuration file, where 'claude mcp add-json' writes it.",
+		func(c *cobra.Command, args []string) error {
+			return runMCPAddJSON(&f, args, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
+		})
+	f.scopeFlags(c.Flags())
+	f.forceFlag(c.Flags())
+	return c
+}
+
+func runMCPAddJSON(f *manageFlags, pos []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usagef("mcp add-json: want NAME and JSON (or - to read it from stdin)")
 	}
@@ -167,7 +175,7 @@ func runMCPAddJSON(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 	if err := mcpconfig.CheckName(name); err != nil {
 		return err
 	}
-	scope, err := mcpconfig.ParseScope(*scopeArg)
+	scope, err := mcpconfig.ParseScope(f.scope)
 	if err != nil {
 		return err
 	}
@@ -190,30 +198,34 @@ func runMCPAddJSON(args []string, stdin io.Reader, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "Warning: server %s: dropping keys Claude Code does not keep for a %s server: %s\n", name, tr, strings.Join(dropped, ", "))
 	}
 	warnProjectSecrets(scope, name, def, stderr)
-	if _, err := mcpconfig.AddServer(mcpconfig.Options{ProjectDir: *project}, scope, name, def, writeMode(*force)); err != nil {
+	if _, err := mcpconfig.AddServer(mcpconfig.Options{ProjectDir: f.project}, scope, name, def, writeMode(f.force)); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "Added %s MCP server %s to %s config\n", tr, name, scope)
 	return nil
 }
 
-func runMCPRemove(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp remove", stderr)
-	scopeArg, project := scopeFlags(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+func newMCPRemoveCmd() *cobra.Command {
+	var f manageFlags
+	c := mcpCmd("remove NAME [flags]", "remove a server (a name in several scopes needs -s)",
+		"Removes the server NAME from the configuration file of its scope; a name\ndefined in several scopes needs -s.",
+		func(c *cobra.Command, args []string) error { return runMCPRemove(&f, args, c.OutOrStdout()) })
+	f.scopeFlags(c.Flags())
+	return c
+}
+
+func runMCPRemove(f *manageFlags, pos []string, stdout io.Writer) error {
+	var err error
 	if len(pos) != 1 {
 		return usagef("mcp remove: want exactly one server name")
 	}
 	var scope mcpconfig.Scope
-	if *scopeArg != "" {
-		if scope, err = mcpconfig.ParseScope(*scopeArg); err != nil {
+	if f.scope != "" {
+		if scope, err = mcpconfig.ParseScope(f.scope); err != nil {
 			return err
 		}
 	}
-	loc, err := mcpconfig.RemoveServer(mcpconfig.Options{ProjectDir: *project}, scope, pos[0])
+	loc, err := mcpconfig.RemoveServer(mcpconfig.Options{ProjectDir: f.project}, scope, pos[0])
 	var se *mcpconfig.ScopesError
 	if errors.As(err, &se) {
 		// The CLI's text, with ccproxy's command in the suggestions.
@@ -226,18 +238,21 @@ func runMCPRemove(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func runMCPGet(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp get", stderr)
-	project := fs.String("project", "", "project directory (default: the working directory)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+func newMCPGetCmd() *cobra.Command {
+	var project *string
+	c := mcpCmd("get NAME [flags]", "show the definitions of NAME in each scope (values redacted)",
+		"Shows the definitions of the server NAME in each scope, as 'claude mcp get'\ndoes without its health check ('ccproxy mcp probe NAME' does that); values\nthat look secret are redacted.",
+		func(c *cobra.Command, args []string) error { return runMCPGet(*project, args, c.OutOrStdout()) })
+	project = projectFlag(c.Flags())
+	return c
+}
+
+func runMCPGet(project string, pos []string, stdout io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("mcp get: want exactly one server name")
 	}
 	name := pos[0]
-	opts := mcpconfig.Options{ProjectDir: *project}
+	opts := mcpconfig.Options{ProjectDir: project}
 	found, err := mcpconfig.FindServer(opts, name)
 	if err != nil {
 		return err

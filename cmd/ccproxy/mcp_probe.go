@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/mcpconfig/probe"
@@ -26,19 +28,19 @@ const maxArgsBytes = 16 << 20
 // where the configuration is (as for `mcp config`) and how to connect.
 type probeFlags struct {
 	project, managed string
-	extra            multiFlag
+	extra            []string
 	trust            bool
 	timeout          time.Duration
 	verbose          bool
 }
 
-func (f *probeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.project, "project", "", "project directory (default: the working directory)")
-	fs.Var(&f.extra, "mcp-config", "extra MCP config file, as given to ccproxy (repeatable; a later one wins)")
+func (f *probeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.project, "project", "", "project `DIR` (default: the working directory)")
+	fs.StringArrayVar(&f.extra, "mcp-config", nil, "extra MCP config `FILE`, as given to ccproxy (repeatable; a later one wins)")
 	fs.BoolVar(&f.trust, "trust-project-mcp", false, "approve every project .mcp.json server not rejected")
-	fs.StringVar(&f.managed, "managed-config", "", "managed-mcp.json to honour (default: the platform's)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "per-server timeout (default: $MCP_TIMEOUT milliseconds, else 5s)")
-	fs.BoolVar(&f.verbose, "v", false, "log what the prober does to stderr")
+	fs.StringVar(&f.managed, "managed-config", "", "managed-mcp.json `FILE` to honour (default: the platform's)")
+	fs.DurationVar(&f.timeout, "timeout", 0, "per-server timeout `DURATION` (default: $MCP_TIMEOUT milliseconds, else 5s)")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log what the prober does to stderr")
 }
 
 // resolve reads the configuration and makes a Prober for it.
@@ -81,29 +83,33 @@ func printTail(w io.Writer, tail string) {
 	}
 }
 
-// runMCPProbe implements `ccproxy mcp probe [NAME] [--json]`.
-func runMCPProbe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp probe", stderr)
+func newMCPProbeCmd() *cobra.Command {
 	var pf probeFlags
-	pf.register(fs)
-	asJSON := fs.Bool("json", false, "print the mcp/probe reply data: {\"results\": [...]}")
-	concurrency := fs.Int("concurrency", probe.DefaultProbeConcurrency, "servers probed at once")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ccproxy mcp probe [NAME] [--json] [--timeout D] [--concurrency N] [--project DIR] [--mcp-config FILE]...")
-		fmt.Fprintln(stderr, "Connects to every configured MCP server (or NAME), initializes and lists its tools, resources and prompts.")
-		fs.PrintDefaults()
-	}
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+	var asJSON bool
+	var concurrency int
+	c := mcpCmd("probe [NAME] [flags]", "connect to the servers (or NAME): status, latency, tools",
+		`Connects to every configured MCP server (or NAME) with the MCP Go SDK,
+initializes and lists its tools, resources and prompts. Servers that are
+not active (awaiting approval, rejected, disabled) are not started. Exits
+1 when a probed server failed.`,
+		func(c *cobra.Command, args []string) error {
+			return runMCPProbe(c.Context(), &pf, asJSON, concurrency, args, c.OutOrStdout(), c.ErrOrStderr())
+		})
+	pf.register(c.Flags())
+	c.Flags().BoolVar(&asJSON, "json", false, "print the mcp/probe reply data: {\"results\": [...]}")
+	c.Flags().IntVar(&concurrency, "concurrency", probe.DefaultProbeConcurrency, "`N` servers probed at once")
+	return c
+}
+
+// runMCPProbe implements `ccproxy mcp probe [NAME] [--json]`.
+func runMCPProbe(ctx context.Context, pf *probeFlags, asJSON bool, concurrency int, pos []string, stdout, stderr io.Writer) error {
 	if len(pos) > 1 {
 		return usagef("mcp probe: want at most one server name, got %d", len(pos))
 	}
-	if *concurrency < 1 {
+	if concurrency < 1 {
 		return usagef("mcp probe: --concurrency must be at least 1")
 	}
-	cfg, prober, err := pf.resolve(stderr, func(o *probe.ProberOptions) { o.Concurrency = *concurrency })
+	cfg, prober, err := pf.resolve(stderr, func(o *probe.ProberOptions) { o.Concurrency = concurrency })
 	if err != nil {
 		return fmt.Errorf("mcp probe: %w", err)
 	}
@@ -117,19 +123,34 @@ func runMCPProbe(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else {
 		results = prober.ProbeAll(ctx, cfg)
 	}
-	if *asJSON {
+	if asJSON {
 		if err := writeJSON(stdout, protocol.MCPProbeResult{Results: results}); err != nil {
 			return err
 		}
 	} else {
 		printProbe(stdout, results)
 	}
-	// One server asked for and not connected: a failure. For all of them,
-	// the table is the answer (as with `claude mcp list`).
+	// One server asked for and not connected (active or not): a failure.
 	if len(pos) == 1 && !results[0].OK {
 		return fmt.Errorf("mcp probe: %s is %s (%s)", results[0].Name, results[0].Status, results[0].Error.Code)
 	}
-	return nil
+	return probeFailures(results)
+}
+
+// probeFailures is the error of a probe of every server, whose results are
+// printed: the probed servers that did not connect (those not active were
+// not probed and are no failure), or nil.
+func probeFailures(results []protocol.ProbeResult) error {
+	var failed []string
+	for _, r := range results {
+		if !r.OK && (r.Error == nil || r.Error.Code != protocol.ProbeNotActive) {
+			failed = append(failed, r.Name+" ("+string(r.Status)+")")
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("mcp probe: %d of the probed servers failed: %s", len(failed), strings.Join(failed, ", "))
 }
 
 // printProbe prints the probe table, then failure details.
@@ -181,21 +202,21 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// runMCPTools implements `ccproxy mcp tools NAME [--json]`.
-func runMCPTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp tools", stderr)
+func newMCPToolsCmd() *cobra.Command {
 	var pf probeFlags
-	pf.register(fs)
-	asJSON := fs.Bool("json", false, "print the mcp/tools reply data: {\"server\", \"tools\": [...]}")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ccproxy mcp tools NAME [--json] [--timeout D] [--project DIR] [--mcp-config FILE]...")
-		fmt.Fprintln(stderr, "Lists the tools of server NAME with their parameters.")
-		fs.PrintDefaults()
-	}
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+	var asJSON bool
+	c := mcpCmd("tools NAME [flags]", "list the tools of server NAME with their parameters",
+		"Connects to the server NAME and lists its tools with their parameters.",
+		func(c *cobra.Command, args []string) error {
+			return runMCPTools(c.Context(), &pf, asJSON, args, c.OutOrStdout(), c.ErrOrStderr())
+		})
+	pf.register(c.Flags())
+	c.Flags().BoolVar(&asJSON, "json", false, "print the mcp/tools reply data: {\"server\", \"tools\": [...]}")
+	return c
+}
+
+// runMCPTools implements `ccproxy mcp tools NAME [--json]`.
+func runMCPTools(ctx context.Context, pf *probeFlags, asJSON bool, pos []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("mcp tools: want exactly one server name")
 	}
@@ -207,7 +228,7 @@ func runMCPTools(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return mcpFailure(stderr, "mcp tools", err)
 	}
-	if *asJSON {
+	if asJSON {
 		res := protocol.MCPToolsResult{Server: pos[0], Tools: make([]protocol.Tool, len(tools))}
 		for i, t := range tools {
 			res.Tools[i] = t.Tool
@@ -319,33 +340,44 @@ func boundInt(v *int64, none string) string {
 	return strconv.FormatInt(*v, 10)
 }
 
-// runMCPCall implements `ccproxy mcp call NAME TOOL --args JSON`.
-func runMCPCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp call", stderr)
+// mcpCallFlags are the flags of `mcp call` besides probeFlags.
+type mcpCallFlags struct {
+	args, attach string
+	asJSON       bool
+	timeout      time.Duration
+}
+
+func newMCPCallCmd() *cobra.Command {
 	var pf probeFlags
-	pf.register(fs)
-	argsJSON := fs.String("args", "{}", "the tool's arguments: a JSON object, or - to read it from stdin")
-	asJSON := fs.Bool("json", false, "print the mcp/call reply data")
-	attach := fs.String("attachments", "strip", "binary parts of the result: strip (describe them) or inline (base64 in --json)")
-	callTimeout := fs.Duration("call-timeout", 0, "how long the tool may run (default: $MCP_TOOL_TIMEOUT milliseconds, else 2m)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ccproxy mcp call NAME TOOL [--args JSON|-] [--json] [--attachments strip|inline] [--project DIR] [--mcp-config FILE]...")
-		fmt.Fprintln(stderr, "Calls TOOL of server NAME directly; the arguments are checked against the tool's schema first.")
-		fs.PrintDefaults()
-	}
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
+	var f mcpCallFlags
+	c := mcpCmd("call NAME TOOL [flags]", "call TOOL of server NAME directly (arguments checked against its schema first)",
+		"Calls TOOL of the active server NAME directly; the arguments are checked against\nthe tool's input schema first. Exits 1 when the tool reports an error.",
+		func(c *cobra.Command, args []string) error {
+			return runMCPCall(c.Context(), &pf, &f, args, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
+		})
+	c.Example = `  ccproxy mcp call memory create_entities --args '{"entities": []}'
+  echo '{"a": 1}' | ccproxy mcp call NAME TOOL --args -`
+	pf.register(c.Flags())
+	fs := c.Flags()
+	fs.StringVar(&f.args, "args", "{}", "the tool's arguments: a `JSON` object, or - to read it from stdin")
+	fs.BoolVar(&f.asJSON, "json", false, "print the mcp/call reply data")
+	fs.StringVar(&f.attach, "attachments", "strip", "binary parts of the result: strip (describe them) or inline (base64 in --json)")
+	fs.DurationVar(&f.timeout, "call-timeout", 0, "how long the tool may run: `DURATION` (default: $MCP_TOOL_TIMEOUT milliseconds, else 2m)")
+	return c
+}
+
+// runMCPCall implements `ccproxy mcp call NAME TOOL --args JSON`.
+func runMCPCall(ctx context.Context, pf *probeFlags, f *mcpCallFlags, pos []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	var err error
 	if len(pos) != 2 {
 		return usagef("mcp call: want a server name and a tool name")
 	}
-	mode, ok := stream.ParseAttachmentMode(*attach)
+	mode, ok := stream.ParseAttachmentMode(f.attach)
 	if !ok || mode == stream.AttachSink {
-		return usagef("mcp call: --attachments must be strip or inline, got %q", *attach)
+		return usagef("mcp call: --attachments must be strip or inline, got %q", f.attach)
 	}
-	raw := []byte(*argsJSON)
-	if *argsJSON == "-" {
+	raw := []byte(f.args)
+	if f.args == "-" {
 		if raw, err = io.ReadAll(io.LimitReader(stdin, maxArgsBytes+1)); err != nil {
 			return fmt.Errorf("mcp call: reading the arguments from stdin: %w", err)
 		}
@@ -358,7 +390,7 @@ func runMCPCall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	cfg, prober, err := pf.resolve(stderr, func(o *probe.ProberOptions) {
 		o.Attachments = stream.Options{Attachments: mode}
-		o.CallTimeout = *callTimeout
+		o.CallTimeout = f.timeout
 	})
 	if err != nil {
 		return fmt.Errorf("mcp call: %w", err)
@@ -375,7 +407,7 @@ func runMCPCall(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return mcpFailure(stderr, "mcp call", err)
 	}
-	if *asJSON {
+	if f.asJSON {
 		if err := writeJSON(stdout, res); err != nil {
 			return err
 		}

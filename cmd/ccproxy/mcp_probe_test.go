@@ -62,9 +62,11 @@ func runWithStdin(t *testing.T, stdin string, args ...string) (stdout, stderr st
 
 func TestMCPProbeCommand(t *testing.T) {
 	flags := probeSetup(t)
+	// A probed server failed (missing): exit 1 after the table; the server
+	// not started (pending) is no failure.
 	out, errOut, code := runMCPCmd(t, append([]string{"probe"}, flags...)...)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	if code != 1 || !strings.HasSuffix(errOut, "ccproxy: mcp probe: 1 of the probed servers failed: missing (failed)\n") {
+		t.Fatalf("exit %d: %s; want exit 1 naming missing, and only it", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "SERVER") || !strings.Contains(lines[0], "LATENCY") {
@@ -93,7 +95,7 @@ func TestMCPProbeCommand(t *testing.T) {
 	}
 
 	out, errOut, code = runMCPCmd(t, append([]string{"probe", "--json"}, flags...)...)
-	if code != 0 {
+	if code != 1 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var res protocol.MCPProbeResult
@@ -188,14 +190,14 @@ func TestMCPCallCommand(t *testing.T) {
 
 func TestMCPProbeHelp(t *testing.T) {
 	for _, cmd := range []string{"probe", "tools", "call"} {
-		_, errOut, code := runMCPCmd(t, cmd, "--help")
-		if code != 0 || !strings.Contains(errOut, "Usage: ccproxy mcp "+cmd) {
-			t.Errorf("%s --help: exit %d, %s", cmd, code, errOut)
+		out, errOut, code := runMCPCmd(t, cmd, "--help")
+		if code != 0 || !strings.Contains(out, "Usage:\n  ccproxy mcp "+cmd) {
+			t.Errorf("%s --help: exit %d, %s%s", cmd, code, out, errOut)
 		}
 	}
-	out, _, _ := runCmd(t, "", "help")
-	for _, cmd := range []string{"mcp probe", "mcp tools", "mcp call"} {
-		if !strings.Contains(out, "ccproxy "+cmd) {
+	out, _, _ := runCmd(t, "", "mcp", "--help")
+	for _, cmd := range []string{"probe", "tools", "call"} {
+		if !strings.Contains(out, "\n  "+cmd+" ") {
 			t.Errorf("usage lacks %s", cmd)
 		}
 	}

@@ -145,9 +145,18 @@ func TestMCPConfigNoSecrets(t *testing.T) {
 
 func TestMCPConfigText(t *testing.T) {
 	root := setup(t, "invalid")
-	out, errOut, code := runMCPCmd(t, configArgs(root, "--allow-mcp-tools")...)
+	// Entries with errors are skipped and listed; the command fails
+	// unless --allow-errors.
+	failed, errOut, code := runMCPCmd(t, configArgs(root, "--allow-mcp-tools")...)
+	if code != 1 || !strings.Contains(errOut, "configuration error(s), listed above") {
+		t.Errorf("without --allow-errors: exit %d, stderr %q; want exit 1 and the count of errors", code, errOut)
+	}
+	out, errOut, code := runMCPCmd(t, configArgs(root, "--allow-mcp-tools", "--allow-errors")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if failed != out {
+		t.Errorf("the output differs without --allow-errors:\n%s\nwith:\n%s", failed, out)
 	}
 	proj := filepath.Join(root, "work", "project", ".mcp.json")
 	for _, want := range []string{

@@ -4,42 +4,47 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ccproxy/ccproxy/stream"
 )
 
+func newNormalizeCmd() *cobra.Command {
+	var maxLine int
+	var attach string
+	c := &cobra.Command{
+		Use:     "normalize [flags]",
+		Short:   "read claude stream-json on stdin, write normalized events to stdout",
+		Long:    "Reads claude stream-json on stdin and writes normalized events to stdout, one per line.",
+		Example: "  claude -p --output-format stream-json --verbose ... | ccproxy normalize",
+		Args:    cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("normalize: unexpected argument %q (input is read from stdin)", args[0])
+			}
+			return runNormalize(c.Context(), maxLine, attach, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+	c.Flags().IntVar(&maxLine, "max-line", stream.DefaultMaxLine, "longest `BYTES` of a line kept whole; longer lines become oversized_line events")
+	c.Flags().StringVar(&attach, "attachments", "inline", "what becomes of images and other binary parts: `strip|inline`")
+	return c
+}
+
 // runNormalize is `ccproxy normalize`: claude stream-json on stdin,
 // normalized events on stdout, one per line.
-func runNormalize(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("normalize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	maxLine := fs.Int("max-line", stream.DefaultMaxLine, "longest `BYTES` of a line kept whole; longer lines become oversized_line events")
-	attach := fs.String("attachments", "inline", "what becomes of images and other binary parts: `strip|inline`")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: claude -p --output-format stream-json --verbose ... | ccproxy normalize [flags]")
-		fs.PrintDefaults()
+func runNormalize(ctx context.Context, maxLine int, attach string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if maxLine <= 0 {
+		return usagef("normalize: --max-line must be a positive number of bytes, got %d", maxLine)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("normalize: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("normalize: unexpected argument %q (input is read from stdin)", fs.Arg(0))
-	}
-	if *maxLine <= 0 {
-		return usagef("normalize: --max-line must be a positive number of bytes, got %d", *maxLine)
-	}
-	mode, ok := stream.ParseAttachmentMode(*attach)
+	mode, ok := stream.ParseAttachmentMode(attach)
 	if !ok || mode == stream.AttachSink {
-		return usagef("normalize: --attachments must be strip or inline, got %q", *attach)
+		return usagef("normalize: --attachments must be strip or inline, got %q", attach)
 	}
 
-	r := stream.NewReader(stdin, *maxLine)
+	r := stream.NewReader(stdin, maxLine)
 	norm := stream.NewNormalizer(stream.Options{Attachments: mode})
 	w := bufio.NewWriterSize(stdout, 256<<10)
 	for {
@@ -65,7 +70,7 @@ func runNormalize(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return fmt.Errorf("normalize: writing stdout: %w", err)
 	}
 	if n := r.Oversized(); n > 0 {
-		fmt.Fprintf(stderr, "ccproxy normalize: %d line(s) over --max-line %d bytes were replaced by oversized_line events\n", n, *maxLine)
+		fmt.Fprintf(stderr, "ccproxy normalize: %d line(s) over --max-line %d bytes were replaced by oversized_line events\n", n, maxLine)
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func TestNormalizeCommandBadFlags(t *testing.T) {
 	}{
 		{[]string{"normalize", "--attachments", "sink"}, `--attachments must be strip or inline, got "sink"`},
 		{[]string{"normalize", "--max-line", "0"}, "--max-line must be a positive number of bytes, got 0"},
-		{[]string{"normalize", "--max-line", "lots"}, `invalid value "lots" for flag -max-line`},
+		{[]string{"normalize", "--max-line", "lots"}, `invalid argument "lots" for "--max-line" flag`},
 		{[]string{"normalize", "file.jsonl"}, `unexpected argument "file.jsonl"`},
 		{[]string{"nonsense"}, `unknown command "nonsense"`},
 		{nil, "no command given"},

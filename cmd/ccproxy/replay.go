@@ -9,8 +9,24 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ccproxy/ccproxy/internal/replay"
 )
+
+func newReplayClaudeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "replay-claude [--replay FILE] [--speed X] [claude flags...]",
+		Short:  "impersonate the Claude Code CLI by replaying a transcript (serve --demo and tests)",
+		Hidden: true, // internal: what --demo runs instead of claude
+		// It takes claude's command line, parsed by its body.
+		DisableFlagParsing: true,
+		Args:               cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runReplayClaude(c.Context(), args, c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr())
+		},
+	}
+}
 
 // runReplayClaude implements the hidden `ccproxy replay-claude`: it
 // impersonates the Claude Code CLI by replaying a transcript (the embedded

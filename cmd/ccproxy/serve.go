@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,7 +15,10 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/internal/replay"
 	"github.com/ccproxy/ccproxy/mcpconfig"
@@ -24,50 +26,147 @@ import (
 	"github.com/ccproxy/ccproxy/proxy"
 )
 
-const serveUsage = `Usage: ccproxy serve [flags]
-
-Runs live Claude Code sessions for webviews over a websocket at /v1/ws.
+const serveLong = `Runs live Claude Code sessions for webviews over a websocket at /v1/ws.
 The first line on stdout is {"url","port","pid","loginURL"} (and "token"
 when ccproxy made the token up; under TLS also "tlsFingerprint", the
 certificate's SHA-256, and "tlsSPKI", its public key's base64 SHA-256);
 the log goes to stderr. The web UI is at /: open loginURL, a one-time link,
 in a browser. When ccproxy listens off loopback and stderr is a terminal
 (or with --qr) a second one-time link is printed there as a QR code, for a
-phone.
+phone. With --demo, sessions replay a recorded demo: no CLI, no API key.
 
 ccproxy listens on loopback unless it serves TLS: to reach it from a phone
 or another machine, give --addr 0.0.0.0:PORT (or an address of this
 machine) with --tls-cert and --tls-key, or with --tls-self-signed (a new
 certificate at each start: check its fingerprint when the browser asks).
 Requests must name a served host: the listen address, loopback names on
-loopback, every address of this machine on 0.0.0.0, or a --host name.
+loopback, every address of this machine on 0.0.0.0, or a --host name.`
 
-Flags:
-`
-
-// serveConfig is what `ccproxy serve` was asked to do.
+// serveConfig is what `ccproxy serve` (or `ccproxy acp`, which runs the
+// same server in process) was asked to do.
 type serveConfig struct {
-	addr, project, token, tokenFile, claude, logLevel, replay string
-	origins, mcpConfigs                                       multiFlag
-	trustProject, demo, allowMCPTools                         bool
-	tlsCert, tlsKey                                           string
-	tlsSelfSigned, qr                                         bool
-	hosts                                                     multiFlag
-	demoSpeed                                                 float64
-	opts                                                      proxy.Options
+	addr, project, claude, logLevel, replay string
+	tok                                     tokenFlags
+	origins, mcpConfigs                     []string
+	trustProject, demo, allowMCPTools       bool
+	tlsCert, tlsKey                         string
+	tlsSelfSigned, qr                       bool
+	hosts                                   []string
+	demoSpeed                               float64
+	opts                                    proxy.Options
+	fs                                      *pflag.FlagSet // where the flags are, for Changed
 }
 
-// runServe implements `ccproxy serve`: it checks the flags, listens on a
-// loopback address, prints where it listens, and serves until ctx is done
-// (SIGINT/SIGTERM in main), when every session is closed.
-func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cfg, err := parseServe(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
+func newServeCmd() *cobra.Command {
+	cfg := &serveConfig{}
+	c := &cobra.Command{
+		Use:   "serve [flags]",
+		Short: "run live Claude Code sessions for webviews over a websocket (try --demo)",
+		Long:  serveLong,
+		Example: `  ccproxy serve --demo                                    # the web UI on a replayed demo session
+  ccproxy serve --project ~/src/app --token-file ~/.ccproxy-token
+  ccproxy serve --addr 0.0.0.0:8443 --tls-self-signed     # from a phone`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := cfg.check("serve", args, c.ErrOrStderr()); err != nil {
+				return err
+			}
+			return runServe(c.Context(), cfg, c.OutOrStdout(), c.ErrOrStderr())
+		},
 	}
+	addServeFlags(c.Flags(), cfg)
+	return c
+}
+
+// server is the proxy.Server serve and acp run, as newServer built it.
+type server struct {
+	*proxy.Server
+	token     string   // what clients present
+	generated bool     // token was made up: serve prints it
+	hosts     []string // the served hosts (proxy.ServedHosts); the first goes in links
+	cert      *tls.Certificate
+	src       *proxy.MCPConfigSource // nil with --demo and --replay
+}
+
+// Close releases what newServer made besides the server: the MCP config
+// source and its files. Call it after Serve returned (no claude uses them
+// any more).
+func (s *server) Close() {
+	if s.src != nil {
+		s.src.Close()
+	}
+}
+
+// newServer builds the server cfg describes, the one setup that serve and
+// acp share: the token (--token-file, --token, $CCPROXY_TOKEN or a random
+// one), the proxy options, the replay stand-in of the CLI (this very
+// program) with --demo or --replay, else the MCP config source (after the
+// files of killed ccproxy processes are removed), and TLS. cmd prefixes
+// the messages.
+func newServer(cmd string, cfg *serveConfig, log *slog.Logger, stderr io.Writer) (*server, error) {
+	token, err := cfg.tok.read(cmd)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	s := &server{token: token}
+	if s.token == "" {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("%s: making a token: %w", cmd, err)
+		}
+		s.token, s.generated = base64.RawURLEncoding.EncodeToString(b[:]), true
+	}
+	opts := cfg.opts
+	opts.Token = s.token
+	opts.AllowOrigins = cfg.origins
+	opts.Project = cfg.project
+	opts.ClaudePath = explicitClaude(cfg.fs)
+	opts.Logger = log
+	opts.Version = ccproxyVersion()
+	if cfg.demo || cfg.replay != "" {
+		// The replay stand-in of the CLI: this very program.
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("%s --demo: finding ccproxy's own executable: %w", cmd, err)
+		}
+		opts.ClaudePath = self
+		opts.ClaudePrefixArgs = []string{"replay-claude", "--speed", strconv.FormatFloat(cfg.demoSpeed, 'g', -1, 64)}
+		if cfg.replay != "" {
+			opts.ClaudePrefixArgs = append(opts.ClaudePrefixArgs, "--replay", cfg.replay)
+		}
+	} else {
+		removeStaleMCPConfigs(log)
+		s.src, err = proxy.NewMCPConfigSource(mcpconfig.Options{
+			ProjectDir:       cfg.project,
+			Extra:            cfg.mcpConfigs,
+			TrustProject:     cfg.trustProject,
+			AllowServerTools: cfg.allowMCPTools,
+			Logger:           log.With("component", "mcpconfig"),
+		}, "", log.With("component", "mcpconfig"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cmd, err)
+		}
+		opts.MCP = s.src
+	}
+	if s.hosts, s.cert, err = serveTLS(cfg, stderr); err != nil {
+		s.Close()
+		return nil, err
+	}
+	opts.Hosts = cfg.hosts
+	if s.cert != nil {
+		opts.TLS = &tls.Config{Certificates: []tls.Certificate{*s.cert}}
+	}
+	if s.Server, err = proxy.New(opts); err != nil {
+		s.Close()
+		return nil, usagef("%s: %v", cmd, err)
+	}
+	return s, nil
+}
+
+// runServe implements `ccproxy serve`: it builds the server, listens,
+// prints where it listens, and serves until ctx is done (SIGINT/SIGTERM in
+// main), when every session is closed.
+func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) error {
 	log, err := newLogger(stderr, cfg.logLevel)
 	if err != nil {
 		return err
@@ -79,61 +178,16 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		// RSS for some CPU (see proxy/internal/rssbench).
 		debug.SetGCPercent(50)
 	}
-	generated := false
-	if cfg.token, generated, err = resolveToken(cfg); err != nil {
-		return err
-	}
-	opts := cfg.opts
-	opts.Token = cfg.token
-	opts.AllowOrigins = cfg.origins
-	opts.Project = cfg.project
-	opts.ClaudePath = cfg.claude
-	opts.Logger = log
-	opts.Version = ccproxyVersion()
-
-	if cfg.demo || cfg.replay != "" {
-		// The replay stand-in of the CLI: this very program.
-		self, err := os.Executable()
-		if err != nil {
-			return fmt.Errorf("serve --demo: finding ccproxy's own executable: %w", err)
-		}
-		opts.ClaudePath = self
-		opts.ClaudePrefixArgs = []string{"replay-claude", "--speed", strconv.FormatFloat(cfg.demoSpeed, 'g', -1, 64)}
-		if cfg.replay != "" {
-			opts.ClaudePrefixArgs = append(opts.ClaudePrefixArgs, "--replay", cfg.replay)
-		}
-	} else {
-		removeStaleMCPConfigs(log)
-		src, err := proxy.NewMCPConfigSource(mcpconfig.Options{
-			ProjectDir:       cfg.project,
-			Extra:            cfg.mcpConfigs,
-			TrustProject:     cfg.trustProject,
-			AllowServerTools: cfg.allowMCPTools,
-			Logger:           log.With("component", "mcpconfig"),
-		}, "", log.With("component", "mcpconfig"))
-		if err != nil {
-			return fmt.Errorf("serve: %w", err)
-		}
-		defer src.Close() // after Serve returned: no claude uses its files any more
-		opts.MCP = src
-	}
-
-	hosts, cert, err := serveTLS(cfg, stderr)
+	srv, err := newServer("serve", cfg, log, stderr)
 	if err != nil {
 		return err
 	}
-	opts.Hosts = cfg.hosts
-	if cert != nil {
-		opts.TLS = &tls.Config{Certificates: []tls.Certificate{*cert}}
-	}
-	srv, err := proxy.New(opts)
-	if err != nil {
-		return usagef("serve: %v", err)
-	}
+	defer srv.Close() // after Serve returned: no claude uses its files any more
 	ln, err := listen(cfg.addr)
 	if err != nil {
 		return err
 	}
+	hosts, cert := srv.hosts, srv.cert
 	port := ln.Addr().(*net.TCPAddr).Port
 	base := "http://" + ln.Addr().String()
 	if cert != nil {
@@ -142,8 +196,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		base = "http://" + net.JoinHostPort(hosts[0], strconv.Itoa(port))
 	}
 	first := map[string]any{"url": base, "port": port, "pid": os.Getpid()}
-	if generated {
-		first["token"] = cfg.token // stdout goes to whoever spawned ccproxy, not to a log
+	if srv.generated {
+		first["token"] = srv.token // stdout goes to whoever spawned ccproxy, not to a log
 	}
 	if cert != nil {
 		first["tlsFingerprint"] = proxy.CertFingerprint(cert.Leaf.Raw)
@@ -171,7 +225,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			log.Warn("no QR code of the login link", "err", err)
 		}
 	}
-	log.Info("ccproxy serving", "url", first["url"], "project", opts.Project, "generated_token", generated)
+	log.Info("ccproxy serving", "url", first["url"], "project", cfg.project, "generated_token", srv.generated)
 	return srv.Serve(ctx, ln)
 }
 
@@ -181,26 +235,22 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
-	cfg := &serveConfig{}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, serveUsage)
-		fs.PrintDefaults()
-	}
+// addServeFlags registers serve's flags on fs, into cfg, with their
+// defaults. acp takes some of them (addACPFlags).
+func addServeFlags(fs *pflag.FlagSet, cfg *serveConfig) {
+	cfg.fs = fs
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:0", "`HOST:PORT` to listen on (port 0: a free one); off loopback only with TLS")
 	fs.StringVar(&cfg.project, "project", "", "default working `DIR` of sessions, whose .mcp.json is read (default: the current directory)")
-	fs.StringVar(&cfg.token, "token", "", "the `TOKEN` clients must present (default: $CCPROXY_TOKEN, --token-file, or a random one printed on stdout)")
-	fs.StringVar(&cfg.tokenFile, "token-file", "", "read the token from `PATH`")
-	fs.Var(&cfg.origins, "allow-origin", "also allow browser `ORIGIN` (scheme://host[:port]; repeatable)")
-	fs.StringVar(&cfg.claude, "claude", "", "the Claude Code CLI to run (default: $CCPROXY_CLAUDE, then claude on PATH)")
-	fs.Var(&cfg.mcpConfigs, "mcp-config", "extra MCP config `FILE` (repeatable; a later one wins; over every scope but managed)")
+	cfg.tok.register(fs, "the `TOKEN` clients must present (default: --token-file, or a random one printed on stdout)", "read the token from `PATH`")
+	fs.StringArrayVar(&cfg.origins, "allow-origin", nil, "also allow browser `ORIGIN` (scheme://host[:port]; repeatable)")
+	fs.StringVar(&cfg.claude, "claude", "", "the Claude Code CLI to run, at `PATH` (default: claude on $PATH)")
+	bindEnv(fs, "claude", envClaude)
+	fs.StringArrayVar(&cfg.mcpConfigs, "mcp-config", nil, "extra MCP config `FILE` (repeatable; a later one wins; over every scope but managed)")
 	fs.BoolVar(&cfg.trustProject, "trust-project-mcp", false, "approve every project .mcp.json server not rejected")
 	fs.BoolVar(&cfg.allowMCPTools, "allow-mcp-tools", false, "allow every tool of every active MCP server without asking (default: MCP tool calls ask, unless a permissions.allow rule allows them)")
 	fs.BoolVar(&cfg.demo, "demo", false, "no CLI, no API key: sessions replay a recorded demo session")
 	fs.StringVar(&cfg.replay, "replay", "", "like --demo, replaying the transcript `FILE` (.jsonl or .jsonl.gz)")
-	fs.Float64Var(&cfg.demoSpeed, "demo-speed", 1, "pace of --demo and --replay: 1 is realistic, 2 twice as fast, 0 without delays")
+	fs.Float64Var(&cfg.demoSpeed, "demo-speed", 1, "pace `X` of --demo and --replay: 1 is realistic, 2 twice as fast, 0 without delays")
 	fs.BoolVar(&cfg.opts.NoUI, "no-ui", false, "do not serve the web UI at / (nor its login)")
 	fs.DurationVar(&cfg.opts.PermissionTimeout, "permission-timeout", proxy.DefaultPermissionTimeout, "deny permission requests nobody answered after `DURATION` (0: wait forever)")
 	fs.Int64Var(&cfg.opts.ReplayBytes, "replay-bytes", proxy.DefaultReplayBytes, "`BYTES` of each session's newest events kept in memory for replay and catch-up (older ones go to disk)")
@@ -212,50 +262,46 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.Int64Var(&cfg.opts.SendQueueBytes, "send-queue-bytes", proxy.DefaultSendQueueBytes, "`BYTES` queued per client; beyond, the client catches up from the replay log")
 	fs.Int64Var(&cfg.opts.InboundBytes, "inbound-bytes", proxy.DefaultInboundBytes, "`BYTES` of client frames read and handled at once, all connections (at least --max-frame); a frame beyond is refused with limit_exceeded")
 	fs.Int64Var(&cfg.opts.MaxFrameBytes, "max-frame", proxy.DefaultMaxFrameBytes, "largest client frame in `BYTES`")
-	fs.IntVar(&cfg.opts.MaxSessions, "max-sessions", proxy.DefaultMaxSessions, "live sessions at once")
+	fs.IntVar(&cfg.opts.MaxSessions, "max-sessions", proxy.DefaultMaxSessions, "`N` live sessions at once")
 	fs.Int64Var(&cfg.opts.BlobBytes, "blob-bytes", proxy.DefaultBlobBytes, "`BYTES` of attachments (images, ...) kept for /v1/blobs")
 	callLogDir, _ := calllog.DefaultDir() // "" without a home directory: no call log unless given
 	fs.StringVar(&cfg.opts.CallLogDir, "call-log-dir", callLogDir, "keep the log of MCP tool calls (mcp/log) in `DIR`, one file per project; \"\" keeps none (--demo and --replay keep none)")
 	fs.BoolVar(&cfg.opts.CallLogIO, "call-log-io", false, "also keep tool inputs and outputs in the MCP call log")
 	fs.StringVar(&cfg.opts.HistoryHome, "history-home", "", "serve history/list and history/read from the Claude Code sessions under `DIR`/.claude/projects (default: $HOME); \"-\" serves no history")
 	fs.BoolVar(&cfg.opts.AutoProbe, "probe-mcp", true, "probe the active MCP servers at start and after each config change, for the status indicator")
-	fs.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "`LEVEL` of the log on stderr: debug, info, warn or error")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "serve HTTPS with the certificate (chain) in PEM `FILE`; with --tls-key")
 	fs.StringVar(&cfg.tlsKey, "tls-key", "", "the private key of --tls-cert, in PEM `FILE`")
 	fs.BoolVar(&cfg.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a new self-signed ECDSA certificate for the served hosts; its SHA-256 fingerprint is printed")
-	fs.Var(&cfg.hosts, "host", "also accept requests for host `NAME` (a DNS name or an IP address clients use; repeatable; the first goes in login links)")
+	fs.StringArrayVar(&cfg.hosts, "host", nil, "also accept requests for host `NAME` (a DNS name or an IP address clients use; repeatable; the first goes in login links)")
 	fs.BoolVar(&cfg.qr, "qr", false, "print a one-time login link as a QR code on stderr (default: when listening off loopback with stderr a terminal)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, usagef("serve: %v", err)
+}
+
+// check validates the flags after parsing (args are the positional
+// arguments, of which there must be none). cmd prefixes the messages.
+func (cfg *serveConfig) check(cmd string, args []string, stderr io.Writer) error {
+	if len(args) > 0 {
+		return usagef("%s: unexpected argument %q", cmd, args[0])
 	}
-	if fs.NArg() > 0 {
-		return nil, usagef("serve: unexpected argument %q", fs.Arg(0))
-	}
-	if cfg.token != "" {
-		fmt.Fprintln(stderr, "ccproxy: warning: --token puts the token on the command line, where any user of this machine can read it (/proc/PID/cmdline); use --token-file or $CCPROXY_TOKEN instead")
-	}
-	if cfg.token != "" && cfg.tokenFile != "" {
-		return nil, usagef("serve: give --token or --token-file, not both")
+	if err := cfg.tok.check(cmd, stderr); err != nil {
+		return err
 	}
 	if cfg.demo && cfg.replay != "" {
-		return nil, usagef("serve: give --demo or --replay FILE, not both")
+		return usagef("%s: give --demo or --replay FILE, not both", cmd)
 	}
 	if cfg.demo || cfg.replay != "" {
 		switch {
-		case cfg.claude != "":
-			return nil, usagef("serve: --demo and --replay run no Claude Code CLI; drop --claude")
+		case cfg.fs.Changed("claude"): // $CCPROXY_CLAUDE is no conflict: it is not used
+			return usagef("%s: --demo and --replay run no Claude Code CLI; drop --claude", cmd)
 		case len(cfg.mcpConfigs) > 0:
-			return nil, usagef("serve: --demo and --replay use no MCP configuration; drop --mcp-config")
+			return usagef("%s: --demo and --replay use no MCP configuration; drop --mcp-config", cmd)
 		case cfg.trustProject:
-			return nil, usagef("serve: --demo and --replay use no MCP configuration; drop --trust-project-mcp")
+			return usagef("%s: --demo and --replay use no MCP configuration; drop --trust-project-mcp", cmd)
 		}
 		cfg.opts.CallLogDir = "" // replayed sessions call no real MCP server
 	}
 	if err := replay.CheckSpeed(cfg.demoSpeed); err != nil {
-		return nil, usagef("serve: --demo-speed: %v", err)
+		return usagef("%s: --demo-speed: %v", cmd, err)
 	}
 	if cfg.replay != "" {
 		// Each session's replay-claude runs in the session's directory: it
@@ -265,13 +311,13 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 			_, err = replay.Open(abs)
 		}
 		if err != nil {
-			return nil, usagef("serve: --replay %s: %v", cfg.replay, err)
+			return usagef("%s: --replay %s: %v", cmd, cfg.replay, err)
 		}
 		cfg.replay = abs
 	}
 	switch {
 	case cfg.opts.PermissionTimeout < 0:
-		return nil, usagef("serve: --permission-timeout must not be negative")
+		return usagef("%s: --permission-timeout must not be negative", cmd)
 	case cfg.opts.PermissionTimeout == 0:
 		cfg.opts.PermissionTimeout = -1 // proxy: never
 	}
@@ -283,29 +329,28 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		{"--replay-disk-bytes", cfg.opts.ReplayDiskBytes}, {"--replay-memory-bytes", cfg.opts.ReplayMemoryBytes},
 		{"--send-queue-bytes", cfg.opts.SendQueueBytes}, {"--inbound-bytes", cfg.opts.InboundBytes}, {"--session-ttl", int64(cfg.opts.SessionTTL)}} {
 		if v.n <= 0 {
-			return nil, usagef("serve: %s must be positive, got %d", v.name, v.n)
+			return usagef("%s: %s must be positive, got %d", cmd, v.name, v.n)
 		}
 	}
 	if cfg.opts.InboundBytes < cfg.opts.MaxFrameBytes {
-		return nil, usagef("serve: --inbound-bytes (%d) must be at least --max-frame (%d)", cfg.opts.InboundBytes, cfg.opts.MaxFrameBytes)
+		return usagef("%s: --inbound-bytes (%d) must be at least --max-frame (%d)", cmd, cfg.opts.InboundBytes, cfg.opts.MaxFrameBytes)
 	}
 	if cfg.opts.SpoolDir == "" {
-		return nil, usagef("serve: --spool-dir must not be empty")
+		return usagef("%s: --spool-dir must not be empty", cmd)
 	}
 	switch {
 	case (cfg.tlsCert == "") != (cfg.tlsKey == ""):
-		return nil, usagef("serve: give --tls-cert and --tls-key together")
+		return usagef("%s: give --tls-cert and --tls-key together", cmd)
 	case cfg.tlsSelfSigned && cfg.tlsCert != "":
-		return nil, usagef("serve: give --tls-cert and --tls-key, or --tls-self-signed, not both")
+		return usagef("%s: give --tls-cert and --tls-key, or --tls-self-signed, not both", cmd)
+	}
+	if _, err := newLogger(io.Discard, cfg.logLevel); err != nil {
+		return usagef("%s: %v", cmd, err)
 	}
 	if cfg.tlsCert == "" && !cfg.tlsSelfSigned {
-		if err := checkLoopback(cfg.addr); err != nil {
-			return nil, err
-		}
-	} else if err := checkAddr(cfg.addr); err != nil {
-		return nil, err
+		return checkLoopback(cfg.addr)
 	}
-	return cfg, nil
+	return checkAddr(cfg.addr)
 }
 
 // serveTLS returns the hosts served at cfg.addr (proxy.ServedHosts) and,
@@ -379,49 +424,25 @@ func checkLoopback(addr string) error {
 func listen(addr string) (net.Listener, error) {
 	host, port, _ := net.SplitHostPort(addr)
 	if host == "localhost" {
-		addr = net.JoinHostPort("127.0.0.1", port)
+		host = "127.0.0.1"
+		addr = net.JoinHostPort(host, port)
 	}
 	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		// The conventional fix: let the system choose a free port (the
+		// first line on stdout says which).
+		return nil, fmt.Errorf("serve: --addr %s: the port is in use (by another ccproxy?); give --addr %s for a free one: %w", addr, net.JoinHostPort(host, "0"), err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("serve: %w", err)
 	}
 	return ln, nil
 }
 
-// resolveToken returns the token: --token, --token-file, $CCPROXY_TOKEN, or a
-// new random one (generated reports that).
-func resolveToken(cfg *serveConfig) (token string, generated bool, err error) {
-	switch {
-	case cfg.token != "":
-		token = cfg.token
-	case cfg.tokenFile != "":
-		b, err := os.ReadFile(cfg.tokenFile)
-		if err != nil {
-			return "", false, usagef("serve: --token-file: %v", err)
-		}
-		token = strings.TrimSpace(string(b))
-		if token == "" {
-			return "", false, usagef("serve: --token-file %s is empty", cfg.tokenFile)
-		}
-	case os.Getenv("CCPROXY_TOKEN") != "":
-		token = os.Getenv("CCPROXY_TOKEN")
-	default:
-		var b [32]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", false, fmt.Errorf("serve: making a token: %w", err)
-		}
-		return base64.RawURLEncoding.EncodeToString(b[:]), true, nil
-	}
-	if err := proxy.CheckToken(token); err != nil {
-		return "", false, usagef("serve: %v", err) // says what is wrong, never the token
-	}
-	return token, false, nil
-}
-
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, usagef("serve: --log-level %q: want debug, info, warn or error", level)
+		return nil, usagef("--log-level %q: want debug, info, warn or error", level)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }

@@ -60,7 +60,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--permission-timeout", "-1s"}, "must not be negative"},
 		{[]string{"--send-queue", "0"}, "must be positive"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
-		{[]string{"--nope"}, "flag provided but not defined"},
+		{[]string{"--nope"}, "unknown flag: --nope"},
 		{[]string{"extra"}, "unexpected argument"},
 	} {
 		out, errOut, code := runCmd(t, "", append([]string{"serve"}, tc.args...)...)

@@ -8,86 +8,95 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/ccproxy/ccproxy/proxy"
 )
 
-const statusUsage = `Usage: ccproxy status [--url URL] [--token-file PATH] [--tls-fingerprint FP] [--json]
-
-Prints a one-screen summary of a running ccproxy serve, from its GET
+const statusLong = `Prints a one-screen summary of a running ccproxy serve, from its GET
 /v1/health: version, uptime, the Claude Code CLI, sessions by state,
-clients, MCP servers by status. The URL is --url or $CCPROXY_URL (serve's
-"url"); the token is read from --token-file or $CCPROXY_TOKEN. A server
-with a self-signed certificate is trusted by its fingerprint: --tls-fingerprint
-or $CCPROXY_TLS_FINGERPRINT (serve's "tlsFingerprint").
-Exit status: 0 the daemon answered, 1 it did not, 2 usage.
-
-Flags:
-`
+clients, MCP servers by status. The URL is --url (serve's "url"); the
+token is read from --token-file, --token or $CCPROXY_TOKEN. A server
+with a self-signed certificate is trusted by its fingerprint:
+--tls-fingerprint (serve's "tlsFingerprint").
+Exit status: 0 the daemon answered, 1 it did not, 2 usage.`
 
 // maxHealthBytes bounds the /v1/health body read.
 const maxHealthBytes = 1 << 20
 
-func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, statusUsage)
-		fs.PrintDefaults()
+// statusConfig is what `ccproxy status` was asked to do.
+type statusConfig struct {
+	base, fp string
+	tok      tokenFlags
+	asJSON   bool
+	timeout  time.Duration
+	fs       *pflag.FlagSet
+}
+
+func newStatusCmd() *cobra.Command {
+	cfg := &statusConfig{}
+	c := &cobra.Command{
+		Use:   "status [flags]",
+		Short: "a one-screen summary of a running ccproxy serve",
+		Long:  statusLong,
+		Example: `  CCPROXY_URL=http://127.0.0.1:PORT CCPROXY_TOKEN=... ccproxy status
+  ccproxy status --url https://192.0.2.10:8443 --token-file ~/.ccproxy-token --tls-fingerprint AB:CD:...`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("status: unexpected argument %q", args[0])
+			}
+			return runStatus(c.Context(), cfg, c.OutOrStdout(), c.ErrOrStderr())
+		},
 	}
-	base := fs.String("url", os.Getenv("CCPROXY_URL"), "the daemon's `URL` (default $CCPROXY_URL)")
-	tokenFile := fs.String("token-file", "", "read the token from `PATH` (default: $CCPROXY_TOKEN)")
-	fp := fs.String("tls-fingerprint", os.Getenv("CCPROXY_TLS_FINGERPRINT"), "trust the https server whose certificate has this SHA-256 `FINGERPRINT` (default $CCPROXY_TLS_FINGERPRINT)")
-	asJSON := fs.Bool("json", false, "print the /v1/health JSON as it came")
-	timeout := fs.Duration("timeout", 10*time.Second, "give up after `DURATION`")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("status: %v", err)
+	fs := c.Flags()
+	cfg.fs = fs
+	fs.StringVar(&cfg.base, "url", "", "the daemon's `URL`")
+	bindEnv(fs, "url", envURL)
+	cfg.tok.register(fs, "the `TOKEN` of the daemon", "read the token from `PATH`")
+	fs.StringVar(&cfg.fp, "tls-fingerprint", "", "trust the https server whose certificate has this SHA-256 `FINGERPRINT`")
+	bindEnv(fs, "tls-fingerprint", envTLSFingerprint)
+	fs.BoolVar(&cfg.asJSON, "json", false, "print the /v1/health JSON as it came")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "give up after `DURATION`")
+	return c
+}
+
+func runStatus(ctx context.Context, cfg *statusConfig, stdout, stderr io.Writer) error {
+	if err := cfg.tok.check("status", stderr); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return usagef("status: unexpected argument %q", fs.Arg(0))
-	}
-	if *base == "" {
+	if cfg.base == "" {
 		return usagef("status: give the daemon's URL with --url or $CCPROXY_URL (the \"url\" of serve's first line)")
 	}
-	u, err := url.Parse(strings.TrimSuffix(*base, "/"))
+	u, err := url.Parse(strings.TrimSuffix(cfg.base, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("status: --url %.200q: want http://HOST:PORT or https://HOST:PORT", *base)
+		return usagef("status: %s %.200q: want http://HOST:PORT or https://HOST:PORT", flagSource(cfg.fs, "url"), cfg.base)
 	}
-	token := os.Getenv("CCPROXY_TOKEN")
-	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return usagef("status: --token-file: %v", err)
-		}
-		token = strings.TrimSpace(string(b))
+	token, err := cfg.tok.read("status")
+	if err != nil {
+		return err
 	}
 	if token == "" {
 		return usagef("status: no token: give --token-file PATH or set $CCPROXY_TOKEN")
 	}
-	if err := proxy.CheckToken(token); err != nil {
-		return usagef("status: %v", err)
-	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if *fp != "" {
-		want, err := proxy.ParseFingerprint(*fp)
+	if cfg.fp != "" {
+		want, err := proxy.ParseFingerprint(cfg.fp)
 		if err != nil {
-			return usagef("status: --tls-fingerprint: %v", err)
+			return usagef("status: %s: %v", flagSource(cfg.fs, "tls-fingerprint"), err)
 		}
 		tr.TLSClientConfig = pinnedTLS(want)
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String()+"/v1/health", nil)
 	if err != nil {
@@ -117,7 +126,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := json.Unmarshal(body, &h); err != nil {
 		return fmt.Errorf("status: %s/v1/health: not a health report: %w", u.Redacted(), err)
 	}
-	if *asJSON {
+	if cfg.asJSON {
 		_, err = fmt.Fprintf(stdout, "%s\n", body)
 		return err
 	}

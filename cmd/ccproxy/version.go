@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ccproxy/ccproxy/proxy"
 )
@@ -113,36 +113,47 @@ func buildVersion(stamped string, bi *debug.BuildInfo) versionInfo {
 	return v
 }
 
+// versionConfig is what `ccproxy version` was asked to do.
+type versionConfig struct {
+	asJSON bool
+	claude string
+}
+
+func newVersionCmd() *cobra.Command {
+	var cfg versionConfig
+	c := &cobra.Command{
+		Use:   "version [flags]",
+		Short: "print ccproxy's version and the Claude Code CLI found (also: ccproxy --version)",
+		Long:  "Prints ccproxy's version, revision, Go version and platform, and the Claude Code CLI found\n(a missing CLI is reported, not a failure). 'ccproxy --version' prints the same.",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("version: unexpected argument %q", args[0])
+			}
+			cfg.claude = explicitClaude(c.Flags())
+			return runVersion(c.Context(), cfg, c.OutOrStdout())
+		},
+	}
+	c.Flags().BoolVar(&cfg.asJSON, "json", false, "print a JSON object")
+	c.Flags().StringVar(&cfg.claude, "claude", "", "the Claude Code CLI to report, at `PATH` (default: claude on $PATH)")
+	bindEnv(c.Flags(), "claude", envClaude)
+	return c
+}
+
 // runVersion prints the version of ccproxy and of the Claude Code CLI it
 // would run. A missing CLI is reported, not an error: the command succeeds.
-func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print a JSON object")
-	claude := fs.String("claude", "", "the Claude Code CLI to report (default: $"+proxy.ClaudeEnv+", else claude on PATH)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ccproxy version [--json] [--claude PATH]   (also: ccproxy --version)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usagef("version: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("version: unexpected argument %q", fs.Arg(0))
-	}
+// cfg.claude "" looks for $CCPROXY_CLAUDE, then claude on PATH.
+func runVersion(ctx context.Context, cfg versionConfig, stdout io.Writer) error {
 	bi, _ := debug.ReadBuildInfo()
 	v := buildVersion(version, bi)
 	stampedVCS(&v)
-	path, cv, err := findClaude(ctx, *claude)
+	path, cv, err := findClaude(ctx, cfg.claude)
 	if err != nil {
 		v.Claude.Error = err.Error()
 	} else {
 		v.Claude.Path, v.Claude.Version = path, cv
 	}
-	if *asJSON {
+	if cfg.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
