@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -178,6 +179,10 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 		// RSS for some CPU (see proxy/internal/rssbench).
 		debug.SetGCPercent(50)
 	}
+	fellBack := demoWithoutCLI(cfg)
+	if fellBack {
+		log.Warn("no Claude Code CLI: no --claude, no $" + proxy.ClaudeEnv + ", no claude on PATH; serving the built-in demo instead (install it: npm install -g @anthropic-ai/claude-code; --demo asks for the demo on purpose)")
+	}
 	srv, err := newServer("serve", cfg, log, stderr)
 	if err != nil {
 		return err
@@ -196,6 +201,9 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 		base = "http://" + net.JoinHostPort(hosts[0], strconv.Itoa(port))
 	}
 	first := map[string]any{"url": base, "port": port, "pid": os.Getpid()}
+	if cfg.demo {
+		first["demo"] = true
+	}
 	if srv.generated {
 		first["token"] = srv.token // stdout goes to whoever spawned ccproxy, not to a log
 	}
@@ -214,6 +222,9 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 		return fmt.Errorf("serve: writing the address line: %w", err)
 	}
 	if f, ok := stdout.(*os.File); ok && isTerminal(f) && first["loginURL"] != nil {
+		if fellBack {
+			fmt.Fprintf(stdout, "\nNo Claude Code CLI was found, so this is the built-in demo (a recorded session).\nInstall the CLI (npm install -g @anthropic-ai/claude-code) or give --claude PATH for live sessions.\n")
+		}
 		fmt.Fprintf(stdout, "\nccproxy is ready. Open this one-time link in your browser:\n\n    %s\n\n", first["loginURL"])
 	}
 	offLoopback := !ln.Addr().(*net.TCPAddr).IP.IsLoopback()
@@ -227,6 +238,21 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 	}
 	log.Info("ccproxy serving", "url", first["url"], "project", cfg.project, "generated_token", srv.generated)
 	return srv.Serve(ctx, ln)
+}
+
+// demoWithoutCLI turns cfg into a demo when nothing names a Claude Code CLI
+// and none is on PATH (a first `go run ./cmd/ccproxy serve` on a machine
+// without it), and reports whether it did. A CLI that is named (--claude,
+// $CCPROXY_CLAUDE) or found but broken is an error as always, never a demo.
+func demoWithoutCLI(cfg *serveConfig) bool {
+	if cfg.demo || cfg.replay != "" || cfg.fs.Changed("claude") || os.Getenv(proxy.ClaudeEnv) != "" {
+		return false
+	}
+	if _, err := exec.LookPath("claude"); err == nil {
+		return false
+	}
+	cfg.demo = true
+	return true
 }
 
 // isTerminal reports whether f is a character device (a terminal).

@@ -95,6 +95,7 @@ type firstLine struct {
 	Port  int    `json:"port"`
 	PID   int    `json:"pid"`
 	Token string `json:"token"`
+	Demo  bool   `json:"demo"`
 }
 
 func readFirstLine(t *testing.T, r *bufio.Reader) firstLine {
@@ -448,4 +449,51 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Without a CLI anywhere (no --claude, no $CCPROXY_CLAUDE, no claude on
+// PATH) serve plays the built-in demo and says so; a CLI that is named but
+// missing is an error, never a demo.
+func TestServeFallsBackToDemo(t *testing.T) {
+	bin := ccproxyBinary(t)
+	emptyPath := t.TempDir()
+	env := append(withoutEnv(withoutEnv(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_CLAUDE"), "PATH"), "PATH="+emptyPath)
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", t.TempDir())
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	fl := readFirstLine(t, bufio.NewReader(stdout))
+	if !fl.Demo {
+		t.Fatalf("first line %+v: want demo: true", fl)
+	}
+	if !strings.Contains(stderr.String(), "serving the built-in demo instead") {
+		t.Errorf("the log does not say why it is a demo:\n%s", stderr.String())
+	}
+	c := dialProxy(t, fl.URL, nil, protocol.Subprotocol, protocol.TokenSubprotocolPrefix+fl.Token)
+	s := c.do("session/create", map[string]any{})["session"].(string)
+	c.do("session/subscribe", map[string]any{"session": s})
+	c.do("session/send", map[string]any{"session": s, "text": "hello demo"})
+	c.next("result", isResultOf(s))
+
+	// Named but missing: an error, as before.
+	bad := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", t.TempDir())
+	bad.Env = append(env, "CCPROXY_CLAUDE="+filepath.Join(emptyPath, "claude"))
+	out, _ := bad.StdoutPipe()
+	var badErr syncBuffer
+	bad.Stderr = &badErr
+	if err := bad.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bad.Process.Kill(); bad.Wait() })
+	if bl := readFirstLine(t, bufio.NewReader(out)); bl.Demo {
+		t.Fatalf("with $CCPROXY_CLAUDE naming a missing file: first line %+v, want no demo", bl)
+	}
 }
