@@ -403,7 +403,10 @@ type WriteMode int
 const (
 	AddNew       WriteMode = iota // refuse a name already there (*ExistsError), as `claude mcp add`
 	AddOrReplace                  // replace it (--force)
-	ReplaceOnly                   // refuse a name not there (*MissingServerError): an update
+	// ReplaceOnly refuses a name not there (*MissingServerError): an
+	// update. Masked placeholders in the new definition keep the stored
+	// values they stand for (KeepMasked), read under the file's lock.
+	ReplaceOnly
 )
 
 // AddServer writes definition def (BuildDefinition, NormalizeDefinition)
@@ -437,6 +440,12 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 			return nil, &ExistsError{Name: name, Scope: scope}
 		case !there && mode == ReplaceOnly:
 			return nil, &MissingServerError{Name: name, Scope: scope}
+		case mode == ReplaceOnly:
+			kept, err := KeepMasked(name, json.RawMessage(member(servers, name).Raw), def)
+			if err != nil {
+				return nil, err
+			}
+			def = kept
 		}
 		text := []byte(d.text)
 		if scope == ScopeLocal {

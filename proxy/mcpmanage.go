@@ -25,7 +25,9 @@ type MCPManager interface {
 	// it), then like WriteServer.
 	RemoveServer(name, scope string) (mcpconfig.Location, error)
 	// Unsaved resolves the configuration with def as an extra server
-	// named name (mcpconfig.ResolveUnsaved), for probing.
+	// named name (mcpconfig.ResolveUnsaved), for probing; the masked
+	// placeholders of def keep the values of the configured server name
+	// (mcpconfig.KeepMasked).
 	Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error)
 	// SetDisabled records name as disabled (or not) in the project
 	// (mcpconfig.SetServerDisabled), then like WriteServer.
@@ -66,8 +68,23 @@ func (s *MCPConfigSource) RemoveServer(name, scope string) (mcpconfig.Location, 
 	return loc, s.reload()
 }
 
-// Unsaved implements MCPManager.
+// Unsaved implements MCPManager. When name is a configured server, the
+// masked placeholders of def keep that server's stored values
+// (mcpconfig.KeepMasked), as in mcp/update: testing an edit before saving
+// it probes the secrets the edit keeps.
 func (s *MCPConfigSource) Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error) {
+	s.mu.Lock()
+	cfg := s.raw
+	s.mu.Unlock()
+	if cfg != nil {
+		if srv, ok := cfg.Server(name); ok {
+			kept, err := mcpconfig.KeepMasked(name, srv.Raw, def)
+			if err != nil {
+				return nil, err
+			}
+			def = kept
+		}
+	}
 	return mcpconfig.ResolveUnsaved(s.opts, name, def)
 }
 
