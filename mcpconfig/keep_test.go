@@ -153,3 +153,65 @@ func TestMaskedFormOf(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustWorkspace: a project server approved in the project's
+// settings.local.json awaits only trust (NeedsTrust), one approved nowhere
+// does not; TrustWorkspace records hasTrustDialogAccepted where the
+// resolver (and the CLI) read it, keeps the other keys, activates the
+// first server only, and a second call writes nothing.
+func TestTrustWorkspace(t *testing.T) {
+	opts := writeEnv(t)
+	write := func(path, text string) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(opts.ProjectDir, ".mcp.json"), `{"mcpServers":{"p":{"command":"node"},"q":{"command":"node"}}}`)
+	write(filepath.Join(opts.ProjectDir, ".claude", "settings.local.json"), `{"enabledMcpjsonServers":["p"]}`)
+	cj := filepath.Join(opts.HomeDir, ".claude.json")
+	write(cj, `{"numStartups": 3, "projects": {"`+opts.ProjectDir+`": {"allowedTools": ["Read"]}}}`)
+	cfg, err := Resolve(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := cfg.Server("p")
+	q, _ := cfg.Server("q")
+	if p.Active || !p.NeedsTrust || q.Active || q.NeedsTrust || cfg.Trusted {
+		t.Fatalf("before: p active=%v needsTrust=%v, q active=%v needsTrust=%v, trusted=%v", p.Active, p.NeedsTrust, q.Active, q.NeedsTrust, cfg.Trusted)
+	}
+	cfg, err = TrustWorkspace(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ = cfg.Server("p")
+	q, _ = cfg.Server("q")
+	if !cfg.Trusted || !p.Active || p.NeedsTrust || q.Active {
+		t.Errorf("after: trusted=%v, p active=%v needsTrust=%v, q active=%v", cfg.Trusted, p.Active, p.NeedsTrust, q.Active)
+	}
+	data, _ := os.ReadFile(cj)
+	entry := gjson.GetBytes(data, "projects."+escapePath(opts.ProjectDir))
+	if entry.Get("hasTrustDialogAccepted").Type != gjson.True || entry.Get("allowedTools.0").String() != "Read" || gjson.GetBytes(data, "numStartups").Int() != 3 {
+		t.Errorf("~/.claude.json: %s", data)
+	}
+	st1, _ := os.Stat(cj)
+	if _, err := TrustWorkspace(opts); err != nil {
+		t.Fatal(err)
+	}
+	if st2, _ := os.Stat(cj); !st2.ModTime().Equal(st1.ModTime()) || st2.Size() != st1.Size() {
+		t.Errorf("a second call rewrote the file")
+	}
+
+	// A project ~/.claude.json does not know yet gets the CLI's new entry.
+	opts2 := writeEnv(t)
+	if _, err := TrustWorkspace(opts2); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(filepath.Join(opts2.HomeDir, ".claude.json"))
+	entry = gjson.GetBytes(data, "projects."+escapePath(opts2.ProjectDir))
+	if entry.Get("hasTrustDialogAccepted").Type != gjson.True || !entry.Get("enabledMcpjsonServers").IsArray() {
+		t.Errorf("new entry: %s", data)
+	}
+}

@@ -729,3 +729,46 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 	}
 	return Resolve(opts)
 }
+
+// TrustWorkspace records that the user trusts the project directory, where
+// and as the CLI records an accepted trust dialog:
+// projects["<dir>"].hasTrustDialogAccepted = true in ~/.claude.json (the
+// directory with symlinks resolved; a new entry gets the CLI's defaults).
+// The project's settings files then count, so servers they approve
+// (Server.NeedsTrust) become active, and so do their permission rules.
+// Same locked, atomic write as AddServer; nothing is written when the
+// workspace is trusted already. It returns the configuration resolved
+// afterwards.
+func TrustWorkspace(opts Options) (*Config, error) {
+	loc, err := LocationOf(opts, ScopeLocal)
+	if err != nil {
+		return nil, err
+	}
+	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
+		projects := member(d.root, "projects")
+		if projects.Exists() && !projects.IsObject() {
+			return nil, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
+		}
+		entry := member(projects, loc.Project)
+		if entry.Exists() && !entry.IsObject() {
+			return nil, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", loc.Project, kind(entry))
+		}
+		text := []byte(d.text)
+		if !entry.Exists() {
+			e, err := sjson.SetBytes(newProjectEntry(json.RawMessage(`{}`)), "hasTrustDialogAccepted", true)
+			if err != nil {
+				return nil, err
+			}
+			return sjson.SetRawBytes(text, "projects."+escapePath(loc.Project), e)
+		}
+		trusted := member(entry, "hasTrustDialogAccepted")
+		if trusted.Type == gjson.True {
+			return nil, nil // recorded already
+		}
+		return sjson.SetBytes(text, "projects."+escapePath(loc.Project)+".hasTrustDialogAccepted", true)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcpconfig: trust %s: %w", loc.Project, err)
+	}
+	return Resolve(opts)
+}
