@@ -166,6 +166,7 @@ func TestWebUIMCPPanel(t *testing.T) {
 	if got := eval[string](b, `document.querySelector('`+echo+` .mcp-call-result pre.content').textContent`); !strings.HasPrefix(got, "> HI THERE\n> HI THERE") {
 		t.Errorf("echo result %q", got)
 	}
+	eval[any](b, `document.querySelector('`+echo+`').scrollIntoView(); null`)
 	b.screenshot("mcp-inspector")
 
 	// Edit without retyping the secret.
@@ -195,6 +196,10 @@ func TestWebUIMCPPanel(t *testing.T) {
 	b.do("viewport 400", chromedp.EmulateViewport(400, 860))
 	b.until("the panel fits", `(r => r.left >= 0 && r.right <= 400)(document.querySelector("#mcp-panel").getBoundingClientRect()) && document.querySelector("#mcp-panel").scrollWidth <= document.querySelector("#mcp-panel").clientWidth`)
 	b.screenshot("mcp-inspector-400")
+	b.do("edit at 400 px", chromedp.Click(`#mcp-panel .mcp-actions button.edit`))
+	b.until("the edit form fits", `document.querySelector("#mcp-form").open && (r => r.left >= 0 && r.right <= 400)(document.querySelector("#mcp-form").getBoundingClientRect()) && document.querySelector("#mcp-form").scrollWidth <= document.querySelector("#mcp-form").clientWidth`)
+	b.screenshot("mcp-edit-400")
+	b.do("cancel", chromedp.Click(`#mcp-form button.cancel`))
 	b.noJSDialog()
 }
 

@@ -164,8 +164,9 @@ const panel = {
   name: null, // the server shown
   probe: null, // the last mcp/probe result of it, or {error}
   probing: false,
-  tools: null, // mcp/tools reply, {error}, or null (not fetched)
-  toolsFor: "", // the status the tools were fetched in
+  failureProbed: false, // the current failure was probed
+  tools: null, // mcp/tools reply, or null (not fetched)
+  toolsFor: "", // "connected" once listed while connected, "stale" after it left that state
   message: null, // {text, error} of the last action
   trustAsked: false, // the trust confirmation is shown
 
@@ -174,6 +175,7 @@ const panel = {
     if (this.name !== name) {
       this.name = name;
       this.probe = null;
+      this.failureProbed = false;
       this.tools = null;
       this.toolsFor = "";
       this.message = null;
@@ -219,12 +221,22 @@ const panel = {
     renderActions(dlg.querySelector(".mcp-actions"), s, c);
     renderNotices(dlg.querySelector(".mcp-notices"), s, c);
     renderFailure(dlg.querySelector(".mcp-failure"), s);
-    if (s && s.status === "failed" && !this.probe && !this.probing && has("mcp.probe")) this.runProbe();
+    // A failed server is probed once per failure (the probe has the
+    // stderr tail); tools are listed again each time it connects.
+    if (!s || s.status !== "failed") this.failureProbed = false;
+    else if (!this.failureProbed && !this.probing && has("mcp.probe")) {
+      this.failureProbed = true;
+      this.probe = null;
+      this.runProbe();
+    }
+    if (!s || s.status !== "connected") this.toolsFor = this.toolsFor && "stale";
     const toolsBox = dlg.querySelector(".mcp-tools");
     toolsBox.hidden = !has("mcp.tools");
     if (has("mcp.tools") && s && s.status === "connected" && this.toolsFor !== "connected") this.loadTools();
-    if (has("mcp.tools") && (!s || s.status !== "connected") && this.toolsFor === "") {
-      dlg.querySelector(".mcp-tools-state").textContent = "Tools are listed once the server is connected.";
+    if (has("mcp.tools") && (!s || s.status !== "connected")) {
+      dlg.querySelector(".mcp-tools-state").textContent = this.toolsFor === "stale"
+        ? "The server is not connected now; the tools below are those it had."
+        : "Tools are listed once the server is connected.";
     }
   },
 
@@ -234,7 +246,16 @@ const panel = {
     this.update();
     try {
       const r = await conn.request("mcp/probe", { name });
-      if (this.name === name) this.probe = r.results[0];
+      const res = r.results[0];
+      if (this.name === name) {
+        this.probe = res;
+        const s = this.status();
+        if (!s || s.status !== "failed") {
+          this.message = res.ok
+            ? { text: `probe: connected · ${res.toolCount} tools · ${Math.round(res.latencyMs.total)} ms`, error: false }
+            : { text: `probe: ${res.status}${res.error ? ` — ${res.error.code}: ${res.error.message}` : ""}`, error: true };
+        }
+      }
     } catch (err) {
       if (this.name === name) this.probe = { error: { code: err.code || "error", message: err.message } };
     } finally {
