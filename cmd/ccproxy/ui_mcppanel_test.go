@@ -54,7 +54,7 @@ func TestWebUIMCPPanel(t *testing.T) {
 	// pj: a project server approved in the project's settings of an
 	// untrusted workspace. broken: a user server whose process exits with
 	// a message on stderr.
-	writeJSON(filepath.Join(project, ".mcp.json"), map[string]any{"mcpServers": map[string]any{"pj": map[string]any{"command": testmcp}}})
+	writeJSON(filepath.Join(project, ".mcp.json"), map[string]any{"mcpServers": map[string]any{"pj": map[string]any{"command": testmcp}, "pk": map[string]any{"command": testmcp}}})
 	writeJSON(filepath.Join(project, ".claude", "settings.local.json"), map[string]any{"enabledMcpjsonServers": []string{"pj"}})
 	claudeJSON := filepath.Join(home, ".claude.json")
 	writeJSON(claudeJSON, map[string]any{"mcpServers": map[string]any{"broken": map[string]any{"type": "stdio", "command": testmcp, "args": []string{"--no-such-flag"}, "env": map[string]any{}}}})
@@ -96,8 +96,18 @@ func TestWebUIMCPPanel(t *testing.T) {
 	b.screenshot("mcp-failed")
 	closePanel()
 
+	// Approving in an untrusted workspace: recorded, but it says the
+	// approval waits for trust, and offers it.
+	open("pk")
+	if eval[bool](b, `document.querySelector("#mcp-panel .mcp-trust") !== null`) {
+		t.Errorf("pk, approved nowhere, is offered trust")
+	}
+	b.do("approve pk", chromedp.Click(`#mcp-panel .mcp-actions button.approve`))
+	b.until("pk's approval waits for trust", `document.querySelector("#mcp-panel .mcp-message")?.textContent.includes("counts once the workspace is trusted") && document.querySelector("#mcp-panel .mcp-trust button.trust") !== null`)
+	closePanel()
+
 	// Untrusted workspace: the reason, the offer, the confirmation naming
-	// the server, then trust recorded as the CLI records it.
+	// the servers, then trust recorded as the CLI records it.
 	open("pj")
 	b.until("the trust offer", `document.querySelector("#mcp-panel .mcp-trust button.trust") !== null`)
 	if reason := eval[string](b, `document.querySelector('#mcp-panel dd[data-field="reason"]').textContent`); !strings.Contains(reason, "trusted workspace") {
@@ -105,7 +115,7 @@ func TestWebUIMCPPanel(t *testing.T) {
 	}
 	b.do("trust…", chromedp.Click(`#mcp-panel .mcp-trust button.trust`))
 	b.until("the confirmation", `document.querySelector("#mcp-panel .mcp-trust-confirm") !== null`)
-	if text := eval[string](b, `document.querySelector("#mcp-panel .mcp-trust-confirm p").textContent`); !strings.Contains(text, "enables this server: pj") || !strings.Contains(text, project) {
+	if text := eval[string](b, `document.querySelector("#mcp-panel .mcp-trust-confirm p").textContent`); !strings.Contains(text, "enables these servers: pj, pk") || !strings.Contains(text, project) {
 		t.Errorf("confirmation %q does not name the project and pj", text)
 	}
 	if data, _ := os.ReadFile(claudeJSON); strings.Contains(string(data), "hasTrustDialogAccepted") {
@@ -113,12 +123,12 @@ func TestWebUIMCPPanel(t *testing.T) {
 	}
 	b.screenshot("mcp-trust")
 	b.do("confirm trust", chromedp.Click(`#mcp-panel .trust-confirm`))
-	b.until("trusted", `document.querySelector("#mcp-panel .mcp-message")?.textContent === "Workspace trusted; enabled: pj."`)
+	b.until("trusted", `document.querySelector("#mcp-panel .mcp-message")?.textContent === "Workspace trusted; enabled: pj, pk."`)
 	data, _ := os.ReadFile(claudeJSON)
 	if gjson.GetBytes(data, "projects."+gjsonEscape(project)+".hasTrustDialogAccepted").Type != gjson.True {
 		t.Errorf("~/.claude.json after trust: %s", data)
 	}
-	b.until("pj connected", chip("pj")+`?.querySelector(".dot").dataset.status === "connected"`)
+	b.until("pj and pk connected", chip("pj")+`?.querySelector(".dot").dataset.status === "connected" && `+chip("pk")+`?.querySelector(".dot").dataset.status === "connected"`)
 	closePanel()
 
 	// Add → test → save → connected.

@@ -286,7 +286,10 @@ const panel = {
 function setupPanel() {
   const dlg = $("#mcp-panel");
   dlg.querySelector(".mcp-panel-close").onclick = () => panel.close();
+  // Escape closes the dialog too. The close event is queued: by the time it
+  // runs, a click may have opened the panel again (for another server).
   dlg.addEventListener("close", () => {
+    if (dlg.open) return;
     panel.name = null;
     delete dlg.dataset.server;
   });
@@ -348,7 +351,8 @@ function renderActions(box, s, c) {
     act("approve", "Approve", async () => {
       const r = await conn.request("mcp/approve", { name });
       const cur = config.get(name);
-      if (r.approval === "approved" && cur && cur.needsTrust) panel.say("Approval recorded; it counts once the workspace is trusted (below).");
+      // mcp/config arrived before the reply: needsTrust is current.
+      if (r.approval !== "approved" && cur && cur.needsTrust) panel.say("Approval recorded in the project's settings; it counts once the workspace is trusted (below).");
       else panel.say(`approval: ${r.approval}`);
     });
     act("reject", "Reject", async () => panel.say(`approval: ${(await conn.request("mcp/reject", { name })).approval}`));
