@@ -29,7 +29,8 @@ import (
 //   - edit: the form shows the secret masked, the user changes another
 //     value and saves without retyping it: the file keeps the secret, and
 //     the page never held it;
-//   - at 400 px the panel fits the screen.
+//   - disable and enable for the project (disabledMcpServers);
+//   - at 400 px the panel and the form fit the screen.
 func TestWebUIMCPPanel(t *testing.T) {
 	bin := ccproxyBinary(t)
 	claude := testkit.Claude(t)
@@ -201,6 +202,27 @@ func TestWebUIMCPPanel(t *testing.T) {
 		t.Errorf("mem's env after the edit: %s", saved.Raw)
 	}
 	b.until("mem connected after the edit", chip("mem")+`?.querySelector(".dot").dataset.status === "connected"`)
+
+	// Disable and enable for the project, where the CLI records it.
+	disabled := func() []string {
+		data, _ := os.ReadFile(claudeJSON)
+		var out []string
+		for _, v := range gjson.GetBytes(data, "projects."+gjsonEscape(project)+".disabledMcpServers").Array() {
+			out = append(out, v.String())
+		}
+		return out
+	}
+	b.until("the disable button", `document.querySelector("#mcp-panel .mcp-actions button.disable") !== null`)
+	b.do("disable mem", chromedp.Click(`#mcp-panel .mcp-actions button.disable`))
+	b.until("mem disabled", chip("mem")+`?.querySelector(".dot").dataset.status === "disabled" && document.querySelector("#mcp-panel .mcp-actions button.enable") !== null`)
+	if d := disabled(); len(d) != 1 || d[0] != "mem" {
+		t.Errorf("disabledMcpServers after disable: %v", d)
+	}
+	b.do("enable mem", chromedp.Click(`#mcp-panel .mcp-actions button.enable`))
+	b.until("mem connected again", chip("mem")+`?.querySelector(".dot").dataset.status === "connected"`)
+	if d := disabled(); len(d) != 0 {
+		t.Errorf("disabledMcpServers after enable: %v", d)
+	}
 
 	// 400 px: the panel fits.
 	b.do("viewport 400", chromedp.EmulateViewport(400, 860))

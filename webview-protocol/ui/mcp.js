@@ -357,11 +357,23 @@ function renderActions(box, s, c) {
     });
     act("reject", "Reject", async () => panel.say(`approval: ${(await conn.request("mcp/reject", { name })).approval}`));
   }
+  // Enable/disable: for the project (mcp/toggle persist, recorded where
+  // the CLI records it) when the proxy writes the configuration; else in
+  // the live sessions only. Reconnect is live.
+  const persisted = c && !c.active && /disabledMcpServers/.test(c.reason || "");
+  if (s && has("mcp.manage") && c && (s.status === "connected" || persisted)) {
+    const enable = persisted;
+    act(enable ? "enable" : "disable", enable ? "Enable for this project" : "Disable for this project", async () => {
+      await conn.request("mcp/toggle", { name, enabled: enable, persist: true });
+      panel.say(enable ? "Enabled for this project." : "Disabled for this project (disabledMcpServers in ~/.claude.json).");
+    });
+  }
   if (s && has("mcp.live")) {
     const live = liveAction(s);
-    if (live) act(live.label, live.label[0].toUpperCase() + live.label.slice(1), async () => {
+    const shown = live && !(has("mcp.manage") && c && (s.status === "connected" || persisted));
+    if (shown) act(live.label, `${live.label[0].toUpperCase() + live.label.slice(1)}${live.label === "reconnect" ? "" : " in live sessions"}`, async () => {
       const r = await live.run();
-      panel.say(`${live.label}: ${r.sessions.length ? `done in ${r.sessions.length} session${r.sessions.length === 1 ? "" : "s"}` : "no live session; it applies to the next one"}`);
+      panel.say(`${live.label}: ${r.sessions.length ? `done in ${r.sessions.length} session${r.sessions.length === 1 ? "" : "s"}` : "no live session"}`);
     });
   }
   const remote = c ? c.type !== "stdio" : s && s.transport && s.transport !== "stdio";
