@@ -241,6 +241,22 @@ func TestMCPTrustAndKeepUnchanged(t *testing.T) {
 	if env := file.MCPServers["srv"].Env; env["API_TOKEN"] != "s3cret-value-2" {
 		t.Errorf("a changed token was not written: env %v", env)
 	}
+	// mcp/test of a configured name probes with the values the masked
+	// placeholders stand for: this server starts only with its secret.
+	gate := map[string]any{"command": "/bin/sh", "args": []string{"-c", `test "$GATE_SECRET" = gate-secret-value-7 && exec "$0" || { echo "wrong secret" >&2; exit 1; }`, testmcp},
+		"env": map[string]any{"GATE_SECRET": "gate-secret-value-7"}}
+	mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": "gate", "scope": "user", "definition": gate}), &res)
+	var gateShown map[string]any
+	mustUnmarshal(t, viewServer(res.Config, "gate").Config, &gateShown)
+	if gateShown["env"].(map[string]any)["GATE_SECRET"] != "***" {
+		t.Fatalf("gate shown %v", gateShown)
+	}
+	var pr protocol.MCPProbeResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPTest, map[string]any{"name": "gate", "definition": gateShown}), &pr)
+	if len(pr.Results) != 1 || !pr.Results[0].OK {
+		t.Errorf("mcp/test of the shown definition of gate: %+v", pr.Results)
+	}
+
 	def["env"].(map[string]any)["OTHER"] = "***"
 	if perr := c.doErr(protocol.TypeMCPUpdate, map[string]any{"name": "srv", "scope": "user", "definition": def}); perr.Code != protocol.CodeBadRequest || !strings.Contains(perr.Message, "env.OTHER holds the masked placeholder") {
 		t.Errorf("a placeholder with nothing behind it: %v", perr)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/tidwall/gjson"
 
@@ -179,6 +180,14 @@ func TestWebUIMCPPanel(t *testing.T) {
 	}
 	eval[any](b, `document.querySelector('`+echo+`').scrollIntoView(); null`)
 	b.screenshot("mcp-inspector")
+	// A tool that reports an error: a result, marked as the tool's error.
+	isErr := `#mcp-panel .mcp-tool[data-tool="is_error"]`
+	b.do("open is_error", chromedp.Click(isErr+` > summary`))
+	b.do("call is_error", chromedp.Click(isErr+` button.call`))
+	b.until("the tool's error", `document.querySelector('`+isErr+` .mcp-call-result').dataset.state === "tool-error"`)
+	if got := eval[string](b, `document.querySelector('`+isErr+` .mcp-call-result').textContent`); !strings.Contains(got, mcptest.IsErrorText) || !strings.HasPrefix(got, "the tool reported an error") {
+		t.Errorf("is_error result %q", got)
+	}
 
 	// Edit without retyping the secret.
 	b.do("edit", chromedp.Click(`#mcp-panel .mcp-actions button.edit`))
@@ -232,6 +241,20 @@ func TestWebUIMCPPanel(t *testing.T) {
 	b.until("the edit form fits", `document.querySelector("#mcp-form").open && (r => r.left >= 0 && r.right <= 400)(document.querySelector("#mcp-form").getBoundingClientRect()) && document.querySelector("#mcp-form").scrollWidth <= document.querySelector("#mcp-form").clientWidth`)
 	b.screenshot("mcp-edit-400")
 	b.do("cancel", chromedp.Click(`#mcp-form button.cancel`))
+
+	// Dark, when the stylesheet has a dark theme (prefers-color-scheme).
+	hasDark := eval[bool](b, `[...document.styleSheets].some(ss => [...ss.cssRules].some(r => r.media && r.media.mediaText.includes("prefers-color-scheme: dark")))`)
+	if hasDark {
+		if _, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+			t.Fatalf("emulating dark: %v", err)
+		}
+		b.until("dark", `matchMedia("(prefers-color-scheme: dark)").matches`)
+		b.screenshot("mcp-inspector-400-dark")
+		b.do("viewport 1280", chromedp.EmulateViewport(1280, 860))
+		b.screenshot("mcp-inspector-dark")
+	} else {
+		t.Log("no dark theme in style.css: no dark screenshots")
+	}
 	b.noJSDialog()
 }
 
