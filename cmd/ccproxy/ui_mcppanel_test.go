@@ -106,6 +106,9 @@ func TestWebUIMCPPanel(t *testing.T) {
 	}
 	b.do("approve pk", chromedp.Click(`#mcp-panel .mcp-actions button.approve`))
 	b.until("pk's approval waits for trust", `document.querySelector("#mcp-panel .mcp-message")?.textContent.includes("counts once the workspace is trusted") && document.querySelector("#mcp-panel .mcp-trust button.trust") !== null`)
+	if eval[bool](b, `document.querySelector("#mcp-panel .mcp-actions button.approve") !== null`) {
+		t.Errorf("pk, approved, is offered approve again")
+	}
 	closePanel()
 
 	// Untrusted workspace: the reason, the offer, the confirmation naming

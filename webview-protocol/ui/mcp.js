@@ -348,7 +348,8 @@ function renderActions(box, s, c) {
     return b;
   };
   if (s && s.status === "awaiting-approval" || c && c.approval === "awaiting") {
-    act("approve", "Approve", async () => {
+    // Approved already (it waits for trust): no second approve.
+    if (!(c && c.needsTrust)) act("approve", "Approve", async () => {
       const r = await conn.request("mcp/approve", { name });
       const cur = config.get(name);
       // mcp/config arrived before the reply: needsTrust is current.
