@@ -67,6 +67,7 @@ const pushes = {
     config.clear();
     for (const s of d.servers || []) config.set(s.name, s);
     project = d.project || "";
+    renderMCP(servers);
     panel.update();
   },
   // The sign-in started by mcp/login goes on: url (open it), done, failed.
@@ -103,7 +104,9 @@ function renderMCP(list) {
     item.title = `${s.name}: ${s.status} · ${s.scope} scope${count !== undefined ? ` · ${count} tools` : ""}${s.error ? `\n${s.error}` : ""}`;
     item.append(dot, el("span", "", s.name));
     if (s.status === "awaiting-approval") {
-      for (const [label, type] of [["approve", "mcp/approve"], ["reject", "mcp/reject"]]) {
+      // One approved that waits only for trust: its panel says so and offers trust.
+      const waitsForTrust = config.get(s.name)?.needsTrust;
+      for (const [label, type] of waitsForTrust ? [["reject", "mcp/reject"]] : [["approve", "mcp/approve"], ["reject", "mcp/reject"]]) {
         const btn = el("button", type.slice(4), label);
         btn.onclick = () => conn.request(type, { name: s.name }).catch((err) => alert(err.message));
         item.append(btn);
