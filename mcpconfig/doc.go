@@ -95,7 +95,13 @@
 // through updateJSONFile, the same locked read-modify-write as settings
 // (below), keeping the file's indentation and final newline; the CLI's
 // refusals are *ExistsError, *MissingServerError and *ScopesError, bad
-// input matches ErrBadInput.
+// input matches ErrBadInput. An update (ReplaceOnly) resolves the "keep
+// unchanged" marker under the file's lock: KeepMasked puts back the stored
+// value behind every string still in its redacted form (clients only see
+// Redacted definitions), so an edit form need not know the secrets.
+// TrustWorkspace records projects["<dir>"].hasTrustDialogAccepted as the
+// CLI's trust dialog does; Server.NeedsTrust marks the project servers
+// that it would activate.
 //
 // # What the proxy passes to claude
 //

@@ -440,6 +440,17 @@ func (a *approvals) approval(name string) (Approval, string, string) {
 	return ApprovalAwaiting, "", "awaiting approval: not in enabledMcpjsonServers (approve it, or run `claude` in the project)"
 }
 
+// needsTrust reports whether the project server name awaits approval only
+// because the workspace is not trusted: a project settings file approves
+// it, and nothing rejects it.
+func (a *approvals) needsTrust(name string) bool {
+	if _, ok := a.rejected[name]; ok || a.trusted || a.trustFlag {
+		return false
+	}
+	_, ok := a.projEnabled[name]
+	return ok || a.projAll != ""
+}
+
 // projectEntry finds projects["<dir>"] in ~/.claude.json: the key is the
 // directory with symlinks resolved (measured), the path as given is tried
 // second.
@@ -608,6 +619,7 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 			s.Reason = apprWhy[win]
 		case appr[win] == ApprovalAwaiting:
 			s.Reason = apprWhy[win]
+			s.NeedsTrust = ap.needsTrust(name)
 		case disabled:
 			s.Reason = "disabled for this project (disabledMcpServers in " + disabledBy + ")"
 		default:

@@ -98,6 +98,10 @@ type Server struct {
 	Disabled bool `json:"disabled,omitempty"`
 	// Reason says, in words, why an inactive server is inactive.
 	Reason string `json:"reason,omitempty"`
+	// NeedsTrust is true when the server awaits approval only because the
+	// workspace is not trusted: a project settings file approves it, and
+	// TrustWorkspace would make it active.
+	NeedsTrust bool `json:"needsTrust,omitempty"`
 
 	Shadows    []Origin `json:"shadows"`
 	MissingEnv []string `json:"missingEnv"` // ${VAR}s with no value and no default, left literal

@@ -405,7 +405,10 @@ type WriteMode int
 const (
 	AddNew       WriteMode = iota // refuse a name already there (*ExistsError), as `claude mcp add`
 	AddOrReplace                  // replace it (--force)
-	ReplaceOnly                   // refuse a name not there (*MissingServerError): an update
+	// ReplaceOnly refuses a name not there (*MissingServerError): an
+	// update. Masked placeholders in the new definition keep the stored
+	// values they stand for (KeepMasked), read under the file's lock.
+	ReplaceOnly
 )
 
 // AddServer writes definition def (BuildDefinition, NormalizeDefinition)
@@ -439,6 +442,12 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 			return nil, &ExistsError{Name: name, Scope: scope}
 		case !there && mode == ReplaceOnly:
 			return nil, &MissingServerError{Name: name, Scope: scope}
+		case mode == ReplaceOnly:
+			kept, err := KeepMasked(name, json.RawMessage(member(servers, name).Raw), def)
+			if err != nil {
+				return nil, err
+			}
+			def = kept
 		}
 		text := []byte(d.text)
 		if scope == ScopeLocal {
@@ -719,6 +728,49 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: record %q disabled=%v: %w", name, disabled, err)
+	}
+	return Resolve(opts)
+}
+
+// TrustWorkspace records that the user trusts the project directory, where
+// and as the CLI records an accepted trust dialog:
+// projects["<dir>"].hasTrustDialogAccepted = true in ~/.claude.json (the
+// directory with symlinks resolved; a new entry gets the CLI's defaults).
+// The project's settings files then count, so servers they approve
+// (Server.NeedsTrust) become active, and so do their permission rules.
+// Same locked, atomic write as AddServer; nothing is written when the
+// workspace is trusted already. It returns the configuration resolved
+// afterwards.
+func TrustWorkspace(opts Options) (*Config, error) {
+	loc, err := LocationOf(opts, ScopeLocal)
+	if err != nil {
+		return nil, err
+	}
+	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
+		projects := member(d.root, "projects")
+		if projects.Exists() && !projects.IsObject() {
+			return nil, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
+		}
+		entry := member(projects, loc.Project)
+		if entry.Exists() && !entry.IsObject() {
+			return nil, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", loc.Project, kind(entry))
+		}
+		text := []byte(d.text)
+		if !entry.Exists() {
+			e, err := sjson.SetBytes(newProjectEntry(json.RawMessage(`{}`)), "hasTrustDialogAccepted", true)
+			if err != nil {
+				return nil, err
+			}
+			return sjson.SetRawBytes(text, "projects."+escapePath(loc.Project), e)
+		}
+		trusted := member(entry, "hasTrustDialogAccepted")
+		if trusted.Type == gjson.True {
+			return nil, nil // recorded already
+		}
+		return sjson.SetBytes(text, "projects."+escapePath(loc.Project)+".hasTrustDialogAccepted", true)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mcpconfig: trust %s: %w", loc.Project, err)
 	}
 	return Resolve(opts)
 }

@@ -171,7 +171,11 @@
 // file (whether a later mcp_set_servers re-enables a toggled server is
 // not measured). mcp/toggle with persist instead records the choice with
 // mcpconfig.SetServerDisabled (MCPManager.SetDisabled) and applies the
-// resulting configuration like a file edit.
+// resulting configuration like a file edit. mcp/update and mcp/test keep
+// the stored values behind masked placeholders (mcpconfig.KeepMasked).
+// mcp/trust (mcp.manage) records the workspace trust with
+// mcpconfig.TrustWorkspace (MCPManager.Trust), applies the result like a
+// file edit and names the servers that became active.
 //
 // # Reaching the proxy from other machines
 //

@@ -25,11 +25,17 @@ type MCPManager interface {
 	// it), then like WriteServer.
 	RemoveServer(name, scope string) (mcpconfig.Location, error)
 	// Unsaved resolves the configuration with def as an extra server
-	// named name (mcpconfig.ResolveUnsaved), for probing.
+	// named name (mcpconfig.ResolveUnsaved), for probing; the masked
+	// placeholders of def keep the values of the configured server name
+	// (mcpconfig.KeepMasked).
 	Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error)
 	// SetDisabled records name as disabled (or not) in the project
 	// (mcpconfig.SetServerDisabled), then like WriteServer.
 	SetDisabled(name string, disabled bool) error
+	// Trust records that the user trusts the project directory
+	// (mcpconfig.TrustWorkspace), makes the result Current, and returns
+	// the project and the file written.
+	Trust() (project, file string, err error)
 }
 
 // WriteServer implements MCPManager with mcpconfig.AddServer (locked
@@ -66,8 +72,23 @@ func (s *MCPConfigSource) RemoveServer(name, scope string) (mcpconfig.Location, 
 	return loc, s.reload()
 }
 
-// Unsaved implements MCPManager.
+// Unsaved implements MCPManager. When name is a configured server, the
+// masked placeholders of def keep that server's stored values
+// (mcpconfig.KeepMasked), as in mcp/update: testing an edit before saving
+// it probes the secrets the edit keeps.
 func (s *MCPConfigSource) Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error) {
+	s.mu.Lock()
+	cfg := s.raw
+	s.mu.Unlock()
+	if cfg != nil {
+		if srv, ok := cfg.Server(name); ok {
+			kept, err := mcpconfig.KeepMasked(name, srv.Raw, def)
+			if err != nil {
+				return nil, err
+			}
+			def = kept
+		}
+	}
 	return mcpconfig.ResolveUnsaved(s.opts, name, def)
 }
 
@@ -79,6 +100,20 @@ func (s *MCPConfigSource) SetDisabled(name string, disabled bool) error {
 	}
 	s.install(cfg)
 	return nil
+}
+
+// Trust implements MCPManager.
+func (s *MCPConfigSource) Trust() (string, string, error) {
+	loc, err := mcpconfig.LocationOf(s.opts, mcpconfig.ScopeLocal)
+	if err != nil {
+		return "", "", err
+	}
+	cfg, err := mcpconfig.TrustWorkspace(s.opts)
+	if err != nil {
+		return "", "", err
+	}
+	s.install(cfg)
+	return loc.Project, loc.File, nil
 }
 
 // reload resolves the files again and installs the result at once, so the
@@ -133,6 +168,40 @@ func (s *Server) reqMCPWrite(c *client, id json.RawMessage, typ, name string, wr
 			view.Servers = []protocol.MCPConfigServer{}
 		}
 		c.reply(id, protocol.MCPManageResult{Name: name, Scope: string(loc.Scope), File: loc.File, Config: view})
+	})
+}
+
+// reqMCPTrust serves mcp/trust: record the trust, then mcp/config and
+// mcp/status to subscribers, then the reply naming the servers that became
+// active.
+func (s *Server) reqMCPTrust(c *client, id json.RawMessage) {
+	m := s.manager()
+	c.async(func() {
+		active := map[string]bool{}
+		if cur := m.Current(); cur != nil {
+			for _, v := range cur.View.Servers {
+				active[v.Name] = v.Active
+			}
+		}
+		project, file, err := m.Trust()
+		if err != nil {
+			c.replyErr(id, mcpError(c, protocol.TypeMCPTrust, "", err))
+			return
+		}
+		s.applyMCP() // mcp/config and mcp/status reach subscribers before the reply
+		res := protocol.MCPTrustResult{Project: project, File: file, Enabled: []string{}}
+		if cur := m.Current(); cur != nil {
+			res.Config = cur.View
+			for _, v := range cur.View.Servers {
+				if v.Active && !active[v.Name] {
+					res.Enabled = append(res.Enabled, v.Name)
+				}
+			}
+		}
+		if res.Config.Servers == nil {
+			res.Config.Servers = []protocol.MCPConfigServer{}
+		}
+		c.reply(id, res)
 	})
 }
 

@@ -158,3 +158,107 @@ func TestMCPManageProtocol(t *testing.T) {
 		t.Errorf("after remove: %+v", res)
 	}
 }
+
+// TestMCPTrustAndKeepUnchanged: a project server approved in the project's
+// settings.local.json of an untrusted workspace is shown needsTrust with
+// its reason; mcp/trust records the trust in ~/.claude.json, pushes the
+// configuration first and names the server it enabled. mcp/update with the
+// redacted definition sent back keeps the stored secret; a changed value
+// replaces it.
+func TestMCPTrustAndKeepUnchanged(t *testing.T) {
+	testmcp := mcptest.Command(t)
+	e := newMCPEnv(t)
+	e.writeMCPJSON(t, map[string]any{"p": map[string]any{"command": testmcp}})
+	if err := os.MkdirAll(filepath.Join(e.project, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.project, ".claude", "settings.local.json"), []byte(`{"enabledMcpjsonServers":["p"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, Options{MCP: src, Project: e.project})
+	t.Cleanup(func() { src.Close() })
+	c := ts.dial(t)
+	helloCaps(t, c)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	if v := viewServer(src.Current().View, "p"); v == nil || v.Active || !v.NeedsTrust || !strings.Contains(v.Reason, "trusted workspace") || src.Current().View.Trusted {
+		t.Fatalf("p before trust: %+v", v)
+	}
+
+	from := c.count()
+	var tr protocol.MCPTrustResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPTrust, map[string]any{}), &tr)
+	claudeJSON := filepath.Join(e.home, ".claude.json")
+	if tr.File != claudeJSON || !slices.Equal(tr.Enabled, []string{"p"}) || !tr.Config.Trusted {
+		t.Errorf("mcp/trust reply: %+v", tr)
+	}
+	if v := viewServer(tr.Config, "p"); v == nil || !v.Active || v.NeedsTrust {
+		t.Errorf("p after trust: %+v", v)
+	}
+	data, _ := os.ReadFile(claudeJSON)
+	if !strings.Contains(string(data), `"hasTrustDialogAccepted": true`) {
+		t.Errorf("trust not recorded: %s", data)
+	}
+	pushed := false
+	for _, f := range c.snapshot()[from:] {
+		if f.Type == protocol.TypeMCPConfig && strings.Contains(string(f.Data), `"trusted":true`) {
+			pushed = true
+		}
+		if f.Type == protocol.TypeReply && !pushed {
+			t.Errorf("the reply came before mcp/config with the trust")
+			break
+		}
+	}
+
+	// Keep unchanged.
+	var res protocol.MCPManageResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{
+		"name": "srv", "scope": "user",
+		"definition": map[string]any{"command": testmcp, "env": map[string]any{"API_TOKEN": "s3cret-value-1", "MODE": "a"}},
+	}), &res)
+	shown := viewServer(res.Config, "srv").Config
+	var def map[string]any
+	mustUnmarshal(t, shown, &def)
+	def["env"].(map[string]any)["MODE"] = "b"
+	mustUnmarshal(t, c.do(protocol.TypeMCPUpdate, map[string]any{"name": "srv", "scope": "user", "definition": def}), &res)
+	var file struct {
+		MCPServers map[string]struct {
+			Env map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	data, _ = os.ReadFile(claudeJSON)
+	mustUnmarshal(t, data, &file)
+	if env := file.MCPServers["srv"].Env; env["API_TOKEN"] != "s3cret-value-1" || env["MODE"] != "b" {
+		t.Errorf("after an update with the masked token: env %v", env)
+	}
+	def["env"].(map[string]any)["API_TOKEN"] = "s3cret-value-2"
+	c.do(protocol.TypeMCPUpdate, map[string]any{"name": "srv", "scope": "user", "definition": def})
+	data, _ = os.ReadFile(claudeJSON)
+	mustUnmarshal(t, data, &file)
+	if env := file.MCPServers["srv"].Env; env["API_TOKEN"] != "s3cret-value-2" {
+		t.Errorf("a changed token was not written: env %v", env)
+	}
+	// mcp/test of a configured name probes with the values the masked
+	// placeholders stand for: this server starts only with its secret.
+	gate := map[string]any{"command": "/bin/sh", "args": []string{"-c", `test "$GATE_SECRET" = gate-secret-value-7 && exec "$0" || { echo "wrong secret" >&2; exit 1; }`, testmcp},
+		"env": map[string]any{"GATE_SECRET": "gate-secret-value-7"}}
+	mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": "gate", "scope": "user", "definition": gate}), &res)
+	var gateShown map[string]any
+	mustUnmarshal(t, viewServer(res.Config, "gate").Config, &gateShown)
+	if gateShown["env"].(map[string]any)["GATE_SECRET"] != "***" {
+		t.Fatalf("gate shown %v", gateShown)
+	}
+	var pr protocol.MCPProbeResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPTest, map[string]any{"name": "gate", "definition": gateShown}), &pr)
+	if len(pr.Results) != 1 || !pr.Results[0].OK {
+		t.Errorf("mcp/test of the shown definition of gate: %+v", pr.Results)
+	}
+
+	def["env"].(map[string]any)["OTHER"] = "***"
+	if perr := c.doErr(protocol.TypeMCPUpdate, map[string]any{"name": "srv", "scope": "user", "definition": def}); perr.Code != protocol.CodeBadRequest || !strings.Contains(perr.Message, "env.OTHER holds the masked placeholder") {
+		t.Errorf("a placeholder with nothing behind it: %v", perr)
+	}
+}

@@ -160,7 +160,7 @@ func convertMCPConfig(cfg *mcpconfig.Config) *MCPConfig {
 		}
 	}
 	v := cfg.Redacted()
-	out.View = protocol.MCPConfig{Project: v.ProjectDir, Servers: []protocol.MCPConfigServer{}, AllowedTools: slices.Clone(v.AllowedTools)}
+	out.View = protocol.MCPConfig{Project: v.ProjectDir, Servers: []protocol.MCPConfigServer{}, AllowedTools: slices.Clone(v.AllowedTools), Trusted: v.Trusted}
 	for _, srv := range v.Servers {
 		ps := protocol.MCPConfigServer{
 			Name:       srv.Name,
@@ -171,6 +171,8 @@ func convertMCPConfig(cfg *mcpconfig.Config) *MCPConfig {
 			Approval:   string(srv.Approval), // never empty: not-needed but for project servers
 			MissingEnv: slices.Clone(srv.MissingEnv),
 			Config:     srv.Redacted,
+			Reason:     srv.Reason,
+			NeedsTrust: srv.NeedsTrust,
 		}
 		for _, o := range srv.Shadows {
 			ps.Shadows = append(ps.Shadows, protocol.MCPShadow{Scope: string(o.Scope), Source: o.Source})

@@ -132,6 +132,8 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		})
 	case *protocol.MCPTest:
 		s.reqMCPTest(c, id, d)
+	case *protocol.MCPTrust:
+		s.reqMCPTrust(c, id)
 	case *protocol.MCPToggle:
 		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_toggle", map[string]any{"serverName": d.Name, "enabled": *d.Enabled, "persist": d.Persist})
 	case *protocol.MCPReconnect:
@@ -156,7 +158,7 @@ func (s *Server) offers(typ string) bool {
 		return s.calls.offers(typ)
 	case protocol.TypeHistoryList, protocol.TypeHistoryRead:
 		return s.hist != nil
-	case protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest:
+	case protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest, protocol.TypeMCPTrust:
 		return s.offersManage(typ)
 	case protocol.TypeMCPToggle, protocol.TypeMCPReconnect:
 		return s.offersLive()

@@ -196,6 +196,7 @@ var (
 		TypeMCPTest:            func() Data { return new(MCPTest) },
 		TypeMCPToggle:          func() Data { return new(MCPToggle) },
 		TypeMCPReconnect:       func() Data { return new(MCPReconnect) },
+		TypeMCPTrust:           func() Data { return new(MCPTrust) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -223,6 +224,7 @@ var (
 		TypeMCPTest:            func() Data { return new(MCPProbeResult) },
 		TypeMCPToggle:          func() Data { return new(MCPLiveResult) },
 		TypeMCPReconnect:       func() Data { return new(MCPLiveResult) },
+		TypeMCPTrust:           func() Data { return new(MCPTrustResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

@@ -301,6 +301,21 @@ type MCPManageResult struct {
 	Config MCPConfig `json:"config"`
 }
 
+// MCPTrust is the (empty) data of mcp/trust: record that the user trusts
+// the proxy's project directory, as the CLI records an accepted trust
+// dialog (projects["<dir>"].hasTrustDialogAccepted in ~/.claude.json).
+type MCPTrust struct{}
+
+// MCPTrustResult is the data of the reply to mcp/trust: where trust was
+// recorded, the servers it made active, and the configuration resolved
+// afterwards.
+type MCPTrustResult struct {
+	Project string    `json:"project"`
+	File    string    `json:"file"`
+	Enabled []string  `json:"enabled"`
+	Config  MCPConfig `json:"config"`
+}
+
 // MCPTest is the data of mcp/test: probe a definition that is not saved.
 // Its reply is an MCPProbeResult with one result.
 type MCPTest struct {
@@ -643,6 +658,9 @@ type MCPConfig struct {
 	Servers      []MCPConfigServer `json:"servers"`
 	Errors       []MCPConfigError  `json:"errors,omitzero"`
 	AllowedTools []string          `json:"allowedTools,omitzero"`
+	// Trusted: the project is a trusted workspace
+	// (hasTrustDialogAccepted), so its settings files count.
+	Trusted bool `json:"trusted,omitempty"`
 }
 
 // MCPConfigServer is one configured server, redacted.
@@ -656,6 +674,11 @@ type MCPConfigServer struct {
 	Shadows    []MCPShadow     `json:"shadows,omitzero"`
 	MissingEnv []string        `json:"missingEnv,omitzero"`
 	Config     json.RawMessage `json:"config,omitempty"`
+	// Reason says why an inactive server is inactive.
+	Reason string `json:"reason,omitempty"`
+	// NeedsTrust: it awaits approval only because the workspace is not
+	// trusted (a project settings file approves it); mcp/trust activates it.
+	NeedsTrust bool `json:"needsTrust,omitempty"`
 }
 
 // MCPShadow is a definition of the same name that a server overrides.

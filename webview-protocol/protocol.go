@@ -48,6 +48,7 @@ const (
 	TypeMCPTest            = "mcp/test"
 	TypeMCPToggle          = "mcp/toggle"
 	TypeMCPReconnect       = "mcp/reconnect"
+	TypeMCPTrust           = "mcp/trust"
 )
 
 // Message types sent by the proxy.
@@ -79,7 +80,7 @@ const (
 	CapMCPCall         = "mcp.call"         // mcp/call
 	CapMCPLog          = "mcp.log"          // mcp/log
 	CapHistory         = "history"          // history/list, history/read
-	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test
+	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test, mcp/trust
 	CapMCPLive         = "mcp.live"         // mcp/toggle, mcp/reconnect
 )
 
@@ -97,6 +98,7 @@ var requestTypes = []string{
 	TypeMCPProbe, TypeMCPTools, TypeMCPCall, TypeMCPLog,
 	TypeHistoryList, TypeHistoryRead,
 	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest, TypeMCPToggle, TypeMCPReconnect,
+	TypeMCPTrust,
 }
 
 var pushTypes = []string{

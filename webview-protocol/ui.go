@@ -8,7 +8,7 @@ import (
 //go:embed ui
 var uiFiles embed.FS
 
-// UI returns the reference web UI (index.html, app.js, client.js,
+// UI returns the reference web UI (index.html, app.js, client.js, mcp.js,
 // style.css): plain HTML, CSS and JavaScript modules with no build step,
 // served by `ccproxy serve` at /. It speaks this protocol over /v1/ws,
 // authenticated by the cookie that POST /v1/login sets in exchange for a
@@ -16,7 +16,13 @@ var uiFiles embed.FS
 // history capability its sidebar lists the project's past sessions
 // (history/list, filtered by title in the page), shows one through the
 // same renderer as live events (history/read), and continues it as a new
-// session (session/create {resume}).
+// session (session/create {resume}). mcp.js is the MCP part: the status
+// strip, the panel a server's chip opens (state and reason, scope and
+// source, a failed server's stderr tail from mcp/probe, tools with their
+// parameters and a call form (mcp/tools, mcp/call), approve/reject, trust
+// the workspace (mcp/trust), live toggles, sign-in (mcp/login), edit and
+// remove), and the add/edit form (mcp/test, mcp/add, mcp/update; an edit
+// sends masked secrets back as shown, which keeps them).
 func UI() fs.FS {
 	sub, err := fs.Sub(uiFiles, "ui")
 	if err != nil {

@@ -212,6 +212,7 @@ func sessionOnly(s string) error {
 
 func (SessionList) Validate() error    { return nil }
 func (MCPSubscribe) Validate() error   { return nil }
+func (MCPTrust) Validate() error       { return nil }
 func (MCPUnsubscribe) Validate() error { return nil }
 func (Empty) Validate() error          { return nil }
 
@@ -333,6 +334,22 @@ func (d MCPReconnect) Validate() error {
 	c.name("name", d.Name)
 	if d.Session != "" {
 		c.session("session", d.Session)
+	}
+	return c.err()
+}
+
+func (d MCPTrustResult) Validate() error {
+	var c check
+	c.nonEmpty("project", d.Project)
+	c.nonEmpty("file", d.File)
+	if d.Enabled == nil {
+		c.add("enabled", "required (an array)")
+	}
+	for i, n := range d.Enabled {
+		c.name(fmt.Sprintf("enabled[%d]", i), n)
+	}
+	if err := d.Config.Validate(); err != nil {
+		c.add("config", "%v", err)
 	}
 	return c.err()
 }

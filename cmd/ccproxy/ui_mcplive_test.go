@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -162,5 +163,72 @@ func TestWebUIMCPAddForm(t *testing.T) {
 		t.Errorf("remove sent %s %v", r.typ, r.data)
 	}
 	b.until("mem gone", `!document.querySelector('.mcp-server[data-server="mem"]')`)
+	b.noJSDialog()
+}
+
+// TestWebUIMCPSignIn: a needs-auth server's panel has a sign-in button
+// that sends mcp/login {name}, opens the URL the reply gives (a link too,
+// for a blocked tab) and follows the mcp/login pushes to "signed in" (the
+// status then says connected); a failure pushed by the proxy is shown
+// with its message. (mcp/login comes from the oauth branch: stubbed here
+// with its agreed shape {name, state: url|done|failed, url?, error?}.)
+func TestWebUIMCPSignIn(t *testing.T) {
+	b := newBrowser(t)
+	logins := make(chan string, 4)
+	const authURL = "https://auth.example.test/authorize?client_id=ccproxy&state=xyz"
+	status := func(authy string) []stubPush {
+		return []stubPush{{protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{
+			{Name: "authy", Status: authy, Scope: "user", Approval: "not-needed", Transport: "http"},
+			{Name: "nologin", Status: "needs-auth", Scope: "user", Approval: "not-needed", Transport: "sse"},
+		}}}}
+	}
+	n := 0
+	stub := stubBackend(t, []string{protocol.CapSessions, protocol.CapMCPStatus}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+		switch {
+		case f == nil:
+		case f.Type == protocol.TypeMCPSubscribe:
+			return nil, status("needs-auth")
+		case f.Type == "mcp/login":
+			var d struct{ Name string }
+			json.Unmarshal(f.Data, &d)
+			logins <- d.Name
+			if d.Name == "nologin" { // answered {}, then a failure pushed
+				return nil, []stubPush{{"mcp/login", stubRaw(`{"name":"nologin","state":"failed","error":"the server publishes no OAuth metadata"}`)}}
+			}
+			n++
+			reply := stubRaw(`{"name":"authy","state":"url","url":"` + authURL + `"}`)
+			if n == 1 { // the user has not signed in yet
+				return reply, nil
+			}
+			return reply, append([]stubPush{{"mcp/login", stubRaw(`{"name":"authy","state":"done"}`)}}, status("connected")...)
+		}
+		return nil, nil
+	})
+	b.do("open", chromedp.Navigate(stub.URL+"/"))
+	b.until("the chips", `document.querySelectorAll(".mcp-server").length === 2`)
+	b.do("open authy", chromedp.Click(`.mcp-server[data-server="authy"] > span:last-of-type`))
+	b.until("the sign-in button", `document.querySelector("#mcp-panel button.login") !== null`)
+	b.do("sign in", chromedp.Click(`#mcp-panel button.login`))
+	if got := <-logins; got != "authy" {
+		t.Errorf("mcp/login for %q", got)
+	}
+	b.until("the sign-in link", fmt.Sprintf(`document.querySelector("#mcp-panel .mcp-login[data-state='url'] a.login-url")?.href === %q`, authURL))
+	if rel := eval[string](b, `document.querySelector("#mcp-panel a.login-url").rel`); rel != "noopener noreferrer" {
+		t.Errorf("link rel %q", rel)
+	}
+	b.screenshot("mcp-signin")
+	b.do("sign in again", chromedp.Click(`#mcp-panel button.login`))
+	<-logins
+	b.until("signed in", `document.querySelector("#mcp-panel .mcp-login")?.dataset.state === "done" && document.querySelector("#mcp-panel").dataset.status === "connected"`)
+	if gone := eval[bool](b, `document.querySelector("#mcp-panel button.login") === null`); !gone {
+		t.Errorf("a connected server still offers sign-in")
+	}
+
+	b.do("close", chromedp.Click(`#mcp-panel .mcp-panel-close`))
+	b.do("open nologin", chromedp.Click(`.mcp-server[data-server="nologin"] > span:last-of-type`))
+	b.until("nologin's panel", `document.querySelector("#mcp-panel").dataset.server === "nologin"`)
+	b.do("sign in to nologin", chromedp.Click(`#mcp-panel button.login`))
+	<-logins
+	b.until("the failure", `document.querySelector("#mcp-panel .mcp-login")?.textContent === "Sign-in failed: the server publishes no OAuth metadata"`)
 	b.noJSDialog()
 }

@@ -466,6 +466,14 @@ export interface McpManageResult {
   /** The resolved configuration afterwards (the data of mcp/config). */
   config: McpConfigData;
 }
+/** The reply to mcp/trust: where trust was recorded and what it enabled. */
+export interface McpTrustResult {
+  project: string;
+  file: string;
+  /** The servers active now that were not before. */
+  enabled: string[];
+  config: McpConfigData;
+}
 /** mcp/test: probe an unsaved definition (name defaults to "test"). */
 export interface McpTestData {
   name?: string;
@@ -592,6 +600,7 @@ export interface Requests {
   "mcp/test": { data: McpTestData; result: McpProbeResult };
   "mcp/toggle": { data: McpToggleData; result: McpLiveResult };
   "mcp/reconnect": { data: McpReconnectData; result: McpLiveResult };
+  "mcp/trust": { data: EmptyData; result: McpTrustResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -703,12 +712,18 @@ export interface McpConfigServer {
   missingEnv?: string[];
   /** The definition with secrets masked. */
   config?: JsonObject;
+  /** Why an inactive server is inactive. */
+  reason?: string;
+  /** Awaiting approval only because the workspace is not trusted; mcp/trust activates it. */
+  needsTrust?: boolean;
 }
 export interface McpConfigData {
   project?: string;
   servers: McpConfigServer[];
   errors?: { file: string; line?: number; column?: number; message: string }[];
   allowedTools?: string[];
+  /** The project is a trusted workspace (hasTrustDialogAccepted). */
+  trusted?: boolean;
 }
 
 /** Every proxy → client push (everything but reply). */
@@ -787,6 +802,7 @@ export const REQUEST_TYPES = [
   "mcp/test",
   "mcp/toggle",
   "mcp/reconnect",
+  "mcp/trust",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

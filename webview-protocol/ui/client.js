@@ -69,7 +69,7 @@ export class Connection {
       if (!waiter) return;
       this.pending.delete(frame.id);
       if (frame.ok) waiter.resolve(frame.data);
-      else waiter.reject(Object.assign(new Error(frame.error.message), { code: frame.error.code }));
+      else waiter.reject(Object.assign(new Error(frame.error.message), { code: frame.error.code, details: frame.error.details }));
       return;
     }
     this.onPush(frame.type, frame.data || {});

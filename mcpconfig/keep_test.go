@@ -1,0 +1,217 @@
+package mcpconfig
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// TestUpdateKeepsMaskedValues: an edit sends back the redacted definition
+// the client was shown with some values changed. mcp/update's write
+// (ReplaceOnly) keeps the stored value behind each placeholder left as
+// shown, writes the values that changed, and refuses a placeholder that
+// stands for nothing stored at its place. Stdio (env, header in args) and
+// http (headers, URL query) both.
+func TestUpdateKeepsMaskedValues(t *testing.T) {
+	opts := writeEnv(t)
+	stdio := json.RawMessage(`{"type":"stdio","command":"node","args":["srv.js","-H","Authorization: Bearer abcdefghijkl0123"],"env":{"API_KEY":"sk-live-abcdef123456","MODE":"fast","AUTH":"Bearer ${TOKEN}"}}`)
+	remote := json.RawMessage(`{"type":"http","url":"https://mcp.example.com/v1?key=querysecret42&x=1","headers":{"X-Api-Key":"hdr-secret-987654"}}`)
+	if _, err := AddServer(opts, ScopeLocal, "s", stdio, AddNew); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AddServer(opts, ScopeUser, "r", remote, AddNew); err != nil {
+		t.Fatal(err)
+	}
+	shown := func(name string) string {
+		cfg, err := Resolve(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, ok := cfg.Server(name)
+		if !ok {
+			t.Fatalf("no server %s", name)
+		}
+		return string(s.Redacted)
+	}
+	stored := func(scope Scope, name string) gjson.Result {
+		loc, _ := LocationOf(opts, scope)
+		data, err := os.ReadFile(loc.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return gjson.GetBytes(data, strings.TrimPrefix(loc.serversPath()+"."+name, "."))
+	}
+	set := func(doc, path string, v any) json.RawMessage {
+		out, err := sjson.Set(doc, path, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return json.RawMessage(out)
+	}
+
+	// stdio: API_KEY and the args' header left masked, MODE changed, AUTH
+	// (shown "***${TOKEN}") left, a new secret added.
+	red := shown("s")
+	if strings.Contains(red, "sk-live") || strings.Contains(red, "abcdefghijkl0123") {
+		t.Fatalf("the view is not redacted: %s", red)
+	}
+	edit := set(red, "env.MODE", "slow")
+	edit = set(string(edit), "env.NEW_SECRET", "brand-new-value")
+	if _, err := AddServer(opts, ScopeLocal, "s", edit, ReplaceOnly); err != nil {
+		t.Fatal(err)
+	}
+	got := stored(ScopeLocal, "s")
+	for path, want := range map[string]string{
+		"env.API_KEY": "sk-live-abcdef123456", "env.MODE": "slow", "env.AUTH": "Bearer ${TOKEN}",
+		"env.NEW_SECRET": "brand-new-value", "args.2": "Authorization: Bearer abcdefghijkl0123", "args.0": "srv.js",
+	} {
+		if g := got.Get(path).String(); g != want {
+			t.Errorf("stdio %s = %q, want %q (file: %s)", path, g, want, got.Raw)
+		}
+	}
+	// A changed secret replaces the stored one.
+	edit = set(shown("s"), "env.API_KEY", "sk-live-rotated")
+	if _, err := AddServer(opts, ScopeLocal, "s", edit, ReplaceOnly); err != nil {
+		t.Fatal(err)
+	}
+	if g := stored(ScopeLocal, "s").Get("env.API_KEY").String(); g != "sk-live-rotated" {
+		t.Errorf("a changed secret was not written: %q", g)
+	}
+
+	// http: headers and the URL's query kept; the URL's host edited while
+	// its query stays masked is refused (the file is left as it was).
+	red = shown("r")
+	if strings.Contains(red, "querysecret42") || strings.Contains(red, "hdr-secret") {
+		t.Fatalf("the view is not redacted: %s", red)
+	}
+	if _, err := AddServer(opts, ScopeUser, "r", json.RawMessage(red), ReplaceOnly); err != nil {
+		t.Fatal(err)
+	}
+	got = stored(ScopeUser, "r")
+	if got.Get("url").String() != "https://mcp.example.com/v1?key=querysecret42&x=1" || got.Get("headers.X-Api-Key").String() != "hdr-secret-987654" {
+		t.Errorf("http secrets not kept: %s", got.Raw)
+	}
+	before := got.Raw
+	for _, c := range []struct {
+		what string
+		edit json.RawMessage
+		want string
+	}{
+		{"an edited URL with a masked part", set(red, "url", strings.Replace(gjson.Get(red, "url").String(), "mcp.example.com", "other.example.com", 1)), `server "r": url holds the masked placeholder`},
+		{"a placeholder under a new name", set(red, "headers.X-Other", "***"), `server "r": headers.X-Other holds the masked placeholder`},
+	} {
+		_, err := AddServer(opts, ScopeUser, "r", c.edit, ReplaceOnly)
+		if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want ErrBadInput with %q", c.what, err, c.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "querysecret42") || strings.Contains(err.Error(), "hdr-secret")) {
+			t.Errorf("%s: the error shows a secret: %v", c.what, err)
+		}
+		if g := stored(ScopeUser, "r").Raw; g != before {
+			t.Errorf("%s: the file changed: %s", c.what, g)
+		}
+	}
+
+	// mcp/add (AddNew, AddOrReplace) writes what it is given.
+	loc, _ := LocationOf(opts, ScopeUser)
+	if _, err := AddServer(opts, ScopeUser, "lit", json.RawMessage(`{"type":"stdio","command":"node","args":[],"env":{"K":"***"}}`), AddNew); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Clean(loc.File))
+	if g := gjson.GetBytes(data, "mcpServers.lit.env.K").String(); g != "***" {
+		t.Errorf("add changed a literal value: %q", g)
+	}
+}
+
+func TestMaskedFormOf(t *testing.T) {
+	for _, c := range []struct {
+		masked, value string
+		want          bool
+	}{
+		{"***", "x", true},
+		{"***", "", false},
+		{"***${TOKEN}", "Bearer ${TOKEN}", true},
+		{"***${TOKEN}", "${TOKEN}", false},
+		{"${KEY:-***}", "${KEY:-fallback}", true},
+		{"https://h/p?key=***&x=***", "https://h/p?key=abc&x=1", true},
+		{"https://h/p?key=***&x=***", "https://h/p?key=abc&y=1", false},
+		{"https://h/p?key=***", "https://g/p?key=abc", false},
+		{"a***b***c", "aXbYc", true},
+		{"a***b***c", "abc", false},
+		{"******", "xy", true},
+		{"******", "x", false},
+		{"plain", "plain", true},
+	} {
+		if got := maskedFormOf(c.masked, c.value); got != c.want {
+			t.Errorf("maskedFormOf(%q, %q) = %v, want %v", c.masked, c.value, got, c.want)
+		}
+	}
+}
+
+// TestTrustWorkspace: a project server approved in the project's
+// settings.local.json awaits only trust (NeedsTrust), one approved nowhere
+// does not; TrustWorkspace records hasTrustDialogAccepted where the
+// resolver (and the CLI) read it, keeps the other keys, activates the
+// first server only, and a second call writes nothing.
+func TestTrustWorkspace(t *testing.T) {
+	opts := writeEnv(t)
+	write := func(path, text string) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(opts.ProjectDir, ".mcp.json"), `{"mcpServers":{"p":{"command":"node"},"q":{"command":"node"}}}`)
+	write(filepath.Join(opts.ProjectDir, ".claude", "settings.local.json"), `{"enabledMcpjsonServers":["p"]}`)
+	cj := filepath.Join(opts.HomeDir, ".claude.json")
+	write(cj, `{"numStartups": 3, "projects": {"`+opts.ProjectDir+`": {"allowedTools": ["Read"]}}}`)
+	cfg, err := Resolve(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := cfg.Server("p")
+	q, _ := cfg.Server("q")
+	if p.Active || !p.NeedsTrust || q.Active || q.NeedsTrust || cfg.Trusted {
+		t.Fatalf("before: p active=%v needsTrust=%v, q active=%v needsTrust=%v, trusted=%v", p.Active, p.NeedsTrust, q.Active, q.NeedsTrust, cfg.Trusted)
+	}
+	cfg, err = TrustWorkspace(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ = cfg.Server("p")
+	q, _ = cfg.Server("q")
+	if !cfg.Trusted || !p.Active || p.NeedsTrust || q.Active {
+		t.Errorf("after: trusted=%v, p active=%v needsTrust=%v, q active=%v", cfg.Trusted, p.Active, p.NeedsTrust, q.Active)
+	}
+	data, _ := os.ReadFile(cj)
+	entry := gjson.GetBytes(data, "projects."+escapePath(opts.ProjectDir))
+	if entry.Get("hasTrustDialogAccepted").Type != gjson.True || entry.Get("allowedTools.0").String() != "Read" || gjson.GetBytes(data, "numStartups").Int() != 3 {
+		t.Errorf("~/.claude.json: %s", data)
+	}
+	st1, _ := os.Stat(cj)
+	if _, err := TrustWorkspace(opts); err != nil {
+		t.Fatal(err)
+	}
+	if st2, _ := os.Stat(cj); !st2.ModTime().Equal(st1.ModTime()) || st2.Size() != st1.Size() {
+		t.Errorf("a second call rewrote the file")
+	}
+
+	// A project ~/.claude.json does not know yet gets the CLI's new entry.
+	opts2 := writeEnv(t)
+	if _, err := TrustWorkspace(opts2); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = os.ReadFile(filepath.Join(opts2.HomeDir, ".claude.json"))
+	entry = gjson.GetBytes(data, "projects."+escapePath(opts2.ProjectDir))
+	if entry.Get("hasTrustDialogAccepted").Type != gjson.True || !entry.Get("enabledMcpjsonServers").IsArray() {
+		t.Errorf("new entry: %s", data)
+	}
+}
