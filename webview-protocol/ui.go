@@ -9,6 +9,7 @@ import (
 var uiFiles embed.FS
 
 // UI returns the reference web UI (index.html, app.js, client.js,
+// render.js — the event renderer shared by live and past sessions —,
 // style.css): plain HTML, CSS and JavaScript modules with no build step,
 // served by `ccproxy serve` at /. It speaks this protocol over /v1/ws,
 // authenticated by the cookie that POST /v1/login sets in exchange for a
