@@ -110,7 +110,7 @@ func TestWebUIHistory(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll("#history-list img, #history-list b, #history-bar img, #log img, #log script, #log b").length`); n != 0 {
 			t.Errorf("%d px: markup of a past session became %d element(s)", width, n)
 		}
-		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").textContent`); got != markupAnswer {
+		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").textContent.trim()`); got != markupAnswer {
 			t.Errorf("%d px: answer shown as %q", width, got)
 		}
 		if got := eval[string](b, `document.querySelector("#history-bar .history-title").textContent`); got != markupPrompt {
@@ -132,8 +132,11 @@ func TestWebUIHistory(t *testing.T) {
 		if got := eval[string](b, `document.querySelector("#log .msg.user").textContent`); got != "[H-TEXT] Greet me, after some thought." {
 			t.Errorf("%d px: first user turn %q", width, got)
 		}
-		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").textContent`); got != "Hello! This is the **first** answer." {
+		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").markdown`); got != "Hello! This is the **first** answer." {
 			t.Errorf("%d px: first answer %q", width, got)
+		}
+		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text strong")?.textContent ?? ""`); got != "first" {
+			t.Errorf("%d px: the first answer's **first** shows as %q, want it bold (Markdown)", width, got)
 		}
 		if n := eval[int](b, `document.querySelectorAll("#log .tool").length`); n < 3 {
 			t.Errorf("%d px: %d tool cards", width, n)
