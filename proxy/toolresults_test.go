@@ -54,13 +54,13 @@ func TestToolResultsRoute(t *testing.T) {
 		path string
 		code int
 	}{
-		{base + "link.txt", 404},     // a link out of the projects folder
-		{base + "sub.txt", 404},      // a folder
-		{base + "nothing.txt", 404},  // no such file
-		{base + "..%2Fx", 400},       // a path, escaped
-		{base + ".hidden", 400},      // starts with a dot
-		{base + "a..b", 400},         // ..
-		{base + "a/b", 400},          // a folder
+		{base + "link.txt", 404},    // a link out of the projects folder
+		{base + "sub.txt", 404},     // a folder
+		{base + "nothing.txt", 404}, // no such file
+		{base + "..%2Fx", 400},      // a path, escaped
+		{base + ".hidden", 400},     // starts with a dot
+		{base + "a..b", 400},        // ..
+		{base + "a/b", 400},         // a folder
 		{ts.url + "/v1/tool-results/" + strings.ToUpper(id) + "/big.txt", 400},
 		{ts.url + "/v1/tool-results/not-a-session/big.txt", 400},
 		{ts.url + "/v1/tool-results/" + id, 400},
