@@ -140,16 +140,28 @@ marked.use({
 
 // ---- follow the conversation ----
 
-const follow = { stick: true, observed: null };
+// follow.stick: the reader is at the bottom, and the view follows what
+// comes. Only the reader unsticks it, by scrolling up from where the view
+// was last put (follow.top): the scroll events of the view's own moves,
+// which may arrive after more content was added, do not count.
+const follow = { stick: true, top: 0, observed: null };
+
+function toBottom(log) {
+  log.scrollTop = log.scrollHeight;
+  follow.top = log.scrollTop;
+}
 
 function setupFollow() {
   const log = $("#log");
   if (!log) return;
   log.addEventListener("scroll", () => {
-    follow.stick = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+    const top = log.scrollTop;
+    if (log.scrollHeight - top - log.clientHeight < 40) follow.stick = true;
+    else if (top < follow.top - 1) follow.stick = false;
+    follow.top = top;
   });
   const stay = () => {
-    if (follow.stick) log.scrollTop = log.scrollHeight;
+    if (follow.stick) toBottom(log);
   };
   const ro = new ResizeObserver(stay);
   ro.observe(log);
@@ -173,7 +185,7 @@ setupFollow();
 export function scrollDown(force) {
   const log = $("#log");
   if (force) follow.stick = true;
-  if (follow.stick) log.scrollTop = log.scrollHeight;
+  if (follow.stick) toBottom(log);
 }
 
 // ---- events ----
