@@ -186,13 +186,22 @@ func TestWebUIChatRendering(t *testing.T) {
 			b.until("turn 3", results(3))
 			b.until("the image", `[...document.querySelectorAll(".tool img")].some(i => i.complete && i.naturalWidth > 0)`)
 			b.until("at the bottom after the image", `(l => l.scrollHeight - l.scrollTop - l.clientHeight < 4)(document.querySelector("#log"))`)
+			// Content that grows after it was added (as a large image does
+			// when it loads, with no event to render) keeps the view at the
+			// bottom.
+			eval[any](b, `(() => { const d = document.createElement("div"); d.className = "late-growth"; document.querySelector("#log .session-log").lastElementChild.append(d);
+				requestAnimationFrame(() => { d.style.height = "600px"; }); return null })()`)
+			b.until("at the bottom after late growth", `(l => document.querySelector(".late-growth").offsetHeight === 600 && l.scrollHeight - l.scrollTop - l.clientHeight < 4)(document.querySelector("#log"))`)
+			eval[any](b, `document.querySelector(".late-growth").remove(); null`)
 			if w := eval[float64](b, `document.querySelector(".tool img").getBoundingClientRect().width`); w <= 0 || w > 420 || w > float64(width) {
 				t.Errorf("the image is %v px wide", w)
 			}
 			if got := eval[string](b, `document.querySelector(".tool img").closest(".tool").querySelector(".tool-name").textContent`); got != "testmcp · image" {
 				t.Errorf("the image's card is named %q", got)
 			}
-			b.until("a playable sound", `[...document.querySelectorAll(".tool audio")].some(a => a.readyState >= 1 && a.duration > 0)`)
+			// The CLI saves MCP audio to the session's tool-results folder and
+			// says so in the text: the sound comes from /v1/tool-results.
+			b.until("a playable sound", `[...document.querySelectorAll(".tool audio")].some(a => a.getAttribute("src").startsWith("/v1/tool-results/") && a.readyState >= 1 && a.duration > 0)`)
 
 			// Task: the subagent's events inside the Task card.
 			b.send("[C-TASK] Delegate a command.")
