@@ -141,6 +141,20 @@ func TestWebUIHistory(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll("#log .tool").length`); n < 3 {
 			t.Errorf("%d px: %d tool cards", width, n)
 		}
+		// The same renderer as live sessions: built-in tools' cards (from
+		// the session file's toolUseResult), the subagent inside its Task
+		// card, the saved large output as a download.
+		if del, add := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Edit"] .diff .row.del .code')].map(e => e.textContent).join("|")`),
+			eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Edit"] .diff .row.add .code')].map(e => e.textContent).join("|")`); del != "beta" || add != "BETA (edited)" {
+			t.Errorf("%d px: the past Edit's diff: -%q +%q", width, del, add)
+		}
+		if got := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Bash"] .bash-command')].map(e => e.textContent).join("|")`); !strings.Contains(got, "cat notes.txt") {
+			t.Errorf("%d px: the past Bash commands %q", width, got)
+		}
+		if got := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Task"] .subagent .tool .tool-name')].map(e => e.textContent).join("|")`); got != "everything · echo|Bash" {
+			t.Errorf("%d px: the past Task card holds the tool cards %q, want the subagent's echo and Bash", width, got)
+		}
+		b.until("the saved output of the past session as a download", `document.querySelector("#log .tool .saved a[download][href$='/bjftokvr0.txt']") !== null`)
 		b.until("a tool's image from /v1/blobs", `[...document.querySelectorAll("#log .tool img")].some(i => i.getAttribute("src").startsWith("/v1/blobs/") && i.complete && i.naturalWidth > 0)`)
 		if !eval[bool](b, `document.querySelector("#send").disabled`) {
 			t.Errorf("%d px: the composer is enabled on a past session", width)
