@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
@@ -81,7 +83,10 @@ func chatServe(t *testing.T) (*served, chan struct{}) {
 		fakeapi.OnText("[C-SLOW]", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("Slow. " + long)}, Wait: release}),
 		fakeapi.OnToolResults(fakeapi.Summarize),
 	))
-	srv := startServeEnv(t, bin, api.Env(home), "--project", project, "--claude", claude, "--trust-project-mcp", "--allow-mcp-tools")
+	// TodoWrite is off by default in 2.1.329 (it answers "No such tool
+	// available: TodoWrite. TodoWrite is disabled for this session", the
+	// task tools replace it); CLAUDE_CODE_ENABLE_TASKS=false brings it back.
+	srv := startServeEnv(t, bin, append(api.Env(home), "CLAUDE_CODE_ENABLE_TASKS=false"), "--project", project, "--claude", claude, "--trust-project-mcp", "--allow-mcp-tools")
 	t.Cleanup(func() {
 		select {
 		case <-release:
@@ -169,6 +174,9 @@ func TestWebUIChatRendering(t *testing.T) {
 			if got := eval[string](b, card("Bash")+`[0].querySelector(".tool-about").textContent`); got != "Show the file" {
 				t.Errorf("Bash description %q", got)
 			}
+			if eval[bool](b, card("TodoWrite")+`[0].classList.contains("error")`) {
+				t.Errorf("TodoWrite failed: %s", eval[string](b, card("TodoWrite")+`[0].querySelector(".result").textContent`))
+			}
 			todos := eval[[]string](b, card("TodoWrite")+`[0].querySelectorAll(".todos li").values().map(li => li.dataset.status + ":" + li.querySelector("input").checked + ":" + li.textContent).toArray()`)
 			if want := []string{"completed:true:Write the file", "in_progress:false:Editing the file", "pending:false:Ship it"}; strings.Join(todos, "|") != strings.Join(want, "|") {
 				t.Errorf("checklist %q, want %q", todos, want)
@@ -241,13 +249,49 @@ func TestWebUIChatRendering(t *testing.T) {
 			if top := eval[float64](b, `document.querySelector("#log").scrollTop`); top < 90 || top > 110 {
 				t.Errorf("scrolled up, the view moved to %v while an answer came", top)
 			}
-			b.screenshot(fmt.Sprintf("chat-%d-light", width))
+			chatScreenshots(b, width, map[string]string{"": `document.querySelector(".markdown h1")`, "-tools": card("TodoWrite") + `[0]`, "-task": `document.querySelector(".tool img").closest(".tool")`})
 			b.noJSDialog()
 			if title := eval[string](b, `document.title`); title != "ccproxy" {
 				t.Errorf("markup ran: the title is %q", title)
 			}
 		})
 	}
+}
+
+// chatScreenshots takes the screenshots of the docs (docs/screenshots,
+// with CCPROXY_SCREENSHOTS pointing there), each scrolled to an element:
+// chat-W-light[suffix], and the same in dark when the page has a dark theme
+// (prefers-color-scheme).
+func chatScreenshots(b *browser, width int64, at map[string]string) {
+	b.t.Helper()
+	scheme := func(dark bool) {
+		f := []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}}
+		if dark {
+			f[0].Value = "dark"
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, uiWait)
+		defer cancel()
+		if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: f}); err != nil {
+			b.t.Fatalf("emulating prefers-color-scheme: %v", err)
+		}
+	}
+	background := `[document.documentElement, document.body, document.querySelector("#log")].map(e => getComputedStyle(e).backgroundColor).join()`
+	shots := func(name string) {
+		for suffix, elem := range at {
+			eval[any](b, elem+`.scrollIntoView({block: "start"}); null`)
+			b.screenshot(fmt.Sprintf("chat-%d-%s%s", width, name, suffix))
+		}
+	}
+	scheme(false)
+	light := eval[string](b, background)
+	shots("light")
+	scheme(true)
+	if eval[string](b, background) == light {
+		b.t.Logf("the page has no dark theme: no dark screenshots")
+	} else {
+		shots("dark")
+	}
+	scheme(false)
 }
 
 func jsString(s string) string {

@@ -255,9 +255,10 @@ function streamEvent(v, ev) {
     if (!blk) return;
     if (d.type === "text_delta" && blk.markdown) setMarkdown(blk.text, blk.text.markdown + d.text, false);
     else if (d.type === "text_delta" || d.type === "thinking_delta") blk.text.append(d.text ?? d.thinking);
-    else if (d.type === "input_json_delta" && blk.card) {
+    else if (d.type === "input_json_delta" && blk.card && !blk.card.input.dataset.special) {
       blk.partial = (blk.partial || "") + d.partial_json;
       blk.card.input.textContent = blk.partial;
+      blk.card.input.hidden = blk.partial === "{}";
     }
   } else if (e.type === "content_block_stop") {
     const blk = m.blocks.get(e.index);
@@ -341,11 +342,15 @@ function toolCard(v, b, ev) {
   if (b.input && Object.keys(b.input).length) {
     card.toolInput = b.input;
     card.input.textContent = JSON.stringify(b.input, null, 2);
+    card.input.hidden = false;
     const special = builtins[card.tool];
     if (special) {
       card.input.hidden = true;
+      card.input.dataset.special = "true";
       special.input(card, b.input);
     }
+  } else if (b.input) {
+    card.input.hidden = true; // no arguments
   }
   return card;
 }
@@ -411,7 +416,7 @@ const builtins = {
       card.about.textContent = `${todos.filter((t) => t.status === "completed").length}/${todos.length} done`;
       card.view.replaceChildren(ul);
     },
-    result: () => false,
+    result: () => true, // the checklist says it all; the text is one click away
   },
   Task: {
     input(card, input) {
@@ -581,7 +586,8 @@ function savedFiles(box, text) {
           audio.controls = true;
           audio.src = url;
           wrap.append(audio);
-        } else if (type.startsWith("image/")) {
+        } else if (type.startsWith("image/") && !box.querySelector("img")) {
+          // (An image the result carried is shown already: link it only.)
           const img = el("img");
           img.src = url;
           img.alt = m[2];
