@@ -114,6 +114,19 @@ function setMarkdown(box, source, final) {
   if (final) highlight(box);
 }
 
+// streamMarkdown adds a streamed delta to box's source at once and renders
+// it at most once a frame: a long answer arrives in many small deltas, and
+// each render parses the whole text.
+function streamMarkdown(box, delta) {
+  box.markdown += delta;
+  if (box.frame) return;
+  box.frame = requestAnimationFrame(() => {
+    box.frame = 0;
+    setMarkdown(box, box.markdown, false);
+    scrollDown();
+  });
+}
+
 function highlight(box) {
   for (const code of box.querySelectorAll("pre code")) {
     const m = /(?:^|\s)language-([\w+-]+)/.exec(code.getAttribute("data-lang") || "");
@@ -253,7 +266,7 @@ function streamEvent(v, ev) {
     const blk = m.blocks.get(e.index);
     const d = e.delta || {};
     if (!blk) return;
-    if (d.type === "text_delta" && blk.markdown) setMarkdown(blk.text, blk.text.markdown + d.text, false);
+    if (d.type === "text_delta" && blk.markdown) streamMarkdown(blk.text, d.text);
     else if (d.type === "text_delta" || d.type === "thinking_delta") blk.text.append(d.text ?? d.thinking);
     else if (d.type === "input_json_delta" && blk.card && !blk.card.input.dataset.special) {
       blk.partial = (blk.partial || "") + d.partial_json;
@@ -262,7 +275,11 @@ function streamEvent(v, ev) {
     }
   } else if (e.type === "content_block_stop") {
     const blk = m.blocks.get(e.index);
-    if (blk && blk.markdown) highlight(blk.text);
+    if (blk && blk.markdown) {
+      cancelAnimationFrame(blk.text.frame);
+      blk.text.frame = 0;
+      setMarkdown(blk.text, blk.text.markdown, true);
+    }
   }
   scrollDown();
 }
