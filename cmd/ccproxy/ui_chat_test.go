@@ -31,7 +31,7 @@ const chatMarkdown = "# Chat heading\n\nSome **bold** text and `code`.\n\n```go\
 // TodoWrite, an MCP image and audio (testmcp), a Task whose subagent runs
 // Bash, and a long answer. The tools are allowed in the project's
 // .claude/settings.local.json, so nothing asks.
-func chatServe(t *testing.T) (*served, chan struct{}) {
+func chatServe(t *testing.T, env ...string) (*served, chan struct{}) {
 	t.Helper()
 	bin := ccproxyBinary(t)
 	claude := testkit.Claude(t)
@@ -41,7 +41,7 @@ func chatServe(t *testing.T) (*served, chan struct{}) {
 		t.Fatal(err)
 	}
 	mcpJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"testmcp": map[string]any{"command": testmcp}}})
-	settings, _ := json.Marshal(map[string]any{"permissions": map[string]any{"allow": []string{"Bash", "Edit", "Write", "TodoWrite", "Task", "Read", "mcp__testmcp"}}})
+	settings, _ := json.Marshal(map[string]any{"permissions": map[string]any{"allow": []string{"Bash", "Edit", "Write", "TodoWrite", "TaskCreate", "TaskUpdate", "Task", "Read", "mcp__testmcp"}}})
 	os.MkdirAll(filepath.Join(project, ".claude"), 0o755)
 	for p, b := range map[string][]byte{".mcp.json": mcpJSON, ".claude/settings.local.json": settings} {
 		if err := os.WriteFile(filepath.Join(project, p), b, 0o644); err != nil {
@@ -79,14 +79,17 @@ func chatServe(t *testing.T) (*served, chan struct{}) {
 			"prompt":        "[C-SUB] Run one command.",
 			"subagent_type": "general-purpose",
 		})),
+		fakeapi.OnText("[C-PLAN]",
+			fakeapi.CallTool("TaskCreate", map[string]any{"subject": "Plan the work", "description": "First", "activeForm": "Planning"}),
+			fakeapi.CallTool("TaskCreate", map[string]any{"subject": "Do the work", "description": "Second", "activeForm": "Doing"}),
+			fakeapi.CallTool("TaskUpdate", map[string]any{"taskId": "1", "status": "completed"}),
+			fakeapi.Say("Planned."),
+		),
 		fakeapi.OnText("[C-LONG]", fakeapi.Say(long)),
 		fakeapi.OnText("[C-SLOW]", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("Slow. " + long)}, Wait: release}),
 		fakeapi.OnToolResults(fakeapi.Summarize),
 	))
-	// TodoWrite is off by default in 2.1.329 (it answers "No such tool
-	// available: TodoWrite. TodoWrite is disabled for this session", the
-	// task tools replace it); CLAUDE_CODE_ENABLE_TASKS=false brings it back.
-	srv := startServeEnv(t, bin, append(api.Env(home), "CLAUDE_CODE_ENABLE_TASKS=false"), "--project", project, "--claude", claude, "--trust-project-mcp", "--allow-mcp-tools")
+	srv := startServeEnv(t, bin, append(api.Env(home), env...), "--project", project, "--claude", claude, "--trust-project-mcp", "--allow-mcp-tools")
 	t.Cleanup(func() {
 		select {
 		case <-release:
@@ -108,7 +111,11 @@ func chatServe(t *testing.T) (*served, chan struct{}) {
 func TestWebUIChatRendering(t *testing.T) {
 	for _, width := range []int64{1280, 400} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
-			srv, release := chatServe(t)
+			// TodoWrite is off by default in 2.1.329 (it answers "No such
+			// tool available: TodoWrite. TodoWrite is disabled for this
+			// session": the task tools replace it);
+			// CLAUDE_CODE_ENABLE_TASKS=false brings it back.
+			srv, release := chatServe(t, "CLAUDE_CODE_ENABLE_TASKS=false")
 			b := newBrowser(t)
 			b.do("viewport", chromedp.EmulateViewport(width, 860))
 			b.do("open", chromedp.Navigate(srv.first.LoginURL))
@@ -256,6 +263,30 @@ func TestWebUIChatRendering(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWebUITaskList: the task tools the CLI offers by default instead of
+// TodoWrite (TaskCreate, TaskUpdate) show the task list as it stands after
+// each change, as a checklist.
+func TestWebUITaskList(t *testing.T) {
+	srv, _ := chatServe(t)
+	b := newBrowser(t)
+	b.do("open", chromedp.Navigate(srv.first.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	b.do("create a session", chromedp.Click(`#new-session button[type="submit"]`))
+	b.until("a session", `!document.querySelector("#send").disabled`)
+	b.send("[C-PLAN] Plan with tasks.")
+	b.until("the turn", `document.querySelectorAll(".result-line").length >= 1`)
+	lists := eval[[]string](b, `[...document.querySelectorAll('.tool[data-tool^="Task"]')].map(c => c.dataset.tool + ": " + [...c.querySelectorAll(".todos li")].map(li => li.dataset.status + ":" + li.querySelector("input").checked + ":" + li.textContent).join(", ") + (c.classList.contains("error") ? " ERROR " + c.querySelector(".result").textContent : ""))`)
+	want := []string{
+		"TaskCreate: pending:false:Plan the work",
+		"TaskCreate: pending:false:Plan the work, pending:false:Do the work",
+		"TaskUpdate: completed:true:Plan the work, pending:false:Do the work",
+	}
+	if strings.Join(lists, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the task cards show\n%s\nwant\n%s", strings.Join(lists, "\n"), strings.Join(want, "\n"))
+	}
+	b.noJSDialog()
 }
 
 // chatScreenshots takes the screenshots of the docs (docs/screenshots,

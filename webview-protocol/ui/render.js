@@ -418,20 +418,9 @@ const builtins = {
   },
   TodoWrite: {
     input(card, input) {
-      const ul = el("ul", "todos");
-      for (const t of input.todos || []) {
-        const li = el("li", "todo");
-        li.dataset.status = t.status || "pending";
-        const box = el("input");
-        box.type = "checkbox";
-        box.disabled = true;
-        box.checked = t.status === "completed";
-        li.append(box, el("span", "", t.status === "in_progress" && t.activeForm ? t.activeForm : t.content || ""));
-        ul.append(li);
-      }
-      const todos = input.todos || [];
+      const todos = (input.todos || []).map((t) => ({ subject: t.status === "in_progress" && t.activeForm ? t.activeForm : t.content || "", status: t.status }));
       card.about.textContent = `${todos.filter((t) => t.status === "completed").length}/${todos.length} done`;
-      card.view.replaceChildren(ul);
+      card.view.replaceChildren(checklist(todos));
     },
     result: () => true, // the checklist says it all; the text is one click away
   },
@@ -445,6 +434,62 @@ const builtins = {
   },
 };
 builtins.Agent = builtins.Task;
+
+// The task tools (TaskCreate, TaskUpdate: what the CLI offers instead of
+// TodoWrite by default) change one task at a time; their cards show the
+// whole list as it stands after the change, from the CLI's results
+// (TaskCreate {task: {id, subject}}, TaskUpdate {taskId, statusChange}).
+builtins.TaskCreate = {
+  input(card, input) {
+    card.about.textContent = input.subject || "";
+  },
+  result(card, text, extra, v) {
+    const t = extra && extra.task;
+    if (!t || t.id === undefined) return false;
+    taskList(v).set(String(t.id), { subject: t.subject || "", status: "pending" });
+    card.view.replaceChildren(checklist([...taskList(v).values()]));
+    return true;
+  },
+};
+builtins.TaskUpdate = {
+  input(card, input) {
+    card.about.textContent = `#${input.taskId ?? "?"}${input.status ? ` → ${input.status}` : ""}`;
+  },
+  result(card, text, extra, v) {
+    if (!extra || !extra.success) return false;
+    const list = taskList(v);
+    const id = String(extra.taskId);
+    const t = list.get(id) || { subject: `#${id}`, status: "pending" };
+    if (extra.statusChange && extra.statusChange.to) t.status = extra.statusChange.to;
+    if (card.toolInput && card.toolInput.subject) t.subject = card.toolInput.subject;
+    if (t.status === "deleted") list.delete(id);
+    else list.set(id, t);
+    card.view.replaceChildren(checklist([...list.values()]));
+    return true;
+  },
+};
+
+function taskList(v) {
+  if (!v.taskList) v.taskList = new Map(); // task id -> {subject, status}
+  return v.taskList;
+}
+
+// checklist renders tasks ({subject, status: pending | in_progress |
+// completed}) as a list of read-only checkboxes.
+function checklist(tasks) {
+  const ul = el("ul", "todos");
+  for (const t of tasks) {
+    const li = el("li", "todo");
+    li.dataset.status = t.status || "pending";
+    const box = el("input");
+    box.type = "checkbox";
+    box.disabled = true;
+    box.checked = t.status === "completed";
+    li.append(box, el("span", "", t.subject));
+    ul.append(li);
+  }
+  return ul;
+}
 
 // inputHunks makes diff hunks from edits' old and new strings, for a card
 // whose result (with the CLI's structuredPatch) has not come yet.
@@ -543,7 +588,7 @@ function toolResult(v, b, ev) {
   // The CLI's side copy of the result: one per user event, which holds one
   // tool result.
   const extra = ev.tool_use_result;
-  if (special && special.result(card, text, extra)) {
+  if (special && special.result(card, text, extra, v)) {
     // The view shows the result; the raw text stays one click away.
     const more = el("details", "raw");
     more.append(el("summary", "", "output"), el("pre", "", text));
