@@ -231,6 +231,9 @@ func TestWebUIChatRendering(t *testing.T) {
 			if got := eval[string](b, card("Task")+`[0].querySelector(".tool-about").textContent`); got != "general-purpose: Run a command" {
 				t.Errorf("Task card about %q", got)
 			}
+			if got := eval[string](b, card("Task")+`[0].querySelector(".task-prompt").textContent`); got != "[C-SUB] Run one command." {
+				t.Errorf("Task card prompt %q", got)
+			}
 			b.until("the task turns", results(4))
 
 			// Follow-scroll: at the bottom, a new long answer keeps the view

@@ -360,6 +360,10 @@ function toolCard(v, b, ev) {
     card.toolInput = b.input;
     card.input.textContent = JSON.stringify(b.input, null, 2);
     card.input.hidden = false;
+    // What the call is about, in the summary line (Read's file, Grep's
+    // pattern, WebFetch's URL, …); the built-in views below may say more.
+    const about = ["description", "file_path", "notebook_path", "path", "pattern", "url", "query"].find((k) => typeof b.input[k] === "string");
+    if (about && !b.mcp) card.about.textContent = b.input[about];
     const special = builtins[card.tool];
     if (special) {
       card.input.hidden = true;
@@ -428,6 +432,7 @@ const builtins = {
     input(card, input) {
       card.about.textContent = [input.subagent_type, input.description].filter(Boolean).join(": ");
       card.root.classList.add("task");
+      if (input.prompt) card.view.replaceChildren(el("div", "task-prompt", input.prompt));
       card.nested();
     },
     result: () => false,
