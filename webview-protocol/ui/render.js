@@ -634,7 +634,8 @@ function attachment(box, a) {
 // tool-results folder (…/.claude/projects/<project>/<session>/tool-results/
 // <name>) into links served by /v1/tool-results/<session>/<name>, once a
 // HEAD says the proxy has the file; audio and images are shown inline.
-const savedPath = /\/\.claude\/projects\/[^/\s]+\/([0-9a-f-]{36})\/tool-results\/([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])/g;
+// (Either separator: the CLI prints native paths.)
+const savedPath = /[\\/]\.claude[\\/]projects[\\/][^\\/\s]+[\\/]([0-9a-f-]{36})[\\/]tool-results[\\/]([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])/g;
 
 function savedFiles(box, text) {
   const seen = new Set();
