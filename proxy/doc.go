@@ -147,6 +147,11 @@
 //	history/read ─► Store.Read (stream.Normalizer, attachments ─► blobStore ─► /v1/blobs)
 //	             ─► cut to HistoryReplyBytes at a main-file event with no tool use pending ─► reply
 //
+// GET /v1/tool-results/<claude session>/<name> (toolresults.go) serves a file
+// the CLI saved in that session's tool-results folder, found through an
+// os.Root of <HistoryHome>/.claude/projects (no link leads out); it keeps no
+// state and takes no lock.
+//
 // Each request runs in a goroutine of its connection (client.async), at most
 // maxHistoryRequests at once over all connections (historyReqs.slots;
 // beyond, limit_exceeded); it ends with the read, or when the connection's

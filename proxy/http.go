@@ -23,13 +23,15 @@ import (
 // its listener: before Serve every request is refused) and the Origin check. The web UI's static files (/, /app.js, …) and POST /v1/login are
 // public: they hold no secret, and the page needs them to log in. Everything
 // else needs the token, or the session cookie that /v1/login sets (from the
-// proxy's own origin only): /v1/ws, /v1/blobs/<sha256>, /v1/mcp/status,
+// proxy's own origin only): /v1/ws, /v1/blobs/<sha256>,
+// /v1/tool-results/<claude session>/<name>, /v1/mcp/status,
 // /v1/health, POST /v1/login/code. POST /v1/login is rate-limited per
 // client address.
 func (s *Server) Handler() http.Handler {
 	private := http.NewServeMux()
 	private.HandleFunc("/v1/ws", s.serveWS)
 	private.HandleFunc(blobPath, s.serveBlob)
+	private.HandleFunc(toolResultsPath, s.serveToolResult)
 	private.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
 	private.HandleFunc("/v1/health", s.serveHealth)
 	private.HandleFunc("/metrics", s.serveMetrics)

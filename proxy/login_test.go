@@ -38,7 +38,7 @@ func postLogin(t *testing.T, ts *testServer, code string, h http.Header) (*http.
 func TestWebUILogin(t *testing.T) {
 	ts := startServer(t, Options{})
 
-	for _, path := range []string{"/", "/app.js", "/client.js", "/style.css"} {
+	for _, path := range []string{"/", "/app.js", "/client.js", "/render.js", "/style.css", "/vendor/marked.esm.js", "/vendor/highlight/languages/go.min.js"} {
 		resp, body := httpGet(t, "GET", ts.url+path, nil)
 		if resp.StatusCode != 200 || len(body) == 0 {
 			t.Fatalf("GET %s: %s", path, resp.Status)
@@ -52,6 +52,11 @@ func TestWebUILogin(t *testing.T) {
 	}
 	if resp, _ := httpGet(t, "GET", ts.url+"/../go.mod", nil); resp.StatusCode == 200 {
 		t.Errorf("a path outside the UI was served")
+	}
+	for _, dir := range []string{"/vendor", "/vendor/", "/vendor/highlight/"} {
+		if resp, body := httpGet(t, "GET", ts.url+dir, nil); resp.StatusCode != 401 || strings.Contains(string(body), "marked") {
+			t.Errorf("GET %s: %s %.100q, want a 401 and no listing of the UI's folder", dir, resp.Status, body)
+		}
 	}
 
 	code := ts.srv.NewLoginCode(0)

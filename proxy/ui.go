@@ -32,15 +32,17 @@ func (s *Server) uiHandler() http.Handler {
 	})
 }
 
-// isUIPath reports whether p is one of the web UI's files (or /).
+// isUIPath reports whether p is one of the web UI's files (or /), in its
+// top directory or below (vendor/…). A directory is not: nothing lists the
+// UI's folders.
 func isUIPath(p string) bool {
 	if p == "/" {
 		return true
 	}
 	name := strings.TrimPrefix(path.Clean(p), "/")
-	if strings.Contains(name, "/") {
+	if !fs.ValidPath(name) {
 		return false
 	}
-	_, err := fs.Stat(protocol.UI(), name)
-	return err == nil
+	st, err := fs.Stat(protocol.UI(), name)
+	return err == nil && !st.IsDir()
 }

@@ -9,8 +9,12 @@ import (
 var uiFiles embed.FS
 
 // UI returns the reference web UI (index.html, app.js, client.js, mcp.js,
-// style.css): plain HTML, CSS and JavaScript modules with no build step,
-// served by `ccproxy serve` at /. It speaks this protocol over /v1/ws,
+// render.js — the event renderer shared by live and past sessions —,
+// style.css, and vendor/ — marked, DOMPurify and highlight.js, pinned and
+// copied from npm by scripts/vendor-ui.sh, checked against vendor/VERSIONS
+// by TestVendoredUI): plain HTML, CSS and JavaScript modules with no build
+// step, served by `ccproxy serve` at /. The model's text is rendered as
+// sanitized Markdown; everything else as text. It speaks this protocol over /v1/ws,
 // authenticated by the cookie that POST /v1/login sets in exchange for a
 // one-time code passed in the page's URL fragment (#code=…). With the
 // history capability its sidebar lists the project's past sessions

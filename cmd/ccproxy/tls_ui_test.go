@@ -60,7 +60,7 @@ func TestWebUIOverTLS(t *testing.T) {
 	}).observe(document.querySelector("#log"), {subtree: true, childList: true, characterData: true}); null`)
 	b.send("Hi! What does this proxy do, and what am I looking at?")
 	b.until("the first reply", `document.querySelectorAll(".result-line").length === 1`)
-	if got, want := eval[string](b, `document.querySelector(".msg.assistant .text").textContent`), demoAssistantTexts(t)[0]; got != want {
+	if got, want := eval[string](b, `document.querySelector(".msg.assistant .text").markdown`), demoAssistantTexts(t)[0]; got != want {
 		t.Errorf("reply over TLS:\n got %q\nwant %q", got, want)
 	}
 	if lens := eval[[]int](b, `[...new Set(window.__lens)]`); len(lens) < 5 {

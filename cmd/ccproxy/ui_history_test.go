@@ -110,7 +110,7 @@ func TestWebUIHistory(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll("#history-list img, #history-list b, #history-bar img, #log img, #log script, #log b").length`); n != 0 {
 			t.Errorf("%d px: markup of a past session became %d element(s)", width, n)
 		}
-		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").textContent`); got != markupAnswer {
+		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").textContent.trim()`); got != markupAnswer {
 			t.Errorf("%d px: answer shown as %q", width, got)
 		}
 		if got := eval[string](b, `document.querySelector("#history-bar .history-title").textContent`); got != markupPrompt {
@@ -132,12 +132,29 @@ func TestWebUIHistory(t *testing.T) {
 		if got := eval[string](b, `document.querySelector("#log .msg.user").textContent`); got != "[H-TEXT] Greet me, after some thought." {
 			t.Errorf("%d px: first user turn %q", width, got)
 		}
-		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").textContent`); got != "Hello! This is the **first** answer." {
+		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").markdown`); got != "Hello! This is the **first** answer." {
 			t.Errorf("%d px: first answer %q", width, got)
+		}
+		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text strong")?.textContent ?? ""`); got != "first" {
+			t.Errorf("%d px: the first answer's **first** shows as %q, want it bold (Markdown)", width, got)
 		}
 		if n := eval[int](b, `document.querySelectorAll("#log .tool").length`); n < 3 {
 			t.Errorf("%d px: %d tool cards", width, n)
 		}
+		// The same renderer as live sessions: built-in tools' cards (from
+		// the session file's toolUseResult), the subagent inside its Task
+		// card, the saved large output as a download.
+		if del, add := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Edit"] .diff .row.del .code')].map(e => e.textContent).join("|")`),
+			eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Edit"] .diff .row.add .code')].map(e => e.textContent).join("|")`); del != "beta" || add != "BETA (edited)" {
+			t.Errorf("%d px: the past Edit's diff: -%q +%q", width, del, add)
+		}
+		if got := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Bash"] .bash-command')].map(e => e.textContent).join("|")`); !strings.Contains(got, "cat notes.txt") {
+			t.Errorf("%d px: the past Bash commands %q", width, got)
+		}
+		if got := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Task"] .subagent .tool .tool-name')].map(e => e.textContent).join("|")`); got != "everything · echo|Bash" {
+			t.Errorf("%d px: the past Task card holds the tool cards %q, want the subagent's echo and Bash", width, got)
+		}
+		b.until("the saved output of the past session as a download", `document.querySelector("#log .tool .saved a[download][href$='/bjftokvr0.txt']") !== null`)
 		b.until("a tool's image from /v1/blobs", `[...document.querySelectorAll("#log .tool img")].some(i => i.getAttribute("src").startsWith("/v1/blobs/") && i.complete && i.naturalWidth > 0)`)
 		if !eval[bool](b, `document.querySelector("#send").disabled`) {
 			t.Errorf("%d px: the composer is enabled on a past session", width)

@@ -325,13 +325,18 @@ func TestWebUIDemo(t *testing.T) {
 	b.send("Hi! What does this proxy do, and what am I looking at?")
 	b.until("the first reply", `document.querySelectorAll(".result-line").length === 1`)
 	texts := demoAssistantTexts(t)
-	first := eval[string](b, `document.querySelector(".msg.assistant .text").textContent`)
+	// The Markdown source, as streamed, and rendered: the demo's `claude`
+	// is a code span.
+	first := eval[string](b, `document.querySelector(".msg.assistant .text").markdown`)
 	if first != texts[0] {
 		t.Errorf("first reply:\n got %q\nwant %q", first, texts[0])
 	}
 	lens := eval[[]int](b, `[...new Set(window.__lens)]`)
 	if len(lens) < 5 {
 		t.Errorf("the reply did not stream: the text took %d distinct lengths (%v)", len(lens), lens)
+	}
+	if got := eval[string](b, `document.querySelector(".msg.assistant .text code").textContent`); got != "claude" {
+		t.Errorf("the first code span of the reply is %q, want claude rendered as Markdown", got)
 	}
 	if eval[bool](b, `document.querySelector("details.thinking").open`) {
 		t.Errorf("thinking should be collapsed")
@@ -380,7 +385,7 @@ func TestWebUIDemo(t *testing.T) {
 	}
 	b.until("a reconnect", `document.body.dataset.connects === "2"`)
 	b.until("fourth result", `document.querySelectorAll(".result-line").length === 4`)
-	last := eval[string](b, `[...document.querySelectorAll(".msg.assistant .text")].pop().textContent`)
+	last := eval[string](b, `[...document.querySelectorAll(".msg.assistant .text")].pop().markdown`)
 	if want := texts[len(texts)-1]; last != want {
 		t.Errorf("after the drop, the reply is\n%q\nwant\n%q", last, want)
 	}
@@ -399,7 +404,8 @@ func TestWebUIDemo(t *testing.T) {
 
 // TestWebUIRendersMarkupAsText replays a real capture whose model text,
 // thinking, tool input and MCP tool result all carry markup: none of it may
-// become DOM, nothing may run.
+// become DOM, nothing may run. (The model's text is rendered as Markdown,
+// whose raw HTML must stay text.)
 func TestWebUIRendersMarkupAsText(t *testing.T) {
 	b := newBrowser(t)
 	bin := ccproxyBinary(t)
@@ -422,8 +428,14 @@ func TestWebUIRendersMarkupAsText(t *testing.T) {
 	if n := eval[int](b, `document.querySelectorAll("#log img, #log script, #log b, #log a, #permission img").length`); n != 0 {
 		t.Errorf("markup became %d DOM element(s)", n)
 	}
-	if n := eval[int](b, `document.querySelector("#log").textContent.split(`+"`"+payload+"`"+`).length - 1`); n < 5 {
-		t.Errorf("the payload shows as text %d times, want it in the user turn, thinking, text, tool input and result (>= 5)", n)
+	if n := eval[int](b, `document.querySelector("#log").textContent.split(`+"`"+payload+"`"+`).length - 1`); n < 3 {
+		t.Errorf("the payload shows as text %d times, want it in the user turn, thinking and tool result (>= 3)", n)
+	}
+	// The model's text is Markdown: its raw HTML shows as text, and &amp;
+	// is the entity for &.
+	asMarkdown := strings.ReplaceAll(payload, "&amp;", "&")
+	if n := eval[int](b, `[...document.querySelectorAll("#log .markdown")].filter(e => e.textContent.includes(`+"`"+asMarkdown+"`"+`)).length`); n < 2 {
+		t.Errorf("the payload shows as text in %d Markdown blocks, want 2 (the two text blocks)", n)
 	}
 	b.noJSDialog()
 	b.screenshot("xss-inert")
