@@ -88,7 +88,9 @@ var errNotResolved = errors.New("mcpconfig: client servers need a configuration 
 // client's definition is then a shadow, see ClientStatus); a client server
 // is approved only by Options.TrustClient (ApprovalSource
 // "--trust-client-mcp"), otherwise it awaits approval and does not start;
-// disabledMcpServers and managed-mcp.json apply to it as to any server.
+// disabledMcpServers and managed-mcp.json apply to it as to any server;
+// Options.AllowServerTools does not allow its tools (a permission rule
+// does, or someone answers the prompt).
 // ${VAR}s expand in its definition as in a file's (the --mcp-config file
 // claude reads would expand them anyway). c is not modified; a nil or
 // empty cs returns c.

@@ -58,6 +58,13 @@ func TestClientServers(t *testing.T) {
 		if srv, _ := cfg.Server("shared"); srv.Scope != ScopeUser || !srv.Active || len(srv.Shadows) != 1 || srv.Shadows[0].Scope != ScopeClient {
 			t.Errorf("shared: %+v", srv)
 		}
+		// The fixture allows every active server's tools (AllowServerTools):
+		// never a client's.
+		for _, rule := range cfg.AllowedTools() {
+			if rule == "mcp__tools" || rule == "mcp__remote" {
+				t.Errorf("trust=%v: AllowedTools allows a client server: %s", trust, rule)
+			}
+		}
 		payload := gjson.ParseBytes(cfg.SetServersPayload())
 		if got := payload.Get("tools").Exists(); got != trust {
 			t.Errorf("trust=%v: tools in the payload: %v", trust, got)

@@ -207,7 +207,8 @@ func ToolPrefix(server string) string {
 
 // AllowedTools returns the --allowedTools entries: the permissions.allow
 // rules of the settings files and, with Options.AllowServerTools, every
-// active server ("mcp__<name>", which allows all its tools), followed by
+// active server of a file ("mcp__<name>", which allows all its tools; not
+// the servers a client sent, see WithClient), followed by
 // extra entries, without duplicates.
 func (c *Config) AllowedTools(extra ...string) []string {
 	out := []string{}
@@ -223,7 +224,7 @@ func (c *Config) AllowedTools(extra ...string) []string {
 	}
 	if c.allowServerTools {
 		for _, s := range c.Servers {
-			if s.Active {
+			if s.Active && s.Scope != ScopeClient { // a client's servers are always asked
 				add(ToolPrefix(s.Name))
 			}
 		}
