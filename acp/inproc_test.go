@@ -2,10 +2,13 @@ package acp_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -30,8 +33,12 @@ func TestAgentInProcess(t *testing.T) {
 	if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: "nope", Prompt: []sdk.ContentBlock{sdk.TextBlock("x")}}); err == nil {
 		t.Error("a prompt of an unknown session succeeded")
 	}
-	if _, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "x", Command: "/bin/true", Args: []string{}, Env: []sdk.EnvVariable{}}}}}); err == nil {
-		t.Error("client MCP servers were accepted; they must go through the approval policy")
+	// The demo proxy has no MCP configuration: nothing to merge the
+	// client's servers into, nor a policy to approve them.
+	_, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "x", Command: "/bin/true", Args: []string{}, Env: []sdk.EnvVariable{}}}}})
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), "takes no MCP servers from clients") {
+		t.Errorf("client MCP servers on a proxy without an MCP configuration: %v, want -32602", err)
 	}
 	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: "x", Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil {
 		t.Error("session/load without a history store succeeded")

@@ -26,7 +26,10 @@ by default of a ccproxy started in this process (the configuration is
 resolved as by serve: MCP servers merged and approved, permission prompts
 through the broker); with --connect, of a running 'ccproxy serve', so the
 web UI and other clients see the same live session. Closing stdin closes
-every session this command started.
+every session this command started. The MCP servers the editor sends with
+session/new go through the same merge and approval: they start only with
+--trust-client-mcp (with --connect, the running proxy decides), a config
+file's server of the same name wins, and their tools are asked.
 
 Flags:
 `
@@ -43,6 +46,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var mcpConfigs multiFlag
 	fs.Var(&mcpConfigs, "mcp-config", "extra MCP config `FILE` (repeatable)")
 	trust := fs.Bool("trust-project-mcp", false, "approve every project .mcp.json server not rejected")
+	trustClient := fs.Bool("trust-client-mcp", false, "start the MCP servers the editor sends with session/new and session/load (config files still win on a name clash; their tools are still asked)")
 	allowMCP := fs.Bool("allow-mcp-tools", false, "allow every tool of every active MCP server without asking")
 	demo := fs.Bool("demo", false, "no CLI, no API key: sessions replay the built-in demo session")
 	demoSpeed := fs.Float64("demo-speed", 1, "pace of --demo: 1 is realistic, 0 without delays")
@@ -66,8 +70,11 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 	var url, token string
 	var served chan error
+	if *demo && *trustClient {
+		return usagef("acp: --demo uses no MCP configuration; drop --trust-client-mcp")
+	}
 	if *connect != "" {
-		if *demo || *project != "" || *claude != "" || len(mcpConfigs) > 0 || *trust || *allowMCP {
+		if *demo || *project != "" || *claude != "" || len(mcpConfigs) > 0 || *trust || *trustClient || *allowMCP {
 			return usagef("acp: with --connect, the running proxy decides: drop --demo, --project, --claude and the MCP flags")
 		}
 		url = *connect
@@ -125,7 +132,7 @@ func runACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		} else {
 			removeStaleMCPConfigs(log)
 			src, err := proxy.NewMCPConfigSource(mcpconfig.Options{
-				ProjectDir: cfg.project, Extra: cfg.mcpConfigs, TrustProject: cfg.trustProject,
+				ProjectDir: cfg.project, Extra: cfg.mcpConfigs, TrustProject: cfg.trustProject, TrustClient: *trustClient,
 				AllowServerTools: cfg.allowMCPTools, Logger: log.With("component", "mcpconfig"),
 			}, "", log.With("component", "mcpconfig"))
 			if err != nil {
