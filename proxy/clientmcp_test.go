@@ -176,3 +176,27 @@ func mcpConfigArg(t *testing.T, argsFile string) string {
 	}
 	return args[i+1]
 }
+
+// The error output of a failed call of a client's server reaches the call
+// log (mcp/log) without the secrets of that server's definition, which
+// the proxy's own configuration does not know.
+func TestCallLogScrubsClientServerSecrets(t *testing.T) {
+	const secret = "client-secret-value-77"
+	e := newMCPEnv(t)
+	e.opts.TrustClient = true
+	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	ts := startServer(t, Options{MCP: src, Project: e.project, CallLogDir: t.TempDir(), CallLogIO: true})
+	c := ts.dial(t)
+	s := c.create(map[string]any{"mcpServers": map[string]any{"cli": map[string]any{"command": "/opt/cli", "env": map[string]any{"CLI_TOKEN": secret}}}})
+	c.turn(s, "mcpfail cli login with "+secret+" refused")
+	var lr protocol.MCPLogResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPLog, map[string]any{}), &lr)
+	if len(lr.Entries) != 1 || lr.Entries[0].Server != "cli" || lr.Entries[0].Output == nil || *lr.Entries[0].Output != "login with *** refused" {
+		b, _ := json.Marshal(lr)
+		t.Errorf("the call log holds %s", b)
+	}
+}

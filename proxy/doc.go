@@ -168,6 +168,9 @@
 // the broker applies; mcp/config and mcp/status keep showing the files'.
 // The reply to session/create says what became of each server
 // (ClientStatus); a server not started is also logged, with the reason.
+// Their secrets are not in mcpHub.scrub's set: the session's call pairing
+// (sessionCalls.scrub) masks them too in the output of a failed call
+// before the call log gets it.
 //
 // # Managing servers (mcpmanage.go)
 //

@@ -195,6 +195,9 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		}
 	}
 	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
+	if calls != nil && s.cfg.client != nil {
+		calls.scrub = s.scrubClient
+	}
 	o := s.srv.opts
 	// The handlers use p only as the identity of the process (p.cli is set
 	// after Start, while they may already run).

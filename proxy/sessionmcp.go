@@ -163,3 +163,12 @@ func (s *Session) endClientMCP() {
 		s.clientRetire = nil
 	}
 }
+
+// scrubClient masks in text the secrets of the session's configuration,
+// the client's servers among them (mcpHub.scrub knows the proxy's only).
+func (s *Session) scrubClient(text string) string {
+	if cfg := s.mcpConfig(); cfg != nil && cfg.Resolved != nil {
+		return cfg.Resolved.Secrets().Scrub(text)
+	}
+	return text
+}
