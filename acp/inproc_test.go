@@ -156,6 +156,25 @@ func TestAgentLoadSession(t *testing.T) {
 		t.Error("loading an unknown session succeeded")
 	}
 	const id = "a53a96ea-6d00-48d2-90ad-6cb56a9ff999"
+	// session/load sends the editor's MCP servers to the proxy too: checked
+	// first (-32602 naming the server), then the proxy's policy (the demo
+	// proxy has no MCP configuration: -32602).
+	for _, tc := range []struct {
+		srv  sdk.McpServer
+		want string
+	}{
+		{sdk.McpServer{Stdio: &sdk.McpServerStdio{Name: "rel", Command: "bin/x", Args: []string{}, Env: []sdk.EnvVariable{}}}, `session/load: mcpServers[0] ("rel"): command "bin/x" is a relative path`},
+		{sdk.McpServer{Stdio: &sdk.McpServerStdio{Name: "x", Command: "/bin/true", Args: []string{}, Env: []sdk.EnvVariable{}}}, "takes no MCP servers from clients"},
+	} {
+		_, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{tc.srv}})
+		var re *sdk.RequestError
+		if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), tc.want) {
+			t.Errorf("session/load with mcpServers: %v, want -32602 with %q", err, tc.want)
+		}
+	}
+	cl.mu.Lock()
+	cl.updates = nil // what the refused loads replayed
+	cl.mu.Unlock()
 	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
