@@ -116,3 +116,35 @@ func TestClientServersInvalid(t *testing.T) {
 		}
 	}
 }
+
+// The rules that hold for every server hold for a client's: a present
+// managed-mcp.json loads only its own servers, and disabledMcpServers
+// disables one, trusted or not.
+func TestClientServersPolicy(t *testing.T) {
+	f := newFixture(t, "collisions")
+	f.opts.TrustClient = true
+	cs, err := ParseClientServers("session/create", []byte(`{"cli":{"command":"/bin/cli"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, "home/.claude.json", `{"projects":{"`+f.opts.ProjectDir+`":{"disabledMcpServers":["cli"]}}}`)
+	cfg, err := f.resolve(t).WithClient(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := cfg.ClientStatus(cs)[0]; st.Active || !strings.Contains(st.Reason, "disabled for this project") {
+		t.Errorf("disabled: %+v", st)
+	}
+	f.write(t, "home/.claude.json", `{}`)
+	f.write(t, "etc/managed-mcp.json", `{"mcpServers":{"corp":{"command":"/bin/corp"}}}`)
+	cfg, err = f.resolve(t).WithClient(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := cfg.ClientStatus(cs)[0]; st.Active || !strings.Contains(st.Reason, "only managed servers load") {
+		t.Errorf("managed: %+v", st)
+	}
+	if _, err := (&Config{}).WithClient(cs); err == nil {
+		t.Error("WithClient of a Config not made by Resolve succeeded")
+	}
+}
