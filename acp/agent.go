@@ -108,6 +108,8 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentCapabilities: sdk.AgentCapabilities{
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			LoadSession:        a.History != nil,
+			// stdio always; http and sse as Claude Code takes them (mcp.go).
+			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 		},
 		AuthMethods: []sdk.AuthMethod{},
 	}, nil
@@ -117,22 +119,30 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 var Version = "dev"
 
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	if len(p.McpServers) > 0 {
-		return sdk.NewSessionResponse{}, errClientMCP("session/new")
-	}
-	s, err := a.open(ctx, "session/new", &protocol.SessionCreate{Cwd: p.Cwd}, "", nil)
+	servers, err := clientServers("session/new", p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: s.acpID, Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}}, nil
+	s, res, err := a.open(ctx, "session/new", &protocol.SessionCreate{Cwd: p.Cwd, MCPServers: servers}, "", nil)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	return sdk.NewSessionResponse{SessionId: s.acpID, Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes},
+		Meta: mcpMeta(res.MCPServers)}, nil
 }
 
 // open creates a ccproxy session, registers it under acpID (its own id
-// when ""), and subscribes to it.
-func (a *Agent) open(ctx context.Context, method string, create *protocol.SessionCreate, acpID sdk.SessionId, replayed *Mapper) (*session, error) {
+// when ""), and subscribes to it. It logs the client's MCP servers that
+// were not started.
+func (a *Agent) open(ctx context.Context, method string, create *protocol.SessionCreate, acpID sdk.SessionId, replayed *Mapper) (*session, *protocol.SessionCreateResult, error) {
 	var res protocol.SessionCreateResult
 	if err := a.b.Request(ctx, protocol.TypeSessionCreate, create, &res); err != nil {
-		return nil, rpcError(method, err)
+		return nil, nil, rpcError(method, err)
+	}
+	for _, st := range res.MCPServers {
+		if !st.Active {
+			a.log.Warn("an MCP server of the client is not started", "session", res.Session, "server", st.Name, "approval", st.Approval, "reason", st.Reason)
+		}
 	}
 	if acpID == "" {
 		acpID = sdk.SessionId(res.Session)
@@ -157,9 +167,9 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 		delete(a.sessions, string(acpID))
 		a.mu.Unlock()
 		a.closeSession(s)
-		return nil, rpcError(method, err)
+		return nil, nil, rpcError(method, err)
 	}
-	return s, nil
+	return s, &res, nil
 }
 
 // closeSession forgets s and closes its ccproxy session.
@@ -425,10 +435,16 @@ func (a *Agent) ask(ctx context.Context, s *session, req protocol.PermissionRequ
 	}
 }
 
-// rpcError makes a JSON-RPC error of a proxy error.
+// rpcError makes a JSON-RPC error of a proxy error: the proxy's
+// bad_request is the client's invalid params (-32602), anything else
+// internal (-32603).
 func rpcError(method string, err error) error {
 	if pe, ok := err.(*protocol.Error); ok {
-		return sdk.NewInternalError(map[string]any{"error": method + ": " + pe.Message, "code": string(pe.Code)})
+		data := map[string]any{"error": method + ": " + pe.Message, "code": string(pe.Code)}
+		if pe.Code == protocol.CodeBadRequest {
+			return sdk.NewInvalidParams(data)
+		}
+		return sdk.NewInternalError(data)
 	}
 	return sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
 }
@@ -469,8 +485,9 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if a.History == nil {
 		return sdk.LoadSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionLoad)
 	}
-	if len(p.McpServers) > 0 {
-		return sdk.LoadSessionResponse{}, errClientMCP("session/load")
+	servers, err := clientServers("session/load", p.McpServers)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
 	}
 	id := string(p.SessionId)
 	m := NewMapper(nil)
@@ -502,12 +519,10 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	case err != nil:
 		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session/load: " + err.Error()})
 	}
-	if _, err := a.open(ctx, "session/load", &protocol.SessionCreate{Cwd: p.Cwd, Resume: id}, p.SessionId, m); err != nil {
+	_, res, err := a.open(ctx, "session/load", &protocol.SessionCreate{Cwd: p.Cwd, Resume: id, MCPServers: servers}, p.SessionId, m)
+	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}}, nil
-}
-
-func errClientMCP(method string) error {
-	return sdk.NewInvalidParams(map[string]any{"error": method + ": mcpServers: ccproxy does not take MCP servers from the client yet; configure them in Claude Code's settings or .mcp.json (they go through ccproxy's approval) and send mcpServers: []"})
+	return sdk.LoadSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes},
+		Meta: mcpMeta(res.MCPServers)}, nil
 }

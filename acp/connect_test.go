@@ -30,11 +30,15 @@ type goClient struct {
 	withdrawn chan struct{}
 	answer    string                    // "": wait to be withdrawn; an option id; or "cancel": session/cancel, then cancelled
 	conn      *sdk.ClientSideConnection // for "cancel"
+	titles    []string                  // of every permission request
 }
 
 func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	c.mu.Lock()
 	answer := c.answer
+	if p.ToolCall.Title != nil {
+		c.titles = append(c.titles, *p.ToolCall.Title)
+	}
 	c.mu.Unlock()
 	switch answer {
 	case "":

@@ -40,6 +40,15 @@ func (o obs) str(path ...string) string {
 // itself, as an editor does, and closes its stdin at the end.
 func runClient(t *testing.T, args []string, env []string, project string, load map[string]any, sessions [][]map[string]any) []obs {
 	t.Helper()
+	got, _ := runClientWith(t, args, env, project, map[string]any{"load": load}, sessions)
+	return got
+}
+
+// runClientWith is runClient with more members of the script's
+// configuration (load, mcpServers, badNew); it also returns the agent's
+// stderr (its log).
+func runClientWith(t *testing.T, args []string, env []string, project string, more map[string]any, sessions [][]map[string]any) ([]obs, string) {
+	t.Helper()
 	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +83,11 @@ func runClient(t *testing.T, args []string, env []string, project string, load m
 		k, v, _ := strings.Cut(kv, "=")
 		envMap[k] = v
 	}
-	cfg, _ := json.Marshal(map[string]any{"cmd": append([]string{bin, "acp"}, args...), "cwd": project, "sessions": sessions, "env": envMap, "load": load})
+	conf := map[string]any{"cmd": append([]string{bin, "acp"}, args...), "cwd": project, "sessions": sessions, "env": envMap}
+	for k, v := range more {
+		conf[k] = v
+	}
+	cfg, _ := json.Marshal(conf)
 	cmd := exec.Command(node, filepath.Join(dir, "client.mjs"), string(cfg))
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -96,7 +109,7 @@ func runClient(t *testing.T, args []string, env []string, project string, load m
 	if t.Failed() || testing.Verbose() {
 		t.Logf("agent stderr:\n%s", stderr.String())
 	}
-	return list
+	return list, stderr.String()
 }
 
 // The demo through the real TypeScript SDK's client: initialize, an

@@ -2,10 +2,13 @@ package acp_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -30,8 +33,12 @@ func TestAgentInProcess(t *testing.T) {
 	if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: "nope", Prompt: []sdk.ContentBlock{sdk.TextBlock("x")}}); err == nil {
 		t.Error("a prompt of an unknown session succeeded")
 	}
-	if _, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "x", Command: "/bin/true", Args: []string{}, Env: []sdk.EnvVariable{}}}}}); err == nil {
-		t.Error("client MCP servers were accepted; they must go through the approval policy")
+	// The demo proxy has no MCP configuration: nothing to merge the
+	// client's servers into, nor a policy to approve them.
+	_, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "x", Command: "/bin/true", Args: []string{}, Env: []sdk.EnvVariable{}}}}})
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), "takes no MCP servers from clients") {
+		t.Errorf("client MCP servers on a proxy without an MCP configuration: %v, want -32602", err)
 	}
 	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: "x", Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil {
 		t.Error("session/load without a history store succeeded")
@@ -149,6 +156,25 @@ func TestAgentLoadSession(t *testing.T) {
 		t.Error("loading an unknown session succeeded")
 	}
 	const id = "a53a96ea-6d00-48d2-90ad-6cb56a9ff999"
+	// session/load sends the editor's MCP servers to the proxy too: checked
+	// first (-32602 naming the server), then the proxy's policy (the demo
+	// proxy has no MCP configuration: -32602).
+	for _, tc := range []struct {
+		srv  sdk.McpServer
+		want string
+	}{
+		{sdk.McpServer{Stdio: &sdk.McpServerStdio{Name: "rel", Command: "bin/x", Args: []string{}, Env: []sdk.EnvVariable{}}}, `session/load: mcpServers[0] ("rel"): command "bin/x" is a relative path`},
+		{sdk.McpServer{Stdio: &sdk.McpServerStdio{Name: "x", Command: "/bin/true", Args: []string{}, Env: []sdk.EnvVariable{}}}, "takes no MCP servers from clients"},
+	} {
+		_, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{tc.srv}})
+		var re *sdk.RequestError
+		if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), tc.want) {
+			t.Errorf("session/load with mcpServers: %v, want -32602 with %q", err, tc.want)
+		}
+	}
+	cl.mu.Lock()
+	cl.updates = nil // what the refused loads replayed
+	cl.mu.Unlock()
 	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}

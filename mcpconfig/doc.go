@@ -22,7 +22,8 @@
 //	project  <dir>/.mcp.json and the .mcp.json of every parent  mcpServers; the nearest file wins
 //	user     ~/.claude.json                                    mcpServers
 //
-// For one name, extra > local > project > user. "<dir>" is the project
+// For one name, extra > local > project > user (> client: the servers a
+// client sent, see below). "<dir>" is the project
 // directory with symlinks resolved, as the CLI keys it. Approval and
 // disabling come from ~/.claude/settings.json, <dir>/.claude/settings.json,
 // <dir>/.claude/settings.local.json and projects["<dir>"] in ~/.claude.json.
@@ -56,6 +57,24 @@
 // Approve and Reject record a decision in <dir>/.claude/settings.local.json,
 // where the interactive CLI reads it. Config.CLIServers tells what -p itself
 // would load, for comparison.
+//
+// # Servers a client sends
+//
+// A client may send server definitions with its session (ccproxy's
+// session/create "mcpServers", filled by `ccproxy acp` from ACP's
+// session/new and session/load). ParseClientServers checks them as a
+// file's definitions (the same FileErrors, plus NormalizeDefinition's
+// command and url checks, CheckName and no name twice); Config.WithClient
+// merges them into a resolved configuration as ScopeClient, the lowest
+// rank: on a name clash every file wins and the client's definition is a
+// shadow (ClientStatus says so). They come from outside the user's
+// settings, like a cloned repository's .mcp.json, so they need approval
+// like project servers, and the only approval is Options.TrustClient
+// (ccproxy acp --trust-client-mcp): without it they await approval and do
+// not start. Their tools are asked like any server's. Their values join
+// the Secrets of the configuration and the redacted views like a file's.
+// The resolution keeps its definitions and approvals (unexported) so that
+// WithClient assembles again without reading any file.
 //
 // # Permission rules
 //

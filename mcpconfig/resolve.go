@@ -36,6 +36,10 @@ type Options struct {
 	// TrustProject approves every project (.mcp.json) server not rejected by
 	// disabledMcpjsonServers (ccproxy's --trust-project-mcp).
 	TrustProject bool
+	// TrustClient approves the servers a client sends with its session
+	// (Config.WithClient; ccproxy's acp --trust-client-mcp). Without it they
+	// await an approval nobody can give, and never start.
+	TrustClient bool
 	// AllowServerTools makes AllowedTools allow every tool of every active
 	// server ("mcp__<name>"), as ccproxy did before MCP tool calls asked
 	// (ccproxy's serve --allow-mcp-tools). Off: an MCP tool call is allowed
@@ -136,6 +140,16 @@ type Config struct {
 	cli              []CLIServer
 	payload          json.RawMessage
 	allowServerTools bool
+	asm              *assembly // what WithClient assembles again; nil for a Config not made by Resolve
+}
+
+// assembly is what a resolution assembled its servers from, kept for
+// WithClient.
+type assembly struct {
+	defs        []definition
+	ap          *approvals
+	managedPath string
+	env         LookupFunc
 }
 
 // Server returns the server called name.
@@ -193,7 +207,8 @@ func ToolPrefix(server string) string {
 
 // AllowedTools returns the --allowedTools entries: the permissions.allow
 // rules of the settings files and, with Options.AllowServerTools, every
-// active server ("mcp__<name>", which allows all its tools), followed by
+// active server of a file ("mcp__<name>", which allows all its tools; not
+// the servers a client sent, see WithClient), followed by
 // extra entries, without duplicates.
 func (c *Config) AllowedTools(extra ...string) []string {
 	out := []string{}
@@ -209,7 +224,7 @@ func (c *Config) AllowedTools(extra ...string) []string {
 	}
 	if c.allowServerTools {
 		for _, s := range c.Servers {
-			if s.Active {
+			if s.Active && s.Scope != ScopeClient { // a client's servers are always asked
 				add(ToolPrefix(s.Name))
 			}
 		}
@@ -380,6 +395,7 @@ type approvals struct {
 	rejected    map[string]string // disabledMcpjsonServers anywhere: always counts
 	disabled    map[string]string // projects["<dir>"].disabledMcpServers
 	trustFlag   bool              // Options.TrustProject
+	trustClient bool              // Options.TrustClient
 	claudeJSON  string
 }
 
@@ -475,7 +491,7 @@ func (r *resolver) resolve() *Config {
 	ap := &approvals{
 		userEnabled: map[string]string{}, projEnabled: map[string]string{},
 		rejected: map[string]string{}, disabled: map[string]string{},
-		trustFlag: o.TrustProject, claudeJSON: filepath.Join(o.HomeDir, ".claude.json"),
+		trustFlag: o.TrustProject, trustClient: o.TrustClient, claudeJSON: filepath.Join(o.HomeDir, ".claude.json"),
 	}
 
 	for _, src := range r.sources() {
@@ -532,7 +548,8 @@ func (r *resolver) resolve() *Config {
 		}
 	}
 	ap.trusted = cfg.Trusted
-	r.assemble(cfg, defs, ap)
+	cfg.asm = &assembly{defs: defs, ap: ap, managedPath: o.ManagedPath, env: o.Env}
+	assemble(cfg, defs, ap, o.ManagedPath)
 	sort.SliceStable(errs, func(i, j int) bool {
 		a, b := errs[i], errs[j]
 		if a.File != b.File {
@@ -551,8 +568,9 @@ func (r *resolver) resolve() *Config {
 }
 
 // assemble applies precedence, approval, disabling and the managed rule to
-// the definitions, one name at a time.
-func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
+// the definitions, one name at a time. managedPath names managed-mcp.json
+// in reasons.
+func assemble(cfg *Config, defs []definition, ap *approvals, managedPath string) {
 	byName := map[string][]*definition{}
 	var names []string
 	for i := range defs {
@@ -579,8 +597,11 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 		apprWhy := make([]string, len(cands))
 		for i, c := range cands {
 			appr[i] = ApprovalNotNeeded
-			if c.scope == ScopeProject {
+			switch c.scope {
+			case ScopeProject:
 				appr[i], apprSrc[i], apprWhy[i] = ap.approval(name)
+			case ScopeClient:
+				appr[i], apprSrc[i], apprWhy[i] = ap.clientApproval()
 			}
 		}
 		excluded := func(c *definition) bool { return cfg.ManagedPresent && c.scope != ScopeManaged }
@@ -614,7 +635,7 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 		}
 		switch {
 		case excluded(w):
-			s.Reason = "not loaded: " + r.opts.ManagedPath + " is present, so only managed servers load"
+			s.Reason = "not loaded: " + managedPath + " is present, so only managed servers load"
 		case appr[win] == ApprovalRejected:
 			s.Reason = apprWhy[win]
 		case appr[win] == ApprovalAwaiting:
@@ -630,7 +651,7 @@ func (r *resolver) assemble(cfg *Config, defs []definition, ap *approvals) {
 				continue
 			}
 			og := Origin{Scope: c.scope, Source: c.source}
-			if c.scope == ScopeProject {
+			if c.scope == ScopeProject || c.scope == ScopeClient {
 				og.Approval = appr[i]
 			}
 			s.Shadows = append(s.Shadows, og)

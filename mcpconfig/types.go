@@ -18,22 +18,27 @@ const (
 	ScopeProject Scope = "project" // <dir>/.mcp.json and the .mcp.json of every parent directory
 	ScopeManaged Scope = "managed" // managed-mcp.json; when present only its servers load
 	ScopeExtra   Scope = "extra"   // files given to ccproxy (--mcp-config); "dynamic" to the CLI
+	// ScopeClient is not a file: the servers a client sent with its session
+	// (Config.WithClient). Every file scope wins over it.
+	ScopeClient Scope = "client"
 )
 
 // Rank orders scopes by precedence for one name: a definition in a scope of
-// higher rank wins (managed 5, extra 4, local 3, project 2, user 1; 0 for
-// an unknown scope).
+// higher rank wins (managed 6, extra 5, local 4, project 3, user 2,
+// client 1; 0 for an unknown scope).
 func (s Scope) Rank() int {
 	switch s {
 	case ScopeManaged:
-		return 5
+		return 6
 	case ScopeExtra:
-		return 4
+		return 5
 	case ScopeLocal:
-		return 3
+		return 4
 	case ScopeProject:
-		return 2
+		return 3
 	case ScopeUser:
+		return 2
+	case ScopeClient:
 		return 1
 	}
 	return 0
@@ -53,7 +58,8 @@ const (
 // Approval is the approval state of a server definition.
 type Approval string
 
-// Approval states. Only project (.mcp.json) servers need approval.
+// Approval states. Only project (.mcp.json) servers and the servers a
+// client sends (ScopeClient) need approval.
 const (
 	ApprovalNotNeeded Approval = "not-needed"
 	ApprovalApproved  Approval = "approved"

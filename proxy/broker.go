@@ -277,7 +277,7 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 	// claude started, so its --allowedTools did not name it): allowed, as
 	// claude would have if it had been started now. Never a question or a
 	// plan: those are for a person.
-	if pr.Kind == protocol.PermissionKindTool && s.srv.mcp.config().allows(pr.ToolName, pr.MCP) {
+	if pr.Kind == protocol.PermissionKindTool && s.mcpConfig().allows(pr.ToolName, pr.MCP) {
 		s.log.Info("permission allowed by the permission rules", "tool", pr.ToolName)
 		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "allow", "updatedInput": input})
 		s.answerClaude(p, resp)

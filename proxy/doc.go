@@ -157,6 +157,27 @@
 // beyond, limit_exceeded); it ends with the read, or when the connection's
 // context ends. Options.HistoryHome "-" offers no history capability.
 //
+// # Servers a client sends (sessionmcp.go)
+//
+// session/create may carry mcpServers, definitions by name (`ccproxy acp`
+// fills it from ACP's session/new). Server.clientServers checks them with
+// mcpconfig.ParseClientServers (a bad one: bad_request naming the server
+// and the field) and refuses them when the MCPSource's configuration has
+// no ForClient (no MCP configuration of the proxy's own). The session
+// keeps them (sessionConfig.client) and Session.mcpConfig gives it its own
+// configuration: MCPConfig.ForClient merges them into the proxy's
+// (mcpconfig.Config.WithClient: below every file scope, approved only by
+// the source's TrustClient) with an --mcp-config file of its own, made
+// again when the proxy's configuration changes (the old one retired) and
+// retired when the session ends (close, reap). That configuration is the
+// one the session spawns with, sends with mcp_set_servers and whose rules
+// the broker applies; mcp/config and mcp/status keep showing the files'.
+// The reply to session/create says what became of each server
+// (ClientStatus); a server not started is also logged, with the reason.
+// Their secrets are not in mcpHub.scrub's set: the session's call pairing
+// (sessionCalls.scrub) masks them too in the output of a failed call
+// before the call log gets it.
+//
 // # Managing servers (mcpmanage.go)
 //
 // When Options.MCP is also an MCPManager (MCPConfigSource is), the proxy
@@ -235,6 +256,8 @@
 // policy (served hosts, own origins) is written before the HTTP server
 // starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
+// Session.clientMu guards the session's client configuration; it is taken
+// alone or under Session.mu, and only a configFile's lock is taken under it.
 //
 // The write pump sends what it finds queued (or pulls) as one batch: the
 // websocket library writes each frame to the connection's batchConn, which

@@ -510,6 +510,18 @@ func (f *fake) turn(t fakeTurn) {
 			f.say(fmt.Sprintf("child %d", cmd.Process.Pid))
 		}
 		f.result("success", "done")
+	case "mcpfail": // mcpfail SERVER TEXT...: a call of SERVER's tool q that fails with TEXT
+		srv, msg := "testmcp", "failed"
+		if len(fields) > 2 {
+			srv, msg = fields[1], strings.Join(fields[2:], " ")
+		}
+		f.emit(map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": []any{
+			map[string]any{"type": "tool_use", "id": "toolu_fail", "name": "mcp__" + srv + "__q", "input": map[string]any{}}}},
+			"session_id": f.sessionID})
+		f.emit(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "tool_result", "tool_use_id": "toolu_fail", "is_error": true, "content": msg}}},
+			"session_id": f.sessionID})
+		f.result("success", "done")
 	case "image":
 		png := base64.StdEncoding.EncodeToString(mcptest.SmallPNG())
 		f.emit(map[string]any{"type": "assistant", "message": map[string]any{"role": "assistant", "content": []any{

@@ -61,6 +61,16 @@ type MCPConfig struct {
 	DisallowedTools []string
 	// View is the redacted configuration pushed as mcp/config.
 	View protocol.MCPConfig
+	// ForClient, when set, returns the configuration of a session whose
+	// client sent MCP servers (session/create mcpServers): this one with
+	// them merged by mcpconfig.Config.WithClient (below every file; started
+	// only when the source trusts client servers), with a Spawn of its own,
+	// and what became of each server. The session calls retire once it no
+	// longer uses the result (a newer configuration, or its end); the
+	// --mcp-config file goes once every process that read it has exited
+	// too. Nil when the source takes no client servers: session/create
+	// then refuses them. It may be called concurrently.
+	ForClient func(cs *mcpconfig.ClientServers) (cfg *MCPConfig, status []mcpconfig.ClientStatus, retire func(), err error)
 	// Resolved is the configuration package probe connects to for
 	// mcp/probe, mcp/tools and mcp/call (SPEC §3), the same servers as
 	// Servers and View. Nil when the source has none: then those requests

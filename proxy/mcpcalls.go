@@ -334,6 +334,9 @@ type sessionCalls struct {
 	maxPending int // the Pairer's MaxPending, for the log
 	log        *slog.Logger
 	dropped    int // p.Dropped() when last reported
+	// scrub, when set, also masks the secrets of the servers the
+	// session's client sent (they are not in the proxy's configuration).
+	scrub func(string) string
 }
 
 // forSession returns the call pairing of a session's stdout loop, or nil
@@ -359,6 +362,10 @@ func (sc *sessionCalls) observe(ev *stream.Event) {
 		return
 	}
 	for _, e := range sc.p.Observe(*ev, time.Now()) {
+		if sc.scrub != nil && e.IsError && e.Output != nil {
+			out := sc.scrub(*e.Output)
+			e.Output = &out
+		}
 		sc.m.logEntry(e)
 	}
 	if n := sc.p.Dropped(); n > sc.dropped {

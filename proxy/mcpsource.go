@@ -132,9 +132,15 @@ func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
 	if cfg == nil {
 		return
 	}
-	cur := convertMCPConfig(cfg)
-	file := &configFile{cfg: cfg, tools: cur.AllowedTools, denied: cur.DisallowedTools, dir: s.dir, log: s.log}
-	cur.Spawn = file.acquire
+	cur, file := s.prepare(cfg)
+	cur.ForClient = func(cs *mcpconfig.ClientServers) (*MCPConfig, []mcpconfig.ClientStatus, func(), error) {
+		merged, err := cfg.WithClient(cs)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		out, f := s.prepare(merged)
+		return out, merged.ClientStatus(cs), f.retire, nil
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -149,6 +155,15 @@ func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
 	case s.ch <- struct{}{}:
 	default:
 	}
+}
+
+// prepare converts cfg and gives it its --mcp-config file (written on the
+// first Spawn).
+func (s *MCPConfigSource) prepare(cfg *mcpconfig.Config) (*MCPConfig, *configFile) {
+	cur := convertMCPConfig(cfg)
+	file := &configFile{cfg: cfg, tools: cur.AllowedTools, denied: cur.DisallowedTools, dir: s.dir, log: s.log}
+	cur.Spawn = file.acquire
+	return cur, file
 }
 
 // convertMCPConfig turns a resolved configuration into what the proxy uses.

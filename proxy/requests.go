@@ -172,8 +172,16 @@ func (s *Server) reqCreate(c *client, id json.RawMessage, d *protocol.SessionCre
 		c.replyErr(id, err)
 		return
 	}
-	sess.log.Info("session created", "conn", c.id, "cwd", sess.cfg.cwd)
-	c.reply(id, protocol.SessionCreateResult{Session: sess.id, State: protocol.StateStarting, Cwd: sess.cfg.cwd})
+	res := protocol.SessionCreateResult{Session: sess.id, State: protocol.StateStarting, Cwd: sess.cfg.cwd}
+	if sess.cfg.client != nil {
+		for _, st := range sess.clientMCPStatus() {
+			res.MCPServers = append(res.MCPServers, protocol.ClientMCPServer{Name: st.Name, Active: st.Active, Approval: string(st.Approval), Reason: st.Reason})
+		}
+		sess.log.Info("session created", "conn", c.id, "cwd", sess.cfg.cwd, "client_mcp_servers", sess.cfg.client.Names())
+	} else {
+		sess.log.Info("session created", "conn", c.id, "cwd", sess.cfg.cwd)
+	}
+	c.reply(id, res)
 }
 
 func (s *Server) reqSend(c *client, id json.RawMessage, d *protocol.SessionSend) {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -380,6 +382,10 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
 		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.cwd: %q is not an existing directory", truncate(cwd, 200))
 	}
+	client, err := s.clientServers(d.MCPServers)
+	if err != nil {
+		return nil, err
+	}
 
 	// The slot is reserved under the lock; claude is started without it
 	// (fork/exec, the --mcp-config file), so other requests, connections
@@ -399,7 +405,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	s.starting++
 	s.mu.Unlock()
 
-	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume})
+	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume, client: client})
 	id := sess.id
 	p, err := sess.spawn(claude, d.Resume)
 
@@ -424,6 +430,34 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	s.metrics.sessionCreated()
 	sess.run(p)
 	return sess, nil
+}
+
+// clientServers checks the MCP servers a client sent with session/create
+// (nil for none). They go through the proxy's MCP configuration (merge and
+// approval, MCPConfig.ForClient); a proxy without one refuses them.
+func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	cs, err := mcpconfig.ParseClientServers("session/create", raw)
+	if err != nil {
+		var fe *mcpconfig.FileError
+		if errors.As(err, &fe) {
+			field := "data.mcpServers"
+			if fe.Server != "" {
+				field += fmt.Sprintf("[%q]", fe.Server)
+			}
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: %s: %s", field, fe.Message)
+		}
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.mcpServers: %v", err)
+	}
+	if len(cs.Names()) == 0 {
+		return nil, nil
+	}
+	if cfg := s.mcp.config(); s.opts.MCP == nil || cfg == nil || cfg.ForClient == nil {
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.mcpServers: this proxy has no MCP configuration of its own (--demo, --replay) and takes no MCP servers from clients")
+	}
+	return cs, nil
 }
 
 // newSession returns a session in state starting, with no process yet.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
@@ -63,12 +64,24 @@ type Session struct {
 
 	mcpMu sync.Mutex // serializes applyCurrentServers
 
+	// The configuration with the servers the client sent (cfg.client),
+	// made from the proxy's configuration clientBase; see mcpConfig.
+	// clientMu guards them; it is taken alone or under mu, and nothing is
+	// locked under it but a configFile's lock.
+	clientMu     sync.Mutex
+	clientBase   *MCPConfig
+	clientCfg    *MCPConfig
+	clientStatus []mcpconfig.ClientStatus
+	clientRetire func()
+	clientDone   bool // the session ended: nothing more is made
+
 	wg    sync.WaitGroup
 	final chan struct{} // closed when the exit has been reported, for close to wait on
 }
 
 type sessionConfig struct {
 	cwd, model, permissionMode, resume string
+	client                             *mcpconfig.ClientServers // session/create mcpServers; nil without
 }
 
 // claudeProc is one claude process of a session.
@@ -171,7 +184,7 @@ var errMCPSpawn = errors.New("preparing the MCP configuration for claude")
 func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	var mcpArgs []string
 	release := func() {}
-	if cfg := s.srv.mcp.config(); cfg != nil && cfg.Spawn != nil {
+	if cfg := s.mcpConfig(); cfg != nil && cfg.Spawn != nil {
 		args, rel, err := cfg.Spawn()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errMCPSpawn, err)
@@ -182,6 +195,9 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		}
 	}
 	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
+	if calls != nil && s.cfg.client != nil {
+		calls.scrub = s.scrubClient
+	}
 	o := s.srv.opts
 	// The handlers use p only as the identity of the process (p.cli is set
 	// after Start, while they may already run).
@@ -647,6 +663,7 @@ func (s *Session) close(reason string) {
 	}
 	<-s.final
 	s.wg.Wait()
+	s.endClientMCP() // no process left, none to come
 
 	if reason != protocol.ExitClosed {
 		return
@@ -671,6 +688,7 @@ func (s *Session) close(reason string) {
 func (s *Session) reap() {
 	<-s.final
 	s.wg.Wait()
+	s.endClientMCP()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.forgotten {

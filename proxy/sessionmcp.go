@@ -1,7 +1,8 @@
 package proxy
 
 // A session's side of MCP: the servers in force sent to claude
-// (mcp_set_servers, a restart when it refuses) and its mcp_status reports.
+// (mcp_set_servers, a restart when it refuses), its mcp_status reports, and
+// the servers its client sent (session/create mcpServers).
 
 import (
 	"context"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/ccproxy/ccproxy/mcpconfig"
 )
 
 // applyCurrentServers sends the full MCP server set now in force to
@@ -20,7 +23,7 @@ import (
 func (s *Session) applyCurrentServers() {
 	s.mcpMu.Lock()
 	defer s.mcpMu.Unlock()
-	cfg := s.srv.mcp.config()
+	cfg := s.mcpConfig()
 	if cfg == nil {
 		return
 	}
@@ -81,4 +84,91 @@ func (s *Session) refreshMCPStatus() {
 		}
 		s.srv.mcp.observe(parseMCPStatus(r.resp), time.Now())
 	})
+}
+
+// mcpConfig returns the MCP configuration of this session: the proxy's,
+// or, when the client sent servers, the proxy's with them merged
+// (MCPConfig.ForClient), made again whenever the proxy's changes. A merge
+// that fails (a source that cannot merge) leaves the client's servers out:
+// they never start without the policy's say.
+func (s *Session) mcpConfig() *MCPConfig {
+	base := s.srv.mcp.config()
+	if s.cfg.client == nil || base == nil {
+		return base
+	}
+	s.clientMu.Lock()
+	defer s.clientMu.Unlock()
+	if s.clientBase == base || s.clientDone {
+		if s.clientCfg != nil {
+			return s.clientCfg
+		}
+		return base
+	}
+	without := func(why string) *MCPConfig {
+		var status []mcpconfig.ClientStatus
+		for _, name := range s.cfg.client.Names() {
+			status = append(status, mcpconfig.ClientStatus{Name: name, Approval: mcpconfig.ApprovalAwaiting, Reason: why})
+		}
+		s.setClientLocked(base, nil, status, nil)
+		return base
+	}
+	if base.ForClient == nil {
+		return without("not started: the proxy's MCP configuration takes no client servers")
+	}
+	cfg, status, retire, err := base.ForClient(s.cfg.client)
+	if err != nil {
+		s.log.Error("merging the client's MCP servers", "err", err)
+		return without("not started: merging it into the proxy's MCP configuration failed (see the proxy's log)")
+	}
+	s.setClientLocked(base, cfg, status, retire)
+	return cfg
+}
+
+// setClientLocked installs a new client configuration, retires the old
+// one and logs what changed for the client's servers.
+func (s *Session) setClientLocked(base, cfg *MCPConfig, status []mcpconfig.ClientStatus, retire func()) {
+	if s.clientRetire != nil {
+		s.clientRetire()
+	}
+	old := s.clientStatus
+	s.clientBase, s.clientCfg, s.clientStatus, s.clientRetire = base, cfg, status, retire
+	for i, st := range status {
+		if i < len(old) && old[i] == st {
+			continue
+		}
+		if st.Active {
+			s.log.Info("client MCP server in use", "server", st.Name)
+		} else {
+			s.log.Warn("client MCP server not started", "server", st.Name, "approval", st.Approval, "reason", st.Reason)
+		}
+	}
+}
+
+// clientMCPStatus says what became of the client's servers in the
+// configuration last used (session/create's reply).
+func (s *Session) clientMCPStatus() []mcpconfig.ClientStatus {
+	s.clientMu.Lock()
+	defer s.clientMu.Unlock()
+	return s.clientStatus
+}
+
+// endClientMCP retires the client configuration once the session has no
+// process and will start none.
+func (s *Session) endClientMCP() {
+	s.clientMu.Lock()
+	defer s.clientMu.Unlock()
+	s.clientDone = true
+	if s.clientRetire != nil {
+		s.clientRetire()
+		s.clientRetire = nil
+	}
+}
+
+// scrubClient masks in text the secrets of the session's configuration,
+// the client's servers among them (mcpHub.scrub knows the proxy's only).
+func (s *Session) scrubClient(text string) string {
+	if cfg := s.mcpConfig(); cfg != nil && cfg.Resolved != nil {
+		return cfg.Resolved.Secrets().Scrub(text)
+	}
+	return text
 }

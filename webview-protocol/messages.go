@@ -145,13 +145,31 @@ type SessionCreate struct {
 	Model          string `json:"model,omitempty"`
 	PermissionMode string `json:"permissionMode,omitempty"`
 	Resume         string `json:"resume,omitempty"`
+	// MCPServers are MCP servers the client adds to this session: an
+	// object of definitions by name, the shape of a .mcp.json's
+	// "mcpServers" (SPEC §3 session/create). It may hold secrets.
+	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
 }
+
+// MaxClientMCPServers bounds SessionCreate.MCPServers.
+const MaxClientMCPServers = 64
 
 // SessionCreateResult is the data of the reply to session/create.
 type SessionCreateResult struct {
 	Session string `json:"session"`
 	State   string `json:"state,omitempty"`
 	Cwd     string `json:"cwd,omitempty"`
+	// MCPServers says what became of each server of SessionCreate.MCPServers.
+	MCPServers []ClientMCPServer `json:"mcpServers,omitzero"`
+}
+
+// ClientMCPServer is what became of one MCP server a client sent with
+// session/create: active (given to claude) or not, and why not.
+type ClientMCPServer struct {
+	Name     string `json:"name"`
+	Active   bool   `json:"active"`
+	Approval string `json:"approval"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // SessionSend is the data of session/send: one user turn.

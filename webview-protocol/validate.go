@@ -17,6 +17,8 @@ var (
 	sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	codePattern   = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	kindPattern   = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	// The CLI's rule for MCP server names (claude mcp add).
+	serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 )
 
 // Bounds on identifiers and names.
@@ -151,6 +153,25 @@ func (d SessionCreate) Validate() error {
 	if d.Resume != "" {
 		c.pattern("resume", d.Resume, resumePattern, "a Claude session id (letters, digits, _ -)")
 	}
+	if len(d.MCPServers) != 0 {
+		var servers map[string]json.RawMessage
+		if json.Unmarshal(d.MCPServers, &servers) != nil || servers == nil {
+			c.add("mcpServers", "want an object of server definitions by name, got %s", article(jsonKind(d.MCPServers)))
+		} else if len(servers) > MaxClientMCPServers {
+			c.add("mcpServers", "too many servers: %d, at most %d", len(servers), MaxClientMCPServers)
+		} else {
+			names := make([]string, 0, len(servers))
+			for name := range servers {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			for _, name := range names {
+				p := fmt.Sprintf("mcpServers[%q]", truncate(name, 40))
+				c.pattern(p, name, serverNamePattern, "a server name (letters, digits, _ -)")
+				c.object(p, servers[name])
+			}
+		}
+	}
 	return c.err()
 }
 
@@ -158,6 +179,11 @@ func (d SessionCreateResult) Validate() error {
 	var c check
 	c.session("session", d.Session)
 	c.optEnum("state", d.State, sessionStates)
+	for i, s := range d.MCPServers {
+		p := fmt.Sprintf("mcpServers[%d]", i)
+		c.name(p+".name", s.Name)
+		c.enum(p+".approval", s.Approval, approvals)
+	}
 	return c.err()
 }
 

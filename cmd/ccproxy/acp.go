@@ -21,11 +21,14 @@ resolved as by serve: MCP servers merged and approved, permission prompts
 through the broker); with --connect, of a running 'ccproxy serve', so the
 web UI and other clients see the same live session. With --demo, sessions
 replay the built-in demo: no CLI, no API key. Closing stdin closes every
-session this command started.`
+session this command started. The MCP servers the editor sends with
+session/new go through the same merge and approval: they start only with
+--trust-client-mcp (with --connect, the running serve's flag decides), a
+config file's server of the same name wins, and their tools are asked.`
 
 // acpServeFlags are the flags of serve that acp takes for the server it
 // runs in process (with --connect, the running serve decides them).
-var acpServeFlags = []string{"project", "claude", "mcp-config", "trust-project-mcp", "allow-mcp-tools", "demo", "demo-speed", "log-level", "token", "token-file"}
+var acpServeFlags = []string{"project", "claude", "mcp-config", "trust-project-mcp", "trust-client-mcp", "allow-mcp-tools", "demo", "demo-speed", "log-level", "token", "token-file"}
 
 // acpConfig is what `ccproxy acp` was asked to do: the server's
 // configuration (serve's defaults, on a loopback port of its own, without
@@ -79,6 +82,9 @@ func (cfg *acpConfig) check(args []string, stderr io.Writer) error {
 			if fs.Changed(name) {
 				return usagef("acp: --%s goes with --connect", name)
 			}
+		}
+		if cfg.serve.demo && cfg.serve.trustClient {
+			return usagef("acp: --demo uses no MCP configuration; drop --trust-client-mcp")
 		}
 		return cfg.serve.check("acp", nil, stderr)
 	}

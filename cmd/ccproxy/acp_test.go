@@ -19,6 +19,8 @@ func TestACPUsageErrors(t *testing.T) {
 		{[]string{"acp", "extra"}, `unexpected argument "extra"`},
 		{[]string{"acp", "--connect", "http://127.0.0.1:1"}, "--connect needs the token"},
 		{[]string{"acp", "--connect", "http://127.0.0.1:1", "--demo"}, "drop --demo"},
+		{[]string{"acp", "--connect", "http://127.0.0.1:1", "--trust-client-mcp"}, "the running proxy decides"},
+		{[]string{"acp", "--demo", "--trust-client-mcp"}, "drop --trust-client-mcp"},
 		{[]string{"acp", "--token-file", "/nonexistent"}, "--token-file goes with --connect"},
 		{[]string{"acp", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 	} {

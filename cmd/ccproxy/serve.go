@@ -50,6 +50,7 @@ type serveConfig struct {
 	tok                                     tokenFlags
 	origins, mcpConfigs                     []string
 	trustProject, demo, allowMCPTools       bool
+	trustClient                             bool // start the MCP servers clients send with session/create
 	tlsCert, tlsKey                         string
 	tlsSelfSigned, qr                       bool
 	hosts                                   []string
@@ -141,6 +142,7 @@ func newServer(cmd string, cfg *serveConfig, log *slog.Logger, stderr io.Writer)
 			ProjectDir:       cfg.project,
 			Extra:            cfg.mcpConfigs,
 			TrustProject:     cfg.trustProject,
+			TrustClient:      cfg.trustClient,
 			AllowServerTools: cfg.allowMCPTools,
 			Logger:           log.With("component", "mcpconfig"),
 		}, "", log.With("component", "mcpconfig"))
@@ -273,6 +275,7 @@ func addServeFlags(fs *pflag.FlagSet, cfg *serveConfig) {
 	bindEnv(fs, "claude", envClaude)
 	fs.StringArrayVar(&cfg.mcpConfigs, "mcp-config", nil, "extra MCP config `FILE` (repeatable; a later one wins; over every scope but managed)")
 	fs.BoolVar(&cfg.trustProject, "trust-project-mcp", false, "approve every project .mcp.json server not rejected")
+	fs.BoolVar(&cfg.trustClient, "trust-client-mcp", false, "start the MCP servers a client sends with session/create (ACP editors: session/new); config files still win on a name clash, and their tools are still asked")
 	fs.BoolVar(&cfg.allowMCPTools, "allow-mcp-tools", false, "allow every tool of every active MCP server without asking (default: MCP tool calls ask, unless a permissions.allow rule allows them)")
 	fs.BoolVar(&cfg.demo, "demo", false, "no CLI, no API key: sessions replay a recorded demo session")
 	fs.StringVar(&cfg.replay, "replay", "", "like --demo, replaying the transcript `FILE` (.jsonl or .jsonl.gz)")

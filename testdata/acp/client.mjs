@@ -2,7 +2,9 @@
 // driven by acp/e2e_test.go. It spawns the agent as an editor does and runs
 // a scenario; every observation is one JSON line on stdout:
 //   {"ev":"init"|"new"|"update"|"permission"|"stop"|"error"|"exit", ...}
-// Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, sessions:[[{text, onPermission:"allow"|"cancel"}]]}>'
+// Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, mcpServers?:[...], badNew?:[[...]], sessions:[[{text, onPermission:"allow"|"cancel"}]]}>'
+// mcpServers go with every session/new; each list of badNew is tried as the
+// mcpServers of a session/new that must fail (its error is an observation).
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
@@ -49,8 +51,16 @@ try {
       const r = await ctx.request(methods.agent.session.prompt, { sessionId: cfg.load.sessionId, prompt: [{ type: "text", text: cfg.load.prompt }] });
       out({ ev: "stop", sessionId: cfg.load.sessionId, result: r });
     }
+    for (const bad of cfg.badNew || []) {
+      try {
+        const s = await ctx.request(methods.agent.session.new, { cwd: cfg.cwd, mcpServers: bad });
+        out({ ev: "new", result: s, unexpected: true });
+      } catch (e) {
+        out({ ev: "error", method: "session/new", code: e.code, message: e.message, data: e.data });
+      }
+    }
     for (const sess of cfg.sessions) {
-      const s = await ctx.request(methods.agent.session.new, { cwd: cfg.cwd, mcpServers: [] });
+      const s = await ctx.request(methods.agent.session.new, { cwd: cfg.cwd, mcpServers: cfg.mcpServers || [] });
       out({ ev: "new", result: s });
       for (const p of sess) {
         onPermission = p.onPermission || "allow";

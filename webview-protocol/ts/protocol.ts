@@ -289,11 +289,23 @@ export interface SessionCreateData {
   model?: string;
   permissionMode?: PermissionMode;
   resume?: string;
+  /** MCP servers added to this session, by name, shaped as in .mcp.json. May hold secrets. */
+  mcpServers?: Record<string, Record<string, unknown>>;
 }
 export interface SessionCreateResult {
   session: string;
   state?: SessionStateName;
   cwd?: string;
+  /** What became of each server of the request's mcpServers. */
+  mcpServers?: ClientMcpServer[];
+}
+export interface ClientMcpServer {
+  name: string;
+  /** Given to claude. */
+  active: boolean;
+  approval: Approval;
+  /** Why an inactive server is inactive. */
+  reason?: string;
 }
 export interface ImageInput {
   mediaType: ImageMediaType;
