@@ -317,7 +317,6 @@ func TestEveryMessageTypeIsCovered(t *testing.T) {
 	}
 }
 
-
 // TestProbeCodesHaveReplyCodes checks that every probe code has its
 // mcp_* reply error code.
 func TestProbeCodesHaveReplyCodes(t *testing.T) {

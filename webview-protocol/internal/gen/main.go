@@ -72,4 +72,3 @@ func run(dir, json2ts string, noTS bool) error {
 	}
 	return os.WriteFile(filepath.Join(dir, "ts", tsgen.OutputFile), ts, 0o644)
 }
-
