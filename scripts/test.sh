@@ -31,6 +31,7 @@ npm_pkgs=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
   "typescript@5.9.3"
+  "json-schema-to-typescript@16.0.0"
   "@agentclientprotocol/sdk@2.4.0"
 )
 

@@ -66,6 +66,9 @@ type schemaRuler interface {
 type generator struct {
 	refPrefix string
 	defs      map[reflect.Type]string
+	// ts marks schemas for the TypeScript generator: json.RawMessage
+	// fields get a tsType (JsonObject, JsonValue[], JsonValue).
+	ts bool
 }
 
 func newGenerator(refPrefix string, defs map[reflect.Type]string) *generator {
@@ -154,6 +157,9 @@ func (g *generator) fix(s *jsonschema.Schema, t reflect.Type, top bool) error {
 		np, err := g.applyTag(p, sf)
 		if err != nil {
 			return fmt.Errorf("field %s: %w", sf.Name, err)
+		}
+		if g.ts {
+			setTSType(np, t, sf)
 		}
 		s.Properties[name] = np
 	}
@@ -597,8 +603,3 @@ func sortedKeys[V any](m map[string]V) []string {
 // fileName is the schema file name of a message type, without .json:
 // "session/send" -> "session.send".
 func fileName(typ string) string { return strings.ReplaceAll(typ, "/", ".") }
-
-// TypeScriptSchema returns the schema internal/gen turns into
-// ts/protocol.gen.ts: every data type as a definition named as in
-// TypeScript. (stub)
-func TypeScriptSchema() ([]byte, error) { return nil, fmt.Errorf("not yet") }

@@ -66,7 +66,7 @@ func run(dir, json2ts string, noTS bool) error {
 	if err != nil {
 		return err
 	}
-	ts, err := tsgen.Generate(json2ts, bundle)
+	ts, err := tsgen.Generate(json2ts, bundle, protocol.TSImports)
 	if err != nil {
 		return err
 	}
