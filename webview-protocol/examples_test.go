@@ -253,6 +253,9 @@ func TestInvalidExamplesRejected(t *testing.T) {
 			if !errors.As(goErr, &pe) || (pe.Code != CodeBadRequest && pe.Code != CodeUnknownType) {
 				t.Fatalf("Go error for %s is %v, want a bad_request *Error", ex.file, goErr)
 			}
+			if strings.Contains(goErr.Error(), "validating ") {
+				t.Errorf("the Go error for %s is the validator's raw message, not an explanation with a path: %v", ex.file, goErr)
+			}
 			t.Logf("go: %v", goErr)
 		})
 	}

@@ -45,6 +45,9 @@ func TestGeneratedSchemasAreCurrent(t *testing.T) {
 // pinned json2ts and compares it byte for byte.
 func TestGeneratedTypeScriptIsCurrent(t *testing.T) {
 	json2ts := testkit.NodeBin(t, "json2ts")
+	if v, err := tsgen.InstalledVersion(json2ts); err != nil || v != tsgen.Version {
+		t.Fatalf("json2ts is json-schema-to-typescript %q (%v), want %s as scripts/test.sh pins it", v, err, tsgen.Version)
+	}
 	bundle, err := TypeScriptSchema()
 	if err != nil {
 		t.Fatal(err)

@@ -5,14 +5,18 @@ import (
 	"time"
 )
 
-// Field conventions of the data structs below, relied on by the decoder:
+// The data structs below are the source of the JSON Schemas (schema.go):
 //   - a field whose json tag has no omitempty/omitzero is required;
-//   - only pointer fields may be null (and only when the SPEC says so);
-//   - json.RawMessage fields hold client or CLI JSON that is never re-encoded.
+//   - only pointer fields tagged schema:"nullable" may be null;
+//   - json.RawMessage fields hold client or CLI JSON that is never
+//     re-encoded; a schema tag type=object|array says what kind it must be;
+//   - `jsonschema:"..."` is the field's description, `schema:"..."` its
+//     constraints (see schema.go). Run go generate after changing them.
 
-// Data is implemented by every typed data struct. Validate checks what the
-// JSON shape cannot (enumerations, patterns, ranges) and returns an *Error
-// with code bad_request that names every invalid field.
+// Data is implemented by every typed data struct. Validate checks the
+// value's JSON encoding against the type's schema and the rules a schema
+// cannot state, and returns an *Error with code bad_request that names
+// every invalid field.
 type Data interface {
 	Validate() error
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -371,4 +372,65 @@ func ExampleAppendSessionEvent() {
 	fmt.Println(string(AppendSessionEvent(nil, "s-1", 46, event)))
 	// Output:
 	// {"type":"session/event","data":{"session":"s-1","seq":46,"event":{"type":"ccproxy","subtype":"noise","text":"[DEBUG] hello"}}}
+}
+
+// TestBase64Patterns: the two patterns of the Base64 definition accept
+// exactly what the one standard base64 pattern accepts.
+func TestBase64Patterns(t *testing.T) {
+	std := regexp.MustCompile(`^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$`)
+	chars, length := regexp.MustCompile(base64CharsPattern), regexp.MustCompile(base64LengthPattern)
+	const alphabet = "AZaz09+/=\n-_ é"
+	var all func(prefix string, n int)
+	all = func(prefix string, n int) { // every string of up to 5 runes of alphabet
+		if got, want := chars.MatchString(prefix) && length.MatchString(prefix), std.MatchString(prefix); got != want {
+			t.Fatalf("%q: the two patterns say %v, the standard pattern %v", prefix, got, want)
+		}
+		if n == 0 {
+			return
+		}
+		for _, r := range alphabet {
+			all(prefix+string(r), n-1)
+		}
+	}
+	all("", 5)
+}
+
+// TestConcurrentFirstUse: the schemas are compiled on first use; goroutines
+// that decode and validate at once all get them, without a race (run with
+// -race; the first run in a process is the one that compiles).
+func TestConcurrentFirstUse(t *testing.T) {
+	frames := []string{
+		`{"type":"session/send","id":1,"data":{"session":"s","text":"hi"}}`,
+		`{"type":"session/send","id":2,"data":{"session":"s","text":""}}`,
+		`{"type":"mcp/log","id":3,"data":{"limit":0}}`,
+		`{"type":"history/read","id":4,"data":{"id":"abc","cursor":"12"}}`,
+	}
+	start := make(chan struct{})
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			<-start
+			f, err := ParseFrame([]byte(frames[i%len(frames)]))
+			if err == nil {
+				_, err = DecodeRequest(f)
+			}
+			if err == nil {
+				err = (MCPStatus{Servers: []MCPServerStatus{{Name: "a", Status: MCPConnected, Scope: ScopeUser, Approval: ApprovalNotNeeded}}}).Validate()
+			}
+			errs <- err
+		}()
+	}
+	close(start)
+	bad := 0
+	for range 16 {
+		if err := <-errs; err != nil {
+			if CodeOf(err) != CodeBadRequest {
+				t.Errorf("unexpected error %v", err)
+			}
+			bad++
+		}
+	}
+	if bad != 8 { // frames 1 and 2 of each four are invalid
+		t.Errorf("%d of 16 decodes failed, want 8", bad)
+	}
 }

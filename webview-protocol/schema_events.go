@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -295,10 +296,12 @@ const eventDefsJSON = `
   }
 }`
 
-// eventDefs returns the event definitions, parsed.
-func eventDefs() map[string]*jsonschema.Schema {
+// eventDefs returns the event definitions, parsed, their references to
+// each other made with refPrefix.
+func eventDefs(refPrefix string) map[string]*jsonschema.Schema {
 	var defs map[string]*jsonschema.Schema
-	if err := json.Unmarshal([]byte(eventDefsJSON), &defs); err != nil {
+	src := strings.ReplaceAll(eventDefsJSON, `"defs.json#/$defs/`, `"`+refPrefix)
+	if err := json.Unmarshal([]byte(src), &defs); err != nil {
 		panic("protocol: eventDefsJSON: " + err.Error())
 	}
 	return defs

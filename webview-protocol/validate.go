@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/url"
 	"reflect"
 	"regexp"
 	"slices"
@@ -98,32 +97,52 @@ func dataTypes() []reflect.Type {
 }
 
 func compile() (*compiled, error) {
-	g := newGenerator("defs.json#/$defs/", fileDefs())
-	files, err := g.files()
+	// Each type's schema carries the definitions it uses in its own $defs,
+	// so that resolving it does not resolve all of defs.json again.
+	g := newGenerator("#/$defs/", fileDefs())
+	defs, err := g.allDefs()
 	if err != nil {
 		return nil, err
 	}
-	defsFile := files[0].schema
-	loader := func(u *url.URL) (*jsonschema.Schema, error) {
-		if u.String() != SchemaBase+"defs.json" {
-			return nil, fmt.Errorf("unknown schema %s", u)
-		}
-		return defsFile, nil
-	}
-	c := &compiled{byType: map[reflect.Type]*typeSchema{}, defs: defsFile.Defs}
+	c := &compiled{byType: map[reflect.Type]*typeSchema{}, defs: defs}
 	for _, t := range dataTypes() {
 		s, err := g.schemaOf(t)
 		if err != nil {
 			return nil, err
 		}
 		s.ID = SchemaBase + "go." + t.Name() + ".json"
-		r, err := s.Resolve(&jsonschema.ResolveOptions{Loader: loader})
+		s.Defs = map[string]*jsonschema.Schema{}
+		addUsedDefs(s, defs, s.Defs)
+		r, err := s.Resolve(nil)
 		if err != nil {
 			return nil, fmt.Errorf("resolving the schema of %v: %w", t, err)
 		}
 		c.byType[t] = &typeSchema{schema: s, resolved: r}
 	}
 	return c, nil
+}
+
+// addUsedDefs adds to used (a clone of) each definition of defs that s
+// refers to, directly or through other definitions.
+func addUsedDefs(s *jsonschema.Schema, defs, used map[string]*jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if _, name, ok := strings.Cut(s.Ref, "#/$defs/"); ok && used[name] == nil && defs[name] != nil {
+		used[name] = defs[name].CloneSchemas()
+		addUsedDefs(used[name], defs, used)
+	}
+	for _, p := range s.Properties {
+		addUsedDefs(p, defs, used)
+	}
+	for _, sub := range []*jsonschema.Schema{s.Items, s.AdditionalProperties, s.PropertyNames, s.Not, s.If, s.Then, s.Else} {
+		addUsedDefs(sub, defs, used)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, sub := range list {
+			addUsedDefs(sub, defs, used)
+		}
+	}
 }
 
 // ---------------------------------------------------------------- validation

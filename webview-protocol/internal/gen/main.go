@@ -62,6 +62,9 @@ func run(dir, json2ts string, noTS bool) error {
 			return err
 		}
 	}
+	if v, err := tsgen.InstalledVersion(json2ts); err != nil || v != tsgen.Version {
+		return fmt.Errorf("%s is json-schema-to-typescript %q (%v), want %s (scripts/test.sh installs it)", json2ts, v, err, tsgen.Version)
+	}
 	bundle, err := protocol.TypeScriptSchema()
 	if err != nil {
 		return err

@@ -1,0 +1,47 @@
+package protocol
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// BenchmarkDecode measures ParseFrame+DecodeRequest/DecodePush of typical
+// frames: a small request, a turn with a 1 MiB image, an mcp/status push.
+func BenchmarkDecode(b *testing.B) {
+	img := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x89PNG\r\n", 1<<20/6)))
+	var servers []string
+	for i := range 20 {
+		servers = append(servers, fmt.Sprintf(`{"name":"srv-%02d","status":"connected","scope":"user","approval":"not-needed","tools":["a","b","c"],"toolCount":3,"transport":"stdio","origin":"session","observedAt":"2026-11-21T00:36:12.204Z"}`, i))
+	}
+	frames := []struct {
+		name string
+		raw  string
+	}{
+		{"subscribe", `{"type":"session/subscribe","id":8,"data":{"session":"s-1","afterSeq":41}}`},
+		{"send-1MiB-image", `{"type":"session/send","id":9,"data":{"session":"s-1","text":"look","images":[{"mediaType":"image/png","data":"` + img + `"}]}}`},
+		{"mcp-status-20", `{"type":"mcp/status","data":{"servers":[` + strings.Join(servers, ",") + `]}}`},
+	}
+	for _, fr := range frames {
+		b.Run(fr.name, func(b *testing.B) {
+			raw := []byte(fr.raw)
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				f, err := ParseFrame(raw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if f.ID != nil {
+					_, err = DecodeRequest(f)
+				} else {
+					_, err = DecodePush(f)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
