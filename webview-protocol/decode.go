@@ -381,8 +381,8 @@ func article(kind string) string {
 }
 
 func joinPath(path, name string) string {
-	if path == "" {
-		return name
+	if path == "" || name == "" {
+		return path + name
 	}
 	if strings.HasPrefix(name, "[") {
 		return path + name
@@ -446,7 +446,10 @@ func (fe fieldErrors) err(typ, prefix string) error {
 	for i, f := range fe {
 		f.Path = joinPath(prefix, f.Path)
 		fields[i] = f
-		parts[i] = f.Path + ": " + f.Message
+		parts[i] = f.Message
+		if f.Path != "" {
+			parts[i] = f.Path + ": " + f.Message
+		}
 	}
 	msg := strings.Join(parts, "; ")
 	if typ != "" {

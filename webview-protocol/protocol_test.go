@@ -100,6 +100,13 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{`{"type":"permission/respond","id":1,"data":{"session":"s","requestId":"r","behavior":"allow","message":"no"}}`,
 			CodeBadRequest, `data.message: only allowed with behavior "deny"`},
 		{`{"type":"session/create","id":1,"data":{"cwd":"/a\u0000b"}}`, CodeBadRequest, "data.cwd: must not contain NUL"},
+		{`{"type":"permission/respond","id":1,"data":{"session":"s","requestId":"r","behavior":"allow","answers":{"":"x"}}}`,
+			CodeBadRequest, `data.answers: key "": must not be empty`},
+		{`{"type":"session/subscribe","id":1,"data":{"session":"s","afterSeq":null}}`, CodeBadRequest, "data.afterSeq: must not be null"},
+		{`{"type":"history/list","id":1,"data":{"limit":1.5}}`, CodeBadRequest, "data.limit: want an integer, got 1.5"},
+		{`{"type":"mcp/toggle","id":1,"data":{"name":"a","enabled":true,"session":"s","persist":true}}`, CodeBadRequest, "data.persist: applies to every session: leave session out"},
+		{`{"type":"session/create","id":1,"data":{"cwd":"relative","model":"-m"}}`, CodeBadRequest,
+			"data.cwd: must be an absolute path; data.model: must be a model name"},
 	}
 	for _, tt := range tests {
 		f, err := ParseFrame([]byte(tt.in))
@@ -180,6 +187,9 @@ func TestBuildersCheckTypeAndData(t *testing.T) {
 	}}
 	if _, err := NewPush(TypeMCPStatus, dup); err == nil || !strings.Contains(err.Error(), `mcp/status: data.servers[1].name: servers must be sorted by name, one entry per name: "a" follows "b"`) {
 		t.Errorf("NewPush with unsorted servers: %v", err)
+	}
+	if _, err := NewPush(TypeSessionExited, SessionExited{Session: "s"}); err == nil || err.Error() != "bad_request: session/exited: data: code or signal must be set" {
+		t.Errorf("NewPush of session/exited without code or signal: %v", err)
 	}
 	if _, err := NewPush(TypeSessionCreate, &SessionCreate{}); CodeOf(err) != CodeUnknownType {
 		t.Errorf("NewPush of a request type: %v", err)

@@ -213,8 +213,8 @@ func explain(s *jsonschema.Schema, inst any, path string, errs *fieldErrors) {
 		explainKeywords(s, inst, path, &sub)
 		switch {
 		case len(sub) == 0:
-		case strings.HasPrefix(sub[0].Message, "want ") || sub[0].Message == "must not be null":
-			*errs = append(*errs, sub...) // the kind is wrong: say so
+		case sub[0].Path == path && (strings.HasPrefix(sub[0].Message, "want ") || sub[0].Message == "must not be null"):
+			*errs = append(*errs, sub...) // the value is of the wrong kind: say so
 		default:
 			errs.add(path, "%s", msg)
 		}
@@ -334,8 +334,12 @@ func explainKeywords(s *jsonschema.Schema, inst any, path string, errs *fieldErr
 			} else if s.AdditionalProperties != nil {
 				explain(s.AdditionalProperties, v[name], p, errs)
 			}
-			if s.PropertyNames != nil && !matches(s.PropertyNames, name) {
-				errs.add(p, "not an allowed key")
+			if s.PropertyNames != nil {
+				var e fieldErrors
+				explain(s.PropertyNames, name, "", &e)
+				for _, fe := range e {
+					errs.add(path, "key %q: %s", truncate(name, 40), fe.Message)
+				}
 			}
 		}
 	}
