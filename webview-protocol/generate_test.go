@@ -52,7 +52,7 @@ func TestGeneratedTypeScriptIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := tsgen.Generate(json2ts, bundle, TSImports)
+	want, err := tsgen.Generate(json2ts, bundle, TypeScriptImports())
 	if err != nil {
 		t.Fatal(err)
 	}

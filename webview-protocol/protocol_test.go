@@ -104,6 +104,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 			CodeBadRequest, `data.answers: key "": must not be empty`},
 		{`{"type":"session/subscribe","id":1,"data":{"session":"s","afterSeq":null}}`, CodeBadRequest, "data.afterSeq: must not be null"},
 		{`{"type":"history/list","id":1,"data":{"limit":1.5}}`, CodeBadRequest, "data.limit: want an integer, got 1.5"},
+		{`{"type":"reply","id":1,"ok":true,"data":{"sessions":[{"session":"s","state":"idle","cwd":"/","createdAt":"2026-13-01T00:00:00Z","firstSeq":1,"lastSeq":0,"subscribers":0,"pendingPermissions":0}]}}`,
+			CodeBadRequest, `data.sessions[0].createdAt: want an RFC 3339 time such as 2026-11-21T00:36:12.204Z, got "2026-13-01T00:00:00Z" (month out of range)`},
 		{`{"type":"mcp/toggle","id":1,"data":{"name":"a","enabled":true,"session":"s","persist":true}}`, CodeBadRequest, "data.persist: applies to every session: leave session out"},
 		{`{"type":"session/create","id":1,"data":{"cwd":"relative","model":"-m"}}`, CodeBadRequest,
 			"data.cwd: must be an absolute path; data.model: must be a model name"},
@@ -113,7 +115,11 @@ func TestDecodeRequestErrors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ParseFrame(%s): %v", tt.in, err)
 		}
-		_, err = DecodeRequest(f)
+		if f.IsReply() {
+			_, err = DecodeResult(TypeSessionList, f)
+		} else {
+			_, err = DecodeRequest(f)
+		}
 		if CodeOf(err) != tt.wantCode || err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("DecodeRequest(%s)\n = %v\nwant %s containing %q", tt.in, err, tt.wantCode, tt.want)
 		}

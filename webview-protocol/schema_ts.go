@@ -124,9 +124,11 @@ var tsFieldTypes = map[string]string{
 	"Hello.capabilities": "Capability[]",
 }
 
-// TSImports are the hand-written types ts/protocol.gen.ts refers to; it
-// imports them from ./protocol.
-var TSImports = []string{"Capability", "ErrorCode", "JsonObject", "JsonValue", "NormalizedEvent", "RequestId"}
+// TypeScriptImports returns the hand-written types ts/protocol.gen.ts
+// refers to; it imports them from ./protocol.
+func TypeScriptImports() []string {
+	return []string{"Capability", "ErrorCode", "JsonObject", "JsonValue", "NormalizedEvent", "RequestId"}
+}
 
 // setTSType gives field sf of struct t its TypeScript type when the
 // schema cannot: raw JSON fields and those of tsFieldTypes.

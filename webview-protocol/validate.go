@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -439,7 +440,16 @@ func decodeInto(raw json.RawMessage, v any, prefix string) fieldErrors {
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
+		var pe *time.ParseError
+		if errors.As(err, &pe) {
+			// A time the pattern let through but time.Time refuses
+			// (2026-13-01T...): name the member that holds it.
+			p := findString(inst, pe.Value, prefix)
+			if p == "" {
+				p = prefix
+			}
+			errs.add(p, "want an RFC 3339 time such as 2026-11-21T00:36:12.204Z, got %q (%s)", truncate(pe.Value, 40), strings.TrimPrefix(pe.Message, ": "))
+		} else if errors.As(err, &te) {
 			what := te.Value
 			if w, ok := strings.CutPrefix(what, "number "); ok {
 				what = w
@@ -458,6 +468,30 @@ func decodeInto(raw json.RawMessage, v any, prefix string) fieldErrors {
 		}
 	}
 	return errs
+}
+
+// findString returns the path of the first string member of v equal to s,
+// or "".
+func findString(v any, s, path string) string {
+	switch v := v.(type) {
+	case string:
+		if v == s {
+			return path
+		}
+	case []any:
+		for i, item := range v {
+			if p := findString(item, s, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if p := findString(v[k], s, joinPath(path, k)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 func goKindName(t reflect.Type) string {

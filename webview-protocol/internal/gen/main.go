@@ -69,7 +69,7 @@ func run(dir, json2ts string, noTS bool) error {
 	if err != nil {
 		return err
 	}
-	ts, err := tsgen.Generate(json2ts, bundle, protocol.TSImports)
+	ts, err := tsgen.Generate(json2ts, bundle, protocol.TypeScriptImports())
 	if err != nil {
 		return err
 	}
