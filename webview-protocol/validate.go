@@ -288,7 +288,7 @@ func explainKeywords(s *jsonschema.Schema, inst any, path string, errs *fieldErr
 			errs.add(path, "too long: %d characters, at most %d", n, *s.MaxLength)
 		}
 		if s.Pattern != "" {
-			if re, err := regexp.Compile(s.Pattern); err == nil && !re.MatchString(v) {
+			if re := compiledPattern(s.Pattern); re != nil && !re.MatchString(v) {
 				errs.add(path, "must match %s, got %q", s.Pattern, truncate(v, 40))
 			}
 		}
@@ -376,6 +376,22 @@ func explainKeywords(s *jsonschema.Schema, inst any, path string, errs *fieldErr
 			errs.add(path, "matches more than one of its forms")
 		}
 	}
+}
+
+// patterns caches the compiled patterns of explain. Its keys are patterns
+// of the package's own schemas: a bounded set.
+var patterns sync.Map // string -> *regexp.Regexp
+
+func compiledPattern(p string) *regexp.Regexp {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil // Resolve compiled it already: cannot happen
+	}
+	patterns.Store(p, re)
+	return re
 }
 
 // instKind names the JSON kind of a decoded value; a whole number is an
