@@ -75,7 +75,9 @@
 // ParseFrame with DecodePush or DecodeResult to receive.
 //
 // The package is pure: no I/O, no goroutines, no state beyond read-only
-// tables and the compiled schemas, built once under sync.OnceValue and read
-// only afterwards; every function is safe for concurrent use. (internal/gen
+// tables, the compiled schemas (built once under sync.OnceValue, read only
+// afterwards) and the patterns explain compiles (a sync.Map, which guards
+// it; its keys are the patterns of the package's own schemas, a bounded
+// set); every function is safe for concurrent use. (internal/gen
 // and the tests run json2ts, a node program; the package itself never does.)
 package protocol
