@@ -1,5 +1,7 @@
 package protocol
 
+import "reflect"
+
 // messageDocs describes each message type (and each reply, "<type> reply")
 // in its schema file.
 var messageDocs = map[string]string{
@@ -66,4 +68,20 @@ var messageDocs = map[string]string{
 	"session/subscribe reply":         "Sent before any replayed event.",
 	"session/unsubscribe":             "Stop receiving a session's events on this connection.",
 	"session/unsubscribe reply":       "Nothing more for this session follows it.",
+}
+
+// typeDocs describes data types in their schemas (fields are described by
+// their jsonschema tags).
+var typeDocs = map[reflect.Type]string{
+	reflect.TypeFor[Attachment]():      "Binary content taken out of a tool result by normalization; the text keeps a placeholder such as [image image/png 3.9 KiB].",
+	reflect.TypeFor[MCPRef]():          "The MCP server and tool behind a Claude tool name mcp__<server>__<tool>.",
+	reflect.TypeFor[MCPStatus]():       "The data of mcp/status, and the body of GET /v1/mcp/status.",
+	reflect.TypeFor[MCPServerStatus](): "One server of the MCP status indicator.",
+	reflect.TypeFor[Parameter]():       "One node of the parameter tree built from a tool's inputSchema.",
+	reflect.TypeFor[Latency]():         "Milliseconds per probe step.",
+	reflect.TypeFor[SessionList]():     "No members; send {}.",
+	reflect.TypeFor[MCPSubscribe]():    "No members; send {}.",
+	reflect.TypeFor[MCPUnsubscribe]():  "No members; send {}.",
+	reflect.TypeFor[MCPConfig]():       "The resolved MCP configuration, redacted (the shape of ccproxy mcp config --json).",
+	reflect.TypeFor[Error]():           "The error of an error reply or an HTTP error body.",
 }

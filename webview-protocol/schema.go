@@ -144,6 +144,9 @@ func (g *generator) fix(s *jsonschema.Schema, t reflect.Type, top bool) error {
 		return nil
 	}
 	s.AdditionalProperties = nil
+	if d := typeDocs[t]; d != "" && s.Description == "" {
+		s.Description = d
+	}
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		name, _ := jsonField(sf)
@@ -449,19 +452,19 @@ func (g *generator) files() ([]schemaFile, error) {
 	out = append(out, schemaFile{"frame.json", g.frameSchema()}, schemaFile{"reply.json", g.replySchema("reply", messageDocs["reply"], &jsonschema.Schema{Type: "object"}, true)})
 
 	for _, typ := range requestTypes {
-		data, err := g.schemaOf(reflect.TypeOf(requestData[typ]()).Elem())
+		data, err := g.messageData(reflect.TypeOf(requestData[typ]()).Elem())
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, schemaFile{fileName(typ) + ".json", g.messageSchema(typ, data, true)})
-		result, err := g.schemaOf(reflect.TypeOf(resultData[typ]()).Elem())
+		result, err := g.messageData(reflect.TypeOf(resultData[typ]()).Elem())
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, schemaFile{fileName(typ) + ".reply.json", g.replySchema("reply to "+typ, messageDocs[typ+" reply"], result, false)})
 	}
 	for _, typ := range pushTypes {
-		data, err := g.schemaOf(reflect.TypeOf(pushData[typ]()).Elem())
+		data, err := g.messageData(reflect.TypeOf(pushData[typ]()).Elem())
 		if err != nil {
 			return nil, err
 		}
@@ -476,6 +479,15 @@ func (g *generator) files() ([]schemaFile, error) {
 		out[i].schema.ID = SchemaBase + out[i].name
 	}
 	return out, nil
+}
+
+// messageData returns the schema of a message's data of Go type t: a $ref
+// when t is a definition of defs.json.
+func (g *generator) messageData(t reflect.Type) (*jsonschema.Schema, error) {
+	if name, ok := g.defs[t]; ok {
+		return g.ref(name), nil
+	}
+	return g.schemaOf(t)
 }
 
 func (g *generator) messageSchema(typ string, data *jsonschema.Schema, request bool) *jsonschema.Schema {

@@ -134,6 +134,8 @@ export type SessionStateName = "starting" | "idle" | "running" | "restarting" | 
  */
 export interface ProtocolDefinitions {}
 /**
+ * Binary content taken out of a tool result by normalization; the text keeps a placeholder such as [image image/png 3.9 KiB].
+ *
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "Attachment".
  */
@@ -341,6 +343,8 @@ export interface HttpError {
   error: ProtocolError;
 }
 /**
+ * The error of an error reply or an HTTP error body.
+ *
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "ProtocolError".
  */
@@ -430,6 +434,8 @@ export interface McpCallResult {
   durationMs: number;
 }
 /**
+ * The resolved MCP configuration, redacted (the shape of ccproxy mcp config --json).
+ *
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "McpConfigData".
  */
@@ -597,6 +603,8 @@ export interface McpReconnectData {
   session?: string;
 }
 /**
+ * The MCP server and tool behind a Claude tool name mcp__<server>__<tool>.
+ *
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "McpRef".
  */
@@ -613,6 +621,8 @@ export interface McpRemoveData {
   scope?: WriteScope;
 }
 /**
+ * One server of the MCP status indicator.
+ *
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "McpServerStatus".
  */
@@ -637,6 +647,8 @@ export interface McpServerStatus {
   observedAt?: string;
 }
 /**
+ * The data of mcp/status, and the body of GET /v1/mcp/status.
+ *
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "McpStatusData".
  */
@@ -690,6 +702,8 @@ export interface Tool {
   parameters: Parameter[];
 }
 /**
+ * One node of the parameter tree built from a tool's inputSchema.
+ *
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "Parameter".
  */
