@@ -158,13 +158,19 @@ type semanticChecker interface {
 // against the type's schema, then the rules of checkSemantics. Paths in
 // the error are relative to the value.
 func validateValue(v any) error {
+	_, err := validateEncode(v)
+	return err
+}
+
+// validateEncode is validateValue that also returns the encoding.
+func validateEncode(v any) (json.RawMessage, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
-		return Errorf(CodeInternal, "encoding %T: %v", v, err)
+		return nil, Errorf(CodeInternal, "encoding %T: %v", v, err)
 	}
 	var inst any
 	if err := json.Unmarshal(raw, &inst); err != nil {
-		return Errorf(CodeInternal, "decoding %T: %v", v, err)
+		return nil, Errorf(CodeInternal, "decoding %T: %v", v, err)
 	}
 	t := reflect.TypeOf(v)
 	if t.Kind() == reflect.Pointer {
@@ -177,7 +183,10 @@ func validateValue(v any) error {
 			sc.checkSemantics(&c)
 		}
 	}
-	return c.err()
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	return raw, nil
 }
 
 // validateInstance validates inst, a decoded JSON value, against the schema
