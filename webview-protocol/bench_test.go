@@ -45,3 +45,18 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNewPush measures building an mcp/status push of 20 servers:
+// validation and encoding.
+func BenchmarkNewPush(b *testing.B) {
+	var st MCPStatus
+	for i := range 20 {
+		st.Servers = append(st.Servers, MCPServerStatus{Name: fmt.Sprintf("srv-%02d", i), Status: MCPConnected, Scope: ScopeUser, Approval: ApprovalNotNeeded, Tools: []string{"a", "b", "c"}, ToolCount: Ptr(int64(3)), Transport: "stdio", Origin: OriginSession})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewPush(TypeMCPStatus, st); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -73,4 +74,22 @@ func firstDiffLine(a, b []byte) int {
 		}
 	}
 	return min(len(al), len(bl)) + 1
+}
+
+// TestSchemaTagErrors: a schema tag the generator does not understand
+// fails generation instead of dropping a constraint.
+func TestSchemaTagErrors(t *testing.T) {
+	type typo struct {
+		Name string `json:"name" schema:"minLenght=1"`
+	}
+	type badNumber struct {
+		N int `json:"n" schema:"maximum=lots"`
+	}
+	g := newGenerator("defs.json#/$defs/", fileDefs())
+	if _, err := g.schemaOf(reflect.TypeFor[typo]()); err == nil || !strings.Contains(err.Error(), `unknown schema tag item "minLenght=1"`) {
+		t.Errorf("typo in a schema tag: %v", err)
+	}
+	if _, err := g.schemaOf(reflect.TypeFor[badNumber]()); err == nil || !strings.Contains(err.Error(), `maximum=lots`) {
+		t.Errorf("bad number in a schema tag: %v", err)
+	}
 }

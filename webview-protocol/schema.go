@@ -25,6 +25,10 @@ import (
 //	items.minLength=N (of a list's strings)  keys.minLength=N (of a map's keys)
 //	nullable          a pointer field may be null (otherwise null is refused)
 //	type=object|array a json.RawMessage field must be that kind
+//	pattern=RE        the string matches RE (last item: RE may hold commas)
+//
+// An unknown item is an error of SchemaFiles, so a typo cannot drop a
+// constraint silently.
 //
 // Rules between fields are added by a type's schemaRules method. The same
 // schemas serve the committed files (SchemaFiles, written by go generate)
