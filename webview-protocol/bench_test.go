@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -56,6 +57,22 @@ func BenchmarkNewPush(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := NewPush(TypeMCPStatus, st); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNewReplyHistory measures a history/read reply of 500 events of
+// about 1 KiB each: validation and encoding.
+func BenchmarkNewReplyHistory(b *testing.B) {
+	ev := json.RawMessage(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"` + strings.Repeat("lorem ipsum ", 80) + `"}]},"session_id":"abc"}`)
+	r := HistoryReadResult{ID: "abc", Next: "123456"}
+	for i := range 500 {
+		r.Events = append(r.Events, HistoryEvent{Offset: int64(i * 1100), Event: ev})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := NewReply(IntID(1), r); err != nil {
 			b.Fatal(err)
 		}
 	}
