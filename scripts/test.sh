@@ -32,6 +32,7 @@ npm_pkgs=(
   "@modelcontextprotocol/server-memory@2026.8.31"
   "typescript@5.9.3"
   "ws@8.23.0" # the websocket of @ccproxy/client's Node tests (webview-protocol/ts), whose package.json pins the same
+  "json-schema-to-typescript@16.0.0" # generates ts/protocol.gen.ts from the schemas (webview-protocol/internal/gen)
   "@agentclientprotocol/sdk@2.4.0"
 )
 

@@ -20,7 +20,7 @@ import (
 )
 
 // The npm package @ccproxy/client lives in ts/: package.json, the sources
-// (index.ts, protocol.ts, client.ts), README.md, LICENSE, and Node tests in
+// (index.ts, protocol.ts, protocol.gen.ts, client.ts), README.md, LICENSE, and Node tests in
 // ts/test/ that drive a real `ccproxy serve --demo`.
 
 // packageJSON is the part of ts/package.json the tests check.
@@ -186,7 +186,7 @@ func TestClientPackage(t *testing.T) {
 		}
 		slices.Sort(got)
 		want := []string{"LICENSE", "README.md", "dist/client.d.ts", "dist/client.js", "dist/index.d.ts", "dist/index.js",
-			"dist/protocol.d.ts", "dist/protocol.js", "package.json"}
+			"dist/protocol.d.ts", "dist/protocol.gen.d.ts", "dist/protocol.gen.js", "dist/protocol.js", "package.json"}
 		t.Logf("npm pack --dry-run: %s@%s:\n  %s", packs[0].Name, packs[0].Version, strings.Join(got, "\n  "))
 		if !slices.Equal(got, want) {
 			t.Errorf("npm pack would publish\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 )
 
@@ -124,19 +123,8 @@ func parseReplyMembers(f *Frame, members map[string]json.RawMessage, errs *field
 		return
 	}
 	var e Error
-	before := len(*errs)
-	checkValue("error", raw, reflect.TypeOf(e), errs)
-	if len(*errs) > before {
-		return
-	}
-	if err := json.Unmarshal(raw, &e); err != nil {
-		errs.add("error", "%v", err)
-		return
-	}
-	if v, ok := e.Validate().(*Error); ok && v != nil && v.Details != nil {
-		for _, fe := range v.Details.Fields {
-			errs.add(joinPath("error", fe.Path), "%s", fe.Message)
-		}
+	if fe := decodeInto(raw, &e, "error"); len(fe) > 0 {
+		*errs = append(*errs, fe...)
 		return
 	}
 	f.Error = &e
@@ -319,123 +307,21 @@ func DecodeResult(requestType string, f Frame) (Data, error) {
 }
 
 // DecodeData decodes raw, the data object of a message of type typ, into v
-// (a pointer to a data struct) and validates it. Every problem is reported
-// with its path: "session/send: data.images[0].mediaType: required".
+// (a pointer to a data struct) and validates it against the type's schema
+// and rules. Every problem is reported with its path:
+// "session/send: data.images[0].mediaType: required".
 func DecodeData(typ string, raw json.RawMessage, v Data) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return Errorf(CodeInternal, "DecodeData: want a non-nil pointer, got %T", v)
 	}
+	if schemas().byType[rv.Type().Elem()] == nil {
+		return Errorf(CodeInternal, "DecodeData: %T is not a data type of the protocol", v)
+	}
 	if len(raw) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	var errs fieldErrors
-	checkValue("data", raw, rv.Type().Elem(), &errs)
-	if err := errs.err(typ, ""); err != nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return badRequest("%s: data: %v", typ, err)
-	}
-	if err := v.Validate(); err != nil {
-		return withPrefix(err, typ, "data")
-	}
-	return nil
-}
-
-// ---------------------------------------------------------------- shape check
-
-var (
-	rawMessageType = reflect.TypeOf(json.RawMessage(nil))
-	timeType       = reflect.TypeOf(time.Time{})
-)
-
-// checkValue checks that raw has the JSON shape the Go type t expects:
-// required members present, kinds right, integers integral, times RFC 3339,
-// null only where t is a pointer. It never fails on unknown members.
-func checkValue(path string, raw json.RawMessage, t reflect.Type, errs *fieldErrors) {
-	kind := jsonKind(raw)
-	if t.Kind() == reflect.Pointer {
-		if kind == "null" {
-			return
-		}
-		t = t.Elem()
-	}
-	if t == rawMessageType {
-		return // any JSON; Validate checks what it must be
-	}
-	if kind == "null" {
-		errs.add(path, "must not be null")
-		return
-	}
-	want := ""
-	switch {
-	case t == timeType:
-		want = "string"
-	case t.Kind() == reflect.String:
-		want = "string"
-	case t.Kind() == reflect.Bool:
-		want = "boolean"
-	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64, t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64:
-		want = "integer"
-	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
-		want = "number"
-	case t.Kind() == reflect.Slice:
-		want = "array"
-	case t.Kind() == reflect.Struct, t.Kind() == reflect.Map:
-		want = "object"
-	}
-	got := kind
-	if want == "integer" && kind == "number" {
-		if _, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64); err == nil {
-			got = "integer"
-		} else {
-			errs.add(path, "want an integer, got %s", truncate(string(bytes.TrimSpace(raw)), 40))
-			return
-		}
-	}
-	if got != want {
-		errs.add(path, "want %s, got %s", article(want), article(kind))
-		return
-	}
-	switch {
-	case t == timeType:
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
-			errs.add(path, "want an RFC 3339 time such as 2026-11-21T00:36:12.204Z, got %q", truncate(s, 40))
-		}
-	case t.Kind() == reflect.Slice:
-		var items []json.RawMessage
-		_ = json.Unmarshal(raw, &items)
-		for i, item := range items {
-			checkValue(fmt.Sprintf("%s[%d]", path, i), item, t.Elem(), errs)
-		}
-	case t.Kind() == reflect.Map:
-		var members map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &members)
-		for k, v := range members {
-			checkValue(joinPath(path, k), v, t.Elem(), errs)
-		}
-	case t.Kind() == reflect.Struct:
-		var members map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &members)
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			name, required := jsonField(sf)
-			if name == "" {
-				continue
-			}
-			v, ok := members[name]
-			if !ok {
-				if required {
-					errs.add(joinPath(path, name), "required")
-				}
-				continue
-			}
-			checkValue(joinPath(path, name), v, sf.Type, errs)
-		}
-	}
+	return decodeInto(raw, v, "data").err(typ, "")
 }
 
 // jsonField returns a struct field's JSON name and whether it is required
@@ -497,8 +383,8 @@ func article(kind string) string {
 }
 
 func joinPath(path, name string) string {
-	if path == "" {
-		return name
+	if path == "" || name == "" {
+		return path + name
 	}
 	if strings.HasPrefix(name, "[") {
 		return path + name
@@ -562,7 +448,10 @@ func (fe fieldErrors) err(typ, prefix string) error {
 	for i, f := range fe {
 		f.Path = joinPath(prefix, f.Path)
 		fields[i] = f
-		parts[i] = f.Path + ": " + f.Message
+		parts[i] = f.Message
+		if f.Path != "" {
+			parts[i] = f.Path + ": " + f.Message
+		}
 	}
 	msg := strings.Join(parts, "; ")
 	if typ != "" {

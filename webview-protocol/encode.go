@@ -55,12 +55,9 @@ func NewReply(id json.RawMessage, data Data) (Frame, error) {
 	if data == nil {
 		data = Empty{}
 	}
-	if err := data.Validate(); err != nil {
-		return Frame{}, withPrefix(err, "reply", "data")
-	}
-	raw, err := json.Marshal(data)
+	raw, err := encodeValid(data)
 	if err != nil {
-		return Frame{}, Errorf(CodeInternal, "reply: encoding %T: %v", data, err)
+		return Frame{}, withPrefix(err, "reply", "data")
 	}
 	return Frame{Type: TypeReply, ID: replyID(id), OK: Ptr(true), Data: raw}, nil
 }
@@ -100,12 +97,29 @@ func encodeData(reg map[string]func() Data, typ string, data Data) (json.RawMess
 	if got != want {
 		return nil, Errorf(CodeInternal, "%s: data is %v, want protocol.%s", typ, got, want.Name())
 	}
-	if err := data.Validate(); err != nil {
+	raw, err := encodeValid(data)
+	if err != nil {
 		return nil, withPrefix(err, typ, "data")
+	}
+	return raw, nil
+}
+
+// encodeValid validates data and returns its encoding, encoding it once.
+// A Data type of another package is validated by its own Validate.
+func encodeValid(data Data) (json.RawMessage, error) {
+	t := reflect.TypeOf(data)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if schemas().byType[t] != nil {
+		return validateEncode(data)
+	}
+	if err := data.Validate(); err != nil {
+		return nil, err
 	}
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return nil, Errorf(CodeInternal, "%s: encoding data: %v", typ, err)
+		return nil, Errorf(CodeInternal, "encoding %T: %v", data, err)
 	}
 	return raw, nil
 }

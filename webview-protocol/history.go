@@ -2,10 +2,6 @@ package protocol
 
 import (
 	"encoding/json"
-	"fmt"
-	"path/filepath"
-	"regexp"
-	"strings"
 	"time"
 )
 
@@ -20,82 +16,79 @@ const (
 	maxHistoryCursorBytes   = 256
 )
 
-// readCursorPattern: a history/read cursor is a byte offset in decimal.
-var readCursorPattern = regexp.MustCompile(`^[0-9]{1,19}$`)
-
 // HistoryList is the data of history/list: a page of the sessions the
 // Claude Code CLI keeps on disk, newest first. Project selects one project
 // directory (default: the proxy's project); All lists every project.
 type HistoryList struct {
-	Project string `json:"project,omitempty"`
-	All     bool   `json:"all,omitempty"`
-	Cursor  string `json:"cursor,omitempty"`
-	Limit   *int64 `json:"limit,omitempty"`
+	Project string `json:"project,omitempty" jsonschema:"An absolute project directory; default: the proxy's project." schema:"ref=ProjectDir"`
+	All     bool   `json:"all,omitempty" jsonschema:"List every project; excludes project."`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"The next of the previous page." schema:"maxLength=maxHistoryCursorBytes"`
+	Limit   *int64 `json:"limit,omitempty" jsonschema:"Default 50." schema:"minimum=1,maximum=MaxHistoryListLimit"`
 }
 
 // HistoryListResult is the data of the reply to history/list.
 type HistoryListResult struct {
 	Sessions []HistorySession `json:"sessions"`
 	// Next is the cursor of the next page; "" on the last one.
-	Next string `json:"next,omitempty"`
+	Next string `json:"next,omitempty" jsonschema:"The cursor of the next page; absent on the last one."`
 	// Total counts the matching sessions over all pages.
-	Total int `json:"total"`
+	Total int `json:"total" jsonschema:"Matching sessions over all pages." schema:"minimum=0"`
 	// Skipped counts files that could not be read (or are another user's,
 	// or symlinks).
-	Skipped int `json:"skipped,omitempty"`
+	Skipped int `json:"skipped,omitempty" jsonschema:"Files that could not be read, belong to another user, or are symlinks." schema:"minimum=0"`
 }
 
 // HistorySession describes one session file of the CLI. ID is what
 // session/create's resume takes.
 type HistorySession struct {
-	ID        string    `json:"id"`
-	Project   string    `json:"project"`
-	Folder    string    `json:"folder"`
-	Title     string    `json:"title"`
-	TitleFrom string    `json:"titleFrom,omitempty"`
-	Created   time.Time `json:"created"`
-	Updated   time.Time `json:"updated"`
-	Messages  int       `json:"messages"`
-	Size      int64     `json:"size"`
-	Corrupt   int       `json:"corrupt,omitempty"`
-	Oversized int       `json:"oversized,omitempty"`
+	ID        string    `json:"id" schema:"ref=ClaudeSessionId"`
+	Project   string    `json:"project" jsonschema:"The session's working directory (the cwd of its records); empty if none says."`
+	Folder    string    `json:"folder" jsonschema:"The CLI's folder for the project under ~/.claude/projects."`
+	Title     string    `json:"title" jsonschema:"The CLI's summary, else the first prompt; capped."`
+	TitleFrom string    `json:"titleFrom,omitempty" schema:"ref=TitleFrom"`
+	Created   time.Time `json:"created" schema:"ref=Timestamp"`
+	Updated   time.Time `json:"updated" schema:"ref=Timestamp"`
+	Messages  int       `json:"messages" schema:"minimum=0"`
+	Size      int64     `json:"size" jsonschema:"Bytes of the session file." schema:"minimum=0"`
+	Corrupt   int       `json:"corrupt,omitempty" jsonschema:"Lines that were not JSON objects, skipped." schema:"minimum=0"`
+	Oversized int       `json:"oversized,omitempty" jsonschema:"Lines over the line cap, skipped." schema:"minimum=0"`
 }
 
 // HistoryRead is the data of history/read: a page of one session's
 // conversation (or of one of its subagents).
 type HistoryRead struct {
-	ID      string `json:"id"`
-	Project string `json:"project,omitempty"`
-	Agent   string `json:"agent,omitempty"`
-	Cursor  string `json:"cursor,omitempty"`
-	Limit   *int64 `json:"limit,omitempty"`
+	ID      string `json:"id" schema:"ref=ClaudeSessionId"`
+	Project string `json:"project,omitempty" jsonschema:"The session's project directory: look only in its folder. Default: every project." schema:"ref=ProjectDir"`
+	Agent   string `json:"agent,omitempty" jsonschema:"Read this subagent instead of the main conversation (from a history_more event)." schema:"ref=ClaudeSessionId"`
+	Cursor  string `json:"cursor,omitempty" jsonschema:"The next of the previous page, or a history_more event's cursor." schema:"ref=Offset"`
+	Limit   *int64 `json:"limit,omitempty" jsonschema:"Events of the page; default 200." schema:"minimum=1,maximum=MaxHistoryReadLimit"`
 }
 
 // HistoryReadResult is the data of the reply to history/read.
 type HistoryReadResult struct {
-	ID     string         `json:"id"`
-	Agent  string         `json:"agent,omitempty"`
+	ID     string         `json:"id" schema:"ref=ClaudeSessionId"`
+	Agent  string         `json:"agent,omitempty" schema:"ref=ClaudeSessionId"`
 	Events []HistoryEvent `json:"events"`
 	// Next is the cursor after the last line read (also when More is
 	// false: a session still being written can be read on from it).
-	Next string `json:"next"`
-	More bool   `json:"more"`
+	Next string `json:"next" jsonschema:"The cursor after the last line read." schema:"ref=Offset"`
+	More bool   `json:"more" jsonschema:"The file has more lines after next."`
 	// Skipped counts bookkeeping records, Corrupt lines that were not JSON
 	// objects, Oversized lines over the proxy's line cap; all skipped.
-	Skipped   int `json:"skipped"`
-	Corrupt   int `json:"corrupt"`
-	Oversized int `json:"oversized"`
+	Skipped   int `json:"skipped" schema:"minimum=0"`
+	Corrupt   int `json:"corrupt" schema:"minimum=0"`
+	Oversized int `json:"oversized" schema:"minimum=0"`
 	// Truncated reports that the page was cut short of its limit to stay
 	// within the proxy's reply byte budget; More is then true.
-	Truncated bool `json:"truncated,omitempty"`
+	Truncated bool `json:"truncated,omitempty" jsonschema:"The page was cut short of its limit to stay within the reply byte budget."`
 }
 
 // HistoryEvent is one event of a past session, normalized exactly as a
 // live session/event's event is (SPEC §7), with the byte offset of its line
 // in its file.
 type HistoryEvent struct {
-	Offset int64           `json:"offset"`
-	Event  json.RawMessage `json:"event"`
+	Offset int64           `json:"offset" jsonschema:"Where the event's line starts in its file." schema:"minimum=0"`
+	Event  json.RawMessage `json:"event" jsonschema:"A stream-json event normalized as in session/event (SPEC \u00a77), or a ccproxy history_more event." schema:"ref=EventObject,type=object"`
 }
 
 func (r HistoryListResult) MarshalJSON() ([]byte, error) {
@@ -108,75 +101,4 @@ func (r HistoryReadResult) MarshalJSON() ([]byte, error) {
 	type plain HistoryReadResult
 	r.Events = orEmpty(r.Events)
 	return json.Marshal(plain(r))
-}
-
-func (c *check) absDir(path, v string) {
-	if v == "" {
-		return
-	}
-	if !filepath.IsAbs(v) && !strings.HasPrefix(v, "/") {
-		c.add(path, "must be an absolute path, got %q", truncate(v, 80))
-	}
-	if strings.ContainsRune(v, 0) {
-		c.add(path, "must not contain NUL")
-	}
-	c.maxLen(path, v, 4096)
-}
-
-func (c *check) limit(path string, v *int64, max int64) {
-	if v != nil && (*v < 1 || *v > max) {
-		c.add(path, "must be between 1 and %d, got %d", max, *v)
-	}
-}
-
-func (d HistoryList) Validate() error {
-	var c check
-	c.absDir("project", d.Project)
-	if d.All && d.Project != "" {
-		c.add("all", "project and all exclude each other")
-	}
-	c.maxLen("cursor", d.Cursor, maxHistoryCursorBytes)
-	c.limit("limit", d.Limit, MaxHistoryListLimit)
-	return c.err()
-}
-
-func (d HistoryListResult) Validate() error {
-	var c check
-	c.min("total", int64(d.Total), 0)
-	for i, s := range d.Sessions {
-		p := fmt.Sprintf("sessions[%d]", i)
-		c.pattern(p+".id", s.ID, resumePattern, "a Claude session id (letters, digits, _ -)")
-		c.min(p+".messages", int64(s.Messages), 0)
-		c.min(p+".size", s.Size, 0)
-		c.optEnum(p+".titleFrom", s.TitleFrom, []string{"summary", "prompt"})
-	}
-	return c.err()
-}
-
-func (d HistoryRead) Validate() error {
-	var c check
-	c.pattern("id", d.ID, resumePattern, "a Claude session id (letters, digits, _ -)")
-	c.absDir("project", d.Project)
-	if d.Agent != "" {
-		c.pattern("agent", d.Agent, resumePattern, "a subagent id (letters, digits, _ -)")
-	}
-	if d.Cursor != "" {
-		c.pattern("cursor", d.Cursor, readCursorPattern, "the next of a previous page (a byte offset)")
-	}
-	c.limit("limit", d.Limit, MaxHistoryReadLimit)
-	return c.err()
-}
-
-func (d HistoryReadResult) Validate() error {
-	var c check
-	c.pattern("id", d.ID, resumePattern, "a Claude session id (letters, digits, _ -)")
-	c.pattern("next", d.Next, readCursorPattern, "a byte offset")
-	for i, e := range d.Events {
-		p := fmt.Sprintf("events[%d]", i)
-		c.min(p+".offset", e.Offset, 0)
-		if k := jsonKind(e.Event); k != "object" {
-			c.add(p+".event", "want an object, got %s", article(k))
-		}
-	}
-	return c.err()
 }

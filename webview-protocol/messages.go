@@ -5,14 +5,18 @@ import (
 	"time"
 )
 
-// Field conventions of the data structs below, relied on by the decoder:
+// The data structs below are the source of the JSON Schemas (schema.go):
 //   - a field whose json tag has no omitempty/omitzero is required;
-//   - only pointer fields may be null (and only when the SPEC says so);
-//   - json.RawMessage fields hold client or CLI JSON that is never re-encoded.
+//   - only pointer fields tagged schema:"nullable" may be null;
+//   - json.RawMessage fields hold client or CLI JSON that is never
+//     re-encoded; a schema tag type=object|array says what kind it must be;
+//   - `jsonschema:"..."` is the field's description, `schema:"..."` its
+//     constraints (see schema.go). Run go generate after changing them.
 
-// Data is implemented by every typed data struct. Validate checks what the
-// JSON shape cannot (enumerations, patterns, ranges) and returns an *Error
-// with code bad_request that names every invalid field.
+// Data is implemented by every typed data struct. Validate checks the
+// value's JSON encoding against the type's schema and the rules a schema
+// cannot state, and returns an *Error with code bad_request that names
+// every invalid field.
 type Data interface {
 	Validate() error
 }
@@ -113,42 +117,43 @@ const (
 
 // Hello is the data of the first frame the proxy sends on a connection.
 type Hello struct {
-	Protocol     string    `json:"protocol"`
+	Protocol     string    `json:"protocol" schema:"const=1"`
 	Server       Software  `json:"server"`
-	Claude       *Software `json:"claude,omitempty"`
-	Capabilities []string  `json:"capabilities"`
+	Claude       *Software `json:"claude,omitempty" jsonschema:"The Claude Code CLI the proxy runs, when found."`
+	Capabilities []string  `json:"capabilities" schema:"uniqueItems,items.minLength=1"`
 	Limits       Limits    `json:"limits"`
-	Connection   string    `json:"connection,omitempty"`
+	Connection   string    `json:"connection,omitempty" jsonschema:"An id for this connection, for logs."`
 }
 
 // Software names a program and its version.
 type Software struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
+	Name    string `json:"name" schema:"minLength=1"`
+	Version string `json:"version" schema:"minLength=1"`
 }
 
 // Limits are the bounds a connection lives within.
 type Limits struct {
-	MaxFrameBytes       int64 `json:"maxFrameBytes"`
-	SendQueueFrames     int64 `json:"sendQueueFrames"`
-	ReplayBytes         int64 `json:"replayBytes"`
-	MaxSessions         int64 `json:"maxSessions,omitempty"`
-	MaxImageBytes       int64 `json:"maxImageBytes,omitempty"`
-	PermissionTimeoutMs int64 `json:"permissionTimeoutMs,omitempty"`
+	MaxFrameBytes       int64 `json:"maxFrameBytes" schema:"minimum=1"`
+	SendQueueFrames     int64 `json:"sendQueueFrames" schema:"minimum=1"`
+	ReplayBytes         int64 `json:"replayBytes" schema:"minimum=1"`
+	MaxSessions         int64 `json:"maxSessions,omitempty" schema:"minimum=0"`
+	MaxImageBytes       int64 `json:"maxImageBytes,omitempty" schema:"minimum=0"`
+	PermissionTimeoutMs int64 `json:"permissionTimeoutMs,omitempty" schema:"minimum=0"`
 }
 
 // ---------------------------------------------------------------- requests
 
 // SessionCreate is the data of session/create.
 type SessionCreate struct {
-	Cwd            string `json:"cwd,omitempty"`
-	Model          string `json:"model,omitempty"`
-	PermissionMode string `json:"permissionMode,omitempty"`
-	Resume         string `json:"resume,omitempty"`
+	Cwd            string `json:"cwd,omitempty" jsonschema:"Absolute working directory; default: the proxy's --project directory." schema:"ref=Cwd"`
+	Model          string `json:"model,omitempty" schema:"ref=Model"`
+	PermissionMode string `json:"permissionMode,omitempty" schema:"ref=PermissionMode"`
+	Resume         string `json:"resume,omitempty" jsonschema:"Resume this Claude session (claude --resume)." schema:"ref=ClaudeSessionId"`
 	// MCPServers are MCP servers the client adds to this session: an
 	// object of definitions by name, the shape of a .mcp.json's
-	// "mcpServers" (SPEC §3 session/create). It may hold secrets.
-	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
+	// "mcpServers" (SPEC §3 session/create). It may hold secrets. Its
+	// schema is in schemaRules (rules.go).
+	MCPServers json.RawMessage `json:"mcpServers,omitempty" jsonschema:"MCP servers the client adds to this session, by name: definitions shaped as in .mcp.json (stdio: command, args?, env?; http/sse/ws: type, url, headers?). Checked and merged like a config file's, below every file; started only if the proxy trusts client servers (--trust-client-mcp). May hold secrets."`
 }
 
 // MaxClientMCPServers bounds SessionCreate.MCPServers.
@@ -156,62 +161,62 @@ const MaxClientMCPServers = 64
 
 // SessionCreateResult is the data of the reply to session/create.
 type SessionCreateResult struct {
-	Session string `json:"session"`
-	State   string `json:"state,omitempty"`
+	Session string `json:"session" schema:"ref=SessionId"`
+	State   string `json:"state,omitempty" schema:"ref=SessionState"`
 	Cwd     string `json:"cwd,omitempty"`
 	// MCPServers says what became of each server of SessionCreate.MCPServers.
-	MCPServers []ClientMCPServer `json:"mcpServers,omitzero"`
+	MCPServers []ClientMCPServer `json:"mcpServers,omitzero" jsonschema:"What became of each server of the request's mcpServers."`
 }
 
 // ClientMCPServer is what became of one MCP server a client sent with
 // session/create: active (given to claude) or not, and why not.
 type ClientMCPServer struct {
-	Name     string `json:"name"`
-	Active   bool   `json:"active"`
-	Approval string `json:"approval"`
-	Reason   string `json:"reason,omitempty"`
+	Name     string `json:"name" schema:"minLength=1,maxLength=256"`
+	Active   bool   `json:"active" jsonschema:"Given to claude."`
+	Approval string `json:"approval" schema:"ref=Approval"`
+	Reason   string `json:"reason,omitempty" jsonschema:"Why an inactive server is inactive."`
 }
 
 // SessionSend is the data of session/send: one user turn.
 type SessionSend struct {
-	Session string  `json:"session"`
-	Text    string  `json:"text"`
+	Session string  `json:"session" schema:"ref=SessionId"`
+	Text    string  `json:"text" jsonschema:"The user's text; may be empty only when images are sent."`
 	Images  []Image `json:"images,omitzero"`
 }
 
 // Image is an image sent with a user turn, base64-encoded.
 type Image struct {
-	MediaType string `json:"mediaType"`
-	Data      string `json:"data"`
+	MediaType string `json:"mediaType" schema:"ref=ImageMediaType"`
+	Data      string `json:"data" jsonschema:"The image bytes, base64." schema:"ref=Base64,minLength=1"`
 }
 
 // SessionSubscribe is the data of session/subscribe.
 type SessionSubscribe struct {
-	Session  string `json:"session"`
-	AfterSeq *int64 `json:"afterSeq,omitempty"`
+	Session  string `json:"session" schema:"ref=SessionId"`
+	AfterSeq *int64 `json:"afterSeq,omitempty" jsonschema:"Last seq the client has; 0 or absent replays everything the log holds." schema:"minimum=0"`
 }
 
 // SessionSubscribeResult is the data of the reply to session/subscribe.
 type SessionSubscribeResult struct {
-	Session  string `json:"session"`
-	State    string `json:"state"`
-	FirstSeq int64  `json:"firstSeq"`
-	LastSeq  int64  `json:"lastSeq"`
+	Session  string `json:"session" schema:"ref=SessionId"`
+	State    string `json:"state" schema:"ref=SessionState"`
+	FirstSeq int64  `json:"firstSeq" jsonschema:"Oldest seq the log holds (lastSeq+1 when it is empty)." schema:"minimum=1"`
+	LastSeq  int64  `json:"lastSeq" jsonschema:"Newest seq assigned so far (0 when none)." schema:"minimum=0"`
 }
 
 // SessionUnsubscribe is the data of session/unsubscribe.
 type SessionUnsubscribe struct {
-	Session string `json:"session"`
+	Session string `json:"session" schema:"ref=SessionId"`
 }
 
 // SessionInterrupt is the data of session/interrupt.
 type SessionInterrupt struct {
-	Session string `json:"session"`
+	Session string `json:"session" schema:"ref=SessionId"`
 }
 
 // SessionClose is the data of session/close.
 type SessionClose struct {
-	Session string `json:"session"`
+	Session string `json:"session" schema:"ref=SessionId"`
 }
 
 // SessionList is the (empty) data of session/list.
@@ -224,17 +229,17 @@ type SessionListResult struct {
 
 // SessionInfo describes one session in session/list.
 type SessionInfo struct {
-	Session            string    `json:"session"`
-	State              string    `json:"state"`
-	Cwd                string    `json:"cwd"`
+	Session            string    `json:"session" schema:"ref=SessionId"`
+	State              string    `json:"state" schema:"ref=SessionState"`
+	Cwd                string    `json:"cwd" schema:"minLength=1"`
 	Model              string    `json:"model,omitempty"`
-	PermissionMode     string    `json:"permissionMode,omitempty"`
+	PermissionMode     string    `json:"permissionMode,omitempty" schema:"ref=PermissionMode"`
 	ClaudeSessionID    string    `json:"claudeSessionId,omitempty"`
-	CreatedAt          time.Time `json:"createdAt"`
-	FirstSeq           int64     `json:"firstSeq"`
-	LastSeq            int64     `json:"lastSeq"`
-	Subscribers        int64     `json:"subscribers"`
-	PendingPermissions int64     `json:"pendingPermissions"`
+	CreatedAt          time.Time `json:"createdAt" schema:"ref=Timestamp"`
+	FirstSeq           int64     `json:"firstSeq" schema:"minimum=1"`
+	LastSeq            int64     `json:"lastSeq" schema:"minimum=0"`
+	Subscribers        int64     `json:"subscribers" schema:"minimum=0"`
+	PendingPermissions int64     `json:"pendingPermissions" schema:"minimum=0"`
 }
 
 // PermissionRespond is the data of permission/respond. Always (with allow,
@@ -243,25 +248,25 @@ type SessionInfo struct {
 // question) maps each question's text to the chosen option's label (labels
 // joined with ", " for a multiSelect question) or to free text.
 type PermissionRespond struct {
-	Session      string            `json:"session"`
-	RequestID    string            `json:"requestId"`
-	Behavior     string            `json:"behavior"`
-	UpdatedInput json.RawMessage   `json:"updatedInput,omitempty"`
-	Message      string            `json:"message,omitempty"`
-	Always       bool              `json:"always,omitempty"`
-	Answers      map[string]string `json:"answers,omitempty"`
+	Session      string            `json:"session" schema:"ref=SessionId"`
+	RequestID    string            `json:"requestId" schema:"minLength=1"`
+	Behavior     string            `json:"behavior" schema:"ref=RespondBehavior"`
+	UpdatedInput json.RawMessage   `json:"updatedInput,omitempty" jsonschema:"With allow: the input the tool runs with; default: the requested input." schema:"type=object"`
+	Message      string            `json:"message,omitempty" jsonschema:"With deny: the reason Claude sees; default: \"Denied by the user\"."`
+	Always       bool              `json:"always,omitempty" jsonschema:"With allow, for a tool: allow it from now on, without asking (the suggested rules are written to permissions.allow of .claude/settings.local.json in the session's directory, and applied to the session)."`
+	Answers      map[string]string `json:"answers,omitempty" jsonschema:"With allow, for a question: each question's text -> the chosen option's label (labels joined with \", \" for multiSelect) or free text." schema:"keys.minLength=1"`
 }
 
 // SessionSetPermissionMode is the data of session/setPermissionMode.
 type SessionSetPermissionMode struct {
-	Session string `json:"session"`
-	Mode    string `json:"mode"`
+	Session string `json:"session" schema:"ref=SessionId"`
+	Mode    string `json:"mode" schema:"ref=PermissionMode"`
 }
 
 // SessionSetPermissionModeResult is the data of the reply to
 // session/setPermissionMode: the mode now in force.
 type SessionSetPermissionModeResult struct {
-	Mode string `json:"mode"`
+	Mode string `json:"mode" schema:"ref=PermissionMode"`
 }
 
 // MCPSubscribe is the (empty) data of mcp/subscribe.
@@ -272,50 +277,50 @@ type MCPUnsubscribe struct{}
 
 // MCPApprove is the data of mcp/approve.
 type MCPApprove struct {
-	Name string `json:"name"`
+	Name string `json:"name" schema:"ref=ServerName"`
 }
 
 // MCPReject is the data of mcp/reject.
 type MCPReject struct {
-	Name string `json:"name"`
+	Name string `json:"name" schema:"ref=ServerName"`
 }
 
 // MCPApprovalResult is the data of the reply to mcp/approve and mcp/reject.
 type MCPApprovalResult struct {
-	Name     string `json:"name"`
-	Approval string `json:"approval"`
+	Name     string `json:"name" schema:"ref=ServerName"`
+	Approval string `json:"approval" schema:"ref=Approval"`
 }
 
 // MCPAdd is the data of mcp/add: write a server definition, as
 // `claude mcp add-json` does, into a scope's file. Definition is the JSON
 // object a configuration file holds under mcpServers.NAME.
 type MCPAdd struct {
-	Name       string          `json:"name"`
-	Scope      string          `json:"scope,omitempty"` // MCPWriteScopes; default local
-	Definition json.RawMessage `json:"definition"`
+	Name       string          `json:"name" schema:"ref=ServerName"`
+	Scope      string          `json:"scope,omitempty" jsonschema:"The scope written: local (~/.claude.json projects[dir]), project (<dir>/.mcp.json), user (~/.claude.json)." schema:"ref=WriteScope"` // MCPWriteScopes; default local
+	Definition json.RawMessage `json:"definition" jsonschema:"A server definition as a configuration file holds it under mcpServers.NAME; checked as in a file." schema:"type=object"`
 }
 
 // MCPUpdate is the data of mcp/update: replace the definition of a server
 // that exists in the scope.
 type MCPUpdate struct {
-	Name       string          `json:"name"`
-	Scope      string          `json:"scope,omitempty"`
-	Definition json.RawMessage `json:"definition"`
+	Name       string          `json:"name" schema:"ref=ServerName"`
+	Scope      string          `json:"scope,omitempty" jsonschema:"The scope written: local (~/.claude.json projects[dir]), project (<dir>/.mcp.json), user (~/.claude.json)." schema:"ref=WriteScope"`
+	Definition json.RawMessage `json:"definition" jsonschema:"A server definition as a configuration file holds it under mcpServers.NAME; checked as in a file." schema:"type=object"`
 }
 
 // MCPRemove is the data of mcp/remove; no scope: the one scope that has it.
 type MCPRemove struct {
-	Name  string `json:"name"`
-	Scope string `json:"scope,omitempty"`
+	Name  string `json:"name" schema:"ref=ServerName"`
+	Scope string `json:"scope,omitempty" jsonschema:"The scope written: local (~/.claude.json projects[dir]), project (<dir>/.mcp.json), user (~/.claude.json)." schema:"ref=WriteScope"`
 }
 
 // MCPManageResult is the data of the reply to mcp/add, mcp/update and
 // mcp/remove: where the change was written and the configuration resolved
 // afterwards (what mcp/config now pushes).
 type MCPManageResult struct {
-	Name   string    `json:"name"`
-	Scope  string    `json:"scope"`
-	File   string    `json:"file"`
+	Name   string    `json:"name" schema:"ref=ServerName"`
+	Scope  string    `json:"scope" jsonschema:"The scope written: local (~/.claude.json projects[dir]), project (<dir>/.mcp.json), user (~/.claude.json)." schema:"ref=WriteScope"`
+	File   string    `json:"file" schema:"minLength=1"`
 	Config MCPConfig `json:"config"`
 }
 
@@ -328,17 +333,17 @@ type MCPTrust struct{}
 // recorded, the servers it made active, and the configuration resolved
 // afterwards.
 type MCPTrustResult struct {
-	Project string    `json:"project"`
-	File    string    `json:"file"`
-	Enabled []string  `json:"enabled"`
+	Project string    `json:"project" schema:"minLength=1"`
+	File    string    `json:"file" schema:"minLength=1"`
+	Enabled []string  `json:"enabled" jsonschema:"The servers active now that were not before." schema:"items.minLength=1"`
 	Config  MCPConfig `json:"config"`
 }
 
 // MCPTest is the data of mcp/test: probe a definition that is not saved.
 // Its reply is an MCPProbeResult with one result.
 type MCPTest struct {
-	Name       string          `json:"name,omitempty"` // default "test"
-	Definition json.RawMessage `json:"definition"`
+	Name       string          `json:"name,omitempty" schema:"ref=ServerName"` // default "test"
+	Definition json.RawMessage `json:"definition" jsonschema:"A server definition as a configuration file holds it under mcpServers.NAME; checked as in a file." schema:"type=object"`
 }
 
 // MCPToggle is the data of mcp/toggle: enable or disable a server in one
@@ -349,30 +354,30 @@ type MCPTest struct {
 // live session through the configuration, like a file edit (Sessions is
 // then empty; Session must not be set).
 type MCPToggle struct {
-	Name    string `json:"name"`
+	Name    string `json:"name" schema:"ref=ServerName"`
 	Enabled *bool  `json:"enabled"`
-	Session string `json:"session,omitempty"`
-	Persist bool   `json:"persist,omitempty"`
+	Session string `json:"session,omitempty" schema:"ref=SessionId"`
+	Persist bool   `json:"persist,omitempty" jsonschema:"Record it in ~/.claude.json projects[dir].disabledMcpServers instead; applies to every session through the configuration."`
 }
 
 // MCPReconnect is the data of mcp/reconnect: reconnect a server in one
 // live session or in every live session (mcp_reconnect).
 type MCPReconnect struct {
-	Name    string `json:"name"`
-	Session string `json:"session,omitempty"`
+	Name    string `json:"name" schema:"ref=ServerName"`
+	Session string `json:"session,omitempty" schema:"ref=SessionId"`
 }
 
 // MCPLiveResult is the data of the reply to mcp/toggle and mcp/reconnect:
 // what each live session concerned answered.
 type MCPLiveResult struct {
-	Name     string           `json:"name"`
+	Name     string           `json:"name" schema:"ref=ServerName"`
 	Sessions []MCPLiveOutcome `json:"sessions"`
 }
 
 // MCPLiveOutcome is one session's answer: ok, or the error (cli_error
 // with claude's message, timeout, session_exited).
 type MCPLiveOutcome struct {
-	Session string `json:"session"`
+	Session string `json:"session" schema:"ref=SessionId"`
 	OK      bool   `json:"ok"`
 	Error   *Error `json:"error,omitempty"`
 }
@@ -382,7 +387,7 @@ var MCPWriteScopes = []string{"local", "project", "user"}
 
 // MCPProbe is the data of mcp/probe; no name probes every configured server.
 type MCPProbe struct {
-	Name string `json:"name,omitempty"`
+	Name string `json:"name,omitempty" schema:"ref=ServerName"`
 }
 
 // MCPProbeResult is the data of the reply to mcp/probe.
@@ -392,57 +397,57 @@ type MCPProbeResult struct {
 
 // ProbeResult is what probing one server found.
 type ProbeResult struct {
-	Name            string            `json:"name"`
-	Scope           string            `json:"scope,omitempty"`
-	Transport       string            `json:"transport,omitempty"`
-	OK              bool              `json:"ok"`
-	Status          string            `json:"status"`
+	Name            string            `json:"name" schema:"ref=ServerName"`
+	Scope           string            `json:"scope,omitempty" schema:"ref=Scope"`
+	Transport       string            `json:"transport,omitempty" schema:"ref=Transport"`
+	OK              bool              `json:"ok" jsonschema:"true exactly when status is connected."`
+	Status          string            `json:"status" schema:"ref=ProbeStatus"`
 	Error           *ProbeError       `json:"error,omitempty"`
 	ServerInfo      *MCPServerInfo    `json:"serverInfo,omitempty"`
 	ProtocolVersion string            `json:"protocolVersion,omitempty"`
-	Capabilities    json.RawMessage   `json:"capabilities,omitempty"`
+	Capabilities    json.RawMessage   `json:"capabilities,omitempty" schema:"type=object"`
 	Tools           []ToolSummary     `json:"tools,omitzero"`
-	ToolCount       int64             `json:"toolCount"`
+	ToolCount       int64             `json:"toolCount" schema:"minimum=0"`
 	Resources       []ResourceSummary `json:"resources,omitzero"`
 	Prompts         []PromptSummary   `json:"prompts,omitzero"`
-	LatencyMs       Latency           `json:"latencyMs"`
-	ProbedAt        time.Time         `json:"probedAt,omitzero"`
+	LatencyMs       Latency           `json:"latencyMs" jsonschema:"Milliseconds per probe step."`
+	ProbedAt        time.Time         `json:"probedAt,omitzero" schema:"ref=Timestamp"`
 }
 
 // ProbeError is a typed probe failure; Code is one of the Probe* constants.
 type ProbeError struct {
-	Code       string `json:"code"`
-	Message    string `json:"message"`
+	Code       string `json:"code" schema:"ref=ProbeCode"`
+	Message    string `json:"message" schema:"minLength=1"`
 	StderrTail string `json:"stderrTail,omitempty"`
 }
 
 // MCPServerInfo is the serverInfo an MCP server returned from initialize.
 type MCPServerInfo struct {
-	Name    string `json:"name"`
+	Name    string `json:"name" schema:"minLength=1"`
 	Version string `json:"version"`
 	Title   string `json:"title,omitempty"`
 }
 
 // Latency of each probe step, in milliseconds.
 type Latency struct {
-	Total      float64  `json:"total"`
-	Connect    *float64 `json:"connect,omitempty"`
-	Initialize *float64 `json:"initialize,omitempty"`
-	Tools      *float64 `json:"tools,omitempty"`
-	Resources  *float64 `json:"resources,omitempty"`
-	Prompts    *float64 `json:"prompts,omitempty"`
+	Total      float64  `json:"total" schema:"minimum=0"`
+	Connect    *float64 `json:"connect,omitempty" schema:"minimum=0"`
+	Initialize *float64 `json:"initialize,omitempty" schema:"minimum=0"`
+	Tools      *float64 `json:"tools,omitempty" schema:"minimum=0"`
+	Resources  *float64 `json:"resources,omitempty" schema:"minimum=0"`
+	Prompts    *float64 `json:"prompts,omitempty" schema:"minimum=0"`
 }
 
 // ToolSummary names a tool.
 type ToolSummary struct {
-	Name        string `json:"name"`
+	Name        string `json:"name" schema:"minLength=1"`
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
 }
 
 // ResourceSummary names a resource.
 type ResourceSummary struct {
-	URI         string `json:"uri"`
+	URI         string `json:"uri" schema:"minLength=1"`
 	Name        string `json:"name"`
 	MimeType    string `json:"mimeType,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -450,93 +455,93 @@ type ResourceSummary struct {
 
 // PromptSummary names a prompt.
 type PromptSummary struct {
-	Name        string `json:"name"`
+	Name        string `json:"name" schema:"minLength=1"`
 	Description string `json:"description,omitempty"`
 }
 
 // MCPTools is the data of mcp/tools.
 type MCPTools struct {
-	Name string `json:"name"`
+	Name string `json:"name" schema:"ref=ServerName"`
 }
 
 // MCPToolsResult is the data of the reply to mcp/tools.
 type MCPToolsResult struct {
-	Server string `json:"server"`
+	Server string `json:"server" schema:"ref=ServerName"`
 	Tools  []Tool `json:"tools"`
 }
 
 // Tool is one tool of a server with its parameters.
 type Tool struct {
-	Name         string          `json:"name"`
+	Name         string          `json:"name" schema:"minLength=1"`
 	Title        string          `json:"title,omitempty"`
 	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"inputSchema"`
-	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-	Annotations  json.RawMessage `json:"annotations,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema" schema:"type=object"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty" schema:"type=object"`
+	Annotations  json.RawMessage `json:"annotations,omitempty" schema:"type=object"`
 	Parameters   []Parameter     `json:"parameters"`
 }
 
 // Parameter is one node of the parameter tree built from a tool's inputSchema.
 // Type is string, number, integer, boolean, object, array, null or any.
 type Parameter struct {
-	Name        string            `json:"name"`
-	Path        string            `json:"path"`
-	Type        string            `json:"type"`
+	Name        string            `json:"name" jsonschema:"Property name; empty for array items and union variants."`
+	Path        string            `json:"path" jsonschema:"Where in the arguments: filters[].key (\"[]\" for array items)." schema:"minLength=1"`
+	Type        string            `json:"type" schema:"ref=ParameterType"`
 	Description string            `json:"description,omitempty"`
 	Required    bool              `json:"required"`
 	Nullable    bool              `json:"nullable,omitempty"`
-	Default     json.RawMessage   `json:"default,omitempty"`
+	Default     json.RawMessage   `json:"default,omitempty" jsonschema:"Any JSON value."`
 	Enum        []json.RawMessage `json:"enum,omitzero"`
 	Minimum     *float64          `json:"minimum,omitempty"`
 	Maximum     *float64          `json:"maximum,omitempty"`
-	MinLength   *int64            `json:"minLength,omitempty"`
-	MaxLength   *int64            `json:"maxLength,omitempty"`
+	MinLength   *int64            `json:"minLength,omitempty" schema:"minimum=0"`
+	MaxLength   *int64            `json:"maxLength,omitempty" schema:"minimum=0"`
 	Pattern     string            `json:"pattern,omitempty"`
 	Format      string            `json:"format,omitempty"`
 	Items       *Parameter        `json:"items,omitempty"`
 	Properties  []Parameter       `json:"properties,omitzero"`
 	AnyOf       []Parameter       `json:"anyOf,omitzero"`
 	OneOf       []Parameter       `json:"oneOf,omitzero"`
-	Unsupported string            `json:"unsupported,omitempty"`
+	Unsupported string            `json:"unsupported,omitempty" jsonschema:"What of the schema could not be represented (for example a $ref cycle)."`
 }
 
 // MCPCall is the data of mcp/call.
 type MCPCall struct {
-	Name      string          `json:"name"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
+	Name      string          `json:"name" schema:"ref=ServerName"`
+	Tool      string          `json:"tool" schema:"minLength=1,maxLength=maxNameBytes"`
+	Arguments json.RawMessage `json:"arguments" schema:"type=object"`
 }
 
 // MCPCallResult is the data of the reply to mcp/call: the tool's result,
 // normalized like session tool_results.
 type MCPCallResult struct {
-	Server            string          `json:"server"`
-	Tool              string          `json:"tool"`
-	IsError           bool            `json:"isError"`
-	Content           string          `json:"content"`
+	Server            string          `json:"server" schema:"ref=ServerName"`
+	Tool              string          `json:"tool" schema:"minLength=1"`
+	IsError           bool            `json:"isError" jsonschema:"The tool reported an error (a result, not a failed request)."`
+	Content           string          `json:"content" jsonschema:"The result as text, normalized like session tool_results."`
 	Attachments       []Attachment    `json:"attachments,omitzero"`
-	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
-	DurationMs        float64         `json:"durationMs"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty" jsonschema:"The tool's structuredContent, verbatim."`
+	DurationMs        float64         `json:"durationMs" schema:"minimum=0"`
 }
 
 // Attachment is binary content taken out of a tool result by normalization
 // (package stream). Data (base64, inline mode) or URL (/v1/blobs/<sha256>)
 // says where its bytes are; Error says why neither is set.
 type Attachment struct {
-	Kind      string `json:"kind"`
-	MediaType string `json:"mediaType,omitempty"`
-	Size      int64  `json:"size"`
-	SHA256    string `json:"sha256"`
-	URI       string `json:"uri,omitempty"`
-	URL       string `json:"url,omitempty"`
-	Data      string `json:"data,omitempty"`
-	Error     string `json:"error,omitempty"`
+	Kind      string `json:"kind" jsonschema:"The content block type it came from: image, audio, resource (an embedded blob), document, or another block type; render an unknown kind as a download." schema:"ref=AttachmentKind"`
+	MediaType string `json:"mediaType,omitempty" jsonschema:"MIME type, e.g. image/png; absent when unknown." schema:"minLength=1"`
+	Size      int64  `json:"size" jsonschema:"Size of the decoded bytes." schema:"minimum=0"`
+	SHA256    string `json:"sha256" schema:"ref=Sha256"`
+	URI       string `json:"uri,omitempty" jsonschema:"The resource URI of an embedded resource."`
+	URL       string `json:"url,omitempty" jsonschema:"Where the proxy serves the bytes: /v1/blobs/<sha256>, relative to the proxy's base URL." schema:"minLength=1"`
+	Data      string `json:"data,omitempty" jsonschema:"The bytes, base64, when attachments are inlined." schema:"ref=Base64"`
+	Error     string `json:"error,omitempty" jsonschema:"Why the data could not be decoded or stored; then neither url nor data is set."`
 }
 
 // MCPLog is the data of mcp/log.
 type MCPLog struct {
-	Server string `json:"server,omitempty"`
-	Limit  *int64 `json:"limit,omitempty"`
+	Server string `json:"server,omitempty" schema:"ref=ServerName"`
+	Limit  *int64 `json:"limit,omitempty" jsonschema:"Default 100." schema:"minimum=1,maximum=MaxLogLimit"`
 }
 
 // MCPLogResult is the data of the reply to mcp/log: oldest entry first.
@@ -546,17 +551,17 @@ type MCPLogResult struct {
 
 // LogEntry is one MCP tool call.
 type LogEntry struct {
-	Time        time.Time       `json:"time"`
-	Kind        string          `json:"kind"`
-	Session     string          `json:"session,omitempty"`
-	Server      string          `json:"server"`
-	Tool        string          `json:"tool"`
+	Time        time.Time       `json:"time" schema:"ref=Timestamp"`
+	Kind        string          `json:"kind" schema:"ref=LogKind"`
+	Session     string          `json:"session,omitempty" schema:"ref=SessionId"`
+	Server      string          `json:"server" schema:"ref=ServerName"`
+	Tool        string          `json:"tool" schema:"minLength=1,maxLength=maxNameBytes"`
 	ToolUseID   string          `json:"toolUseId,omitempty"`
 	IsError     bool            `json:"isError"`
-	DurationMs  *float64        `json:"durationMs,omitempty"`
-	ResultBytes int64           `json:"resultBytes"`
-	Input       json.RawMessage `json:"input,omitempty"`
-	Output      *string         `json:"output,omitempty"`
+	DurationMs  *float64        `json:"durationMs,omitempty" schema:"minimum=0"`
+	ResultBytes int64           `json:"resultBytes" schema:"minimum=0"`
+	Input       json.RawMessage `json:"input,omitempty" jsonschema:"The arguments, only when input logging is enabled."`
+	Output      *string         `json:"output,omitempty" jsonschema:"The normalized result text, only when output logging is enabled."`
 }
 
 // Empty is the data of replies that carry nothing: {}.
@@ -567,34 +572,34 @@ type Empty struct{}
 // SessionEvent is the data of session/event. Event is the normalized
 // stream-json event exactly as package stream produced it.
 type SessionEvent struct {
-	Session string          `json:"session"`
-	Seq     int64           `json:"seq"`
-	Event   json.RawMessage `json:"event"`
+	Session string          `json:"session" schema:"ref=SessionId"`
+	Seq     int64           `json:"seq" schema:"ref=Seq"`
+	Event   json.RawMessage `json:"event" schema:"ref=NormalizedEvent"`
 }
 
 // SessionState is the data of session/state.
 type SessionState struct {
-	Session         string `json:"session"`
-	State           string `json:"state"`
+	Session         string `json:"session" schema:"ref=SessionId"`
+	State           string `json:"state" schema:"ref=SessionState"`
 	ClaudeSessionID string `json:"claudeSessionId,omitempty"`
 	Reason          string `json:"reason,omitempty"`
-	PermissionMode  string `json:"permissionMode,omitempty"`
+	PermissionMode  string `json:"permissionMode,omitempty" jsonschema:"The session's permission mode, as claude last reported it." schema:"ref=PermissionMode"`
 }
 
 // SessionExited is the data of session/exited. Code is null when the
 // process was killed by a signal; Signal is null when it exited by itself.
 type SessionExited struct {
-	Session    string  `json:"session"`
-	Code       *int64  `json:"code"`
-	Signal     *string `json:"signal"`
-	StderrTail string  `json:"stderrTail"`
-	Reason     string  `json:"reason,omitempty"`
+	Session    string  `json:"session" schema:"ref=SessionId"`
+	Code       *int64  `json:"code" jsonschema:"Exit code; null when killed by a signal." schema:"nullable"`
+	Signal     *string `json:"signal" jsonschema:"Signal name such as SIGKILL; null when it exited by itself." schema:"minLength=1,nullable"`
+	StderrTail string  `json:"stderrTail" jsonschema:"The end of claude's stderr (bounded)."`
+	Reason     string  `json:"reason,omitempty" schema:"ref=ExitReason"`
 }
 
 // SessionGap is the data of session/gap: events before FirstSeq are gone.
 type SessionGap struct {
-	Session  string `json:"session"`
-	FirstSeq int64  `json:"firstSeq"`
+	Session  string `json:"session" schema:"ref=SessionId"`
+	FirstSeq int64  `json:"firstSeq" schema:"ref=Seq"`
 }
 
 // PermissionRequest is the data of permission/request. Kind says what is
@@ -603,23 +608,23 @@ type SessionGap struct {
 // the approval of a plan (PermissionKindPlan, Plan set when claude gave its
 // text). Questions and plans have no Deadline: they wait for a person.
 type PermissionRequest struct {
-	Session     string          `json:"session"`
-	RequestID   string          `json:"requestId"`
-	Kind        string          `json:"kind,omitempty"`
-	ToolName    string          `json:"toolName"`
-	Input       json.RawMessage `json:"input"`
+	Session     string          `json:"session" schema:"ref=SessionId"`
+	RequestID   string          `json:"requestId" schema:"minLength=1"`
+	Kind        string          `json:"kind,omitempty" jsonschema:"tool (default): allow or deny a tool use; question: AskUserQuestion, answer with answers; plan: ExitPlanMode, allow approves the plan, deny keeps planning." schema:"ref=PermissionKind"`
+	ToolName    string          `json:"toolName" schema:"minLength=1"`
+	Input       json.RawMessage `json:"input" schema:"type=object"`
 	MCP         *MCPRef         `json:"mcp,omitempty"`
 	ToolUseID   string          `json:"toolUseId,omitempty"`
 	DisplayName string          `json:"displayName,omitempty"`
-	Suggestions json.RawMessage `json:"suggestions,omitempty"`
-	Questions   []Question      `json:"questions,omitempty"`
-	Plan        string          `json:"plan,omitempty"`
-	Deadline    time.Time       `json:"deadline,omitzero"`
+	Suggestions json.RawMessage `json:"suggestions,omitempty" jsonschema:"The CLI's permission_suggestions, verbatim." schema:"type=array"`
+	Questions   []Question      `json:"questions,omitempty" jsonschema:"kind question: the questions to answer."`
+	Plan        string          `json:"plan,omitempty" jsonschema:"kind plan: the plan's text, when claude gave it."`
+	Deadline    time.Time       `json:"deadline,omitzero" jsonschema:"When the request times out and is denied (never for a question or a plan)." schema:"ref=Timestamp"`
 }
 
 // Question is one question of AskUserQuestion.
 type Question struct {
-	Question    string           `json:"question"`
+	Question    string           `json:"question" schema:"minLength=1"`
 	Header      string           `json:"header,omitempty"`
 	Options     []QuestionOption `json:"options"`
 	MultiSelect bool             `json:"multiSelect,omitempty"`
@@ -627,46 +632,46 @@ type Question struct {
 
 // QuestionOption is one option of a Question.
 type QuestionOption struct {
-	Label       string `json:"label"`
+	Label       string `json:"label" schema:"minLength=1"`
 	Description string `json:"description,omitempty"`
 }
 
 // MCPRef names the MCP server and tool behind a Claude tool name
 // (mcp__<server>__<tool>).
 type MCPRef struct {
-	Server string `json:"server"`
-	Tool   string `json:"tool"`
+	Server string `json:"server" schema:"minLength=1"`
+	Tool   string `json:"tool" schema:"minLength=1"`
 }
 
 // PermissionResolved is the data of permission/resolved.
 type PermissionResolved struct {
-	Session   string `json:"session"`
-	RequestID string `json:"requestId"`
-	Behavior  string `json:"behavior"`
-	Reason    string `json:"reason,omitempty"`
+	Session   string `json:"session" schema:"ref=SessionId"`
+	RequestID string `json:"requestId" schema:"minLength=1"`
+	Behavior  string `json:"behavior" schema:"ref=ResolvedBehavior"`
+	Reason    string `json:"reason,omitempty" schema:"ref=ResolvedReason"`
 	Message   string `json:"message,omitempty"`
 }
 
 // MCPStatus is the data of mcp/status and the body of GET /v1/mcp/status.
 type MCPStatus struct {
 	Servers   []MCPServerStatus `json:"servers"`
-	UpdatedAt time.Time         `json:"updatedAt,omitzero"`
+	UpdatedAt time.Time         `json:"updatedAt,omitzero" schema:"ref=Timestamp"`
 }
 
 // MCPServerStatus is one server of the MCP status indicator.
 type MCPServerStatus struct {
-	Name       string         `json:"name"`
-	Status     string         `json:"status"`
-	Scope      string         `json:"scope"`
-	Approval   string         `json:"approval"`
-	Error      string         `json:"error,omitempty"`
-	ErrorCode  string         `json:"errorCode,omitempty"`
-	Tools      []string       `json:"tools,omitzero"`
-	ToolCount  *int64         `json:"toolCount,omitempty"`
-	Transport  string         `json:"transport,omitempty"`
+	Name       string         `json:"name" schema:"ref=ServerName"`
+	Status     string         `json:"status" schema:"ref=McpStatusValue"`
+	Scope      string         `json:"scope" schema:"ref=Scope"`
+	Approval   string         `json:"approval" schema:"ref=Approval"`
+	Error      string         `json:"error,omitempty" jsonschema:"Why the server failed, when known."`
+	ErrorCode  string         `json:"errorCode,omitempty" schema:"ref=ProbeCode"`
+	Tools      []string       `json:"tools,omitzero" jsonschema:"Tool names, when known." schema:"items.minLength=1"`
+	ToolCount  *int64         `json:"toolCount,omitempty" schema:"minimum=0"`
+	Transport  string         `json:"transport,omitempty" schema:"ref=Transport"`
 	ServerInfo *MCPServerInfo `json:"serverInfo,omitempty"`
-	Origin     string         `json:"origin,omitempty"`
-	ObservedAt time.Time      `json:"observedAt,omitzero"`
+	Origin     string         `json:"origin,omitempty" jsonschema:"What the status comes from: config (not active, or never observed), session (a live session's report) or probe." schema:"ref=Origin"`
+	ObservedAt time.Time      `json:"observedAt,omitzero" schema:"ref=Timestamp"`
 }
 
 // MCPConfig is the data of mcp/config: the resolved configuration, redacted
@@ -675,42 +680,42 @@ type MCPConfig struct {
 	Project      string            `json:"project,omitempty"`
 	Servers      []MCPConfigServer `json:"servers"`
 	Errors       []MCPConfigError  `json:"errors,omitzero"`
-	AllowedTools []string          `json:"allowedTools,omitzero"`
+	AllowedTools []string          `json:"allowedTools,omitzero" schema:"items.minLength=1"`
 	// Trusted: the project is a trusted workspace
 	// (hasTrustDialogAccepted), so its settings files count.
-	Trusted bool `json:"trusted,omitempty"`
+	Trusted bool `json:"trusted,omitempty" jsonschema:"The project is a trusted workspace (hasTrustDialogAccepted), so its settings files count."`
 }
 
 // MCPConfigServer is one configured server, redacted.
 type MCPConfigServer struct {
-	Name       string          `json:"name"`
-	Scope      string          `json:"scope"`
-	Source     string          `json:"source,omitempty"`
-	Type       string          `json:"type"`
+	Name       string          `json:"name" schema:"ref=ServerName"`
+	Scope      string          `json:"scope" schema:"ref=Scope"`
+	Source     string          `json:"source,omitempty" jsonschema:"The file it comes from."`
+	Type       string          `json:"type" schema:"ref=Transport"`
 	Active     bool            `json:"active"`
-	Approval   string          `json:"approval"`
+	Approval   string          `json:"approval" schema:"ref=Approval"`
 	Shadows    []MCPShadow     `json:"shadows,omitzero"`
-	MissingEnv []string        `json:"missingEnv,omitzero"`
-	Config     json.RawMessage `json:"config,omitempty"`
+	MissingEnv []string        `json:"missingEnv,omitzero" schema:"items.minLength=1"`
+	Config     json.RawMessage `json:"config,omitempty" jsonschema:"The server's definition with secrets masked." schema:"type=object"`
 	// Reason says why an inactive server is inactive.
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty" jsonschema:"Why an inactive server is inactive."`
 	// NeedsTrust: it awaits approval only because the workspace is not
 	// trusted (a project settings file approves it); mcp/trust activates it.
-	NeedsTrust bool `json:"needsTrust,omitempty"`
+	NeedsTrust bool `json:"needsTrust,omitempty" jsonschema:"It awaits approval only because the workspace is not trusted; mcp/trust activates it."`
 }
 
 // MCPShadow is a definition of the same name that a server overrides.
 type MCPShadow struct {
-	Scope  string `json:"scope"`
+	Scope  string `json:"scope" schema:"ref=Scope"`
 	Source string `json:"source,omitempty"`
 }
 
 // MCPConfigError is a config problem: file, position and reason.
 type MCPConfigError struct {
-	File    string `json:"file"`
-	Line    int64  `json:"line,omitempty"`
-	Column  int64  `json:"column,omitempty"`
-	Message string `json:"message"`
+	File    string `json:"file" schema:"minLength=1"`
+	Line    int64  `json:"line,omitempty" schema:"minimum=0"`
+	Column  int64  `json:"column,omitempty" schema:"minimum=0"`
+	Message string `json:"message" schema:"minLength=1"`
 }
 
 // Required lists are written as [] when nil, never as null.

@@ -222,8 +222,8 @@ func MCPCode(probeCode string) Code {
 // package: every function here that rejects input returns an *Error whose
 // Message says what was wrong and where.
 type Error struct {
-	Code    Code          `json:"code"`
-	Message string        `json:"message"`
+	Code    Code          `json:"code" schema:"ref=ErrorCode"`
+	Message string        `json:"message" jsonschema:"Human-readable; never contains a secret." schema:"minLength=1"`
 	Details *ErrorDetails `json:"details,omitempty"`
 }
 
@@ -232,7 +232,7 @@ type ErrorDetails struct {
 	// Fields lists each invalid field (bad_request, mcp_invalid_arguments).
 	Fields []FieldError `json:"fields,omitzero"`
 	// ProbeCode is the probe failure code behind an mcp_* error.
-	ProbeCode string `json:"probeCode,omitempty"`
+	ProbeCode string `json:"probeCode,omitempty" schema:"ref=ProbeCode"`
 	// StderrTail is the end of an MCP server's stderr (mcp_process_exited).
 	StderrTail string `json:"stderrTail,omitempty"`
 }
@@ -241,9 +241,9 @@ type ErrorDetails struct {
 // "data.images[0].mediaType" (bad_request) or "filters[2].key" (tool
 // arguments); Code is set for tool arguments (PARAMETER_REQUIRED, ...).
 type FieldError struct {
-	Path    string `json:"path"`
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message"`
+	Path    string `json:"path" jsonschema:"Where: data.images[0].mediaType, or an argument path such as filters[2].key."`
+	Code    string `json:"code,omitempty" jsonschema:"For tool arguments: PARAMETER_REQUIRED, PARAMETER_INVALID_TYPE, PARAMETER_CONSTRAINT_VIOLATED, PARAMETER_ENUM_INVALID."`
+	Message string `json:"message" jsonschema:"What is wrong."`
 }
 
 func (e *Error) Error() string {

@@ -100,13 +100,26 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{`{"type":"permission/respond","id":1,"data":{"session":"s","requestId":"r","behavior":"allow","message":"no"}}`,
 			CodeBadRequest, `data.message: only allowed with behavior "deny"`},
 		{`{"type":"session/create","id":1,"data":{"cwd":"/a\u0000b"}}`, CodeBadRequest, "data.cwd: must not contain NUL"},
+		{`{"type":"permission/respond","id":1,"data":{"session":"s","requestId":"r","behavior":"allow","answers":{"":"x"}}}`,
+			CodeBadRequest, `data.answers: key "": must not be empty`},
+		{`{"type":"session/subscribe","id":1,"data":{"session":"s","afterSeq":null}}`, CodeBadRequest, "data.afterSeq: must not be null"},
+		{`{"type":"history/list","id":1,"data":{"limit":1.5}}`, CodeBadRequest, "data.limit: want an integer, got 1.5"},
+		{`{"type":"reply","id":1,"ok":true,"data":{"sessions":[{"session":"s","state":"idle","cwd":"/","createdAt":"2026-13-01T00:00:00Z","firstSeq":1,"lastSeq":0,"subscribers":0,"pendingPermissions":0}]}}`,
+			CodeBadRequest, `data.sessions[0].createdAt: want an RFC 3339 time such as 2026-11-21T00:36:12.204Z, got "2026-13-01T00:00:00Z" (month out of range)`},
+		{`{"type":"mcp/toggle","id":1,"data":{"name":"a","enabled":true,"session":"s","persist":true}}`, CodeBadRequest, "data.persist: applies to every session: leave session out"},
+		{`{"type":"session/create","id":1,"data":{"cwd":"relative","model":"-m"}}`, CodeBadRequest,
+			"data.cwd: must be an absolute path; data.model: must be a model name"},
 	}
 	for _, tt := range tests {
 		f, err := ParseFrame([]byte(tt.in))
 		if err != nil {
 			t.Fatalf("ParseFrame(%s): %v", tt.in, err)
 		}
-		_, err = DecodeRequest(f)
+		if f.IsReply() {
+			_, err = DecodeResult(TypeSessionList, f)
+		} else {
+			_, err = DecodeRequest(f)
+		}
 		if CodeOf(err) != tt.wantCode || err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("DecodeRequest(%s)\n = %v\nwant %s containing %q", tt.in, err, tt.wantCode, tt.want)
 		}
@@ -180,6 +193,9 @@ func TestBuildersCheckTypeAndData(t *testing.T) {
 	}}
 	if _, err := NewPush(TypeMCPStatus, dup); err == nil || !strings.Contains(err.Error(), `mcp/status: data.servers[1].name: servers must be sorted by name, one entry per name: "a" follows "b"`) {
 		t.Errorf("NewPush with unsorted servers: %v", err)
+	}
+	if _, err := NewPush(TypeSessionExited, SessionExited{Session: "s"}); err == nil || err.Error() != "bad_request: session/exited: data: code or signal must be set" {
+		t.Errorf("NewPush of session/exited without code or signal: %v", err)
 	}
 	if _, err := NewPush(TypeSessionCreate, &SessionCreate{}); CodeOf(err) != CodeUnknownType {
 		t.Errorf("NewPush of a request type: %v", err)
@@ -374,12 +390,63 @@ func ExampleAppendSessionEvent() {
 	// {"type":"session/event","data":{"session":"s-1","seq":46,"event":{"type":"ccproxy","subtype":"noise","text":"[DEBUG] hello"}}}
 }
 
-// isStdBase64 accepts exactly what the schema's base64 pattern accepts.
-func TestIsStdBase64(t *testing.T) {
-	re := regexp.MustCompile(`^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$`)
-	for _, s := range []string{"", "QUJD", "QUI=", "QQ==", "Q===", "QUJ", "QU=D", "=QUJ", "QUJD\n", "QUJDRA==", "data:QUJD", "QU-_", "QUJD QUJD"} {
-		if got, want := isStdBase64(s), re.MatchString(s); got != want {
-			t.Errorf("isStdBase64(%q) = %v, the schema pattern says %v", s, got, want)
+// TestBase64Patterns: the two patterns of the Base64 definition accept
+// exactly what the one standard base64 pattern accepts.
+func TestBase64Patterns(t *testing.T) {
+	std := regexp.MustCompile(`^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$`)
+	chars, length := regexp.MustCompile(base64CharsPattern), regexp.MustCompile(base64LengthPattern)
+	const alphabet = "AZaz09+/=\n-_ é"
+	var all func(prefix string, n int)
+	all = func(prefix string, n int) { // every string of up to 5 runes of alphabet
+		if got, want := chars.MatchString(prefix) && length.MatchString(prefix), std.MatchString(prefix); got != want {
+			t.Fatalf("%q: the two patterns say %v, the standard pattern %v", prefix, got, want)
 		}
+		if n == 0 {
+			return
+		}
+		for _, r := range alphabet {
+			all(prefix+string(r), n-1)
+		}
+	}
+	all("", 5)
+}
+
+// TestConcurrentFirstUse: the schemas are compiled on first use; goroutines
+// that decode and validate at once all get them, without a race (run with
+// -race; the first run in a process is the one that compiles).
+func TestConcurrentFirstUse(t *testing.T) {
+	frames := []string{
+		`{"type":"session/send","id":1,"data":{"session":"s","text":"hi"}}`,
+		`{"type":"session/send","id":2,"data":{"session":"s","text":""}}`,
+		`{"type":"mcp/log","id":3,"data":{"limit":0}}`,
+		`{"type":"history/read","id":4,"data":{"id":"abc","cursor":"12"}}`,
+	}
+	start := make(chan struct{})
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			<-start
+			f, err := ParseFrame([]byte(frames[i%len(frames)]))
+			if err == nil {
+				_, err = DecodeRequest(f)
+			}
+			if err == nil {
+				err = (MCPStatus{Servers: []MCPServerStatus{{Name: "a", Status: MCPConnected, Scope: ScopeUser, Approval: ApprovalNotNeeded}}}).Validate()
+			}
+			errs <- err
+		}()
+	}
+	close(start)
+	bad := 0
+	for range 16 {
+		if err := <-errs; err != nil {
+			if CodeOf(err) != CodeBadRequest {
+				t.Errorf("unexpected error %v", err)
+			}
+			bad++
+		}
+	}
+	if bad != 8 { // frames 1 and 2 of each four are invalid
+		t.Errorf("%d of 16 decodes failed, want 8", bad)
 	}
 }

@@ -81,7 +81,7 @@ var tsRejects = []string{
 func TestTypeScriptCompiles(t *testing.T) {
 	tsc := testkit.NodeBin(t, "tsc")
 	dir := t.TempDir()
-	for _, f := range []string{"protocol.ts", "client.ts", "example.ts"} {
+	for _, f := range []string{"protocol.ts", "protocol.gen.ts", "client.ts", "example.ts"} {
 		copyFile(t, filepath.Join("ts", f), filepath.Join(dir, f))
 	}
 
@@ -134,7 +134,7 @@ func TestTypeScriptCompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "tsconfig.json"), fmt.Appendf(nil,
-		`{"extends": %q, "files": ["protocol.ts", "client.ts", "example.ts", "examples_check.ts", "broken_protocol.ts"]}`, tsconfig))
+		`{"extends": %q, "files": ["protocol.ts", "protocol.gen.ts", "client.ts", "example.ts", "examples_check.ts", "broken_protocol.ts"]}`, tsconfig))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

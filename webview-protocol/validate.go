@@ -2,23 +2,19 @@ package protocol
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"path/filepath"
+	"math"
+	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
-)
+	"sync"
+	"time"
+	"unicode/utf8"
 
-// Patterns shared with the JSON Schemas (schema/defs.json).
-var (
-	// Values that end up in claude's argv must not look like flags.
-	modelPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@\[\]-]{0,127}$`)
-	resumePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
-	sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	codePattern   = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	kindPattern   = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-	// The CLI's rule for MCP server names (claude mcp add).
-	serverNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Bounds on identifiers and names.
@@ -31,6 +27,17 @@ const (
 	DefaultLogLimit = 100
 )
 
+// tagConsts are the names a schema tag may use for a number.
+var tagConsts = map[string]int{
+	"maxSessionIDBytes":     maxSessionIDBytes,
+	"maxNameBytes":          maxNameBytes,
+	"MaxLogLimit":           MaxLogLimit,
+	"MaxHistoryListLimit":   MaxHistoryListLimit,
+	"MaxHistoryReadLimit":   MaxHistoryReadLimit,
+	"maxHistoryCursorBytes": maxHistoryCursorBytes,
+}
+
+// Enumerations: the schema's enums (defs.json) are made from these lists.
 var (
 	sessionStates     = []string{StateStarting, StateIdle, StateRunning, StateRestarting, StateExited, StateClosed}
 	permissionModes   = []string{PermissionModeDefault, PermissionModeAcceptEdits, PermissionModePlan, PermissionModeBypass}
@@ -47,671 +54,583 @@ var (
 	origins           = []string{OriginConfig, OriginSession, OriginProbe}
 	transports        = []string{"stdio", "http", "sse", "ws"}
 	logKinds          = []string{LogKindSession, LogKindDirect}
+	titleFroms        = []string{"summary", "prompt"}
 	paramTypes        = []string{"string", "number", "integer", "boolean", "object", "array", "null", "any"}
 	probeCodes        = []string{ProbeCommandNotFound, ProbeServerNotFound, ProbeTimeout, ProbeConnectionRefused, ProbeAuthRequired, ProbeProcessExited, ProbeProtocolError, ProbeTransportUnsupported, ProbeNotActive}
 )
 
-// check accumulates field problems; its paths are relative to the data
-// object, and DecodeData re-roots them under "data".
+// ---------------------------------------------------------------- schemas at run time
+
+// compiled holds the schemas validation uses: one resolved schema per data
+// type, made once, on first use, from the same generator as the files.
+type compiled struct {
+	byType map[reflect.Type]*typeSchema
+	defs   map[string]*jsonschema.Schema // defs.json's definitions, to explain failures
+}
+
+type typeSchema struct {
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved
+}
+
+// schemas returns the compiled schemas; building them fails only if the
+// generator is broken, which the package's tests would show.
+var schemas = sync.OnceValue(func() *compiled {
+	c, err := compile()
+	if err != nil {
+		panic("protocol: compiling the schemas: " + err.Error())
+	}
+	return c
+})
+
+// dataTypes returns every Go type whose values are validated.
+func dataTypes() []reflect.Type {
+	var ts []reflect.Type
+	for _, reg := range []map[string]func() Data{requestData, resultData, pushData} {
+		for _, typ := range sortedKeys(reg) {
+			t := reflect.TypeOf(reg[typ]()).Elem()
+			if !slices.Contains(ts, t) {
+				ts = append(ts, t)
+			}
+		}
+	}
+	return append(ts, reflect.TypeFor[Error]())
+}
+
+func compile() (*compiled, error) {
+	// Each type's schema carries the definitions it uses in its own $defs,
+	// so that resolving it does not resolve all of defs.json again.
+	g := newGenerator("#/$defs/", fileDefs())
+	defs, err := g.allDefs()
+	if err != nil {
+		return nil, err
+	}
+	c := &compiled{byType: map[reflect.Type]*typeSchema{}, defs: defs}
+	for _, t := range dataTypes() {
+		s, err := g.schemaOf(t)
+		if err != nil {
+			return nil, err
+		}
+		s.ID = SchemaBase + "go." + t.Name() + ".json"
+		s.Defs = map[string]*jsonschema.Schema{}
+		addUsedDefs(s, defs, s.Defs)
+		r, err := s.Resolve(nil)
+		if err != nil {
+			return nil, fmt.Errorf("resolving the schema of %v: %w", t, err)
+		}
+		c.byType[t] = &typeSchema{schema: s, resolved: r}
+	}
+	return c, nil
+}
+
+// addUsedDefs adds to used (a clone of) each definition of defs that s
+// refers to, directly or through other definitions.
+func addUsedDefs(s *jsonschema.Schema, defs, used map[string]*jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if _, name, ok := strings.Cut(s.Ref, "#/$defs/"); ok && used[name] == nil && defs[name] != nil {
+		used[name] = defs[name].CloneSchemas()
+		addUsedDefs(used[name], defs, used)
+	}
+	for _, p := range s.Properties {
+		addUsedDefs(p, defs, used)
+	}
+	for _, sub := range []*jsonschema.Schema{s.Items, s.AdditionalProperties, s.PropertyNames, s.Not, s.If, s.Then, s.Else} {
+		addUsedDefs(sub, defs, used)
+	}
+	for _, list := range [][]*jsonschema.Schema{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, sub := range list {
+			addUsedDefs(sub, defs, used)
+		}
+	}
+}
+
+// ---------------------------------------------------------------- validation
+
+// semanticChecker is implemented by data types with rules a JSON Schema
+// cannot state (an order, a count that must match a list).
+type semanticChecker interface {
+	checkSemantics(c *check)
+}
+
+// validateValue validates a Go value of a data type: its JSON encoding
+// against the type's schema, then the rules of checkSemantics. Paths in
+// the error are relative to the value.
+func validateValue(v any) error {
+	_, err := validateEncode(v)
+	return err
+}
+
+// validateEncode is validateValue that also returns the encoding.
+func validateEncode(v any) (json.RawMessage, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, Errorf(CodeInternal, "encoding %T: %v", v, err)
+	}
+	var inst any
+	if err := json.Unmarshal(raw, &inst); err != nil {
+		return nil, Errorf(CodeInternal, "decoding %T: %v", v, err)
+	}
+	t := reflect.TypeOf(v)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var c check
+	validateInstance(t, inst, "", &c.errs)
+	if len(c.errs) == 0 {
+		if sc, ok := v.(semanticChecker); ok {
+			sc.checkSemantics(&c)
+		}
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
+// validateInstance validates inst, a decoded JSON value, against the schema
+// of Go type t, adding each problem under path to errs.
+func validateInstance(t reflect.Type, inst any, path string, errs *fieldErrors) {
+	ts := schemas().byType[t]
+	if ts == nil {
+		errs.add(path, "no schema for %v", t)
+		return
+	}
+	err := ts.resolved.Validate(inst)
+	if err == nil {
+		return
+	}
+	before := len(*errs)
+	explain(ts.schema, inst, path, errs)
+	if len(*errs) == before {
+		// The explanation missed what the validator saw: say what it said.
+		errs.add(path, "%s", truncate(err.Error(), 300))
+	}
+}
+
+// ---------------------------------------------------------------- explaining a failure
+
+// explain adds to errs, with their paths, the reasons inst does not match
+// s. It covers the keywords the generator writes; the verdict is the
+// validator's (validateInstance asks it first).
+func explain(s *jsonschema.Schema, inst any, path string, errs *fieldErrors) {
+	if s == nil {
+		return
+	}
+	if msg, ok := s.Extra["errorMessage"].(string); ok {
+		var sub fieldErrors
+		explainKeywords(s, inst, path, &sub)
+		switch {
+		case len(sub) == 0:
+		case sub[0].Path == path && (strings.HasPrefix(sub[0].Message, "want ") || sub[0].Message == "must not be null"):
+			*errs = append(*errs, sub...) // the value is of the wrong kind: say so
+		default:
+			errs.add(path, "%s", msg)
+		}
+		return
+	}
+	explainKeywords(s, inst, path, errs)
+}
+
+func matches(s *jsonschema.Schema, inst any) bool {
+	var e fieldErrors
+	explain(s, inst, "", &e)
+	return len(e) == 0
+}
+
+func explainKeywords(s *jsonschema.Schema, inst any, path string, errs *fieldErrors) {
+	if s.Ref != "" {
+		_, name, _ := strings.Cut(s.Ref, "#/$defs/")
+		if def := schemas().defs[name]; def != nil {
+			explain(def, inst, path, errs)
+		}
+	}
+	if s.Not != nil && matches(s.Not, inst) {
+		errs.add(path, "not allowed here")
+	}
+	kind := instKind(inst)
+	if s.Type != "" || s.Types != nil {
+		want := s.Types
+		if s.Type != "" {
+			want = []string{s.Type}
+		}
+		if !slices.Contains(want, kind) && !(kind == "integer" && slices.Contains(want, "number")) {
+			got := article(kind)
+			if kind == "integer" {
+				got = "a number"
+			}
+			if (kind == "number" || kind == "integer") && slices.Contains(want, "integer") {
+				got = truncate(strconv.FormatFloat(inst.(float64), 'g', -1, 64), 40)
+			}
+			if kind == "null" {
+				errs.add(path, "must not be null")
+			} else {
+				errs.add(path, "want %s, got %s", articles(want), got)
+			}
+			return
+		}
+	}
+	if s.Enum != nil && !slices.ContainsFunc(s.Enum, func(e any) bool { return reflect.DeepEqual(e, inst) }) {
+		vals := make([]string, len(s.Enum))
+		for i, e := range s.Enum {
+			vals[i] = jsonText(e, 40)
+		}
+		errs.add(path, "must be one of %s, got %s", strings.Join(vals, ", "), jsonText(inst, 40))
+		return
+	}
+	if s.Const != nil && !reflect.DeepEqual(*s.Const, inst) {
+		errs.add(path, "must be %s, got %s", jsonText(*s.Const, 40), jsonText(inst, 40))
+		return
+	}
+	switch v := inst.(type) {
+	case string:
+		n := utf8.RuneCountInString(v)
+		if s.MinLength != nil && n < *s.MinLength {
+			if *s.MinLength == 1 {
+				errs.add(path, "must not be empty")
+			} else {
+				errs.add(path, "too short: %d characters, at least %d", n, *s.MinLength)
+			}
+		}
+		if s.MaxLength != nil && n > *s.MaxLength {
+			errs.add(path, "too long: %d characters, at most %d", n, *s.MaxLength)
+		}
+		if s.Pattern != "" {
+			if re := compiledPattern(s.Pattern); re != nil && !re.MatchString(v) {
+				errs.add(path, "must match %s, got %q", s.Pattern, truncate(v, 40))
+			}
+		}
+	case float64:
+		lo, hi := s.Minimum, s.Maximum
+		switch {
+		case lo != nil && hi != nil && (v < *lo || v > *hi):
+			errs.add(path, "must be between %s and %s, got %s", num(*lo), num(*hi), num(v))
+		case lo != nil && v < *lo:
+			errs.add(path, "must be at least %s, got %s", num(*lo), num(v))
+		case hi != nil && v > *hi:
+			errs.add(path, "must be at most %s, got %s", num(*hi), num(v))
+		}
+	case []any:
+		if s.MinItems != nil && len(v) < *s.MinItems {
+			errs.add(path, "must have at least %d items, got %d", *s.MinItems, len(v))
+		}
+		if s.UniqueItems {
+		unique:
+			for i := range v {
+				for j := i + 1; j < len(v); j++ {
+					if reflect.DeepEqual(v[i], v[j]) {
+						errs.add(path, "items must be unique: [%d] and [%d] are equal", i, j)
+						break unique
+					}
+				}
+			}
+		}
+		if s.Items != nil {
+			for i, item := range v {
+				explain(s.Items, item, fmt.Sprintf("%s[%d]", path, i), errs)
+			}
+		}
+	case map[string]any:
+		for _, name := range s.Required {
+			if _, ok := v[name]; !ok {
+				errs.add(joinPath(path, name), "required")
+			}
+		}
+		for _, name := range sortedKeys(v) {
+			p := joinPath(path, name)
+			if ps, ok := s.Properties[name]; ok {
+				explain(ps, v[name], p, errs)
+			} else if s.AdditionalProperties != nil {
+				explain(s.AdditionalProperties, v[name], p, errs)
+			}
+			if s.PropertyNames != nil {
+				var e fieldErrors
+				explain(s.PropertyNames, name, "", &e)
+				for _, fe := range e {
+					errs.add(path, "key %q: %s", truncate(name, 40), fe.Message)
+				}
+			}
+		}
+	}
+	for _, sub := range s.AllOf {
+		explain(sub, inst, path, errs)
+	}
+	if s.If != nil {
+		if matches(s.If, inst) {
+			explain(s.Then, inst, path, errs)
+		} else {
+			explain(s.Else, inst, path, errs)
+		}
+	}
+	for _, alts := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf} {
+		if len(alts) == 0 {
+			continue
+		}
+		var n int
+		var closest fieldErrors
+		for _, alt := range alts {
+			var e fieldErrors
+			explain(alt, inst, path, &e)
+			if len(e) == 0 {
+				n++
+			} else if closest == nil || len(e) < len(closest) {
+				closest = e
+			}
+		}
+		switch {
+		case n == 0:
+			*errs = append(*errs, closest...)
+		case n > 1 && len(s.OneOf) > 0 && &alts[0] == &s.OneOf[0]:
+			errs.add(path, "matches more than one of its forms")
+		}
+	}
+}
+
+// patterns caches the compiled patterns of explain. Its keys are patterns
+// of the package's own schemas: a bounded set.
+var patterns sync.Map // string -> *regexp.Regexp
+
+func compiledPattern(p string) *regexp.Regexp {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return nil // Resolve compiled it already: cannot happen
+	}
+	patterns.Store(p, re)
+	return re
+}
+
+// instKind names the JSON kind of a decoded value; a whole number is an
+// integer, as in JSON Schema.
+func instKind(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64:
+		if v == math.Trunc(v) {
+			return "integer"
+		}
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func articles(kinds []string) string {
+	a := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		if k != "null" {
+			a = append(a, article(k))
+		}
+	}
+	if len(a) < len(kinds) {
+		a = append(a, "null")
+	}
+	return strings.Join(a, " or ")
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func jsonText(v any, n int) string {
+	b, _ := json.Marshal(v)
+	return truncate(string(b), n)
+}
+
+// ---------------------------------------------------------------- decoding
+
+// decodeInto validates raw, the data of a message, against the schema of
+// v's type, decodes it into v and checks v's semantic rules. Paths in the
+// errors start at prefix ("data").
+func decodeInto(raw json.RawMessage, v any, prefix string) fieldErrors {
+	var errs fieldErrors
+	var inst any
+	if err := json.Unmarshal(raw, &inst); err != nil {
+		errs.add(prefix, "%v", err)
+		return errs
+	}
+	t := reflect.TypeOf(v).Elem()
+	validateInstance(t, inst, prefix, &errs)
+	if len(errs) > 0 {
+		return errs
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		var pe *time.ParseError
+		if errors.As(err, &pe) {
+			// A time the pattern let through but time.Time refuses
+			// (2026-13-01T...): name the member that holds it.
+			p := findString(inst, pe.Value, prefix)
+			if p == "" {
+				p = prefix
+			}
+			errs.add(p, "want an RFC 3339 time such as 2026-11-21T00:36:12.204Z, got %q (%s)", truncate(pe.Value, 40), strings.TrimPrefix(pe.Message, ": "))
+		} else if errors.As(err, &te) {
+			what := te.Value
+			if w, ok := strings.CutPrefix(what, "number "); ok {
+				what = w
+			}
+			errs.add(joinPath(prefix, te.Field), "want %s, got %s", goKindName(te.Type), truncate(what, 40))
+		} else {
+			errs.add(prefix, "%v", err)
+		}
+		return errs
+	}
+	if sc, ok := v.(semanticChecker); ok {
+		var c check
+		sc.checkSemantics(&c)
+		for _, fe := range c.errs {
+			errs.add(joinPath(prefix, fe.Path), "%s", fe.Message)
+		}
+	}
+	return errs
+}
+
+// findString returns the path of the first string member of v equal to s,
+// or "".
+func findString(v any, s, path string) string {
+	switch v := v.(type) {
+	case string:
+		if v == s {
+			return path
+		}
+	case []any:
+		for i, item := range v {
+			if p := findString(item, s, fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			if p := findString(v[k], s, joinPath(path, k)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+func goKindName(t reflect.Type) string {
+	switch {
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64:
+		return "an integer"
+	case t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64:
+		return "a non-negative integer"
+	}
+	return article(t.Kind().String())
+}
+
+// ---------------------------------------------------------------- rules between fields
+
+// check accumulates problems found by checkSemantics; its paths are
+// relative to the value checked.
 type check struct{ errs fieldErrors }
 
 func (c *check) add(path, format string, args ...any) { c.errs.add(path, format, args...) }
 
 func (c *check) err() error { return c.errs.err("", "") }
 
-func (c *check) nonEmpty(path, v string) {
-	if v == "" {
-		c.add(path, "must not be empty")
-	}
-}
-
-func (c *check) maxLen(path, v string, n int) {
-	if len(v) > n {
-		c.add(path, "too long: %d bytes, at most %d", len(v), n)
-	}
-}
-
-func (c *check) session(path, v string) {
-	c.nonEmpty(path, v)
-	c.maxLen(path, v, maxSessionIDBytes)
-}
-
-func (c *check) name(path, v string) {
-	c.nonEmpty(path, v)
-	c.maxLen(path, v, maxNameBytes)
-}
-
-// enum checks a required enumerated value.
-func (c *check) enum(path, v string, allowed []string) {
-	if !slices.Contains(allowed, v) {
-		c.add(path, "must be one of %s, got %q", quoteList(allowed), truncate(v, 40))
-	}
-}
-
-// optEnum checks an optional enumerated value ("" = absent).
-func (c *check) optEnum(path, v string, allowed []string) {
-	if v != "" {
-		c.enum(path, v, allowed)
-	}
-}
-
-func (c *check) pattern(path, v string, re *regexp.Regexp, what string) {
-	if !re.MatchString(v) {
-		c.add(path, "must be %s, got %q", what, truncate(v, 40))
-	}
-}
-
-func (c *check) min(path string, v, lo int64) {
-	if v < lo {
-		c.add(path, "must be at least %d, got %d", lo, v)
-	}
-}
-
-func (c *check) object(path string, raw json.RawMessage) {
-	if k := jsonKind(raw); k != "object" {
-		c.add(path, "want an object, got %s", article(k))
-	}
-}
-
-// optObject checks an optional JSON object field.
-func (c *check) optObject(path string, raw json.RawMessage) {
-	if len(raw) != 0 {
-		c.object(path, raw)
-	}
-}
-
-func (c *check) attachments(path string, as []Attachment) {
-	for i, a := range as {
-		a.check(c, fmt.Sprintf("%s[%d]", path, i))
-	}
-}
-
-func quoteList(vs []string) string {
-	q := make([]string, len(vs))
-	for i, v := range vs {
-		q[i] = fmt.Sprintf("%q", v)
-	}
-	return strings.Join(q, ", ")
-}
-
-// ---------------------------------------------------------------- requests
-
-func (d SessionCreate) Validate() error {
-	var c check
-	if d.Cwd != "" {
-		if !filepath.IsAbs(d.Cwd) && !strings.HasPrefix(d.Cwd, "/") {
-			c.add("cwd", "must be an absolute path, got %q", truncate(d.Cwd, 80))
-		}
-		if strings.ContainsRune(d.Cwd, 0) {
-			c.add("cwd", "must not contain NUL")
-		}
-	}
-	if d.Model != "" {
-		c.pattern("model", d.Model, modelPattern, "a model name (letters, digits, . _ : / @ [ ] -; not starting with -)")
-	}
-	c.optEnum("permissionMode", d.PermissionMode, permissionModes)
-	if d.Resume != "" {
-		c.pattern("resume", d.Resume, resumePattern, "a Claude session id (letters, digits, _ -)")
-	}
-	if len(d.MCPServers) != 0 {
-		var servers map[string]json.RawMessage
-		if json.Unmarshal(d.MCPServers, &servers) != nil || servers == nil {
-			c.add("mcpServers", "want an object of server definitions by name, got %s", article(jsonKind(d.MCPServers)))
-		} else if len(servers) > MaxClientMCPServers {
-			c.add("mcpServers", "too many servers: %d, at most %d", len(servers), MaxClientMCPServers)
-		} else {
-			names := make([]string, 0, len(servers))
-			for name := range servers {
-				names = append(names, name)
-			}
-			slices.Sort(names)
-			for _, name := range names {
-				p := fmt.Sprintf("mcpServers[%q]", truncate(name, 40))
-				c.pattern(p, name, serverNamePattern, "a server name (letters, digits, _ -)")
-				c.object(p, servers[name])
-			}
-		}
-	}
-	return c.err()
-}
-
-func (d SessionCreateResult) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	c.optEnum("state", d.State, sessionStates)
-	for i, s := range d.MCPServers {
-		p := fmt.Sprintf("mcpServers[%d]", i)
-		c.name(p+".name", s.Name)
-		c.enum(p+".approval", s.Approval, approvals)
-	}
-	return c.err()
-}
-
-func (d SessionSend) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	if d.Text == "" && len(d.Images) == 0 {
-		c.add("text", "must not be empty unless images are sent")
-	}
-	for i, img := range d.Images {
-		p := fmt.Sprintf("images[%d]", i)
-		c.enum(p+".mediaType", img.MediaType, imageMediaTypes)
-		if img.Data == "" {
-			c.add(p+".data", "must not be empty")
-		} else if !isStdBase64(img.Data) {
-			c.add(p+".data", "must be standard base64 (no data: prefix, no line breaks)")
-		}
-	}
-	return c.err()
-}
-
-func (d SessionSubscribe) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	if d.AfterSeq != nil {
-		c.min("afterSeq", *d.AfterSeq, 0)
-	}
-	return c.err()
-}
-
-func (d SessionSubscribeResult) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	c.enum("state", d.State, sessionStates)
-	c.min("firstSeq", d.FirstSeq, 1)
-	c.min("lastSeq", d.LastSeq, 0)
+func (d SessionSubscribeResult) checkSemantics(c *check) {
 	if d.FirstSeq > d.LastSeq+1 {
 		c.add("firstSeq", "must be at most lastSeq+1 (%d), got %d", d.LastSeq+1, d.FirstSeq)
 	}
-	return c.err()
 }
 
-func (d SessionUnsubscribe) Validate() error { return sessionOnly(d.Session) }
-func (d SessionInterrupt) Validate() error   { return sessionOnly(d.Session) }
-func (d SessionClose) Validate() error       { return sessionOnly(d.Session) }
-
-func sessionOnly(s string) error {
-	var c check
-	c.session("session", s)
-	return c.err()
-}
-
-func (SessionList) Validate() error    { return nil }
-func (MCPSubscribe) Validate() error   { return nil }
-func (MCPTrust) Validate() error       { return nil }
-func (MCPUnsubscribe) Validate() error { return nil }
-func (Empty) Validate() error          { return nil }
-
-func (d SessionListResult) Validate() error {
-	var c check
-	for i, s := range d.Sessions {
-		p := fmt.Sprintf("sessions[%d]", i)
-		c.session(p+".session", s.Session)
-		c.enum(p+".state", s.State, sessionStates)
-		c.nonEmpty(p+".cwd", s.Cwd)
-		c.optEnum(p+".permissionMode", s.PermissionMode, permissionModes)
-		c.min(p+".firstSeq", s.FirstSeq, 1)
-		c.min(p+".lastSeq", s.LastSeq, 0)
-		c.min(p+".subscribers", s.Subscribers, 0)
-		c.min(p+".pendingPermissions", s.PendingPermissions, 0)
-	}
-	return c.err()
-}
-
-func (d PermissionRespond) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	c.nonEmpty("requestId", d.RequestID)
-	c.enum("behavior", d.Behavior, respondBehaviors)
-	c.optObject("updatedInput", d.UpdatedInput)
-	if len(d.UpdatedInput) != 0 && d.Behavior == BehaviorDeny {
-		c.add("updatedInput", "only allowed with behavior \"allow\"")
-	}
-	if d.Message != "" && d.Behavior == BehaviorAllow {
-		c.add("message", "only allowed with behavior \"deny\"")
-	}
-	if d.Always && d.Behavior != BehaviorAllow {
-		c.add("always", "only allowed with behavior \"allow\"")
-	}
-	if d.Answers != nil && d.Behavior != BehaviorAllow {
-		c.add("answers", "only allowed with behavior \"allow\"")
-	}
-	if d.Answers != nil && len(d.UpdatedInput) != 0 {
-		c.add("answers", "not allowed with updatedInput (the answers are added to the question's input)")
-	}
-	for q := range d.Answers {
-		if q == "" {
-			c.add("answers", "a question must not be empty")
-		}
-	}
-	return c.err()
-}
-
-func (d SessionSetPermissionMode) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	c.enum("mode", d.Mode, permissionModes)
-	return c.err()
-}
-
-func (d SessionSetPermissionModeResult) Validate() error {
-	var c check
-	c.enum("mode", d.Mode, permissionModes)
-	return c.err()
-}
-
-func (d MCPApprove) Validate() error { return nameOnly(d.Name) }
-func (d MCPReject) Validate() error  { return nameOnly(d.Name) }
-func (d MCPTools) Validate() error   { return nameOnly(d.Name) }
-
-func (d MCPAdd) Validate() error    { return checkWrite(d.Name, d.Scope, d.Definition) }
-func (d MCPUpdate) Validate() error { return checkWrite(d.Name, d.Scope, d.Definition) }
-
-func checkWrite(name, scope string, def json.RawMessage) error {
-	var c check
-	c.name("name", name)
-	c.optEnum("scope", scope, MCPWriteScopes)
-	c.object("definition", def)
-	return c.err()
-}
-
-func (d MCPRemove) Validate() error {
-	var c check
-	c.name("name", d.Name)
-	c.optEnum("scope", d.Scope, MCPWriteScopes)
-	return c.err()
-}
-
-func (d MCPManageResult) Validate() error {
-	var c check
-	c.name("name", d.Name)
-	c.enum("scope", d.Scope, MCPWriteScopes)
-	c.nonEmpty("file", d.File)
-	if err := d.Config.Validate(); err != nil {
-		c.add("config", "%v", err)
-	}
-	return c.err()
-}
-
-func (d MCPTest) Validate() error {
-	var c check
-	c.maxLen("name", d.Name, maxNameBytes)
-	c.object("definition", d.Definition)
-	return c.err()
-}
-
-func (d MCPToggle) Validate() error {
-	var c check
-	c.name("name", d.Name)
-	if d.Enabled == nil {
-		c.add("enabled", "is required (true or false)")
-	}
-	if d.Session != "" {
-		c.session("session", d.Session)
-		if d.Persist {
-			c.add("persist", "applies to every session: leave session out")
-		}
-	}
-	return c.err()
-}
-
-func (d MCPReconnect) Validate() error {
-	var c check
-	c.name("name", d.Name)
-	if d.Session != "" {
-		c.session("session", d.Session)
-	}
-	return c.err()
-}
-
-func (d MCPTrustResult) Validate() error {
-	var c check
-	c.nonEmpty("project", d.Project)
-	c.nonEmpty("file", d.File)
-	if d.Enabled == nil {
-		c.add("enabled", "required (an array)")
-	}
-	for i, n := range d.Enabled {
-		c.name(fmt.Sprintf("enabled[%d]", i), n)
-	}
-	if err := d.Config.Validate(); err != nil {
-		c.add("config", "%v", err)
-	}
-	return c.err()
-}
-
-func (d MCPLiveResult) Validate() error {
-	var c check
-	c.name("name", d.Name)
-	for i, o := range d.Sessions {
-		c.session(fmt.Sprintf("sessions[%d].session", i), o.Session)
-		if o.OK == (o.Error != nil) {
-			c.add(fmt.Sprintf("sessions[%d]", i), "ok must be true exactly when there is no error")
-		}
-	}
-	return c.err()
-}
-
-func nameOnly(n string) error {
-	var c check
-	c.name("name", n)
-	return c.err()
-}
-
-func (d MCPApprovalResult) Validate() error {
-	var c check
-	c.name("name", d.Name)
-	c.enum("approval", d.Approval, approvals)
-	return c.err()
-}
-
-func (d MCPProbe) Validate() error {
-	var c check
-	c.maxLen("name", d.Name, maxNameBytes)
-	return c.err()
-}
-
-func (d MCPProbeResult) Validate() error {
-	var c check
+func (d MCPProbeResult) checkSemantics(c *check) {
 	for i, r := range d.Results {
-		r.check(&c, fmt.Sprintf("results[%d]", i))
-	}
-	return c.err()
-}
-
-func (r ProbeResult) check(c *check, p string) {
-	c.name(p+".name", r.Name)
-	c.optEnum(p+".scope", r.Scope, scopes)
-	c.optEnum(p+".transport", r.Transport, transports)
-	c.enum(p+".status", r.Status, probeStatuses)
-	if r.OK != (r.Status == MCPConnected) {
-		c.add(p+".ok", "must be true exactly when status is \"connected\"")
-	}
-	if !r.OK && r.Error == nil {
-		c.add(p+".error", "required when ok is false")
-	}
-	if r.Error != nil {
-		c.enum(p+".error.code", r.Error.Code, probeCodes)
-		c.nonEmpty(p+".error.message", r.Error.Message)
-	}
-	if r.ServerInfo != nil {
-		c.nonEmpty(p+".serverInfo.name", r.ServerInfo.Name)
-	}
-	c.optObject(p+".capabilities", r.Capabilities)
-	c.min(p+".toolCount", r.ToolCount, 0)
-	if r.Tools != nil && int64(len(r.Tools)) != r.ToolCount {
-		c.add(p+".toolCount", "must equal the number of tools (%d), got %d", len(r.Tools), r.ToolCount)
-	}
-	for i, t := range r.Tools {
-		c.nonEmpty(fmt.Sprintf("%s.tools[%d].name", p, i), t.Name)
-	}
-	if r.LatencyMs.Total < 0 {
-		c.add(p+".latencyMs.total", "must not be negative")
-	}
-}
-
-func (d MCPToolsResult) Validate() error {
-	var c check
-	c.name("server", d.Server)
-	for i, t := range d.Tools {
-		p := fmt.Sprintf("tools[%d]", i)
-		c.nonEmpty(p+".name", t.Name)
-		c.object(p+".inputSchema", t.InputSchema)
-		c.optObject(p+".outputSchema", t.OutputSchema)
-		c.optObject(p+".annotations", t.Annotations)
-		for j, prm := range t.Parameters {
-			prm.check(&c, fmt.Sprintf("%s.parameters[%d]", p, j))
-		}
-	}
-	return c.err()
-}
-
-func (prm Parameter) check(c *check, p string) {
-	c.nonEmpty(p+".path", prm.Path)
-	c.enum(p+".type", prm.Type, paramTypes)
-	if prm.MinLength != nil {
-		c.min(p+".minLength", *prm.MinLength, 0)
-	}
-	if prm.MaxLength != nil {
-		c.min(p+".maxLength", *prm.MaxLength, 0)
-	}
-	if prm.Items != nil {
-		prm.Items.check(c, p+".items")
-	}
-	for _, sub := range []struct {
-		name string
-		list []Parameter
-	}{{"properties", prm.Properties}, {"anyOf", prm.AnyOf}, {"oneOf", prm.OneOf}} {
-		for i, q := range sub.list {
-			q.check(c, fmt.Sprintf("%s.%s[%d]", p, sub.name, i))
+		if r.Tools != nil && int64(len(r.Tools)) != r.ToolCount {
+			c.add(fmt.Sprintf("results[%d].toolCount", i), "must equal the number of tools (%d), got %d", len(r.Tools), r.ToolCount)
 		}
 	}
 }
 
-func (d MCPCall) Validate() error {
-	var c check
-	c.name("name", d.Name)
-	c.name("tool", d.Tool)
-	c.object("arguments", d.Arguments)
-	return c.err()
-}
-
-func (d MCPCallResult) Validate() error {
-	var c check
-	c.name("server", d.Server)
-	c.name("tool", d.Tool)
-	c.attachments("attachments", d.Attachments)
-	if d.DurationMs < 0 {
-		c.add("durationMs", "must not be negative")
-	}
-	return c.err()
-}
-
-func (a Attachment) check(c *check, p string) {
-	c.pattern(p+".kind", a.Kind, kindPattern, "a lower-case kind such as \"image\"")
-	c.min(p+".size", a.Size, 0)
-	c.pattern(p+".sha256", a.SHA256, sha256Pattern, "64 lower-case hex digits")
-	if a.Data != "" && !isStdBase64(a.Data) {
-		c.add(p+".data", "must be standard base64")
-	}
-}
-
-func (d MCPLog) Validate() error {
-	var c check
-	c.maxLen("server", d.Server, maxNameBytes)
-	if d.Limit != nil && (*d.Limit < 1 || *d.Limit > MaxLogLimit) {
-		c.add("limit", "must be between 1 and %d, got %d", MaxLogLimit, *d.Limit)
-	}
-	return c.err()
-}
-
-func (d MCPLogResult) Validate() error {
-	var c check
-	for i, e := range d.Entries {
-		p := fmt.Sprintf("entries[%d]", i)
-		c.enum(p+".kind", e.Kind, logKinds)
-		if e.Kind == LogKindSession && e.Session == "" {
-			c.add(p+".session", "required for kind \"session\"")
-		}
-		c.name(p+".server", e.Server)
-		c.name(p+".tool", e.Tool)
-		c.min(p+".resultBytes", e.ResultBytes, 0)
-	}
-	return c.err()
-}
-
-// ---------------------------------------------------------------- pushes
-
-func (d Hello) Validate() error {
-	var c check
-	c.nonEmpty("protocol", d.Protocol)
-	c.nonEmpty("server.name", d.Server.Name)
-	c.nonEmpty("server.version", d.Server.Version)
-	for i, cap := range d.Capabilities {
-		c.nonEmpty(fmt.Sprintf("capabilities[%d]", i), cap)
-	}
-	c.min("limits.maxFrameBytes", d.Limits.MaxFrameBytes, 1)
-	c.min("limits.sendQueueFrames", d.Limits.SendQueueFrames, 1)
-	c.min("limits.replayBytes", d.Limits.ReplayBytes, 1)
-	return c.err()
-}
-
-func (d SessionEvent) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	c.min("seq", d.Seq, 1)
-	if k := jsonKind(d.Event); k != "object" {
-		c.add("event", "want an object, got %s", article(k))
-	} else {
-		var head struct {
-			Type *string `json:"type"`
-		}
-		if err := json.Unmarshal(d.Event, &head); err != nil || head.Type == nil {
-			c.add("event.type", "required, a string")
-		}
-	}
-	return c.err()
-}
-
-func (d SessionState) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	c.enum("state", d.State, sessionStates)
-	c.optEnum("permissionMode", d.PermissionMode, permissionModes)
-	return c.err()
-}
-
-func (d SessionExited) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	if d.Code == nil && d.Signal == nil {
-		c.add("code", "code or signal must be set")
-	}
-	if d.Signal != nil {
-		c.nonEmpty("signal", *d.Signal)
-	}
-	c.optEnum("reason", d.Reason, exitReasons)
-	return c.err()
-}
-
-func (d SessionGap) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	c.min("firstSeq", d.FirstSeq, 1)
-	return c.err()
-}
-
-func (d PermissionRequest) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	c.nonEmpty("requestId", d.RequestID)
-	c.nonEmpty("toolName", d.ToolName)
-	c.object("input", d.Input)
-	if d.MCP != nil {
-		c.nonEmpty("mcp.server", d.MCP.Server)
-		c.nonEmpty("mcp.tool", d.MCP.Tool)
-	}
-	if len(d.Suggestions) != 0 && jsonKind(d.Suggestions) != "array" {
-		c.add("suggestions", "want an array, got %s", article(jsonKind(d.Suggestions)))
-	}
-	c.optEnum("kind", d.Kind, permissionKinds)
-	if d.Kind != PermissionKindQuestion && len(d.Questions) > 0 {
-		c.add("questions", "only allowed with kind \"question\"")
-	}
-	if d.Kind != PermissionKindPlan && d.Plan != "" {
-		c.add("plan", "only allowed with kind \"plan\"")
-	}
-	if (d.Kind == PermissionKindQuestion || d.Kind == PermissionKindPlan) && !d.Deadline.IsZero() {
-		c.add("deadline", "a %s waits for a person: no deadline", d.Kind)
-	}
-	for i, q := range d.Questions {
-		c.nonEmpty(fmt.Sprintf("questions[%d].question", i), q.Question)
-		for j, o := range q.Options {
-			c.nonEmpty(fmt.Sprintf("questions[%d].options[%d].label", i, j), o.Label)
-		}
-	}
-	return c.err()
-}
-
-func (d PermissionResolved) Validate() error {
-	var c check
-	c.session("session", d.Session)
-	c.nonEmpty("requestId", d.RequestID)
-	c.enum("behavior", d.Behavior, resolvedBehaviors)
-	c.optEnum("reason", d.Reason, resolvedReasons)
-	return c.err()
-}
-
-func (d MCPStatus) Validate() error {
-	var c check
+func (d MCPStatus) checkSemantics(c *check) {
 	for i, s := range d.Servers {
 		p := fmt.Sprintf("servers[%d]", i)
-		c.name(p+".name", s.Name)
 		if i > 0 && s.Name <= d.Servers[i-1].Name {
 			c.add(p+".name", "servers must be sorted by name, one entry per name: %q follows %q", truncate(s.Name, 40), truncate(d.Servers[i-1].Name, 40))
 		}
-		c.enum(p+".status", s.Status, mcpStatuses)
-		c.enum(p+".scope", s.Scope, scopes)
-		c.enum(p+".approval", s.Approval, approvals)
-		c.optEnum(p+".errorCode", s.ErrorCode, probeCodes)
-		if s.ToolCount != nil {
-			c.min(p+".toolCount", *s.ToolCount, 0)
-			if s.Tools != nil && int64(len(s.Tools)) != *s.ToolCount {
-				c.add(p+".toolCount", "must equal the number of tools (%d), got %d", len(s.Tools), *s.ToolCount)
-			}
+		if s.ToolCount != nil && s.Tools != nil && int64(len(s.Tools)) != *s.ToolCount {
+			c.add(p+".toolCount", "must equal the number of tools (%d), got %d", len(s.Tools), *s.ToolCount)
 		}
-		c.optEnum(p+".transport", s.Transport, transports)
-		c.optEnum(p+".origin", s.Origin, origins)
 	}
-	return c.err()
 }
 
-func (d MCPConfig) Validate() error {
-	var c check
-	for i, s := range d.Servers {
-		p := fmt.Sprintf("servers[%d]", i)
-		c.name(p+".name", s.Name)
-		c.enum(p+".scope", s.Scope, scopes)
-		c.enum(p+".type", s.Type, transports)
-		c.enum(p+".approval", s.Approval, approvals)
-		for j, sh := range s.Shadows {
-			c.enum(fmt.Sprintf("%s.shadows[%d].scope", p, j), sh.Scope, scopes)
-		}
-		c.optObject(p+".config", s.Config)
+func (d MCPManageResult) checkSemantics(c *check) {
+	var sub check
+	d.Config.checkSemantics(&sub)
+	for _, fe := range sub.errs {
+		c.add(joinPath("config", fe.Path), "%s", fe.Message)
 	}
-	for i, e := range d.Errors {
-		c.nonEmpty(fmt.Sprintf("errors[%d].file", i), e.File)
-		c.nonEmpty(fmt.Sprintf("errors[%d].message", i), e.Message)
-	}
-	return c.err()
 }
+
+func (MCPConfig) checkSemantics(*check) {}
+
+// ---------------------------------------------------------------- Validate
+
+// Each data type's Validate checks its JSON encoding against its schema
+// and its semantic rules, and returns an *Error with code bad_request that
+// names every invalid field.
+
+func (d SessionCreate) Validate() error                  { return validateValue(d) }
+func (d SessionCreateResult) Validate() error            { return validateValue(d) }
+func (d SessionSend) Validate() error                    { return validateValue(d) }
+func (d SessionSubscribe) Validate() error               { return validateValue(d) }
+func (d SessionSubscribeResult) Validate() error         { return validateValue(d) }
+func (d SessionUnsubscribe) Validate() error             { return validateValue(d) }
+func (d SessionInterrupt) Validate() error               { return validateValue(d) }
+func (d SessionClose) Validate() error                   { return validateValue(d) }
+func (d SessionList) Validate() error                    { return validateValue(d) }
+func (d SessionListResult) Validate() error              { return validateValue(d) }
+func (d PermissionRespond) Validate() error              { return validateValue(d) }
+func (d SessionSetPermissionMode) Validate() error       { return validateValue(d) }
+func (d SessionSetPermissionModeResult) Validate() error { return validateValue(d) }
+func (d MCPSubscribe) Validate() error                   { return validateValue(d) }
+func (d MCPUnsubscribe) Validate() error                 { return validateValue(d) }
+func (d MCPApprove) Validate() error                     { return validateValue(d) }
+func (d MCPReject) Validate() error                      { return validateValue(d) }
+func (d MCPApprovalResult) Validate() error              { return validateValue(d) }
+func (d MCPAdd) Validate() error                         { return validateValue(d) }
+func (d MCPUpdate) Validate() error                      { return validateValue(d) }
+func (d MCPRemove) Validate() error                      { return validateValue(d) }
+func (d MCPManageResult) Validate() error                { return validateValue(d) }
+func (d MCPTrust) Validate() error                       { return validateValue(d) }
+func (d MCPTrustResult) Validate() error                 { return validateValue(d) }
+func (d MCPTest) Validate() error                        { return validateValue(d) }
+func (d MCPToggle) Validate() error                      { return validateValue(d) }
+func (d MCPReconnect) Validate() error                   { return validateValue(d) }
+func (d MCPLiveResult) Validate() error                  { return validateValue(d) }
+func (d MCPProbe) Validate() error                       { return validateValue(d) }
+func (d MCPProbeResult) Validate() error                 { return validateValue(d) }
+func (d MCPTools) Validate() error                       { return validateValue(d) }
+func (d MCPToolsResult) Validate() error                 { return validateValue(d) }
+func (d MCPCall) Validate() error                        { return validateValue(d) }
+func (d MCPCallResult) Validate() error                  { return validateValue(d) }
+func (d MCPLog) Validate() error                         { return validateValue(d) }
+func (d MCPLogResult) Validate() error                   { return validateValue(d) }
+func (d Empty) Validate() error                          { return validateValue(d) }
+func (d Hello) Validate() error                          { return validateValue(d) }
+func (d SessionEvent) Validate() error                   { return validateValue(d) }
+func (d SessionState) Validate() error                   { return validateValue(d) }
+func (d SessionExited) Validate() error                  { return validateValue(d) }
+func (d SessionGap) Validate() error                     { return validateValue(d) }
+func (d PermissionRequest) Validate() error              { return validateValue(d) }
+func (d PermissionResolved) Validate() error             { return validateValue(d) }
+func (d MCPStatus) Validate() error                      { return validateValue(d) }
+func (d MCPConfig) Validate() error                      { return validateValue(d) }
+func (d HistoryList) Validate() error                    { return validateValue(d) }
+func (d HistoryListResult) Validate() error              { return validateValue(d) }
+func (d HistoryRead) Validate() error                    { return validateValue(d) }
+func (d HistoryReadResult) Validate() error              { return validateValue(d) }
 
 // Validate checks an error reply's error member.
-func (e Error) Validate() error {
-	var c check
-	c.pattern("code", string(e.Code), codePattern, "a lower_snake_case code")
-	c.nonEmpty("message", e.Message)
-	return c.err()
-}
-
-// isStdBase64 reports whether s is padded standard base64: a multiple of 4
-// characters of A–Z a–z 0–9 + /, with at most two "=" at the end. It is the
-// schema's pattern as one pass over the bytes: images are megabytes.
-func isStdBase64(s string) bool {
-	if len(s)%4 != 0 {
-		return false
-	}
-	pad := 0
-	if strings.HasSuffix(s, "==") {
-		pad = 2
-	} else if strings.HasSuffix(s, "=") {
-		pad = 1
-	}
-	for i := 0; i < len(s)-pad; i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/') {
-			return false
-		}
-	}
-	return true
-}
+func (e Error) Validate() error { return validateValue(e) }

@@ -1,8 +1,12 @@
 // TypeScript types of the ccproxy webview protocol, version 1.
 //
-// The contract is webview-protocol/SPEC.md; these types follow it, and a Go
-// test compiles them (tsc --noEmit, strict) together with every example frame
-// of webview-protocol/examples, so they cannot drift from the schemas.
+// The contract is webview-protocol/SPEC.md. The data types are generated
+// from the Go types through the JSON Schemas into protocol.gen.ts (go
+// generate ./webview-protocol) and re-exported here; this file holds what a
+// generator cannot express: frames, the Requests/Pushes maps, normalized
+// events, unions between fields, constants and helpers. A Go test compiles
+// both (tsc --noEmit, strict) with every example frame of
+// webview-protocol/examples, and another fails when protocol.gen.ts is stale.
 //
 // Frames are discriminated unions over `type`:
 //   - RequestFrame<T>  client → proxy, carries an id, gets exactly one reply;
@@ -10,6 +14,159 @@
 //   - ReplyFrame<T>    the reply to a request of type T.
 // Requests maps each request type to its data and its reply's data, so a
 // client can type `request("session/create", {...})` end to end.
+
+// The data types are generated from the Go types (protocol.gen.ts); the
+// types here are what a generator cannot express.
+import type {
+  Approval,
+  Attachment,
+  FieldError,
+  HelloData,
+  HistoryEvent,
+  HistoryListResult,
+  HistoryReadData,
+  HistoryReadResult,
+  HistorySession,
+  HttpError,
+  ImageInput,
+  ImageMediaType,
+  LogEntry,
+  McpApprovalResult,
+  McpCallData,
+  McpCallResult,
+  McpConfigData,
+  McpConfigServer,
+  McpLiveResult,
+  McpLogData,
+  McpLogResult,
+  McpManageResult,
+  McpNameData,
+  McpProbeData,
+  McpProbeResult,
+  McpReconnectData,
+  McpRef,
+  McpRemoveData,
+  McpServerInfo,
+  McpServerStatus,
+  McpStatusData,
+  McpStatusValue,
+  McpTestData,
+  McpToggleData,
+  McpTrustResult,
+  McpToolsResult,
+  McpWriteData,
+  Parameter,
+  ParameterType,
+  PermissionKind,
+  PermissionMode,
+  PermissionRequestData,
+  PermissionResolvedData,
+  ProbeCode,
+  ProbeResult,
+  ProtocolError,
+  Question,
+  QuestionOption,
+  Scope,
+  SessionCreateData,
+  SessionCreateResult,
+  SessionEventData,
+  SessionExitedData,
+  SessionGapData,
+  SessionInfo,
+  SessionListResult,
+  SessionRef,
+  SessionSendData,
+  SessionSetPermissionModeData,
+  SessionSetPermissionModeResult,
+  SessionStateData,
+  SessionStateName,
+  SessionSubscribeData,
+  SessionSubscribeResult,
+  Software,
+  Tool,
+  Transport,
+  WriteScope,
+} from "./protocol.gen.js";
+export type {
+  Approval,
+  Attachment,
+  FieldError,
+  HelloData,
+  HistoryEvent,
+  HistoryListResult,
+  HistoryReadData,
+  HistoryReadResult,
+  HistorySession,
+  HttpError,
+  ImageInput,
+  ImageMediaType,
+  LogEntry,
+  McpApprovalResult,
+  McpCallData,
+  McpCallResult,
+  McpConfigData,
+  McpConfigServer,
+  McpLiveResult,
+  McpLogData,
+  McpLogResult,
+  McpManageResult,
+  McpNameData,
+  McpProbeData,
+  McpProbeResult,
+  McpReconnectData,
+  McpRef,
+  McpRemoveData,
+  McpServerInfo,
+  McpServerStatus,
+  McpStatusData,
+  McpStatusValue,
+  McpTestData,
+  McpToggleData,
+  McpTrustResult,
+  McpToolsResult,
+  McpWriteData,
+  Parameter,
+  ParameterType,
+  PermissionKind,
+  PermissionMode,
+  PermissionRequestData,
+  PermissionResolvedData,
+  ProbeCode,
+  ProbeResult,
+  ProtocolError,
+  Question,
+  QuestionOption,
+  Scope,
+  SessionCreateData,
+  SessionCreateResult,
+  SessionEventData,
+  SessionExitedData,
+  SessionGapData,
+  SessionInfo,
+  SessionListResult,
+  SessionRef,
+  SessionSendData,
+  SessionSetPermissionModeData,
+  SessionSetPermissionModeResult,
+  SessionStateData,
+  SessionStateName,
+  SessionSubscribeData,
+  SessionSubscribeResult,
+  Software,
+  Tool,
+  Transport,
+  WriteScope,
+} from "./protocol.gen.js";
+export type {
+  ExitReason,
+  LogKind,
+  McpStatusOrigin,
+  ProbeStatus,
+  ResolvedBehavior,
+  ResolvedReason,
+  RespondBehavior,
+  TitleFrom,
+} from "./protocol.gen.js";
 
 export const PROTOCOL_VERSION = "1";
 /** The websocket subprotocol selecting version 1. */
@@ -20,32 +177,7 @@ export const TOKEN_SUBPROTOCOL_PREFIX = "ccproxy.token.";
 /** A request id chosen by the client: a non-empty string or a safe integer. */
 export type RequestId = string | number;
 
-// ------------------------------------------------------------------ enums
-
-export type SessionStateName = "starting" | "idle" | "running" | "restarting" | "exited" | "closed";
-export type PermissionMode = "default" | "acceptEdits" | "plan" | "bypassPermissions";
-export type ImageMediaType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
-export type McpStatusValue =
-  | "connected"
-  | "failed"
-  | "pending"
-  | "needs-auth"
-  | "disabled"
-  | "awaiting-approval"
-  | "rejected";
-export type Scope = "user" | "local" | "project" | "managed" | "extra";
-export type Approval = "approved" | "awaiting" | "rejected" | "not-needed";
-export type Transport = "stdio" | "http" | "sse" | "ws";
-export type ProbeCode =
-  | "COMMAND_NOT_FOUND"
-  | "SERVER_NOT_FOUND"
-  | "TIMEOUT"
-  | "CONNECTION_REFUSED"
-  | "AUTH_REQUIRED"
-  | "PROCESS_EXITED"
-  | "PROTOCOL_ERROR"
-  | "TRANSPORT_UNSUPPORTED"
-  | "NOT_ACTIVE";
+// ------------------------------------------------------------------ error codes, capabilities
 
 /** Error codes of version 1 (SPEC.md §10). More may be added: treat unknown codes like "internal". */
 export const ERROR_CODES = [
@@ -100,50 +232,7 @@ export type Capability =
   | "mcp.live"
   | (string & {});
 
-// ------------------------------------------------------------------ shared shapes
-
-export interface FieldError {
-  path: string;
-  code?: string;
-  message: string;
-}
-
-export interface ProtocolError {
-  code: ErrorCode;
-  message: string;
-  details?: { fields?: FieldError[]; probeCode?: ProbeCode; stderrTail?: string };
-}
-
-export interface Software {
-  name: string;
-  version: string;
-}
-
-export interface McpRef {
-  server: string;
-  tool: string;
-}
-
-export interface McpServerInfo {
-  name: string;
-  version: string;
-  title?: string;
-}
-
-/** Binary content taken out of a tool result by normalization (SPEC.md §7). */
-export interface Attachment {
-  /** image, audio, resource, document, …; render an unknown kind as a download. */
-  kind: string;
-  mediaType?: string;
-  size: number;
-  sha256: string;
-  uri?: string;
-  /** /v1/blobs/<sha256>, relative to the proxy's base URL. */
-  url?: string;
-  /** base64, when the proxy inlines attachments. */
-  data?: string;
-  error?: string;
-}
+// ------------------------------------------------------------------ JSON values
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 export type JsonObject = { [key: string]: JsonValue };
@@ -282,71 +371,9 @@ export function toolResults(event: UserEvent): ToolResultBlock[] {
   return content.filter((b): b is ToolResultBlock => b.type === "tool_result");
 }
 
-// ------------------------------------------------------------------ request data and results
+// ------------------------------------------------------------------ what the generated types cannot say
 
-export interface SessionCreateData {
-  cwd?: string;
-  model?: string;
-  permissionMode?: PermissionMode;
-  resume?: string;
-  /** MCP servers added to this session, by name, shaped as in .mcp.json. May hold secrets. */
-  mcpServers?: Record<string, Record<string, unknown>>;
-}
-export interface SessionCreateResult {
-  session: string;
-  state?: SessionStateName;
-  cwd?: string;
-  /** What became of each server of the request's mcpServers. */
-  mcpServers?: ClientMcpServer[];
-}
-export interface ClientMcpServer {
-  name: string;
-  /** Given to claude. */
-  active: boolean;
-  approval: Approval;
-  /** Why an inactive server is inactive. */
-  reason?: string;
-}
-export interface ImageInput {
-  mediaType: ImageMediaType;
-  /** Standard base64, no data: prefix. */
-  data: string;
-}
-export interface SessionSendData {
-  session: string;
-  text: string;
-  images?: ImageInput[];
-}
-export interface SessionRef {
-  session: string;
-}
-export interface SessionSubscribeData {
-  session: string;
-  afterSeq?: number;
-}
-export interface SessionSubscribeResult {
-  session: string;
-  state: SessionStateName;
-  firstSeq: number;
-  lastSeq: number;
-}
 export type EmptyData = Record<string, never>;
-export interface SessionInfo {
-  session: string;
-  state: SessionStateName;
-  cwd: string;
-  model?: string;
-  permissionMode?: PermissionMode;
-  claudeSessionId?: string;
-  createdAt: string;
-  firstSeq: number;
-  lastSeq: number;
-  subscribers: number;
-  pendingPermissions: number;
-}
-export interface SessionListResult {
-  sessions: SessionInfo[];
-}
 export type PermissionRespondData =
   | {
       session: string;
@@ -365,201 +392,10 @@ export type PermissionRespondData =
       always?: boolean;
     }
   | { session: string; requestId: string; behavior: "deny"; message?: string };
-export interface SessionSetPermissionModeData {
-  session: string;
-  mode: PermissionMode;
-}
-export interface SessionSetPermissionModeResult {
-  mode: PermissionMode;
-}
-export interface McpNameData {
-  name: string;
-}
-export interface McpApprovalResult {
-  name: string;
-  approval: Approval;
-}
-export interface McpProbeData {
-  name?: string;
-}
-export interface ProbeResult {
-  name: string;
-  scope?: Scope;
-  transport?: Transport;
-  ok: boolean;
-  status: Exclude<McpStatusValue, "pending">;
-  error?: { code: ProbeCode; message: string; stderrTail?: string };
-  serverInfo?: McpServerInfo;
-  protocolVersion?: string;
-  capabilities?: JsonObject;
-  tools?: { name: string; title?: string; description?: string }[];
-  toolCount: number;
-  resources?: { uri: string; name: string; mimeType?: string; description?: string }[];
-  prompts?: { name: string; description?: string }[];
-  latencyMs: {
-    total: number;
-    connect?: number;
-    initialize?: number;
-    tools?: number;
-    resources?: number;
-    prompts?: number;
-  };
-  probedAt?: string;
-}
-export interface McpProbeResult {
-  results: ProbeResult[];
-}
-export type ParameterType = "string" | "number" | "integer" | "boolean" | "object" | "array" | "null" | "any";
-export interface Parameter {
-  name: string;
-  /** Where in the arguments: filters[].key ("[]" for array items). */
-  path: string;
-  type: ParameterType;
-  description?: string;
-  required: boolean;
-  nullable?: boolean;
-  default?: JsonValue;
-  enum?: JsonValue[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  format?: string;
-  items?: Parameter;
-  properties?: Parameter[];
-  anyOf?: Parameter[];
-  oneOf?: Parameter[];
-  unsupported?: string;
-}
-export interface Tool {
-  name: string;
-  title?: string;
-  description?: string;
-  inputSchema: JsonObject;
-  outputSchema?: JsonObject;
-  annotations?: JsonObject;
-  parameters: Parameter[];
-}
-export interface McpToolsResult {
-  server: string;
-  tools: Tool[];
-}
-export interface McpCallData {
-  name: string;
-  tool: string;
-  arguments: JsonObject;
-}
-export interface McpCallResult {
-  server: string;
-  tool: string;
-  isError: boolean;
-  content: string;
-  attachments?: Attachment[];
-  structuredContent?: JsonValue;
-  durationMs: number;
-}
-/** Scopes mcp/add, mcp/update and mcp/remove write. */
-export type WriteScope = "local" | "project" | "user";
-/** mcp/add and mcp/update: a definition as a file holds it under mcpServers.NAME. */
-export interface McpWriteData {
-  name: string;
-  scope?: WriteScope;
-  definition: Record<string, unknown>;
-}
-export interface McpRemoveData {
-  name: string;
-  scope?: WriteScope;
-}
-export interface McpManageResult {
-  name: string;
-  scope: WriteScope;
-  file: string;
-  /** The resolved configuration afterwards (the data of mcp/config). */
-  config: McpConfigData;
-}
-/** The reply to mcp/trust: where trust was recorded and what it enabled. */
-export interface McpTrustResult {
-  project: string;
-  file: string;
-  /** The servers active now that were not before. */
-  enabled: string[];
-  config: McpConfigData;
-}
-/** mcp/test: probe an unsaved definition (name defaults to "test"). */
-export interface McpTestData {
-  name?: string;
-  definition: Record<string, unknown>;
-}
-/** mcp/toggle: enable or disable a server live (one session, or all). */
-export interface McpToggleData {
-  name: string;
-  enabled: boolean;
-  session?: string;
-  /** Record it in ~/.claude.json (projects[dir].disabledMcpServers) and apply it through the configuration; no session. */
-  persist?: boolean;
-}
-export interface McpReconnectData {
-  name: string;
-  session?: string;
-}
-/** What each live session answered to mcp/toggle or mcp/reconnect. */
-export interface McpLiveResult {
-  name: string;
-  sessions: Array<{ session: string; ok: boolean; error?: ProtocolError }>;
-}
-export interface McpLogData {
-  server?: string;
-  limit?: number;
-}
-export interface LogEntry {
-  time: string;
-  kind: "session" | "direct";
-  session?: string;
-  server: string;
-  tool: string;
-  toolUseId?: string;
-  isError: boolean;
-  durationMs?: number;
-  resultBytes: number;
-  input?: JsonValue;
-  output?: string;
-}
-export interface McpLogResult {
-  entries: LogEntry[];
-}
 /** history/list: one project (default the proxy's) or all of them; never both. */
 export type HistoryListData =
   | { project?: string; all?: false; cursor?: string; limit?: number }
   | { project?: undefined; all: true; cursor?: string; limit?: number };
-export interface HistorySession {
-  /** What session/create's resume takes. */
-  id: string;
-  project: string;
-  folder: string;
-  title: string;
-  titleFrom?: "summary" | "prompt";
-  created: string;
-  updated: string;
-  messages: number;
-  size: number;
-  corrupt?: number;
-  oversized?: number;
-}
-export interface HistoryListResult {
-  sessions: HistorySession[];
-  next?: string;
-  total: number;
-  skipped?: number;
-}
-export interface HistoryReadData {
-  id: string;
-  project?: string;
-  agent?: string;
-  /** A byte offset, in decimal: a page's next or a history_more event's cursor. */
-  cursor?: string;
-  limit?: number;
-}
 /** Says how to read on a subagent that did not fit in a history/read page. */
 export interface HistoryMoreEvent {
   type: "ccproxy";
@@ -567,22 +403,6 @@ export interface HistoryMoreEvent {
   agent: string;
   parent_tool_use_id: string;
   cursor: string;
-}
-export interface HistoryEvent {
-  offset: number;
-  /** Normalized like session/event's event, or a HistoryMoreEvent. */
-  event: NormalizedEvent;
-}
-export interface HistoryReadResult {
-  id: string;
-  agent?: string;
-  events: HistoryEvent[];
-  next: string;
-  more: boolean;
-  skipped: number;
-  corrupt: number;
-  oversized: number;
-  truncated?: boolean;
 }
 
 /** Every client → proxy request: its data and the data of its success reply. */
@@ -618,126 +438,6 @@ export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
 export type ResultData<T extends RequestType> = Requests[T]["result"];
 
-// ------------------------------------------------------------------ push data
-
-export interface HelloData {
-  protocol: typeof PROTOCOL_VERSION;
-  server: Software;
-  claude?: Software;
-  capabilities: Capability[];
-  limits: {
-    maxFrameBytes: number;
-    sendQueueFrames: number;
-    replayBytes: number;
-    maxSessions?: number;
-    maxImageBytes?: number;
-    permissionTimeoutMs?: number;
-  };
-  connection?: string;
-}
-export interface SessionEventData {
-  session: string;
-  seq: number;
-  event: NormalizedEvent;
-}
-export interface SessionStateData {
-  session: string;
-  state: SessionStateName;
-  claudeSessionId?: string;
-  reason?: string;
-  permissionMode?: PermissionMode;
-}
-export interface SessionExitedData {
-  session: string;
-  /** null when a signal killed the process */
-  code: number | null;
-  /** null when the process exited by itself */
-  signal: string | null;
-  stderrTail: string;
-  reason?: "closed" | "shutdown" | "exited";
-}
-export interface SessionGapData {
-  session: string;
-  firstSeq: number;
-}
-export type PermissionKind = "tool" | "question" | "plan";
-export interface QuestionOption {
-  label: string;
-  description?: string;
-}
-export interface Question {
-  question: string;
-  header?: string;
-  options: QuestionOption[];
-  multiSelect?: boolean;
-}
-export interface PermissionRequestData {
-  session: string;
-  requestId: string;
-  /** tool (default): allow/deny; question: AskUserQuestion (answer with answers); plan: ExitPlanMode (allow approves) */
-  kind?: PermissionKind;
-  toolName: string;
-  input: JsonObject;
-  mcp?: McpRef;
-  toolUseId?: string;
-  displayName?: string;
-  suggestions?: JsonValue[];
-  questions?: Question[];
-  plan?: string;
-  /** never set for a question or a plan */
-  deadline?: string;
-}
-export interface PermissionResolvedData {
-  session: string;
-  requestId: string;
-  behavior: "allow" | "deny" | "cancelled";
-  reason?: "answered" | "timeout" | "cancelled" | "session_exited";
-  message?: string;
-}
-export interface McpServerStatus {
-  name: string;
-  status: McpStatusValue;
-  scope: Scope;
-  approval: Approval;
-  error?: string;
-  errorCode?: ProbeCode;
-  tools?: string[];
-  toolCount?: number;
-  transport?: Transport;
-  serverInfo?: McpServerInfo;
-  origin?: "config" | "session" | "probe";
-  observedAt?: string;
-}
-/** The data of mcp/status, and the body of GET /v1/mcp/status. */
-export interface McpStatusData {
-  servers: McpServerStatus[];
-  updatedAt?: string;
-}
-export interface McpConfigServer {
-  name: string;
-  scope: Scope;
-  source?: string;
-  type: Transport;
-  active: boolean;
-  approval: Approval;
-  shadows?: { scope: Scope; source?: string }[];
-  missingEnv?: string[];
-  /** The definition with secrets masked. */
-  config?: JsonObject;
-  /** Why an inactive server is inactive. */
-  reason?: string;
-  /** Awaiting approval only because the workspace is not trusted; mcp/trust activates it. */
-  needsTrust?: boolean;
-}
-export interface McpConfigData {
-  project?: string;
-  servers: McpConfigServer[];
-  errors?: { file: string; line?: number; column?: number; message: string }[];
-  allowedTools?: string[];
-  /** The project is a trusted workspace (hasTrustDialogAccepted). */
-  trusted?: boolean;
-}
-
 /** Every proxy → client push (everything but reply). */
 export interface Pushes {
   hello: HelloData;
@@ -751,11 +451,6 @@ export interface Pushes {
   "mcp/config": McpConfigData;
 }
 export type PushType = keyof Pushes;
-
-/** The body of an HTTP error response. */
-export interface HttpError {
-  error: ProtocolError;
-}
 
 // ------------------------------------------------------------------ frames
 
