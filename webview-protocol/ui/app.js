@@ -2,6 +2,7 @@
 // put into the page as text (textContent, createTextNode), never as HTML.
 
 import { Connection, login } from "./client.js";
+import { initPermissions, permissionRequested, permissionResolved } from "./permissions.js";
 
 const $ = (sel) => document.querySelector(sel);
 const el = (tag, cls, text) => {
@@ -13,8 +14,6 @@ const el = (tag, cls, text) => {
 
 const sessions = new Map(); // id -> view
 let current = null;
-const permissions = []; // pending permission/request data, in arrival order
-let shownPermission = null;
 
 function view(id) {
   let v = sessions.get(id);
@@ -110,18 +109,12 @@ const pushes = {
     notice(view(session), `Some earlier events are no longer available (the log starts at #${firstSeq}).`, true);
   },
   "permission/request"(d) {
-    if (!permissions.some((p) => p.session === d.session && p.requestId === d.requestId)) permissions.push(d);
-    showPermission();
+    permissionRequested(d);
   },
-  "permission/resolved"({ session, requestId, behavior, reason }) {
-    const i = permissions.findIndex((p) => p.session === session && p.requestId === requestId);
-    if (i >= 0) permissions.splice(i, 1);
-    if (shownPermission && shownPermission.session === session && shownPermission.requestId === requestId) {
-      shownPermission = null;
-      $("#permission").close();
-    }
+  "permission/resolved"(d) {
+    const { session, behavior, reason } = d;
     notice(view(session), `permission ${behavior}${reason && reason !== "answered" ? ` (${reason})` : ""}`);
-    showPermission();
+    permissionResolved(d);
   },
   "mcp/status"({ servers }) {
     renderMCP(servers);
@@ -589,67 +582,6 @@ $("#history-continue").addEventListener("click", async () => {
   }
 });
 
-// ---- permissions ----
-
-function showPermission() {
-  if (shownPermission || !permissions.length) return;
-  const p = permissions[0];
-  shownPermission = p;
-  const dlg = $("#permission");
-  // kind: tool (allow, always allow, deny), question (AskUserQuestion:
-  // pick options, answer), plan (ExitPlanMode: approve, keep planning).
-  const kind = p.kind || "tool";
-  const questions = kind === "question" ? p.questions || [] : [];
-  dlg.querySelector(".perm-title").textContent = { question: "Answer", plan: "Approve the plan of" }[kind] || "Allow";
-  dlg.querySelector(".perm-tool").textContent = p.mcp ? `${p.mcp.server} · ${p.mcp.tool}` : p.displayName || p.toolName;
-  dlg.querySelector(".perm-session").textContent = `session ${p.session}`;
-  const box = dlg.querySelector(".perm-questions");
-  box.replaceChildren();
-  questions.forEach((q, i) => {
-    const fs = el("fieldset", "perm-question");
-    fs.append(el("legend", "", q.header ? `${q.header}: ${q.question}` : q.question));
-    for (const o of q.options) {
-      const label = el("label");
-      const input = el("input");
-      input.type = q.multiSelect ? "checkbox" : "radio";
-      input.name = `q${i}`;
-      input.value = o.label;
-      label.append(input, el("span", "", ` ${o.label}`));
-      if (o.description) label.append(el("small", "", ` — ${o.description}`));
-      fs.append(label);
-    }
-    box.append(fs);
-  });
-  const pre = dlg.querySelector(".perm-input");
-  pre.hidden = kind === "question";
-  pre.textContent = kind === "plan" && p.plan ? p.plan : JSON.stringify(p.input, null, 2);
-  dlg.querySelector(".always").hidden = kind !== "tool";
-  dlg.querySelector(".allow").textContent = { question: "Answer", plan: "Approve" }[kind] || "Allow";
-  dlg.querySelector(".deny").textContent = kind === "plan" ? "Keep planning" : "Deny";
-  dlg.returnValue = "";
-  dlg.onclose = async () => {
-    if (shownPermission !== p) return;
-    shownPermission = null;
-    const rv = dlg.returnValue;
-    const data = { session: p.session, requestId: p.requestId, behavior: rv === "allow" || rv === "always" ? "allow" : "deny" };
-    if (rv === "always") data.always = true;
-    if (data.behavior === "allow" && kind === "question") {
-      // The CLI's format: question text -> chosen label(s).
-      data.answers = {};
-      questions.forEach((q, i) => {
-        const picked = [...box.querySelectorAll(`input[name="q${i}"]:checked`)].map((x) => x.value);
-        if (picked.length) data.answers[q.question] = picked.join(", ");
-      });
-    }
-    try {
-      await conn.request("permission/respond", data);
-    } catch (err) {
-      if (err.code !== "already_resolved") notice(view(p.session), err.message, true);
-    }
-  };
-  dlg.showModal();
-}
-
 // ---- MCP status ----
 
 function renderMCP(servers) {
@@ -769,6 +701,7 @@ function setupMCPForm() {
 // ---- start ----
 
 setupMCPForm();
+initPermissions({ conn, notice: (session, text, isError) => notice(view(session), text, isError) });
 
 login()
   .then(() => conn.connect())
