@@ -71,7 +71,7 @@ func TestWebUIPermissionKinds(t *testing.T) {
 
 	b.do("open", chromedp.Navigate(stub.URL+"/"))
 	b.until("the tool dialog", open+` && document.querySelector("#permission .perm-tool").textContent === "everything · echo"`)
-	if !visible(".always") || text(".allow") != "Allow" {
+	if !visible(".always") || text(".allow") != "Allow once" {
 		t.Errorf("tool dialog: always visible %v, allow %q", visible(".always"), text(".allow"))
 	}
 	b.do("always allow", chromedp.Click("#permission .always"))

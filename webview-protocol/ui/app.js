@@ -2,7 +2,9 @@
 // put into the page as text (textContent, createTextNode), never as HTML.
 
 import { Connection, login } from "./client.js";
-import { initPermissions, permissionRequested, permissionResolved } from "./permissions.js";
+import { initPermissions, permissionRequested, permissionResolved, showPermissionMode, describe } from "./permissions.js";
+import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./layout.js";
+import { initNotify, notify, unnotify } from "./notify.js";
 
 const $ = (sel) => document.querySelector(sel);
 const el = (tag, cls, text) => {
@@ -47,6 +49,7 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
     const c = $("#conn");
     c.dataset.state = state;
     c.textContent = state === "open" ? "connected" : state === "closed" ? `reconnecting… (${code}${reason ? ": " + reason : ""})` : "connecting…";
+    if (state === "closed") checkLogin("restarted");
   },
   async onOpen() {
     // How many times the page has connected: > 1 means it reconnected.
@@ -94,10 +97,13 @@ const pushes = {
     if (seq <= v.lastSeq) return; // already rendered (replay after reconnect)
     v.lastSeq = seq;
     renderEvent(v, event);
+    if (!v.info.prompt && (v.info.prompt = promptOf(event))) renderSessions();
   },
-  "session/state"({ session, state, claudeSessionId }) {
+  "session/state"({ session, state, claudeSessionId, permissionMode }) {
     const v = view(session);
     if (claudeSessionId) v.info.claudeSessionId = claudeSessionId;
+    if (v.state === "running" && state === "idle") notify(`turn:${session}`, "Claude finished", `${sessionName(v, sessions.values())}`, () => select(session));
+    showPermissionMode(session, permissionMode);
     updateSession(session, state);
   },
   "session/exited"({ session, code, signal, stderrTail, reason }) {
@@ -109,10 +115,11 @@ const pushes = {
     notice(view(session), `Some earlier events are no longer available (the log starts at #${firstSeq}).`, true);
   },
   "permission/request"(d) {
-    permissionRequested(d);
+    if (permissionRequested(d)) notify(`perm:${d.session}:${d.requestId}`, "Claude is waiting for you", describe(d), () => select(d.session));
   },
   "permission/resolved"(d) {
     const { session, behavior, reason } = d;
+    unnotify(`perm:${session}:${d.requestId}`);
     notice(view(session), `permission ${behavior}${reason && reason !== "answered" ? ` (${reason})` : ""}`);
     permissionResolved(d);
   },
@@ -128,6 +135,7 @@ function updateSession(id, state, info) {
   const v = view(id);
   if (state) v.state = state;
   if (info) Object.assign(v.info, info);
+  if (info && info.permissionMode) showPermissionMode(id, info.permissionMode);
   renderSessions();
   if (id === current) updateComposer();
 }
@@ -141,9 +149,8 @@ function renderSessions() {
     li.dataset.session = v.id;
     li.setAttribute("aria-current", String(v.id === current));
     if (v.info.claudeSessionId) li.dataset.claudeSession = v.info.claudeSessionId;
-    const name = v.info.title || (v.info.cwd ? v.info.cwd.split("/").pop() || v.info.cwd : v.id);
-    li.append(el("span", "name", name), el("span", "state", v.state));
-    li.title = `${v.info.cwd || ""} ${v.info.model || ""}`.trim();
+    li.append(el("span", "name", sessionName(v, sessions.values())), el("span", "state", v.state));
+    li.title = `${v.info.cwd || ""} ${v.info.model || ""} (${v.id})`.trim();
     li.onclick = () => select(v.id);
     ul.append(li);
   }
@@ -166,13 +173,16 @@ function select(id) {
 function updateComposer() {
   const v = current && sessions.get(current);
   const live = v && !["exited", "closed"].includes(v.state);
-  $("#send").disabled = !live;
+  // With no session (and no past one) shown, Send creates one first.
+  $("#send").disabled = v ? !live : !!shownPast;
   $("#interrupt").disabled = !(v && v.state === "running");
+  showPermissionMode(null, "", live);
 }
 
-$("#new-session").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  const f = e.target;
+// createSession creates a session as the sidebar's form says and shows
+// it; it returns its id, or null when the proxy refused.
+async function createSession() {
+  const f = $("#new-session");
   const data = {};
   if (f.cwd.value.trim()) data.cwd = f.cwd.value.trim();
   if (f.model.value.trim()) data.model = f.model.value.trim();
@@ -180,17 +190,26 @@ $("#new-session").addEventListener("submit", async (e) => {
     const r = await conn.request("session/create", data);
     updateSession(r.session, r.state || "starting", { cwd: r.cwd || data.cwd, model: data.model });
     select(r.session);
+    return r.session;
   } catch (err) {
     alert(`Could not create the session: ${err.message}`);
+    return null;
   }
+}
+
+$("#new-session").addEventListener("submit", (e) => {
+  e.preventDefault();
+  createSession();
 });
 
 $("#composer").addEventListener("submit", async (e) => {
   e.preventDefault();
   const ta = e.target.text;
   const text = ta.value;
-  if (!current || !text.trim()) return;
+  if (!text.trim() || (!current && shownPast)) return;
+  if (!current && !(await createSession())) return;
   const v = view(current);
+  if (!v.info.prompt) v.info.prompt = text;
   const bubble = userBubble(v, text, []);
   bubble.classList.add("pending");
   v.pendingTurns.push({ text, bubble });
@@ -701,12 +720,29 @@ function setupMCPForm() {
 // ---- start ----
 
 setupMCPForm();
-initPermissions({ conn, notice: (session, text, isError) => notice(view(session), text, isError) });
+initPermissions({ conn, notice: (session, text, isError) => notice(view(session), text, isError), current: () => current });
+initLayout();
+initNotify();
 
+// checkLogin shows how to log in, and stops reconnecting, when the proxy
+// says this browser is not logged in (why: what to say it is about).
+let loginChecks = 0;
+async function checkLogin(why) {
+  const n = ++loginChecks;
+  if ((await authState()) !== "login" || n !== loginChecks) return false;
+  conn.close();
+  showLoginHelp(why);
+  return true;
+}
+
+// The login link's code (if any) is traded for the cookie; a spent link
+// opened in a browser that is still logged in just carries on.
 login()
-  .then(() => conn.connect())
-  .catch((err) => {
-    const box = $("#login-error");
-    box.hidden = false;
-    box.textContent = `${err.message}. Open the login link ccproxy printed again.`;
+  .then(() => null, (err) => err)
+  .then(async (err) => {
+    if ((await authState()) === "login") {
+      showLoginHelp(!err ? "none" : err.status === 401 ? "spent" : "error", err && err.message);
+      return;
+    }
+    conn.connect();
   });
