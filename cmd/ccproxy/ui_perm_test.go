@@ -102,3 +102,146 @@ func TestWebUIPermissionKinds(t *testing.T) {
 	}
 	b.noJSDialog()
 }
+
+// TestWebUIPermissionDetails: the dialog says what a built-in tool will
+// do — Bash's command and description, a line diff for Edit, MultiEdit and
+// Write, the rule "Always allow" adds — as text, within a 400 px screen;
+// and the composer's mode switch shows the session's permission mode
+// (session/list, then session/state) and changes it
+// (session/setPermissionMode).
+func TestWebUIPermissionDetails(t *testing.T) {
+	b := newBrowser(t)
+	b.emulate(400, 780, true)
+	const sess = "s-01jd8k3m9r"
+	reqs := []protocol.PermissionRequest{
+		{Session: sess, RequestID: "r-bash", Kind: "tool", ToolName: "Bash", Input: json.RawMessage(`{"command":"npm test -- --watch=false <b>x</b>","description":"Run the tests"}`),
+			Suggestions: json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]`)},
+		{Session: sess, RequestID: "r-edit", Kind: "tool", ToolName: "Edit", Input: json.RawMessage(`{"file_path":"/p/notes.txt","old_string":"alpha\nbeta\ngamma","new_string":"alpha\nBETA (edited)\ngamma"}`)},
+		{Session: sess, RequestID: "r-multi", Kind: "tool", ToolName: "MultiEdit", Input: json.RawMessage(`{"file_path":"/p/a.go","edits":[{"old_string":"x := 1","new_string":"x := 2"},{"old_string":"// old","new_string":"// new\n// more"}]}`)},
+		{Session: sess, RequestID: "r-write", Kind: "tool", ToolName: "Write", Input: json.RawMessage(`{"file_path":"/p/new.txt","content":"one\ntwo\n"}`)},
+	}
+	modes := make(chan string, 1)
+	answers := make(chan protocol.PermissionRespond, len(reqs))
+	next := 0
+	stub := stubBackend(t, []string{protocol.CapSessions}, func(f *protocol.Frame) (data protocol.Data, pushes []stubPush) {
+		if f == nil {
+			return nil, nil
+		}
+		switch f.Type {
+		case protocol.TypeSessionList:
+			return protocol.SessionListResult{Sessions: []protocol.SessionInfo{{Session: sess, State: "idle", Cwd: "/p", PermissionMode: "plan", CreatedAt: mustTime(t, "2026-11-24T06:00:00Z"), FirstSeq: 1}}}, nil
+		case protocol.TypeSessionSubscribe:
+			return subscribed(f, "idle"), nil
+		case protocol.TypeSessionSetMode:
+			var d protocol.SessionSetPermissionMode
+			json.Unmarshal(f.Data, &d)
+			modes <- d.Mode
+			// Claude switched, then (say, a plan approved) changed it itself.
+			pushes = append(pushes, stubPush{protocol.TypeSessionState, protocol.SessionState{Session: sess, State: "idle", PermissionMode: "default"}})
+			data = protocol.SessionSetPermissionModeResult{Mode: d.Mode}
+		case protocol.TypePermissionRespond:
+			var d protocol.PermissionRespond
+			json.Unmarshal(f.Data, &d)
+			answers <- d
+			pushes = append(pushes, stubPush{protocol.TypePermissionResolved, protocol.PermissionResolved{Session: sess, RequestID: d.RequestID, Behavior: d.Behavior, Reason: "answered"}})
+		}
+		if f.Type == protocol.TypePermissionRespond || f.Type == protocol.TypeSessionSetMode {
+			if next < len(reqs) {
+				pushes = append(pushes, stubPush{protocol.TypePermissionRequest, reqs[next]})
+				next++
+			}
+		}
+		return data, pushes
+	})
+	b.do("open", chromedp.Navigate(stub.URL+"/"))
+	b.until("the session", `document.querySelector("#sessions li[aria-current=true]") !== null && !document.querySelector("#perm-mode").disabled`)
+	if m := eval[string](b, `document.querySelector("#perm-mode").value`); m != "plan" {
+		t.Errorf("the mode switch shows %q, want the session's plan", m)
+	}
+	eval[any](b, `(s => { s.value = "acceptEdits"; s.dispatchEvent(new Event("change")); return null })(document.querySelector("#perm-mode"))`)
+	select {
+	case m := <-modes:
+		if m != "acceptEdits" {
+			t.Errorf("session/setPermissionMode %q", m)
+		}
+	case <-time.After(uiWait):
+		t.Fatal("the mode switch sent no session/setPermissionMode")
+	}
+	b.until("the mode claude reported last", `document.querySelector("#perm-mode").value === "default" && !document.querySelector("#perm-mode").disabled`)
+
+	dialog := func(id string) {
+		t.Helper()
+		b.until(id, `document.querySelector("#permission").open && document.querySelector("#permission .perm-detail").textContent !== ""`)
+		if eval[bool](b, `(r => r.left < 0 || r.right > innerWidth)(document.querySelector("#permission").getBoundingClientRect())`) {
+			t.Errorf("%s: the dialog is wider than the 400 px screen", id)
+		}
+		if eval[bool](b, `!document.querySelector("#permission .perm-input").hidden`) {
+			t.Errorf("%s: raw JSON shown instead of the description", id)
+		}
+	}
+	diff := func() string {
+		return eval[string](b, `[...document.querySelectorAll("#permission .perm-diff > span")].map(s => s.className + ":" + s.textContent).join("\n")`)
+	}
+	detail := func() string { return eval[string](b, `document.querySelector("#permission .perm-detail").innerText`) }
+	answer := func(button, id string) {
+		t.Helper()
+		b.do(button, chromedp.Click("#permission ."+button))
+		select {
+		case a := <-answers:
+			if a.RequestID != id {
+				t.Errorf("answer to %s, want %s", a.RequestID, id)
+			}
+		case <-time.After(uiWait):
+			t.Fatalf("no answer to %s", id)
+		}
+	}
+
+	dialog("r-bash")
+	if d := detail(); !strings.Contains(d, "Run this command:") || !strings.Contains(d, "Run the tests") || !strings.Contains(d, "npm test -- --watch=false <b>x</b>") {
+		t.Errorf("Bash: %q", d)
+	}
+	if n := eval[int](b, `document.querySelectorAll("#permission b").length`); n != 0 {
+		t.Error("the command was rendered as HTML")
+	}
+	if note := eval[string](b, `document.querySelector("#permission .perm-always-note").textContent`); !strings.Contains(note, "Bash(npm test:*)") {
+		t.Errorf("always-allow note %q", note)
+	}
+	if got := eval[string](b, `[...document.querySelectorAll("#permission menu button")].filter(x => !x.hidden).map(x => x.textContent).join(",")`); got != "Deny,Always allow,Allow once" {
+		t.Errorf("buttons %q", got)
+	}
+	b.screenshot("permission-bash-400-dark")
+	answer("allow", "r-bash")
+
+	dialog("r-edit")
+	if d := detail(); !strings.HasPrefix(d, "Edit /p/notes.txt") {
+		t.Errorf("Edit: %q", d)
+	}
+	if got, want := diff(), "ctx:  alpha\ndel:- beta\nadd:+ BETA (edited)\nctx:  gamma"; got != want {
+		t.Errorf("Edit diff:\n%s\nwant\n%s", got, want)
+	}
+	colors := eval[[]string](b, `["add", "del", "ctx"].map(c => getComputedStyle(document.querySelector("#permission .perm-diff ." + c)).backgroundColor)`)
+	if colors[0] == colors[1] || colors[0] == colors[2] {
+		t.Errorf("added, removed and unchanged lines look alike: %v", colors)
+	}
+	b.screenshot("permission-edit-400-dark")
+	answer("deny", "r-edit")
+
+	dialog("r-multi")
+	if d := detail(); !strings.HasPrefix(d, "Edit /p/a.go (2 changes)") {
+		t.Errorf("MultiEdit: %q", d)
+	}
+	if got, want := diff(), "hunk:@@ change 1 of 2 @@\ndel:- x := 1\nadd:+ x := 2\nhunk:@@ change 2 of 2 @@\ndel:- // old\nadd:+ // new\nadd:+ // more"; got != want {
+		t.Errorf("MultiEdit diff:\n%s\nwant\n%s", got, want)
+	}
+	answer("deny", "r-multi")
+
+	dialog("r-write")
+	if d := detail(); !strings.HasPrefix(d, "Write /p/new.txt (2 lines") {
+		t.Errorf("Write: %q", d)
+	}
+	if got, want := diff(), "add:+ one\nadd:+ two"; got != want {
+		t.Errorf("Write diff:\n%s\nwant\n%s", got, want)
+	}
+	answer("always", "r-write")
+	b.noJSDialog()
+}
