@@ -63,6 +63,8 @@ Usage:
         call TOOL of server NAME directly, its arguments checked against the tool's schema first
   ccproxy status [--url URL] [--token-file PATH] [--tls-fingerprint FP] [--json]
         a one-screen summary of a running daemon ($CCPROXY_URL, $CCPROXY_TOKEN)
+  ccproxy login-url [--url URL] [--token-file PATH] [--tls-fingerprint FP] [--qr]
+        print a new one-time login link for the web UI of a running daemon
   ccproxy version [--json] [--claude PATH]   (or ccproxy --version)
         print ccproxy's version, revision, Go version and platform, and the Claude Code CLI found
   ccproxy help
@@ -86,6 +88,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runMCP(ctx, args[1:], stdin, stdout, stderr)
 	case "status":
 		return runStatus(ctx, args[1:], stdout, stderr)
+	case "login-url":
+		return runLoginURL(ctx, args[1:], stdout, stderr)
 	case "replay-claude":
 		// Impersonates the Claude Code CLI by replaying a transcript; used
 		// by `serve --demo` and tests. Not listed in the usage.

@@ -187,7 +187,7 @@ func TestWebUIThemeAndLayout(t *testing.T) {
 				t.Errorf("%s: the page background %v has luminance %.2f", name, bg, l)
 			}
 
-			if names := eval[[]string](b, `[...document.querySelectorAll("#sessions li .name")].map(n => n.textContent)`); strings.Join(names, "|") != "api #1|api #2|web #1" {
+			if names := eval[[]string](b, `[...document.querySelectorAll("#sessions li .name")].map(n => n.textContent)`); strings.Join(names, "|") != "api #1|api #2|web #3" {
 				t.Errorf("%s: session names %q, want distinct names per project", name, names)
 			}
 			if m := eval[string](b, `document.querySelector("#perm-mode").value`); m != "plan" {

@@ -43,7 +43,7 @@ export function promptOf(ev) {
 // sessionName names a live session in the list so that two of the same
 // project differ: its title (a continued past session), else the start of
 // its first prompt, else the project folder and its number among the
-// page's sessions of that folder ("api #2").
+// page's sessions ("api #2"; the number alone tells them apart).
 export function sessionName(v, all) {
   if (v.info.title) return v.info.title;
   const prompt = (v.info.prompt || "").replace(/\s+/g, " ").trim();
@@ -51,7 +51,7 @@ export function sessionName(v, all) {
   const folder = (v.info.cwd && (v.info.cwd.split(/[\\/]/).filter(Boolean).pop() || v.info.cwd)) || "session";
   let n = 0;
   for (const o of all) {
-    if ((o.info.cwd || "") === (v.info.cwd || "")) n++;
+    n++;
     if (o === v) break;
   }
   return `${folder} #${n}`;
@@ -104,4 +104,7 @@ export function showLoginHelp(why, detail) {
     p("To get a new link, run ", code(`ccproxy login-url --url ${location.origin}`), " where the token is set (", code("$CCPROXY_TOKEN"), " or ", code("--token-file"), "), or ask the proxy directly: ",
       code(`curl -X POST -H "Authorization: Bearer $CCPROXY_TOKEN" ${location.origin}/v1/login/code`), "."));
   box.hidden = false;
+  const c = $("#conn");
+  c.dataset.state = "closed";
+  c.textContent = "not logged in";
 }

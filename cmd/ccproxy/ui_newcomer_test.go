@@ -1,0 +1,74 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestWebUINewcomer walks what a newcomer hit, against a real serve
+// --demo: the plain address (no login link) explains how to log in
+// instead of reconnecting forever; Enter in the composer before any
+// session creates one and sends; sessions of one project get distinct
+// names; a spent login link says how to get a new one, unless the browser
+// is still logged in, when the page just carries on.
+func TestWebUINewcomer(t *testing.T) {
+	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0")
+	b := newBrowser(t)
+
+	b.do("open the plain address", chromedp.Navigate(srv.first.URL+"/"))
+	b.until("the login help", `!document.querySelector("#login-error").hidden`)
+	help := eval[string](b, `document.querySelector("#login-error").innerText`)
+	for _, want := range []string{"Log in to ccproxy", "one-time login link", "ccproxy serve", "ccproxy login-url --url " + srv.first.URL, "/v1/login/code"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("the plain address shows %q, which lacks %q", help, want)
+		}
+	}
+	if n := eval[string](b, `document.body.dataset.connects || "0"`); n != "0" {
+		t.Errorf("the page connected %s times without a login", n)
+	}
+	b.screenshot("newcomer-plain-url")
+
+	// Log in; type and press Enter without creating a session first.
+	b.do("open the login link", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.first.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open" && document.querySelector("#login-error").hidden`)
+	if eval[bool](b, `document.querySelector("#send").disabled`) {
+		t.Errorf("Send is disabled before a session exists")
+	}
+	const prompt = "Hi! What does this proxy do, and what am I looking at?"
+	b.do("type and press Enter", chromedp.SendKeys("#composer textarea", prompt+"\r"))
+	b.until("a session with the turn", `document.querySelectorAll("#sessions li").length === 1 && document.querySelectorAll(".msg.user").length === 1 && document.querySelectorAll(".result-line").length === 1`)
+	if got := eval[string](b, `document.querySelector(".msg.user").textContent`); got != prompt {
+		t.Errorf("the turn sent is %q", got)
+	}
+
+	// A second session of the same project gets another name.
+	b.do("new session", chromedp.Click(`#new-session button[type="submit"]`))
+	b.until("two sessions", `document.querySelectorAll("#sessions li").length === 2`)
+	names := eval[[]string](b, `[...document.querySelectorAll("#sessions li .name")].map(n => n.textContent)`)
+	if names[0] == names[1] || !strings.HasPrefix(names[0], "Hi! What does this proxy do") || !strings.HasSuffix(names[1], " #2") {
+		t.Errorf("session names %q: want the first prompt, then the folder #2", names)
+	}
+
+	// The same (spent) link in a browser that is still logged in: on.
+	b.do("reopen the spent link", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.first.LoginURL))
+	b.until("connected again", `document.querySelector("#conn").dataset.state === "open" && document.querySelectorAll("#sessions li").length === 2`)
+	if !eval[bool](b, `document.querySelector("#login-error").hidden`) {
+		t.Errorf("a logged-in browser reopening its spent link sees %q", eval[string](b, `document.querySelector("#login-error").innerText`))
+	}
+
+	// In another browser, the spent link says so and how to get a new one.
+	b2 := newBrowser(t)
+	b2.do("open the spent link", chromedp.Navigate(srv.first.LoginURL))
+	b2.until("the spent-link help", `!document.querySelector("#login-error").hidden`)
+	help = eval[string](b2, `document.querySelector("#login-error").innerText`)
+	for _, want := range []string{"already used or has expired", "ccproxy login-url --url " + srv.first.URL} {
+		if !strings.Contains(help, want) {
+			t.Errorf("a spent link shows %q, which lacks %q", help, want)
+		}
+	}
+	b2.screenshot("newcomer-spent-link")
+	b.noJSDialog()
+	b2.noJSDialog()
+}
