@@ -1,10 +1,15 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 )
 
 // TestWebUINewcomer walks what a newcomer hit, against a real serve
@@ -71,4 +76,70 @@ func TestWebUINewcomer(t *testing.T) {
 	b2.screenshot("newcomer-spent-link")
 	b.noJSDialog()
 	b2.noJSDialog()
+}
+
+// TestWebUIPermissionFromRealCLI: a real Claude Code turn (the fake API
+// asks for Write, then Edit, then Bash) shows each permission dialog with
+// what will happen — the new file's lines, the edit's diff, the command —
+// and allowing them changes the project as shown.
+func TestWebUIPermissionFromRealCLI(t *testing.T) {
+	claude := testkit.Claude(t)
+	home, project := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(project, "notes.txt")
+	api := fakeapi.Start(t, fakeapi.First(
+		fakeapi.OnText("FILES",
+			fakeapi.CallTool("Write", map[string]any{"file_path": notes, "content": "alpha\nbeta\ngamma\n"}),
+			fakeapi.CallTool("Edit", map[string]any{"file_path": notes, "old_string": "beta", "new_string": "BETA (edited)"}),
+			fakeapi.CallTool("Bash", map[string]any{"command": "touch ccproxy-ui-made-this.txt", "description": "Create a marker file"}),
+		),
+		fakeapi.OnToolResults(fakeapi.Summarize),
+	))
+	srv := startServeEnv(t, ccproxyBinary(t), api.Env(home), "--claude", claude, "--project", project)
+	b := newBrowser(t)
+	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	b.send("FILES: write, edit, then touch a file")
+
+	dialog := func(tool string) (detail, diff string) {
+		t.Helper()
+		b.until(tool+" permission", `document.querySelector("#permission").open && document.querySelector("#permission .perm-tool").textContent === "`+tool+`"`)
+		return eval[string](b, `document.querySelector("#permission .perm-detail").innerText`),
+			eval[string](b, `[...document.querySelectorAll("#permission .perm-diff > span")].map(s => s.className + ":" + s.textContent).join("\n")`)
+	}
+	allow := func() {
+		t.Helper()
+		b.do("allow once", chromedp.Click("#permission .allow"))
+		b.until("the dialog closed", `!document.querySelector("#permission").open || document.querySelector("#permission .perm-tool").textContent === ""`)
+	}
+
+	detail, diff := dialog("Write")
+	if !strings.HasPrefix(detail, "Write "+notes+" (3 lines") || diff != "add:+ alpha\nadd:+ beta\nadd:+ gamma" {
+		t.Errorf("Write dialog:\n%s\n%s", detail, diff)
+	}
+	b.screenshot("real-cli-write")
+	allow()
+	detail, diff = dialog("Edit")
+	if !strings.HasPrefix(detail, "Edit "+notes) || diff != "del:- beta\nadd:+ BETA (edited)" {
+		t.Errorf("Edit dialog:\n%s\n%s", detail, diff)
+	}
+	b.screenshot("real-cli-edit")
+	allow()
+	detail, _ = dialog("Bash")
+	if !strings.Contains(detail, "Run this command:") || !strings.Contains(detail, "Create a marker file") || !strings.Contains(detail, "touch ccproxy-ui-made-this.txt") {
+		t.Errorf("Bash dialog:\n%s", detail)
+	}
+	b.screenshot("real-cli-bash")
+	allow()
+	b.until("the turn's end", `document.querySelectorAll(".result-line").length === 1`)
+
+	if got, err := os.ReadFile(notes); err != nil || string(got) != "alpha\nBETA (edited)\ngamma\n" {
+		t.Errorf("notes.txt after the turn: %q %v", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(project, "ccproxy-ui-made-this.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+	b.noJSDialog()
 }
