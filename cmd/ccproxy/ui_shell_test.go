@@ -353,3 +353,49 @@ func subscribed(f *protocol.Frame, state string) protocol.SessionSubscribeResult
 	json.Unmarshal(f.Data, &d)
 	return protocol.SessionSubscribeResult{Session: d.Session, State: state, FirstSeq: 1}
 }
+
+// TestWebUIConversationThemes renders the demo's first two turns (text,
+// thinking, an MCP tool card with its image) at 1280 and 400 px, light
+// and dark: every kind of text stays readable on its background (WCAG AA)
+// and nothing overflows. Its screenshots are the README's
+// docs/screenshots/ui-<width>-<scheme>.png (copied from the folder the log
+// names).
+func TestWebUIConversationThemes(t *testing.T) {
+	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0")
+	b := newBrowser(t)
+	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	b.send("Hi! What does this proxy do, and what am I looking at?")
+	b.until("the first reply", `document.querySelectorAll(".result-line").length === 1`)
+	b.send("Show me an image from one of the MCP servers.")
+	b.until("the image", `document.querySelectorAll(".result-line").length === 2 && [...document.querySelectorAll(".tool img")].some(i => i.complete && i.naturalWidth > 0)`)
+
+	const pairs = `(() => {
+		const cs = (sel) => getComputedStyle(document.querySelector(sel));
+		const bg = (sel) => { for (let e = document.querySelector(sel); e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor; if (c !== "rgba(0, 0, 0, 0)") return c; } return "rgb(255, 255, 255)"; };
+		return [".msg.user", ".msg.assistant .text", "details.thinking summary", ".tool .tool-name", ".tool pre.input", ".tool pre.result", ".result-line", "#status-line", ".mcp-server"]
+			.map(sel => [sel, cs(sel).color, bg(sel)]);
+	})()`
+	for _, dark := range []bool{false, true} {
+		scheme := map[bool]string{false: "light", true: "dark"}[dark]
+		for _, size := range uiSizes[:2] {
+			name := size.name + "-" + scheme
+			b.emulate(size.width, size.height, dark)
+			b.do("reload "+name, chromedp.Reload())
+			b.until("the conversation again", `document.querySelectorAll(".result-line").length === 2 && [...document.querySelectorAll(".tool img")].some(i => i.complete && i.naturalWidth > 0)`)
+			for _, p := range eval[[][]string](b, pairs) {
+				fg, _ := rgb(t, p[1])
+				bg, _ := rgb(t, p[2])
+				if c := contrast(fg, bg); c < 4.5 {
+					t.Errorf("%s: %s: %s on %s has contrast %.2f, want >= 4.5", name, p[0], p[1], p[2], c)
+				}
+			}
+			if eval[bool](b, `document.documentElement.scrollWidth > innerWidth || document.querySelector("#log").scrollWidth > document.querySelector("#log").clientWidth`) {
+				t.Errorf("%s: the conversation overflows sideways", name)
+			}
+			eval[any](b, `(l => { l.scrollTop = l.scrollHeight * 0.35; return null })(document.querySelector("#log"))`)
+			b.screenshot("ui-" + name)
+		}
+	}
+	b.noJSDialog()
+}
