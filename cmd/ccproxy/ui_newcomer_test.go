@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
@@ -140,6 +143,36 @@ func TestWebUIPermissionFromRealCLI(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(project, "ccproxy-ui-made-this.txt")); err != nil {
 		t.Errorf("the allowed command did not run: %v", err)
+	}
+	b.noJSDialog()
+}
+
+// TestWebUILoggedOut: when the connection drops and the proxy no longer
+// knows the browser's cookie (a restarted proxy mints a new one), the page
+// says it is logged out and how to log in again, and stops reconnecting.
+func TestWebUILoggedOut(t *testing.T) {
+	fw := newForwarder(t)
+	srv := startServe(t, ccproxyBinary(t), "--demo", "--allow-origin", fw.url())
+	fw.target.Store(fmt.Sprintf("127.0.0.1:%d", srv.first.Port))
+	b := newBrowser(t)
+	b.do("log in", chromedp.Navigate(fw.url()+srv.first.LoginURL[len(srv.first.URL):]))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	if _, err := chromedp.Call(b.ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
+		t.Fatalf("clearing the cookies: %v", err)
+	}
+	if n := fw.drop(); n == 0 {
+		t.Fatal("no connection to drop")
+	}
+	b.until("the logged-out help", `!document.querySelector("#login-error").hidden`)
+	help := eval[string](b, `document.querySelector("#login-error").innerText`)
+	if !strings.Contains(help, "Logged out") || !strings.Contains(help, "ccproxy login-url") {
+		t.Errorf("after losing the login the page shows %q", help)
+	}
+	if c := eval[string](b, `document.body.dataset.connects`); c != "1" {
+		t.Errorf("the page connected %s times: it should stop once logged out", c)
+	}
+	if s := eval[string](b, `document.querySelector("#conn").textContent`); s != "not logged in" {
+		t.Errorf("connection status %q", s)
 	}
 	b.noJSDialog()
 }

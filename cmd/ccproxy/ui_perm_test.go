@@ -145,7 +145,7 @@ func TestWebUIPermissionDetails(t *testing.T) {
 			answers <- d
 			pushes = append(pushes, stubPush{protocol.TypePermissionResolved, protocol.PermissionResolved{Session: sess, RequestID: d.RequestID, Behavior: d.Behavior, Reason: "answered"}})
 		}
-		if f.Type == protocol.TypePermissionRespond || f.Type == protocol.TypeSessionSetMode {
+		if f.Type == protocol.TypePermissionRespond || f.Type == protocol.TypeSessionSetMode && next == 0 {
 			if next < len(reqs) {
 				pushes = append(pushes, stubPush{protocol.TypePermissionRequest, reqs[next]})
 				next++
@@ -224,6 +224,20 @@ func TestWebUIPermissionDetails(t *testing.T) {
 		t.Errorf("added, removed and unchanged lines look alike: %v", colors)
 	}
 	b.screenshot("permission-edit-400-dark")
+	// The dialog's own mode switch: this session's mode, changed from there.
+	if m := eval[string](b, `document.querySelector("#permission .perm-mode").value`); m != "default" {
+		t.Errorf("the dialog's mode switch shows %q, want the session's default", m)
+	}
+	eval[any](b, `(s => { s.value = "acceptEdits"; s.dispatchEvent(new Event("change")); return null })(document.querySelector("#permission .perm-mode"))`)
+	select {
+	case m := <-modes:
+		if m != "acceptEdits" {
+			t.Errorf("the dialog's switch sent session/setPermissionMode %q", m)
+		}
+	case <-time.After(uiWait):
+		t.Fatal("the dialog's mode switch sent no session/setPermissionMode")
+	}
+	b.until("the dialog still open, with the mode claude reported last", `document.querySelector("#permission").open && document.querySelector("#permission .perm-mode").value === "default"`)
 	answer("deny", "r-edit")
 
 	dialog("r-multi")

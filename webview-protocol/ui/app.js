@@ -720,7 +720,12 @@ function setupMCPForm() {
 // ---- start ----
 
 setupMCPForm();
-initPermissions({ conn, notice: (session, text, isError) => notice(view(session), text, isError), current: () => current });
+initPermissions({
+  conn,
+  notice: (session, text, isError) => notice(view(session), text, isError),
+  current: () => current,
+  name: (session) => sessionName(view(session), sessions.values()),
+});
 initLayout();
 initNotify();
 

@@ -17,27 +17,36 @@ const el = (tag, cls, text) => {
 
 const pending = []; // permission/request data, in arrival order
 let shown = null; // the request the dialog shows
-let deps = null; // {conn, notice(session, text, isError), current() -> live session id or null}
+let deps = null; // {conn, notice(session, text, isError), current() -> live session id or null, name(session)}
 
 // initPermissions gives the module the connection to answer on, how to
 // report an error in a session's log and which session the composer shows
 // (for the mode switch).
 export function initPermissions(d) {
   deps = d;
-  const sel = $("#perm-mode");
-  sel.addEventListener("change", async () => {
-    const session = deps.current();
-    if (!session) return;
-    const want = sel.value;
-    sel.disabled = true;
-    try {
-      const r = await deps.conn.request("session/setPermissionMode", { session, mode: want });
-      modes.set(session, r.mode);
-    } catch (err) {
-      deps.notice(session, `permission mode not changed: ${err.message}`, true);
-    }
-    showPermissionMode(session, null);
-  });
+  $("#perm-mode").addEventListener("change", (e) => setMode(deps.current(), e.target));
+  $("#permission .perm-mode").addEventListener("change", (e) => setMode(shown && shown.session, e.target));
+}
+
+// setMode asks claude to switch session to the mode sel shows
+// (session/setPermissionMode); the switches then show the mode in force.
+async function setMode(session, sel) {
+  if (!session) return;
+  sel.disabled = true;
+  try {
+    const r = await deps.conn.request("session/setPermissionMode", { session, mode: sel.value });
+    modes.set(session, r.mode);
+  } catch (err) {
+    deps.notice(session, `permission mode not changed: ${err.message}`, true);
+  }
+  sel.disabled = false;
+  showPermissionMode(session, null);
+}
+
+// showModeIn sets a mode switch to mode.
+function showModeIn(sel, mode) {
+  sel.querySelector('option[value="bypassPermissions"]').hidden = mode !== "bypassPermissions";
+  sel.value = mode;
 }
 
 const modes = new Map(); // session -> permission mode as last reported
@@ -47,12 +56,11 @@ const modes = new Map(); // session -> permission mode as last reported
 // composer shows that session (session null: none is shown).
 export function showPermissionMode(session, mode, live = true) {
   if (session && mode) modes.set(session, mode);
+  if (shown && shown.session === session) showModeIn($("#permission .perm-mode"), modes.get(session) || "default");
   const cur = deps && deps.current();
   if (session !== cur && session !== null) return;
   const sel = $("#perm-mode");
-  const m = (cur && modes.get(cur)) || "default";
-  sel.querySelector('option[value="bypassPermissions"]').hidden = m !== "bypassPermissions";
-  sel.value = m;
+  showModeIn(sel, (cur && modes.get(cur)) || "default");
   sel.disabled = !cur || !live;
 }
 
@@ -100,7 +108,7 @@ function showPermission() {
   const questions = kind === "question" ? p.questions || [] : [];
   dlg.querySelector(".perm-title").textContent = { question: "Answer", plan: "Approve the plan of" }[kind] || "Allow";
   dlg.querySelector(".perm-tool").textContent = p.mcp ? `${p.mcp.server} · ${p.mcp.tool}` : p.displayName || p.toolName;
-  dlg.querySelector(".perm-session").textContent = `session ${p.session}`;
+  dlg.querySelector(".perm-session").textContent = deps.name ? `in ${deps.name(p.session)} (${p.session})` : `session ${p.session}`;
   const box = dlg.querySelector(".perm-questions");
   box.replaceChildren();
   questions.forEach((q, i) => {
@@ -129,6 +137,8 @@ function showPermission() {
   note.hidden = !rules.length;
   note.textContent = rules.length ? `Always allow adds ${rules.join(", ")} to this project's allowed tools (.claude/settings.local.json).` : "";
   dlg.querySelector(".allow").textContent = { question: "Answer", plan: "Approve" }[kind] || "Allow once";
+  dlg.querySelector(".perm-mode-row").hidden = kind !== "tool";
+  showModeIn(dlg.querySelector(".perm-mode"), modes.get(p.session) || "default");
   dlg.querySelector(".deny").textContent = kind === "plan" ? "Keep planning" : "Deny";
   dlg.returnValue = "";
   // Answered by a button (the form's submit, at once) or Escape (cancel:
