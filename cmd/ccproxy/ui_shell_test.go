@@ -127,7 +127,7 @@ func TestWebUIThemeAndLayout(t *testing.T) {
 		{Session: "s-aaaaaaaaaa02", State: "idle", Cwd: "/home/u/api", CreatedAt: created, FirstSeq: 1, PermissionMode: "default"},
 		{Session: "s-aaaaaaaaaa03", State: "running", Cwd: "/home/u/web", CreatedAt: created, FirstSeq: 1, PermissionMode: "plan"},
 	}}
-	stub := stubBackend(t, []string{protocol.CapSessions, protocol.CapMCPStatus}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+	stub := stubBackend(t, []string{protocol.CapSessions, protocol.CapMCPStatus, protocol.CapMCPManage}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
 		switch {
 		case f == nil:
 		case f.Type == protocol.TypeSessionList:
@@ -199,6 +199,14 @@ func TestWebUIThemeAndLayout(t *testing.T) {
 				t.Errorf("%s: something overflows the %d px viewport: %s", name, size.width,
 					eval[string](b, `[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > innerWidth + 0.5).map(e => e.tagName + "#" + e.id + "." + e.className).slice(0, 5).join(", ")`))
 			}
+			if eval[string](b, `getComputedStyle(document.querySelector("#history-bar")).display`) != "none" {
+				t.Errorf("%s: the past-session bar shows with no past session open", name)
+			}
+			b.do("the MCP form", chromedp.Click("#mcp-add"))
+			if eval[bool](b, `(r => r.left < 0 || r.right > innerWidth || r.width < 200)(document.querySelector("#mcp-form").getBoundingClientRect())`) {
+				t.Errorf("%s: the MCP form does not fit the %d px viewport", name, size.width)
+			}
+			b.do("close the MCP form", chromedp.Click("#mcp-form .cancel"))
 			navShown := `getComputedStyle(document.querySelector("nav")).display !== "none"`
 			toggleShown := `getComputedStyle(document.querySelector("#sidebar-toggle")).display !== "none"`
 			if size.width > 700 {

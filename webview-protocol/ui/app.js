@@ -222,7 +222,7 @@ $("#composer").addEventListener("submit", async (e) => {
 });
 
 $("#composer textarea").addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && !e.shiftKey) {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { // not while an IME composes
     e.preventDefault();
     $("#composer").requestSubmit();
   }
