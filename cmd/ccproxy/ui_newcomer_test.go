@@ -37,8 +37,29 @@ func TestWebUINewcomer(t *testing.T) {
 		t.Errorf("the page connected %s times without a login", n)
 	}
 	b.screenshot("newcomer-plain-url")
+	// The help fits and reads well at each size and scheme.
+	for _, dark := range []bool{false, true} {
+		for _, size := range uiSizes {
+			name := size.name + map[bool]string{false: "-light", true: "-dark"}[dark]
+			b.emulate(size.width, size.height, dark)
+			b.do("reopen the plain address", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.first.URL+"/"))
+			b.until("the login help", `!document.querySelector("#login-error").hidden`)
+			if eval[bool](b, `(r => r.left < 0 || r.right > innerWidth || r.bottom > innerHeight)(document.querySelector("#login-error").getBoundingClientRect())`) {
+				t.Errorf("%s: the login help does not fit the screen", name)
+			}
+			colors := eval[[]string](b, `[getComputedStyle(document.querySelector("#login-error p")).color, getComputedStyle(document.querySelector("#login-error")).backgroundColor]`)
+			fg, _ := rgb(t, colors[0])
+			bg, _ := rgb(t, colors[1])
+			if c := contrast(fg, bg); c < 4.5 {
+				t.Errorf("%s: the login help's text has contrast %.2f", name, c)
+			}
+		}
+	}
+	b.screenshot("newcomer-plain-url-360-dark")
+	b.emulate(400, 780, true)
 
-	// Log in; type and press Enter without creating a session first.
+	// Log in (at 400 px, dark); type and press Enter without creating a
+	// session first.
 	b.do("open the login link", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.first.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open" && document.querySelector("#login-error").hidden`)
 	if eval[bool](b, `document.querySelector("#send").disabled`) {
@@ -51,7 +72,9 @@ func TestWebUINewcomer(t *testing.T) {
 		t.Errorf("the turn sent is %q", got)
 	}
 
-	// A second session of the same project gets another name.
+	// A second session of the same project gets another name (at 400 px
+	// the form is in the folded sidebar).
+	b.do("open the sidebar", chromedp.Click("#sidebar-toggle"))
 	b.do("new session", chromedp.Click(`#new-session button[type="submit"]`))
 	b.until("two sessions", `document.querySelectorAll("#sessions li").length === 2`)
 	names := eval[[]string](b, `[...document.querySelectorAll("#sessions li .name")].map(n => n.textContent)`)
@@ -59,6 +82,7 @@ func TestWebUINewcomer(t *testing.T) {
 		t.Errorf("session names %q: want the first prompt, then the folder #2", names)
 	}
 
+	b.emulate(1280, 860, false)
 	// The same (spent) link in a browser that is still logged in: on.
 	b.do("reopen the spent link", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.first.LoginURL))
 	b.until("connected again", `document.querySelector("#conn").dataset.state === "open" && document.querySelectorAll("#sessions li").length === 2`)
@@ -124,9 +148,13 @@ func TestWebUIPermissionFromRealCLI(t *testing.T) {
 	}
 	b.screenshot("real-cli-write")
 	allow()
+	b.emulate(400, 780, true) // the next dialogs on a phone, dark
 	detail, diff = dialog("Edit")
 	if !strings.HasPrefix(detail, "Edit "+notes) || diff != "del:- beta\nadd:+ BETA (edited)" {
 		t.Errorf("Edit dialog:\n%s\n%s", detail, diff)
+	}
+	if eval[bool](b, `(r => r.left < 0 || r.right > innerWidth || r.bottom > innerHeight)(document.querySelector("#permission").getBoundingClientRect())`) {
+		t.Errorf("the Edit dialog does not fit a 400 px screen")
 	}
 	b.screenshot("real-cli-edit")
 	allow()

@@ -105,13 +105,22 @@ func TestWebUIPermissionKinds(t *testing.T) {
 
 // TestWebUIPermissionDetails: the dialog says what a built-in tool will
 // do — Bash's command and description, a line diff for Edit, MultiEdit and
-// Write, the rule "Always allow" adds — as text, within a 400 px screen;
-// and the composer's mode switch shows the session's permission mode
-// (session/list, then session/state) and changes it
-// (session/setPermissionMode).
+// Write, the rule "Always allow" adds — as text, within the screen at 1280
+// and 400 px, light and dark; and the mode switches (the composer's and the
+// dialog's) show the session's permission mode (session/list, then
+// session/state) and change it (session/setPermissionMode).
 func TestWebUIPermissionDetails(t *testing.T) {
+	for _, dark := range []bool{false, true} {
+		for _, size := range uiSizes[:2] {
+			name := size.name + map[bool]string{false: "-light", true: "-dark"}[dark]
+			t.Run(name, func(t *testing.T) { testPermissionDetails(t, name, size.width, size.height, dark) })
+		}
+	}
+}
+
+func testPermissionDetails(t *testing.T, name string, width, height int64, dark bool) {
 	b := newBrowser(t)
-	b.emulate(400, 780, true)
+	b.emulate(width, height, dark)
 	const sess = "s-01jd8k3m9r"
 	reqs := []protocol.PermissionRequest{
 		{Session: sess, RequestID: "r-bash", Kind: "tool", ToolName: "Bash", Input: json.RawMessage(`{"command":"npm test -- --watch=false <b>x</b>","description":"Run the tests"}`),
@@ -172,8 +181,8 @@ func TestWebUIPermissionDetails(t *testing.T) {
 	dialog := func(id string) {
 		t.Helper()
 		b.until(id, `document.querySelector("#permission").open && document.querySelector("#permission .perm-detail").textContent !== ""`)
-		if eval[bool](b, `(r => r.left < 0 || r.right > innerWidth)(document.querySelector("#permission").getBoundingClientRect())`) {
-			t.Errorf("%s: the dialog is wider than the 400 px screen", id)
+		if eval[bool](b, `(r => r.left < 0 || r.right > innerWidth || r.bottom > innerHeight)(document.querySelector("#permission").getBoundingClientRect())`) {
+			t.Errorf("%s: the dialog does not fit the %dx%d screen", id, width, height)
 		}
 		if eval[bool](b, `!document.querySelector("#permission .perm-input").hidden`) {
 			t.Errorf("%s: raw JSON shown instead of the description", id)
@@ -209,7 +218,7 @@ func TestWebUIPermissionDetails(t *testing.T) {
 	if got := eval[string](b, `[...document.querySelectorAll("#permission menu button")].filter(x => !x.hidden).map(x => x.textContent).join(",")`); got != "Deny,Always allow,Allow once" {
 		t.Errorf("buttons %q", got)
 	}
-	b.screenshot("permission-bash-400-dark")
+	b.screenshot("permission-bash-" + name)
 	answer("allow", "r-bash")
 
 	dialog("r-edit")
@@ -223,7 +232,15 @@ func TestWebUIPermissionDetails(t *testing.T) {
 	if colors[0] == colors[1] || colors[0] == colors[2] {
 		t.Errorf("added, removed and unchanged lines look alike: %v", colors)
 	}
-	b.screenshot("permission-edit-400-dark")
+	for _, p := range eval[[][]string](b, `["add", "del", "ctx"].map(c => { const s = getComputedStyle(document.querySelector("#permission .perm-diff ." + c));
+		const bg = s.backgroundColor === "rgba(0, 0, 0, 0)" ? getComputedStyle(document.querySelector("#permission .perm-diff")).backgroundColor : s.backgroundColor; return [c, s.color, bg]; })`) {
+		fg, _ := rgb(t, p[1])
+		bg, _ := rgb(t, p[2])
+		if c := contrast(fg, bg); c < 4.5 {
+			t.Errorf("%s: the diff's %s lines: %s on %s has contrast %.2f", name, p[0], p[1], p[2], c)
+		}
+	}
+	b.screenshot("permission-edit-" + name)
 	// The dialog's own mode switch: this session's mode, changed from there.
 	if m := eval[string](b, `document.querySelector("#permission .perm-mode").value`); m != "default" {
 		t.Errorf("the dialog's mode switch shows %q, want the session's default", m)
