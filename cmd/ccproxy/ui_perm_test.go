@@ -128,6 +128,10 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 		{Session: sess, RequestID: "r-edit", Kind: "tool", ToolName: "Edit", Input: json.RawMessage(`{"file_path":"/p/notes.txt","old_string":"alpha\nbeta\ngamma","new_string":"alpha\nBETA (edited)\ngamma"}`)},
 		{Session: sess, RequestID: "r-multi", Kind: "tool", ToolName: "MultiEdit", Input: json.RawMessage(`{"file_path":"/p/a.go","edits":[{"old_string":"x := 1","new_string":"x := 2"},{"old_string":"// old","new_string":"// new\n// more"}]}`)},
 		{Session: sess, RequestID: "r-write", Kind: "tool", ToolName: "Write", Input: json.RawMessage(`{"file_path":"/p/new.txt","content":"one\ntwo\n"}`)},
+		{Session: sess, RequestID: "r-question", Kind: "question", ToolName: "AskUserQuestion", Input: json.RawMessage(`{}`), Questions: []protocol.Question{
+			{Question: "Which color?", Options: []protocol.QuestionOption{{Label: "Red"}, {Label: "Blue"}}},
+			{Question: "Which sizes?", MultiSelect: true, Options: []protocol.QuestionOption{{Label: "S"}, {Label: "M"}}},
+		}},
 	}
 	modes := make(chan string, 1)
 	answers := make(chan protocol.PermissionRespond, len(reqs))
@@ -192,7 +196,7 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 		return eval[string](b, `[...document.querySelectorAll("#permission .perm-diff > span")].map(s => s.className + ":" + s.textContent).join("\n")`)
 	}
 	detail := func() string { return eval[string](b, `document.querySelector("#permission .perm-detail").innerText`) }
-	answer := func(button, id string) {
+	answer := func(button, id string) protocol.PermissionRespond {
 		t.Helper()
 		b.do(button, chromedp.Click("#permission ."+button))
 		select {
@@ -200,9 +204,11 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 			if a.RequestID != id {
 				t.Errorf("answer to %s, want %s", a.RequestID, id)
 			}
+			return a
 		case <-time.After(uiWait):
 			t.Fatalf("no answer to %s", id)
 		}
+		return protocol.PermissionRespond{}
 	}
 
 	dialog("r-bash")
@@ -274,5 +280,14 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 		t.Errorf("Write diff:\n%s\nwant\n%s", got, want)
 	}
 	answer("always", "r-write")
+
+	// A question answered in the page's own words: instead of the option
+	// (single choice), besides the ticked ones (multiSelect).
+	b.until("the question", `document.querySelector("#permission").open && document.querySelectorAll("#permission fieldset").length === 2`)
+	b.do("answer freely", chromedp.Click(`#permission input[name="q0"][value="Red"]`), chromedp.SendKeys(`#permission input[name="q0-other"]`, "teal, <i>please</i>"),
+		chromedp.Click(`#permission input[name="q1"][value="M"]`), chromedp.SendKeys(`#permission input[name="q1-other"]`, "XXL"))
+	if a := answer("allow", "r-question"); a.Answers["Which color?"] != "teal, <i>please</i>" || a.Answers["Which sizes?"] != "M, XXL" {
+		t.Errorf("free answers %v", a.Answers)
+	}
 	b.noJSDialog()
 }

@@ -124,6 +124,16 @@ function showPermission() {
       if (o.description) label.append(el("small", "", ` — ${o.description}`));
       fs.append(label);
     }
+    // A free answer, as the CLI offers ("Other"): instead of the option
+    // picked, or besides those ticked for a multiSelect question.
+    const other = el("label", "perm-other", "Other: ");
+    const text = el("input");
+    text.type = "text";
+    text.name = `q${i}-other`;
+    text.maxLength = 2000;
+    text.setAttribute("aria-label", `other answer to: ${q.question}`);
+    other.append(text);
+    fs.append(other);
     box.append(fs);
   });
   const detail = dlg.querySelector(".perm-detail");
@@ -155,7 +165,9 @@ function showPermission() {
       // The CLI's format: question text -> chosen label(s).
       data.answers = {};
       questions.forEach((q, i) => {
-        const picked = [...box.querySelectorAll(`input[name="q${i}"]:checked`)].map((x) => x.value);
+        let picked = [...box.querySelectorAll(`input[name="q${i}"]:checked`)].map((x) => x.value);
+        const other = box.querySelector(`input[name="q${i}-other"]`).value.trim();
+        if (other) picked = q.multiSelect ? [...picked, other] : [other];
         if (picked.length) data.answers[q.question] = picked.join(", ");
       });
     }
