@@ -262,11 +262,21 @@ func TestWebUIThemeAndLayout(t *testing.T) {
 }
 
 // TestWebUINotifications: once the user allowed notifications (the
-// "Notify me" button, then the browser's grant), a permission request
-// and the end of a turn make a Notification while the page is hidden, and
-// none while it is visible.
+// "Notify me" button, on screen at 1280 and 400 px, light and dark, then
+// the browser's grant), a permission request and the end of a turn make a
+// Notification while the page is hidden, and none while it is visible.
 func TestWebUINotifications(t *testing.T) {
+	for _, dark := range []bool{false, true} {
+		for _, size := range uiSizes[:2] {
+			name := size.name + map[bool]string{false: "-light", true: "-dark"}[dark]
+			t.Run(name, func(t *testing.T) { testNotifications(t, size.width, size.height, dark) })
+		}
+	}
+}
+
+func testNotifications(t *testing.T, width, height int64, dark bool) {
 	b := newBrowser(t)
+	b.emulate(width, height, dark)
 	const sess = "s-bbbbbbbbbb01"
 	// cue holds the stub's answer to session/subscribe and each
 	// permission/respond until the test says what to push.
@@ -307,6 +317,9 @@ func TestWebUINotifications(t *testing.T) {
 	})
 	b.do("open", chromedp.Navigate(stub.URL+"/"))
 	b.until("the Notify me button", `!document.querySelector("#notify-enable").hidden && Notification.permission === "default"`)
+	if eval[bool](b, `(r => r.width === 0 || r.right > innerWidth)(document.querySelector("#notify-enable").getBoundingClientRect())`) {
+		t.Errorf("the Notify me button is not on the %d px screen", width)
+	}
 	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
 		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: stub.URL,
 	}); err != nil {
