@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -122,12 +123,21 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 	b := newBrowser(t)
 	b.emulate(width, height, dark)
 	const sess = "s-01jd8k3m9r"
+	// An edit of 3000 lines by 3000: too big to match lines (9M cells),
+	// and more lines than the dialog shows.
+	var old, new strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&old, "line %d\n", i)
+		fmt.Fprintf(&new, "LINE %d\n", i)
+	}
+	bigEdit, _ := json.Marshal(map[string]string{"file_path": "/p/big.txt", "old_string": old.String(), "new_string": new.String()})
 	reqs := []protocol.PermissionRequest{
 		{Session: sess, RequestID: "r-bash", Kind: "tool", ToolName: "Bash", Input: json.RawMessage(`{"command":"npm test -- --watch=false <b>x</b>","description":"Run the tests"}`),
 			Suggestions: json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"npm test:*"}],"behavior":"allow","destination":"localSettings"}]`)},
 		{Session: sess, RequestID: "r-edit", Kind: "tool", ToolName: "Edit", Input: json.RawMessage(`{"file_path":"/p/notes.txt","old_string":"alpha\nbeta\ngamma","new_string":"alpha\nBETA (edited)\ngamma"}`)},
 		{Session: sess, RequestID: "r-multi", Kind: "tool", ToolName: "MultiEdit", Input: json.RawMessage(`{"file_path":"/p/a.go","edits":[{"old_string":"x := 1","new_string":"x := 2"},{"old_string":"// old","new_string":"// new\n// more"}]}`)},
 		{Session: sess, RequestID: "r-write", Kind: "tool", ToolName: "Write", Input: json.RawMessage(`{"file_path":"/p/new.txt","content":"one\ntwo\n"}`)},
+		{Session: sess, RequestID: "r-big", Kind: "tool", ToolName: "Edit", Input: bigEdit},
 		{Session: sess, RequestID: "r-question", Kind: "question", ToolName: "AskUserQuestion", Input: json.RawMessage(`{}`), Questions: []protocol.Question{
 			{Question: "Which color?", Options: []protocol.QuestionOption{{Label: "Red"}, {Label: "Blue"}}},
 			{Question: "Which sizes?", MultiSelect: true, Options: []protocol.QuestionOption{{Label: "S"}, {Label: "M"}}},
@@ -280,6 +290,15 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 		t.Errorf("Write diff:\n%s\nwant\n%s", got, want)
 	}
 	answer("always", "r-write")
+
+	dialog("r-big")
+	if n := eval[int](b, `document.querySelectorAll("#permission .perm-diff > span:not(.hunk)").length`); n != 400 {
+		t.Errorf("a 6000-line diff shows %d lines, want the first 400", n)
+	}
+	if last := eval[string](b, `document.querySelector("#permission .perm-diff > span:last-child").textContent`); last != "… 5600 more lines" {
+		t.Errorf("the big diff ends with %q", last)
+	}
+	answer("deny", "r-big")
 
 	// A question answered in the page's own words: instead of the option
 	// (single choice), besides the ticked ones (multiSelect).
