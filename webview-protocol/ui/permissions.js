@@ -174,7 +174,13 @@ function showPermission() {
     try {
       await deps.conn.request("permission/respond", data);
     } catch (err) {
-      if (err.code !== "already_resolved") deps.notice(p.session, err.message, true);
+      if (err.code === "already_resolved" || err.code === "not_found") {
+        permissionResolved(p); // answered elsewhere, timed out or cancelled
+        return;
+      }
+      // Still pending at the proxy (e.g. the connection dropped): ask again.
+      deps.notice(p.session, `your answer was not delivered: ${err.message}`, true);
+      showPermission();
     }
   };
   dlg.showModal();
