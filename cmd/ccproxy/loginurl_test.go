@@ -33,6 +33,16 @@ func TestLoginURLUsage(t *testing.T) {
 			t.Errorf("login-url %q: %v, want a usage error with %q", tc.args, err, tc.want)
 		}
 	}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"login-url", "--help"}, nil, &stdout, &stderr)
+	if code := exitCode(err, &bytes.Buffer{}); code != 0 || !strings.Contains(stderr.String(), "Usage: ccproxy login-url") || !strings.Contains(stderr.String(), "-token-file") {
+		t.Errorf("login-url --help: exit %d, %s", code, stderr.String())
+	}
+	stdout.Reset()
+	run(context.Background(), []string{"help"}, nil, &stdout, &stderr)
+	if !strings.Contains(stdout.String(), "ccproxy login-url") {
+		t.Errorf("the usage lacks login-url:\n%s", stdout.String())
+	}
 }
 
 // TestLoginURL: against a real serve, login-url prints a link whose code
