@@ -271,9 +271,18 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 		t.Fatal("the dialog's mode switch sent no session/setPermissionMode")
 	}
 	b.until("the dialog still open, with the mode claude reported last", `document.querySelector("#permission").open && document.querySelector("#permission .perm-mode").value === "default"`)
-	answer("deny", "r-edit")
+	if f := eval[string](b, `document.activeElement.className`); f != "deny" {
+		t.Errorf("the dialog focuses %q, want Deny", f)
+	}
+	b.do("say why", chromedp.SendKeys("#permission .perm-message", "keep beta lowercase"))
+	if a := answer("deny", "r-edit"); a.Behavior != "deny" || a.Message != "keep beta lowercase" {
+		t.Errorf("deny with a message sent %+v", a)
+	}
 
 	dialog("r-multi")
+	if v := eval[string](b, `document.querySelector("#permission .perm-message").value`); v != "" {
+		t.Errorf("the message %q stays for the next request", v)
+	}
 	if d := detail(); !strings.HasPrefix(d, "Edit /p/a.go (2 changes)") {
 		t.Errorf("MultiEdit: %q", d)
 	}

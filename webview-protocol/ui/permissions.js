@@ -148,6 +148,10 @@ function showPermission() {
   note.textContent = rules.length ? `Always allow adds ${rules.join(", ")} to this project's allowed tools (.claude/settings.local.json).` : "";
   dlg.querySelector(".allow").textContent = { question: "Answer", plan: "Approve" }[kind] || "Allow once";
   dlg.querySelector(".perm-mode-row").hidden = kind !== "tool";
+  const message = dlg.querySelector(".perm-message");
+  message.value = "";
+  message.hidden = kind === "question";
+  message.placeholder = kind === "plan" ? "What should change in the plan? (sent with Keep planning)" : "Tell Claude why, or what to do instead (sent with Deny)";
   showModeIn(dlg.querySelector(".perm-mode"), modes.get(p.session) || "default");
   dlg.querySelector(".deny").textContent = kind === "plan" ? "Keep planning" : "Deny";
   dlg.returnValue = "";
@@ -161,6 +165,7 @@ function showPermission() {
     shown = null;
     const data = { session: p.session, requestId: p.requestId, behavior: rv === "allow" || rv === "always" ? "allow" : "deny" };
     if (rv === "always") data.always = true;
+    if (data.behavior === "deny" && message.value.trim()) data.message = message.value.trim();
     if (data.behavior === "allow" && kind === "question") {
       // The CLI's format: question text -> chosen label(s).
       data.answers = {};
@@ -184,6 +189,10 @@ function showPermission() {
     }
   };
   dlg.showModal();
+  // Focus as before the message field existed: the first option of a
+  // question, else Deny (so a reflexive Enter allows nothing).
+  const first = kind === "question" ? box.querySelector("input") : dlg.querySelector(".deny");
+  if (first) first.focus();
 }
 
 // alwaysRules lists the rules "Always allow" would add: the request's
