@@ -2,10 +2,12 @@
 // one at a time in the #permission dialog, answered with
 // permission/respond. The dialog says what will happen: the command of
 // Bash, a line diff of Edit, MultiEdit and Write, the questions of
-// AskUserQuestion, the plan of ExitPlanMode; other tools show their input
-// as JSON. Also the permission mode switch of the composer
-// (session/setPermissionMode). Everything a request carries is put into the
-// page as text, never as HTML.
+// AskUserQuestion (options, and a free answer), the plan of ExitPlanMode;
+// other tools show their input as JSON. Deny (Keep planning) may carry a
+// message to Claude. Also the permission mode switches, the composer's and
+// the dialog's (session/setPermissionMode). Everything a request carries is
+// put into the page as text, never as HTML. Diffs are bounded: at most
+// maxDiffLines lines shown, line matching only up to maxDiffCells.
 
 const $ = (sel) => document.querySelector(sel);
 const el = (tag, cls, text) => {
