@@ -235,7 +235,7 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	if !s.logins.redeem(body.Code) {
 		s.log.Warn("login with an unknown, used or expired code refused")
-		writeHTTPError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "this login link was already used or has expired: get a new one from ccproxy (POST /v1/login/code with the token)")
+		writeHTTPError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "this login link was already used or has expired: get a new one with `ccproxy login-url` (or POST /v1/login/code with the token)")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{

@@ -16,17 +16,26 @@ var uiFiles embed.FS
 // step, served by `ccproxy serve` at /. The model's text is rendered as
 // sanitized Markdown; everything else as text. It speaks this protocol over /v1/ws,
 // authenticated by the cookie that POST /v1/login sets in exchange for a
-// one-time code passed in the page's URL fragment (#code=…). With the
-// history capability its sidebar lists the project's past sessions
-// (history/list, filtered by title in the page), shows one through the
-// same renderer as live events (history/read), and continues it as a new
-// session (session/create {resume}). mcp.js is the MCP part: the status
-// strip, the panel a server's chip opens (state and reason, scope and
-// source, a failed server's stderr tail from mcp/probe, tools with their
-// parameters and a call form (mcp/tools, mcp/call), approve/reject, trust
-// the workspace (mcp/trust), live toggles, sign-in (mcp/login), edit and
-// remove), and the add/edit form (mcp/test, mcp/add, mcp/update; an edit
-// sends masked secrets back as shown, which keeps them).
+// one-time code passed in the page's URL fragment (#code=…); opened
+// without a valid code or cookie (GET /v1/health answers 401) it explains
+// how to get a login link. With the history capability its sidebar lists
+// the project's past sessions (history/list, filtered by title in the
+// page), shows one through the same renderer as live events
+// (history/read), and continues it as a new session (session/create
+// {resume}). Besides app.js (connection, sessions): render.js (events,
+// live and past), layout.js (the sidebar that folds below 700 px, session
+// names, the login help), permissions.js (the permission dialog with
+// Bash's command and a diff for Edit/MultiEdit/Write, the mode switches:
+// session/setPermissionMode), notify.js (browser notifications while the
+// page is hidden), and mcp.js, the MCP part: the status strip, the panel a
+// server's chip opens (state and reason, scope and source, a failed
+// server's stderr tail from mcp/probe, tools with their parameters and a
+// call form (mcp/tools, mcp/call), approve/reject, trust the workspace
+// (mcp/trust), live toggles, sign-in (mcp/login), edit and remove), and
+// the add/edit form (mcp/test, mcp/add, mcp/update; an edit sends masked
+// secrets back as shown, which keeps them). style.css sets every color as
+// a custom property: light, dark under prefers-color-scheme, VS Code's
+// --vscode-* variables when present.
 func UI() fs.FS {
 	sub, err := fs.Sub(uiFiles, "ui")
 	if err != nil {

@@ -47,7 +47,7 @@ func TestEveryCommandHelpAndBadFlag(t *testing.T) {
 	}
 	sort.Strings(names)
 	want := []string{"acp", "completion", "completion bash", "completion fish", "completion powershell", "completion zsh",
-		"mcp", "mcp add", "mcp add-json", "mcp approve", "mcp call", "mcp config", "mcp get", "mcp list", "mcp probe",
+		"login-url", "mcp", "mcp add", "mcp add-json", "mcp approve", "mcp call", "mcp config", "mcp get", "mcp list", "mcp probe",
 		"mcp reject", "mcp remove", "mcp tools", "normalize", "serve", "status", "version"}
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Errorf("commands:\n%q\nwant\n%q", names, want)
@@ -121,6 +121,7 @@ func TestEnvFlagsInHelp(t *testing.T) {
 		"ccproxy serve --token": envToken, "ccproxy serve --claude": envClaude,
 		"ccproxy acp --token": envToken, "ccproxy acp --claude": envClaude,
 		"ccproxy status --token": envToken, "ccproxy status --url": envURL, "ccproxy status --tls-fingerprint": envTLSFingerprint,
+		"ccproxy login-url --token": envToken, "ccproxy login-url --url": envURL, "ccproxy login-url --tls-fingerprint": envTLSFingerprint,
 		"ccproxy version --claude": envClaude, "ccproxy mcp list --claude": envClaude,
 	}
 	for k, v := range want {

@@ -62,6 +62,9 @@
 //	            when entries have errors (unless --allow-errors).
 //	status      GET /v1/health of a running serve, printed on one screen;
 //	            a self-signed server is trusted by its certificate's SHA-256.
+//	login-url   POST /v1/login/code of a running serve (with the token): a new
+//	            one-time login link for the web UI, printed (and with --qr
+//	            drawn); same --url/--token-file/--tls-fingerprint as status.
 //	version     (also --version) the build's version, VCS revision and time,
 //	            Go version and platform, and the Claude Code CLI found. The
 //	            version is main.version when a release build stamped it

@@ -140,6 +140,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newNormalizeCmd(),
 		newMCPCmd(),
 		newStatusCmd(),
+		newLoginURLCmd(),
 		newVersionCmd(),
 		newReplayClaudeCmd(),
 	)

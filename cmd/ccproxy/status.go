@@ -33,13 +33,88 @@ Exit status: 0 the daemon answered, 1 it did not, 2 usage.`
 // maxHealthBytes bounds the /v1/health body read.
 const maxHealthBytes = 1 << 20
 
-// statusConfig is what `ccproxy status` was asked to do.
-type statusConfig struct {
+// daemonFlags are the flags of a command that talks to a running serve
+// (status, login-url): its URL, token and certificate fingerprint.
+type daemonFlags struct {
 	base, fp string
 	tok      tokenFlags
-	asJSON   bool
 	timeout  time.Duration
 	fs       *pflag.FlagSet
+}
+
+func (d *daemonFlags) register(fs *pflag.FlagSet) {
+	d.fs = fs
+	fs.StringVar(&d.base, "url", "", "the daemon's `URL`")
+	bindEnv(fs, "url", envURL)
+	d.tok.register(fs, "the `TOKEN` of the daemon", "read the token from `PATH`")
+	fs.StringVar(&d.fp, "tls-fingerprint", "", "trust the https server whose certificate has this SHA-256 `FINGERPRINT`")
+	bindEnv(fs, "tls-fingerprint", envTLSFingerprint)
+	fs.DurationVar(&d.timeout, "timeout", 10*time.Second, "give up after `DURATION`")
+}
+
+// call sends method path to the daemon with its token, over TLS pinned to
+// the fingerprint when one is given, and returns the body of a 200 answer
+// (at most max bytes). cmd prefixes the messages; the token never appears
+// in them.
+func (d *daemonFlags) call(ctx context.Context, cmd, method, path string, max int64, stderr io.Writer) ([]byte, error) {
+	if err := d.tok.check(cmd, stderr); err != nil {
+		return nil, err
+	}
+	if d.base == "" {
+		return nil, usagef("%s: give the daemon's URL with --url or $CCPROXY_URL (the \"url\" of serve's first line)", cmd)
+	}
+	u, err := url.Parse(strings.TrimSuffix(d.base, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil, usagef("%s: %s %.200q: want http://HOST:PORT or https://HOST:PORT", cmd, flagSource(d.fs, "url"), d.base)
+	}
+	token, err := d.tok.read(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if token == "" {
+		return nil, usagef("%s: no token: give --token-file PATH or set $CCPROXY_TOKEN (the token serve was started with, or the \"token\" of its first line)", cmd)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if d.fp != "" {
+		want, err := proxy.ParseFingerprint(d.fp)
+		if err != nil {
+			return nil, usagef("%s: %s: %v", cmd, flagSource(d.fs, "tls-fingerprint"), err)
+		}
+		tr.TLSClientConfig = pinnedTLS(want)
+	}
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, u.String()+path, nil)
+	if err != nil {
+		return nil, usagef("%s: %v", cmd, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", cmd, u.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the answer of %s: %w", cmd, u.Redacted(), err)
+	}
+	if int64(len(body)) > max {
+		return nil, fmt.Errorf("%s: %s answered more than %d bytes", cmd, u.Redacted(), max)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		json.Unmarshal(body, &e)
+		return nil, fmt.Errorf("%s: %s%s: %s: %.300s", cmd, u.Redacted(), path, resp.Status, e.Error.Message)
+	}
+	return body, nil
+}
+
+// statusConfig is what `ccproxy status` was asked to do.
+type statusConfig struct {
+	daemon daemonFlags
+	asJSON bool
 }
 
 func newStatusCmd() *cobra.Command {
@@ -58,73 +133,19 @@ func newStatusCmd() *cobra.Command {
 			return runStatus(c.Context(), cfg, c.OutOrStdout(), c.ErrOrStderr())
 		},
 	}
-	fs := c.Flags()
-	cfg.fs = fs
-	fs.StringVar(&cfg.base, "url", "", "the daemon's `URL`")
-	bindEnv(fs, "url", envURL)
-	cfg.tok.register(fs, "the `TOKEN` of the daemon", "read the token from `PATH`")
-	fs.StringVar(&cfg.fp, "tls-fingerprint", "", "trust the https server whose certificate has this SHA-256 `FINGERPRINT`")
-	bindEnv(fs, "tls-fingerprint", envTLSFingerprint)
-	fs.BoolVar(&cfg.asJSON, "json", false, "print the /v1/health JSON as it came")
-	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "give up after `DURATION`")
+	cfg.daemon.register(c.Flags())
+	c.Flags().BoolVar(&cfg.asJSON, "json", false, "print the /v1/health JSON as it came")
 	return c
 }
 
 func runStatus(ctx context.Context, cfg *statusConfig, stdout, stderr io.Writer) error {
-	if err := cfg.tok.check("status", stderr); err != nil {
-		return err
-	}
-	if cfg.base == "" {
-		return usagef("status: give the daemon's URL with --url or $CCPROXY_URL (the \"url\" of serve's first line)")
-	}
-	u, err := url.Parse(strings.TrimSuffix(cfg.base, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("status: %s %.200q: want http://HOST:PORT or https://HOST:PORT", flagSource(cfg.fs, "url"), cfg.base)
-	}
-	token, err := cfg.tok.read("status")
+	body, err := cfg.daemon.call(ctx, "status", "GET", "/v1/health", maxHealthBytes, stderr)
 	if err != nil {
 		return err
-	}
-	if token == "" {
-		return usagef("status: no token: give --token-file PATH or set $CCPROXY_TOKEN")
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if cfg.fp != "" {
-		want, err := proxy.ParseFingerprint(cfg.fp)
-		if err != nil {
-			return usagef("status: %s: %v", flagSource(cfg.fs, "tls-fingerprint"), err)
-		}
-		tr.TLSClientConfig = pinnedTLS(want)
-	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "GET", u.String()+"/v1/health", nil)
-	if err != nil {
-		return usagef("status: %v", err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := (&http.Client{Transport: tr}).Do(req)
-	if err != nil {
-		return fmt.Errorf("status: %s: %w", u.Redacted(), err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHealthBytes+1))
-	if err != nil {
-		return fmt.Errorf("status: reading the answer of %s: %w", u.Redacted(), err)
-	}
-	if len(body) > maxHealthBytes {
-		return fmt.Errorf("status: %s answered more than %d bytes", u.Redacted(), maxHealthBytes)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error struct{ Message string } `json:"error"`
-		}
-		json.Unmarshal(body, &e)
-		return fmt.Errorf("status: %s/v1/health: %s: %.300s", u.Redacted(), resp.Status, e.Error.Message)
 	}
 	var h proxy.Health
 	if err := json.Unmarshal(body, &h); err != nil {
-		return fmt.Errorf("status: %s/v1/health: not a health report: %w", u.Redacted(), err)
+		return fmt.Errorf("status: %s/v1/health: not a health report: %w", cfg.daemon.base, err)
 	}
 	if cfg.asJSON {
 		_, err = fmt.Fprintf(stdout, "%s\n", body)

@@ -84,6 +84,14 @@ func TestWebUIHistory(t *testing.T) {
 		b.do("viewport", chromedp.EmulateViewport(width, 860))
 		b.do("open a login link", chromedp.Navigate(loginLink(t, srv)))
 		b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+		// Below 700 px the sidebar is collapsed behind the ☰ button, and
+		// picking an item in it closes it again.
+		sidebar := func(open bool) {
+			if width < 700 && eval[bool](b, `document.body.dataset.sidebar === "open"`) != open {
+				b.do("the ☰ button", chromedp.Click("#sidebar-toggle"))
+			}
+		}
+		sidebar(true)
 		b.until("the past sessions", `document.querySelectorAll("#history-list li").length === 3`)
 		if w := eval[float64](b, `document.querySelector("#history-list li").getBoundingClientRect().right`); w <= 0 || w > float64(width) {
 			t.Errorf("%d px: the history list's right edge is at %v px", width, w)
@@ -119,6 +127,7 @@ func TestWebUIHistory(t *testing.T) {
 
 		// Open one: rendered as a live session is. The item must really be
 		// on screen (not covered, not squeezed to nothing).
+		sidebar(true)
 		onScreen := fmt.Sprintf(`(li => { li.scrollIntoView({block: "nearest"}); const r = li.getBoundingClientRect();
 			return r.height >= 20 && r.width >= 150 && li.contains(document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)) })(document.querySelector('#history-list li[data-history=%q]'))`, ids["2.1.329"])
 		if !eval[bool](b, onScreen) {
@@ -126,9 +135,11 @@ func TestWebUIHistory(t *testing.T) {
 		}
 		b.do("open a past session", chromedp.Click(fmt.Sprintf(`#history-list li[data-history=%q]`, ids["2.1.329"])))
 		b.until("the conversation", `!document.querySelector("#history-bar").hidden && document.querySelector("#log .session-log[data-loaded]") !== null`)
+		sidebar(true)
 		if !eval[bool](b, onScreen) {
 			t.Errorf("%d px: with a conversation shown, the past session's item is not on screen", width)
 		}
+		sidebar(false)
 		if got := eval[string](b, `document.querySelector("#log .msg.user").textContent`); got != "[H-TEXT] Greet me, after some thought." {
 			t.Errorf("%d px: first user turn %q", width, got)
 		}

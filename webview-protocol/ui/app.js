@@ -6,6 +6,9 @@
 import { Connection, login } from "./client.js";
 import { setupMCP } from "./mcp.js";
 import { configure as configureRenderer, renderEvent, renderPast, notice, scrollDown, userBubble } from "./render.js";
+import { initPermissions, permissionRequested, permissionResolved, showPermissionMode, describe } from "./permissions.js";
+import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./layout.js";
+import { initNotify, notify, unnotify } from "./notify.js";
 
 const $ = (sel) => document.querySelector(sel);
 const el = (tag, cls, text) => {
@@ -17,8 +20,6 @@ const el = (tag, cls, text) => {
 
 const sessions = new Map(); // id -> view
 let current = null;
-const permissions = []; // pending permission/request data, in arrival order
-let shownPermission = null;
 
 function view(id) {
   let v = sessions.get(id);
@@ -52,6 +53,7 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
     const c = $("#conn");
     c.dataset.state = state;
     c.textContent = state === "open" ? "connected" : state === "closed" ? `reconnecting… (${code}${reason ? ": " + reason : ""})` : "connecting…";
+    if (state === "closed") checkLogin("restarted");
   },
   async onOpen() {
     // How many times the page has connected: > 1 means it reconnected.
@@ -100,10 +102,13 @@ const pushes = {
     if (seq <= v.lastSeq) return; // already rendered (replay after reconnect)
     v.lastSeq = seq;
     renderEvent(v, event);
+    if (!v.info.prompt && (v.info.prompt = promptOf(event))) renderSessions();
   },
-  "session/state"({ session, state, claudeSessionId }) {
+  "session/state"({ session, state, claudeSessionId, permissionMode }) {
     const v = view(session);
     if (claudeSessionId) v.info.claudeSessionId = claudeSessionId;
+    if (v.state === "running" && state === "idle") notify(`turn:${session}`, "Claude finished", `${sessionName(v, sessions.values())}`, () => select(session));
+    showPermissionMode(session, permissionMode);
     updateSession(session, state);
   },
   "session/exited"({ session, code, signal, stderrTail, reason }) {
@@ -115,18 +120,13 @@ const pushes = {
     notice(view(session), `Some earlier events are no longer available (the log starts at #${firstSeq}).`, true);
   },
   "permission/request"(d) {
-    if (!permissions.some((p) => p.session === d.session && p.requestId === d.requestId)) permissions.push(d);
-    showPermission();
+    if (permissionRequested(d)) notify(`perm:${d.session}:${d.requestId}`, "Claude is waiting for you", describe(d), () => select(d.session));
   },
-  "permission/resolved"({ session, requestId, behavior, reason }) {
-    const i = permissions.findIndex((p) => p.session === session && p.requestId === requestId);
-    if (i >= 0) permissions.splice(i, 1);
-    if (shownPermission && shownPermission.session === session && shownPermission.requestId === requestId) {
-      shownPermission = null;
-      $("#permission").close();
-    }
+  "permission/resolved"(d) {
+    const { session, behavior, reason } = d;
+    unnotify(`perm:${session}:${d.requestId}`);
     notice(view(session), `permission ${behavior}${reason && reason !== "answered" ? ` (${reason})` : ""}`);
-    showPermission();
+    permissionResolved(d);
   },
 };
 
@@ -136,6 +136,7 @@ function updateSession(id, state, info) {
   const v = view(id);
   if (state) v.state = state;
   if (info) Object.assign(v.info, info);
+  if (info && info.permissionMode) showPermissionMode(id, info.permissionMode);
   renderSessions();
   if (id === current) updateComposer();
 }
@@ -149,9 +150,8 @@ function renderSessions() {
     li.dataset.session = v.id;
     li.setAttribute("aria-current", String(v.id === current));
     if (v.info.claudeSessionId) li.dataset.claudeSession = v.info.claudeSessionId;
-    const name = v.info.title || (v.info.cwd ? v.info.cwd.split("/").pop() || v.info.cwd : v.id);
-    li.append(el("span", "name", name), el("span", "state", v.state));
-    li.title = `${v.info.cwd || ""} ${v.info.model || ""}`.trim();
+    li.append(el("span", "name", sessionName(v, sessions.values())), el("span", "state", v.state));
+    li.title = `${v.info.cwd || ""} ${v.info.model || ""} (${v.id})`.trim();
     li.onclick = () => select(v.id);
     ul.append(li);
   }
@@ -174,13 +174,16 @@ function select(id) {
 function updateComposer() {
   const v = current && sessions.get(current);
   const live = v && !["exited", "closed"].includes(v.state);
-  $("#send").disabled = !live;
+  // With no session (and no past one) shown, Send creates one first.
+  $("#send").disabled = v ? !live : !!shownPast;
   $("#interrupt").disabled = !(v && v.state === "running");
+  showPermissionMode(null, "", live);
 }
 
-$("#new-session").addEventListener("submit", async (e) => {
-  e.preventDefault();
-  const f = e.target;
+// createSession creates a session as the sidebar's form says and shows
+// it; it returns its id, or null when the proxy refused.
+async function createSession() {
+  const f = $("#new-session");
   const data = {};
   if (f.cwd.value.trim()) data.cwd = f.cwd.value.trim();
   if (f.model.value.trim()) data.model = f.model.value.trim();
@@ -188,17 +191,26 @@ $("#new-session").addEventListener("submit", async (e) => {
     const r = await conn.request("session/create", data);
     updateSession(r.session, r.state || "starting", { cwd: r.cwd || data.cwd, model: data.model });
     select(r.session);
+    return r.session;
   } catch (err) {
     alert(`Could not create the session: ${err.message}`);
+    return null;
   }
+}
+
+$("#new-session").addEventListener("submit", (e) => {
+  e.preventDefault();
+  createSession();
 });
 
 $("#composer").addEventListener("submit", async (e) => {
   e.preventDefault();
   const ta = e.target.text;
   const text = ta.value;
-  if (!current || !text.trim()) return;
+  if (!text.trim() || (!current && shownPast)) return;
+  if (!current && !(await createSession())) return;
   const v = view(current);
+  if (!v.info.prompt) v.info.prompt = text;
   const bubble = userBubble(v, text, []);
   bubble.classList.add("pending");
   v.pendingTurns.push({ text, bubble });
@@ -211,7 +223,7 @@ $("#composer").addEventListener("submit", async (e) => {
 });
 
 $("#composer textarea").addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && !e.shiftKey) {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { // not while an IME composes
     e.preventDefault();
     $("#composer").requestSubmit();
   }
@@ -359,73 +371,38 @@ $("#history-continue").addEventListener("click", async () => {
   }
 });
 
-// ---- permissions ----
-
-function showPermission() {
-  if (shownPermission || !permissions.length) return;
-  const p = permissions[0];
-  shownPermission = p;
-  const dlg = $("#permission");
-  // kind: tool (allow, always allow, deny), question (AskUserQuestion:
-  // pick options, answer), plan (ExitPlanMode: approve, keep planning).
-  const kind = p.kind || "tool";
-  const questions = kind === "question" ? p.questions || [] : [];
-  dlg.querySelector(".perm-title").textContent = { question: "Answer", plan: "Approve the plan of" }[kind] || "Allow";
-  dlg.querySelector(".perm-tool").textContent = p.mcp ? `${p.mcp.server} · ${p.mcp.tool}` : p.displayName || p.toolName;
-  dlg.querySelector(".perm-session").textContent = `session ${p.session}`;
-  const box = dlg.querySelector(".perm-questions");
-  box.replaceChildren();
-  questions.forEach((q, i) => {
-    const fs = el("fieldset", "perm-question");
-    fs.append(el("legend", "", q.header ? `${q.header}: ${q.question}` : q.question));
-    for (const o of q.options) {
-      const label = el("label");
-      const input = el("input");
-      input.type = q.multiSelect ? "checkbox" : "radio";
-      input.name = `q${i}`;
-      input.value = o.label;
-      label.append(input, el("span", "", ` ${o.label}`));
-      if (o.description) label.append(el("small", "", ` — ${o.description}`));
-      fs.append(label);
-    }
-    box.append(fs);
-  });
-  const pre = dlg.querySelector(".perm-input");
-  pre.hidden = kind === "question";
-  pre.textContent = kind === "plan" && p.plan ? p.plan : JSON.stringify(p.input, null, 2);
-  dlg.querySelector(".always").hidden = kind !== "tool";
-  dlg.querySelector(".allow").textContent = { question: "Answer", plan: "Approve" }[kind] || "Allow";
-  dlg.querySelector(".deny").textContent = kind === "plan" ? "Keep planning" : "Deny";
-  dlg.returnValue = "";
-  dlg.onclose = async () => {
-    if (shownPermission !== p) return;
-    shownPermission = null;
-    const rv = dlg.returnValue;
-    const data = { session: p.session, requestId: p.requestId, behavior: rv === "allow" || rv === "always" ? "allow" : "deny" };
-    if (rv === "always") data.always = true;
-    if (data.behavior === "allow" && kind === "question") {
-      // The CLI's format: question text -> chosen label(s).
-      data.answers = {};
-      questions.forEach((q, i) => {
-        const picked = [...box.querySelectorAll(`input[name="q${i}"]:checked`)].map((x) => x.value);
-        if (picked.length) data.answers[q.question] = picked.join(", ");
-      });
-    }
-    try {
-      await conn.request("permission/respond", data);
-    } catch (err) {
-      if (err.code !== "already_resolved") notice(view(p.session), err.message, true);
-    }
-  };
-  dlg.showModal();
 }
 
 // ---- start ----
 
+initPermissions({
+  conn,
+  notice: (session, text, isError) => notice(view(session), text, isError),
+  current: () => current,
+  name: (session) => sessionName(view(session), sessions.values()),
+});
+initLayout();
+initNotify();
+
+// checkLogin shows how to log in, and stops reconnecting, when the proxy
+// says this browser is not logged in (why: what to say it is about).
+let loginChecks = 0;
+async function checkLogin(why) {
+  const n = ++loginChecks;
+  if ((await authState()) !== "login" || n !== loginChecks) return false;
+  conn.close();
+  showLoginHelp(why);
+  return true;
+}
+
+// The login link's code (if any) is traded for the cookie; a spent link
+// opened in a browser that is still logged in just carries on.
 login()
-  .then(() => conn.connect())
-  .catch((err) => {
-    const box = $("#login-error");
-    box.hidden = false;
-    box.textContent = `${err.message}. Open the login link ccproxy printed again.`;
+  .then(() => null, (err) => err)
+  .then(async (err) => {
+    if ((await authState()) === "login") {
+      showLoginHelp(!err ? "none" : err.status === 401 ? "spent" : "error", err && err.message);
+      return;
+    }
+    conn.connect();
   });

@@ -19,6 +19,7 @@ export class Connection {
   }
 
   connect() {
+    if (this.closedByUs) return;
     this.onStatus("connecting");
     const ws = new WebSocket(this.url, [SUBPROTOCOL]);
     this.ws = ws;
@@ -95,6 +96,6 @@ export async function login() {
     try {
       msg = (await r.json()).error.message;
     } catch {}
-    throw new Error(msg);
+    throw Object.assign(new Error(msg), { status: r.status });
   }
 }
