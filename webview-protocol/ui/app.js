@@ -371,8 +371,6 @@ $("#history-continue").addEventListener("click", async () => {
   }
 });
 
-}
-
 // ---- start ----
 
 initPermissions({
