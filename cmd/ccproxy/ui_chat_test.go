@@ -120,6 +120,9 @@ func TestWebUIChatRendering(t *testing.T) {
 			b.do("viewport", chromedp.EmulateViewport(width, 860))
 			b.do("open", chromedp.Navigate(srv.first.LoginURL))
 			b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+			if width < 700 { // the sidebar is folded behind ☰
+				b.do("the ☰ button", chromedp.Click("#sidebar-toggle"))
+			}
 			b.do("create a session", chromedp.Click(`#new-session button[type="submit"]`))
 			b.until("a session", `!document.querySelector("#send").disabled`)
 			results := func(n int) string { return fmt.Sprintf(`document.querySelectorAll(".result-line").length >= %d`, n) }
