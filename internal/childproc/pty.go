@@ -1,0 +1,7 @@
+package childproc
+
+import "errors"
+
+// ErrNoTerminal is returned by OpenTerminal where ccproxy cannot make a
+// pseudo-terminal.
+var ErrNoTerminal = errors.New("childproc: pseudo-terminals are not supported")
