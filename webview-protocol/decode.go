@@ -196,6 +196,8 @@ var (
 		TypeMCPTest:            func() Data { return new(MCPTest) },
 		TypeMCPToggle:          func() Data { return new(MCPToggle) },
 		TypeMCPReconnect:       func() Data { return new(MCPReconnect) },
+		TypeMCPLogin:           func() Data { return new(MCPLogin) },
+		TypeMCPLogout:          func() Data { return new(MCPLogout) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -223,6 +225,8 @@ var (
 		TypeMCPTest:            func() Data { return new(MCPProbeResult) },
 		TypeMCPToggle:          func() Data { return new(MCPLiveResult) },
 		TypeMCPReconnect:       func() Data { return new(MCPLiveResult) },
+		TypeMCPLogin:           func() Data { return new(MCPLoginResult) },
+		TypeMCPLogout:          func() Data { return new(MCPLogoutResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },
@@ -234,6 +238,7 @@ var (
 		TypePermissionResolved: func() Data { return new(PermissionResolved) },
 		TypeMCPStatus:          func() Data { return new(MCPStatus) },
 		TypeMCPConfig:          func() Data { return new(MCPConfig) },
+		TypeMCPLoginEvent:      func() Data { return new(MCPLoginEvent) },
 	}
 )
 

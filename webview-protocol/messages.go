@@ -344,6 +344,63 @@ type MCPLiveOutcome struct {
 	Error   *Error `json:"error,omitempty"`
 }
 
+// MCPLogin is the data of mcp/login: sign in to an OAuth-protected server
+// (type http or sse, in Claude Code's own configuration) with the CLI's
+// `claude mcp login`, so the tokens land where Claude Code keeps them. The
+// reply carries the authorization URL to open; one mcp/login push with
+// state done or failed follows it.
+type MCPLogin struct {
+	Name string `json:"name"`
+}
+
+// MCPLoginResult is the data of the reply to mcp/login: the authorization
+// URL the CLI printed. Open it in a browser on the machine where ccproxy
+// runs: the authorization server redirects to the CLI's callback on a
+// loopback port there. URL is empty only when the CLI finished without
+// printing one (its mcp/login push then follows at once).
+type MCPLoginResult struct {
+	Name string `json:"name"`
+	URL  string `json:"url,omitempty"`
+}
+
+// MCPLogout is the data of mcp/logout: clear the server's stored OAuth
+// credentials with `claude mcp logout` (cancelling a login of it that is
+// still running), then reconnect it in every live session.
+type MCPLogout struct {
+	Name string `json:"name"`
+}
+
+// MCPLogoutResult is the data of the reply to mcp/logout: the CLI's
+// message and what each live session answered to the reconnect (an
+// error "Server status: needs-auth" is the expected answer).
+type MCPLogoutResult struct {
+	Name     string           `json:"name"`
+	Message  string           `json:"message,omitempty"`
+	Sessions []MCPLiveOutcome `json:"sessions"`
+}
+
+// MCPLoginEvent is the data of the mcp/login push, sent to the client that
+// asked: state url (the URL is known, as in the reply), then done (signed
+// in; live sessions were reconnected) or failed (Error: cli_error with the
+// CLI's message, timeout, or cancelled).
+type MCPLoginEvent struct {
+	Name    string `json:"name"`
+	State   string `json:"state"`
+	URL     string `json:"url,omitempty"`
+	Message string `json:"message,omitempty"`
+	Error   *Error `json:"error,omitempty"`
+}
+
+// States of an mcp/login push.
+const (
+	LoginURL    = "url"
+	LoginDone   = "done"
+	LoginFailed = "failed"
+)
+
+// LoginStates are the states of an mcp/login push.
+var LoginStates = []string{LoginURL, LoginDone, LoginFailed}
+
 // MCPWriteScopes are the scopes mcp/add, mcp/update and mcp/remove write.
 var MCPWriteScopes = []string{"local", "project", "user"}
 

@@ -48,6 +48,8 @@ const (
 	TypeMCPTest            = "mcp/test"
 	TypeMCPToggle          = "mcp/toggle"
 	TypeMCPReconnect       = "mcp/reconnect"
+	TypeMCPLogin           = "mcp/login"
+	TypeMCPLogout          = "mcp/logout"
 )
 
 // Message types sent by the proxy.
@@ -62,6 +64,9 @@ const (
 	TypePermissionResolved = "permission/resolved"
 	TypeMCPStatus          = "mcp/status"
 	TypeMCPConfig          = "mcp/config"
+	// TypeMCPLoginEvent is the push that follows an mcp/login; it has the
+	// request's name.
+	TypeMCPLoginEvent = "mcp/login"
 )
 
 // Capabilities a proxy announces in hello. A client hides what the proxy does
@@ -81,6 +86,7 @@ const (
 	CapHistory         = "history"          // history/list, history/read
 	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test
 	CapMCPLive         = "mcp.live"         // mcp/toggle, mcp/reconnect
+	CapMCPAuth         = "mcp.auth"         // mcp/login, mcp/logout, the mcp/login push
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -97,11 +103,13 @@ var requestTypes = []string{
 	TypeMCPProbe, TypeMCPTools, TypeMCPCall, TypeMCPLog,
 	TypeHistoryList, TypeHistoryRead,
 	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest, TypeMCPToggle, TypeMCPReconnect,
+	TypeMCPLogin, TypeMCPLogout,
 }
 
 var pushTypes = []string{
 	TypeHello, TypeSessionEvent, TypeSessionState, TypeSessionExited, TypeSessionGap,
 	TypePermissionRequest, TypePermissionResolved, TypeMCPStatus, TypeMCPConfig,
+	TypeMCPLoginEvent,
 }
 
 // Frame is one websocket text frame, in either direction:
@@ -144,6 +152,7 @@ const (
 	CodeClaudeUnavailable   Code = "claude_unavailable"
 	CodeCLIError            Code = "cli_error"
 	CodeTimeout             Code = "timeout"
+	CodeCancelled           Code = "cancelled"
 	CodeShuttingDown        Code = "shutting_down"
 	CodeInternal            Code = "internal"
 
@@ -168,7 +177,7 @@ var codes = []Code{
 	CodeBadRequest, CodeUnknownType, CodeFrameTooLarge, CodeUnauthorized,
 	CodeForbiddenOrigin, CodeUnsupportedProtocol, CodeUnknownSession,
 	CodeSessionExited, CodeNotFound, CodeAlreadyResolved, CodeLimitExceeded,
-	CodeClaudeUnavailable, CodeCLIError, CodeTimeout, CodeShuttingDown, CodeInternal,
+	CodeClaudeUnavailable, CodeCLIError, CodeTimeout, CodeCancelled, CodeShuttingDown, CodeInternal,
 	CodeMCPServerNotFound, CodeMCPNotActive, CodeMCPToolNotFound,
 	CodeMCPInvalidArguments, CodeMCPCommandNotFound, CodeMCPTimeout,
 	CodeMCPConnectionRefused, CodeMCPAuthRequired, CodeMCPProcessExited,

@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -347,6 +348,51 @@ func (d MCPLiveResult) Validate() error {
 		}
 	}
 	return c.err()
+}
+
+func (d MCPLogin) Validate() error  { return nameOnly(d.Name) }
+func (d MCPLogout) Validate() error { return nameOnly(d.Name) }
+
+func (d MCPLoginResult) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	if d.URL != "" {
+		c.httpURL("url", d.URL)
+	}
+	return c.err()
+}
+
+func (d MCPLogoutResult) Validate() error {
+	return MCPLiveResult{Name: d.Name, Sessions: d.Sessions}.Validate()
+}
+
+func (d MCPLoginEvent) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	c.enum("state", d.State, LoginStates)
+	switch d.State {
+	case LoginURL:
+		c.httpURL("url", d.URL)
+	case LoginFailed:
+		if d.Error == nil {
+			c.add("error", "is required when state is failed")
+		}
+	}
+	if d.State != LoginFailed && d.Error != nil {
+		c.add("error", "only when state is failed")
+	}
+	if d.URL != "" && d.State != LoginURL {
+		c.add("url", "only when state is url")
+	}
+	return c.err()
+}
+
+// httpURL checks an absolute http(s) URL.
+func (c *check) httpURL(path, v string) {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		c.add(path, "must be an absolute http or https URL")
+	}
 }
 
 func nameOnly(n string) error {

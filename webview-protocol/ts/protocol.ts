@@ -63,6 +63,7 @@ export const ERROR_CODES = [
   "claude_unavailable",
   "cli_error",
   "timeout",
+  "cancelled",
   "shutting_down",
   "internal",
   "mcp_server_not_found",
@@ -98,6 +99,7 @@ export type Capability =
   | "history"
   | "mcp.manage"
   | "mcp.live"
+  | "mcp.auth"
   | (string & {});
 
 // ------------------------------------------------------------------ shared shapes
@@ -488,6 +490,22 @@ export interface McpLiveResult {
   name: string;
   sessions: Array<{ session: string; ok: boolean; error?: ProtocolError }>;
 }
+/** mcp/login and mcp/logout: a server of type http or sse in Claude Code's own configuration. */
+export interface McpLoginData {
+  name: string;
+}
+/** The authorization URL `claude mcp login` printed: open it in a browser on ccproxy's machine. */
+export interface McpLoginResult {
+  name: string;
+  /** Absent only when the CLI finished without printing one. */
+  url?: string;
+}
+/** `claude mcp logout`'s message and each live session's answer to the reconnect. */
+export interface McpLogoutResult {
+  name: string;
+  message?: string;
+  sessions: Array<{ session: string; ok: boolean; error?: ProtocolError }>;
+}
 export interface McpLogData {
   server?: string;
   limit?: number;
@@ -592,6 +610,8 @@ export interface Requests {
   "mcp/test": { data: McpTestData; result: McpProbeResult };
   "mcp/toggle": { data: McpToggleData; result: McpLiveResult };
   "mcp/reconnect": { data: McpReconnectData; result: McpLiveResult };
+  "mcp/login": { data: McpLoginData; result: McpLoginResult };
+  "mcp/logout": { data: McpLoginData; result: McpLogoutResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -704,6 +724,11 @@ export interface McpConfigServer {
   /** The definition with secrets masked. */
   config?: JsonObject;
 }
+/** The mcp/login push, to the connection that asked: url, then done or failed. */
+export type McpLoginEventData =
+  | { name: string; state: "url"; url: string }
+  | { name: string; state: "done"; message?: string }
+  | { name: string; state: "failed"; error: ProtocolError };
 export interface McpConfigData {
   project?: string;
   servers: McpConfigServer[];
@@ -722,6 +747,7 @@ export interface Pushes {
   "permission/resolved": PermissionResolvedData;
   "mcp/status": McpStatusData;
   "mcp/config": McpConfigData;
+  "mcp/login": McpLoginEventData;
 }
 export type PushType = keyof Pushes;
 
@@ -787,6 +813,8 @@ export const REQUEST_TYPES = [
   "mcp/test",
   "mcp/toggle",
   "mcp/reconnect",
+  "mcp/login",
+  "mcp/logout",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */
@@ -800,6 +828,7 @@ export const PUSH_TYPES = [
   "permission/resolved",
   "mcp/status",
   "mcp/config",
+  "mcp/login",
 ] as const;
 
 // Compile-time checks that the lists above and the maps agree exactly.
