@@ -41,6 +41,7 @@ type Server struct {
 	tokenHash [32]byte
 	origins   originPolicy
 	logins    *logins
+	auth      mcpLogins // mcp/login runs (mcpauth.go)
 	upgrader  websocket.Upgrader
 
 	metrics        *metrics     // metrics.go: GET /metrics
@@ -85,6 +86,7 @@ func New(opts Options) (*Server, error) {
 		inbound:   newByteBudget(opts.InboundBytes),
 		tokenHash: sha256.Sum256([]byte(opts.Token)),
 		logins:    newLogins(opts),
+		auth:      mcpLogins{running: map[string]*mcpLogin{}},
 		sessions:  map[string]*Session{},
 		clients:   map[*client]struct{}{},
 	}

@@ -9,6 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+const terminalSupported = true
+
 // OpenTerminal opens a pseudo-terminal pair. A child given tty as a
 // standard stream sees a terminal there (isatty holds), which some commands
 // insist on (`claude mcp login` refuses to run when its stdin is not one).

@@ -8,6 +8,8 @@ import (
 	"runtime"
 )
 
+const terminalSupported = false
+
 // OpenTerminal is implemented on Linux only; elsewhere it returns
 // ErrNoTerminal.
 func OpenTerminal() (master, tty *os.File, err error) {
