@@ -172,6 +172,35 @@
 // mcpconfig.SetServerDisabled (MCPManager.SetDisabled) and applies the
 // resulting configuration like a file edit.
 //
+// # Signing in to OAuth servers (mcpauth.go)
+//
+// With an MCP source, on platforms where childproc.OpenTerminal works
+// (Linux), the proxy offers mcp.auth: mcp/login runs the CLI's own
+// `claude [prefix] mcp login NAME --no-browser` (claude's binary,
+// environment without the token, Options.Project as directory) so the
+// tokens land where Claude Code keeps them. The CLI refuses a stdin that
+// is not a terminal, so its stdin is the tty of a pseudo-terminal (the
+// login goroutine keeps the master open until the CLI is reaped); its
+// stdout is a pipe read line by line (lines cut at 16 KiB, terminal escapes
+// removed) for the indented authorization URL, its stderr a 16 KiB tail.
+//
+//	mcp/login ─► checks (configured, http/sse, not only in ccproxy's extra files) ─► claude mcp login
+//	          ─► URL line ─► reply {name, url} + push mcp/login {state: url}
+//	          ─► exit 0 ─► mcp_reconnect in every live session (mcpLiveEach) ─► push {state: done}
+//	          ─► exit ≠ 0, MCPLoginTimeout, mcp/logout or a new mcp/login of NAME ─► push {state: failed}
+//	mcp/logout ─► stop NAME's running login, wait for it ─► claude mcp logout (30 s) ─► mcp_reconnect ─► reply
+//
+// A login runs in a goroutine of its connection (client.async) that owns
+// the CLI and one goroutine reading its stdout to EOF and then reaping it;
+// whatever stops a login (also the connection's end) sends SIGKILL to the
+// CLI's group, and the login goroutine returns only after the reap. One
+// login per server name (a new one stops the old and waits for it: the
+// CLI reuses its callback port), at most maxMCPLogins at once. The CLI's
+// messages reach clients through scrubCLIText (the configuration's
+// secrets masked by mcpHub.scrub; user info, query values and fragments
+// of URLs masked); the authorization URL itself goes only to the client,
+// never to the log.
+//
 // # Reaching the proxy from other machines
 //
 // Serve first readies its listener (remote.go): an address off loopback is
@@ -225,6 +254,8 @@
 // policy (served hosts, own origins) is written before the HTTP server
 // starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
+// mcpLogins.mu guards the map of running mcp/login runs (server name →
+// run); it is taken alone.
 //
 // Logs use log/slog with constant keys; the token, environment values of
 // MCP servers and header values never appear in a log line or a frame.
