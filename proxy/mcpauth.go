@@ -74,6 +74,16 @@ func (l *mcpLogin) stop(why string) {
 	})
 }
 
+// stopAll stops every running login (shutdown); each pushes failed,
+// cancelled, to its connection before the connection closes.
+func (m *mcpLogins) stopAll(why string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, l := range m.running {
+		l.stop(fmt.Sprintf("%s of %q: %s", protocol.TypeMCPLogin, name, why))
+	}
+}
+
 // offersAuth reports whether mcp/login and mcp/logout are offered: with an
 // MCP source, where ccproxy can give the CLI a terminal.
 func (s *Server) offersAuth() bool { return s.opts.MCP != nil && childproc.TerminalSupported }
@@ -365,12 +375,10 @@ func (o *loginOutput) read(r io.Reader, urls chan<- string) {
 	sent := false
 	for {
 		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) { // an overlong line: keep its start, skip the rest
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
+		text := strings.TrimSpace(ansiEscapes.ReplaceAllString(string(line), "")) // a copy: line is br's buffer
+		for errors.Is(err, bufio.ErrBufferFull) { // an overlong line: keep its start, skip the rest
+			_, err = br.ReadSlice('\n')
 		}
-		text := strings.TrimSpace(ansiEscapes.ReplaceAllString(string(line), ""))
 		if text != "" {
 			o.last = text
 		}

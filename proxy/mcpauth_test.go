@@ -154,7 +154,9 @@ func TestMCPLoginFailures(t *testing.T) {
 	_ = ts2
 }
 
-// gone reports whether the process whose pid is in file has ended.
+// gone reports whether the process whose pid is in file has ended (no
+// such process, or a zombie left for init to reap: the guard that was its
+// parent was killed).
 func gone(t *testing.T, file string) bool {
 	t.Helper()
 	b, err := os.ReadFile(file)
@@ -162,7 +164,16 @@ func gone(t *testing.T, file string) bool {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(string(b))
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	return pidGone(pid)
+}
+
+func pidGone(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	}
+	_, after, ok := strings.Cut(string(stat), ") ")
+	return ok && (strings.HasPrefix(after, "Z") || strings.HasPrefix(after, "X"))
 }
 
 // TestMCPLoginStops: a login that never completes is stopped (its CLI
@@ -182,7 +193,7 @@ func TestMCPLoginStops(t *testing.T) {
 	if ev.Error == nil || ev.Error.Code != protocol.CodeCancelled || !strings.Contains(ev.Error.Message, "new mcp/login") {
 		t.Errorf("replaced login: %+v", ev)
 	}
-	if pid, _ := strconv.Atoi(string(b1)); !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+	if pid, _ := strconv.Atoi(string(b1)); !pidGone(pid) {
 		t.Errorf("the replaced login's CLI (pid %d) still runs", pid)
 	}
 
@@ -202,7 +213,7 @@ func TestMCPLoginStops(t *testing.T) {
 	c.conn.Close()
 	c3 := ts.dial(t)
 	c3.do(protocol.TypeMCPLogin, map[string]any{"name": "oa"})
-	if pid, _ := strconv.Atoi(string(b2)); !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+	if pid, _ := strconv.Atoi(string(b2)); !pidGone(pid) {
 		t.Errorf("the CLI of a closed connection's login (pid %d) still runs", pid)
 	}
 
@@ -216,5 +227,33 @@ func TestMCPLoginStops(t *testing.T) {
 	}
 	if perr == nil || perr.Code != protocol.CodeTimeout {
 		t.Errorf("login past MCPLoginTimeout: %v", perr)
+	}
+}
+
+// TestLoginOutput: the URL is found on its own line (escapes removed),
+// once; an overlong line is cut, not kept whole; the last line is kept.
+func TestLoginOutput(t *testing.T) {
+	long := strings.Repeat("x", 3*loginOutputBytes)
+	for _, tc := range []struct {
+		name, in, url, last string
+	}{
+		{"plain", "Starting…\nVisit this URL to authorize:\n  https://a.example/authorize?x=1\n\nWaiting…\nAuthenticated.\n", "https://a.example/authorize?x=1", "Authenticated."},
+		{"osc8", "  \x1b]8;;http://h/a?b\x07http://h/a?b\x1b]8;;\x07\r\n", "http://h/a?b", "http://h/a?b"},
+		{"first only", "  http://h/1\n  http://h/2\n", "http://h/1", "http://h/2"},
+		{"not alone on its line", "see http://h/1 now\n", "", "see http://h/1 now"},
+		{"overlong", long + "\n  http://h/after\nend", "http://h/after", "end"},
+		{"none", "", "", ""},
+	} {
+		urls := make(chan string, 1)
+		var o loginOutput
+		o.read(strings.NewReader(tc.in), urls)
+		got := ""
+		select {
+		case got = <-urls:
+		default:
+		}
+		if got != tc.url || o.lastLine() != tc.last {
+			t.Errorf("%s: url %q, last %q; want %q, %q", tc.name, got, truncate(o.lastLine(), 40), tc.url, tc.last)
+		}
 	}
 }

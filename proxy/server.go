@@ -176,6 +176,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.mu.Unlock()
 	s.calls.shutdown()
+	s.auth.stopAll("ccproxy is shutting down")
 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if err := hs.Shutdown(shutCtx); err != nil {
