@@ -376,7 +376,7 @@ func (o *loginOutput) read(r io.Reader, urls chan<- string) {
 	for {
 		line, err := br.ReadSlice('\n')
 		text := strings.TrimSpace(ansiEscapes.ReplaceAllString(string(line), "")) // a copy: line is br's buffer
-		for errors.Is(err, bufio.ErrBufferFull) { // an overlong line: keep its start, skip the rest
+		for errors.Is(err, bufio.ErrBufferFull) {                                 // an overlong line: keep its start, skip the rest
 			_, err = br.ReadSlice('\n')
 		}
 		if text != "" {
