@@ -375,8 +375,10 @@ func (o *loginOutput) read(r io.Reader, urls chan<- string) {
 	sent := false
 	for {
 		line, err := br.ReadSlice('\n')
-		text := strings.TrimSpace(ansiEscapes.ReplaceAllString(string(line), "")) // a copy: line is br's buffer
-		for errors.Is(err, bufio.ErrBufferFull) {                                 // an overlong line: keep its start, skip the rest
+		// A copy (line is br's buffer); of an overlong line, its start: the
+		// rest is skipped.
+		text := strings.TrimSpace(ansiEscapes.ReplaceAllString(string(line), ""))
+		for errors.Is(err, bufio.ErrBufferFull) {
 			_, err = br.ReadSlice('\n')
 		}
 		if text != "" {
