@@ -188,6 +188,8 @@
 //	          ─► URL line ─► reply {name, url} + push mcp/login {state: url}
 //	          ─► exit 0 ─► mcp_reconnect in every live session (mcpLiveEach) ─► push {state: done}
 //	          ─► exit ≠ 0, MCPLoginTimeout, mcp/logout or a new mcp/login of NAME ─► push {state: failed}
+//	mcp/login {name, redirect} ─► must be the running login's redirect_uri (loopback) ─► GET it (no proxy,
+//	             no redirects, 30 s) = the CLI's callback ─► reply {name}; the login then ends as above
 //	mcp/logout ─► stop NAME's running login, wait for it ─► claude mcp logout (30 s) ─► mcp_reconnect ─► reply
 //
 // A login runs in a goroutine of its connection (client.async) that owns
@@ -199,7 +201,8 @@
 // messages reach clients through scrubCLIText (the configuration's
 // secrets masked by mcpHub.scrub; user info, query values and fragments
 // of URLs masked); the authorization URL itself goes only to the client,
-// never to the log.
+// never to the log, and a redirect (it holds the authorization code) is
+// neither logged nor echoed.
 //
 // # Reaching the proxy from other machines
 //

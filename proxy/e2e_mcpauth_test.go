@@ -111,6 +111,32 @@ func TestE2EMCPLoginLogout(t *testing.T) {
 	}
 	status(from, protocol.MCPNeedsAuth)
 
+	// The browser on another machine: its redirect to the CLI's loopback
+	// callback fails there; the user hands the address to mcp/login
+	// {name, redirect}, and the proxy delivers it.
+	from = c.count()
+	mustUnmarshal(t, c.do(protocol.TypeMCPLogin, map[string]any{"name": "oa"}), &lr)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(lr.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusFound || !strings.Contains(back, "/callback?code=") {
+		t.Fatalf("authorize answered %s to %q", resp.Status, back)
+	}
+	var rr protocol.MCPLoginResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPLogin, map[string]any{"name": "oa", "redirect": back}), &rr)
+	if rr.Name != "oa" || rr.URL != "" {
+		t.Errorf("reply to the redirect %+v", rr)
+	}
+	ev = loginPush(t, c, from, protocol.LoginDone)
+	if !strings.Contains(ev.Message, "Authenticated") {
+		t.Errorf("login completed by redirect: %+v", ev)
+	}
+	status(from, protocol.MCPConnected)
+
 	// A login in progress is cancelled by mcp/logout.
 	from = c.count()
 	mustUnmarshal(t, c.do(protocol.TypeMCPLogin, map[string]any{"name": "oa"}), &lr)

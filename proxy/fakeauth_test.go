@@ -32,7 +32,7 @@ func fakeMCPAuth(sub, name string) int {
 		fmt.Fprintf(os.Stderr, "No MCP server named %q. Configured servers: other\n", name)
 		return 1
 	}
-	fmt.Printf("Visit this URL to authorize:\n  \x1b]8;;http://127.0.0.1:1/authorize?client_id=c1&state=st1\x07http://127.0.0.1:1/authorize?client_id=c1&state=st1\x1b]8;;\x07\n\n")
+	fmt.Printf("Visit this URL to authorize:\n  \x1b]8;;http://127.0.0.1:1/authorize?client_id=c1&redirect_uri=http%%3A%%2F%%2Flocalhost%%3A1%%2Fcallback&state=st1\x07http://127.0.0.1:1/authorize?client_id=c1&redirect_uri=http%%3A%%2F%%2Flocalhost%%3A1%%2Fcallback&state=st1\x1b]8;;\x07\n\n")
 	if !isTerminal(0) {
 		fmt.Fprintf(os.Stderr, "Couldn't complete authentication for %q: this isn't an interactive terminal.\n", name)
 		return 1

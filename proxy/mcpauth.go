@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"net/url"
 	"os/exec"
 	"regexp"
@@ -33,6 +35,8 @@ import (
 //	            loopback callback; the CLI stores the tokens and exits 0
 //	          ─► mcp_reconnect in every live session ─► push {state: done} (mcp/status follows)
 //	             or push {state: failed, error} (exit ≠ 0, LoginTimeout, cancelled)
+//	mcp/login {name, redirect} (browser on another machine) ─► GET redirect, which must be the
+//	             login's loopback redirect_uri, = the CLI's callback ─► reply {name}
 //	mcp/logout ─► cancel a running login of NAME ─► `claude mcp logout NAME` ─► mcp_reconnect
 //	             in every live session (→ needs-auth) ─► reply
 //
@@ -65,6 +69,7 @@ type mcpLogin struct {
 	cancelWhy  string        // set before cancel is closed
 	done       chan struct{} // closed when the CLI has been reaped
 	cancelOnce sync.Once
+	redirect   string // the URL's redirect_uri once known (guarded by mcpLogins.mu)
 }
 
 func (l *mcpLogin) stop(why string) {
@@ -125,8 +130,12 @@ func (s *Server) loginCommand(typ string, args ...string) (*exec.Cmd, error) {
 }
 
 // reqMCPLogin serves mcp/login.
-func (s *Server) reqMCPLogin(c *client, id json.RawMessage, name string) {
-	typ := protocol.TypeMCPLogin
+func (s *Server) reqMCPLogin(c *client, id json.RawMessage, d *protocol.MCPLogin) {
+	typ, name := protocol.TypeMCPLogin, d.Name
+	if d.Redirect != "" {
+		s.reqMCPLoginRedirect(c, id, name, d.Redirect)
+		return
+	}
 	if err := s.authTarget(typ, name); err != nil {
 		c.replyErr(id, err)
 		return
@@ -219,6 +228,11 @@ func (s *Server) runLogin(c *client, id json.RawMessage, name string, cmd *exec.
 	}
 	gone := c.ctx.Done()
 	sendURL := func(u string) {
+		if pu, err := url.Parse(u); err == nil {
+			s.auth.mu.Lock()
+			l.redirect = pu.Query().Get("redirect_uri")
+			s.auth.mu.Unlock()
+		}
 		replied = true
 		c.reply(id, protocol.MCPLoginResult{Name: name, URL: u})
 		s.pushLogin(c, protocol.MCPLoginEvent{Name: name, State: protocol.LoginURL, URL: u})
@@ -296,6 +310,71 @@ func (s *Server) pushLogin(c *client, ev protocol.MCPLoginEvent) {
 		return
 	}
 	c.enqueue(outFrame{data: b})
+}
+
+// callbackTimeout bounds the delivery of a redirect to the CLI's callback.
+const callbackTimeout = 30 * time.Second
+
+// loopbackClient delivers redirects to the CLI's loopback callback: no
+// proxy, no redirects followed, no connection kept.
+var loopbackClient = &http.Client{
+	Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true},
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+func loopbackHost(h string) bool {
+	ip := net.ParseIP(h)
+	return h == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// reqMCPLoginRedirect serves mcp/login {name, redirect}: it delivers the
+// address the browser was sent back to to the running login's callback,
+// which must be exactly its redirect_uri (on loopback) plus a query. The
+// address holds the authorization code: it is never logged or echoed.
+func (s *Server) reqMCPLoginRedirect(c *client, id json.RawMessage, name, redirect string) {
+	typ := protocol.TypeMCPLogin
+	s.auth.mu.Lock()
+	var want string
+	if l := s.auth.running[name]; l != nil {
+		want = l.redirect
+	}
+	s.auth.mu.Unlock()
+	w, err := url.Parse(want)
+	if want == "" || err != nil || w.Scheme != "http" || !loopbackHost(w.Hostname()) {
+		c.replyErr(id, protocol.Errorf(protocol.CodeNotFound, "%s: no login of %.80q is waiting for the browser's redirect (start one with mcp/login {name})", typ, name))
+		return
+	}
+	got, err := url.Parse(redirect)
+	if err != nil || got.Scheme != w.Scheme || got.Host != w.Host || got.Path != w.Path || got.User != nil || got.RawQuery == "" || got.Fragment != "" {
+		c.replyErr(id, protocol.Errorf(protocol.CodeBadRequest, "%s: redirect: not the address this login's browser is sent back to (%s://%s%s?code=…&state=…)", typ, w.Scheme, w.Host, w.Path))
+		return
+	}
+	c.async(func() {
+		ctx, cancel := context.WithTimeout(c.ctx, callbackTimeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, got.String(), nil)
+		if err != nil {
+			c.replyErr(id, protocol.Errorf(protocol.CodeBadRequest, "%s: redirect: not a usable address", typ))
+			return
+		}
+		resp, err := loopbackClient.Do(req)
+		if err != nil { // its text holds the URL (and so the code): not shown
+			if ctx.Err() != nil {
+				c.replyErr(id, protocol.Errorf(protocol.CodeTimeout, "%s: the CLI's callback at %s did not answer within %s", typ, w.Host, callbackTimeout))
+				return
+			}
+			c.replyErr(id, protocol.Errorf(protocol.CodeCLIError, "%s: could not reach the CLI's callback at %s (has the login ended?)", typ, w.Host))
+			return
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			c.replyErr(id, protocol.Errorf(protocol.CodeCLIError, "%s: the CLI's callback answered %s", typ, resp.Status))
+			return
+		}
+		c.log.Info("mcp/login: redirect delivered to the CLI's callback", "server", name)
+		c.reply(id, protocol.MCPLoginResult{Name: name})
+	})
 }
 
 // reqMCPLogout serves mcp/logout.

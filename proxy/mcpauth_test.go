@@ -85,12 +85,29 @@ func TestMCPLoginFlow(t *testing.T) {
 	from := c.count()
 	var r protocol.MCPLoginResult
 	mustUnmarshal(t, c.do(protocol.TypeMCPLogin, map[string]any{"name": "oa"}), &r)
-	const want = "http://127.0.0.1:1/authorize?client_id=c1&state=st1"
+	const want = "http://127.0.0.1:1/authorize?client_id=c1&redirect_uri=http%3A%2F%2Flocalhost%3A1%2Fcallback&state=st1"
 	if r.Name != "oa" || r.URL != want {
 		t.Fatalf("reply %+v, want url %s", r, want)
 	}
 	if ev := loginPush(t, c, from, protocol.LoginURL); ev.URL != want {
 		t.Errorf("url push %+v", ev)
+	}
+	// mcp/login {name, redirect}: only the login's redirect_uri, delivered
+	// to the CLI's callback (none listens on port 1 here).
+	for _, tc := range []struct {
+		name, redirect string
+		code           protocol.Code
+	}{
+		{"oa", "http://localhost:2/callback?code=CODE-X&state=st1", protocol.CodeBadRequest},
+		{"oa", "http://localhost:1/other?code=CODE-X", protocol.CodeBadRequest},
+		{"oa", "http://localhost:1/callback", protocol.CodeBadRequest},
+		{"local", "http://localhost:1/callback?code=CODE-X", protocol.CodeNotFound},
+		{"oa", "http://localhost:1/callback?code=CODE-X&state=st1", protocol.CodeCLIError},
+	} {
+		perr := c.doErr(protocol.TypeMCPLogin, map[string]any{"name": tc.name, "redirect": tc.redirect})
+		if perr.Code != tc.code || strings.Contains(perr.Message, "CODE-X") {
+			t.Errorf("redirect %s to %s: %v, want %s without the code", tc.redirect, tc.name, perr, tc.code)
+		}
 	}
 	b, _ := os.ReadFile(argsFile)
 	if string(b) != `["mcp","login","oa","--no-browser"]` {

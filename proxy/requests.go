@@ -137,7 +137,7 @@ func (s *Server) handleFrame(c *client, data []byte) {
 	case *protocol.MCPReconnect:
 		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_reconnect", map[string]any{"serverName": d.Name})
 	case *protocol.MCPLogin:
-		s.reqMCPLogin(c, id, d.Name)
+		s.reqMCPLogin(c, id, d)
 	case *protocol.MCPLogout:
 		s.reqMCPLogout(c, id, d.Name)
 	default:

@@ -348,9 +348,14 @@ type MCPLiveOutcome struct {
 // (type http or sse, in Claude Code's own configuration) with the CLI's
 // `claude mcp login`, so the tokens land where Claude Code keeps them. The
 // reply carries the authorization URL to open; one mcp/login push with
-// state done or failed follows it.
+// state done or failed follows it. With Redirect it instead completes the
+// running login of Name with the address the browser was sent back to
+// (when the browser runs on another machine than ccproxy, its redirect to
+// the CLI's loopback callback fails there: the user copies that address):
+// ccproxy delivers it to the CLI's callback, and the reply is {name}.
 type MCPLogin struct {
-	Name string `json:"name"`
+	Name     string `json:"name"`
+	Redirect string `json:"redirect,omitempty"`
 }
 
 // MCPLoginResult is the data of the reply to mcp/login: the authorization

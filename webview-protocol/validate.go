@@ -350,7 +350,15 @@ func (d MCPLiveResult) Validate() error {
 	return c.err()
 }
 
-func (d MCPLogin) Validate() error  { return nameOnly(d.Name) }
+func (d MCPLogin) Validate() error {
+	var c check
+	c.name("name", d.Name)
+	if d.Redirect != "" {
+		c.httpURL("redirect", d.Redirect)
+	}
+	return c.err()
+}
+
 func (d MCPLogout) Validate() error { return nameOnly(d.Name) }
 
 func (d MCPLoginResult) Validate() error {

@@ -490,8 +490,13 @@ export interface McpLiveResult {
   name: string;
   sessions: Array<{ session: string; ok: boolean; error?: ProtocolError }>;
 }
-/** mcp/login and mcp/logout: a server of type http or sse in Claude Code's own configuration. */
+/** mcp/login: a server of type http or sse in Claude Code's own configuration. */
 export interface McpLoginData {
+  name: string;
+  /** Complete the running login of name with the address the browser was sent back to (browser on another machine). */
+  redirect?: string;
+}
+export interface McpLogoutData {
   name: string;
 }
 /** The authorization URL `claude mcp login` printed: open it in a browser on ccproxy's machine. */
@@ -611,7 +616,7 @@ export interface Requests {
   "mcp/toggle": { data: McpToggleData; result: McpLiveResult };
   "mcp/reconnect": { data: McpReconnectData; result: McpLiveResult };
   "mcp/login": { data: McpLoginData; result: McpLoginResult };
-  "mcp/logout": { data: McpLoginData; result: McpLogoutResult };
+  "mcp/logout": { data: McpLogoutData; result: McpLogoutResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
