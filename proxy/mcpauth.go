@@ -208,12 +208,16 @@ func (s *Server) runLogin(c *client, id json.RawMessage, name string, cmd *exec.
 	pid := cmd.Process.Pid
 	log.Info("claude mcp login started", "pid", pid)
 
+	// The reader ends at stdout's EOF, when the CLI and whatever it
+	// started are gone; only then does runLogin reap the CLI (Wait), so
+	// every signal to its group goes to an unreaped group leader: its
+	// pid cannot have been reused.
 	urls := make(chan string, 1)
-	exited := make(chan error, 1)
+	outDone := make(chan struct{})
 	var out loginOutput
-	go func() { // owned by runLogin: it waits for exited before returning
+	go func() { // owned by runLogin: it waits for outDone before returning
+		defer close(outDone)
 		out.read(stdout, urls)
-		exited <- cmd.Wait() // after stdout's EOF (StdoutPipe's rule)
 	}()
 
 	timer := time.NewTimer(s.opts.MCPLoginTimeout)
@@ -253,8 +257,9 @@ func (s *Server) runLogin(c *client, id json.RawMessage, name string, cmd *exec.
 			gone = nil
 			kill(protocol.Errorf(protocol.CodeCancelled, "%s of %q: the connection closed", typ, name))
 			continue
-		case err = <-exited:
-			select { // sent before exited: never lose it to select's choice
+		case <-outDone:
+			err = cmd.Wait()
+			select { // sent before outDone: never lose it to select's choice
 			case u := <-urls:
 				sendURL(u)
 			default:
@@ -262,7 +267,6 @@ func (s *Server) runLogin(c *client, id json.RawMessage, name string, cmd *exec.
 		}
 		break
 	}
-	childproc.SignalGroup(pid, syscall.SIGKILL) // whatever the CLI left behind
 	errText, _ := stderr.Text()
 	msg := s.scrubCLIText(out.lastLine())
 	cliMsg := s.scrubCLIText(lastLines(errText, 3))
@@ -289,7 +293,8 @@ func (s *Server) runLogin(c *client, id json.RawMessage, name string, cmd *exec.
 		return
 	}
 	log.Info("claude mcp login succeeded")
-	s.mcpLiveEach(c.ctx, typ, name, s.liveSessions(), "mcp_reconnect", map[string]any{"serverName": name})
+	// Even if the connection just closed: the sign-in happened.
+	s.mcpLiveEach(context.WithoutCancel(c.ctx), typ, name, s.liveSessions(), "mcp_reconnect", map[string]any{"serverName": name})
 	if !replied {
 		c.reply(id, protocol.MCPLoginResult{Name: name})
 	}
@@ -411,10 +416,11 @@ func (s *Server) reqMCPLogout(c *client, id json.RawMessage, name string) {
 			c.replyErr(id, protocol.Errorf(protocol.CodeClaudeUnavailable, "%s: starting claude failed; see the proxy's log", typ))
 			return
 		}
-		stop := context.AfterFunc(ctx, func() { childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL) })
+		// Process.Kill, safe against pid reuse, kills the guard; the
+		// command dies by its parent-death signal.
+		stop := context.AfterFunc(ctx, func() { cmd.Process.Kill() })
 		err := cmd.Wait()
 		stopped := !stop()
-		childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL)
 		errText, _ := errOut.Text()
 		switch {
 		case stopped:
