@@ -193,9 +193,10 @@
 //	mcp/logout ─► stop NAME's running login, wait for it ─► claude mcp logout (30 s) ─► mcp_reconnect ─► reply
 //
 // A login runs in a goroutine of its connection (client.async) that owns
-// the CLI and one goroutine reading its stdout to EOF and then reaping it;
-// whatever stops a login (also the connection's end) sends SIGKILL to the
-// CLI's group, and the login goroutine returns only after the reap. One
+// the CLI and one goroutine reading its stdout to EOF; whatever stops a
+// login (also the connection's end, or the proxy's shutdown) sends SIGKILL
+// to the CLI's group; the login goroutine reaps the CLI after that EOF (so
+// the group's leader is never reaped before a signal) and returns. One
 // login per server name (a new one stops the old and waits for it: the
 // CLI reuses its callback port), at most maxMCPLogins at once. The CLI's
 // messages reach clients through scrubCLIText (the configuration's

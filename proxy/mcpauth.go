@@ -41,10 +41,9 @@ import (
 //	             in every live session (→ needs-auth) ─► reply
 //
 // A login runs in a goroutine of its connection (client.async), which owns
-// the CLI process and one goroutine reading its stdout to the end and then
-// waiting for it; it ends when the CLI exits, and stops the CLI (SIGKILL
-// to its group) when its connection ends, the proxy shuts down,
-// LoginTimeout passes, or mcp/logout or a new mcp/login of the same server
+// the CLI process and one goroutine reading its stdout to the end; it
+// reaps the CLI after that, and stops it before (SIGKILL to its group)
+// when its connection ends, the proxy shuts down, MCPLoginTimeout passes, or mcp/logout or a new mcp/login of the same server
 // cancels it. mcpLogins.mu guards the map of running logins (one per
 // server name, at most maxMCPLogins).
 
