@@ -246,4 +246,3 @@ func TestMCPLoginStops(t *testing.T) {
 		t.Errorf("login past MCPLoginTimeout: %v", perr)
 	}
 }
-
