@@ -203,6 +203,39 @@
 // mcpconfig.TrustWorkspace (MCPManager.Trust), applies the result like a
 // file edit and names the servers that became active.
 //
+// # Signing in to OAuth servers (mcpauth.go)
+//
+// With an MCP source, on platforms where childproc.OpenTerminal works
+// (Linux), the proxy offers mcp.auth: mcp/login runs the CLI's own
+// `claude [prefix] mcp login NAME --no-browser` (claude's binary,
+// environment without the token, Options.Project as directory) so the
+// tokens land where Claude Code keeps them. The CLI refuses a stdin that
+// is not a terminal, so its stdin is the tty of a pseudo-terminal (the
+// login goroutine keeps the master open until the CLI is reaped); its
+// stdout is a pipe read line by line (lines cut at 16 KiB, terminal escapes
+// removed) for the indented authorization URL, its stderr a 16 KiB tail.
+//
+//	mcp/login ─► checks (configured, http/sse, not only in ccproxy's extra files) ─► claude mcp login
+//	          ─► URL line ─► reply {name, url} + push mcp/login {state: url}
+//	          ─► exit 0 ─► mcp_reconnect in every live session (mcpLiveEach) ─► push {state: done}
+//	          ─► exit ≠ 0, MCPLoginTimeout, mcp/logout or a new mcp/login of NAME ─► push {state: failed}
+//	mcp/login {name, redirect} ─► must be the running login's redirect_uri (loopback) ─► GET it (no proxy,
+//	             no redirects, 30 s) = the CLI's callback ─► reply {name}; the login then ends as above
+//	mcp/logout ─► stop NAME's running login, wait for it ─► claude mcp logout (30 s) ─► mcp_reconnect ─► reply
+//
+// A login runs in a goroutine of its connection (client.async) that owns
+// the CLI and one goroutine reading its stdout to EOF; whatever stops a
+// login (also the connection's end, or the proxy's shutdown) sends SIGKILL
+// to the CLI's group; the login goroutine reaps the CLI after that EOF (so
+// the group's leader is never reaped before a signal) and returns. One
+// login per server name (a new one stops the old and waits for it: the
+// CLI reuses its callback port), at most maxMCPLogins at once. The CLI's
+// messages reach clients through scrubCLIText (the configuration's
+// secrets masked by mcpHub.scrub; user info, query values and fragments
+// of URLs masked); the authorization URL itself goes only to the client,
+// never to the log, and a redirect (it holds the authorization code) is
+// neither logged nor echoed.
+//
 // # Reaching the proxy from other machines
 //
 // Serve first readies its listener (remote.go): an address off loopback is
@@ -256,6 +289,8 @@
 // policy (served hosts, own origins) is written before the HTTP server
 // starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
+// mcpLogins.mu guards the map of running mcp/login runs (server name →
+// run); it is taken alone.
 // Session.clientMu guards the session's client configuration; it is taken
 // alone or under Session.mu, and only a configFile's lock is taken under it.
 //

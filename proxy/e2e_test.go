@@ -57,6 +57,7 @@ func e2eResponder(release <-chan struct{}) fakeapi.Responder {
 		fakeapi.OnText("BASH-DENY", bash("denied")),
 		fakeapi.OnText("BASH-TIMEOUT", bash("timeout")),
 		fakeapi.OnText("HOT", fakeapi.CallTool("mcp__hot__text", nil)),
+		fakeapi.OnText("OAUTH", fakeapi.CallTool("mcp__oa__echo", map[string]any{"message": "through oauth"})),
 		fakeapi.OnText("SLOW", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("this answer never ends")}, Wait: release}),
 		fakeapi.OnText("BIG", fakeapi.Say(bigText)),
 		fakeapi.OnText("ECHO-1", fakeapi.CallTool("mcp__everything__echo", map[string]any{"message": "one"})),

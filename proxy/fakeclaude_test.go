@@ -85,6 +85,9 @@ func fakeClaude(args []string) int {
 		b, _ := json.Marshal(args)
 		os.WriteFile(f, b, 0o644)
 	}
+	if len(args) >= 3 && args[0] == "mcp" && (args[1] == "login" || args[1] == "logout") {
+		return fakeMCPAuth(args[1], args[2])
+	}
 	if os.Getenv("FAKE_IGNORE_TERM") == "1" {
 		signal.Ignore(syscall.SIGTERM)
 	}

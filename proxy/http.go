@@ -211,6 +211,9 @@ func (s *Server) helloFrame(connID string) []byte {
 	if s.opts.MCP != nil {
 		caps = append(caps, protocol.CapMCPApproval, protocol.CapMCPLive)
 	}
+	if s.offersAuth() {
+		caps = append(caps, protocol.CapMCPAuth) // mcp/login, mcp/logout
+	}
 	caps = append(caps, s.calls.capabilities()...) // mcp.probe, mcp.tools, mcp.call, mcp.log when wired
 	if s.hist != nil {
 		caps = append(caps, protocol.CapHistory)

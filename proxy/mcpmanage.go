@@ -304,29 +304,42 @@ func (s *Server) reqMCPLive(c *client, id json.RawMessage, typ, name, session, s
 		targets = s.liveSessions()
 	}
 	c.async(func() {
-		out := make([]protocol.MCPLiveOutcome, len(targets))
-		var wg sync.WaitGroup
-		for i, sess := range targets {
-			wg.Add(1)
-			go func() { // owned by this request: joined below
-				defer wg.Done()
-				out[i].Session = sess.id
-				ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
-				defer cancel()
-				if _, err := sess.controlWait(ctx, subtype, fields); err != nil {
-					var pe *protocol.Error
-					if !errors.As(controlError(typ, err), &pe) {
-						pe = protocol.Errorf(protocol.CodeInternal, "%s failed", typ)
-					}
-					out[i].Error = pe
-					return
+		c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: s.mcpLiveEach(c.ctx, typ, name, targets, subtype, fields)})
+	})
+}
+
+// mcpLiveEach sends the control request subtype with fields to each of
+// targets at once, from goroutines it owns and joins, each bounded by
+// ControlTimeout and ctx, and returns each session's outcome; each session
+// that answered is asked for mcp_status afterwards so mcp/status shows the
+// result.
+func (s *Server) mcpLiveEach(ctx context.Context, typ, name string, targets []*Session, subtype string, fields map[string]any) []protocol.MCPLiveOutcome {
+	out := make([]protocol.MCPLiveOutcome, len(targets))
+	var wg sync.WaitGroup
+	for i, sess := range targets {
+		wg.Add(1)
+		go func() { // owned by this call: joined below
+			defer wg.Done()
+			out[i].Session = sess.id
+			ctx, cancel := context.WithTimeout(ctx, s.opts.ControlTimeout)
+			defer cancel()
+			_, err := sess.controlWait(ctx, subtype, fields)
+			if err != nil {
+				var pe *protocol.Error
+				if !errors.As(controlError(typ, err), &pe) {
+					pe = protocol.Errorf(protocol.CodeInternal, "%s failed", typ)
 				}
+				out[i].Error = pe
+			} else {
 				out[i].OK = true
 				sess.log.Info("MCP server changed live", "request", typ, "server", name)
+			}
+			var ce *cliError
+			if err == nil || errors.As(err, &ce) {
 				sess.refreshMCPStatus()
-			}()
-		}
-		wg.Wait()
-		c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: out})
-	})
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }

@@ -107,7 +107,10 @@ type Options struct {
 	PongWait          time.Duration // drop a silent connection after it (60 s)
 	WriteWait         time.Duration // deadline of one websocket write (10 s)
 	MCPRefresh        time.Duration // ask mcp_status this often while a server is pending (1 s)
-	StderrTailBytes   int           // claude stderr kept for the exit report (8 KiB)
+	// MCPLoginTimeout bounds an mcp/login: the CLI is stopped if the
+	// browser has not completed the sign-in by then (10 min).
+	MCPLoginTimeout time.Duration
+	StderrTailBytes int // claude stderr kept for the exit report (8 KiB)
 
 	// Logger receives the proxy's log (default: discard).
 	Logger *slog.Logger
@@ -231,6 +234,7 @@ func (o *Options) setDefaults() error {
 	defDur(&o.PongWait, 60*time.Second)
 	defDur(&o.WriteWait, 10*time.Second)
 	defDur(&o.MCPRefresh, time.Second)
+	defDur(&o.MCPLoginTimeout, 10*time.Minute)
 	defInt(&o.StderrTailBytes, 8<<10)
 	defInt(&o.MaxMCPRequests, 64)
 	defInt(&o.MaxPendingPermissions, DefaultMaxPendingPermissions)

@@ -138,6 +138,10 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_toggle", map[string]any{"serverName": d.Name, "enabled": *d.Enabled, "persist": d.Persist})
 	case *protocol.MCPReconnect:
 		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_reconnect", map[string]any{"serverName": d.Name})
+	case *protocol.MCPLogin:
+		s.reqMCPLogin(c, id, d)
+	case *protocol.MCPLogout:
+		s.reqMCPLogout(c, id, d.Name)
 	default:
 		c.replyErr(id, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q", f.Type))
 	}
@@ -162,6 +166,8 @@ func (s *Server) offers(typ string) bool {
 		return s.offersManage(typ)
 	case protocol.TypeMCPToggle, protocol.TypeMCPReconnect:
 		return s.offersLive()
+	case protocol.TypeMCPLogin, protocol.TypeMCPLogout:
+		return s.offersAuth()
 	}
 	return false
 }

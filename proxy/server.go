@@ -43,6 +43,7 @@ type Server struct {
 	tokenHash [32]byte
 	origins   originPolicy
 	logins    *logins
+	auth      mcpLogins // mcp/login runs (mcpauth.go)
 	upgrader  websocket.Upgrader
 
 	metrics        *metrics     // metrics.go: GET /metrics
@@ -87,6 +88,7 @@ func New(opts Options) (*Server, error) {
 		inbound:   newByteBudget(opts.InboundBytes),
 		tokenHash: sha256.Sum256([]byte(opts.Token)),
 		logins:    newLogins(opts),
+		auth:      mcpLogins{running: map[string]*mcpLogin{}},
 		sessions:  map[string]*Session{},
 		clients:   map[*client]struct{}{},
 	}
@@ -176,6 +178,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.mu.Unlock()
 	s.calls.shutdown()
+	s.auth.stopAll("ccproxy is shutting down")
 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if err := hs.Shutdown(shutCtx); err != nil {

@@ -60,6 +60,12 @@ func (s *testSource) rebuildLocked() {
 	for _, name := range names {
 		def := json.RawMessage(s.servers[name])
 		v := protocol.MCPConfigServer{Name: name, Scope: protocol.ScopeExtra, Type: "stdio", Active: true, Approval: protocol.ApprovalNotNeeded, Config: def}
+		var typed struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(def, &typed) == nil && typed.Type != "" {
+			v.Type = typed.Type
+		}
 		if a, ok := s.approval[name]; ok {
 			v.Scope = protocol.ScopeProject
 			v.Approval = a

@@ -185,6 +185,8 @@ var (
 		TypeMCPToggle:          func() Data { return new(MCPToggle) },
 		TypeMCPReconnect:       func() Data { return new(MCPReconnect) },
 		TypeMCPTrust:           func() Data { return new(MCPTrust) },
+		TypeMCPLogin:           func() Data { return new(MCPLogin) },
+		TypeMCPLogout:          func() Data { return new(MCPLogout) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -213,6 +215,8 @@ var (
 		TypeMCPToggle:          func() Data { return new(MCPLiveResult) },
 		TypeMCPReconnect:       func() Data { return new(MCPLiveResult) },
 		TypeMCPTrust:           func() Data { return new(MCPTrustResult) },
+		TypeMCPLogin:           func() Data { return new(MCPLoginResult) },
+		TypeMCPLogout:          func() Data { return new(MCPLogoutResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },
@@ -224,6 +228,7 @@ var (
 		TypePermissionResolved: func() Data { return new(PermissionResolved) },
 		TypeMCPStatus:          func() Data { return new(MCPStatus) },
 		TypeMCPConfig:          func() Data { return new(MCPConfig) },
+		TypeMCPLoginEvent:      func() Data { return new(MCPLoginEvent) },
 	}
 )
 

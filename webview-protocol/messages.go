@@ -382,6 +382,68 @@ type MCPLiveOutcome struct {
 	Error   *Error `json:"error,omitempty"`
 }
 
+// MCPLogin is the data of mcp/login: sign in to an OAuth-protected server
+// (type http or sse, in Claude Code's own configuration) with the CLI's
+// `claude mcp login`, so the tokens land where Claude Code keeps them. The
+// reply carries the authorization URL to open; one mcp/login push with
+// state done or failed follows it. With Redirect it instead completes the
+// running login of Name with the address the browser was sent back to
+// (when the browser runs on another machine than ccproxy, its redirect to
+// the CLI's loopback callback fails there: the user copies that address):
+// ccproxy delivers it to the CLI's callback, and the reply is {name}.
+type MCPLogin struct {
+	Name     string `json:"name" schema:"ref=ServerName"`
+	Redirect string `json:"redirect,omitempty" jsonschema:"Complete the running login of name with the address the browser was sent back to (the CLI's loopback callback with code and state)." schema:"pattern=^https?://[^/?#]+"`
+}
+
+// MCPLoginResult is the data of the reply to mcp/login: the authorization
+// URL the CLI printed. Open it in a browser on the machine where ccproxy
+// runs: the authorization server redirects to the CLI's callback on a
+// loopback port there. URL is empty only when the CLI finished without
+// printing one (its mcp/login push then follows at once).
+type MCPLoginResult struct {
+	Name string `json:"name" schema:"ref=ServerName"`
+	URL  string `json:"url,omitempty" jsonschema:"The authorization URL; absent only when the CLI finished without printing one." schema:"pattern=^https?://[^/?#]+"`
+}
+
+// MCPLogout is the data of mcp/logout: clear the server's stored OAuth
+// credentials with `claude mcp logout` (cancelling a login of it that is
+// still running), then reconnect it in every live session.
+type MCPLogout struct {
+	Name string `json:"name" schema:"ref=ServerName"`
+}
+
+// MCPLogoutResult is the data of the reply to mcp/logout: the CLI's
+// message and what each live session answered to the reconnect (an
+// error "Server status: needs-auth" is the expected answer).
+type MCPLogoutResult struct {
+	Name     string           `json:"name" schema:"ref=ServerName"`
+	Message  string           `json:"message,omitempty" jsonschema:"The CLI's message."`
+	Sessions []MCPLiveOutcome `json:"sessions"`
+}
+
+// MCPLoginEvent is the data of the mcp/login push, sent to the client that
+// asked: state url (the URL is known, as in the reply), then done (signed
+// in; live sessions were reconnected) or failed (Error: cli_error with the
+// CLI's message, timeout, or cancelled).
+type MCPLoginEvent struct {
+	Name    string `json:"name" schema:"ref=ServerName"`
+	State   string `json:"state" jsonschema:"url, then done or failed."`
+	URL     string `json:"url,omitempty" jsonschema:"An absolute http(s) URL." schema:"pattern=^https?://[^/?#]+"`
+	Message string `json:"message,omitempty" jsonschema:"The CLI's message on success."`
+	Error   *Error `json:"error,omitempty"`
+}
+
+// States of an mcp/login push.
+const (
+	LoginURL    = "url"
+	LoginDone   = "done"
+	LoginFailed = "failed"
+)
+
+// LoginStates are the states of an mcp/login push.
+var LoginStates = []string{LoginURL, LoginDone, LoginFailed}
+
 // MCPWriteScopes are the scopes mcp/add, mcp/update and mcp/remove write.
 var MCPWriteScopes = []string{"local", "project", "user"}
 

@@ -49,6 +49,8 @@ const (
 	TypeMCPToggle          = "mcp/toggle"
 	TypeMCPReconnect       = "mcp/reconnect"
 	TypeMCPTrust           = "mcp/trust"
+	TypeMCPLogin           = "mcp/login"
+	TypeMCPLogout          = "mcp/logout"
 )
 
 // Message types sent by the proxy.
@@ -63,6 +65,9 @@ const (
 	TypePermissionResolved = "permission/resolved"
 	TypeMCPStatus          = "mcp/status"
 	TypeMCPConfig          = "mcp/config"
+	// TypeMCPLoginEvent is the push that follows an mcp/login; it has the
+	// request's name.
+	TypeMCPLoginEvent = "mcp/login"
 )
 
 // Capabilities a proxy announces in hello. A client hides what the proxy does
@@ -82,6 +87,7 @@ const (
 	CapHistory         = "history"          // history/list, history/read
 	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test, mcp/trust
 	CapMCPLive         = "mcp.live"         // mcp/toggle, mcp/reconnect
+	CapMCPAuth         = "mcp.auth"         // mcp/login, mcp/logout, the mcp/login push
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -99,11 +105,13 @@ var requestTypes = []string{
 	TypeHistoryList, TypeHistoryRead,
 	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest, TypeMCPToggle, TypeMCPReconnect,
 	TypeMCPTrust,
+	TypeMCPLogin, TypeMCPLogout,
 }
 
 var pushTypes = []string{
 	TypeHello, TypeSessionEvent, TypeSessionState, TypeSessionExited, TypeSessionGap,
 	TypePermissionRequest, TypePermissionResolved, TypeMCPStatus, TypeMCPConfig,
+	TypeMCPLoginEvent,
 }
 
 // Frame is one websocket text frame, in either direction:
@@ -146,6 +154,7 @@ const (
 	CodeClaudeUnavailable   Code = "claude_unavailable"
 	CodeCLIError            Code = "cli_error"
 	CodeTimeout             Code = "timeout"
+	CodeCancelled           Code = "cancelled"
 	CodeShuttingDown        Code = "shutting_down"
 	CodeInternal            Code = "internal"
 
@@ -170,7 +179,7 @@ var codes = []Code{
 	CodeBadRequest, CodeUnknownType, CodeFrameTooLarge, CodeUnauthorized,
 	CodeForbiddenOrigin, CodeUnsupportedProtocol, CodeUnknownSession,
 	CodeSessionExited, CodeNotFound, CodeAlreadyResolved, CodeLimitExceeded,
-	CodeClaudeUnavailable, CodeCLIError, CodeTimeout, CodeShuttingDown, CodeInternal,
+	CodeClaudeUnavailable, CodeCLIError, CodeTimeout, CodeCancelled, CodeShuttingDown, CodeInternal,
 	CodeMCPServerNotFound, CodeMCPNotActive, CodeMCPToolNotFound,
 	CodeMCPInvalidArguments, CodeMCPCommandNotFound, CodeMCPTimeout,
 	CodeMCPConnectionRefused, CodeMCPAuthRequired, CodeMCPProcessExited,

@@ -117,3 +117,20 @@ func (SessionCreate) schemaRules(s *jsonschema.Schema) {
 	p.PropertyNames = withMessage(&jsonschema.Schema{Pattern: "^[A-Za-z0-9_-]{1,256}$"}, "a server name is 1 to 256 letters, digits, _ or -")
 	p.AdditionalProperties = withMessage(&jsonschema.Schema{Type: "object"}, "a server definition is an object")
 }
+
+// MCPLoginEvent: state is one of LoginStates; url comes with state url
+// only, error with state failed only.
+func (MCPLoginEvent) schemaRules(s *jsonschema.Schema) {
+	s.Properties["state"] = withMessage(enumOf(LoginStates), "must be url, done or failed")
+	stateIs := func(st string) *jsonschema.Schema {
+		return props(map[string]*jsonschema.Schema{"state": constOf(st)})
+	}
+	s.AllOf = append(s.AllOf,
+		&jsonschema.Schema{If: stateIs(LoginURL),
+			Then: &jsonschema.Schema{Required: []string{"url"}},
+			Else: props(map[string]*jsonschema.Schema{"url": forbidden("only when state is url")})},
+		&jsonschema.Schema{If: stateIs(LoginFailed),
+			Then: &jsonschema.Schema{Required: []string{"error"}},
+			Else: props(map[string]*jsonschema.Schema{"error": forbidden("only when state is failed")})},
+	)
+}

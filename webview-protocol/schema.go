@@ -472,7 +472,7 @@ func (g *generator) files() ([]schemaFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, schemaFile{fileName(typ) + ".json", g.messageSchema(typ, data, false)})
+		out = append(out, schemaFile{pushFileName(typ) + ".json", g.messageSchema(typ, data, false)})
 	}
 	out = append(out,
 		schemaFile{"http.mcp-status.json", &jsonschema.Schema{Title: "GET /v1/mcp/status", Description: messageDocs["GET /v1/mcp/status"], Ref: g.refPrefix + "McpStatusData"}},
@@ -495,9 +495,13 @@ func (g *generator) messageData(t reflect.Type) (*jsonschema.Schema, error) {
 }
 
 func (g *generator) messageSchema(typ string, data *jsonschema.Schema, request bool) *jsonschema.Schema {
+	docs := messageDocs[typ]
+	if !request && pushFileName(typ) != fileName(typ) {
+		docs = messageDocs[typ+" push"]
+	}
 	s := &jsonschema.Schema{
 		Title:       typ,
-		Description: messageDocs[typ],
+		Description: docs,
 		Type:        "object",
 		Properties: map[string]*jsonschema.Schema{
 			"type": constOf(typ),
@@ -636,3 +640,13 @@ func sortedKeys[V any](m map[string]V) []string {
 // fileName is the schema file name of a message type, without .json:
 // "session/send" -> "session.send".
 func fileName(typ string) string { return strings.ReplaceAll(typ, "/", ".") }
+
+// pushFileName is the schema and example name of a push type: its
+// fileName, with ".push" added when a request has the same name (mcp/login
+// is both: mcp.login.json is the request, mcp.login.push.json the push).
+func pushFileName(typ string) string {
+	if slices.Contains(requestTypes, typ) {
+		return fileName(typ) + ".push"
+	}
+	return fileName(typ)
+}

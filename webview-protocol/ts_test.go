@@ -30,6 +30,9 @@ func tsTypeFor(schema string) (string, error) {
 	case "http.error":
 		return "HttpError", nil
 	}
+	if base, ok := strings.CutSuffix(schema, ".push"); ok {
+		return fmt.Sprintf("PushFrame<%q>", strings.Replace(base, ".", "/", 1)), nil
+	}
 	if rt := requestTypeOfReply(schema); rt != "" {
 		return fmt.Sprintf("ReplyFrame<%q>", rt), nil
 	}

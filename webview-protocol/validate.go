@@ -604,6 +604,11 @@ func (d MCPUpdate) Validate() error                      { return validateValue(
 func (d MCPRemove) Validate() error                      { return validateValue(d) }
 func (d MCPManageResult) Validate() error                { return validateValue(d) }
 func (d MCPTrust) Validate() error                       { return validateValue(d) }
+func (d MCPLogin) Validate() error                       { return validateValue(d) }
+func (d MCPLoginResult) Validate() error                 { return validateValue(d) }
+func (d MCPLogout) Validate() error                      { return validateValue(d) }
+func (d MCPLogoutResult) Validate() error                { return validateValue(d) }
+func (d MCPLoginEvent) Validate() error                  { return validateValue(d) }
 func (d MCPTrustResult) Validate() error                 { return validateValue(d) }
 func (d MCPTest) Validate() error                        { return validateValue(d) }
 func (d MCPToggle) Validate() error                      { return validateValue(d) }

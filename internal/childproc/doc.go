@@ -78,6 +78,12 @@
 // by pid. This is compile-checked here, not run: only Linux runs the
 // suite.
 //
+// OpenTerminal (Linux) opens a pseudo-terminal pair for a child that
+// insists on a terminal on one of its standard streams (`claude mcp login`
+// on stdin): the tty end is opened O_NOCTTY, so it becomes nobody's
+// controlling terminal and no SIGHUP comes of it; elsewhere it returns
+// ErrNoTerminal.
+//
 // On other unix platforms the child gets no guard and no parent-death
 // signal; on platforms without process groups the group functions do
 // nothing.

@@ -534,6 +534,68 @@ export interface McpLogResult {
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "McpLoginData".
+ */
+export interface McpLoginData {
+  name: string;
+  /**
+   * Complete the running login of name with the address the browser was sent back to (the CLI's loopback callback with code and state).
+   */
+  redirect?: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "McpLoginPushData".
+ */
+export interface McpLoginPushData {
+  name: string;
+  state: "url" | "done" | "failed";
+  /**
+   * An absolute http(s) URL.
+   */
+  url?: string;
+  /**
+   * The CLI's message on success.
+   */
+  message?: string;
+  error?: ProtocolError;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "McpLoginResult".
+ */
+export interface McpLoginResult {
+  name: string;
+  /**
+   * The authorization URL; absent only when the CLI finished without printing one.
+   */
+  url?: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "McpLogoutData".
+ */
+export interface McpLogoutData {
+  name: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "McpLogoutResult".
+ */
+export interface McpLogoutResult {
+  name: string;
+  /**
+   * The CLI's message.
+   */
+  message?: string;
+  sessions: {
+    session: string;
+    ok: boolean;
+    error?: ProtocolError;
+  }[];
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "McpManageResult".
  */
 export interface McpManageResult {

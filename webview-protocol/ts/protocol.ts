@@ -52,6 +52,10 @@ import type {
   McpStatusValue,
   McpTestData,
   McpToggleData,
+  McpLoginData,
+  McpLoginResult,
+  McpLogoutData,
+  McpLogoutResult,
   McpTrustResult,
   McpToolsResult,
   McpWriteData,
@@ -122,6 +126,10 @@ export type {
   McpStatusValue,
   McpTestData,
   McpToggleData,
+  McpLoginData,
+  McpLoginResult,
+  McpLogoutData,
+  McpLogoutResult,
   McpTrustResult,
   McpToolsResult,
   McpWriteData,
@@ -195,6 +203,7 @@ export const ERROR_CODES = [
   "claude_unavailable",
   "cli_error",
   "timeout",
+  "cancelled",
   "shutting_down",
   "internal",
   "mcp_server_not_found",
@@ -230,6 +239,7 @@ export type Capability =
   | "history"
   | "mcp.manage"
   | "mcp.live"
+  | "mcp.auth"
   | (string & {});
 
 // ------------------------------------------------------------------ JSON values
@@ -433,11 +443,18 @@ export interface Requests {
   "mcp/toggle": { data: McpToggleData; result: McpLiveResult };
   "mcp/reconnect": { data: McpReconnectData; result: McpLiveResult };
   "mcp/trust": { data: EmptyData; result: McpTrustResult };
+  "mcp/login": { data: McpLoginData; result: McpLoginResult };
+  "mcp/logout": { data: McpLogoutData; result: McpLogoutResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
 export type ResultData<T extends RequestType> = Requests[T]["result"];
 
+/** The mcp/login push, to the connection that asked: url, then done or failed. */
+export type McpLoginEventData =
+  | { name: string; state: "url"; url: string }
+  | { name: string; state: "done"; message?: string }
+  | { name: string; state: "failed"; error: ProtocolError };
 /** Every proxy → client push (everything but reply). */
 export interface Pushes {
   hello: HelloData;
@@ -449,6 +466,7 @@ export interface Pushes {
   "permission/resolved": PermissionResolvedData;
   "mcp/status": McpStatusData;
   "mcp/config": McpConfigData;
+  "mcp/login": McpLoginEventData;
 }
 export type PushType = keyof Pushes;
 
@@ -510,6 +528,8 @@ export const REQUEST_TYPES = [
   "mcp/toggle",
   "mcp/reconnect",
   "mcp/trust",
+  "mcp/login",
+  "mcp/logout",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */
@@ -523,6 +543,7 @@ export const PUSH_TYPES = [
   "permission/resolved",
   "mcp/status",
   "mcp/config",
+  "mcp/login",
 ] as const;
 
 // Compile-time checks that the lists above and the maps agree exactly.

@@ -475,7 +475,7 @@ function loginNotice(l) {
       p.append(a);
     }
   } else if (l.state === "done") p.append("Signed in.");
-  else if (l.state === "failed") p.append(`Sign-in failed${l.error ? `: ${l.error}` : ""}`);
+  else if (l.state === "failed") p.append(`Sign-in failed${l.error ? `: ${typeof l.error === "string" ? l.error : l.error.message}` : ""}`);
   return p;
 }
 

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package proxy
+
+func isTerminal(int) bool { return false }
