@@ -432,6 +432,14 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 	if !bytes.Equal(compactJSON(norm), compactJSON(def)) {
 		return Location{}, fmt.Errorf("server %q: the definition has keys the CLI drops (normalize it first)", name)
 	}
+	// The secrets every view masks, for KeepMasked to know what a client
+	// was shown (read before the lock: they only widen what is accepted).
+	var sec *Secrets
+	if mode == ReplaceOnly && bytes.Contains(def, []byte(Mask)) {
+		if cfg, err := Resolve(opts); err == nil {
+			sec = cfg.Secrets()
+		}
+	}
 	_, err = updateJSONFile(loc.File, styleFor(scope), func(d *doc, exists bool) ([]byte, error) {
 		servers := loc.serversIn(d.root)
 		if servers.Exists() && !servers.IsObject() {
@@ -443,7 +451,7 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 		case !there && mode == ReplaceOnly:
 			return nil, &MissingServerError{Name: name, Scope: scope}
 		case mode == ReplaceOnly:
-			kept, err := KeepMasked(name, json.RawMessage(member(servers, name).Raw), def)
+			kept, err := KeepMasked(name, json.RawMessage(member(servers, name).Raw), def, sec)
 			if err != nil {
 				return nil, err
 			}
