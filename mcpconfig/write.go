@@ -459,13 +459,9 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 		}
 		text := []byte(d.text)
 		if scope == ScopeLocal {
-			projects := member(d.root, "projects")
-			if projects.Exists() && !projects.IsObject() {
-				return nil, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
-			}
-			entry := member(projects, loc.Project)
-			if entry.Exists() && !entry.IsObject() {
-				return nil, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", loc.Project, kind(entry))
+			entry, err := d.projectEntry(loc.Project)
+			if err != nil {
+				return nil, err
 			}
 			if !entry.Exists() {
 				servers := marshalOrdered([]kv2{{name, def}})
@@ -712,13 +708,9 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 	}
 	path := "projects." + escapePath(loc.Project) + ".disabledMcpServers"
 	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
-		projects := member(d.root, "projects")
-		if projects.Exists() && !projects.IsObject() {
-			return nil, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
-		}
-		entry := member(projects, loc.Project)
-		if entry.Exists() && !entry.IsObject() {
-			return nil, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", loc.Project, kind(entry))
+		entry, err := d.projectEntry(loc.Project)
+		if err != nil {
+			return nil, err
 		}
 		list, errs := d.stringList(entry, "disabledMcpServers", "projects[dir].")
 		if len(errs) > 0 {
@@ -740,6 +732,21 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 	return Resolve(opts)
 }
 
+// projectEntry is projects["<project>"] of ~/.claude.json (the zero
+// Result when there is none), or an error at the place where projects or
+// the entry is not an object.
+func (d *doc) projectEntry(project string) (gjson.Result, error) {
+	projects := member(d.root, "projects")
+	if projects.Exists() && !projects.IsObject() {
+		return gjson.Result{}, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
+	}
+	entry := member(projects, project)
+	if entry.Exists() && !entry.IsObject() {
+		return gjson.Result{}, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", project, kind(entry))
+	}
+	return entry, nil
+}
+
 // TrustWorkspace records that the user trusts the project directory, where
 // and as the CLI records an accepted trust dialog:
 // projects["<dir>"].hasTrustDialogAccepted = true in ~/.claude.json (the
@@ -755,13 +762,9 @@ func TrustWorkspace(opts Options) (*Config, error) {
 		return nil, err
 	}
 	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
-		projects := member(d.root, "projects")
-		if projects.Exists() && !projects.IsObject() {
-			return nil, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
-		}
-		entry := member(projects, loc.Project)
-		if entry.Exists() && !entry.IsObject() {
-			return nil, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", loc.Project, kind(entry))
+		entry, err := d.projectEntry(loc.Project)
+		if err != nil {
+			return nil, err
 		}
 		text := []byte(d.text)
 		if !entry.Exists() {
