@@ -15,13 +15,8 @@
 // shown, and mcp/update keeps the stored secret behind it ("keep
 // unchanged", SPEC mcp/update). A changed value replaces it.
 
-const $ = (sel) => document.querySelector(sel);
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
+import { $, el } from "./dom.js";
+
 const button = (cls, label, onclick) => {
   const b = el("button", cls, label);
   b.type = "button";
