@@ -4,7 +4,13 @@
 import { Connection, login } from "./client.js";
 import { setupMCP } from "./mcp.js";
 
-import { $, el } from "./dom.js";
+const $ = (sel) => document.querySelector(sel);
+const el = (tag, cls, text) => {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+};
 
 const sessions = new Map(); // id -> view
 let current = null;
