@@ -129,28 +129,76 @@ func TestUpdateKeepsMaskedValues(t *testing.T) {
 	}
 }
 
-func TestMaskedFormOf(t *testing.T) {
+// TestKeepMaskedNoOracle: only the exact text a view shows keeps a stored
+// value. A pattern that merely matches it ("sk-***") is refused like one
+// that does not, so whether an edit is accepted tells a client nothing of
+// the secret (before, "s***" was accepted and "x***" refused: a client
+// could read a secret one character at a time).
+func TestKeepMaskedNoOracle(t *testing.T) {
+	stored := json.RawMessage(`{"type":"http","url":"https://mcp.example.com/v1?key=querysecret42&x=1","headers":{"X-Api-Key":"hdr-secret-987654"},"env":{"AUTH":"Bearer ${TOKEN}"}}`)
 	for _, c := range []struct {
-		masked, value string
-		want          bool
+		path, sent string
+		keep       bool
 	}{
-		{"***", "x", true},
-		{"***", "", false},
-		{"***${TOKEN}", "Bearer ${TOKEN}", true},
-		{"***${TOKEN}", "${TOKEN}", false},
-		{"${KEY:-***}", "${KEY:-fallback}", true},
-		{"https://h/p?key=***&x=***", "https://h/p?key=abc&x=1", true},
-		{"https://h/p?key=***&x=***", "https://h/p?key=abc&y=1", false},
-		{"https://h/p?key=***", "https://g/p?key=abc", false},
-		{"a***b***c", "aXbYc", true},
-		{"a***b***c", "abc", false},
-		{"******", "xy", true},
-		{"******", "x", false},
-		{"plain", "plain", true},
+		{"headers.X-Api-Key", "***", true},
+		{"headers.X-Api-Key", "hdr-***", false},
+		{"headers.X-Api-Key", "h***", false},
+		{"headers.X-Api-Key", "***4", false},
+		{"headers.X-Api-Key", "x***", false},
+		{"url", "https://mcp.example.com/v1?key=***&x=***", true},
+		{"url", "***", true}, // the whole value masked
+		{"url", "https://mcp.example.com/v1?key=q***&x=***", false},
+		{"url", "https://mcp.example.com/v1?key=***2&x=1", false},
+		{"env.AUTH", "***${TOKEN}", true},
+		{"env.AUTH", "B***${TOKEN}", false},
 	} {
-		if got := maskedFormOf(c.masked, c.value); got != c.want {
-			t.Errorf("maskedFormOf(%q, %q) = %v, want %v", c.masked, c.value, got, c.want)
+		sent, err := sjson.SetBytes(stored, c.path, c.sent)
+		if err != nil {
+			t.Fatal(err)
 		}
+		got, err := KeepMasked("r", stored, sent, nil)
+		if !c.keep {
+			if !errors.Is(err, ErrBadInput) {
+				t.Errorf("%s = %q: err %v, want ErrBadInput", c.path, c.sent, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s = %q: %v", c.path, c.sent, err)
+			continue
+		}
+		if g, w := gjson.GetBytes(got, c.path).String(), gjson.GetBytes(stored, c.path).String(); g != w {
+			t.Errorf("%s = %q kept %q, want %q", c.path, c.sent, g, w)
+		}
+	}
+}
+
+// A value of one server shown masked in another's view (Resolve masks it
+// everywhere: the URL path segment below) is kept when that view is sent
+// back.
+func TestUpdateKeepsSecretsOfOtherServers(t *testing.T) {
+	opts := writeEnv(t)
+	if _, err := AddServer(opts, ScopeUser, "a", json.RawMessage(`{"type":"stdio","command":"node","args":[],"env":{"K":"shared-secret-99"}}`), AddNew); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AddServer(opts, ScopeUser, "b", json.RawMessage(`{"type":"http","url":"https://h.example/shared-secret-99/mcp"}`), AddNew); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Resolve(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := cfg.Server("b")
+	if u := gjson.GetBytes(b.Redacted, "url").String(); u != "https://h.example/***/mcp" {
+		t.Fatalf("b's url is shown %q", u)
+	}
+	if _, err := AddServer(opts, ScopeUser, "b", b.Redacted, ReplaceOnly); err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := LocationOf(opts, ScopeUser)
+	data, _ := os.ReadFile(loc.File)
+	if u := gjson.GetBytes(data, "mcpServers.b.url").String(); u != "https://h.example/shared-secret-99/mcp" {
+		t.Errorf("b's url became %q", u)
 	}
 }
 

@@ -432,6 +432,14 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 	if !bytes.Equal(compactJSON(norm), compactJSON(def)) {
 		return Location{}, fmt.Errorf("server %q: the definition has keys the CLI drops (normalize it first)", name)
 	}
+	// The secrets every view masks, for KeepMasked to know what a client
+	// was shown (read before the lock: they only widen what is accepted).
+	var sec *Secrets
+	if mode == ReplaceOnly && bytes.Contains(def, []byte(Mask)) {
+		if cfg, err := Resolve(opts); err == nil {
+			sec = cfg.Secrets()
+		}
+	}
 	_, err = updateJSONFile(loc.File, styleFor(scope), func(d *doc, exists bool) ([]byte, error) {
 		servers := loc.serversIn(d.root)
 		if servers.Exists() && !servers.IsObject() {
@@ -443,7 +451,7 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 		case !there && mode == ReplaceOnly:
 			return nil, &MissingServerError{Name: name, Scope: scope}
 		case mode == ReplaceOnly:
-			kept, err := KeepMasked(name, json.RawMessage(member(servers, name).Raw), def)
+			kept, err := KeepMasked(name, json.RawMessage(member(servers, name).Raw), def, sec)
 			if err != nil {
 				return nil, err
 			}
@@ -451,13 +459,9 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 		}
 		text := []byte(d.text)
 		if scope == ScopeLocal {
-			projects := member(d.root, "projects")
-			if projects.Exists() && !projects.IsObject() {
-				return nil, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
-			}
-			entry := member(projects, loc.Project)
-			if entry.Exists() && !entry.IsObject() {
-				return nil, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", loc.Project, kind(entry))
+			entry, err := d.projectEntry(loc.Project)
+			if err != nil {
+				return nil, err
 			}
 			if !entry.Exists() {
 				servers := marshalOrdered([]kv2{{name, def}})
@@ -704,13 +708,9 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 	}
 	path := "projects." + escapePath(loc.Project) + ".disabledMcpServers"
 	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
-		projects := member(d.root, "projects")
-		if projects.Exists() && !projects.IsObject() {
-			return nil, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
-		}
-		entry := member(projects, loc.Project)
-		if entry.Exists() && !entry.IsObject() {
-			return nil, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", loc.Project, kind(entry))
+		entry, err := d.projectEntry(loc.Project)
+		if err != nil {
+			return nil, err
 		}
 		list, errs := d.stringList(entry, "disabledMcpServers", "projects[dir].")
 		if len(errs) > 0 {
@@ -732,6 +732,21 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 	return Resolve(opts)
 }
 
+// projectEntry is projects["<project>"] of ~/.claude.json (the zero
+// Result when there is none), or an error at the place where projects or
+// the entry is not an object.
+func (d *doc) projectEntry(project string) (gjson.Result, error) {
+	projects := member(d.root, "projects")
+	if projects.Exists() && !projects.IsObject() {
+		return gjson.Result{}, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
+	}
+	entry := member(projects, project)
+	if entry.Exists() && !entry.IsObject() {
+		return gjson.Result{}, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", project, kind(entry))
+	}
+	return entry, nil
+}
+
 // TrustWorkspace records that the user trusts the project directory, where
 // and as the CLI records an accepted trust dialog:
 // projects["<dir>"].hasTrustDialogAccepted = true in ~/.claude.json (the
@@ -747,13 +762,9 @@ func TrustWorkspace(opts Options) (*Config, error) {
 		return nil, err
 	}
 	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
-		projects := member(d.root, "projects")
-		if projects.Exists() && !projects.IsObject() {
-			return nil, d.errAt(projects.Index, "", "projects must be an object, not %s", kind(projects))
-		}
-		entry := member(projects, loc.Project)
-		if entry.Exists() && !entry.IsObject() {
-			return nil, d.errAt(entry.Index, "", "projects[%q] must be an object, not %s", loc.Project, kind(entry))
+		entry, err := d.projectEntry(loc.Project)
+		if err != nil {
+			return nil, err
 		}
 		text := []byte(d.text)
 		if !entry.Exists() {

@@ -109,3 +109,33 @@ func TestDetectStyle(t *testing.T) {
 		}
 	}
 }
+
+// The writers of ~/.claude.json's project entry (a local server, the
+// disabled list, the trust) refuse a projects, or an entry, that is not an
+// object, saying which, and leave the file as it was.
+func TestProjectEntryRefused(t *testing.T) {
+	def, _ := BuildDefinition(AddSpec{Transport: TransportStdio, CommandOrURL: "node"})
+	writers := map[string]func(Options) error{
+		"AddServer":         func(o Options) error { _, err := AddServer(o, ScopeLocal, "srv", def, AddNew); return err },
+		"SetServerDisabled": func(o Options) error { _, err := SetServerDisabled(o, "srv", true); return err },
+		"TrustWorkspace":    func(o Options) error { _, err := TrustWorkspace(o); return err },
+	}
+	for what, write := range writers {
+		opts := writeEnv(t)
+		cj := filepath.Join(opts.HomeDir, ".claude.json")
+		for _, c := range []struct{ text, want string }{
+			{`{"projects": []}`, "projects must be an object, not an array"},
+			{`{"projects": {"` + opts.ProjectDir + `": 1}}`, "must be an object, not a number"},
+		} {
+			if err := os.WriteFile(cj, []byte(c.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := write(opts); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s with %s: err %v, want %q", what, c.text, err, c.want)
+			}
+			if data, _ := os.ReadFile(cj); string(data) != c.text {
+				t.Errorf("%s with %s changed the file: %s", what, c.text, data)
+			}
+		}
+	}
+}

@@ -300,7 +300,9 @@
 // it with one write(2), a larger frame with the gathered bytes in one
 // writev(2). A batch is only what was already waiting, so it adds no
 // latency; batchConn.mu orders the pump's flush with a pong the read pump
-// writes meanwhile. A frame is encoded once for every subscriber (the hub
+// writes meanwhile. It is taken with no other lock held (by the websocket
+// library's writes and the pump's begin/flush), and held across a network
+// write, as the library's own write lock is. A frame is encoded once for every subscriber (the hub
 // queues the same bytes to each).
 //
 // Logs use log/slog with constant keys; the token, environment values of

@@ -82,7 +82,7 @@ func (s *MCPConfigSource) Unsaved(name string, def json.RawMessage) (*mcpconfig.
 	s.mu.Unlock()
 	if cfg != nil {
 		if srv, ok := cfg.Server(name); ok {
-			kept, err := mcpconfig.KeepMasked(name, srv.Raw, def)
+			kept, err := mcpconfig.KeepMasked(name, srv.Raw, def, cfg.Secrets())
 			if err != nil {
 				return nil, err
 			}

@@ -292,11 +292,11 @@ func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) 
 	}
 }
 
-// appendEvent gives an event its seq and hands it to the hub (log and
-// fan-out). Only the stdout loop of the current process calls it, so the
-// seq read first is still the last when the event is appended. The turn
-// state follows the event under the same lock, so a state push comes right
-// after the event that caused it.
+// appendEvent hands an event to the hub (log and fan-out), which gives it
+// its seq under the hub's lock: the stdout loops of an old process and its
+// successor may call it at once. The turn state follows the event under
+// the session's lock, so a state push comes right after the event that
+// caused it.
 func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	var reports []mcpReport
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit {

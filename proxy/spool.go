@@ -60,8 +60,12 @@ func (sp *spool) open() error {
 	if err := os.MkdirAll(sp.root, 0o700); err != nil {
 		return err
 	}
-	if err := os.Chmod(sp.root, 0o700); err != nil {
-		return err
+	// Chmod follows a symlink, which Base then refuses: only a directory
+	// itself is made private, never what a symlink points to.
+	if info, err := os.Lstat(sp.root); err == nil && info.IsDir() {
+		if err := os.Chmod(sp.root, 0o700); err != nil {
+			return err
+		}
 	}
 	if err := privdir.Base(sp.root); err != nil {
 		return err

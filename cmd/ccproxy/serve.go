@@ -245,15 +245,21 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 // demoWithoutCLI turns cfg into a demo when nothing names a Claude Code CLI
 // and none is on PATH (a first `go run ./cmd/ccproxy serve` on a machine
 // without it), and reports whether it did. A CLI that is named (--claude,
-// $CCPROXY_CLAUDE) or found but broken is an error as always, never a demo.
+// $CCPROXY_CLAUDE) or found but broken is an error as always, never a demo;
+// so is a missing one when flags that --demo refuses ask for a live MCP
+// setup (--mcp-config, --trust-project-mcp). The demo is the one check
+// makes of --demo: it keeps no MCP call log (the demo's recorded tool calls
+// would go into the project's real one).
 func demoWithoutCLI(cfg *serveConfig) bool {
-	if cfg.demo || cfg.replay != "" || cfg.fs.Changed("claude") || os.Getenv(proxy.ClaudeEnv) != "" {
+	if cfg.demo || cfg.replay != "" || cfg.fs.Changed("claude") || os.Getenv(proxy.ClaudeEnv) != "" ||
+		len(cfg.mcpConfigs) > 0 || cfg.trustProject {
 		return false
 	}
 	if _, err := exec.LookPath("claude"); err == nil {
 		return false
 	}
 	cfg.demo = true
+	cfg.opts.CallLogDir = "" // as check does for --demo
 	return true
 }
 

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -458,7 +459,8 @@ func TestServeFallsBackToDemo(t *testing.T) {
 	bin := ccproxyBinary(t)
 	emptyPath := t.TempDir()
 	env := append(withoutEnv(withoutEnv(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_CLAUDE"), "PATH"), "PATH="+emptyPath)
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", t.TempDir())
+	callLog := t.TempDir()
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", t.TempDir(), "--call-log-dir", callLog)
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -482,18 +484,40 @@ func TestServeFallsBackToDemo(t *testing.T) {
 	c.do("session/subscribe", map[string]any{"session": s})
 	c.do("session/send", map[string]any{"session": s, "text": "hello demo"})
 	c.next("result", isResultOf(s))
+	// The demo's second turn calls MCP tools: like --demo, the fallback
+	// keeps no call log (the calls would go into the project's real one).
+	c.do("session/send", map[string]any{"session": s, "text": "call the tools"})
+	c.next("result", isResultOf(s))
+	if logged, _ := os.ReadDir(callLog); len(logged) != 0 {
+		t.Errorf("the demo logged MCP calls in %s: %v", callLog, logged)
+	}
 
-	// Named but missing: an error, as before.
-	bad := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", t.TempDir())
-	bad.Env = append(env, "CCPROXY_CLAUDE="+filepath.Join(emptyPath, "claude"))
-	out, _ := bad.StdoutPipe()
-	var badErr syncBuffer
-	bad.Stderr = &badErr
-	if err := bad.Start(); err != nil {
+	// Named but missing: an error, as before. So is a missing one with
+	// flags --demo refuses (a live MCP setup asked for).
+	mcpFile := filepath.Join(t.TempDir(), "mcp.json")
+	if err := os.WriteFile(mcpFile, []byte(`{"mcpServers":{}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { bad.Process.Kill(); bad.Wait() })
-	if bl := readFirstLine(t, bufio.NewReader(out)); bl.Demo {
-		t.Fatalf("with $CCPROXY_CLAUDE naming a missing file: first line %+v, want no demo", bl)
+	for _, c := range []struct {
+		what  string
+		args  []string
+		extra []string
+	}{
+		{"with $CCPROXY_CLAUDE naming a missing file", nil, []string{"CCPROXY_CLAUDE=" + filepath.Join(emptyPath, "claude")}},
+		{"with --mcp-config", []string{"--mcp-config", mcpFile}, nil},
+		{"with --trust-project-mcp", []string{"--trust-project-mcp"}, nil},
+	} {
+		bad := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--project", t.TempDir()}, c.args...)...)
+		bad.Env = append(slices.Clone(env), c.extra...)
+		out, _ := bad.StdoutPipe()
+		var badErr syncBuffer
+		bad.Stderr = &badErr
+		if err := bad.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { bad.Process.Kill(); bad.Wait() })
+		if bl := readFirstLine(t, bufio.NewReader(out)); bl.Demo {
+			t.Errorf("%s: the first line says demo: true, want no demo", c.what)
+		}
 	}
 }

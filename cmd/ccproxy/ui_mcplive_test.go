@@ -179,6 +179,7 @@ func TestWebUIMCPSignIn(t *testing.T) {
 	status := func(authy string) []stubPush {
 		return []stubPush{{protocol.TypeMCPStatus, protocol.MCPStatus{Servers: []protocol.MCPServerStatus{
 			{Name: "authy", Status: authy, Scope: "user", Approval: "not-needed", Transport: "http"},
+			{Name: "badurl", Status: "needs-auth", Scope: "user", Approval: "not-needed", Transport: "http"},
 			{Name: "nologin", Status: "needs-auth", Scope: "user", Approval: "not-needed", Transport: "sse"},
 		}}}}
 	}
@@ -192,6 +193,9 @@ func TestWebUIMCPSignIn(t *testing.T) {
 			var d struct{ Name string }
 			json.Unmarshal(f.Data, &d)
 			logins <- d.Name
+			if d.Name == "badurl" { // a sign-in URL that is no web address
+				return stubRaw(`{"name":"badurl","state":"url","url":"javascript:window.pwned=1"}`), nil
+			}
 			if d.Name == "nologin" { // answered {}, then a failure pushed
 				return nil, []stubPush{{"mcp/login", stubRaw(`{"name":"nologin","state":"failed","error":"the server publishes no OAuth metadata"}`)}}
 			}
@@ -205,7 +209,9 @@ func TestWebUIMCPSignIn(t *testing.T) {
 		return nil, nil
 	})
 	b.do("open", chromedp.Navigate(stub.URL+"/"))
-	b.until("the chips", `document.querySelectorAll(".mcp-server").length === 2`)
+	b.until("the chips", `document.querySelectorAll(".mcp-server").length === 3`)
+	// window.open records what it is asked to open.
+	eval[bool](b, `(window.opened = [], window.open = (u) => { window.opened.push(u); return null; }, true)`)
 	b.do("open authy", chromedp.Click(`.mcp-server[data-server="authy"] > span:last-of-type`))
 	b.until("the sign-in button", `document.querySelector("#mcp-panel button.login") !== null`)
 	b.do("sign in", chromedp.Click(`#mcp-panel button.login`))
@@ -215,6 +221,9 @@ func TestWebUIMCPSignIn(t *testing.T) {
 	b.until("the sign-in link", fmt.Sprintf(`document.querySelector("#mcp-panel .mcp-login[data-state='url'] a.login-url")?.href === %q`, authURL))
 	if rel := eval[string](b, `document.querySelector("#mcp-panel a.login-url").rel`); rel != "noopener noreferrer" {
 		t.Errorf("link rel %q", rel)
+	}
+	if opened := eval[[]string](b, `window.opened`); len(opened) != 1 || opened[0] != authURL {
+		t.Errorf("window.open was asked for %q, want the sign-in URL", opened)
 	}
 	b.screenshot("mcp-signin")
 	b.do("sign in again", chromedp.Click(`#mcp-panel button.login`))
@@ -230,5 +239,22 @@ func TestWebUIMCPSignIn(t *testing.T) {
 	b.do("sign in to nologin", chromedp.Click(`#mcp-panel button.login`))
 	<-logins
 	b.until("the failure", `document.querySelector("#mcp-panel .mcp-login")?.textContent === "Sign-in failed: the server publishes no OAuth metadata"`)
+
+	// A sign-in URL that is not http(s) is neither opened nor linked.
+	b.do("close nologin", chromedp.Click(`#mcp-panel .mcp-panel-close`))
+	b.do("open badurl", chromedp.Click(`.mcp-server[data-server="badurl"] > span:last-of-type`))
+	b.until("badurl's panel", `document.querySelector("#mcp-panel").dataset.server === "badurl"`)
+	b.do("sign in to badurl", chromedp.Click(`#mcp-panel button.login`))
+	<-logins
+	b.until("badurl's sign-in state", `document.querySelector("#mcp-panel .mcp-login[data-state='url']") !== null`)
+	for _, u := range eval[[]string](b, `window.opened`) {
+		if u != authURL {
+			t.Errorf("window.open was asked for %q", u)
+		}
+	}
+	b.until("the refusal", `document.querySelector("#mcp-panel .mcp-login[data-state='url']").textContent.includes("not an http(s) address")`)
+	if linked := eval[bool](b, `document.querySelector("#mcp-panel a.login-url") !== null || window.pwned === 1`); linked {
+		t.Errorf("the javascript: sign-in URL was linked or ran")
+	}
 	b.noJSDialog()
 }

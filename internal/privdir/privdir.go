@@ -61,7 +61,7 @@ func NewRun(base string) (*Run, error) {
 		return nil, fmt.Errorf("privdir: %w", err)
 	}
 	tmp := filepath.Join(dir, lockName+".tmp")
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := createLockFile(tmp)
 	if err == nil {
 		err = Lock(f, true)
 		if err == nil {
@@ -85,11 +85,13 @@ func (r *Run) Present() bool {
 	return err == nil
 }
 
-// Remove removes the directory and what it holds, and releases its lock.
+// Remove releases the lock and removes the directory and what it holds.
+// The lock goes first: Windows does not delete a file that is open. A
+// RemoveStale running meanwhile may remove the directory too, which is as
+// well.
 func (r *Run) Remove() error {
-	err := os.RemoveAll(r.Dir)
 	r.lock.Close()
-	return err
+	return os.RemoveAll(r.Dir)
 }
 
 // Release releases the lock without removing the directory (it is then
@@ -127,14 +129,16 @@ func RemoveStale(base string) ([]string, error) {
 				continue
 			}
 		}
-		// Locked by us now (or never locked): nobody else uses it.
+		// Locked by us (or never locked): its process is gone, and a run
+		// directory is never taken again. The lock file is closed first:
+		// Windows does not delete a file that is open.
+		if f != nil {
+			f.Close()
+		}
 		if err := os.RemoveAll(dir); err != nil {
 			errs = append(errs, fmt.Errorf("privdir: removing a stale private directory: %w", err))
 		} else {
 			removed = append(removed, dir)
-		}
-		if f != nil {
-			f.Close()
 		}
 	}
 	return removed, errors.Join(errs...)

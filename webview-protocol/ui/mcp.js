@@ -15,13 +15,8 @@
 // shown, and mcp/update keeps the stored secret behind it ("keep
 // unchanged", SPEC mcp/update). A changed value replaces it.
 
-const $ = (sel) => document.querySelector(sel);
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
+import { $, el } from "./dom.js";
+
 const button = (cls, label, onclick) => {
   const b = el("button", cls, label);
   b.type = "button";
@@ -454,26 +449,33 @@ async function signIn(name) {
     const r = await conn.request("mcp/login", { name });
     if (r && r.state) logins.set(name, { ...r, name });
     const cur = logins.get(name);
-    if (cur.state === "url" && cur.url) window.open(cur.url, "_blank", "noopener");
+    if (cur.state === "url" && webURL(cur.url)) window.open(cur.url, "_blank", "noopener");
   } catch (err) {
     logins.set(name, { name, state: "failed", error: err.message });
   }
   panel.update();
 }
 
+// webURL reports whether u is an http(s) address: a sign-in URL comes from
+// the MCP server's OAuth metadata, and no other scheme (javascript:,
+// file:, …) is opened or linked.
+const webURL = (u) => typeof u === "string" && /^https?:\/\//i.test(u);
+
 function loginNotice(l) {
   const p = el("div", `mcp-login${l.state === "failed" ? " error" : ""}`);
   p.dataset.state = l.state;
   if (l.state === "starting") p.append("Starting the sign-in…");
   else if (l.state === "url") {
-    p.append("Sign in on the page that opened in a new tab; this panel updates when it is done. ");
-    if (l.url && /^https?:\/\//i.test(l.url)) {
-      const a = el("a", "login-url", "Open the sign-in page");
-      a.href = l.url;
-      a.target = "_blank";
-      a.rel = "noopener noreferrer";
-      p.append(a);
+    if (!webURL(l.url)) {
+      p.append("The sign-in address is not an http(s) address, so it was not opened.");
+      return p;
     }
+    p.append("Sign in on the page that opened in a new tab; this panel updates when it is done. ");
+    const a = el("a", "login-url", "Open the sign-in page");
+    a.href = l.url;
+    a.target = "_blank";
+    a.rel = "noopener noreferrer";
+    p.append(a);
   } else if (l.state === "done") p.append("Signed in.");
   else if (l.state === "failed") p.append(`Sign-in failed${l.error ? `: ${typeof l.error === "string" ? l.error : l.error.message}` : ""}`);
   return p;
