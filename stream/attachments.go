@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -17,7 +19,7 @@ type flat struct {
 	raw      []byte       // its bytes in the line
 	text     []byte       // its text, as a JSON string
 	atts     []Attachment // the attachments taken out of it
-	attsJSON []byte       // atts as a JSON array, made when first needed
+	attsJSON [][]byte     // atts as a JSON array in pieces, made when first needed
 	blocks   bool         // every element is an object with a string "type"
 }
 
@@ -100,10 +102,11 @@ func (n *Normalizer) flattened(raw []byte) *flat {
 	return nil
 }
 
-// attachmentsJSON returns f.atts as a JSON array.
-func (f *flat) attachmentsJSON() []byte {
+// attachmentsJSON returns f.atts as a JSON array, in pieces (see
+// attachmentPieces).
+func (f *flat) attachmentsJSON() [][]byte {
 	if f.attsJSON == nil {
-		f.attsJSON = attachmentsJSON(f.atts)
+		f.attsJSON = attachmentPieces(f.atts)
 	}
 	return f.attsJSON
 }
@@ -412,14 +415,51 @@ func FormatSize(n int) string {
 
 // attachmentsJSON encodes a list of attachments.
 func attachmentsJSON(atts []Attachment) []byte {
+	return bytes.Join(attachmentPieces(atts), nil)
+}
+
+// attachmentPieces encodes a list of attachments as a JSON array cut in
+// pieces that, joined, make the array. Base64 data that needs no escaping
+// (all of it, in practice) is a piece of its own that is not copied: it is
+// a.Data's bytes, which point into the line being normalized (or, for a
+// block kept whole, to its encoding), so a rewritten image line written in
+// pieces does not hold its data twice.
+func attachmentPieces(atts []Attachment) [][]byte {
+	var pieces [][]byte
 	b := []byte{'['}
 	for i, a := range atts {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		data := a.Data
+		if data != "" && plainJSON(data) {
+			a.Data = ""
+			b = appendAttachment(b, a)
+			b = append(b[:len(b)-1], `,"data":"`...)
+			pieces = append(pieces, b, sbytes(data))
+			b = []byte{'"', '}'}
+			continue
+		}
 		b = appendAttachment(b, a)
 	}
-	return append(b, ']')
+	return append(pieces, append(b, ']'))
+}
+
+// plainJSON reports whether s goes into a JSON string as is: printable
+// ASCII that appendJSONString does not escape.
+func plainJSON(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !safeWord(binary.LittleEndian.Uint64(sbytes(s[i : i+8]))) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf || !safeASCII[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 func appendAttachment(b []byte, a Attachment) []byte {

@@ -17,7 +17,11 @@
 // buffer; a longer one goes in a buffer sized from the last long line, or
 // in pieces of up to 16 MiB that are never copied while the line grows and
 // are joined once when it ends. A line found over the cap is dropped
-// without that copy, so it costs at most the cap plus one piece.
+// without that copy, so it costs at most the cap plus one piece. On unix
+// the pieces are anonymous mappings outside the Go heap (pieces_unix.go),
+// each unmapped as soon as it is copied into the joined line, so a line
+// under the cap costs its length plus one piece, not twice its length; the
+// pieces never leave the Reader (the line it returns is on the heap).
 //
 // Normalizer turns each line into exactly one valid JSON object in valid
 // UTF-8. A line that is not a JSON object becomes
@@ -38,6 +42,11 @@
 // is returned as is, without a copy; a rewrite splices new values into the
 // line at the offsets of the values it replaces, so untouched fields keep
 // their exact bytes. Normalizing a normalized stream changes nothing.
+// NormalizeTo writes the event to an io.Writer instead of returning it: a
+// rewrite is written as its pieces — runs of the line, new values — with no
+// buffer for the whole event; inline attachment data in the attachments
+// JSON is a piece pointing into the line, not a copy. `ccproxy normalize`
+// uses it, so a 100 MB image line costs about the line, not three times.
 //
 // # Reading a line once
 //

@@ -41,6 +41,9 @@ func FuzzNormalize(f *testing.F) {
 			for _, mode := range []AttachmentMode{AttachInline, AttachStrip} {
 				opts := Options{Attachments: mode, MaxToolIDs: 8}
 				once := normalizeLines(t, in, eng.new(opts), 4096)
+				if pieces := normalizeToLines(t, in, eng.new(opts), 4096); !equalLines(pieces, once) {
+					t.Fatalf("%s: NormalizeTo and Normalize disagree (mode %v) on %q", eng.name, mode, in)
+				}
 				for _, line := range once {
 					if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
 						t.Fatalf("%s: output is not a JSON object: %q", eng.name, line)

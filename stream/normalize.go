@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -173,6 +174,36 @@ const (
 // stream again gives the same bytes. Normalize never fails: whatever the
 // input, the result is one valid JSON object.
 func (n *Normalizer) Normalize(line []byte) Event {
+	ev := n.normalize(line)
+	if len(n.edits) > 0 {
+		ev.JSON = n.apply(ev.JSON)
+	}
+	n.done()
+	return ev
+}
+
+// NormalizeTo is Normalize writing the event's JSON to w (without a
+// newline) instead of returning it: the Event it returns has no JSON. A
+// rewritten line is written in pieces — the runs of the line kept as they
+// are, and the new values — with no buffer holding the whole event, so an
+// image line of a hundred megabytes is not held twice. The error is w's.
+func (n *Normalizer) NormalizeTo(w io.Writer, line []byte) (Event, error) {
+	ev := n.normalize(line)
+	var err error
+	if len(n.edits) > 0 {
+		err = n.writeEdits(w, ev.JSON)
+	} else {
+		_, err = w.Write(ev.JSON)
+	}
+	n.done()
+	ev.JSON = nil
+	return ev, err
+}
+
+// normalize classifies and reads line, returning its event with the line
+// (or a noise event) as JSON and, in n.edits, the changes to make to it.
+func (n *Normalizer) normalize(line []byte) Event {
+	n.edits = n.edits[:0]
 	line = bytes.TrimSpace(line)
 	sanitized := false
 	if !utf8.Valid(line) {
@@ -254,7 +285,6 @@ func (n *Normalizer) Normalize(line []byte) Event {
 		n.eachMember(gjson.Parse(bstr(view)), visit)
 	}
 
-	n.edits = n.edits[:0]
 	n.ev.atts = n.ev.atts[:0]
 	n.ev.decoded = n.ev.decoded[:0]
 	n.ev.flats = n.ev.flats[:0]
@@ -276,12 +306,7 @@ func (n *Normalizer) Normalize(line []byte) Event {
 
 	ev.JSON = line
 	ev.MCP = n.ev.mcp
-	if len(n.edits) > 0 {
-		ev.JSON = n.apply(line)
-		ev.Rewritten = true
-	} else if sanitized {
-		ev.Rewritten = true
-	}
+	ev.Rewritten = sanitized || len(n.edits) > 0
 	if len(n.ev.atts) > 0 {
 		// Their strings may point into the line or the view: copy them.
 		// The data itself stays in the event's JSON only.
@@ -290,11 +315,16 @@ func (n *Normalizer) Normalize(line []byte) Event {
 			ev.Attachments[i] = a.owned()
 		}
 	}
+	return ev
+}
+
+// done lets go of what points into the line just normalized.
+func (n *Normalizer) done() {
 	n.line = nil
 	clear(n.memo)
-	clear(n.ev.decoded) // they point into the line
+	clear(n.ev.decoded)
 	clear(n.ev.flats)
-	return ev
+	clear(n.edits) // their pieces may point into the line
 }
 
 // Valid reports whether line is one JSON object, with the JSON check
@@ -334,9 +364,10 @@ func (n *Normalizer) noise(line []byte) Event {
 	return Event{Type: TypeCCProxy, Subtype: SubtypeNoise, JSON: b, Rewritten: true}
 }
 
-// apply builds the rewritten line from n.edits, mapping their offsets from
-// the view onto the line. Edits at the same offset keep their order.
-func (n *Normalizer) apply(line []byte) []byte {
+// layout sorts n.edits and maps their offsets from the view onto the line
+// (edits at the same offset keep their order), and returns the length of
+// the rewritten line.
+func (n *Normalizer) layout(line []byte) int {
 	slices.SortStableFunc(n.edits, func(a, b edit) int { return a.start - b.start })
 	size := len(line)
 	for i, e := range n.edits {
@@ -344,6 +375,12 @@ func (n *Normalizer) apply(line []byte) []byte {
 		n.edits[i] = e
 		size += len(e.repl) - (e.end - e.start)
 	}
+	return size
+}
+
+// apply builds the rewritten line from n.edits.
+func (n *Normalizer) apply(line []byte) []byte {
+	size := n.layout(line)
 	if cap(n.buf) > retainBytes && size <= retainBytes {
 		n.buf = nil // let a huge buffer from an earlier event go
 	}
@@ -359,31 +396,79 @@ func (n *Normalizer) apply(line []byte) []byte {
 	return out
 }
 
+// writeEdits writes the rewritten line to w in pieces: the runs of line
+// between the edits and their replacements.
+func (n *Normalizer) writeEdits(w io.Writer, line []byte) error {
+	n.layout(line)
+	pos := 0
+	for _, e := range n.edits {
+		if err := writeAll(w, line[pos:e.start], e.repl); err != nil {
+			return err
+		}
+		pos = e.end
+	}
+	return writeAll(w, line[pos:])
+}
+
+// writeAll writes each non-empty piece to w, stopping at the first error.
+func writeAll(w io.Writer, pieces ...[]byte) error {
+	for _, p := range pieces {
+		if len(p) == 0 {
+			continue
+		}
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // replace records that value v of the view becomes repl.
 func (n *Normalizer) replace(v gjson.Result, repl []byte) {
 	n.edits = append(n.edits, edit{start: v.Index, end: v.Index + len(v.Raw), repl: repl})
 }
 
 // setKey records that object obj gets key (a plain name) set to the JSON
-// value raw: its value is replaced when the key is there (and differs), or
-// the member is added at the end of the object.
-func (n *Normalizer) setKey(obj gjson.Result, key string, raw []byte) {
+// value made of pieces: its value is replaced when the key is there (and
+// differs), or the member is added at the end of the object.
+func (n *Normalizer) setKey(obj gjson.Result, key string, pieces ...[]byte) {
 	if v := n.member(obj, key); v.Exists() {
-		if v.Raw != string(raw) {
-			n.replace(v, raw)
+		if !equalPieces(v.Raw, pieces) {
+			n.replace(v, pieces[0])
+			n.insert(v.Index+len(v.Raw), pieces[1:]...)
 		}
 		return
 	}
 	end := obj.Index + len(obj.Raw) - 1 // the closing brace
-	repl := make([]byte, 0, len(key)+len(raw)+4)
+	repl := make([]byte, 0, len(key)+len(pieces[0])+4)
 	if strings.TrimSpace(obj.Raw[1:len(obj.Raw)-1]) != "" {
 		repl = append(repl, ',')
 	}
 	repl = append(repl, '"')
 	repl = append(repl, key...)
 	repl = append(repl, '"', ':')
-	repl = append(repl, raw...)
-	n.edits = append(n.edits, edit{start: end, end: end, repl: repl})
+	repl = append(repl, pieces[0]...)
+	n.insert(end, repl)
+	n.insert(end, pieces[1:]...)
+}
+
+// insert records that pieces go at offset off of the view, after what was
+// inserted there before.
+func (n *Normalizer) insert(off int, pieces ...[]byte) {
+	for _, p := range pieces {
+		n.edits = append(n.edits, edit{start: off, end: off, repl: p})
+	}
+}
+
+// equalPieces reports whether s is the pieces joined.
+func equalPieces(s string, pieces [][]byte) bool {
+	for _, p := range pieces {
+		if len(p) > len(s) || s[:len(p)] != string(p) {
+			return false
+		}
+		s = s[len(p):]
+	}
+	return s == ""
 }
 
 // setServers remembers the MCP server names of a system/init event.
@@ -488,7 +573,7 @@ func (n *Normalizer) toolResult(block gjson.Result) {
 		f := n.flatten(content)
 		n.replace(content, f.text)
 		if len(f.atts) > 0 {
-			n.setKey(block, "attachments", f.attachmentsJSON())
+			n.setKey(block, "attachments", f.attachmentsJSON()...)
 		}
 	case content.Exists() && content.Type != gjson.Null: // number, bool
 		n.replace(content, appendJSONString(nil, content.Raw))
@@ -524,7 +609,8 @@ func (n *Normalizer) toolUseResult(tur gjson.Result) {
 		// follow as an edit of their own at the same place.
 		n.replace(tur, append(out, `,"attachments":`...))
 		end := tur.Index + len(tur.Raw)
-		n.edits = append(n.edits, edit{start: end, end: end, repl: f.attachmentsJSON()}, edit{start: end, end: end, repl: []byte{'}'}})
+		n.insert(end, f.attachmentsJSON()...)
+		n.insert(end, []byte{'}'})
 	case tur.IsObject():
 		content := n.member(tur, "content")
 		if !content.IsArray() {
@@ -536,7 +622,7 @@ func (n *Normalizer) toolUseResult(tur gjson.Result) {
 		}
 		n.replace(content, f.text)
 		if len(f.atts) > 0 {
-			n.setKey(tur, "attachments", f.attachmentsJSON())
+			n.setKey(tur, "attachments", f.attachmentsJSON()...)
 		}
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -534,5 +536,105 @@ func TestFlattenOncePerEvent(t *testing.T) {
 				t.Errorf("attachments: %s", res.Get("attachments").Raw)
 			}
 		})
+	}
+}
+
+// normalizeToLines is normalizeLines through NormalizeTo.
+func normalizeToLines(t testing.TB, in []byte, n *Normalizer, maxLine int) [][]byte {
+	t.Helper()
+	r := NewReader(bytes.NewReader(in), maxLine)
+	var out [][]byte
+	for {
+		line, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		ev, err := n.NormalizeTo(&b, line)
+		if err != nil || ev.JSON != nil {
+			t.Fatalf("NormalizeTo: %v, JSON %q", err, ev.JSON)
+		}
+		out = append(out, b.Bytes())
+	}
+}
+
+// TestNormalizeToMatchesNormalize: written in pieces, every event of every
+// transcript has the bytes Normalize returns, in both engines and modes.
+func TestNormalizeToMatchesNormalize(t *testing.T) {
+	for _, rel := range transcripts(t) {
+		in := readTranscript(t, rel)
+		for _, eng := range engines {
+			for _, mode := range []AttachmentMode{AttachInline, AttachStrip} {
+				opts := Options{Attachments: mode}
+				want := normalizeLines(t, in, eng.new(opts), 0)
+				got := normalizeToLines(t, in, eng.new(opts), 0)
+				if !equalLines(got, want) {
+					for i := range min(len(got), len(want)) {
+						if !bytes.Equal(got[i], want[i]) {
+							t.Fatalf("%s, %s, %v: line %d differs:\nNormalizeTo %.300q\n  Normalize %.300q", rel, eng.name, mode, i+1, got[i], want[i])
+						}
+					}
+					t.Fatalf("%s, %s, %v: %d lines, want %d", rel, eng.name, mode, len(got), len(want))
+				}
+			}
+		}
+	}
+}
+
+// failWriter fails its second write.
+type failWriter struct{ writes int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.writes++; w.writes == 2 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+func TestNormalizeToReportsWriteErrors(t *testing.T) {
+	line := imageLine(1 << 10)
+	if _, err := NewNormalizer(Options{}).NormalizeTo(&failWriter{}, line); err == nil || err.Error() != "disk full" {
+		t.Errorf("err = %v, want the writer's", err)
+	}
+}
+
+// imageLine is a user event whose tool result carries an image of n random
+// bytes, in message.content and again in tool_use_result, as the CLI
+// prints it.
+func imageLine(n int) []byte {
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i*7919>>3 ^ i>>11)
+	}
+	b64 := base64.StdEncoding.EncodeToString(data)
+	blocks := `[{"type":"text","text":"Here is the chart:"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}}]`
+	return []byte(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_big","type":"tool_result","content":` + blocks +
+		`}]},"session_id":"s","tool_use_result":` + blocks + `}`)
+}
+
+// TestNormalizeToHugeImageLine: a rewritten image line written in pieces is
+// not copied — not into an output buffer, not into its attachments JSON —
+// so normalizing it allocates a small fraction of the line.
+func TestNormalizeToHugeImageLine(t *testing.T) {
+	line := imageLine(15 << 20) // a 40 MB line
+	want := bytes.Clone(NewNormalizer(Options{}).Normalize(line).JSON)
+	n := NewNormalizer(Options{})
+	var out bytes.Buffer
+	out.Grow(len(want) + 1)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ev, err := n.NormalizeTo(&out, line)
+	runtime.ReadMemStats(&after)
+	if err != nil || !ev.Rewritten || len(ev.Attachments) != 1 {
+		t.Fatalf("NormalizeTo: %v, rewritten %v, %d attachments", err, ev.Rewritten, len(ev.Attachments))
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("NormalizeTo wrote %d bytes that differ from Normalize's %d", out.Len(), len(want))
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(line)/32) {
+		t.Errorf("normalizing a %d MiB image line allocated %d KiB, want at most 1/32 of the line", len(line)>>20, alloc>>10)
 	}
 }
