@@ -58,7 +58,15 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 		b, base := content.Raw, content.Index
 		for i := skipSpace(b, 1); i < len(b) && b[i] != ']'; {
 			var end int
-			if b[i] == '{' {
+			if tok, ok := n.plainTextPart(b, i); ok {
+				// The common text part, read without the walker.
+				if !first {
+					text = append(text, '\\', 'n')
+				}
+				first = false
+				text = n.appendText(text, tok, true)
+				end = i + len(textPartPrefix) + len(tok)
+			} else if b[i] == '{' {
 				var fl fields
 				fl, end = n.membersAt(b, base, i)
 				add(gjson.Result{Type: gjson.JSON, Raw: b[i:end], Index: base + i}, &fl)
@@ -74,6 +82,27 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 	f.text = append(text, '"')
 	n.ev.flats = append(n.ev.flats, f)
 	return &n.ev.flats[len(n.ev.flats)-1]
+}
+
+// textPartPrefix opens a text part as the CLI prints it.
+const textPartPrefix = `{"type":"text","text":"`
+
+// plainTextPart reports whether b[i:] starts with a text part exactly as
+// the CLI prints it, {"type":"text","text":"…"} and nothing more, and
+// returns its text's string token. Such a part is what the walker would
+// read as a text block (members type and text, no other), so the flattened
+// text is the same; a string taken out of a skeleton is left to the
+// walker.
+func (n *Normalizer) plainTextPart(b string, i int) (string, bool) {
+	if len(b)-i < len(textPartPrefix)+2 || b[i:i+len(textPartPrefix)] != textPartPrefix {
+		return "", false
+	}
+	q := i + len(textPartPrefix) - 1
+	end := strEnd(b, q)
+	if end >= len(b) || b[end] != '}' || end-q == 2 && len(n.spans) > 0 {
+		return "", false
+	}
+	return b[q:end], true
 }
 
 // appendText appends part (see part; token says whether it is a JSON

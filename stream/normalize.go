@@ -107,7 +107,8 @@ type Normalizer struct {
 	line  []byte
 	skel  []byte
 	spans []span
-	memo  []memoEntry // large containers of the view walked over (scan.go)
+	view  string      // the view the validator read last
+	conts []cont      // its large containers, sorted by start (scan.go)
 	top   []topMember // the members of the top-level object (valid.go)
 	topOK bool        // top holds all of them
 	// Lines of skelMin bytes or more are read through a skeleton without
@@ -210,19 +211,8 @@ func (n *Normalizer) normalize(line []byte) Event {
 		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
 		sanitized = true
 	}
-	if len(line) == 0 || line[0] != '{' {
-		return n.noise(line)
-	}
-	view := line
-	n.spans = n.spans[:0]
-	if len(line) >= n.skelMin {
-		var ok bool
-		if view, ok = n.skeleton(line); !ok {
-			return n.noise(line)
-		}
-	}
-	n.memo = n.memo[:0]
-	if !n.valid(bstr(view)) {
+	view, ok := n.readView(line)
+	if !ok {
 		return n.noise(line)
 	}
 	// A raw "\r" inside a valid JSON line can only be whitespace between
@@ -230,7 +220,8 @@ func (n *Normalizer) normalize(line []byte) Event {
 	if bytes.IndexByte(line, '\r') >= 0 {
 		line = bytes.ReplaceAll(line, []byte{'\r'}, []byte{' '})
 		if len(n.spans) == 0 {
-			view = line
+			view = line // the same offsets
+			n.view = bstr(view)
 		}
 		sanitized = true
 	}
@@ -320,34 +311,40 @@ func (n *Normalizer) normalize(line []byte) Event {
 
 // done lets go of what points into the line just normalized.
 func (n *Normalizer) done() {
-	n.line = nil
-	clear(n.memo)
+	n.line, n.view = nil, ""
 	clear(n.ev.decoded)
 	clear(n.ev.flats)
 	clear(n.edits) // their pieces may point into the line
 }
 
 // Valid reports whether line is one JSON object, with the JSON check
-// Normalize makes first (long lines through a skeleton, then the validator
-// of valid.go, which answers as gjson.Valid does; UTF-8 is not checked). It does nothing more: it is the floor a Normalizer's cost is
+// Normalize makes first (readView: long lines through a skeleton, then the
+// validator of valid.go, which answers as gjson.Valid does; UTF-8 is not
+// checked). It does nothing more: it is the floor a Normalizer's cost is
 // measured against (internal/benchmix/cmd/bench).
 func (n *Normalizer) Valid(line []byte) bool {
-	line = bytes.TrimSpace(line)
+	_, ok := n.readView(bytes.TrimSpace(line))
+	n.view = ""
+	return ok
+}
+
+// readView checks that line (trimmed) is one JSON object and returns the
+// view gjson and the walker read it through: the line itself, or for a long
+// line its skeleton. The validator has recorded the view's top-level
+// members and large containers on the way.
+func (n *Normalizer) readView(line []byte) ([]byte, bool) {
 	if len(line) == 0 || line[0] != '{' {
-		return false
+		return nil, false
 	}
 	view := line
 	n.spans = n.spans[:0]
 	if len(line) >= n.skelMin {
 		var ok bool
 		if view, ok = n.skeleton(line); !ok {
-			return false
+			return nil, false
 		}
 	}
-	n.memo = n.memo[:0]
-	ok := n.valid(bstr(view))
-	clear(n.memo)
-	return ok
+	return view, n.valid(bstr(view))
 }
 
 // noise wraps a line that is not a JSON object.

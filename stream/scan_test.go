@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
@@ -52,6 +53,9 @@ func TestWalker(t *testing.T) {
 			}
 			n := NewNormalizer(Options{})
 			checkWalker(t, n, gjson.ParseBytes(line), 8)
+			// Again, stepping over the containers the validator recorded.
+			n.valid(bstr(line))
+			checkWalker(t, n, gjson.Parse(bstr(line)), 8)
 		}
 	}
 }
@@ -67,6 +71,8 @@ func FuzzWalker(f *testing.F) {
 			return
 		}
 		n := NewNormalizer(Options{})
+		checkWalker(t, n, gjson.Parse(s), 8)
+		n.valid(s)
 		checkWalker(t, n, gjson.Parse(s), 8)
 	})
 }
@@ -114,5 +120,38 @@ func TestValidTranscripts(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestContainersRecorded: the validator records every container of memoMin
+// bytes or more, however many (a tool result of hundreds of large parts,
+// repeated in tool_use_result), and the walker finds each by its offset.
+func TestContainersRecorded(t *testing.T) {
+	part := `{"type":"text","text":"` + strings.Repeat("a line of a search hit ", 12) + `"}`
+	arr := "[" + strings.Repeat(part+",", 299) + part + "]"
+	line := `{"type":"user","message":{"content":[{"type":"tool_result","content":` + arr + `}]},"tool_use_result":` + arr + `}`
+	n := NewNormalizer(Options{})
+	if !n.valid(line) {
+		t.Fatal("not valid")
+	}
+	var large int
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		if !v.IsObject() && !v.IsArray() {
+			return
+		}
+		if len(v.Raw) >= memoMin {
+			large++
+			if k, ok := n.contLen(v.Raw); !ok || k != len(v.Raw) {
+				t.Fatalf("container at %d (%d bytes): contLen %d, %v", v.Index, len(v.Raw), k, ok)
+			}
+		} else if _, ok := n.contLen(v.Raw); ok {
+			t.Fatalf("small container at %d recorded", v.Index)
+		}
+		v.ForEach(func(_, e gjson.Result) bool { walk(e); return true })
+	}
+	walk(gjson.Parse(line))
+	if large != len(n.conts) || large < 600 {
+		t.Errorf("%d large containers, %d recorded", large, len(n.conts))
 	}
 }

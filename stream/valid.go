@@ -3,13 +3,12 @@ package stream
 import (
 	"encoding/binary"
 	"math/bits"
-	"unsafe"
 )
 
 // validator checks JSON text exactly as gjson.Valid does (same grammar,
 // same answer on every input: FuzzValid compares them), and records on the
 // way what the walker would otherwise find with a second pass: the members
-// of the top-level object (n.top) and the large containers (n.memo). Its
+// of the top-level object (n.top) and the large containers (n.conts). Its
 // strings are checked eight bytes at a time.
 type validator struct {
 	n *Normalizer
@@ -25,9 +24,11 @@ const topMax = 32
 
 // valid reports whether view is valid JSON, filling n.top (nil when the
 // top-level value is not an object or has more than topMax members) and
-// n.memo.
+// n.conts.
 func (n *Normalizer) valid(view string) bool {
 	v := validator{n: n, b: view}
+	n.view = view
+	n.conts = n.conts[:0]
 	n.top = n.top[:0]
 	n.topOK = true
 	i := skipSpace(view, 0)
@@ -68,10 +69,23 @@ func (v *validator) value(i int) (int, bool) {
 	return i, false
 }
 
-// remember records the container b[start:end] if it is large.
-func (v *validator) remember(start, end int) {
-	if n := v.n; end-start >= memoMin && len(n.memo) < memoMax {
-		n.memo = append(n.memo, memoEntry{unsafe.StringData(v.b[start:]), end - start})
+// open records that a container starts at b[start] and returns its place
+// in n.conts, for close.
+func (v *validator) open(start int) int {
+	n := v.n
+	n.conts = append(n.conts, cont{start: start})
+	return len(n.conts) - 1
+}
+
+// close records that the container at place k in n.conts ends at end, or
+// forgets it if it is small; the containers in it, smaller, are already
+// forgotten then, so it is the last one.
+func (v *validator) close(k, end int) {
+	n := v.n
+	if end-n.conts[k].start >= memoMin {
+		n.conts[k].end = end
+	} else {
+		n.conts = n.conts[:k]
 	}
 }
 
@@ -79,12 +93,13 @@ func (v *validator) remember(start, end int) {
 // line's top-level object, whose members are recorded.
 func (v *validator) object(start int, top bool) (int, bool) {
 	b := v.b
+	c := v.open(start)
 	i := skipSpace(b, start+1)
 	if i == len(b) {
 		return i, false
 	}
 	if b[i] == '}' {
-		v.remember(start, i+1)
+		v.close(c, i+1)
 		return i + 1, true
 	}
 	for {
@@ -119,7 +134,7 @@ func (v *validator) object(start int, top bool) (int, bool) {
 		}
 		switch b[i] {
 		case '}':
-			v.remember(start, i+1)
+			v.close(c, i+1)
 			return i + 1, true
 		case ',':
 			i = skipSpace(b, i+1)
@@ -131,12 +146,13 @@ func (v *validator) object(start int, top bool) (int, bool) {
 
 func (v *validator) array(start int) (int, bool) {
 	b := v.b
+	c := v.open(start)
 	i := skipSpace(b, start+1)
 	if i == len(b) {
 		return i, false
 	}
 	if b[i] == ']' {
-		v.remember(start, i+1)
+		v.close(c, i+1)
 		return i + 1, true
 	}
 	for {
@@ -152,7 +168,7 @@ func (v *validator) array(start int) (int, bool) {
 		}
 		switch b[i] {
 		case ']':
-			v.remember(start, i+1)
+			v.close(c, i+1)
 			return i + 1, true
 		case ',':
 			i = skipSpace(b, i+1)
