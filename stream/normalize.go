@@ -97,6 +97,7 @@ type Normalizer struct {
 	toolNext  int
 
 	sessionID string // last session id, reused to avoid allocating
+	arena     []byte // where keep copies short strings
 	buf       []byte // output of rewritten events
 	scratch   []byte // decoded attachment data
 	block     []byte // a block of it (hashBase64)
@@ -232,21 +233,20 @@ func (n *Normalizer) normalize(line []byte) Event {
 	visit := func(k string, rv rawValue) bool {
 		switch k {
 		case "type":
-			ev.Type = n.internOrClone(rv.result())
+			ev.Type = n.internOrKeep(n.text(rv))
 		case "subtype":
-			ev.Subtype = n.internOrClone(rv.result())
+			ev.Subtype = n.internOrKeep(n.text(rv))
 		case "session_id":
-			v := rv.result()
-			if v.Type == gjson.String {
-				if id := n.str(v); id != n.sessionID {
+			if id, ok := n.text(rv); ok {
+				if id != n.sessionID {
 					n.sessionID = strings.Clone(id)
 				}
 				ev.SessionID = n.sessionID
 			}
 		case "uuid":
-			ev.UUID = n.cloneStr(rv.result())
+			ev.UUID = n.keep(n.text(rv))
 		case "parent_tool_use_id":
-			ev.ParentToolUseID = n.cloneStr(rv.result())
+			ev.ParentToolUseID = n.keep(n.text(rv))
 		case "message":
 			msg = rv.result()
 		case "tool_use_result":
@@ -769,22 +769,55 @@ func (n *Normalizer) isBlockArray(arr gjson.Result) bool {
 	return ok
 }
 
-func (n *Normalizer) internOrClone(v gjson.Result) string {
-	if v.Type != gjson.String {
+// text returns the text of v if it is a string (see str), reading a plain
+// string token without making its Result.
+func (n *Normalizer) text(v rawValue) (string, bool) {
+	if !v.isString() {
+		return "", false
+	}
+	if body := v.raw[1 : len(v.raw)-1]; (body != "" || len(n.spans) == 0) && strings.IndexByte(body, '\\') < 0 {
+		return body, true
+	}
+	return n.str(v.result()), true
+}
+
+// internOrKeep returns s as a constant for the common types and subtypes,
+// else as keep does.
+func (n *Normalizer) internOrKeep(s string, ok bool) string {
+	if !ok {
 		return ""
 	}
-	s := n.str(v)
 	if c, ok := intern(s); ok {
 		return c
 	}
-	return strings.Clone(s)
+	return n.keep(s, true)
 }
 
-func (n *Normalizer) cloneStr(v gjson.Result) string {
-	if v.Type != gjson.String {
+// keepArena is the size of the blocks keep copies short strings into, and
+// keepMax the longest string it copies there.
+const (
+	keepArena = 4 << 10
+	keepMax   = 128
+)
+
+// keep returns a copy of s (which points into the line) that outlives the
+// line. Short strings — the uuids and ids of every event — are copied into
+// a shared block instead of an allocation each; a block is never written
+// again where a string was taken from it, and is freed when no string
+// taken from it is in use (so a kept id may hold up to keepArena bytes).
+func (n *Normalizer) keep(s string, ok bool) string {
+	if !ok || s == "" {
 		return ""
 	}
-	return strings.Clone(n.str(v))
+	if len(s) > keepMax {
+		return strings.Clone(s)
+	}
+	if len(n.arena)+len(s) > cap(n.arena) {
+		n.arena = make([]byte, 0, keepArena)
+	}
+	start := len(n.arena)
+	n.arena = append(n.arena, s...)
+	return bstr(n.arena[start:len(n.arena):len(n.arena)])
 }
 
 // bstr views b as a string without copying; b must not change while the

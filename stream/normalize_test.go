@@ -638,3 +638,26 @@ func TestNormalizeToHugeImageLine(t *testing.T) {
 		t.Errorf("normalizing a %d MiB image line allocated %d KiB, want at most 1/32 of the line", len(line)>>20, alloc>>10)
 	}
 }
+
+// TestEventStringsOutliveLine: the ids of an event are copies (short ones
+// share blocks), valid after the line's buffer is reused for later lines.
+func TestEventStringsOutliveLine(t *testing.T) {
+	n := NewNormalizer(Options{})
+	type ids struct{ typ, sub, uuid, parent string }
+	var got, want []ids
+	buf := make([]byte, 0, 512)
+	for i := range 2000 {
+		w := ids{fmt.Sprintf("kind%d", i%7), fmt.Sprintf("sub\\u00e9%d", i), fmt.Sprintf("%08x-aaaa-bbbb-cccc-%012d", i, i), strings.Repeat("p", i%300)}
+		buf = fmt.Appendf(buf[:0], `{"type":%q,"subtype":"%s","uuid":%q,"parent_tool_use_id":%q}`, w.typ, w.sub, w.uuid, w.parent)
+		ev := n.Normalize(buf)
+		got = append(got, ids{ev.Type, ev.Subtype, ev.UUID, ev.ParentToolUseID})
+		w.sub = strings.ReplaceAll(w.sub, `\u00e9`, "é")
+		want = append(want, w)
+		clear(buf[:cap(buf)])
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("event %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
