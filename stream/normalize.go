@@ -92,8 +92,9 @@ type Normalizer struct {
 	servers     []string          // sanitized MCP server names from system/init
 	serverNames map[string]string // sanitized -> configured name
 
-	tools     map[string]MCPRef // tool_use id -> MCP tool
-	toolOrder []string          // ring of ids in tools, oldest at toolNext
+	tools     map[string]MCPRef   // tool_use id -> MCP tool
+	mcpRefs   map[MCPRef]mcpEntry // MCP tools seen, with their "mcp" value
+	toolOrder []string            // ring of ids in tools, oldest at toolNext
 	toolNext  int
 
 	sessionID string // last session id, reused to avoid allocating
@@ -643,7 +644,33 @@ func (n *Normalizer) flattenBlocks(arr gjson.Result) *flat {
 // annotate records that object v gets "mcp": ref.
 func (n *Normalizer) annotate(v gjson.Result, ref MCPRef) {
 	n.ev.mcp = true
-	n.setKey(v, "mcp", mcpJSON(ref))
+	n.setKey(v, "mcp", n.mcpRef(ref).json)
+}
+
+// maxMCPRefs bounds the MCP tools whose annotation a Normalizer keeps.
+const maxMCPRefs = 1024
+
+// mcpEntry is an MCP tool seen in the stream, with strings of its own, and
+// its "mcp" value.
+type mcpEntry struct {
+	ref  MCPRef
+	json []byte
+}
+
+// mcpRef returns ref (whose strings may point into the line) with strings
+// of its own, and its JSON, made once per tool (at most maxMCPRefs are
+// kept; then they are made again).
+func (n *Normalizer) mcpRef(ref MCPRef) mcpEntry {
+	if e, ok := n.mcpRefs[ref]; ok {
+		return e
+	}
+	if n.mcpRefs == nil || len(n.mcpRefs) >= maxMCPRefs {
+		n.mcpRefs = make(map[MCPRef]mcpEntry)
+	}
+	ref = MCPRef{Server: strings.Clone(ref.Server), Tool: strings.Clone(ref.Tool)}
+	e := mcpEntry{ref, mcpJSON(ref)}
+	n.mcpRefs[ref] = e
+	return e
 }
 
 func mcpJSON(ref MCPRef) []byte {
@@ -665,7 +692,7 @@ func (n *Normalizer) remember(id string, ref MCPRef) {
 	// id and ref may point into the line, which the caller reuses; and
 	// assigning to an existing string key stores the new key too.
 	id = strings.Clone(id)
-	ref = MCPRef{Server: strings.Clone(ref.Server), Tool: strings.Clone(ref.Tool)}
+	ref = n.mcpRef(ref).ref
 	if _, ok := n.tools[id]; ok {
 		n.tools[id] = ref
 		return
@@ -796,7 +823,7 @@ func (n *Normalizer) internOrKeep(s string, ok bool) string {
 // keepArena is the size of the blocks keep copies short strings into, and
 // keepMax the longest string it copies there.
 const (
-	keepArena = 4 << 10
+	keepArena = 1 << 10
 	keepMax   = 128
 )
 
