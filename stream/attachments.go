@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -35,8 +36,9 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 		return f
 	}
 	f := flat{raw: raw, blocks: true}
-	text := make([]byte, 0, len(content.Raw)+2)
-	text = append(text, '"')
+	// The texts of an event share a buffer, kept from event to event.
+	start := len(n.texts)
+	text := append(slices.Grow(n.texts, len(content.Raw)+2), '"')
 	first := true
 	add := func(block gjson.Result, fl *fields) {
 		part, token, att, ok, isBlock := n.part(block, fl)
@@ -58,14 +60,9 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 		b, base := content.Raw, content.Index
 		for i := skipSpace(b, 1); i < len(b) && b[i] != ']'; {
 			var end int
-			if tok, ok := n.plainTextPart(b, i); ok {
+			if out, e, ok := n.appendTextPart(text, !first, b, i); ok {
 				// The common text part, read without the walker.
-				if !first {
-					text = append(text, '\\', 'n')
-				}
-				first = false
-				text = n.appendText(text, tok, true)
-				end = i + len(textPartPrefix) + len(tok)
+				text, end, first = out, e, false
 			} else if b[i] == '{' {
 				var fl fields
 				fl, end = n.membersAt(b, base, i)
@@ -79,7 +76,9 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 			}
 		}
 	}
-	f.text = append(text, '"')
+	text = append(text, '"')
+	f.text = text[start:len(text):len(text)]
+	n.texts = text
 	n.ev.flats = append(n.ev.flats, f)
 	return &n.ev.flats[len(n.ev.flats)-1]
 }
@@ -87,22 +86,29 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 // textPartPrefix opens a text part as the CLI prints it.
 const textPartPrefix = `{"type":"text","text":"`
 
-// plainTextPart reports whether b[i:] starts with a text part exactly as
-// the CLI prints it, {"type":"text","text":"…"} and nothing more, and
-// returns its text's string token. Such a part is what the walker would
-// read as a text block (members type and text, no other), so the flattened
-// text is the same; a string taken out of a skeleton is left to the
-// walker.
-func (n *Normalizer) plainTextPart(b string, i int) (string, bool) {
+// appendTextPart reads b[i:] if it starts with a text part exactly as the
+// CLI prints it, {"type":"text","text":"…"} and nothing more, whose text
+// token is what appendEscapedString would write for its text: it appends
+// "\n" (when sep) and the token's body to dst, and returns the offset past
+// the part. The token is read once, not found then copied. Such a part is
+// what the walker would read as a text block (members type and text, no
+// other), so the flattened text is the same as the general way gives; a
+// string taken out of a skeleton is left to the general way. ok is false
+// (and dst unchanged) for any other part.
+func (n *Normalizer) appendTextPart(dst []byte, sep bool, b string, i int) (out []byte, end int, ok bool) {
 	if len(b)-i < len(textPartPrefix)+2 || b[i:i+len(textPartPrefix)] != textPartPrefix {
-		return "", false
+		return dst, 0, false
 	}
 	q := i + len(textPartPrefix) - 1
-	end := strEnd(b, q)
-	if end >= len(b) || b[end] != '}' || end-q == 2 && len(n.spans) > 0 {
-		return "", false
+	out = dst
+	if sep {
+		out = append(out, '\\', 'n')
 	}
-	return b[q:end], true
+	out, end, ok = appendTextToken(out, b, q)
+	if !ok || end >= len(b) || b[end] != '}' || end-q == 2 && len(n.spans) > 0 {
+		return dst, 0, false
+	}
+	return out, end + 1, true
 }
 
 // appendText appends part (see part; token says whether it is a JSON

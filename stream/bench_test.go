@@ -83,6 +83,16 @@ func benchNormalize(b *testing.B, text bool) {
 		n := NewNormalizer(Options{Attachments: AttachStrip})
 		run(b, func(l []byte) []byte { return n.Normalize(l).JSON })
 	})
+	b.Run("floor", func(b *testing.B) {
+		// What any normalizer must at least do: the validation alone.
+		n := NewNormalizer(Options{Attachments: AttachStrip})
+		run(b, func(l []byte) []byte {
+			if !n.Valid(l) {
+				b.Fatal("invalid line")
+			}
+			return l
+		})
+	})
 	b.Run("baseline-encoding-json", func(b *testing.B) {
 		bl := &benchmix.Baseline{}
 		run(b, bl.Normalize)

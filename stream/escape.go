@@ -143,3 +143,45 @@ func appendRawBody(dst []byte, body string) ([]byte, bool) {
 	}
 	return append(dst, body...), true
 }
+
+// appendTextToken appends the body of the string token opening at b[q]
+// when it is exactly what appendEscapedString would write for its text (as
+// appendRawBody decides), and returns the offset just past the token; it
+// finds the closing quote and checks the body in one pass. Otherwise (or
+// if the token does not end) it returns dst unchanged and false.
+func appendTextToken(dst []byte, b string, q int) ([]byte, int, bool) {
+	start := q + 1
+	for i := start; i < len(b); {
+		for i+8 <= len(b) && safeWord(binary.LittleEndian.Uint64(sbytes(b[i:i+8]))) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return append(dst, b[start:i]...), i + 1, true
+		case c == '\\':
+			if i+1 >= len(b) {
+				return dst, 0, false
+			}
+			switch b[i+1] {
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+				i += 2
+				continue
+			}
+			return dst, 0, false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(b[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				return dst, 0, false
+			}
+			i += size
+		case safeASCII[c]:
+			i++
+		default:
+			return dst, 0, false
+		}
+	}
+	return dst, 0, false
+}

@@ -144,6 +144,11 @@ func FuzzAppendRawBody(f *testing.F) {
 			return
 		}
 		got, ok := appendRawBody([]byte("x"), body)
+		// The one-pass reader of a token agrees.
+		one, end, ok1 := appendTextToken([]byte("x"), tok+"}", 0)
+		if ok1 != ok || !bytes.Equal(one, got) || ok && end != len(tok) {
+			t.Fatalf("appendTextToken(%q) = %q, %d, %v; appendRawBody %q, %v", tok, one, end, ok1, got, ok)
+		}
 		if !ok {
 			if string(got) != "x" {
 				t.Fatalf("appendRawBody(%q) refused but wrote %q", body, got)

@@ -100,6 +100,7 @@ type Normalizer struct {
 	sessionID string // last session id, reused to avoid allocating
 	arena     []byte // where keep copies short strings
 	buf       []byte // output of rewritten events
+	texts     []byte // flattened texts of the event
 	scratch   []byte // decoded attachment data
 	block     []byte // a block of it (hashBase64)
 	edits     []edit
@@ -207,6 +208,9 @@ func (n *Normalizer) NormalizeTo(w io.Writer, line []byte) (Event, error) {
 // (or a noise event) as JSON and, in n.edits, the changes to make to it.
 func (n *Normalizer) normalize(line []byte) Event {
 	n.edits = n.edits[:0]
+	if n.texts = n.texts[:0]; cap(n.texts) > retainBytes {
+		n.texts = nil // let a huge buffer from an earlier event go
+	}
 	line = bytes.TrimSpace(line)
 	sanitized := false
 	if !utf8.Valid(line) {
@@ -517,6 +521,9 @@ func (n *Normalizer) streamEvent(inner gjson.Result) {
 	// Most partial-message lines are deltas: a vectorized search rules
 	// them out before any parsing (unless strings were taken out of the
 	// view).
+	if typ, ok := leadingType(inner.Raw); ok && typ != "content_block_start" && (typ != "" || len(n.spans) == 0) {
+		return // the type is the first member, as the CLI prints it (and not taken out of a skeleton)
+	}
 	if len(n.spans) == 0 && !strings.Contains(inner.Raw, "content_block_start") {
 		return
 	}
@@ -533,6 +540,21 @@ func (n *Normalizer) streamEvent(inner gjson.Result) {
 	}
 	n.remember(n.get(cb, "id"), ref)
 	n.annotate(cb, ref)
+}
+
+// leadingType returns the value of obj's first member when that member is
+// "type", printed without spaces, and its value a plain string.
+func leadingType(obj string) (string, bool) {
+	const prefix = `{"type":"`
+	if !strings.HasPrefix(obj, prefix) {
+		return "", false
+	}
+	rest := obj[len(prefix):]
+	end := strings.IndexByte(rest, '"')
+	if end < 0 || strings.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return rest[:end], true
 }
 
 // controlRequest annotates a can_use_tool permission request for an MCP tool.
