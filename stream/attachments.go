@@ -151,6 +151,7 @@ func (f *flat) attachmentsJSON() [][]byte {
 // gjson's Get finds it.
 type fields struct {
 	typ, text, source, data, mimeType, mediaType, resource, name, uri, url, blob rawValue
+	content, toolUseID                                                           rawValue // of a tool_result
 }
 
 // members reads object obj once (instead of once per Get).
@@ -188,6 +189,10 @@ func (n *Normalizer) membersAt(b string, base, i int) (fields, int) {
 			p = &f.url
 		case "blob":
 			p = &f.blob
+		case "content":
+			p = &f.content
+		case "tool_use_id":
+			p = &f.toolUseID
 		default:
 			return true
 		}

@@ -244,7 +244,7 @@ func (n *Normalizer) normalize(line []byte) Event {
 		case "session_id":
 			if id, ok := n.text(rv); ok {
 				if id != n.sessionID {
-					n.sessionID = strings.Clone(id)
+					n.sessionID = n.keep(id, true)
 				}
 				ev.SessionID = n.sessionID
 			}
@@ -264,6 +264,8 @@ func (n *Normalizer) normalize(line []byte) Event {
 			inner = rv.result()
 		case "request":
 			request = rv.result()
+		default:
+			return false // for the caller: not a name looked for
 		}
 		return true
 	}
@@ -271,14 +273,18 @@ func (n *Normalizer) normalize(line []byte) Event {
 		// The validator found the top-level members.
 		vs := bstr(view)
 		for _, m := range n.top {
+			// A key with escapes matches none of the names visit looks
+			// for until it is unescaped.
 			key := vs[m.key[0]+1 : m.key[1]-1]
-			if strings.IndexByte(key, '\\') >= 0 {
-				key = gjson.Parse(vs[m.key[0]:m.key[1]]).Str
+			if !visit(key, rawValue{vs[m.val[0]:m.val[1]], m.val[0]}) && strings.IndexByte(key, '\\') >= 0 {
+				visit(gjson.Parse(vs[m.key[0]:m.key[1]]).Str, rawValue{vs[m.val[0]:m.val[1]], m.val[0]})
 			}
-			visit(key, rawValue{vs[m.val[0]:m.val[1]], m.val[0]})
 		}
 	} else {
-		n.eachMember(gjson.Parse(bstr(view)), visit)
+		n.eachMember(gjson.Parse(bstr(view)), func(k string, v rawValue) bool {
+			visit(k, v)
+			return true
+		})
 	}
 
 	n.ev.atts = n.ev.atts[:0]
@@ -521,13 +527,13 @@ func (n *Normalizer) streamEvent(inner gjson.Result) {
 	// Most partial-message lines are deltas: a vectorized search rules
 	// them out before any parsing (unless strings were taken out of the
 	// view).
-	if typ, ok := leadingType(inner.Raw); ok && typ != "content_block_start" && (typ != "" || len(n.spans) == 0) {
-		return // the type is the first member, as the CLI prints it (and not taken out of a skeleton)
-	}
-	if len(n.spans) == 0 && !strings.Contains(inner.Raw, "content_block_start") {
-		return
-	}
-	if n.get(inner, "type") != "content_block_start" {
+	if typ, ok := leadingType(inner.Raw); ok && (typ != "" || len(n.spans) == 0) {
+		// The type is the first member, as the CLI prints it (and not
+		// taken out of a skeleton).
+		if typ != "content_block_start" {
+			return
+		}
+	} else if len(n.spans) == 0 && !strings.Contains(inner.Raw, "content_block_start") || n.get(inner, "type") != "content_block_start" {
 		return
 	}
 	cb := n.member(inner, "content_block")
@@ -573,8 +579,12 @@ func (n *Normalizer) controlRequest(req gjson.Result) {
 // tool_use_result.
 func (n *Normalizer) user(msg, tur gjson.Result) {
 	n.each(n.member(msg, "content"), func(block gjson.Result) bool {
-		if n.get(block, "type") == "tool_result" {
-			n.toolResult(block)
+		if !block.IsObject() {
+			return true
+		}
+		// The block's members are read once for all that follows.
+		if fl := n.members(block); n.str(fl.typ.result()) == "tool_result" {
+			n.toolResult(block, &fl)
 		}
 		return true
 	})
@@ -583,9 +593,9 @@ func (n *Normalizer) user(msg, tur gjson.Result) {
 	}
 }
 
-// toolResult normalizes one tool_result block.
-func (n *Normalizer) toolResult(block gjson.Result) {
-	content := n.member(block, "content")
+// toolResult normalizes one tool_result block, whose members are fl.
+func (n *Normalizer) toolResult(block gjson.Result, fl *fields) {
+	content := fl.content.result()
 	switch {
 	case content.Type == gjson.String:
 		// Already text.
@@ -602,7 +612,7 @@ func (n *Normalizer) toolResult(block gjson.Result) {
 	default:
 		n.setKey(block, "content", []byte(`""`))
 	}
-	if ref, ok := n.tools[n.get(block, "tool_use_id")]; ok {
+	if ref, ok := n.tools[n.str(fl.toolUseID.result())]; ok {
 		n.annotate(block, ref)
 	}
 }

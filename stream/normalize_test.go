@@ -661,3 +661,18 @@ func TestEventStringsOutliveLine(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapedTopLevelKeys: a top-level key spelled with escapes is read
+// as its text, as gjson reads it.
+func TestEscapedTopLevelKeys(t *testing.T) {
+	line := `{"t\u0079pe":"user","session_\u0069d":"s1","message":{"content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"a"}]}]}}`
+	for _, eng := range engines {
+		ev := eng.new(Options{}).Normalize([]byte(line))
+		if ev.Type != TypeUser || ev.SessionID != "s1" || !ev.Rewritten {
+			t.Errorf("%s: type %q, session %q, rewritten %v", eng.name, ev.Type, ev.SessionID, ev.Rewritten)
+		}
+		if got := gjson.GetBytes(ev.JSON, "message.content.0.content").Raw; got != `"a"` {
+			t.Errorf("%s: content %s", eng.name, got)
+		}
+	}
+}
