@@ -498,8 +498,12 @@ func (n *Normalizer) setServers(servers gjson.Result) {
 // assistant annotates the MCP tool_use blocks of an assistant message.
 func (n *Normalizer) assistant(msg, meta gjson.Result) {
 	n.each(n.member(msg, "content"), func(block gjson.Result) bool {
-		if n.get(block, "type") != "tool_use" {
+		if n.blockType(block) != "tool_use" {
 			return true
+		}
+		name := n.get(block, "name")
+		if !strings.HasPrefix(name, "mcp__") {
+			return true // not an MCP tool (resolveMCP would say so)
 		}
 		id := n.get(block, "id")
 		var metaTool string
@@ -512,7 +516,7 @@ func (n *Normalizer) assistant(msg, meta gjson.Result) {
 				return true
 			})
 		}
-		ref, ok := n.resolveMCP(n.get(block, "name"), metaTool, "")
+		ref, ok := n.resolveMCP(name, metaTool, "")
 		if !ok {
 			return true
 		}
@@ -537,7 +541,7 @@ func (n *Normalizer) streamEvent(inner gjson.Result) {
 		return
 	}
 	cb := n.member(inner, "content_block")
-	if n.get(cb, "type") != "tool_use" {
+	if n.blockType(cb) != "tool_use" {
 		return
 	}
 	ref, ok := n.resolveMCP(n.get(cb, "name"), "", "")
@@ -546,6 +550,15 @@ func (n *Normalizer) streamEvent(inner gjson.Result) {
 	}
 	n.remember(n.get(cb, "id"), ref)
 	n.annotate(cb, ref)
+}
+
+// blockType returns the "type" of object v (n.get(v, "type")), read
+// without walking v when it is its first member, as the CLI prints it.
+func (n *Normalizer) blockType(v gjson.Result) string {
+	if typ, ok := leadingType(v.Raw); ok && (typ != "" || len(n.spans) == 0) {
+		return typ
+	}
+	return n.get(v, "type")
 }
 
 // leadingType returns the value of obj's first member when that member is
@@ -582,10 +595,12 @@ func (n *Normalizer) user(msg, tur gjson.Result) {
 		if !block.IsObject() {
 			return true
 		}
-		// The block's members are read once for all that follows.
-		if fl := n.members(block); n.str(fl.typ.result()) == "tool_result" {
-			n.toolResult(block, &fl)
+		if n.blockType(block) != "tool_result" {
+			return true
 		}
+		// The block's members are read once for all that follows.
+		fl := n.members(block)
+		n.toolResult(block, &fl)
 		return true
 	})
 	if tur.Exists() {
