@@ -114,6 +114,8 @@ type Normalizer struct {
 	conts []cont      // its large containers, sorted by start (scan.go)
 	top   []topMember // the members of the top-level object (valid.go)
 	topOK bool        // top holds all of them
+	// badUTF8: a string of the view is not valid UTF-8 (valid.go).
+	badUTF8 bool
 	// Lines of skelMin bytes or more are read through a skeleton without
 	// their strings of longMin bytes or more (tests lower both).
 	skelMin, longMin int
@@ -213,11 +215,16 @@ func (n *Normalizer) normalize(line []byte) Event {
 	}
 	line = bytes.TrimSpace(line)
 	sanitized := false
-	if !utf8.Valid(line) {
+	view, ok := n.readView(line)
+	// The validator checked the UTF-8 of every string of a line read
+	// without a skeleton, so of the whole line if it is valid JSON.
+	if !(ok && len(line) < n.skelMin && !n.badUTF8 || utf8.Valid(line)) {
 		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
 		sanitized = true
+		if ok {
+			view, ok = n.readView(line)
+		}
 	}
-	view, ok := n.readView(line)
 	if !ok {
 		return n.noise(line)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -83,14 +84,19 @@ func FuzzValid(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":[1,"x",{"c":null}],"a":2}`, ` [ "a\"b" , {"k\u0041":"v\\"} , true , -1.5e3 ] `,
 		"{\"t\":\"\\u2028\",\r\n\"u\":[[[]],{}]}", `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e+}`, `{"a":tru}`, `{"a":"\x01"}`,
 		`{"a":"\q"}`, `{"a":"\u12g4"}`, `{"a":[1,]}`, `{"a":1,}`, `{,}`, `{"a" 1}`, `"str"`, `nul`, `{"a":{}}x`, "\xff\xfe",
-		`{"type":"text","text":"` + string(bytes.Repeat([]byte("abcdefgh\\\"ij"), 100)) + `"}`} {
+		`{"type":"text","text":"` + string(bytes.Repeat([]byte("abcdefgh\\\"ij"), 100)) + `"}`, "{\"a\":\"é\xff日本\xe2\x80\"}", "{\"a\":\"abcdefg\xe2\x80\xa8xyz\"}"} {
 		f.Add(s)
 	}
+	f.Add("{\"a\":\"é\xff日本\xe2\x80\"}")
+	f.Add("{\"a\":\"abcdefg\xe2\x80\xa8xyz\xc3\"}")
 	f.Fuzz(func(t *testing.T, s string) {
 		n := NewNormalizer(Options{})
 		got, want := n.valid(s), gjson.Valid(s)
 		if got != want {
 			t.Fatalf("valid(%q) = %v, gjson.Valid %v", s, got, want)
+		}
+		if got && n.badUTF8 == utf8.ValidString(s) {
+			t.Fatalf("valid(%q): badUTF8 %v", s, n.badUTF8)
 		}
 		if !got || !n.topOK {
 			return

@@ -3,6 +3,7 @@ package stream
 import (
 	"encoding/binary"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // validator checks JSON text exactly as gjson.Valid does (same grammar,
@@ -11,8 +12,9 @@ import (
 // of the top-level object (n.top) and the large containers (n.conts). Its
 // strings are checked eight bytes at a time.
 type validator struct {
-	n *Normalizer
-	b string
+	n       *Normalizer
+	b       string
+	badUTF8 bool // a string holds bytes that are not UTF-8
 }
 
 // topMember is a member of a line's top-level object: its key token and
@@ -31,6 +33,7 @@ func (n *Normalizer) valid(view string) bool {
 	n.conts = n.conts[:0]
 	n.top = n.top[:0]
 	n.topOK = true
+	n.badUTF8 = false
 	i := skipSpace(view, 0)
 	if i == len(view) {
 		return false
@@ -42,6 +45,7 @@ func (n *Normalizer) valid(view string) bool {
 		n.topOK = false
 		i, ok = v.value(i)
 	}
+	n.badUTF8 = v.badUTF8
 	if !ok {
 		return false
 	}
@@ -56,7 +60,7 @@ func (v *validator) value(i int) (int, bool) {
 	case '[':
 		return v.array(i)
 	case '"':
-		return validString(b, i+1)
+		return v.str(i + 1)
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return validNumber(b, i)
 	case 't':
@@ -108,7 +112,7 @@ func (v *validator) object(start int, top bool) (int, bool) {
 		}
 		k := i
 		var ok bool
-		if i, ok = validString(b, i+1); !ok {
+		if i, ok = v.str(i + 1); !ok {
 			return i, false
 		}
 		kend := i
@@ -178,25 +182,28 @@ func (v *validator) array(start int) (int, bool) {
 	}
 }
 
-// validString checks the string whose body starts at b[i] and returns the
-// offset past its closing quote. It finds the next '"', '\\' or control
-// character eight bytes at a time.
-func validString(b string, i int) (int, bool) {
+// str checks the string whose body starts at b[i] and returns the offset
+// past its closing quote. It finds the next '"', '\\', control character or
+// non-ASCII byte eight bytes at a time; a non-ASCII character that is not
+// valid UTF-8 is noted in v.badUTF8 (it does not make the JSON invalid, as
+// for gjson.Valid).
+func (v *validator) str(i int) (int, bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	b := v.b
 	for {
 		for {
 			if i+8 <= len(b) {
 				x := binary.LittleEndian.Uint64(sbytes(b[i : i+8]))
 				q, bs := x^'"'*ones, x^'\\'*ones
 				// The lowest byte flagged is the first special one.
-				if m := ((x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+				if m := (x | (x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
 					i += bits.TrailingZeros64(m) >> 3
 					break
 				}
 				i += 8
 				continue
 			}
-			for i < len(b) && b[i] >= ' ' && b[i] != '"' && b[i] != '\\' {
+			for i < len(b) && b[i] >= ' ' && b[i] < utf8.RuneSelf && b[i] != '"' && b[i] != '\\' {
 				i++
 			}
 			break
@@ -209,6 +216,13 @@ func validString(b string, i int) (int, bool) {
 			return i + 1, true
 		case c < ' ':
 			return i, false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				v.badUTF8 = true
+			}
+			i += size
+			continue
 		}
 		// A backslash.
 		i++
