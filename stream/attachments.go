@@ -35,6 +35,12 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 	if f := n.flattened(raw); f != nil {
 		return f
 	}
+	return n.flattenNew(content, raw)
+}
+
+// flattenNew flattens content, whose bytes in the line are raw, not
+// flattened yet in this event.
+func (n *Normalizer) flattenNew(content gjson.Result, raw []byte) *flat {
 	f := flat{raw: raw, blocks: true}
 	// The texts of an event share a buffer, kept from event to event.
 	start := len(n.texts)

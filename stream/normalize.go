@@ -683,7 +683,8 @@ func (n *Normalizer) toolUseResult(tur gjson.Result) {
 // returns nil if it is not. The array a tool_result held in this event is
 // not read again.
 func (n *Normalizer) flattenBlocks(arr gjson.Result) *flat {
-	if f := n.flattened(n.origRaw(arr)); f != nil {
+	raw := n.origRaw(arr)
+	if f := n.flattened(raw); f != nil {
 		if f.blocks {
 			return f
 		}
@@ -692,7 +693,7 @@ func (n *Normalizer) flattenBlocks(arr gjson.Result) *flat {
 	if !n.isBlockArray(arr) {
 		return nil
 	}
-	return n.flatten(arr)
+	return n.flattenNew(arr, raw)
 }
 
 // annotate records that object v gets "mcp": ref.

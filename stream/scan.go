@@ -211,12 +211,23 @@ func (n *Normalizer) valueEnd(b string, i int) int {
 	return i
 }
 
-// strEnd returns the offset just past the closing quote of the (valid)
-// string token opening at b[q].
+// strEnd returns the offset just past the closing quote of the string
+// token opening at b[q], or len(b) if it does not end (the walker reads
+// validated JSON, where it does).
 func strEnd(b string, q int) int {
+	if end := stringEnd(b, q); end >= 0 {
+		return end
+	}
+	return len(b)
+}
+
+// stringEnd returns the offset just past the closing quote of the string
+// token opening at b[q], or -1 if it does not end. It is the one scanner
+// for the end of a string of the walker and of the skeleton: it looks at a
+// short string (a key) byte by byte, then searches for '"' with
+// strings.IndexByte (vectorized) and counts the backslashes before it.
+func stringEnd(b string, q int) int {
 	i := q + 1
-	// Most strings are short (keys): look at them here before calling
-	// IndexByte.
 	for k := i; k < len(b) && k < q+17; k++ {
 		switch b[k] {
 		case '"':
@@ -230,7 +241,7 @@ long:
 	for {
 		j := strings.IndexByte(b[i:], '"')
 		if j < 0 {
-			return len(b)
+			return -1
 		}
 		i += j
 		k := i - 1
