@@ -118,15 +118,14 @@ func (n *Normalizer) appendTextPart(dst []byte, sep bool, b string, i int) (out 
 }
 
 // appendText appends part (see part; token says whether it is a JSON
-// string token) to the JSON string being built in dst. A token whose
-// escapes are the ones appendJSONString would write again is copied as it
-// is, instead of unescaped and escaped again.
+// string token) to the JSON string being built in dst. A token is read
+// straight into its escaped text (appendTextToken) when it can be, instead
+// of unescaped and escaped again.
 func (n *Normalizer) appendText(dst []byte, part string, token bool) []byte {
 	if !token {
 		return appendEscapedString(dst, part)
 	}
-	body := part[1 : len(part)-1]
-	if out, ok := appendRawBody(dst, body); ok {
+	if out, _, ok := appendTextToken(dst, part, 0); ok {
 		return out
 	}
 	return appendEscapedString(dst, gjson.Parse(part).Str)
