@@ -598,7 +598,13 @@ func (n *Normalizer) controlRequest(req gjson.Result) {
 // user normalizes the tool results of a user message and its
 // tool_use_result.
 func (n *Normalizer) user(msg, tur gjson.Result) {
-	n.each(n.member(msg, "content"), func(block gjson.Result) bool {
+	// Only blocks of an array (or an object's members) can be tool
+	// results: a prompt's text is not unescaped to be looked at.
+	content := n.rawMember(msg, "content")
+	if !content.isContainer() {
+		content = rawValue{}
+	}
+	n.each(content.result(), func(block gjson.Result) bool {
 		if !block.IsObject() {
 			return true
 		}
@@ -617,9 +623,12 @@ func (n *Normalizer) user(msg, tur gjson.Result) {
 
 // toolResult normalizes one tool_result block, whose members are fl.
 func (n *Normalizer) toolResult(block gjson.Result, fl *fields) {
-	content := fl.content.result()
+	var content gjson.Result
+	if !fl.content.isString() { // a string is already text: not unescaped
+		content = fl.content.result()
+	}
 	switch {
-	case content.Type == gjson.String:
+	case fl.content.isString():
 		// Already text.
 	case content.IsArray() || content.IsObject():
 		f := n.flatten(content)
@@ -664,10 +673,11 @@ func (n *Normalizer) toolUseResult(tur gjson.Result) {
 		n.insert(end, f.attachmentsJSON()...)
 		n.insert(end, []byte{'}'})
 	case tur.IsObject():
-		content := n.member(tur, "content")
-		if !content.IsArray() {
+		raw := n.rawMember(tur, "content")
+		if !raw.isContainer() || raw.raw[0] != '[' {
 			return
 		}
+		content := raw.result()
 		f := n.flattenBlocks(content)
 		if f == nil {
 			return

@@ -133,19 +133,28 @@ func (n *Normalizer) walkMembers(b string, base, i int, f func(key string, v raw
 // member returns the value of the first member of obj named key, as
 // obj.Get(key) does for a plain key, or an empty Result.
 func (n *Normalizer) member(obj gjson.Result, key string) gjson.Result {
-	var out gjson.Result
+	return n.rawMember(obj, key).result()
+}
+
+// rawMember is member without making the Result (which, for a string with
+// escapes, unescapes it): the caller may look at the value's first byte.
+func (n *Normalizer) rawMember(obj gjson.Result, key string) rawValue {
+	var out rawValue
 	if !obj.IsObject() {
 		return out
 	}
 	n.eachMember(obj, func(k string, v rawValue) bool {
 		if k == key {
-			out = v.result()
+			out = v
 			return false
 		}
 		return true
 	})
 	return out
 }
+
+// isContainer reports whether v is an object or an array.
+func (v rawValue) isContainer() bool { return v.raw != "" && (v.raw[0] == '{' || v.raw[0] == '[') }
 
 // result makes the gjson.Result of the value raw found at index.
 func result(raw string, index int) gjson.Result {
