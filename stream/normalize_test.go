@@ -676,3 +676,30 @@ func TestEscapedTopLevelKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamEventTypeAnyWhere: the start of a streamed MCP tool_use is
+// annotated wherever its type is among the event's members (the CLI sorts
+// them: type last), and the first "type" member is the one that counts.
+func TestStreamEventTypeAnyWhere(t *testing.T) {
+	const cb = `"content_block":{"id":"toolu_1","input":{},"name":"mcp__srv__echo","type":"tool_use"}`
+	for _, tc := range []struct {
+		event string
+		mcp   bool
+	}{
+		{`{"type":"content_block_start","index":0,` + cb + `}`, true},
+		{`{` + cb + `,"index":0,"type":"content_block_start"}`, true},
+		{`{` + cb + `,"index":0,"type":"content_block_start","type":"content_block_delta"}`, true},
+		{`{` + cb + `,"index":0,"type":"content_block_delta","type":"content_block_start"}`, false},
+		{`{` + cb + `,"index":0,"t\u0079pe":"content_block_start"}`, true},
+		{`{` + cb + `,"index":0,"type":7}`, false},
+		{`{"delta":{"text":"content_block_start","type":"text_delta"},"index":0,"type":"content_block_delta"}`, false},
+	} {
+		for _, eng := range engines {
+			line := `{"type":"stream_event","event":` + tc.event + `,"session_id":"s"}`
+			ev := eng.new(Options{}).Normalize([]byte(line))
+			if ev.MCP != tc.mcp || tc.mcp && gjson.GetBytes(ev.JSON, "event.content_block.mcp.server").Str != "srv" {
+				t.Errorf("%s: %s: MCP %v, want %v: %s", eng.name, tc.event, ev.MCP, tc.mcp, ev.JSON)
+			}
+		}
+	}
+}
