@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -17,7 +20,7 @@ type flat struct {
 	raw      []byte       // its bytes in the line
 	text     []byte       // its text, as a JSON string
 	atts     []Attachment // the attachments taken out of it
-	attsJSON []byte       // atts as a JSON array, made when first needed
+	attsJSON [][]byte     // atts as a JSON array in pieces, made when first needed
 	blocks   bool         // every element is an object with a string "type"
 }
 
@@ -32,9 +35,16 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 	if f := n.flattened(raw); f != nil {
 		return f
 	}
+	return n.flattenNew(content, raw)
+}
+
+// flattenNew flattens content, whose bytes in the line are raw, not
+// flattened yet in this event.
+func (n *Normalizer) flattenNew(content gjson.Result, raw []byte) *flat {
 	f := flat{raw: raw, blocks: true}
-	text := make([]byte, 0, len(content.Raw)+2)
-	text = append(text, '"')
+	// The texts of an event share a buffer, kept from event to event.
+	start := len(n.texts)
+	text := append(slices.Grow(n.texts, len(content.Raw)+2), '"')
 	first := true
 	add := func(block gjson.Result, fl *fields) {
 		part, token, att, ok, isBlock := n.part(block, fl)
@@ -56,7 +66,10 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 		b, base := content.Raw, content.Index
 		for i := skipSpace(b, 1); i < len(b) && b[i] != ']'; {
 			var end int
-			if b[i] == '{' {
+			if out, e, ok := n.appendTextPart(text, !first, b, i); ok {
+				// The common text part, read without the walker.
+				text, end, first = out, e, false
+			} else if b[i] == '{' {
 				var fl fields
 				fl, end = n.membersAt(b, base, i)
 				add(gjson.Result{Type: gjson.JSON, Raw: b[i:end], Index: base + i}, &fl)
@@ -69,21 +82,50 @@ func (n *Normalizer) flatten(content gjson.Result) *flat {
 			}
 		}
 	}
-	f.text = append(text, '"')
+	text = append(text, '"')
+	f.text = text[start:len(text):len(text)]
+	n.texts = text
 	n.ev.flats = append(n.ev.flats, f)
 	return &n.ev.flats[len(n.ev.flats)-1]
 }
 
+// textPartPrefix opens a text part as the CLI prints it.
+const textPartPrefix = `{"type":"text","text":"`
+
+// appendTextPart reads b[i:] if it starts with a text part exactly as the
+// CLI prints it, {"type":"text","text":"…"} and nothing more, whose text
+// token is what appendEscapedString would write for its text: it appends
+// "\n" (when sep) and the token's body to dst, and returns the offset past
+// the part. The token is read once, not found then copied. Such a part is
+// what the walker would read as a text block (members type and text, no
+// other), so the flattened text is the same as the general way gives; a
+// string taken out of a skeleton is left to the general way. ok is false
+// (and dst unchanged) for any other part.
+func (n *Normalizer) appendTextPart(dst []byte, sep bool, b string, i int) (out []byte, end int, ok bool) {
+	if len(b)-i < len(textPartPrefix)+2 || b[i:i+len(textPartPrefix)] != textPartPrefix {
+		return dst, 0, false
+	}
+	q := i + len(textPartPrefix) - 1
+	out = dst
+	if sep {
+		out = append(out, '\\', 'n')
+	}
+	out, end, ok = appendTextToken(out, b, q)
+	if !ok || end >= len(b) || b[end] != '}' || end-q == 2 && len(n.spans) > 0 {
+		return dst, 0, false
+	}
+	return out, end + 1, true
+}
+
 // appendText appends part (see part; token says whether it is a JSON
-// string token) to the JSON string being built in dst. A token whose
-// escapes are the ones appendJSONString would write again is copied as it
-// is, instead of unescaped and escaped again.
+// string token) to the JSON string being built in dst. A token is read
+// straight into its escaped text (appendTextToken) when it can be, instead
+// of unescaped and escaped again.
 func (n *Normalizer) appendText(dst []byte, part string, token bool) []byte {
 	if !token {
 		return appendEscapedString(dst, part)
 	}
-	body := part[1 : len(part)-1]
-	if out, ok := appendRawBody(dst, body); ok {
+	if out, _, ok := appendTextToken(dst, part, 0); ok {
 		return out
 	}
 	return appendEscapedString(dst, gjson.Parse(part).Str)
@@ -100,10 +142,11 @@ func (n *Normalizer) flattened(raw []byte) *flat {
 	return nil
 }
 
-// attachmentsJSON returns f.atts as a JSON array.
-func (f *flat) attachmentsJSON() []byte {
+// attachmentsJSON returns f.atts as a JSON array, in pieces (see
+// attachmentPieces).
+func (f *flat) attachmentsJSON() [][]byte {
 	if f.attsJSON == nil {
-		f.attsJSON = attachmentsJSON(f.atts)
+		f.attsJSON = attachmentPieces(f.atts)
 	}
 	return f.attsJSON
 }
@@ -113,6 +156,7 @@ func (f *flat) attachmentsJSON() []byte {
 // gjson's Get finds it.
 type fields struct {
 	typ, text, source, data, mimeType, mediaType, resource, name, uri, url, blob rawValue
+	content, toolUseID                                                           rawValue // of a tool_result
 }
 
 // members reads object obj once (instead of once per Get).
@@ -150,6 +194,10 @@ func (n *Normalizer) membersAt(b string, base, i int) (fields, int) {
 			p = &f.url
 		case "blob":
 			p = &f.blob
+		case "content":
+			p = &f.content
+		case "tool_use_id":
+			p = &f.toolUseID
 		default:
 			return true
 		}
@@ -412,14 +460,51 @@ func FormatSize(n int) string {
 
 // attachmentsJSON encodes a list of attachments.
 func attachmentsJSON(atts []Attachment) []byte {
+	return bytes.Join(attachmentPieces(atts), nil)
+}
+
+// attachmentPieces encodes a list of attachments as a JSON array cut in
+// pieces that, joined, make the array. Base64 data that needs no escaping
+// (all of it, in practice) is a piece of its own that is not copied: it is
+// a.Data's bytes, which point into the line being normalized (or, for a
+// block kept whole, to its encoding), so a rewritten image line written in
+// pieces does not hold its data twice.
+func attachmentPieces(atts []Attachment) [][]byte {
+	var pieces [][]byte
 	b := []byte{'['}
 	for i, a := range atts {
 		if i > 0 {
 			b = append(b, ',')
 		}
+		data := a.Data
+		if data != "" && plainJSON(data) {
+			a.Data = ""
+			b = appendAttachment(b, a)
+			b = append(b[:len(b)-1], `,"data":"`...)
+			pieces = append(pieces, b, sbytes(data))
+			b = []byte{'"', '}'}
+			continue
+		}
 		b = appendAttachment(b, a)
 	}
-	return append(b, ']')
+	return append(pieces, append(b, ']'))
+}
+
+// plainJSON reports whether s goes into a JSON string as is: printable
+// ASCII that appendJSONString does not escape.
+func plainJSON(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !safeWord(binary.LittleEndian.Uint64(sbytes(s[i : i+8]))) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf || !safeASCII[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 func appendAttachment(b []byte, a Attachment) []byte {

@@ -83,6 +83,16 @@ func benchNormalize(b *testing.B, text bool) {
 		n := NewNormalizer(Options{Attachments: AttachStrip})
 		run(b, func(l []byte) []byte { return n.Normalize(l).JSON })
 	})
+	b.Run("floor", func(b *testing.B) {
+		// What any normalizer must at least do: the validation alone.
+		n := NewNormalizer(Options{Attachments: AttachStrip})
+		run(b, func(l []byte) []byte {
+			if !n.Valid(l) {
+				b.Fatal("invalid line")
+			}
+			return l
+		})
+	})
 	b.Run("baseline-encoding-json", func(b *testing.B) {
 		bl := &benchmix.Baseline{}
 		run(b, bl.Normalize)
@@ -101,6 +111,9 @@ func BenchmarkPassthrough(b *testing.B) {
 		}
 	}
 	size := mixBytes(lines)
+	perLine := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(lines)), "ns/line")
+	}
 	b.Run("normalize", func(b *testing.B) {
 		n := NewNormalizer(Options{})
 		b.SetBytes(size)
@@ -112,6 +125,21 @@ func BenchmarkPassthrough(b *testing.B) {
 				}
 			}
 		}
+		perLine(b)
+	})
+	b.Run("floor", func(b *testing.B) {
+		// The validation alone (Normalizer.Valid).
+		n := NewNormalizer(Options{})
+		b.SetBytes(size)
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, l := range lines {
+				if !n.Valid(l) {
+					b.Fatal("invalid")
+				}
+			}
+		}
+		perLine(b)
 	})
 	b.Run("memcpy", func(b *testing.B) {
 		dst := make([]byte, 0, 4096)
@@ -122,6 +150,7 @@ func BenchmarkPassthrough(b *testing.B) {
 				dst = append(dst[:0], l...)
 			}
 		}
+		perLine(b)
 	})
 }
 

@@ -17,7 +17,11 @@
 // buffer; a longer one goes in a buffer sized from the last long line, or
 // in pieces of up to 16 MiB that are never copied while the line grows and
 // are joined once when it ends. A line found over the cap is dropped
-// without that copy, so it costs at most the cap plus one piece.
+// without that copy, so it costs at most the cap plus one piece. On unix
+// the pieces are anonymous mappings outside the Go heap (pieces_unix.go),
+// each unmapped as soon as it is copied into the joined line, so a line
+// under the cap costs its length plus one piece, not twice its length; the
+// pieces never leave the Reader (the line it returns is on the heap).
 //
 // Normalizer turns each line into exactly one valid JSON object in valid
 // UTF-8. A line that is not a JSON object becomes
@@ -38,24 +42,43 @@
 // is returned as is, without a copy; a rewrite splices new values into the
 // line at the offsets of the values it replaces, so untouched fields keep
 // their exact bytes. Normalizing a normalized stream changes nothing.
+// NormalizeTo writes the event to an io.Writer instead of returning it: a
+// rewrite is written as its pieces — runs of the line, new values — with no
+// buffer for the whole event; inline attachment data in the attachments
+// JSON is a piece pointing into the line, not a copy. `ccproxy normalize`
+// uses it, so a 100 MB image line costs about the line, not three times.
 //
 // # Reading a line once
 //
 // Each line is validated by a validator that gives gjson.Valid's answer
-// (valid.go; strings checked eight bytes at a time) and that records, on
-// the way, the members of the top-level object and the extent of every
-// large object or array (the memo). The rest is read by a walker over the
-// validated text (scan.go): it yields gjson.Result values, finds the end of
-// a value with strings.IndexByte, and steps over a remembered container at
-// once, so the several readings of a tool result (to find the message, its
-// content, each block, each part) walk over its bytes about once. A content
-// block's members are read in one pass. A content array is flattened once
-// per event: tool_use_result, which repeats the tool_result content byte
-// for byte, reuses its text and attachments (including their JSON). Text is
-// escaped by an appender that copies safe runs in bulk and writes the same
-// bytes as gjson.AppendJSONString (escape.go); a text part whose escapes
-// would be written again is copied as it is. Base64 data is hashed a block
-// at a time unless a Sink wants it whole.
+// (valid.go; strings checked eight bytes at a time, their UTF-8 too, so a
+// valid line read without a skeleton is not scanned again for it) and that
+// records, on the way, the members of the top-level object and the extent
+// of every object or array of 256 bytes or more (n.conts, in the order they
+// open, so sorted by offset; at most one entry per 256 bytes of the line).
+// The rest is read by a walker over the validated text (scan.go): it yields
+// gjson.Result values, finds the end of a string with one scanner
+// (stringEnd, shared with the skeleton), and steps over a recorded
+// container at once (binary search by offset), so the several readings of
+// a tool result (to find the message, its content, each block, each part)
+// walk over its bytes about once. A block's type is read without a walk
+// when it is its first member; a tool_result block's members are read in
+// one pass; a value is made into a Result (which unescapes a string) only
+// when its kind matters. A content array is flattened once per event:
+// tool_use_result, which repeats the tool_result content byte for byte,
+// reuses its text and attachments (including their JSON). A text part
+// printed as the CLI prints it, {"type":"text","text":"…"}, is read straight
+// from its token into the escaped text in one pass (appendTextToken: safe
+// runs copied in bulk, the other characters written as
+// gjson.AppendJSONString writes them, FuzzAppendTextToken compares them);
+// the texts of an event share a buffer kept from event to event. Base64
+// data is hashed a block at a time unless a Sink wants it whole.
+//
+// What outlives a line is copied: the short ids of an event (uuid, session
+// and parent ids, uncommon types) into shared 1 KiB blocks (keep), so most
+// events allocate nothing; a kept id may hold its block in memory. An MCP
+// tool's names and its "mcp" value are made once per tool (at most 1024
+// remembered), as are the ids of the last 4096 tool_use blocks.
 //
 // Long lines (64 KiB and more — base64 images, 5 MB texts) are read through
 // a skeleton: one vectorized pass copies the line with its long plain

@@ -105,41 +105,106 @@ func appendEscaped(dst []byte, c byte) []byte {
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 }
 
-// appendRawBody appends body, the inside of a valid JSON string token of a
-// line in valid UTF-8, when it is exactly what appendEscapedString would
-// write for its text: its escapes are all among \" \\ \b \f \n \r \t, and
-// it holds no '<', '>', '&', U+2028 or U+2029. Otherwise it returns dst
-// unchanged and false.
-func appendRawBody(dst []byte, body string) ([]byte, bool) {
-	for i := 0; i < len(body); {
-		for i+8 <= len(body) && safeWord(binary.LittleEndian.Uint64(sbytes(body[i:i+8]))) {
+// appendTextToken appends what appendEscapedString writes for the text of
+// the (valid) JSON string token opening at b[q], read straight from the
+// token in one pass — without unescaping it into a string first — and
+// returns the offset just past the token. Runs that need no change are
+// copied in bulk; escapes appendEscapedString writes the same way are kept;
+// the others are rewritten as it writes their characters ('<' becomes
+// \u003c, \/ becomes /, \u00e9 becomes é). It gives up (dst unchanged, ok
+// false) on what it does not read the way gjson does — escaped surrogates,
+// invalid UTF-8 — and on a token that does not end; the caller then
+// unescapes with gjson. FuzzAppendTextToken compares it with gjson.
+func appendTextToken(dst []byte, b string, q int) (out []byte, end int, ok bool) {
+	mark := len(dst)
+	start := q + 1 // the run not copied yet
+	for i := start; i < len(b); {
+		for i+8 <= len(b) && safeWord(binary.LittleEndian.Uint64(sbytes(b[i:i+8]))) {
 			i += 8
 		}
-		if i >= len(body) {
+		if i >= len(b) {
 			break
 		}
-		switch c := body[i]; {
+		c := b[i]
+		switch {
+		case c == '"':
+			return append(dst, b[start:i]...), i + 1, true
 		case c == '\\':
-			if i+1 >= len(body) {
-				return dst, false
+			if i+1 >= len(b) {
+				return dst[:mark], 0, false
 			}
-			switch body[i+1] {
+			switch b[i+1] {
 			case '"', '\\', 'b', 'f', 'n', 'r', 't':
-				i += 2
+				i += 2 // written the same way: part of the run
 				continue
+			case '/':
+				dst = append(append(dst, b[start:i]...), '/')
+			case 'u':
+				r, ok := hex4(b[i+2:])
+				if !ok || r >= 0xD800 && r < 0xE000 {
+					return dst[:mark], 0, false
+				}
+				dst = appendEscapedRune(append(dst, b[start:i]...), r)
+				i += 4
+			default:
+				return dst[:mark], 0, false
 			}
-			return dst, false
+			i += 2
+			start = i
 		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRuneInString(body[i:])
-			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-				return dst, false
+			r, size := utf8.DecodeRuneInString(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				return dst[:mark], 0, false
+			}
+			if r == '\u2028' || r == '\u2029' {
+				dst = appendEscapedRune(append(dst, b[start:i]...), r)
+				start = i + size
 			}
 			i += size
 		case safeASCII[c]:
 			i++
-		default:
-			return dst, false
+		case c < ' ':
+			return dst[:mark], 0, false // not valid JSON
+		default: // '<', '>', '&'
+			dst = appendEscaped(append(dst, b[start:i]...), c)
+			i++
+			start = i
 		}
 	}
-	return append(dst, body...), true
+	return dst[:mark], 0, false
+}
+
+// appendEscapedRune appends rune r as appendEscapedString writes it.
+func appendEscapedRune(dst []byte, r rune) []byte {
+	switch {
+	case r < utf8.RuneSelf && safeASCII[r]:
+		return append(dst, byte(r))
+	case r < utf8.RuneSelf:
+		return appendEscaped(dst, byte(r))
+	case r == '\u2028' || r == '\u2029':
+		return append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+	}
+	return utf8.AppendRune(dst, r)
+}
+
+// hex4 reads the four hex digits at the start of s.
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }

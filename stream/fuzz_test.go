@@ -41,6 +41,9 @@ func FuzzNormalize(f *testing.F) {
 			for _, mode := range []AttachmentMode{AttachInline, AttachStrip} {
 				opts := Options{Attachments: mode, MaxToolIDs: 8}
 				once := normalizeLines(t, in, eng.new(opts), 4096)
+				if pieces := normalizeToLines(t, in, eng.new(opts), 4096); !equalLines(pieces, once) {
+					t.Fatalf("%s: NormalizeTo and Normalize disagree (mode %v) on %q", eng.name, mode, in)
+				}
 				for _, line := range once {
 					if len(line) == 0 || line[0] != '{' || !json.Valid(line) {
 						t.Fatalf("%s: output is not a JSON object: %q", eng.name, line)
@@ -129,10 +132,13 @@ func FuzzHashBase64(f *testing.F) {
 	})
 }
 
-// FuzzAppendRawBody checks that a JSON string token copied as it is equals
-// its text unescaped and escaped again, whenever appendRawBody accepts it.
-func FuzzAppendRawBody(f *testing.F) {
-	for _, s := range []string{`plain`, `a\nb\tc\"d\\e\bf\fg\rh`, `\u00e9`, `\/`, `<b>&`, "\u2028", "é ü 日本", `line one\nline two with quite a few words in it`} {
+// FuzzAppendTextToken checks that reading a JSON string token straight
+// into its escaped text gives what unescaping it (gjson) and escaping it
+// again (gjson.AppendJSONString) gives, whenever it accepts the token, and
+// that it accepts every token without escaped surrogates.
+func FuzzAppendTextToken(f *testing.F) {
+	for _, s := range []string{`plain`, `a\nb\tc\"d\\e\bf\fg\rh`, `\u00e9`, `\/`, `<b>&`, "\u2028", "é ü 日本", `line one\nline two with quite a few words in it`,
+		`\u003c\u003E\u0026\u0008\u001f\u2029\u0041`, `\ud83d\ude00`, `x<y and y>z & so on, long enough for words`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
@@ -140,16 +146,19 @@ func FuzzAppendRawBody(f *testing.F) {
 		if !utf8.ValidString(body) || !gjson.Valid(tok) || gjson.Parse(tok).Type != gjson.String {
 			return
 		}
-		got, ok := appendRawBody([]byte("x"), body)
+		got, end, ok := appendTextToken([]byte("x"), tok+"}", 0)
 		if !ok {
 			if string(got) != "x" {
-				t.Fatalf("appendRawBody(%q) refused but wrote %q", body, got)
+				t.Fatalf("appendTextToken(%q) refused but wrote %q", tok, got)
+			}
+			if !strings.Contains(strings.ToLower(body), `\ud`) {
+				t.Fatalf("appendTextToken(%q) refused a token without escaped surrogates", tok)
 			}
 			return
 		}
 		want := gjson.AppendJSONString([]byte("x"), gjson.Parse(tok).Str)
-		if want = append(want[:1], want[2:len(want)-1]...); !bytes.Equal(got, want) {
-			t.Fatalf("appendRawBody(%q) = %q, unescaped and escaped again %q", body, got, want)
+		if want = append(want[:1], want[2:len(want)-1]...); !bytes.Equal(got, want) || end != len(tok) {
+			t.Fatalf("appendTextToken(%q) = %q, end %d; unescaped and escaped again %q, end %d", tok, got, end, want, len(tok))
 		}
 	})
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,12 +92,15 @@ type Normalizer struct {
 	servers     []string          // sanitized MCP server names from system/init
 	serverNames map[string]string // sanitized -> configured name
 
-	tools     map[string]MCPRef // tool_use id -> MCP tool
-	toolOrder []string          // ring of ids in tools, oldest at toolNext
+	tools     map[string]MCPRef   // tool_use id -> MCP tool
+	mcpRefs   map[MCPRef]mcpEntry // MCP tools seen, with their "mcp" value
+	toolOrder []string            // ring of ids in tools, oldest at toolNext
 	toolNext  int
 
 	sessionID string // last session id, reused to avoid allocating
+	arena     []byte // where keep copies short strings
 	buf       []byte // output of rewritten events
+	texts     []byte // flattened texts of the event
 	scratch   []byte // decoded attachment data
 	block     []byte // a block of it (hashBase64)
 	edits     []edit
@@ -106,9 +110,12 @@ type Normalizer struct {
 	line  []byte
 	skel  []byte
 	spans []span
-	memo  []memoEntry // large containers of the view walked over (scan.go)
+	view  string      // the view the validator read last
+	conts []cont      // its large containers, sorted by start (scan.go)
 	top   []topMember // the members of the top-level object (valid.go)
 	topOK bool        // top holds all of them
+	// badUTF8: a string of the view is not valid UTF-8 (valid.go).
+	badUTF8 bool
 	// Lines of skelMin bytes or more are read through a skeleton without
 	// their strings of longMin bytes or more (tests lower both).
 	skelMin, longMin int
@@ -173,25 +180,52 @@ const (
 // stream again gives the same bytes. Normalize never fails: whatever the
 // input, the result is one valid JSON object.
 func (n *Normalizer) Normalize(line []byte) Event {
+	ev := n.normalize(line)
+	if len(n.edits) > 0 {
+		ev.JSON = n.apply(ev.JSON)
+	}
+	n.done()
+	return ev
+}
+
+// NormalizeTo is Normalize writing the event's JSON to w (without a
+// newline) instead of returning it: the Event it returns has no JSON. A
+// rewritten line is written in pieces — the runs of the line kept as they
+// are, and the new values — with no buffer holding the whole event, so an
+// image line of a hundred megabytes is not held twice. The error is w's.
+func (n *Normalizer) NormalizeTo(w io.Writer, line []byte) (Event, error) {
+	ev := n.normalize(line)
+	var err error
+	if len(n.edits) > 0 {
+		err = n.writeEdits(w, ev.JSON)
+	} else {
+		_, err = w.Write(ev.JSON)
+	}
+	n.done()
+	ev.JSON = nil
+	return ev, err
+}
+
+// normalize classifies and reads line, returning its event with the line
+// (or a noise event) as JSON and, in n.edits, the changes to make to it.
+func (n *Normalizer) normalize(line []byte) Event {
+	n.edits = n.edits[:0]
+	if n.texts = n.texts[:0]; cap(n.texts) > retainBytes {
+		n.texts = nil // let a huge buffer from an earlier event go
+	}
 	line = bytes.TrimSpace(line)
 	sanitized := false
-	if !utf8.Valid(line) {
+	view, ok := n.readView(line)
+	// The validator checked the UTF-8 of every string of a line read
+	// without a skeleton, so of the whole line if it is valid JSON.
+	if !(ok && len(line) < n.skelMin && !n.badUTF8 || utf8.Valid(line)) {
 		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
 		sanitized = true
-	}
-	if len(line) == 0 || line[0] != '{' {
-		return n.noise(line)
-	}
-	view := line
-	n.spans = n.spans[:0]
-	if len(line) >= n.skelMin {
-		var ok bool
-		if view, ok = n.skeleton(line); !ok {
-			return n.noise(line)
+		if ok {
+			view, ok = n.readView(line)
 		}
 	}
-	n.memo = n.memo[:0]
-	if !n.valid(bstr(view)) {
+	if !ok {
 		return n.noise(line)
 	}
 	// A raw "\r" inside a valid JSON line can only be whitespace between
@@ -199,7 +233,8 @@ func (n *Normalizer) Normalize(line []byte) Event {
 	if bytes.IndexByte(line, '\r') >= 0 {
 		line = bytes.ReplaceAll(line, []byte{'\r'}, []byte{' '})
 		if len(n.spans) == 0 {
-			view = line
+			view = line // the same offsets
+			n.view = bstr(view)
 		}
 		sanitized = true
 	}
@@ -210,21 +245,20 @@ func (n *Normalizer) Normalize(line []byte) Event {
 	visit := func(k string, rv rawValue) bool {
 		switch k {
 		case "type":
-			ev.Type = n.internOrClone(rv.result())
+			ev.Type = n.internOrKeep(n.text(rv))
 		case "subtype":
-			ev.Subtype = n.internOrClone(rv.result())
+			ev.Subtype = n.internOrKeep(n.text(rv))
 		case "session_id":
-			v := rv.result()
-			if v.Type == gjson.String {
-				if id := n.str(v); id != n.sessionID {
-					n.sessionID = strings.Clone(id)
+			if id, ok := n.text(rv); ok {
+				if id != n.sessionID {
+					n.sessionID = n.keep(id, true)
 				}
 				ev.SessionID = n.sessionID
 			}
 		case "uuid":
-			ev.UUID = n.cloneStr(rv.result())
+			ev.UUID = n.keep(n.text(rv))
 		case "parent_tool_use_id":
-			ev.ParentToolUseID = n.cloneStr(rv.result())
+			ev.ParentToolUseID = n.keep(n.text(rv))
 		case "message":
 			msg = rv.result()
 		case "tool_use_result":
@@ -237,6 +271,8 @@ func (n *Normalizer) Normalize(line []byte) Event {
 			inner = rv.result()
 		case "request":
 			request = rv.result()
+		default:
+			return false // for the caller: not a name looked for
 		}
 		return true
 	}
@@ -244,17 +280,20 @@ func (n *Normalizer) Normalize(line []byte) Event {
 		// The validator found the top-level members.
 		vs := bstr(view)
 		for _, m := range n.top {
+			// A key with escapes matches none of the names visit looks
+			// for until it is unescaped.
 			key := vs[m.key[0]+1 : m.key[1]-1]
-			if strings.IndexByte(key, '\\') >= 0 {
-				key = gjson.Parse(vs[m.key[0]:m.key[1]]).Str
+			if !visit(key, rawValue{vs[m.val[0]:m.val[1]], m.val[0]}) && strings.IndexByte(key, '\\') >= 0 {
+				visit(gjson.Parse(vs[m.key[0]:m.key[1]]).Str, rawValue{vs[m.val[0]:m.val[1]], m.val[0]})
 			}
-			visit(key, rawValue{vs[m.val[0]:m.val[1]], m.val[0]})
 		}
 	} else {
-		n.eachMember(gjson.Parse(bstr(view)), visit)
+		n.eachMember(gjson.Parse(bstr(view)), func(k string, v rawValue) bool {
+			visit(k, v)
+			return true
+		})
 	}
 
-	n.edits = n.edits[:0]
 	n.ev.atts = n.ev.atts[:0]
 	n.ev.decoded = n.ev.decoded[:0]
 	n.ev.flats = n.ev.flats[:0]
@@ -276,12 +315,7 @@ func (n *Normalizer) Normalize(line []byte) Event {
 
 	ev.JSON = line
 	ev.MCP = n.ev.mcp
-	if len(n.edits) > 0 {
-		ev.JSON = n.apply(line)
-		ev.Rewritten = true
-	} else if sanitized {
-		ev.Rewritten = true
-	}
+	ev.Rewritten = sanitized || len(n.edits) > 0
 	if len(n.ev.atts) > 0 {
 		// Their strings may point into the line or the view: copy them.
 		// The data itself stays in the event's JSON only.
@@ -290,34 +324,45 @@ func (n *Normalizer) Normalize(line []byte) Event {
 			ev.Attachments[i] = a.owned()
 		}
 	}
-	n.line = nil
-	clear(n.memo)
-	clear(n.ev.decoded) // they point into the line
-	clear(n.ev.flats)
 	return ev
 }
 
+// done lets go of what points into the line just normalized.
+func (n *Normalizer) done() {
+	n.line, n.view = nil, ""
+	clear(n.ev.decoded)
+	clear(n.ev.flats)
+	clear(n.edits) // their pieces may point into the line
+}
+
 // Valid reports whether line is one JSON object, with the JSON check
-// Normalize makes first (long lines through a skeleton, then the validator
-// of valid.go, which answers as gjson.Valid does; UTF-8 is not checked). It does nothing more: it is the floor a Normalizer's cost is
+// Normalize makes first (readView: long lines through a skeleton, then the
+// validator of valid.go, which answers as gjson.Valid does; UTF-8 is not
+// checked). It does nothing more: it is the floor a Normalizer's cost is
 // measured against (internal/benchmix/cmd/bench).
 func (n *Normalizer) Valid(line []byte) bool {
-	line = bytes.TrimSpace(line)
+	_, ok := n.readView(bytes.TrimSpace(line))
+	n.view = ""
+	return ok
+}
+
+// readView checks that line (trimmed) is one JSON object and returns the
+// view gjson and the walker read it through: the line itself, or for a long
+// line its skeleton. The validator has recorded the view's top-level
+// members and large containers on the way.
+func (n *Normalizer) readView(line []byte) ([]byte, bool) {
 	if len(line) == 0 || line[0] != '{' {
-		return false
+		return nil, false
 	}
 	view := line
 	n.spans = n.spans[:0]
 	if len(line) >= n.skelMin {
 		var ok bool
 		if view, ok = n.skeleton(line); !ok {
-			return false
+			return nil, false
 		}
 	}
-	n.memo = n.memo[:0]
-	ok := n.valid(bstr(view))
-	clear(n.memo)
-	return ok
+	return view, n.valid(bstr(view))
 }
 
 // noise wraps a line that is not a JSON object.
@@ -334,9 +379,10 @@ func (n *Normalizer) noise(line []byte) Event {
 	return Event{Type: TypeCCProxy, Subtype: SubtypeNoise, JSON: b, Rewritten: true}
 }
 
-// apply builds the rewritten line from n.edits, mapping their offsets from
-// the view onto the line. Edits at the same offset keep their order.
-func (n *Normalizer) apply(line []byte) []byte {
+// layout sorts n.edits and maps their offsets from the view onto the line
+// (edits at the same offset keep their order), and returns the length of
+// the rewritten line.
+func (n *Normalizer) layout(line []byte) int {
 	slices.SortStableFunc(n.edits, func(a, b edit) int { return a.start - b.start })
 	size := len(line)
 	for i, e := range n.edits {
@@ -344,6 +390,12 @@ func (n *Normalizer) apply(line []byte) []byte {
 		n.edits[i] = e
 		size += len(e.repl) - (e.end - e.start)
 	}
+	return size
+}
+
+// apply builds the rewritten line from n.edits.
+func (n *Normalizer) apply(line []byte) []byte {
+	size := n.layout(line)
 	if cap(n.buf) > retainBytes && size <= retainBytes {
 		n.buf = nil // let a huge buffer from an earlier event go
 	}
@@ -359,31 +411,79 @@ func (n *Normalizer) apply(line []byte) []byte {
 	return out
 }
 
+// writeEdits writes the rewritten line to w in pieces: the runs of line
+// between the edits and their replacements.
+func (n *Normalizer) writeEdits(w io.Writer, line []byte) error {
+	n.layout(line)
+	pos := 0
+	for _, e := range n.edits {
+		if err := writeAll(w, line[pos:e.start], e.repl); err != nil {
+			return err
+		}
+		pos = e.end
+	}
+	return writeAll(w, line[pos:])
+}
+
+// writeAll writes each non-empty piece to w, stopping at the first error.
+func writeAll(w io.Writer, pieces ...[]byte) error {
+	for _, p := range pieces {
+		if len(p) == 0 {
+			continue
+		}
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // replace records that value v of the view becomes repl.
 func (n *Normalizer) replace(v gjson.Result, repl []byte) {
 	n.edits = append(n.edits, edit{start: v.Index, end: v.Index + len(v.Raw), repl: repl})
 }
 
 // setKey records that object obj gets key (a plain name) set to the JSON
-// value raw: its value is replaced when the key is there (and differs), or
-// the member is added at the end of the object.
-func (n *Normalizer) setKey(obj gjson.Result, key string, raw []byte) {
+// value made of pieces: its value is replaced when the key is there (and
+// differs), or the member is added at the end of the object.
+func (n *Normalizer) setKey(obj gjson.Result, key string, pieces ...[]byte) {
 	if v := n.member(obj, key); v.Exists() {
-		if v.Raw != string(raw) {
-			n.replace(v, raw)
+		if !equalPieces(v.Raw, pieces) {
+			n.replace(v, pieces[0])
+			n.insert(v.Index+len(v.Raw), pieces[1:]...)
 		}
 		return
 	}
 	end := obj.Index + len(obj.Raw) - 1 // the closing brace
-	repl := make([]byte, 0, len(key)+len(raw)+4)
+	repl := make([]byte, 0, len(key)+len(pieces[0])+4)
 	if strings.TrimSpace(obj.Raw[1:len(obj.Raw)-1]) != "" {
 		repl = append(repl, ',')
 	}
 	repl = append(repl, '"')
 	repl = append(repl, key...)
 	repl = append(repl, '"', ':')
-	repl = append(repl, raw...)
-	n.edits = append(n.edits, edit{start: end, end: end, repl: repl})
+	repl = append(repl, pieces[0]...)
+	n.insert(end, repl)
+	n.insert(end, pieces[1:]...)
+}
+
+// insert records that pieces go at offset off of the view, after what was
+// inserted there before.
+func (n *Normalizer) insert(off int, pieces ...[]byte) {
+	for _, p := range pieces {
+		n.edits = append(n.edits, edit{start: off, end: off, repl: p})
+	}
+}
+
+// equalPieces reports whether s is the pieces joined.
+func equalPieces(s string, pieces [][]byte) bool {
+	for _, p := range pieces {
+		if len(p) > len(s) || s[:len(p)] != string(p) {
+			return false
+		}
+		s = s[len(p):]
+	}
+	return s == ""
 }
 
 // setServers remembers the MCP server names of a system/init event.
@@ -405,8 +505,12 @@ func (n *Normalizer) setServers(servers gjson.Result) {
 // assistant annotates the MCP tool_use blocks of an assistant message.
 func (n *Normalizer) assistant(msg, meta gjson.Result) {
 	n.each(n.member(msg, "content"), func(block gjson.Result) bool {
-		if n.get(block, "type") != "tool_use" {
+		if n.blockType(block) != "tool_use" {
 			return true
+		}
+		name := n.get(block, "name")
+		if !strings.HasPrefix(name, "mcp__") {
+			return true // not an MCP tool (resolveMCP would say so)
 		}
 		id := n.get(block, "id")
 		var metaTool string
@@ -419,7 +523,7 @@ func (n *Normalizer) assistant(msg, meta gjson.Result) {
 				return true
 			})
 		}
-		ref, ok := n.resolveMCP(n.get(block, "name"), metaTool, "")
+		ref, ok := n.resolveMCP(name, metaTool, "")
 		if !ok {
 			return true
 		}
@@ -434,14 +538,17 @@ func (n *Normalizer) streamEvent(inner gjson.Result) {
 	// Most partial-message lines are deltas: a vectorized search rules
 	// them out before any parsing (unless strings were taken out of the
 	// view).
-	if len(n.spans) == 0 && !strings.Contains(inner.Raw, "content_block_start") {
-		return
-	}
-	if n.get(inner, "type") != "content_block_start" {
+	if typ, ok := leadingType(inner.Raw); ok && (typ != "" || len(n.spans) == 0) {
+		// The type is the first member, as the CLI prints it (and not
+		// taken out of a skeleton).
+		if typ != "content_block_start" {
+			return
+		}
+	} else if len(n.spans) == 0 && !strings.Contains(inner.Raw, "content_block_start") || n.get(inner, "type") != "content_block_start" {
 		return
 	}
 	cb := n.member(inner, "content_block")
-	if n.get(cb, "type") != "tool_use" {
+	if n.blockType(cb) != "tool_use" {
 		return
 	}
 	ref, ok := n.resolveMCP(n.get(cb, "name"), "", "")
@@ -450,6 +557,30 @@ func (n *Normalizer) streamEvent(inner gjson.Result) {
 	}
 	n.remember(n.get(cb, "id"), ref)
 	n.annotate(cb, ref)
+}
+
+// blockType returns the "type" of object v (n.get(v, "type")), read
+// without walking v when it is its first member, as the CLI prints it.
+func (n *Normalizer) blockType(v gjson.Result) string {
+	if typ, ok := leadingType(v.Raw); ok && (typ != "" || len(n.spans) == 0) {
+		return typ
+	}
+	return n.get(v, "type")
+}
+
+// leadingType returns the value of obj's first member when that member is
+// "type", printed without spaces, and its value a plain string.
+func leadingType(obj string) (string, bool) {
+	const prefix = `{"type":"`
+	if !strings.HasPrefix(obj, prefix) {
+		return "", false
+	}
+	rest := obj[len(prefix):]
+	end := strings.IndexByte(rest, '"')
+	if end < 0 || strings.IndexByte(rest[:end], '\\') >= 0 {
+		return "", false
+	}
+	return rest[:end], true
 }
 
 // controlRequest annotates a can_use_tool permission request for an MCP tool.
@@ -467,10 +598,22 @@ func (n *Normalizer) controlRequest(req gjson.Result) {
 // user normalizes the tool results of a user message and its
 // tool_use_result.
 func (n *Normalizer) user(msg, tur gjson.Result) {
-	n.each(n.member(msg, "content"), func(block gjson.Result) bool {
-		if n.get(block, "type") == "tool_result" {
-			n.toolResult(block)
+	// Only blocks of an array (or an object's members) can be tool
+	// results: a prompt's text is not unescaped to be looked at.
+	content := n.rawMember(msg, "content")
+	if !content.isContainer() {
+		content = rawValue{}
+	}
+	n.each(content.result(), func(block gjson.Result) bool {
+		if !block.IsObject() {
+			return true
 		}
+		if n.blockType(block) != "tool_result" {
+			return true
+		}
+		// The block's members are read once for all that follows.
+		fl := n.members(block)
+		n.toolResult(block, &fl)
 		return true
 	})
 	if tur.Exists() {
@@ -478,17 +621,20 @@ func (n *Normalizer) user(msg, tur gjson.Result) {
 	}
 }
 
-// toolResult normalizes one tool_result block.
-func (n *Normalizer) toolResult(block gjson.Result) {
-	content := n.member(block, "content")
+// toolResult normalizes one tool_result block, whose members are fl.
+func (n *Normalizer) toolResult(block gjson.Result, fl *fields) {
+	var content gjson.Result
+	if !fl.content.isString() { // a string is already text: not unescaped
+		content = fl.content.result()
+	}
 	switch {
-	case content.Type == gjson.String:
+	case fl.content.isString():
 		// Already text.
 	case content.IsArray() || content.IsObject():
 		f := n.flatten(content)
 		n.replace(content, f.text)
 		if len(f.atts) > 0 {
-			n.setKey(block, "attachments", f.attachmentsJSON())
+			n.setKey(block, "attachments", f.attachmentsJSON()...)
 		}
 	case content.Exists() && content.Type != gjson.Null: // number, bool
 		n.replace(content, appendJSONString(nil, content.Raw))
@@ -497,7 +643,7 @@ func (n *Normalizer) toolResult(block gjson.Result) {
 	default:
 		n.setKey(block, "content", []byte(`""`))
 	}
-	if ref, ok := n.tools[n.get(block, "tool_use_id")]; ok {
+	if ref, ok := n.tools[n.str(fl.toolUseID.result())]; ok {
 		n.annotate(block, ref)
 	}
 }
@@ -524,19 +670,21 @@ func (n *Normalizer) toolUseResult(tur gjson.Result) {
 		// follow as an edit of their own at the same place.
 		n.replace(tur, append(out, `,"attachments":`...))
 		end := tur.Index + len(tur.Raw)
-		n.edits = append(n.edits, edit{start: end, end: end, repl: f.attachmentsJSON()}, edit{start: end, end: end, repl: []byte{'}'}})
+		n.insert(end, f.attachmentsJSON()...)
+		n.insert(end, []byte{'}'})
 	case tur.IsObject():
-		content := n.member(tur, "content")
-		if !content.IsArray() {
+		raw := n.rawMember(tur, "content")
+		if !raw.isContainer() || raw.raw[0] != '[' {
 			return
 		}
+		content := raw.result()
 		f := n.flattenBlocks(content)
 		if f == nil {
 			return
 		}
 		n.replace(content, f.text)
 		if len(f.atts) > 0 {
-			n.setKey(tur, "attachments", f.attachmentsJSON())
+			n.setKey(tur, "attachments", f.attachmentsJSON()...)
 		}
 	}
 }
@@ -545,7 +693,8 @@ func (n *Normalizer) toolUseResult(tur gjson.Result) {
 // returns nil if it is not. The array a tool_result held in this event is
 // not read again.
 func (n *Normalizer) flattenBlocks(arr gjson.Result) *flat {
-	if f := n.flattened(n.origRaw(arr)); f != nil {
+	raw := n.origRaw(arr)
+	if f := n.flattened(raw); f != nil {
 		if f.blocks {
 			return f
 		}
@@ -554,13 +703,39 @@ func (n *Normalizer) flattenBlocks(arr gjson.Result) *flat {
 	if !n.isBlockArray(arr) {
 		return nil
 	}
-	return n.flatten(arr)
+	return n.flattenNew(arr, raw)
 }
 
 // annotate records that object v gets "mcp": ref.
 func (n *Normalizer) annotate(v gjson.Result, ref MCPRef) {
 	n.ev.mcp = true
-	n.setKey(v, "mcp", mcpJSON(ref))
+	n.setKey(v, "mcp", n.mcpRef(ref).json)
+}
+
+// maxMCPRefs bounds the MCP tools whose annotation a Normalizer keeps.
+const maxMCPRefs = 1024
+
+// mcpEntry is an MCP tool seen in the stream, with strings of its own, and
+// its "mcp" value.
+type mcpEntry struct {
+	ref  MCPRef
+	json []byte
+}
+
+// mcpRef returns ref (whose strings may point into the line) with strings
+// of its own, and its JSON, made once per tool (at most maxMCPRefs are
+// kept; then they are made again).
+func (n *Normalizer) mcpRef(ref MCPRef) mcpEntry {
+	if e, ok := n.mcpRefs[ref]; ok {
+		return e
+	}
+	if n.mcpRefs == nil || len(n.mcpRefs) >= maxMCPRefs {
+		n.mcpRefs = make(map[MCPRef]mcpEntry)
+	}
+	ref = MCPRef{Server: strings.Clone(ref.Server), Tool: strings.Clone(ref.Tool)}
+	e := mcpEntry{ref, mcpJSON(ref)}
+	n.mcpRefs[ref] = e
+	return e
 }
 
 func mcpJSON(ref MCPRef) []byte {
@@ -582,7 +757,7 @@ func (n *Normalizer) remember(id string, ref MCPRef) {
 	// id and ref may point into the line, which the caller reuses; and
 	// assigning to an existing string key stores the new key too.
 	id = strings.Clone(id)
-	ref = MCPRef{Server: strings.Clone(ref.Server), Tool: strings.Clone(ref.Tool)}
+	ref = n.mcpRef(ref).ref
 	if _, ok := n.tools[id]; ok {
 		n.tools[id] = ref
 		return
@@ -686,22 +861,55 @@ func (n *Normalizer) isBlockArray(arr gjson.Result) bool {
 	return ok
 }
 
-func (n *Normalizer) internOrClone(v gjson.Result) string {
-	if v.Type != gjson.String {
+// text returns the text of v if it is a string (see str), reading a plain
+// string token without making its Result.
+func (n *Normalizer) text(v rawValue) (string, bool) {
+	if !v.isString() {
+		return "", false
+	}
+	if body := v.raw[1 : len(v.raw)-1]; (body != "" || len(n.spans) == 0) && strings.IndexByte(body, '\\') < 0 {
+		return body, true
+	}
+	return n.str(v.result()), true
+}
+
+// internOrKeep returns s as a constant for the common types and subtypes,
+// else as keep does.
+func (n *Normalizer) internOrKeep(s string, ok bool) string {
+	if !ok {
 		return ""
 	}
-	s := n.str(v)
 	if c, ok := intern(s); ok {
 		return c
 	}
-	return strings.Clone(s)
+	return n.keep(s, true)
 }
 
-func (n *Normalizer) cloneStr(v gjson.Result) string {
-	if v.Type != gjson.String {
+// keepArena is the size of the blocks keep copies short strings into, and
+// keepMax the longest string it copies there.
+const (
+	keepArena = 1 << 10
+	keepMax   = 128
+)
+
+// keep returns a copy of s (which points into the line) that outlives the
+// line. Short strings — the uuids and ids of every event — are copied into
+// a shared block instead of an allocation each; a block is never written
+// again where a string was taken from it, and is freed when no string
+// taken from it is in use (so a kept id may hold up to keepArena bytes).
+func (n *Normalizer) keep(s string, ok bool) string {
+	if !ok || s == "" {
 		return ""
 	}
-	return strings.Clone(n.str(v))
+	if len(s) > keepMax {
+		return strings.Clone(s)
+	}
+	if len(n.arena)+len(s) > cap(n.arena) {
+		n.arena = make([]byte, 0, keepArena)
+	}
+	start := len(n.arena)
+	n.arena = append(n.arena, s...)
+	return bstr(n.arena[start:len(n.arena):len(n.arena)])
 }
 
 // bstr views b as a string without copying; b must not change while the

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -534,5 +536,170 @@ func TestFlattenOncePerEvent(t *testing.T) {
 				t.Errorf("attachments: %s", res.Get("attachments").Raw)
 			}
 		})
+	}
+}
+
+// normalizeToLines is normalizeLines through NormalizeTo.
+func normalizeToLines(t testing.TB, in []byte, n *Normalizer, maxLine int) [][]byte {
+	t.Helper()
+	r := NewReader(bytes.NewReader(in), maxLine)
+	var out [][]byte
+	for {
+		line, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		ev, err := n.NormalizeTo(&b, line)
+		if err != nil || ev.JSON != nil {
+			t.Fatalf("NormalizeTo: %v, JSON %q", err, ev.JSON)
+		}
+		out = append(out, b.Bytes())
+	}
+}
+
+// TestNormalizeToMatchesNormalize: written in pieces, every event of every
+// transcript has the bytes Normalize returns, in both engines and modes.
+func TestNormalizeToMatchesNormalize(t *testing.T) {
+	for _, rel := range transcripts(t) {
+		in := readTranscript(t, rel)
+		for _, eng := range engines {
+			for _, mode := range []AttachmentMode{AttachInline, AttachStrip} {
+				opts := Options{Attachments: mode}
+				want := normalizeLines(t, in, eng.new(opts), 0)
+				got := normalizeToLines(t, in, eng.new(opts), 0)
+				if !equalLines(got, want) {
+					for i := range min(len(got), len(want)) {
+						if !bytes.Equal(got[i], want[i]) {
+							t.Fatalf("%s, %s, %v: line %d differs:\nNormalizeTo %.300q\n  Normalize %.300q", rel, eng.name, mode, i+1, got[i], want[i])
+						}
+					}
+					t.Fatalf("%s, %s, %v: %d lines, want %d", rel, eng.name, mode, len(got), len(want))
+				}
+			}
+		}
+	}
+}
+
+// failWriter fails its second write.
+type failWriter struct{ writes int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.writes++; w.writes == 2 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+func TestNormalizeToReportsWriteErrors(t *testing.T) {
+	line := imageLine(1 << 10)
+	if _, err := NewNormalizer(Options{}).NormalizeTo(&failWriter{}, line); err == nil || err.Error() != "disk full" {
+		t.Errorf("err = %v, want the writer's", err)
+	}
+}
+
+// imageLine is a user event whose tool result carries an image of n random
+// bytes, in message.content and again in tool_use_result, as the CLI
+// prints it.
+func imageLine(n int) []byte {
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i*7919>>3 ^ i>>11)
+	}
+	b64 := base64.StdEncoding.EncodeToString(data)
+	blocks := `[{"type":"text","text":"Here is the chart:"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` + b64 + `"}}]`
+	return []byte(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_big","type":"tool_result","content":` + blocks +
+		`}]},"session_id":"s","tool_use_result":` + blocks + `}`)
+}
+
+// TestNormalizeToHugeImageLine: a rewritten image line written in pieces is
+// not copied — not into an output buffer, not into its attachments JSON —
+// so normalizing it allocates a small fraction of the line.
+func TestNormalizeToHugeImageLine(t *testing.T) {
+	line := imageLine(15 << 20) // a 40 MB line
+	want := bytes.Clone(NewNormalizer(Options{}).Normalize(line).JSON)
+	n := NewNormalizer(Options{})
+	var out bytes.Buffer
+	out.Grow(len(want) + 1)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ev, err := n.NormalizeTo(&out, line)
+	runtime.ReadMemStats(&after)
+	if err != nil || !ev.Rewritten || len(ev.Attachments) != 1 {
+		t.Fatalf("NormalizeTo: %v, rewritten %v, %d attachments", err, ev.Rewritten, len(ev.Attachments))
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("NormalizeTo wrote %d bytes that differ from Normalize's %d", out.Len(), len(want))
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(line)/32) {
+		t.Errorf("normalizing a %d MiB image line allocated %d KiB, want at most 1/32 of the line", len(line)>>20, alloc>>10)
+	}
+}
+
+// TestEventStringsOutliveLine: the ids of an event are copies (short ones
+// share blocks), valid after the line's buffer is reused for later lines.
+func TestEventStringsOutliveLine(t *testing.T) {
+	n := NewNormalizer(Options{})
+	type ids struct{ typ, sub, uuid, parent string }
+	var got, want []ids
+	buf := make([]byte, 0, 512)
+	for i := range 2000 {
+		w := ids{fmt.Sprintf("kind%d", i%7), fmt.Sprintf("sub\\u00e9%d", i), fmt.Sprintf("%08x-aaaa-bbbb-cccc-%012d", i, i), strings.Repeat("p", i%300)}
+		buf = fmt.Appendf(buf[:0], `{"type":%q,"subtype":"%s","uuid":%q,"parent_tool_use_id":%q}`, w.typ, w.sub, w.uuid, w.parent)
+		ev := n.Normalize(buf)
+		got = append(got, ids{ev.Type, ev.Subtype, ev.UUID, ev.ParentToolUseID})
+		w.sub = strings.ReplaceAll(w.sub, `\u00e9`, "é")
+		want = append(want, w)
+		clear(buf[:cap(buf)])
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("event %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// TestEscapedTopLevelKeys: a top-level key spelled with escapes is read
+// as its text, as gjson reads it.
+func TestEscapedTopLevelKeys(t *testing.T) {
+	line := `{"t\u0079pe":"user","session_\u0069d":"s1","message":{"content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"a"}]}]}}`
+	for _, eng := range engines {
+		ev := eng.new(Options{}).Normalize([]byte(line))
+		if ev.Type != TypeUser || ev.SessionID != "s1" || !ev.Rewritten {
+			t.Errorf("%s: type %q, session %q, rewritten %v", eng.name, ev.Type, ev.SessionID, ev.Rewritten)
+		}
+		if got := gjson.GetBytes(ev.JSON, "message.content.0.content").Raw; got != `"a"` {
+			t.Errorf("%s: content %s", eng.name, got)
+		}
+	}
+}
+
+// TestStreamEventTypeAnyWhere: the start of a streamed MCP tool_use is
+// annotated wherever its type is among the event's members (the CLI sorts
+// them: type last), and the first "type" member is the one that counts.
+func TestStreamEventTypeAnyWhere(t *testing.T) {
+	const cb = `"content_block":{"id":"toolu_1","input":{},"name":"mcp__srv__echo","type":"tool_use"}`
+	for _, tc := range []struct {
+		event string
+		mcp   bool
+	}{
+		{`{"type":"content_block_start","index":0,` + cb + `}`, true},
+		{`{` + cb + `,"index":0,"type":"content_block_start"}`, true},
+		{`{` + cb + `,"index":0,"type":"content_block_start","type":"content_block_delta"}`, true},
+		{`{` + cb + `,"index":0,"type":"content_block_delta","type":"content_block_start"}`, false},
+		{`{` + cb + `,"index":0,"t\u0079pe":"content_block_start"}`, true},
+		{`{` + cb + `,"index":0,"type":7}`, false},
+		{`{"delta":{"text":"content_block_start","type":"text_delta"},"index":0,"type":"content_block_delta"}`, false},
+	} {
+		for _, eng := range engines {
+			line := `{"type":"stream_event","event":` + tc.event + `,"session_id":"s"}`
+			ev := eng.new(Options{}).Normalize([]byte(line))
+			if ev.MCP != tc.mcp || tc.mcp && gjson.GetBytes(ev.JSON, "event.content_block.mcp.server").Str != "srv" {
+				t.Errorf("%s: %s: MCP %v, want %v: %s", eng.name, tc.event, ev.MCP, tc.mcp, ev.JSON)
+			}
+		}
 	}
 }

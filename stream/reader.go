@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
+	"unsafe"
 )
 
 const (
@@ -30,9 +32,12 @@ const (
 	// chunkMax is the largest piece a long line is read into. A long line
 	// is read into pieces of growing size (never copied while it grows),
 	// then copied once into a buffer of its exact length; a line that goes
-	// over the cap is dropped without that copy. So a line over the cap
-	// costs at most the cap plus one piece, and a line under it about twice
-	// its length, briefly.
+	// over the cap is dropped without that copy. The pieces are mapped
+	// outside the Go heap where the system allows it (pieces_unix.go), and
+	// each is given back as soon as it is copied: so a line under the cap
+	// costs at most its length plus one piece, and a line over it at most
+	// the cap plus one piece. Elsewhere they are garbage collected, and a
+	// line under the cap costs about twice its length, briefly.
 	chunkMax = 16 << 20
 )
 
@@ -45,8 +50,9 @@ const (
 //
 // and reading goes on with the next line. Trailing "\r" and surrounding
 // whitespace are trimmed, blank lines are skipped. A Reader never holds more
-// than the cap plus 16 MiB (a line over the cap), or about twice a line
-// under the cap while that line is completed. It is not safe for concurrent
+// than the cap plus 16 MiB (a line over the cap), or a line under the cap
+// plus 16 MiB while that line is completed (twice the line on systems
+// without anonymous mappings, see chunkMax). It is not safe for concurrent
 // use.
 type Reader struct {
 	br       *bufio.Reader
@@ -60,6 +66,7 @@ type Reader struct {
 	lines    int      // lines read so far, blank ones included
 	chunks   [][]byte // full pieces of a long line; line is the last one
 	held     int      // bytes in chunks
+	mapped   [][]byte // pieces mapped outside the heap, whole, until joined or dropped
 }
 
 // NewReader returns a Reader over r whose lines may be at most maxLine bytes
@@ -139,6 +146,7 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 				r.line = append(r.base[:0], r.chunks[0][:min(previewBytes, len(r.chunks[0]))]...)
 				clear(r.chunks)
 				r.chunks, r.held = r.chunks[:0], 0
+				r.unmapAll()
 			}
 			if n := len(r.line); n < previewBytes {
 				r.line = append(r.line, chunk[:min(previewBytes-n, end)]...)
@@ -190,12 +198,45 @@ func (r *Reader) add(p []byte) {
 		r.chunks = append(r.chunks, r.line)
 		r.held += len(r.line)
 		size := min(max(2*cap(r.line), retainBytes), chunkMax, r.max-r.held)
-		r.line = make([]byte, 0, max(size, len(p)))
+		r.line = r.piece(max(size, len(p)))
 	}
 	r.line = append(r.line, p...)
 }
 
-// join makes a line read in pieces one buffer of its exact length.
+// piece returns an empty buffer of capacity size for the next piece of a
+// long line: mapped outside the heap when the system allows it.
+func (r *Reader) piece(size int) []byte {
+	if b := mapPiece(size); b != nil {
+		r.mapped = append(r.mapped, b)
+		return b[:0]
+	}
+	return make([]byte, 0, size)
+}
+
+// unmap gives back the mapped piece p starts, if any.
+func (r *Reader) unmap(p []byte) {
+	start := unsafe.SliceData(p)
+	for i, m := range r.mapped {
+		if unsafe.SliceData(m) == start {
+			unmapPiece(m)
+			r.mapped = slices.Delete(r.mapped, i, i+1)
+			return
+		}
+	}
+}
+
+// unmapAll gives back every mapped piece.
+func (r *Reader) unmapAll() {
+	for _, m := range r.mapped {
+		unmapPiece(m)
+	}
+	clear(r.mapped)
+	r.mapped = r.mapped[:0]
+}
+
+// join makes a line read in pieces one buffer of its exact length, giving
+// each mapped piece back as soon as it is copied: the line is held about
+// once, not twice.
 func (r *Reader) join() {
 	if len(r.chunks) == 0 {
 		return
@@ -203,8 +244,11 @@ func (r *Reader) join() {
 	nb := make([]byte, 0, r.held+len(r.line))
 	for _, c := range r.chunks {
 		nb = append(nb, c...)
+		r.unmap(c)
 	}
-	r.line = append(nb, r.line...)
+	nb = append(nb, r.line...)
+	r.unmap(r.line)
+	r.line = nb
 	clear(r.chunks)
 	r.chunks, r.held = r.chunks[:0], 0
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -279,4 +281,73 @@ func TestReaderLineNumbers(t *testing.T) {
 	if fmt.Sprint(got) != "[1 4 5]" {
 		t.Errorf("line numbers %v, want [1 4 5]", got)
 	}
+}
+
+// TestReaderLongLinePeakMemory reads a line just under the 64 MiB cap in a
+// child process and checks the child's peak resident memory: the line is
+// held about once while it is completed (each piece given back to the
+// system once it is copied into the joined line), not twice (all the
+// pieces alive next to the joined copy).
+func TestReaderLongLinePeakMemory(t *testing.T) {
+	const size = DefaultMaxLine - 1
+	if os.Getenv("STREAM_PEAK_CHILD") == "1" {
+		base := peakRSSKiB(t)
+		in := io.MultiReader(&patternReader{pattern: []byte("0123456789abcdef"), n: size}, strings.NewReader("\n"))
+		line, err := NewReader(in, 0).Next()
+		if err != nil || len(line) != size || string(line[size-16:]) != "f0123456789abcde" {
+			t.Fatalf("line of %d bytes, %v", len(line), err)
+		}
+		fmt.Printf("peak_kib=%d base_kib=%d\n", peakRSSKiB(t), base)
+		return
+	}
+	if runtime.GOOS != "linux" || !piecesMapped || raceEnabled || testing.Short() {
+		t.Skip("peak memory is read from /proc on linux, without the race detector, not in -short mode")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^TestReaderLongLinePeakMemory$")
+	cmd.Env = append(os.Environ(), "STREAM_PEAK_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var peak, base int
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "peak_kib=") {
+			if _, err := fmt.Sscanf(l, "peak_kib=%d base_kib=%d", &peak, &base); err != nil {
+				t.Fatalf("child said %q: %v", l, err)
+			}
+		}
+	}
+	if peak == 0 {
+		t.Fatalf("child did not report its peak:\n%s", out)
+	}
+	grew := (peak - base) << 10
+	t.Logf("a %d MiB line: peak RSS grew by %d MiB", size>>20, grew>>20)
+	if limit := size + chunkMax + 8<<20; grew > limit {
+		t.Errorf("reading a %d MiB line raised peak RSS by %d MiB, want at most the line + one %d MiB piece + 8 MiB (%d MiB)",
+			size>>20, grew>>20, chunkMax>>20, limit>>20)
+	}
+}
+
+// peakRSSKiB returns this process's peak resident memory (VmHWM) in KiB.
+func peakRSSKiB(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			var kib int
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kib); err != nil {
+				t.Fatalf("VmHWM %q: %v", rest, err)
+			}
+			return kib
+		}
+	}
+	t.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }

@@ -18,21 +18,39 @@ import (
 // A line is read several times: once to find its top-level members, then
 // down to each tool result, its content array, each part. So that each
 // large object or array is walked over once, not once per reading, the
-// walker remembers the lengths of the containers of memoMin bytes or more
-// it walked over (at most memoMax of them per line, in n.memo), keyed by
-// where they start in memory: a Result from gjson or from the walker, both
-// substrings of the view, find the same entry.
+// validator records where every container of memoMin bytes or more ends
+// (n.conts, in the order they open, so sorted by where they start), and the
+// walker steps over such a container at once: a Result from gjson or from
+// the walker, both substrings of the view, is found in the table by its
+// offset in the view.
 
-const (
-	memoMin = 256
-	memoMax = 64
-)
+// memoMin is the size from which a container is recorded in n.conts.
+const memoMin = 256
 
-// memoEntry is a container of the view walked over: its first byte and its
-// length.
-type memoEntry struct {
-	p   *byte
-	len int
+// cont is a container of the view of memoMin bytes or more: where it
+// starts and the offset just past it.
+type cont struct{ start, end int }
+
+// contLen returns the length of the recorded container s starts with, if s
+// is a substring of the view that starts one.
+func (n *Normalizer) contLen(s string) (int, bool) {
+	off := int(uintptr(unsafe.Pointer(unsafe.StringData(s))) - uintptr(unsafe.Pointer(unsafe.StringData(n.view))))
+	if len(n.conts) == 0 || off < 0 || off >= len(n.view) {
+		return 0, false
+	}
+	lo, hi := 0, len(n.conts)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if n.conts[m].start < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(n.conts) && n.conts[lo].start == off {
+		return n.conts[lo].end - off, true
+	}
+	return 0, false
 }
 
 // each calls f with each value in v, as v.ForEach does: the elements of
@@ -115,19 +133,28 @@ func (n *Normalizer) walkMembers(b string, base, i int, f func(key string, v raw
 // member returns the value of the first member of obj named key, as
 // obj.Get(key) does for a plain key, or an empty Result.
 func (n *Normalizer) member(obj gjson.Result, key string) gjson.Result {
-	var out gjson.Result
+	return n.rawMember(obj, key).result()
+}
+
+// rawMember is member without making the Result (which, for a string with
+// escapes, unescapes it): the caller may look at the value's first byte.
+func (n *Normalizer) rawMember(obj gjson.Result, key string) rawValue {
+	var out rawValue
 	if !obj.IsObject() {
 		return out
 	}
 	n.eachMember(obj, func(k string, v rawValue) bool {
 		if k == key {
-			out = v.result()
+			out = v
 			return false
 		}
 		return true
 	})
 	return out
 }
+
+// isContainer reports whether v is an object or an array.
+func (v rawValue) isContainer() bool { return v.raw != "" && (v.raw[0] == '{' || v.raw[0] == '[') }
 
 // result makes the gjson.Result of the value raw found at index.
 func result(raw string, index int) gjson.Result {
@@ -161,14 +188,11 @@ func (n *Normalizer) valueEnd(b string, i int) int {
 	case '"':
 		return strEnd(b, i)
 	case '{', '[':
-		p := unsafe.StringData(b[i:])
-		for _, m := range n.memo {
-			if m.p == p {
-				return i + m.len
-			}
+		if k, ok := n.contLen(b[i:]); ok {
+			return i + k
 		}
-		// Walk over it, remembering the large containers on the way.
-		var starts [16]int
+		// A small container (or one of a text that was not validated):
+		// walk over it.
 		depth := 0
 		for j := i; j < len(b); {
 			switch b[j] {
@@ -176,16 +200,9 @@ func (n *Normalizer) valueEnd(b string, i int) int {
 				j = strEnd(b, j)
 				continue
 			case '{', '[':
-				if depth < len(starts) {
-					starts[depth] = j
-				}
 				depth++
 			case '}', ']':
-				depth--
-				if depth < len(starts) && j+1-starts[depth] >= memoMin && len(n.memo) < memoMax {
-					n.memo = append(n.memo, memoEntry{unsafe.StringData(b[starts[depth]:]), j + 1 - starts[depth]})
-				}
-				if depth == 0 {
+				if depth--; depth == 0 {
 					return j + 1
 				}
 			}
@@ -203,12 +220,23 @@ func (n *Normalizer) valueEnd(b string, i int) int {
 	return i
 }
 
-// strEnd returns the offset just past the closing quote of the (valid)
-// string token opening at b[q].
+// strEnd returns the offset just past the closing quote of the string
+// token opening at b[q], or len(b) if it does not end (the walker reads
+// validated JSON, where it does).
 func strEnd(b string, q int) int {
+	if end := stringEnd(b, q); end >= 0 {
+		return end
+	}
+	return len(b)
+}
+
+// stringEnd returns the offset just past the closing quote of the string
+// token opening at b[q], or -1 if it does not end. It is the one scanner
+// for the end of a string of the walker and of the skeleton: it looks at a
+// short string (a key) byte by byte, then searches for '"' with
+// strings.IndexByte (vectorized) and counts the backslashes before it.
+func stringEnd(b string, q int) int {
 	i := q + 1
-	// Most strings are short (keys): look at them here before calling
-	// IndexByte.
 	for k := i; k < len(b) && k < q+17; k++ {
 		switch b[k] {
 		case '"':
@@ -222,7 +250,7 @@ long:
 	for {
 		j := strings.IndexByte(b[i:], '"')
 		if j < 0 {
-			return len(b)
+			return -1
 		}
 		i += j
 		k := i - 1

@@ -2,7 +2,9 @@ package stream
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 )
@@ -52,6 +54,9 @@ func TestWalker(t *testing.T) {
 			}
 			n := NewNormalizer(Options{})
 			checkWalker(t, n, gjson.ParseBytes(line), 8)
+			// Again, stepping over the containers the validator recorded.
+			n.valid(bstr(line))
+			checkWalker(t, n, gjson.Parse(bstr(line)), 8)
 		}
 	}
 }
@@ -68,6 +73,8 @@ func FuzzWalker(f *testing.F) {
 		}
 		n := NewNormalizer(Options{})
 		checkWalker(t, n, gjson.Parse(s), 8)
+		n.valid(s)
+		checkWalker(t, n, gjson.Parse(s), 8)
 	})
 }
 
@@ -77,14 +84,19 @@ func FuzzValid(f *testing.F) {
 	for _, s := range []string{`{"a":1,"b":[1,"x",{"c":null}],"a":2}`, ` [ "a\"b" , {"k\u0041":"v\\"} , true , -1.5e3 ] `,
 		"{\"t\":\"\\u2028\",\r\n\"u\":[[[]],{}]}", `{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e+}`, `{"a":tru}`, `{"a":"\x01"}`,
 		`{"a":"\q"}`, `{"a":"\u12g4"}`, `{"a":[1,]}`, `{"a":1,}`, `{,}`, `{"a" 1}`, `"str"`, `nul`, `{"a":{}}x`, "\xff\xfe",
-		`{"type":"text","text":"` + string(bytes.Repeat([]byte("abcdefgh\\\"ij"), 100)) + `"}`} {
+		`{"type":"text","text":"` + string(bytes.Repeat([]byte("abcdefgh\\\"ij"), 100)) + `"}`, "{\"a\":\"é\xff日本\xe2\x80\"}", "{\"a\":\"abcdefg\xe2\x80\xa8xyz\"}"} {
 		f.Add(s)
 	}
+	f.Add("{\"a\":\"é\xff日本\xe2\x80\"}")
+	f.Add("{\"a\":\"abcdefg\xe2\x80\xa8xyz\xc3\"}")
 	f.Fuzz(func(t *testing.T, s string) {
 		n := NewNormalizer(Options{})
 		got, want := n.valid(s), gjson.Valid(s)
 		if got != want {
 			t.Fatalf("valid(%q) = %v, gjson.Valid %v", s, got, want)
+		}
+		if got && n.badUTF8 == utf8.ValidString(s) {
+			t.Fatalf("valid(%q): badUTF8 %v", s, n.badUTF8)
 		}
 		if !got || !n.topOK {
 			return
@@ -114,5 +126,38 @@ func TestValidTranscripts(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestContainersRecorded: the validator records every container of memoMin
+// bytes or more, however many (a tool result of hundreds of large parts,
+// repeated in tool_use_result), and the walker finds each by its offset.
+func TestContainersRecorded(t *testing.T) {
+	part := `{"type":"text","text":"` + strings.Repeat("a line of a search hit ", 12) + `"}`
+	arr := "[" + strings.Repeat(part+",", 299) + part + "]"
+	line := `{"type":"user","message":{"content":[{"type":"tool_result","content":` + arr + `}]},"tool_use_result":` + arr + `}`
+	n := NewNormalizer(Options{})
+	if !n.valid(line) {
+		t.Fatal("not valid")
+	}
+	var large int
+	var walk func(v gjson.Result)
+	walk = func(v gjson.Result) {
+		if !v.IsObject() && !v.IsArray() {
+			return
+		}
+		if len(v.Raw) >= memoMin {
+			large++
+			if k, ok := n.contLen(v.Raw); !ok || k != len(v.Raw) {
+				t.Fatalf("container at %d (%d bytes): contLen %d, %v", v.Index, len(v.Raw), k, ok)
+			}
+		} else if _, ok := n.contLen(v.Raw); ok {
+			t.Fatalf("small container at %d recorded", v.Index)
+		}
+		v.ForEach(func(_, e gjson.Result) bool { walk(e); return true })
+	}
+	walk(gjson.Parse(line))
+	if large != len(n.conts) || large < 600 {
+		t.Errorf("%d large containers, %d recorded", large, len(n.conts))
 	}
 }

@@ -63,11 +63,11 @@ func (n *Normalizer) skeleton(line []byte) ([]byte, bool) {
 			break
 		}
 		q := i + j
-		end, plain := stringEnd(line, q)
+		end := stringEnd(bstr(line), q)
 		if end < 0 {
 			return nil, false
 		}
-		if plain && end-q-2 >= n.longMin && !isKey(line, end) {
+		if end-q-2 >= n.longMin && plainString(line[q+1:end-1]) && !isKey(line, end) {
 			out = append(out, seg...)
 			removed += end - q - 2
 			spans = append(spans, span{skel: len(out), start: q, end: end, removed: removed})
@@ -105,33 +105,10 @@ func (n *Normalizer) get(v gjson.Result, path string) string {
 	return n.str(v.Get(path))
 }
 
-// stringEnd returns the offset just past the closing quote of the string
-// token opening at b[q], and whether the string is plain: no backslash and
-// no control character. It returns -1 for an unterminated string.
-func stringEnd(b []byte, q int) (int, bool) {
-	k := q + 1
-	j := bytes.IndexByte(b[k:], '"')
-	if j < 0 {
-		return -1, false
-	}
-	if body := b[k : k+j]; bytes.IndexByte(body, '\\') < 0 {
-		return k + j + 1, !hasControl(body)
-	}
-	for {
-		j := bytes.IndexByte(b[k:], '"')
-		if j < 0 {
-			return -1, false
-		}
-		k += j
-		bs := 0
-		for p := k - 1; p > q && b[p] == '\\'; p-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return k + 1, false
-		}
-		k++
-	}
+// plainString reports whether a string's body has no backslash and no
+// control character: its text is its bytes.
+func plainString(body []byte) bool {
+	return bytes.IndexByte(body, '\\') < 0 && !hasControl(body)
 }
 
 // hasControl reports whether b holds a byte below 0x20, eight at a time.

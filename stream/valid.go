@@ -3,17 +3,18 @@ package stream
 import (
 	"encoding/binary"
 	"math/bits"
-	"unsafe"
+	"unicode/utf8"
 )
 
 // validator checks JSON text exactly as gjson.Valid does (same grammar,
 // same answer on every input: FuzzValid compares them), and records on the
 // way what the walker would otherwise find with a second pass: the members
-// of the top-level object (n.top) and the large containers (n.memo). Its
+// of the top-level object (n.top) and the large containers (n.conts). Its
 // strings are checked eight bytes at a time.
 type validator struct {
-	n *Normalizer
-	b string
+	n       *Normalizer
+	b       string
+	badUTF8 bool // a string holds bytes that are not UTF-8
 }
 
 // topMember is a member of a line's top-level object: its key token and
@@ -25,11 +26,14 @@ const topMax = 32
 
 // valid reports whether view is valid JSON, filling n.top (nil when the
 // top-level value is not an object or has more than topMax members) and
-// n.memo.
+// n.conts.
 func (n *Normalizer) valid(view string) bool {
 	v := validator{n: n, b: view}
+	n.view = view
+	n.conts = n.conts[:0]
 	n.top = n.top[:0]
 	n.topOK = true
+	n.badUTF8 = false
 	i := skipSpace(view, 0)
 	if i == len(view) {
 		return false
@@ -41,6 +45,7 @@ func (n *Normalizer) valid(view string) bool {
 		n.topOK = false
 		i, ok = v.value(i)
 	}
+	n.badUTF8 = v.badUTF8
 	if !ok {
 		return false
 	}
@@ -55,7 +60,7 @@ func (v *validator) value(i int) (int, bool) {
 	case '[':
 		return v.array(i)
 	case '"':
-		return validString(b, i+1)
+		return v.str(i + 1)
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		return validNumber(b, i)
 	case 't':
@@ -68,10 +73,23 @@ func (v *validator) value(i int) (int, bool) {
 	return i, false
 }
 
-// remember records the container b[start:end] if it is large.
-func (v *validator) remember(start, end int) {
-	if n := v.n; end-start >= memoMin && len(n.memo) < memoMax {
-		n.memo = append(n.memo, memoEntry{unsafe.StringData(v.b[start:]), end - start})
+// open records that a container starts at b[start] and returns its place
+// in n.conts, for close.
+func (v *validator) open(start int) int {
+	n := v.n
+	n.conts = append(n.conts, cont{start: start})
+	return len(n.conts) - 1
+}
+
+// close records that the container at place k in n.conts ends at end, or
+// forgets it if it is small; the containers in it, smaller, are already
+// forgotten then, so it is the last one.
+func (v *validator) close(k, end int) {
+	n := v.n
+	if end-n.conts[k].start >= memoMin {
+		n.conts[k].end = end
+	} else {
+		n.conts = n.conts[:k]
 	}
 }
 
@@ -79,12 +97,13 @@ func (v *validator) remember(start, end int) {
 // line's top-level object, whose members are recorded.
 func (v *validator) object(start int, top bool) (int, bool) {
 	b := v.b
+	c := v.open(start)
 	i := skipSpace(b, start+1)
 	if i == len(b) {
 		return i, false
 	}
 	if b[i] == '}' {
-		v.remember(start, i+1)
+		v.close(c, i+1)
 		return i + 1, true
 	}
 	for {
@@ -93,7 +112,7 @@ func (v *validator) object(start int, top bool) (int, bool) {
 		}
 		k := i
 		var ok bool
-		if i, ok = validString(b, i+1); !ok {
+		if i, ok = v.str(i + 1); !ok {
 			return i, false
 		}
 		kend := i
@@ -119,7 +138,7 @@ func (v *validator) object(start int, top bool) (int, bool) {
 		}
 		switch b[i] {
 		case '}':
-			v.remember(start, i+1)
+			v.close(c, i+1)
 			return i + 1, true
 		case ',':
 			i = skipSpace(b, i+1)
@@ -131,12 +150,13 @@ func (v *validator) object(start int, top bool) (int, bool) {
 
 func (v *validator) array(start int) (int, bool) {
 	b := v.b
+	c := v.open(start)
 	i := skipSpace(b, start+1)
 	if i == len(b) {
 		return i, false
 	}
 	if b[i] == ']' {
-		v.remember(start, i+1)
+		v.close(c, i+1)
 		return i + 1, true
 	}
 	for {
@@ -152,7 +172,7 @@ func (v *validator) array(start int) (int, bool) {
 		}
 		switch b[i] {
 		case ']':
-			v.remember(start, i+1)
+			v.close(c, i+1)
 			return i + 1, true
 		case ',':
 			i = skipSpace(b, i+1)
@@ -162,25 +182,28 @@ func (v *validator) array(start int) (int, bool) {
 	}
 }
 
-// validString checks the string whose body starts at b[i] and returns the
-// offset past its closing quote. It finds the next '"', '\\' or control
-// character eight bytes at a time.
-func validString(b string, i int) (int, bool) {
+// str checks the string whose body starts at b[i] and returns the offset
+// past its closing quote. It finds the next '"', '\\', control character or
+// non-ASCII byte eight bytes at a time; a non-ASCII character that is not
+// valid UTF-8 is noted in v.badUTF8 (it does not make the JSON invalid, as
+// for gjson.Valid).
+func (v *validator) str(i int) (int, bool) {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	b := v.b
 	for {
 		for {
 			if i+8 <= len(b) {
 				x := binary.LittleEndian.Uint64(sbytes(b[i : i+8]))
 				q, bs := x^'"'*ones, x^'\\'*ones
 				// The lowest byte flagged is the first special one.
-				if m := ((x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+				if m := (x | (x-0x20*ones)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
 					i += bits.TrailingZeros64(m) >> 3
 					break
 				}
 				i += 8
 				continue
 			}
-			for i < len(b) && b[i] >= ' ' && b[i] != '"' && b[i] != '\\' {
+			for i < len(b) && b[i] >= ' ' && b[i] < utf8.RuneSelf && b[i] != '"' && b[i] != '\\' {
 				i++
 			}
 			break
@@ -193,6 +216,13 @@ func validString(b string, i int) (int, bool) {
 			return i + 1, true
 		case c < ' ':
 			return i, false
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				v.badUTF8 = true
+			}
+			i += size
+			continue
 		}
 		// A backslash.
 		i++

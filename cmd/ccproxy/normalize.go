@@ -60,9 +60,12 @@ func runNormalize(ctx context.Context, maxLine int, attach string, stdin io.Read
 			w.Flush()
 			return fmt.Errorf("normalize: reading stdin: %w", err)
 		}
-		ev := norm.Normalize(line)
-		w.Write(ev.JSON)
-		if err := w.WriteByte('\n'); err != nil {
+		// Written in pieces: a rewritten image line is not copied whole.
+		_, err = norm.NormalizeTo(w, line)
+		if err == nil {
+			err = w.WriteByte('\n')
+		}
+		if err != nil {
 			return fmt.Errorf("normalize: writing stdout: %w", err)
 		}
 	}
