@@ -98,13 +98,17 @@ func TestServeTLSSelfSigned(t *testing.T) {
 		t.Fatalf("wss: %v", err)
 	}
 	defer ws.Close()
+	ws.SetReadDeadline(time.Now().Add(60 * time.Second)) // fail, never hang
 	c := &client{t: t, conn: ws}
 	session := c.do(protocol.TypeSessionCreate, map[string]any{})["session"].(string)
-	c.do(protocol.TypeSessionSubscribe, map[string]any{"session": session})
-	c.next("idle", func(f map[string]any) bool {
-		d, _ := f["data"].(map[string]any)
-		return f["type"] == protocol.TypeSessionState && d["state"] == "idle"
-	})
+	// The subscribe reply has the state now; a session/state push follows
+	// only when it changes (a loaded machine may have it idle already).
+	if c.do(protocol.TypeSessionSubscribe, map[string]any{"session": session})["state"] != "idle" {
+		c.next("idle", func(f map[string]any) bool {
+			d, _ := f["data"].(map[string]any)
+			return f["type"] == protocol.TypeSessionState && d["state"] == "idle"
+		})
+	}
 
 	t.Setenv("CCPROXY_TOKEN", srv.first.Token)
 	t.Setenv("CCPROXY_TLS_FINGERPRINT", "")
