@@ -100,7 +100,10 @@ func TestHeldTurnsBounded(t *testing.T) {
 		}
 	}
 	want := "echo: held " + strconv.Itoa(maxHeldTurns-1)
-	c.waitEvent(from, s, "the last held turn", func(ev protocol.SessionEvent) bool { return textOf(ev) == want })
+	_, i := c.waitEvent(from, s, "the last held turn", func(ev protocol.SessionEvent) bool { return textOf(ev) == want })
+	// Its result, before the next turn: fakePID's turn takes the first
+	// result after it is sent as its own.
+	c.waitEvent(i+1, s, "the held turns' result", isResult)
 	killPID(fakePID(t, c, s), sigUSR1.(syscall.Signal)) // the new fake waits for it too
 }
 
