@@ -231,11 +231,9 @@ func (s *Server) runLogin(c *client, id json.RawMessage, name string, cmd *exec.
 	}
 	gone := c.ctx.Done()
 	sendURL := func(u string) {
-		if pu, err := url.Parse(u); err == nil {
-			s.auth.mu.Lock()
-			l.redirect = pu.Query().Get("redirect_uri")
-			s.auth.mu.Unlock()
-		}
+		s.auth.mu.Lock()
+		l.redirect = loginRedirectURI(u)
+		s.auth.mu.Unlock()
 		replied = true
 		c.reply(id, protocol.MCPLoginResult{Name: name, URL: u})
 		s.pushLogin(c, protocol.MCPLoginEvent{Name: name, State: protocol.LoginURL, URL: u})
@@ -324,6 +322,30 @@ const callbackTimeout = 30 * time.Second
 var loopbackClient = &http.Client{
 	Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true},
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// loginRedirectURI returns the redirect_uri of the authorization URL the
+// CLI printed, the only address mcp/login {redirect} may reach: it must be
+// the URL's one redirect_uri (an authorization endpoint that came with a
+// redirect_uri of its own makes two, and the first may not be the CLI's),
+// http on a loopback host with a port, without user info, query or
+// fragment. Anything else gives "": no redirect is delivered.
+func loginRedirectURI(authURL string) string {
+	au, err := url.Parse(authURL)
+	if err != nil {
+		return ""
+	}
+	q, err := url.ParseQuery(au.RawQuery)
+	if err != nil || len(q["redirect_uri"]) != 1 {
+		return ""
+	}
+	r := q["redirect_uri"][0]
+	ru, err := url.Parse(r)
+	if err != nil || ru.Scheme != "http" || !loopbackHost(ru.Hostname()) || ru.Port() == "" ||
+		ru.User != nil || ru.RawQuery != "" || ru.ForceQuery || ru.Fragment != "" || ru.Opaque != "" {
+		return ""
+	}
+	return r
 }
 
 func loopbackHost(h string) bool {
