@@ -58,8 +58,9 @@ const (
 
 // mcpLogins are the logins running.
 type mcpLogins struct {
-	mu      sync.Mutex // guards running
+	mu      sync.Mutex // guards running and closed
 	running map[string]*mcpLogin
+	closed  bool // stopAll was called: no new login starts
 }
 
 // mcpLogin is one running `claude mcp login`.
@@ -78,13 +79,30 @@ func (l *mcpLogin) stop(why string) {
 	})
 }
 
-// stopAll stops every running login (shutdown); each pushes failed,
-// cancelled, to its connection before the connection closes.
+// stopAll stops every running login and refuses new ones (shutdown); each
+// pushes failed, cancelled, to its connection, which wait lets reach the
+// connection before it closes.
 func (m *mcpLogins) stopAll(why string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.closed = true
 	for name, l := range m.running {
 		l.stop(fmt.Sprintf("%s of %q: %s", protocol.TypeMCPLogin, name, why))
+	}
+}
+
+// wait returns once every login has ended (its CLI reaped, its last
+// reply or push queued). Call it after stopAll, before the connections
+// close.
+func (m *mcpLogins) wait() {
+	m.mu.Lock()
+	dones := make([]chan struct{}, 0, len(m.running))
+	for _, l := range m.running {
+		dones = append(dones, l.done)
+	}
+	m.mu.Unlock()
+	for _, d := range dones {
+		<-d
 	}
 }
 
@@ -146,6 +164,11 @@ func (s *Server) reqMCPLogin(c *client, id json.RawMessage, d *protocol.MCPLogin
 	}
 	l := &mcpLogin{cancel: make(chan struct{}), done: make(chan struct{})}
 	s.auth.mu.Lock()
+	if s.auth.closed {
+		s.auth.mu.Unlock()
+		c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: ccproxy is shutting down", typ))
+		return
+	}
 	prev := s.auth.running[name]
 	if prev == nil && len(s.auth.running) >= maxMCPLogins {
 		s.auth.mu.Unlock()
