@@ -222,6 +222,8 @@
 //	mcp/login {name, redirect} ─► must be the running login's redirect_uri (loopback) ─► GET it (no proxy,
 //	             no redirects, 30 s) = the CLI's callback ─► reply {name}; the login then ends as above
 //	mcp/logout ─► stop NAME's running login, wait for it ─► claude mcp logout (30 s) ─► mcp_reconnect ─► reply
+//	shutdown ─► stopAll (running logins stopped, new ones refused: shutting_down) ─► … ─► wait for every
+//	             login to end (CLI reaped, push {state: failed} queued) ─► the connections close
 //
 // A login runs in a goroutine of its connection (client.async) that owns
 // the CLI and one goroutine reading its stdout to EOF; whatever stops a
@@ -290,7 +292,7 @@
 // starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
 // mcpLogins.mu guards the map of running mcp/login runs (server name →
-// run); it is taken alone.
+// run) and its closed flag; it is taken alone.
 // Session.clientMu guards the session's client configuration; it is taken
 // alone or under Session.mu, and only a configFile's lock is taken under it.
 //

@@ -58,8 +58,9 @@ const (
 
 // mcpLogins are the logins running.
 type mcpLogins struct {
-	mu      sync.Mutex // guards running
+	mu      sync.Mutex // guards running and closed
 	running map[string]*mcpLogin
+	closed  bool // stopAll was called: no new login starts
 }
 
 // mcpLogin is one running `claude mcp login`.
@@ -78,13 +79,30 @@ func (l *mcpLogin) stop(why string) {
 	})
 }
 
-// stopAll stops every running login (shutdown); each pushes failed,
-// cancelled, to its connection before the connection closes.
+// stopAll stops every running login and refuses new ones (shutdown); each
+// pushes failed, cancelled, to its connection, which wait lets reach the
+// connection before it closes.
 func (m *mcpLogins) stopAll(why string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.closed = true
 	for name, l := range m.running {
 		l.stop(fmt.Sprintf("%s of %q: %s", protocol.TypeMCPLogin, name, why))
+	}
+}
+
+// wait returns once every login has ended (its CLI reaped, its last
+// reply or push queued). Call it after stopAll, before the connections
+// close.
+func (m *mcpLogins) wait() {
+	m.mu.Lock()
+	dones := make([]chan struct{}, 0, len(m.running))
+	for _, l := range m.running {
+		dones = append(dones, l.done)
+	}
+	m.mu.Unlock()
+	for _, d := range dones {
+		<-d
 	}
 }
 
@@ -146,6 +164,11 @@ func (s *Server) reqMCPLogin(c *client, id json.RawMessage, d *protocol.MCPLogin
 	}
 	l := &mcpLogin{cancel: make(chan struct{}), done: make(chan struct{})}
 	s.auth.mu.Lock()
+	if s.auth.closed {
+		s.auth.mu.Unlock()
+		c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: ccproxy is shutting down", typ))
+		return
+	}
 	prev := s.auth.running[name]
 	if prev == nil && len(s.auth.running) >= maxMCPLogins {
 		s.auth.mu.Unlock()
@@ -231,11 +254,9 @@ func (s *Server) runLogin(c *client, id json.RawMessage, name string, cmd *exec.
 	}
 	gone := c.ctx.Done()
 	sendURL := func(u string) {
-		if pu, err := url.Parse(u); err == nil {
-			s.auth.mu.Lock()
-			l.redirect = pu.Query().Get("redirect_uri")
-			s.auth.mu.Unlock()
-		}
+		s.auth.mu.Lock()
+		l.redirect = loginRedirectURI(u)
+		s.auth.mu.Unlock()
 		replied = true
 		c.reply(id, protocol.MCPLoginResult{Name: name, URL: u})
 		s.pushLogin(c, protocol.MCPLoginEvent{Name: name, State: protocol.LoginURL, URL: u})
@@ -324,6 +345,30 @@ const callbackTimeout = 30 * time.Second
 var loopbackClient = &http.Client{
 	Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true},
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// loginRedirectURI returns the redirect_uri of the authorization URL the
+// CLI printed, the only address mcp/login {redirect} may reach: it must be
+// the URL's one redirect_uri (an authorization endpoint that came with a
+// redirect_uri of its own makes two, and the first may not be the CLI's),
+// http on a loopback host with a port, without user info, query or
+// fragment. Anything else gives "": no redirect is delivered.
+func loginRedirectURI(authURL string) string {
+	au, err := url.Parse(authURL)
+	if err != nil {
+		return ""
+	}
+	q, err := url.ParseQuery(au.RawQuery)
+	if err != nil || len(q["redirect_uri"]) != 1 {
+		return ""
+	}
+	r := q["redirect_uri"][0]
+	ru, err := url.Parse(r)
+	if err != nil || ru.Scheme != "http" || !loopbackHost(ru.Hostname()) || ru.Port() == "" ||
+		ru.User != nil || ru.RawQuery != "" || ru.ForceQuery || ru.Fragment != "" || ru.Opaque != "" {
+		return ""
+	}
+	return r
 }
 
 func loopbackHost(h string) bool {

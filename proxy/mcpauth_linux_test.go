@@ -246,3 +246,23 @@ func TestMCPLoginStops(t *testing.T) {
 		t.Errorf("login past MCPLoginTimeout: %v", perr)
 	}
 }
+
+// TestMCPLoginShutdown: when the proxy shuts down, a running login's CLI
+// is killed and reaped before Serve returns, and its connection is told
+// (failed, cancelled, "shutting down") before it closes.
+func TestMCPLoginShutdown(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	ts, c := startAuthServer(t, Options{}, "FAKE_LOGIN=hang", "FAKE_LOGIN_PIDFILE="+pidfile)
+	from := c.count()
+	c.do(protocol.TypeMCPLogin, map[string]any{"name": "oa"})
+	if err := ts.stop(); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	if !gone(t, pidfile) {
+		t.Errorf("the CLI of a login still runs after Serve returned")
+	}
+	ev := loginPush(t, c, from, protocol.LoginFailed)
+	if ev.Error == nil || ev.Error.Code != protocol.CodeCancelled || !strings.Contains(ev.Error.Message, "shutting down") {
+		t.Errorf("login at shutdown: %+v", ev)
+	}
+}

@@ -32,3 +32,28 @@ func TestLoginOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestLoginRedirectURI: mcp/login {redirect} may reach only the CLI's own
+// loopback callback, the one redirect_uri of the URL it printed; an
+// authorization URL with two (the endpoint's own first), or one that is
+// not plain http on loopback with a port, gives none.
+func TestLoginRedirectURI(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"https://a.example/authorize?client_id=c&redirect_uri=http%3A%2F%2Flocalhost%3A4711%2Fcallback&state=s", "http://localhost:4711/callback"},
+		{"https://a.example/authorize?redirect_uri=http%3A%2F%2F127.0.0.1%3A4711%2Fcallback", "http://127.0.0.1:4711/callback"},
+		{"https://a.example/authorize?redirect_uri=http%3A%2F%2F%5B%3A%3A1%5D%3A4711%2Fcallback", "http://[::1]:4711/callback"},
+		// the endpoint's own redirect_uri first, the CLI's after it
+		{"https://a.example/authorize?redirect_uri=http%3A%2F%2F127.0.0.1%3A6379%2F&client_id=c&redirect_uri=http%3A%2F%2Flocalhost%3A4711%2Fcallback", ""},
+		{"https://a.example/authorize?client_id=c", ""},
+		{"https://a.example/authorize?redirect_uri=http%3A%2F%2Fintranet.example%3A80%2Fcb", ""},
+		{"https://a.example/authorize?redirect_uri=https%3A%2F%2Flocalhost%3A4711%2Fcb", ""},
+		{"https://a.example/authorize?redirect_uri=http%3A%2F%2Flocalhost%2Fcb", ""},
+		{"https://a.example/authorize?redirect_uri=http%3A%2F%2Fu%3Ap%40localhost%3A4711%2Fcb", ""},
+		{"https://a.example/authorize?redirect_uri=http%3A%2F%2Flocalhost%3A4711%2Fcb%3Fnext%3D1", ""},
+		{"https://a.example/authorize?redirect_uri=http%3A%2F%2Flocalhost%3A4711%2Fcb&x=1;y=2", ""},
+	} {
+		if got := loginRedirectURI(tc.in); got != tc.want {
+			t.Errorf("loginRedirectURI(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -201,6 +201,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Wait()
 
 	s.calls.wait() // cancelled MCP requests have queued their replies
+	s.auth.wait()  // stopped logins have queued their failed pushes
 	s.mu.Lock()
 	for c := range s.clients {
 		c.closeGracefully()

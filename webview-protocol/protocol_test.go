@@ -450,3 +450,25 @@ func TestConcurrentFirstUse(t *testing.T) {
 		t.Errorf("%d of 16 decodes failed, want 8", bad)
 	}
 }
+
+// TestExplainAnyOfOfTheValuesKind: a value that fails an anyOf is explained
+// by the form of its own kind (message content that is an array is
+// explained as blocks, not as "want a string"), down to the member to fix.
+func TestExplainAnyOfOfTheValuesKind(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"session.event--attachment-bad-sha256.json", "data.event.message.content[0].attachments[0].sha256: must be 64 lower-case hex digits"},
+		{"session.event--tool-result-not-normalized.json", "data.event.message.content[0].content: want a string, got an array"},
+	} {
+		raw, err := os.ReadFile(filepath.Join("examples", "invalid", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := ParseFrame(raw)
+		if err == nil {
+			_, err = DecodePush(f)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v\nwant an error with %q", tc.file, err, tc.want)
+		}
+	}
+}

@@ -8,7 +8,7 @@ import (
 //go:embed ui
 var uiFiles embed.FS
 
-// UI returns the reference web UI (index.html, app.js, client.js, mcp.js,
+// UI returns the reference web UI (index.html, app.js, client.js, dom.js, mcp.js,
 // render.js — the event renderer shared by live and past sessions —,
 // style.css, and vendor/ — marked, DOMPurify and highlight.js, pinned and
 // copied from npm by scripts/vendor-ui.sh, checked against vendor/VERSIONS
@@ -27,7 +27,9 @@ var uiFiles embed.FS
 // names, the login help), permissions.js (the permission dialog with
 // Bash's command and a diff for Edit/MultiEdit/Write, the mode switches:
 // session/setPermissionMode), notify.js (browser notifications while the
-// page is hidden), and mcp.js, the MCP part: the status strip, the panel a
+// page is hidden), dom.js (the DOM helpers $ and el, which put text in
+// with textContent; every module imports them from there, checked by
+// TestUIHelpersFromDom), and mcp.js, the MCP part: the status strip, the panel a
 // server's chip opens (state and reason, scope and source, a failed
 // server's stderr tail from mcp/probe, tools with their parameters and a
 // call form (mcp/tools, mcp/call), approve/reject, trust the workspace

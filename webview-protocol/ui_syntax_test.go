@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
@@ -34,6 +36,45 @@ func TestUIModulesParse(t *testing.T) {
 		}
 		if out, err := exec.Command(node, "--check", tmp).CombinedOutput(); err != nil {
 			t.Errorf("%s does not parse: %v\n%s", m, err, out)
+		}
+	}
+}
+
+// TestUIHelpersFromDom checks that the DOM helpers $ and el live only in
+// ui/dom.js: every other module imports them from there instead of keeping
+// a copy (el's contract — text through textContent, never HTML — is kept
+// in one place).
+func TestUIHelpersFromDom(t *testing.T) {
+	mods, err := filepath.Glob(filepath.Join("ui", "*.js"))
+	if err != nil || len(mods) == 0 {
+		t.Fatalf("no UI modules found: %v", err)
+	}
+	def := regexp.MustCompile(`(?m)^\s*(?:export\s+)?(?:const|let|var|function)\s+(\$|el)\s*[=(]`)
+	use := regexp.MustCompile(`(?:^|[^\w$.])(\$|el)\(`)
+	imp := regexp.MustCompile(`(?m)^import\s*\{([^}]*)\}\s*from\s*"\./dom\.js";`)
+	for _, m := range mods {
+		if filepath.Base(m) == "dom.js" {
+			continue
+		}
+		b, err := os.ReadFile(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		for _, d := range def.FindAllStringSubmatch(src, -1) {
+			t.Errorf("%s defines its own %s: import it from ./dom.js", m, d[1])
+		}
+		imported := map[string]bool{}
+		for _, i := range imp.FindAllStringSubmatch(src, -1) {
+			for n := range strings.SplitSeq(i[1], ",") {
+				imported[strings.TrimSpace(n)] = true
+			}
+		}
+		for _, u := range use.FindAllStringSubmatch(src, -1) {
+			if !imported[u[1]] {
+				t.Errorf("%s calls %s( without importing it from ./dom.js", m, u[1])
+				imported[u[1]] = true // once per name
+			}
 		}
 	}
 }

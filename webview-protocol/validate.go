@@ -223,7 +223,7 @@ func explain(s *jsonschema.Schema, inst any, path string, errs *fieldErrors) {
 		explainKeywords(s, inst, path, &sub)
 		switch {
 		case len(sub) == 0:
-		case sub[0].Path == path && (strings.HasPrefix(sub[0].Message, "want ") || sub[0].Message == "must not be null"):
+		case wrongKind(sub, path):
 			*errs = append(*errs, sub...) // the value is of the wrong kind: say so
 		default:
 			errs.add(path, "%s", msg)
@@ -231,6 +231,12 @@ func explain(s *jsonschema.Schema, inst any, path string, errs *fieldErrors) {
 		return
 	}
 	explainKeywords(s, inst, path, errs)
+}
+
+// wrongKind reports whether errs, explaining a value at path, start with
+// the value being of the wrong kind ("want an object, got an array").
+func wrongKind(errs fieldErrors, path string) bool {
+	return len(errs) > 0 && errs[0].Path == path && (strings.HasPrefix(errs[0].Message, "want ") || errs[0].Message == "must not be null")
 }
 
 func matches(s *jsonschema.Schema, inst any) bool {
@@ -367,15 +373,21 @@ func explainKeywords(s *jsonschema.Schema, inst any, path string, errs *fieldErr
 		if len(alts) == 0 {
 			continue
 		}
+		// The closest form is one of the value's kind (its problems are
+		// inside the value: they are the ones to fix), then the one with
+		// the fewest problems.
 		var n int
 		var closest fieldErrors
+		closestWrong := false
 		for _, alt := range alts {
 			var e fieldErrors
 			explain(alt, inst, path, &e)
-			if len(e) == 0 {
+			wrong := wrongKind(e, path)
+			switch {
+			case len(e) == 0:
 				n++
-			} else if closest == nil || len(e) < len(closest) {
-				closest = e
+			case closest == nil, closestWrong && !wrong, closestWrong == wrong && len(e) < len(closest):
+				closest, closestWrong = e, wrong
 			}
 		}
 		switch {

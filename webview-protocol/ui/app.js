@@ -4,19 +4,12 @@
 // a DOM fragment (render.js).
 
 import { Connection, login } from "./client.js";
+import { $, el } from "./dom.js";
 import { setupMCP } from "./mcp.js";
 import { configure as configureRenderer, renderEvent, renderPast, notice, scrollDown, userBubble } from "./render.js";
 import { initPermissions, permissionRequested, permissionResolved, showPermissionMode, describe } from "./permissions.js";
 import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./layout.js";
 import { initNotify, notify, unnotify } from "./notify.js";
-
-const $ = (sel) => document.querySelector(sel);
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 const sessions = new Map(); // id -> view
 let current = null;

@@ -3,7 +3,7 @@
 // page says when it is not logged in. No protocol traffic here except the
 // one GET /v1/health that tells "not logged in" from "proxy down".
 
-const $ = (sel) => document.querySelector(sel);
+import { $ } from "./dom.js";
 
 // narrow matches style.css's breakpoint: below it the sidebar is an
 // overlay that the ☰ button opens and picking something closes.

@@ -5,7 +5,7 @@
 // page becomes visible again or its permission request was answered; at
 // most one per tag is open, so the map below stays small.
 
-const $ = (sel) => document.querySelector(sel);
+import { $ } from "./dom.js";
 const open = new Map(); // tag -> Notification shown and not closed yet
 
 function supported() {

@@ -9,13 +9,7 @@
 // put into the page as text, never as HTML. Diffs are bounded: at most
 // maxDiffLines lines shown, line matching only up to maxDiffCells.
 
-const $ = (sel) => document.querySelector(sel);
-const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
+import { $, el } from "./dom.js";
 
 const pending = []; // permission/request data, in arrival order
 let shown = null; // the request the dialog shows

@@ -26,6 +26,7 @@
 // app.js owns the views (newView) and tells the renderer, through
 // configure, what it needs of the rest of the page.
 
+import { $, el } from "./dom.js";
 import { marked } from "./vendor/marked.esm.js";
 import DOMPurify from "./vendor/purify.es.js";
 import hljs from "./vendor/highlight/core.min.js";
@@ -42,13 +43,6 @@ import typescript from "./vendor/highlight/languages/typescript.min.js";
 import xml from "./vendor/highlight/languages/xml.min.js";
 import yaml from "./vendor/highlight/languages/yaml.min.js";
 
-const $ = (sel) => document.querySelector(sel);
-export const el = (tag, cls, text) => {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-};
 
 // hooks: isCurrent(v) — whether v is the conversation shown; onInfo(v) —
 // v.info changed (model, cwd); request(type, data) — a protocol request.
