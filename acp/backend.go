@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,6 +48,13 @@ type Backend struct {
 // Dial connects to the proxy at base (http://host:port or ws://…/v1/ws)
 // with the token, and starts the read loop.
 func Dial(ctx context.Context, base, token string) (*Backend, error) {
+	return DialTLS(ctx, base, token, nil)
+}
+
+// DialTLS is Dial with the TLS configuration of an https proxy (nil: the
+// system's roots), e.g. one that trusts a self-signed certificate by its
+// fingerprint. It is used for the websocket and for blob downloads.
+func DialTLS(ctx context.Context, base, token string, tlsConfig *tls.Config) (*Backend, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return nil, fmt.Errorf("proxy URL %q: %w", base, err)
@@ -64,7 +72,9 @@ func Dial(ctx context.Context, base, token string) (*Backend, error) {
 	wsu.Scheme = map[string]string{"http": "ws", "https": "wss"}[u.Scheme]
 	wsu.Path = "/v1/ws"
 	h := http.Header{"Authorization": {"Bearer " + token}}
-	ws, resp, err := websocket.DefaultDialer.DialContext(ctx, wsu.String(), h)
+	d := *websocket.DefaultDialer
+	d.TLSClientConfig = tlsConfig
+	ws, resp, err := d.DialContext(ctx, wsu.String(), h)
 	if err != nil {
 		if resp != nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
@@ -74,7 +84,9 @@ func Dial(ctx context.Context, base, token string) (*Backend, error) {
 		return nil, fmt.Errorf("connecting to %s: %w", wsu.String(), err)
 	}
 	ws.SetReadLimit(64 << 20)
-	b := &Backend{ws: ws, base: u, token: token, http: &http.Client{}, pending: map[string]chan protocol.Frame{},
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tlsConfig
+	b := &Backend{ws: ws, base: u, token: token, http: &http.Client{Transport: tr}, pending: map[string]chan protocol.Frame{},
 		handlers: map[string]func(protocol.Frame){}, done: make(chan struct{})}
 	go b.readLoop()
 	return b, nil

@@ -22,8 +22,10 @@
 // The Backend is the same websocket client whether the proxy runs in this
 // process (cmd/ccproxy starts a proxy.Server on a loopback port with a
 // random token, configured like serve) or is a running `ccproxy serve`
-// (--connect): the editor's sessions are ordinary ccproxy sessions, which
-// the web UI and other clients can subscribe to. An ACP session id is the
+// (--connect; DialTLS takes the TLS configuration of an https one, e.g. a
+// self-signed certificate pinned by its fingerprint): the editor's sessions
+// are ordinary ccproxy sessions, which the web UI and other clients can
+// subscribe to. An ACP session id is the
 // ccproxy session id, except for a loaded session, whose ACP id is the
 // Claude session id it was loaded from (session.acpID); loading it again
 // closes the previous ccproxy session of that id.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/proxy"
 )
 
 const acpLong = `An Agent Client Protocol agent on stdin/stdout, for editors (Zed,
@@ -36,6 +38,7 @@ var acpServeFlags = []string{"project", "claude", "mcp-config", "trust-project-m
 type acpConfig struct {
 	serve   serveConfig
 	connect string
+	fp      string // --tls-fingerprint: pin an https serve's certificate (with --connect)
 }
 
 func newACPCmd() *cobra.Command {
@@ -68,6 +71,8 @@ func newACPCmd() *cobra.Command {
 	all.Lookup("demo").Usage = "no CLI, no API key: sessions replay the built-in demo session"
 	all.Lookup("demo-speed").Usage = "pace `X` of --demo: 1 is realistic, 2 twice as fast, 0 without delays"
 	c.Flags().StringVar(&cfg.connect, "connect", "", "attach to the running ccproxy serve at `URL` (http://127.0.0.1:PORT) instead of starting one")
+	c.Flags().StringVar(&cfg.fp, "tls-fingerprint", "", "with --connect to https: trust the serve whose certificate has this SHA-256 `FINGERPRINT` (serve's \"tlsFingerprint\")")
+	bindEnv(c.Flags(), "tls-fingerprint", envTLSFingerprint)
 	return c
 }
 
@@ -78,7 +83,7 @@ func (cfg *acpConfig) check(args []string, stderr io.Writer) error {
 	}
 	fs := cfg.serve.fs
 	if cfg.connect == "" {
-		for _, name := range []string{"token", "token-file"} {
+		for _, name := range []string{"token", "token-file", "tls-fingerprint"} {
 			if fs.Changed(name) {
 				return usagef("acp: --%s goes with --connect", name)
 			}
@@ -137,7 +142,15 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 		go func() { served <- srv.Serve(ctx, ln) }()
 		defer func() { cancel(); <-served }() // every session closed, every claude gone
 	}
-	b, err := acp.Dial(ctx, url, token)
+	var tlsConfig *tls.Config
+	if cfg.fp != "" {
+		want, err := proxy.ParseFingerprint(cfg.fp)
+		if err != nil {
+			return usagef("acp: %s: %v", flagSource(cfg.serve.fs, "tls-fingerprint"), err)
+		}
+		tlsConfig = pinnedTLS(want)
+	}
+	b, err := acp.DialTLS(ctx, url, token, tlsConfig)
 	if err != nil {
 		return fmt.Errorf("acp: %w", err)
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 )
@@ -22,6 +24,7 @@ func TestACPUsageErrors(t *testing.T) {
 		{[]string{"acp", "--connect", "http://127.0.0.1:1", "--trust-client-mcp"}, "the running proxy decides"},
 		{[]string{"acp", "--demo", "--trust-client-mcp"}, "drop --trust-client-mcp"},
 		{[]string{"acp", "--token-file", "/nonexistent"}, "--token-file goes with --connect"},
+		{[]string{"acp", "--tls-fingerprint", "AB"}, "--tls-fingerprint goes with --connect"},
 		{[]string{"acp", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -33,5 +36,52 @@ func TestACPUsageErrors(t *testing.T) {
 		if stdout.Len() > 0 {
 			t.Errorf("%v: wrote %q on stdout", c.args, stdout.String())
 		}
+	}
+}
+
+// `ccproxy acp --connect` reaches a serve over TLS with a self-signed
+// certificate when given its fingerprint, and only then.
+func TestACPConnectPinnedTLS(t *testing.T) {
+	bin := ccproxyBinary(t)
+	srv := startServe(t, bin, "--demo", "--demo-speed", "0", "--tls-self-signed")
+	t.Setenv("CCPROXY_TOKEN", srv.first.Token)
+	t.Setenv("CCPROXY_TLS_FINGERPRINT", "")
+	acpRun := func(args ...string) (string, error) {
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			err := run(context.Background(), append([]string{"acp", "--connect", srv.first.URL}, args...), inR, outW, io.Discard)
+			outW.Close()
+			done <- err
+		}()
+		go func() {
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`+"\n")
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"`+t.TempDir()+`","mcpServers":[]}}`+"\n")
+		}()
+		var got string
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if line := sc.Text(); strings.Contains(line, `"id":2`) {
+				got = line
+				break
+			}
+		}
+		inW.Close()
+		go io.Copy(io.Discard, outR)
+		return got, <-done
+	}
+	// Without the pin, the self-signed certificate is refused.
+	if _, err := acpRun(); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("acp --connect without the fingerprint: %v, want a certificate error", err)
+	}
+	wrong := strings.Repeat("AB:", 31) + "AB"
+	if _, err := acpRun("--tls-fingerprint", wrong); err == nil || !strings.Contains(err.Error(), "fingerprint") {
+		t.Errorf("acp --connect with a wrong fingerprint: %v, want a fingerprint error", err)
+	}
+	line, err := acpRun("--tls-fingerprint", srv.first.TLSFingerprint)
+	if err != nil || !strings.Contains(line, `"sessionId"`) {
+		t.Fatalf("acp --connect with the fingerprint: %v, session/new answered %q", err, line)
 	}
 }

@@ -119,7 +119,7 @@ func TestEnvFlagsInHelp(t *testing.T) {
 	walk(newRootCmd(nil, io.Discard, io.Discard))
 	want := map[string]string{
 		"ccproxy serve --token": envToken, "ccproxy serve --claude": envClaude,
-		"ccproxy acp --token": envToken, "ccproxy acp --claude": envClaude,
+		"ccproxy acp --token": envToken, "ccproxy acp --claude": envClaude, "ccproxy acp --tls-fingerprint": envTLSFingerprint,
 		"ccproxy status --token": envToken, "ccproxy status --url": envURL, "ccproxy status --tls-fingerprint": envTLSFingerprint,
 		"ccproxy login-url --token": envToken, "ccproxy login-url --url": envURL, "ccproxy login-url --tls-fingerprint": envTLSFingerprint,
 		"ccproxy version --claude": envClaude, "ccproxy mcp list --claude": envClaude,
