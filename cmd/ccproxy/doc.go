@@ -29,10 +29,13 @@
 // usage error naming the variable. Checks of flags given together look at
 // the command line only (pflag's Changed), so a variable never conflicts
 // with a flag; flagSource names where a value came from in messages. The
-// bound flags: --token (CCPROXY_TOKEN: serve, acp, status), --claude
-// (CCPROXY_CLAUDE: serve, acp, version, mcp list), --url (CCPROXY_URL) and
-// --tls-fingerprint (CCPROXY_TLS_FINGERPRINT) of status. tokenFlags is the
-// one reader of --token-file / --token / CCPROXY_TOKEN. FindClaude reads
+// bound flags: --token (CCPROXY_TOKEN: serve, acp, status, login-url),
+// --claude (CCPROXY_CLAUDE: serve, acp, version, mcp list), --url
+// (CCPROXY_URL: status, login-url) and --tls-fingerprint
+// (CCPROXY_TLS_FINGERPRINT: status, login-url, acp --connect). tokenFlags is
+// the one reader of --token-file / --token / CCPROXY_TOKEN; daemonFlags.call
+// is the one client of a running serve's HTTP API (status, login-url), and
+// pinnedTLS the one way to trust a self-signed serve (those two and acp). FindClaude reads
 // $CCPROXY_CLAUDE itself (proxy.Options.Getenv) and names it in its
 // messages: explicitClaude gives it --claude only when on the command line.
 //
@@ -60,6 +63,9 @@
 //	mcp         MCP config resolution and inspection (package mcpconfig);
 //	            mcp probe exits 1 when a probed server failed, mcp config
 //	            when entries have errors (unless --allow-errors).
+//	acp         an ACP agent on stdin/stdout (package acp) over an in-process
+//	            server (newServer, as serve) or, with --connect, a running
+//	            serve (--tls-fingerprint pins a self-signed one).
 //	status      GET /v1/health of a running serve, printed on one screen;
 //	            a self-signed server is trusted by its certificate's SHA-256.
 //	login-url   POST /v1/login/code of a running serve (with the token): a new
