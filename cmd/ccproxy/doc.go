@@ -52,7 +52,8 @@
 //
 //	acp         an Agent Client Protocol agent on stdin/stdout (package acp),
 //	            over an in-process proxy.Server configured as serve would be,
-//	            or a running serve (--connect).
+//	            or a running serve (--connect; --tls-fingerprint pins a
+//	            self-signed one).
 //	normalize   claude stream-json on stdin -> normalized events on stdout
 //	            (package stream), so `claude ... | ccproxy normalize` works.
 //	serve       live sessions over a websocket (package proxy); on loopback,
@@ -63,9 +64,6 @@
 //	mcp         MCP config resolution and inspection (package mcpconfig);
 //	            mcp probe exits 1 when a probed server failed, mcp config
 //	            when entries have errors (unless --allow-errors).
-//	acp         an ACP agent on stdin/stdout (package acp) over an in-process
-//	            server (newServer, as serve) or, with --connect, a running
-//	            serve (--tls-fingerprint pins a self-signed one).
 //	status      GET /v1/health of a running serve, printed on one screen;
 //	            a self-signed server is trusted by its certificate's SHA-256.
 //	login-url   POST /v1/login/code of a running serve (with the token): a new
