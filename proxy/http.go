@@ -266,17 +266,8 @@ func (s *Server) serveBlob(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no blob "+sha+" (unknown, or evicted from the bounded store)")
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", b.mediaType)
-	h.Set("ETag", `"`+sha+`"`)
-	h.Set("Cache-Control", "private, max-age=31536000, immutable")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	if strings.HasPrefix(b.mediaType, "image/") || strings.HasPrefix(b.mediaType, "audio/") {
-		h.Set("Content-Disposition", "inline")
-	} else {
-		h.Set("Content-Disposition", "attachment")
-	}
+	setFileHeaders(w.Header(), b.mediaType, "private, max-age=31536000, immutable", "attachment")
+	w.Header().Set("ETag", `"`+sha+`"`)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b.data))
 }
 
@@ -292,6 +283,22 @@ func (s *Server) serveMCPStatus(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	if r.Method == http.MethodGet {
 		w.Write(body)
+	}
+}
+
+// setFileHeaders sets the headers of a file served from a tool's output
+// (/v1/blobs, /v1/tool-results): its media type, no sniffing, a sandbox
+// with nothing allowed, and inline only for images and audio, else
+// attachment (the Content-Disposition given).
+func setFileHeaders(h http.Header, mediaType, cacheControl, attachment string) {
+	h.Set("Content-Type", mediaType)
+	h.Set("Cache-Control", cacheControl)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	if strings.HasPrefix(mediaType, "image/") || strings.HasPrefix(mediaType, "audio/") {
+		h.Set("Content-Disposition", "inline")
+	} else {
+		h.Set("Content-Disposition", attachment)
 	}
 }
 

@@ -63,16 +63,7 @@ func (s *Server) serveToolResult(w http.ResponseWriter, r *http.Request) {
 	if mediaType == "" {
 		mediaType = "application/octet-stream"
 	}
-	h := w.Header()
-	h.Set("Content-Type", mediaType)
-	h.Set("Cache-Control", "private, no-cache")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	if strings.HasPrefix(mediaType, "image/") || strings.HasPrefix(mediaType, "audio/") {
-		h.Set("Content-Disposition", "inline")
-	} else {
-		h.Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name))
-	}
+	setFileHeaders(w.Header(), mediaType, "private, no-cache", fmt.Sprintf("attachment; filename=%q", name))
 	http.ServeContent(w, r, "", st.ModTime(), f)
 }
 
