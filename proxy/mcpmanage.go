@@ -265,33 +265,51 @@ func mcpError(c *client, typ, name string, err error) error {
 // with an MCP source (the name is checked against its configuration).
 func (s *Server) offersLive() bool { return s.opts.MCP != nil }
 
-// reqMCPLive serves mcp/toggle and mcp/reconnect: the control request
+// mcpConfigured reports whether name is a server of the proxy's MCP
+// configuration, else replies mcp_server_not_found.
+func (s *Server) mcpConfigured(c *client, id json.RawMessage, typ, name string) bool {
+	if cfg := s.mcp.config(); cfg == nil || !slices.ContainsFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }) {
+		c.replyErr(id, protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name))
+		return false
+	}
+	return true
+}
+
+// reqMCPToggle serves mcp/toggle: live (reqMCPLive, mcp_toggle), or with
+// persist recorded in the project's disabled servers (mcp.manage), which
+// reaches live sessions through mcp_set_servers.
+func (s *Server) reqMCPToggle(c *client, id json.RawMessage, d *protocol.MCPToggle) {
+	typ, name, enabled := protocol.TypeMCPToggle, d.Name, *d.Enabled
+	if !d.Persist {
+		s.reqMCPLive(c, id, typ, name, d.Session, "mcp_toggle", map[string]any{"serverName": name, "enabled": enabled})
+		return
+	}
+	if !s.mcpConfigured(c, id, typ, name) {
+		return
+	}
+	m := s.manager()
+	if m == nil {
+		c.replyErr(id, protocol.Errorf(protocol.CodeBadRequest, "%s: persist needs a proxy that writes the MCP configuration (mcp.manage)", typ))
+		return
+	}
+	c.async(func() {
+		if err := m.SetDisabled(name, !enabled); err != nil {
+			c.replyErr(id, mcpError(c, typ, name, err))
+			return
+		}
+		s.applyMCP() // mcp/config first; live sessions get it through mcp_set_servers
+		c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: []protocol.MCPLiveOutcome{}})
+	})
+}
+
+// reqMCPLive serves mcp/toggle and mcp/reconnect live: the control request
 // subtype with fields goes to session (or every live session), all at
 // once; each session's answer is one outcome of the reply, and each asks
 // claude for mcp_status afterwards so mcp/status shows the result.
 func (s *Server) reqMCPLive(c *client, id json.RawMessage, typ, name, session, subtype string, fields map[string]any) {
-	if cfg := s.mcp.config(); cfg == nil || !slices.ContainsFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }) {
-		c.replyErr(id, protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name))
+	if !s.mcpConfigured(c, id, typ, name) {
 		return
 	}
-	if persist, _ := fields["persist"].(bool); persist {
-		m := s.manager()
-		if m == nil {
-			c.replyErr(id, protocol.Errorf(protocol.CodeBadRequest, "%s: persist needs a proxy that writes the MCP configuration (mcp.manage)", typ))
-			return
-		}
-		enabled, _ := fields["enabled"].(bool)
-		c.async(func() {
-			if err := m.SetDisabled(name, !enabled); err != nil {
-				c.replyErr(id, mcpError(c, typ, name, err))
-				return
-			}
-			s.applyMCP() // mcp/config first; live sessions get it through mcp_set_servers
-			c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: []protocol.MCPLiveOutcome{}})
-		})
-		return
-	}
-	delete(fields, "persist")
 	var targets []*Session
 	if session != "" {
 		sess, err := s.session(session)

@@ -135,7 +135,7 @@ func (s *Server) handleFrame(c *client, data []byte) {
 	case *protocol.MCPTrust:
 		s.reqMCPTrust(c, id)
 	case *protocol.MCPToggle:
-		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_toggle", map[string]any{"serverName": d.Name, "enabled": *d.Enabled, "persist": d.Persist})
+		s.reqMCPToggle(c, id, d)
 	case *protocol.MCPReconnect:
 		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_reconnect", map[string]any{"serverName": d.Name})
 	case *protocol.MCPLogin:
