@@ -79,6 +79,21 @@ func (l *mcpLogin) stop(why string) {
 	})
 }
 
+// stopAndWait stops l (if any) and waits until its CLI is reaped; false
+// when ctx ends first.
+func (l *mcpLogin) stopAndWait(ctx context.Context, why string) bool {
+	if l == nil {
+		return true
+	}
+	l.stop(why)
+	select {
+	case <-l.done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // stopAll stops every running login and refuses new ones (shutdown); each
 // pushes failed, cancelled, to its connection, which wait lets reach the
 // connection before it closes.
@@ -113,13 +128,7 @@ func (s *Server) offersAuth() bool { return s.opts.MCP != nil && childproc.Termi
 // authTarget checks that name can sign in with OAuth: configured, of type
 // http or sse, in Claude Code's own configuration.
 func (s *Server) authTarget(typ, name string) error {
-	cfg := s.mcp.config()
-	var srv *protocol.MCPConfigServer
-	if cfg != nil {
-		if i := slices.IndexFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }); i >= 0 {
-			srv = &cfg.View.Servers[i]
-		}
-	}
+	srv := s.configuredServer(name)
 	switch {
 	case srv == nil:
 		return protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name)
@@ -186,14 +195,10 @@ func (s *Server) reqMCPLogin(c *client, id json.RawMessage, d *protocol.MCPLogin
 			s.auth.mu.Unlock()
 			close(l.done)
 		}()
-		if prev != nil { // the CLI would find the callback port taken
-			prev.stop(fmt.Sprintf("%s of %q was cancelled by a new mcp/login of it", typ, name))
-			select {
-			case <-prev.done:
-			case <-c.ctx.Done():
-				c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: the connection is closing", typ))
-				return
-			}
+		// The CLI would find the callback port taken.
+		if !prev.stopAndWait(c.ctx, fmt.Sprintf("%s of %q was cancelled by a new mcp/login of it", typ, name)) {
+			c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: the connection is closing", typ))
+			return
 		}
 		s.runLogin(c, id, name, cmd, l)
 	})
@@ -442,14 +447,9 @@ func (s *Server) reqMCPLogout(c *client, id json.RawMessage, name string) {
 	running := s.auth.running[name]
 	s.auth.mu.Unlock()
 	c.async(func() {
-		if running != nil {
-			running.stop(fmt.Sprintf("%s of %q was cancelled by mcp/logout", protocol.TypeMCPLogin, name))
-			select {
-			case <-running.done:
-			case <-c.ctx.Done():
-				c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: the connection is closing", typ))
-				return
-			}
+		if !running.stopAndWait(c.ctx, fmt.Sprintf("%s of %q was cancelled by mcp/logout", protocol.TypeMCPLogin, name)) {
+			c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: the connection is closing", typ))
+			return
 		}
 		ctx, cancel := context.WithTimeout(c.ctx, logoutTimeout)
 		defer cancel()

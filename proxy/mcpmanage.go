@@ -265,10 +265,23 @@ func mcpError(c *client, typ, name string, err error) error {
 // with an MCP source (the name is checked against its configuration).
 func (s *Server) offersLive() bool { return s.opts.MCP != nil }
 
+// configuredServer returns the view of server name in the proxy's MCP
+// configuration, or nil.
+func (s *Server) configuredServer(name string) *protocol.MCPConfigServer {
+	cfg := s.mcp.config()
+	if cfg == nil {
+		return nil
+	}
+	if i := slices.IndexFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }); i >= 0 {
+		return &cfg.View.Servers[i]
+	}
+	return nil
+}
+
 // mcpConfigured reports whether name is a server of the proxy's MCP
 // configuration, else replies mcp_server_not_found.
 func (s *Server) mcpConfigured(c *client, id json.RawMessage, typ, name string) bool {
-	if cfg := s.mcp.config(); cfg == nil || !slices.ContainsFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }) {
+	if s.configuredServer(name) == nil {
 		c.replyErr(id, protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name))
 		return false
 	}
