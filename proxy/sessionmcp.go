@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,11 +49,8 @@ func (s *Session) applyCurrentServers() {
 		s.log.Warn("claude refused mcp_set_servers", "err", err)
 		s.requestRestart("mcp_set_servers failed: " + err.Error())
 	default:
-		if errs := gjson.GetBytes(resp, "errors"); errs.IsObject() && len(errs.Map()) > 0 {
-			names := make([]string, 0)
-			for k := range errs.Map() {
-				names = append(names, k)
-			}
+		if errs := gjson.GetBytes(resp, "errors").Map(); len(errs) > 0 {
+			names := slices.Sorted(maps.Keys(errs))
 			s.log.Warn("claude reported errors applying MCP servers", "servers", strings.Join(names, ","))
 			s.requestRestart("mcp_set_servers reported errors for " + strings.Join(names, ", "))
 		} else {
