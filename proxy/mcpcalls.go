@@ -172,11 +172,12 @@ func (m *mcpCalls) autoProbe() {
 	for _, name := range names {
 		wg.Go(func() {
 			res, err := m.prober.Probe(m.ctx, cfg.Resolved, name)
-			m.srv.metrics.probed([]protocol.ProbeResult{res})
 			if err != nil || m.ctx.Err() != nil {
-				return // gone from the configuration, or shutting down
+				return // gone from the configuration, or shutting down: not an observation
 			}
-			m.srv.mcp.observeProbes([]protocol.ProbeResult{res}, defs)
+			results := []protocol.ProbeResult{res}
+			m.srv.metrics.probed(results)
+			m.srv.mcp.observeProbes(results, defs)
 		})
 	}
 	wg.Wait()
