@@ -33,6 +33,15 @@ func (f *manageFlags) scopeFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.project, "project", "", "project `DIR` (default: the working directory)")
 }
 
+// nameScope checks the server name an add command was given and parses
+// its --scope.
+func (f *manageFlags) nameScope(name string) (mcpconfig.Scope, error) {
+	if err := mcpconfig.CheckName(name); err != nil {
+		return "", err
+	}
+	return mcpconfig.ParseScope(f.scope)
+}
+
 func (f *manageFlags) forceFlag(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.force, "force", false, "replace a server of that name already in the scope")
 }
@@ -62,10 +71,7 @@ func runMCPAdd(f *manageFlags, pos []string, stdout, stderr io.Writer) error {
 		return usagef("mcp add: want NAME and a COMMAND [ARGS...] (stdio) or URL (http, sse): ccproxy mcp add NAME -- COMMAND [ARGS...]")
 	}
 	name := pos[0]
-	if err := mcpconfig.CheckName(name); err != nil {
-		return err
-	}
-	scope, err := mcpconfig.ParseScope(f.scope)
+	scope, err := f.nameScope(name)
 	if err != nil {
 		return err
 	}
@@ -172,10 +178,7 @@ func runMCPAddJSON(f *manageFlags, pos []string, stdin io.Reader, stdout, stderr
 		return usagef("mcp add-json: want NAME and JSON (or - to read it from stdin)")
 	}
 	name := pos[0]
-	if err := mcpconfig.CheckName(name); err != nil {
-		return err
-	}
-	scope, err := mcpconfig.ParseScope(f.scope)
+	scope, err := f.nameScope(name)
 	if err != nil {
 		return err
 	}

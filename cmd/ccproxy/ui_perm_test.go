@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,18 +179,24 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 	})
 	b.do("open", chromedp.Navigate(stub.URL+"/"))
 	b.until("the session", `document.querySelector("#sessions li[aria-current=true]") !== null && !document.querySelector("#perm-mode").disabled`)
+	// switchMode picks acceptEdits in the mode switch sel and expects it
+	// sent as session/setPermissionMode.
+	switchMode := func(sel, what string) {
+		t.Helper()
+		eval[any](b, `(s => { s.value = "acceptEdits"; s.dispatchEvent(new Event("change")); return null })(document.querySelector(`+strconv.Quote(sel)+`))`)
+		select {
+		case m := <-modes:
+			if m != "acceptEdits" {
+				t.Errorf("%s sent session/setPermissionMode %q", what, m)
+			}
+		case <-time.After(uiWait):
+			t.Fatalf("%s sent no session/setPermissionMode", what)
+		}
+	}
 	if m := eval[string](b, `document.querySelector("#perm-mode").value`); m != "plan" {
 		t.Errorf("the mode switch shows %q, want the session's plan", m)
 	}
-	eval[any](b, `(s => { s.value = "acceptEdits"; s.dispatchEvent(new Event("change")); return null })(document.querySelector("#perm-mode"))`)
-	select {
-	case m := <-modes:
-		if m != "acceptEdits" {
-			t.Errorf("session/setPermissionMode %q", m)
-		}
-	case <-time.After(uiWait):
-		t.Fatal("the mode switch sent no session/setPermissionMode")
-	}
+	switchMode("#perm-mode", "the mode switch")
 	b.until("the mode claude reported last", `document.querySelector("#perm-mode").value === "default" && !document.querySelector("#perm-mode").disabled`)
 
 	dialog := func(id string) {
@@ -261,15 +268,7 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 	if m := eval[string](b, `document.querySelector("#permission .perm-mode").value`); m != "default" {
 		t.Errorf("the dialog's mode switch shows %q, want the session's default", m)
 	}
-	eval[any](b, `(s => { s.value = "acceptEdits"; s.dispatchEvent(new Event("change")); return null })(document.querySelector("#permission .perm-mode"))`)
-	select {
-	case m := <-modes:
-		if m != "acceptEdits" {
-			t.Errorf("the dialog's switch sent session/setPermissionMode %q", m)
-		}
-	case <-time.After(uiWait):
-		t.Fatal("the dialog's mode switch sent no session/setPermissionMode")
-	}
+	switchMode("#permission .perm-mode", "the dialog's mode switch")
 	b.until("the dialog still open, with the mode claude reported last", `document.querySelector("#permission").open && document.querySelector("#permission .perm-mode").value === "default"`)
 	if f := eval[string](b, `document.activeElement.className`); f != "deny" {
 		t.Errorf("the dialog focuses %q, want Deny", f)
