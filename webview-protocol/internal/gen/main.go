@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 	"github.com/ccproxy/ccproxy/webview-protocol/internal/tsgen"
 )
@@ -58,8 +59,8 @@ func run(dir, json2ts string, noTS bool) error {
 		return nil
 	}
 	if json2ts == "" {
-		if json2ts, err = tsgen.DefaultJSON2TS(); err != nil {
-			return err
+		if json2ts, err = testkit.NodeBinPath("json2ts"); err != nil {
+			return fmt.Errorf("json2ts not found (scripts/test.sh installs it): %w", err)
 		}
 	}
 	if v, err := tsgen.InstalledVersion(json2ts); err != nil || v != tsgen.Version {

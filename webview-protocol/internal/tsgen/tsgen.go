@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,32 +70,4 @@ func Generate(json2ts string, bundle []byte, imports []string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w\n%s", json2ts, err, stderr.Bytes())
 	}
 	return os.ReadFile(out)
-}
-
-// DefaultJSON2TS returns $CCPROXY_DEPS/node_modules/.bin/json2ts, or the
-// one under .deps at the root of the module the working directory is in.
-func DefaultJSON2TS() (string, error) {
-	deps := os.Getenv("CCPROXY_DEPS")
-	if deps == "" {
-		dir, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		for {
-			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-				deps = filepath.Join(dir, ".deps")
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				return "", errors.New("no go.mod above the working directory, and $CCPROXY_DEPS is not set")
-			}
-			dir = parent
-		}
-	}
-	p := filepath.Join(deps, "node_modules", ".bin", "json2ts")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("json2ts not found (scripts/test.sh installs it): %w", err)
-	}
-	return p, nil
 }
