@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,25 +61,49 @@ func GroupAlive(pgid int) bool {
 		return true // no /proc: trust kill(0)
 	}
 	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:]) // state ppid pgrp ...
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
+		if st, ok := ProcStat(pid); ok && st.Live() && st.PGrp == pgid {
 			return true
 		}
 	}
 	return false
+}
+
+// Stat is what ProcStat reads from /proc/<pid>/stat.
+type Stat struct {
+	State string // R, S, D, Z, X, ...
+	PPID  int
+	PGrp  int
+}
+
+// Live reports whether the process is neither a zombie nor dead.
+func (s Stat) Live() bool { return s.State != "Z" && s.State != "X" }
+
+// ProcStat reads the state, parent pid and process group of process pid
+// from /proc/<pid>/stat ("pid (comm) state ppid pgrp ..."; comm may hold
+// spaces and parens, so the fields are read after its last ')'). ok is
+// false when the process is gone or there is no /proc.
+func ProcStat(pid int) (st Stat, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return Stat{}, false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 3 {
+		return Stat{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil {
+		return Stat{}, false
+	}
+	return Stat{State: f[0], PPID: ppid, PGrp: pgrp}, true
 }

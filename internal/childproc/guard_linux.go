@@ -268,9 +268,9 @@ func descendants(pid int) []int {
 		if err != nil {
 			continue
 		}
-		if st, pp, ok := procStat(p); ok {
-			children[pp] = append(children[pp], p)
-			zombie[p] = st == "Z" || st == "X"
+		if st, ok := ProcStat(p); ok {
+			children[st.PPID] = append(children[st.PPID], p)
+			zombie[p] = !st.Live()
 		}
 	}
 	var out []int
@@ -288,25 +288,6 @@ func descendants(pid int) []int {
 	return out
 }
 
-// procStat returns the state and parent pid of process pid.
-func procStat(pid int) (state string, ppid int, ok bool) {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", 0, false
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", 0, false
-	}
-	f := strings.Fields(s[i+1:]) // state ppid ...
-	if len(f) < 2 {
-		return "", 0, false
-	}
-	ppid, err = strconv.Atoi(f[1])
-	return f[0], ppid, err == nil
-}
-
 // killGuardTree is SignalGroup's SIGKILL for a guarded group: when pgid is
 // a guard that is this process's child (so its pid cannot have been
 // reused), it SIGKILLs the guard's descendants first, until none is left
@@ -314,8 +295,8 @@ func procStat(pid int) (state string, ppid int, ok bool) {
 // would orphan to init what left the group (setsid), with nobody to end
 // it. Bounded: after killTreeRounds it leaves the rest to the group kill.
 func killGuardTree(pgid int) {
-	st, ppid, ok := procStat(pgid)
-	if !ok || ppid != os.Getpid() || st == "Z" {
+	st, ok := ProcStat(pgid)
+	if !ok || st.PPID != os.Getpid() || st.State == "Z" {
 		return
 	}
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pgid) + "/cmdline")

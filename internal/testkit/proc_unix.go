@@ -74,24 +74,9 @@ func liveProcsPPID(keep func(pid int, dir string, pgrp, ppid int) bool) []GroupP
 			continue
 		}
 		dir := filepath.Join("/proc", e.Name())
-		stat, err := os.ReadFile(filepath.Join(dir, "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue // dead, waiting to be reaped by its parent
-		}
-		pgrp, err := strconv.Atoi(f[2])
-		ppid, err2 := strconv.Atoi(f[1])
-		if err != nil || err2 != nil || !keep(pid, dir, pgrp, ppid) {
-			continue
+		st, ok := childproc.ProcStat(pid)
+		if !ok || !st.Live() || !keep(pid, dir, st.PGrp, st.PPID) {
+			continue // gone meanwhile, or dead and waiting to be reaped
 		}
 		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
 		c := strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))
