@@ -137,13 +137,18 @@ function assertExactlyOnce(seqs, last) {
 
 const quiet = (rec) => (err) => rec.errors.push(err);
 
-test("a socket dropped mid-turn resumes with every event exactly once", { timeout: 120_000 }, async (t) => {
+// startObserved starts a proxy and connects an observer that never drops;
+// its Recorder is the reference the client under test is compared with.
+async function startObserved(t) {
   const { url, token } = await startProxy(t);
-
-  // The observer never drops: its events are the reference.
   const observer = await connect(url, token, { WebSocket });
   t.after(() => observer.close());
-  const ref = new Recorder(observer);
+  return { url, token, observer, ref: new Recorder(observer) };
+}
+
+test("a socket dropped mid-turn resumes with every event exactly once", { timeout: 120_000 }, async (t) => {
+  // The observer never drops: its events are the reference.
+  const { url, token, observer, ref } = await startObserved(t);
 
   // The client under test: its sockets can be cut, and its reconnects wait
   // for a gate the test opens.
@@ -216,10 +221,7 @@ test("a socket dropped mid-turn resumes with every event exactly once", { timeou
 });
 
 test("sockets dropped again and again while events stream: each seq once", { timeout: 120_000 }, async (t) => {
-  const { url, token } = await startProxy(t);
-  const observer = await connect(url, token, { WebSocket });
-  t.after(() => observer.close());
-  const ref = new Recorder(observer);
+  const { url, token, observer, ref } = await startObserved(t);
 
   const { Tracked, sockets } = trackedWebSocket();
   const client = await connect(url, token, { WebSocket: Tracked, backoff: { initialMs: 1, maxMs: 5, jitter: 0 } });
