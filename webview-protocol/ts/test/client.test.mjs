@@ -137,8 +137,8 @@ function assertExactlyOnce(seqs, last) {
 
 const quiet = (rec) => (err) => rec.errors.push(err);
 
-// startObserved starts a proxy and connects an observer that never drops;
-// its Recorder is the reference the client under test is compared with.
+// startObserved starts a proxy and connects a plain client to it (closed when
+// the test ends) with a Recorder of what it receives.
 async function startObserved(t) {
   const { url, token } = await startProxy(t);
   const observer = await connect(url, token, { WebSocket });
@@ -268,10 +268,7 @@ test("sockets dropped again and again while events stream: each seq once", { tim
 });
 
 test("subscribing again delivers nothing twice; an explicit afterSeq replays", { timeout: 60_000 }, async (t) => {
-  const { url, token } = await startProxy(t);
-  const first = await connect(url, token, { WebSocket });
-  t.after(() => first.close());
-  const rec1 = new Recorder(first);
+  const { url, token, observer: first, ref: rec1 } = await startObserved(t);
   const { session } = await first.request("session/create", {});
   await first.subscribe(session);
   await playTurns(first, rec1, session, 1);
@@ -343,10 +340,7 @@ test("subscribing again delivers nothing twice; an explicit afterSeq replays", {
 });
 
 test("the permission callback's decision is sent: a denial", { timeout: 60_000 }, async (t) => {
-  const { url, token } = await startProxy(t);
-  const client = await connect(url, token, { WebSocket });
-  t.after(() => client.close());
-  const rec = new Recorder(client);
+  const { url, token, observer: client, ref: rec } = await startObserved(t);
   const { session } = await client.request("session/create", {});
   await client.subscribe(session);
   const asked = [];
@@ -521,10 +515,7 @@ test("request limits: frames over maxFrameBytes, abort signals, the wait queue; 
 });
 
 test("attachments are fetched as Blobs with the token", { timeout: 60_000 }, async (t) => {
-  const { url, token } = await startProxy(t);
-  const client = await connect(url, token, { WebSocket });
-  t.after(() => client.close());
-  const rec = new Recorder(client);
+  const { url, token, observer: client, ref: rec } = await startObserved(t);
   const { session } = await client.request("session/create", {});
   await client.subscribe(session);
   await playTurns(client, rec, session, 2);
