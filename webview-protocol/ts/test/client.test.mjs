@@ -137,13 +137,18 @@ function assertExactlyOnce(seqs, last) {
 
 const quiet = (rec) => (err) => rec.errors.push(err);
 
-test("a socket dropped mid-turn resumes with every event exactly once", { timeout: 120_000 }, async (t) => {
+// startObserved starts a proxy and connects a plain client to it (closed when
+// the test ends) with a Recorder of what it receives.
+async function startObserved(t) {
   const { url, token } = await startProxy(t);
-
-  // The observer never drops: its events are the reference.
   const observer = await connect(url, token, { WebSocket });
   t.after(() => observer.close());
-  const ref = new Recorder(observer);
+  return { url, token, observer, ref: new Recorder(observer) };
+}
+
+test("a socket dropped mid-turn resumes with every event exactly once", { timeout: 120_000 }, async (t) => {
+  // The observer never drops: its events are the reference.
+  const { url, token, observer, ref } = await startObserved(t);
 
   // The client under test: its sockets can be cut, and its reconnects wait
   // for a gate the test opens.
@@ -216,10 +221,7 @@ test("a socket dropped mid-turn resumes with every event exactly once", { timeou
 });
 
 test("sockets dropped again and again while events stream: each seq once", { timeout: 120_000 }, async (t) => {
-  const { url, token } = await startProxy(t);
-  const observer = await connect(url, token, { WebSocket });
-  t.after(() => observer.close());
-  const ref = new Recorder(observer);
+  const { url, token, observer, ref } = await startObserved(t);
 
   const { Tracked, sockets } = trackedWebSocket();
   const client = await connect(url, token, { WebSocket: Tracked, backoff: { initialMs: 1, maxMs: 5, jitter: 0 } });
@@ -266,10 +268,7 @@ test("sockets dropped again and again while events stream: each seq once", { tim
 });
 
 test("subscribing again delivers nothing twice; an explicit afterSeq replays", { timeout: 60_000 }, async (t) => {
-  const { url, token } = await startProxy(t);
-  const first = await connect(url, token, { WebSocket });
-  t.after(() => first.close());
-  const rec1 = new Recorder(first);
+  const { url, token, observer: first, ref: rec1 } = await startObserved(t);
   const { session } = await first.request("session/create", {});
   await first.subscribe(session);
   await playTurns(first, rec1, session, 1);
@@ -341,10 +340,7 @@ test("subscribing again delivers nothing twice; an explicit afterSeq replays", {
 });
 
 test("the permission callback's decision is sent: a denial", { timeout: 60_000 }, async (t) => {
-  const { url, token } = await startProxy(t);
-  const client = await connect(url, token, { WebSocket });
-  t.after(() => client.close());
-  const rec = new Recorder(client);
+  const { url, token, observer: client, ref: rec } = await startObserved(t);
   const { session } = await client.request("session/create", {});
   await client.subscribe(session);
   const asked = [];
@@ -519,10 +515,7 @@ test("request limits: frames over maxFrameBytes, abort signals, the wait queue; 
 });
 
 test("attachments are fetched as Blobs with the token", { timeout: 60_000 }, async (t) => {
-  const { url, token } = await startProxy(t);
-  const client = await connect(url, token, { WebSocket });
-  t.after(() => client.close());
-  const rec = new Recorder(client);
+  const { url, token, observer: client, ref: rec } = await startObserved(t);
   const { session } = await client.request("session/create", {});
   await client.subscribe(session);
   await playTurns(client, rec, session, 2);
