@@ -102,11 +102,19 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	// The escaper left claude's process group and session; the stubborn
-	// one did not.
-	claudeSID, stubbornSID, escaperSID := sessionOf(claudePID), sessionOf(found["stubborn"]), sessionOf(found["escaper"])
-	if claudeSID == 0 || stubbornSID != claudeSID || escaperSID == 0 || escaperSID == claudeSID {
-		t.Errorf("sessions: claude %d, stubborn %d, escaper %d; want the escaper alone in another", claudeSID, stubbornSID, escaperSID)
+	// The stubborn one stays in claude's process group (the group of the
+	// command under the guard whose pid the log gives, which every server
+	// claude starts joins); the escaper left it and the session, and leads
+	// a session of its own. Session ids of processes that did not call
+	// setsid may read 0: in a container the session leader can live
+	// outside the pid namespace (CI's does), so groups are the test.
+	claudeG := groupOf(found["everything"])
+	stubbornG, escaperG := groupOf(found["stubborn"]), groupOf(found["escaper"])
+	stubbornSID, escaperSID := sessionOf(found["stubborn"]), sessionOf(found["escaper"])
+	if claudeG == 0 || claudeG == claudePID || !descendsFrom(claudeG, claudePID) || stubbornG != claudeG ||
+		escaperG == claudeG || escaperSID != found["escaper"] || escaperSID == stubbornSID {
+		t.Errorf("guard pid %d: groups claude %d, stubborn %d, escaper %d; sessions stubborn %d, escaper %d (pid %d); want the stubborn one in claude's group under the guard, the escaper leading a session of its own",
+			claudePID, claudeG, stubbornG, escaperG, stubbornSID, escaperSID, found["escaper"])
 	}
 	leftDir := mcpConfigDirs(t, tmp)
 	if len(leftDir) != 1 {
@@ -193,31 +201,31 @@ func descendsFrom(pid, ancestor int) bool {
 		if pid == ancestor {
 			return true
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return false
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid ...
-		if len(f) < 2 {
-			return false
-		}
-		pid, _ = strconv.Atoi(f[1])
+		pid = statField(pid, 1)
 	}
 	return false
 }
 
-// sessionOf returns the session id of process pid (0 if unknown).
-func sessionOf(pid int) int {
+// groupOf returns the process group id of process pid (0 if unknown, or
+// if the group leader is outside this pid namespace).
+func groupOf(pid int) int { return statField(pid, 2) }
+
+// sessionOf returns the session id of process pid (0 if unknown, or if
+// the session leader is outside this pid namespace).
+func sessionOf(pid int) int { return statField(pid, 3) }
+
+// statField returns field i (0 = state, 1 = ppid, 2 = pgrp, 3 = session)
+// after the command name in /proc/<pid>/stat, or 0.
+func statField(pid, i int) int {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
 	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid pgrp session
-	if len(f) < 4 {
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) <= i {
 		return 0
 	}
-	sid, _ := strconv.Atoi(f[3])
-	return sid
+	v, _ := strconv.Atoi(f[i])
+	return v
 }
