@@ -73,14 +73,24 @@ func TestWebUIMCPPanel(t *testing.T) {
 	panelOf := func(name string) string {
 		return fmt.Sprintf(`(document.querySelector("#mcp-panel").open && document.querySelector("#mcp-panel").dataset.server === %q)`, name)
 	}
+	const closeTopJS = `document.querySelector("#mcp-panel .mcp-panel-close").getBoundingClientRect().top`
+	var closeTop float64
 	open := func(name string) {
 		t.Helper()
 		b.until(name+"'s chip", chip(name)+` !== null`)
 		b.do("open "+name, chromedp.Click(fmt.Sprintf(`.mcp-server[data-server=%q] > span:last-of-type`, name)))
 		b.until(name+"'s panel", panelOf(name))
+		closeTop = eval[float64](b, closeTopJS)
 	}
 	closePanel := func() {
 		t.Helper()
+		// The panel's head stays where it was when the panel opened, however
+		// its content grew since (a centred dialog moved it, and a click
+		// aimed at the close button could land on the backdrop).
+		b.until("the tools settled", `document.querySelector("#mcp-panel .mcp-tools-state").textContent !== "loading tools…"`)
+		if top := eval[float64](b, closeTopJS); top != closeTop {
+			t.Errorf("the close button moved from y=%v to y=%v while the panel was open", closeTop, top)
+		}
 		b.do("close the panel", chromedp.Click(`#mcp-panel .mcp-panel-close`))
 		b.until("the panel closed", `!document.querySelector("#mcp-panel").open`)
 	}
