@@ -242,6 +242,9 @@ func (n *Normalizer) normalize(line []byte) Event {
 
 	var ev Event
 	var msg, tur, meta, servers, inner, request gjson.Result
+	// The "type" of the member being visited and of "event", when the
+	// validator found them (see topMember.typ).
+	curTyp, innerTyp := unknownType, unknownType
 	visit := func(k string, rv rawValue) bool {
 		switch k {
 		case "type":
@@ -268,7 +271,7 @@ func (n *Normalizer) normalize(line []byte) Event {
 		case "mcp_servers":
 			servers = rv.result()
 		case "event":
-			inner = rv.result()
+			inner, innerTyp = rv.result(), curTyp
 		case "request":
 			request = rv.result()
 		default:
@@ -283,11 +286,13 @@ func (n *Normalizer) normalize(line []byte) Event {
 			// A key with escapes matches none of the names visit looks
 			// for until it is unescaped.
 			key := vs[m.key[0]+1 : m.key[1]-1]
+			curTyp = m.typ
 			if !visit(key, rawValue{vs[m.val[0]:m.val[1]], m.val[0]}) && strings.IndexByte(key, '\\') >= 0 {
 				visit(gjson.Parse(vs[m.key[0]:m.key[1]]).Str, rawValue{vs[m.val[0]:m.val[1]], m.val[0]})
 			}
 		}
 	} else {
+		curTyp = unknownType
 		n.eachMember(gjson.Parse(bstr(view)), func(k string, v rawValue) bool {
 			visit(k, v)
 			return true
@@ -308,7 +313,7 @@ func (n *Normalizer) normalize(line []byte) Event {
 	case TypeUser:
 		n.user(msg, tur)
 	case TypeStreamEvent:
-		n.streamEvent(inner)
+		n.streamEvent(inner, innerTyp)
 	case TypeControlRequest:
 		n.controlRequest(request)
 	}
@@ -534,11 +539,18 @@ func (n *Normalizer) assistant(msg, meta gjson.Result) {
 }
 
 // streamEvent annotates the start of a streamed MCP tool_use block.
-func (n *Normalizer) streamEvent(inner gjson.Result) {
-	// Most partial-message lines are deltas: a vectorized search rules
-	// them out before any parsing (unless strings were taken out of the
-	// view).
-	if typ, ok := leadingType(inner.Raw); ok && (typ != "" || len(n.spans) == 0) {
+func (n *Normalizer) streamEvent(inner gjson.Result, typ [2]int) {
+	// Most partial-message lines are deltas. The validator has found the
+	// event's type on its way (typ), or a vectorized search rules them out
+	// before any parsing (unless strings were taken out of the view).
+	if typ == noType {
+		return
+	}
+	if typ != unknownType {
+		if t, ok := n.text(rawValue{n.view[typ[0]:typ[1]], typ[0]}); !ok || t != "content_block_start" {
+			return
+		}
+	} else if typ, ok := leadingType(inner.Raw); ok && (typ != "" || len(n.spans) == 0) {
 		// The type is the first member, as the CLI prints it (and not
 		// taken out of a skeleton).
 		if typ != "content_block_start" {

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -89,6 +90,8 @@ func FuzzValid(f *testing.F) {
 	}
 	f.Add("{\"a\":\"é\xff日本\xe2\x80\"}")
 	f.Add("{\"a\":\"abcdefg\xe2\x80\xa8xyz\xc3\"}")
+	f.Add(`{"type":"stream_event","event":{"delta":{"type":"x"},"index":0,"type":"content_block_delta"}}`)
+	f.Add(`{"event":{"typ\u0065":"a","type":"b"},"m":{"type" : 5 },"n":{"t":1,"type":{"type":1}}}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		n := NewNormalizer(Options{})
 		got, want := n.valid(s), gjson.Valid(s)
@@ -110,8 +113,60 @@ func FuzzValid(f *testing.F) {
 			if k := s[m.key[0]:m.key[1]] + "=" + s[m.val[0]:m.val[1]]; k != keys[i] {
 				t.Fatalf("%q: member %d is %s, ForEach gives %s", s, i, k, keys[i])
 			}
+			checkTopType(t, s, m)
 		}
 	})
+}
+
+// checkTopType checks the "type" the validator recorded for a top-level
+// member against the walker's first "type" member (which FuzzWalker checks
+// against gjson).
+func checkTopType(t *testing.T, s string, m topMember) {
+	t.Helper()
+	if m.typ == unknownType {
+		return
+	}
+	val := gjson.Parse(s[m.val[0]:m.val[1]])
+	want := NewNormalizer(Options{}).rawMember(val, "type")
+	switch {
+	case m.typ == noType && want.raw != "":
+		t.Fatalf("%q: member value %s: no type recorded, the walker finds %s", s, val.Raw, want.raw)
+	case m.typ != noType && (s[m.typ[0]:m.typ[1]] != want.raw || m.typ[0] != m.val[0]+want.index):
+		t.Fatalf("%q: member value %s: type %s at %d recorded, the walker finds %s at %d", s, val.Raw, s[m.typ[0]:m.typ[1]], m.typ[0], want.raw, m.val[0]+want.index)
+	}
+}
+
+// TestTopTypes: the validator records the first "type" of each top-level
+// object member, or says it cannot tell when an earlier key has escapes.
+func TestTopTypes(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want []string // per member: the type's raw value, "" none, "?" unknown
+	}{
+		{`{"type":"stream_event","event":{"delta":{"type":"x"},"index":0,"type":"content_block_delta"}}`, []string{"", `"content_block_delta"`}},
+		{`{"event":{"type":"a","type":"b"},"m":{"type" : 5 },"n":{"t":1},"o":[{"type":"z"}]}`, []string{`"a"`, "5", "", ""}},
+		{`{"event":{"typ\u0065":"a","type":"b"},"e2":{"type":"b","typ\u0065":"a"},"e3":{"k\n":1}}`, []string{"?", `"b"`, "?"}},
+	} {
+		n := NewNormalizer(Options{})
+		if !n.valid(c.line) || !n.topOK {
+			t.Fatalf("%s: not valid", c.line)
+		}
+		var got []string
+		for _, m := range n.top {
+			switch m.typ {
+			case noType:
+				got = append(got, "")
+			case unknownType:
+				got = append(got, "?")
+			default:
+				got = append(got, c.line[m.typ[0]:m.typ[1]])
+			}
+			checkTopType(t, c.line, m)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: types %q, want %q", c.line, got, c.want)
+		}
+	}
 }
 
 // TestValidTranscripts checks the validator on every transcript line and on

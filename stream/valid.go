@@ -14,12 +14,22 @@ import (
 type validator struct {
 	n       *Normalizer
 	b       string
-	badUTF8 bool // a string holds bytes that are not UTF-8
+	badUTF8 bool   // a string holds bytes that are not UTF-8
+	esc     bool   // the last string checked holds a backslash escape
+	typ     [2]int // what object(…, rec) found, as topMember.typ
 }
 
 // topMember is a member of a line's top-level object: its key token and
-// its value, as offsets in the view.
-type topMember struct{ key, val [2]int }
+// its value, as offsets in the view; and when the value is an object, typ:
+// its first "type" member's value (the member gjson and n.get find), or
+// noType when it has none, or unknownType when a key before it was
+// written with escapes (then only unescaping tells).
+type topMember struct{ key, val, typ [2]int }
+
+var (
+	noType      = [2]int{}
+	unknownType = [2]int{-1, -1}
+)
 
 // topMax bounds the top-level members recorded; a line with more is walked.
 const topMax = 32
@@ -40,7 +50,7 @@ func (n *Normalizer) valid(view string) bool {
 	}
 	var ok bool
 	if view[i] == '{' {
-		i, ok = v.object(i, true)
+		i, ok = v.object(i, true, false)
 	} else {
 		n.topOK = false
 		i, ok = v.value(i)
@@ -56,7 +66,7 @@ func (v *validator) value(i int) (int, bool) {
 	b := v.b
 	switch b[i] {
 	case '{':
-		return v.object(i, false)
+		return v.object(i, false, false)
 	case '[':
 		return v.array(i)
 	case '"':
@@ -94,8 +104,9 @@ func (v *validator) close(k, end int) {
 }
 
 // object checks the object opening at b[start]; top says whether it is the
-// line's top-level object, whose members are recorded.
-func (v *validator) object(start int, top bool) (int, bool) {
+// line's top-level object, whose members are recorded. When rec is set, it
+// leaves in v.typ the object's "type" member as topMember.typ describes.
+func (v *validator) object(start int, top, rec bool) (int, bool) {
 	b := v.b
 	c := v.open(start)
 	i := skipSpace(b, start+1)
@@ -112,10 +123,11 @@ func (v *validator) object(start int, top bool) (int, bool) {
 		}
 		k := i
 		var ok bool
+		v.esc = false
 		if i, ok = v.str(i + 1); !ok {
 			return i, false
 		}
-		kend := i
+		kend, kesc := i, v.esc
 		if i = skipSpace(b, i); i == len(b) || b[i] != ':' {
 			return i, false
 		}
@@ -123,14 +135,33 @@ func (v *validator) object(start int, top bool) (int, bool) {
 			return i, false
 		}
 		val := i
-		if i, ok = v.value(i); !ok {
-			return i, false
-		}
 		if top {
+			mt := noType
+			if b[i] == '{' {
+				v.typ = noType
+				i, ok = v.object(i, false, true)
+				mt = v.typ
+			} else {
+				i, ok = v.value(i)
+			}
+			if !ok {
+				return i, false
+			}
 			if n := v.n; len(n.top) < topMax {
-				n.top = append(n.top, topMember{[2]int{k, kend}, [2]int{val, i}})
+				n.top = append(n.top, topMember{[2]int{k, kend}, [2]int{val, i}, mt})
 			} else {
 				n.topOK = false
+			}
+		} else {
+			if i, ok = v.value(i); !ok {
+				return i, false
+			}
+			if rec && v.typ == noType {
+				if kesc {
+					v.typ = unknownType
+				} else if kend-k == 6 && b[k+1:k+5] == "type" {
+					v.typ = [2]int{val, i}
+				}
 			}
 		}
 		if i = skipSpace(b, i); i == len(b) {
@@ -225,6 +256,7 @@ func (v *validator) str(i int) (int, bool) {
 			continue
 		}
 		// A backslash.
+		v.esc = true
 		i++
 		if i == len(b) {
 			return i, false
