@@ -175,8 +175,11 @@ func result(raw string, index int) gjson.Result {
 	return r
 }
 
+// skipSpace returns the offset of the first byte at or after b[i] that is
+// not JSON whitespace. Between tokens there is usually none: a first byte
+// above ' ' is ruled out with one comparison.
 func skipSpace(b string, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i

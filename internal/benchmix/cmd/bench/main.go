@@ -5,8 +5,13 @@
 //   - ccproxy: the ccproxy binary (built from -root unless -bin is given);
 //   - base: another ccproxy binary, e.g. built at an older commit (-base);
 //   - encoding-json: the same job with encoding/json (benchmix.Baseline);
-//   - floor: read lines, check them as Normalize does first (skeleton and
-//     gjson.Valid), write them: what any normalizer must at least spend;
+//   - floor: read lines, check them as Normalize does first
+//     (Normalizer.Valid: a skeleton for lines of 64 KiB or more, and
+//     ccproxy's validator, which answers as gjson.Valid does), write them:
+//     what any normalizer must at least spend;
+//   - floor-gjson: the floor as issue 14 measured it, with gjson.Valid as
+//     the check (on lines under 64 KiB; longer ones as floor does, which
+//     if anything makes it cheaper);
 //   - node: the Node peer script (internal/benchmix/peer/normalize.mjs).
 //
 // The encoding-json and floor contenders are this binary run again with
@@ -46,7 +51,7 @@ func main() {
 	switch role := os.Getenv("BENCHMIX_ROLE"); role {
 	case "":
 		err = run()
-	case "encoding-json", "floor":
+	case "encoding-json", "floor", "floor-gjson":
 		err = serve(role, os.Stdin, os.Stdout)
 	default:
 		err = fmt.Errorf("unknown BENCHMIX_ROLE %q", role)
@@ -71,11 +76,16 @@ func serve(role string, in io.Reader, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if role == "floor" {
+		switch {
+		case role == "floor-gjson" && len(line) < 64<<10:
+			if !gjson.ValidBytes(line) {
+				line = []byte(`{"type":"ccproxy","subtype":"noise"}`)
+			}
+		case role == "floor" || role == "floor-gjson":
 			if !n.Valid(line) {
 				line = []byte(`{"type":"ccproxy","subtype":"noise"}`)
 			}
-		} else {
+		default:
 			line = bl.Normalize(line)
 		}
 		w.Write(line)
@@ -137,7 +147,7 @@ func run() error {
 	if *base != "" {
 		cs = append(cs, contender{"base", normalize(*base)})
 	}
-	cs = append(cs, contender{"encoding-json", role("encoding-json")}, contender{"floor", role("floor")})
+	cs = append(cs, contender{"encoding-json", role("encoding-json")}, contender{"floor", role("floor")}, contender{"floor-gjson", role("floor-gjson")})
 	if *node != "" {
 		script := filepath.Join(*root, "internal", "benchmix", "peer", "normalize.mjs")
 		cs = append(cs, contender{"node", func() *exec.Cmd { return exec.Command(*node, script) }})
@@ -222,7 +232,7 @@ func measure(c contender, file, out string) (sample, error) {
 func check(cs []contender, file, tmp string) error {
 	outs := map[string][][]byte{}
 	for _, c := range cs {
-		if c.name == "floor" {
+		if strings.HasPrefix(c.name, "floor") {
 			continue
 		}
 		out := filepath.Join(tmp, c.name+".out")
