@@ -116,6 +116,8 @@ type Normalizer struct {
 	topOK bool        // top holds all of them
 	// badUTF8: a string of the view is not valid UTF-8 (valid.go).
 	badUTF8 bool
+	// sawCR: the validator skipped a raw '\r' between tokens (valid.go).
+	sawCR bool
 	// Lines of skelMin bytes or more are read through a skeleton without
 	// their strings of longMin bytes or more (tests lower both).
 	skelMin, longMin int
@@ -229,8 +231,9 @@ func (n *Normalizer) normalize(line []byte) Event {
 		return n.noise(line)
 	}
 	// A raw "\r" inside a valid JSON line can only be whitespace between
-	// tokens; readers that split on "\r" would cut the line there.
-	if bytes.IndexByte(line, '\r') >= 0 {
+	// tokens (the validator saw it there); readers that split on "\r"
+	// would cut the line there.
+	if n.sawCR {
 		line = bytes.ReplaceAll(line, []byte{'\r'}, []byte{' '})
 		if len(n.spans) == 0 {
 			view = line // the same offsets

@@ -370,6 +370,23 @@ func TestNormalizeClassifies(t *testing.T) {
 	}
 }
 
+// TestNormalizeCarriageReturnNotCarried: a line after one with a raw '\r'
+// between tokens is passed through unless it has one too.
+func TestNormalizeCarriageReturnNotCarried(t *testing.T) {
+	for _, eng := range engines {
+		n := eng.new(Options{})
+		for i, c := range []struct {
+			in      string
+			rewrite bool
+		}{{"{\"type\":\r\"system\"}", true}, {`{"type":"system"}`, false}, {"[\r1]", true}, {`{"type":"system"}`, false}} {
+			ev := n.Normalize([]byte(c.in))
+			if ev.Rewritten != c.rewrite || bytes.IndexByte(ev.JSON, '\r') >= 0 {
+				t.Errorf("%s, line %d %q: %q, rewritten %v", eng.name, i, c.in, ev.JSON, ev.Rewritten)
+			}
+		}
+	}
+}
+
 func TestNormalizeNoiseAndBadInput(t *testing.T) {
 	for _, eng := range engines {
 		t.Run(eng.name, func(t *testing.T) {
@@ -410,6 +427,11 @@ func TestNormalizeNoiseAndBadInput(t *testing.T) {
 				{"carriage return between tokens", "{\"type\":\r\"system\",\r\"a\":\r{}}", func(t *testing.T, ev Event) {
 					if ev.Type != TypeSystem || bytes.ContainsAny(ev.JSON, "\r\n") || !ev.Rewritten {
 						t.Errorf("%q", ev.JSON)
+					}
+				}},
+				{"carriage return between tokens of a long line", "{\"type\":\r\"system\",\"a\":\"" + strings.Repeat("x", 70000) + "\",\r\"b\":[\r1]}", func(t *testing.T, ev Event) {
+					if ev.Type != TypeSystem || bytes.ContainsAny(ev.JSON, "\r\n") || !ev.Rewritten || len(gjson.GetBytes(ev.JSON, "a").Str) != 70000 {
+						t.Errorf("%.100q", ev.JSON)
 					}
 				}},
 				{"long noise is capped", strings.Repeat("n", 10000), func(t *testing.T, ev Event) {

@@ -16,6 +16,7 @@ type validator struct {
 	b       string
 	badUTF8 bool   // a string holds bytes that are not UTF-8
 	esc     bool   // the last string checked holds a backslash escape
+	cr      bool   // a raw '\r' was skipped as whitespace
 	typ     [2]int // what object(…, rec) found, as topMember.typ
 }
 
@@ -43,8 +44,8 @@ func (n *Normalizer) valid(view string) bool {
 	n.conts = n.conts[:0]
 	n.top = n.top[:0]
 	n.topOK = true
-	n.badUTF8 = false
-	i := skipSpace(view, 0)
+	n.badUTF8, n.sawCR = false, false
+	i := v.space(0)
 	if i == len(view) {
 		return false
 	}
@@ -59,7 +60,9 @@ func (n *Normalizer) valid(view string) bool {
 	if !ok {
 		return false
 	}
-	return skipSpace(view, i) == len(view)
+	i = v.space(i)
+	n.sawCR = v.cr
+	return i == len(view)
 }
 
 func (v *validator) value(i int) (int, bool) {
@@ -109,7 +112,7 @@ func (v *validator) close(k, end int) {
 func (v *validator) object(start int, top, rec bool) (int, bool) {
 	b := v.b
 	c := v.open(start)
-	i := skipSpace(b, start+1)
+	i := v.space(start + 1)
 	if i == len(b) {
 		return i, false
 	}
@@ -128,10 +131,10 @@ func (v *validator) object(start int, top, rec bool) (int, bool) {
 			return i, false
 		}
 		kend, kesc := i, v.esc
-		if i = skipSpace(b, i); i == len(b) || b[i] != ':' {
+		if i = v.space(i); i == len(b) || b[i] != ':' {
 			return i, false
 		}
-		if i = skipSpace(b, i+1); i == len(b) {
+		if i = v.space(i + 1); i == len(b) {
 			return i, false
 		}
 		val := i
@@ -164,7 +167,7 @@ func (v *validator) object(start int, top, rec bool) (int, bool) {
 				}
 			}
 		}
-		if i = skipSpace(b, i); i == len(b) {
+		if i = v.space(i); i == len(b) {
 			return i, false
 		}
 		switch b[i] {
@@ -172,7 +175,7 @@ func (v *validator) object(start int, top, rec bool) (int, bool) {
 			v.close(c, i+1)
 			return i + 1, true
 		case ',':
-			i = skipSpace(b, i+1)
+			i = v.space(i + 1)
 		default:
 			return i, false
 		}
@@ -182,7 +185,7 @@ func (v *validator) object(start int, top, rec bool) (int, bool) {
 func (v *validator) array(start int) (int, bool) {
 	b := v.b
 	c := v.open(start)
-	i := skipSpace(b, start+1)
+	i := v.space(start + 1)
 	if i == len(b) {
 		return i, false
 	}
@@ -198,7 +201,7 @@ func (v *validator) array(start int) (int, bool) {
 		if i, ok = v.value(i); !ok {
 			return i, false
 		}
-		if i = skipSpace(b, i); i == len(b) {
+		if i = v.space(i); i == len(b) {
 			return i, false
 		}
 		switch b[i] {
@@ -206,7 +209,7 @@ func (v *validator) array(start int) (int, bool) {
 			v.close(c, i+1)
 			return i + 1, true
 		case ',':
-			i = skipSpace(b, i+1)
+			i = v.space(i + 1)
 		default:
 			return i, false
 		}
@@ -275,6 +278,18 @@ func (v *validator) str(i int) (int, bool) {
 		}
 		i++
 	}
+}
+
+// space is skipSpace noting in v.cr a '\r' it skips: in valid JSON a raw
+// '\r' can only be whitespace between tokens, so the line holds one if and
+// only if the validator skipped one.
+func (v *validator) space(i int) int {
+	b := v.b
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		v.cr = v.cr || b[i] == '\r'
+		i++
+	}
+	return i
 }
 
 func isHex(c byte) bool {
