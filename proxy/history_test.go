@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,43 +12,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
-// capturedProject is the cwd of the sessions captured in testdata/history.
-const capturedProject = "/tmp/cchist/project"
-
-// historyHome returns a home directory whose .claude/projects holds the
-// sessions captured from the real CLI (2.1.329 and 2.1.330), moved to
-// project: their cwd rewritten, in project's folder.
+// historyHome returns a home directory holding the sessions captured
+// from the real CLI, moved to project (testkit.HistoryHome).
 func historyHome(t testing.TB, project string) string {
 	t.Helper()
-	home := t.TempDir()
-	dst := filepath.Join(home, ".claude", "projects", history.ProjectFolder(project))
-	for _, v := range []string{"2.1.329", "2.1.330"} {
-		src := filepath.Join("..", "testdata", "history", v, "projects", history.ProjectFolder(capturedProject))
-		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(src, p)
-			if d.IsDir() {
-				return os.MkdirAll(filepath.Join(dst, rel), 0o700)
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if strings.HasSuffix(p, ".jsonl") || strings.HasSuffix(p, ".json") {
-				b = bytes.ReplaceAll(b, []byte(capturedProject), []byte(project))
-			}
-			return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	home, _ := testkit.HistoryHome(t, project, nil)
 	return home
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/internal/testkit"
 )
 
 // historyHome returns a home directory whose .claude/projects holds the
@@ -22,38 +22,13 @@ import (
 // titles differ.
 func historyHome(t *testing.T, project string) (home string, ids map[string]string) {
 	t.Helper()
-	home, ids = t.TempDir(), map[string]string{}
-	const captured = "/tmp/cchist/project"
-	dst := filepath.Join(home, ".claude", "projects", history.ProjectFolder(project))
-	for _, v := range []string{"2.1.329", "2.1.330"} {
-		src := filepath.Join("..", "..", "testdata", "history", v, "projects", history.ProjectFolder(captured))
-		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(src, p)
-			if d.IsDir() {
-				return os.MkdirAll(filepath.Join(dst, rel), 0o700)
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if strings.HasSuffix(p, ".json") || strings.HasSuffix(p, ".jsonl") {
-				b = bytes.ReplaceAll(b, []byte(captured), []byte(project))
-				if v == "2.1.329" {
-					b = bytes.ReplaceAll(b, []byte("[H-TEXT] Say hello"), []byte("[H-TEXT] Greet me"))
-				}
-			}
-			if filepath.Dir(rel) == "." && strings.HasSuffix(rel, ".jsonl") {
-				ids[v] = strings.TrimSuffix(rel, ".jsonl")
-			}
-			return os.WriteFile(filepath.Join(dst, rel), b, 0o600)
-		})
-		if err != nil {
-			t.Fatal(err)
+	home, ids = testkit.HistoryHome(t, project, func(version string, b []byte) []byte {
+		if version == "2.1.329" {
+			b = bytes.ReplaceAll(b, []byte("[H-TEXT] Say hello"), []byte("[H-TEXT] Greet me"))
 		}
-	}
+		return b
+	})
+	dst := filepath.Join(home, ".claude", "projects", history.ProjectFolder(project))
 	// A session whose prompt and answer are markup: they must stay text.
 	ids["markup"] = "0badc0de-0000-4000-8000-000000000001"
 	markup := fmt.Sprintf(`{"type":"user","message":{"role":"user","content":%[1]q},"uuid":"u-1","timestamp":"2026-11-01T10:00:00.000Z","cwd":%[3]q,"sessionId":%[4]q}
