@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 )
@@ -201,31 +202,16 @@ func descendsFrom(pid, ancestor int) bool {
 		if pid == ancestor {
 			return true
 		}
-		pid = statField(pid, 1)
+		st, ok := childproc.ProcStat(pid)
+		if !ok {
+			return false
+		}
+		pid = st.PPID
 	}
 	return false
 }
 
-// groupOf returns the process group id of process pid (0 if unknown, or
-// if the group leader is outside this pid namespace).
-func groupOf(pid int) int { return statField(pid, 2) }
-
-// sessionOf returns the session id of process pid (0 if unknown, or if
-// the session leader is outside this pid namespace).
-func sessionOf(pid int) int { return statField(pid, 3) }
-
-// statField returns field i (0 = state, 1 = ppid, 2 = pgrp, 3 = session)
-// after the command name in /proc/<pid>/stat, or 0.
-func statField(pid, i int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) <= i {
-		return 0
-	}
-	v, _ := strconv.Atoi(f[i])
-	return v
-}
+// groupOf and sessionOf return the process group and session of process
+// pid: 0 if unknown, or if the leader is outside this pid namespace.
+func groupOf(pid int) int   { st, _ := childproc.ProcStat(pid); return st.PGrp }
+func sessionOf(pid int) int { st, _ := childproc.ProcStat(pid); return st.Session }

@@ -74,16 +74,18 @@ func GroupAlive(pgid int) bool {
 
 // Stat is what ProcStat reads from /proc/<pid>/stat.
 type Stat struct {
-	State string // R, S, D, Z, X, ...
-	PPID  int
-	PGrp  int
+	State   string // R, S, D, Z, X, ...
+	PPID    int
+	PGrp    int
+	Session int // 0 when the session leader is outside this pid namespace
 }
 
 // Live reports whether the process is neither a zombie nor dead.
 func (s Stat) Live() bool { return s.State != "Z" && s.State != "X" }
 
-// ProcStat reads the state, parent pid and process group of process pid
-// from /proc/<pid>/stat ("pid (comm) state ppid pgrp ..."; comm may hold
+// ProcStat reads the state, parent pid, process group and session of
+// process pid from /proc/<pid>/stat ("pid (comm) state ppid pgrp session
+// ..."; comm may hold
 // spaces and parens, so the fields are read after its last ')'). ok is
 // false when the process is gone or there is no /proc.
 func ProcStat(pid int) (st Stat, ok bool) {
@@ -97,13 +99,14 @@ func ProcStat(pid int) (st Stat, ok bool) {
 		return Stat{}, false
 	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
+	if len(f) < 4 {
 		return Stat{}, false
 	}
 	ppid, err1 := strconv.Atoi(f[1])
 	pgrp, err2 := strconv.Atoi(f[2])
-	if err1 != nil || err2 != nil {
+	sid, err3 := strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil || err3 != nil {
 		return Stat{}, false
 	}
-	return Stat{State: f[0], PPID: ppid, PGrp: pgrp}, true
+	return Stat{State: f[0], PPID: ppid, PGrp: pgrp, Session: sid}, true
 }

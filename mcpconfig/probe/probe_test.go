@@ -24,6 +24,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
 	"github.com/ccproxy/ccproxy/mcpconfig"
@@ -332,7 +333,7 @@ func TestProbeKillsTheWholeGroup(t *testing.T) {
 			}
 			child, _ := strconv.Atoi(string(b))
 			if err := syscall.Kill(child, 0); !errors.Is(err, syscall.ESRCH) {
-				if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); !strings.Contains(string(st), ") Z ") {
+				if st, ok := childproc.ProcStat(child); ok && st.Live() {
 					t.Errorf("the server's child %d is still alive (%v)", child, err)
 				}
 			}
