@@ -214,7 +214,7 @@ func (s *Server) reqMCPTest(c *client, id json.RawMessage, d *protocol.MCPTest) 
 		name = "test"
 	}
 	m := s.manager()
-	s.calls.run(c, id, protocol.TypeMCPTest, func(ctx context.Context) (protocol.Data, error) {
+	s.calls.reqs.run(c, id, protocol.TypeMCPTest, func(ctx context.Context) (protocol.Data, error) {
 		cfg, err := m.Unsaved(name, d.Definition)
 		if err != nil {
 			return nil, mcpError(c, protocol.TypeMCPTest, name, err)
