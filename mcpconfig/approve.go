@@ -53,7 +53,7 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 			disabled, errs = d.stringList(d.root, "disabledMcpjsonServers", "")
 		}
 		if len(errs) > 0 {
-			return nil, errs[0]
+			return nil, &errs[0]
 		}
 		add, del := &enabled, &disabled
 		if !approve {

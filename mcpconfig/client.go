@@ -35,8 +35,7 @@ func ParseClientServers(source string, data []byte) (*ClientServers, error) {
 	var dup *FileError
 	d.root.ForEach(func(k, _ gjson.Result) bool {
 		if seen[k.Str] {
-			e := d.errAt(k.Index, k.Str, "the name is given to two servers")
-			dup = &e
+			dup = d.errAt(k.Index, k.Str, "the name is given to two servers")
 			return false
 		}
 		seen[k.Str] = true
@@ -52,8 +51,7 @@ func ParseClientServers(source string, data []byte) (*ClientServers, error) {
 	none := func(string) (string, bool) { return "", false }
 	for _, m := range members(d.root) {
 		if err := CheckName(m.key); err != nil {
-			e := d.errAt(m.val.Index, m.key, "%s", err.Error())
-			return nil, &e
+			return nil, d.errAt(m.val.Index, m.key, "%s", err.Error())
 		}
 		def, ferr := d.server(m.key, m.val, none)
 		if ferr != nil {
@@ -69,8 +67,7 @@ func ParseClientServers(source string, data []byte) (*ClientServers, error) {
 			err = checkURL(at.Str)
 		}
 		if err != nil {
-			e := d.errAt(at.Index, m.key, "%s", err.Error())
-			return nil, &e
+			return nil, d.errAt(at.Index, m.key, "%s", err.Error())
 		}
 		cs.names = append(cs.names, m.key)
 	}
@@ -107,7 +104,7 @@ func (c *Config) WithClient(cs *ClientServers) (*Config, error) {
 	}
 	defs, errs := d.serverList(d.root, "mcpServers", ScopeClient, 0, c.asm.env)
 	if len(errs) > 0 {
-		return nil, errs[0]
+		return nil, &errs[0]
 	}
 	out := &Config{
 		ProjectDir: c.ProjectDir, HomeDir: c.HomeDir, Trusted: c.Trusted, ManagedPresent: c.ManagedPresent,

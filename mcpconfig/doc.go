@@ -34,7 +34,8 @@
 // "headers"; no "type" means stdio; a "url" without "type" is invalid;
 // unknown keys are kept). An invalid definition, and a file that is not valid
 // JSON, become a FileError with file, line, column and a message that never
-// quotes a value; the rest still loads.
+// quotes a value (in Config.Errors; a function that fails on a file
+// returns it as a *FileError); the rest still loads.
 //
 // ${VAR} and ${VAR:-default} expand in command, args, env values, url and
 // header values (see Expand); an undefined variable without default stays

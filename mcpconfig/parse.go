@@ -93,15 +93,13 @@ func parseDoc(file string, data []byte) (*doc, *FileError) {
 			if se.Offset >= int64(len(data)) {
 				off = len(data)
 			}
-			e := d.errAt(off, "", "invalid JSON: %s", syntaxMessage(se))
-			return nil, &e
+			return nil, d.errAt(off, "", "invalid JSON: %s", syntaxMessage(se))
 		}
 		return nil, &FileError{File: file, Message: "invalid JSON: " + err.Error()}
 	}
 	d.root = gjson.Parse(d.text)
 	if !d.root.IsObject() {
-		e := d.errAt(firstNonSpace(data), "", "the top level must be a JSON object, not %s", kind(d.root))
-		return nil, &e
+		return nil, d.errAt(firstNonSpace(data), "", "the top level must be a JSON object, not %s", kind(d.root))
 	}
 	return d, nil
 }
@@ -125,9 +123,9 @@ func firstNonSpace(b []byte) int {
 	return 0
 }
 
-func (d *doc) errAt(off int, server, format string, args ...any) FileError {
+func (d *doc) errAt(off int, server, format string, args ...any) *FileError {
 	line, col := d.pos(off)
-	return FileError{File: d.file, Line: line, Column: col, Server: server, Message: fmt.Sprintf(format, args...)}
+	return &FileError{File: d.file, Line: line, Column: col, Server: server, Message: fmt.Sprintf(format, args...)}
 }
 
 // kind names a JSON value's type for messages; never its content.
@@ -234,7 +232,7 @@ func (d *doc) serverList(obj gjson.Result, path string, scope Scope, prio int, l
 		return nil, nil
 	}
 	if !obj.IsObject() {
-		return nil, []FileError{d.errAt(obj.Index, "", "%s must be an object, not %s", path, kind(obj))}
+		return nil, []FileError{*d.errAt(obj.Index, "", "%s must be an object, not %s", path, kind(obj))}
 	}
 	var defs []definition
 	var errs []FileError
@@ -263,8 +261,7 @@ func (d *doc) server(name string, v gjson.Result, lookup LookupFunc) (definition
 		if !at.Exists() {
 			off = v.Index
 		}
-		e := d.errAt(off, name, format, args...)
-		return definition{}, &e
+		return definition{}, d.errAt(off, name, format, args...)
 	}
 	if !v.IsObject() {
 		return fail(v, "the definition must be an object, not %s", kind(v))
@@ -339,15 +336,13 @@ func (d *doc) checkStringArray(a gjson.Result, key, server string) *FileError {
 		return nil
 	}
 	if !a.IsArray() {
-		e := d.errAt(a.Index, server, "%q must be an array of strings, not %s", key, kind(a))
-		return &e
+		return d.errAt(a.Index, server, "%q must be an array of strings, not %s", key, kind(a))
 	}
 	var bad *FileError
 	i := 0
 	a.ForEach(func(_, el gjson.Result) bool {
 		if el.Type != gjson.String {
-			e := d.errAt(el.Index, server, "%s[%d] must be a string, not %s", key, i, kind(el))
-			bad = &e
+			bad = d.errAt(el.Index, server, "%s[%d] must be a string, not %s", key, i, kind(el))
 			return false
 		}
 		i++
@@ -361,14 +356,12 @@ func (d *doc) checkStringMap(m gjson.Result, key, server string) *FileError {
 		return nil
 	}
 	if !m.IsObject() {
-		e := d.errAt(m.Index, server, "%q must be an object of strings, not %s", key, kind(m))
-		return &e
+		return d.errAt(m.Index, server, "%q must be an object of strings, not %s", key, kind(m))
 	}
 	var bad *FileError
 	m.ForEach(func(k, el gjson.Result) bool {
 		if el.Type != gjson.String {
-			e := d.errAt(el.Index, server, "%s.%s must be a string, not %s", key, quoteShort(k.Str), kind(el))
-			bad = &e
+			bad = d.errAt(el.Index, server, "%s.%s must be a string, not %s", key, quoteShort(k.Str), kind(el))
 			return false
 		}
 		return true
@@ -393,14 +386,14 @@ func (d *doc) stringList(obj gjson.Result, key, path string) ([]string, []FileEr
 		return nil, nil
 	}
 	if !a.IsArray() {
-		return nil, []FileError{d.errAt(a.Index, "", "%s%s must be an array of strings, not %s", path, key, kind(a))}
+		return nil, []FileError{*d.errAt(a.Index, "", "%s%s must be an array of strings, not %s", path, key, kind(a))}
 	}
 	var out []string
 	var errs []FileError
 	i := 0
 	a.ForEach(func(_, el gjson.Result) bool {
 		if el.Type != gjson.String {
-			errs = append(errs, d.errAt(el.Index, "", "%s%s[%d] must be a string, not %s", path, key, i, kind(el)))
+			errs = append(errs, *d.errAt(el.Index, "", "%s%s[%d] must be a string, not %s", path, key, i, kind(el)))
 		} else {
 			out = append(out, el.Str)
 		}
@@ -416,7 +409,7 @@ func (d *doc) boolean(obj gjson.Result, key, path string) (bool, []FileError) {
 		return false, nil
 	}
 	if b.Type != gjson.True && b.Type != gjson.False {
-		return false, []FileError{d.errAt(b.Index, "", "%s%s must be true or false, not %s", path, key, kind(b))}
+		return false, []FileError{*d.errAt(b.Index, "", "%s%s must be true or false, not %s", path, key, kind(b))}
 	}
 	return b.Bool(), nil
 }

@@ -521,7 +521,7 @@ func (r *resolver) resolve() *Config {
 			}
 			path := fmt.Sprintf("projects[%q].", key)
 			if !entry.IsObject() {
-				errs = append(errs, d.errAt(entry.Index, "", "%s must be an object, not %s", strings.TrimSuffix(path, "."), kind(entry)))
+				errs = append(errs, *d.errAt(entry.Index, "", "%s must be an object, not %s", strings.TrimSuffix(path, "."), kind(entry)))
 				break
 			}
 			add(member(entry, "mcpServers"), path+"mcpServers", ScopeLocal)

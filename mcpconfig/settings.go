@@ -86,7 +86,7 @@ func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool)
 			ferr = d.duplicateKey()
 		}
 		if ferr != nil {
-			return false, fmt.Errorf("not changing %s: %w", path, *ferr)
+			return false, fmt.Errorf("not changing %s: %w", path, ferr)
 		}
 		if st, err := os.Stat(path); err == nil {
 			mode = st.Mode().Perm()
@@ -150,8 +150,7 @@ func (d *doc) duplicateKey() *FileError {
 			seen := map[string]bool{}
 			v.ForEach(func(k, el gjson.Result) bool {
 				if seen[k.Str] {
-					e := d.errAt(k.Index, "", "duplicate key %s in %s", quoteShort(k.Str), objectName(path))
-					found = &e
+					found = d.errAt(k.Index, "", "duplicate key %s in %s", quoteShort(k.Str), objectName(path))
 					return false
 				}
 				seen[k.Str] = true
@@ -199,7 +198,7 @@ func (p *Permissions) read(d *doc, allowCounts bool, errs *[]FileError) {
 		return
 	}
 	if !obj.IsObject() {
-		*errs = append(*errs, d.errAt(obj.Index, "", "permissions must be an object, not %s", kind(obj)))
+		*errs = append(*errs, *d.errAt(obj.Index, "", "permissions must be an object, not %s", kind(obj)))
 		return
 	}
 	for _, kv := range []struct {
@@ -257,7 +256,7 @@ func AllowRules(opts Options, rules ...string) (*Config, error) {
 		}
 		allow, errs := d.stringList(perms, "allow", "permissions.")
 		if len(errs) > 0 {
-			return nil, errs[0]
+			return nil, &errs[0]
 		}
 		n := len(allow)
 		for _, a := range add {

@@ -133,6 +133,11 @@ type Server struct {
 // FileError is a problem found in one configuration file: a file that is not
 // valid JSON, or one server or setting that is invalid. Messages never
 // contain configuration values, so they are safe to log and to show.
+//
+// As an error it is always a *FileError (Error has a pointer receiver):
+// every function of this package that fails on a file returns one, so
+// errors.As(err, new(*FileError)) is the one test a caller needs.
+// Config.Errors lists FileError values: they are data, not errors.
 type FileError struct {
 	File    string `json:"file"`
 	Line    int    `json:"line"`   // 1-based; 0 when the error is about the whole file
@@ -141,7 +146,7 @@ type FileError struct {
 	Message string `json:"message"`
 }
 
-func (e FileError) Error() string {
+func (e *FileError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {

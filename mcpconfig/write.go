@@ -256,12 +256,10 @@ func NormalizeDefinition(source, name string, data []byte) (def json.RawMessage,
 	fields := members(d.root)
 	if typ == TransportStdio {
 		if err := checkCommand(fields.get("command").Str); err != nil {
-			e := d.errAt(fields.get("command").Index, name, "%s", err.Error())
-			return nil, "", nil, &e
+			return nil, "", nil, d.errAt(fields.get("command").Index, name, "%s", err.Error())
 		}
 	} else if err := checkURL(fields.get("url").Str); err != nil {
-		e := d.errAt(fields.get("url").Index, name, "%s", err.Error())
-		return nil, "", nil, &e
+		return nil, "", nil, d.errAt(fields.get("url").Index, name, "%s", err.Error())
 	}
 	var out []kv2
 	for _, k := range keptKeys[typ] {
@@ -557,7 +555,7 @@ func FindServer(opts Options, name string) ([]Found, error) {
 		}
 		d, ferr := parseDoc(loc.File, data)
 		if ferr != nil {
-			return nil, *ferr
+			return nil, ferr
 		}
 		if v := member(loc.serversIn(d.root), name); v.Exists() {
 			out = append(out, Found{Location: loc, Definition: json.RawMessage(v.Raw)})
@@ -714,7 +712,7 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 		}
 		list, errs := d.stringList(entry, "disabledMcpServers", "projects[dir].")
 		if len(errs) > 0 {
-			return nil, errs[0]
+			return nil, &errs[0]
 		}
 		if slices.Contains(list, name) == disabled {
 			return nil, nil // recorded already

@@ -118,9 +118,10 @@
 // claude's environment without the token, and binary parts of call
 // results go to the blob store like session attachments. These requests
 // block for up to the probe or call timeout, so each runs in a goroutine
-// of its connection, at most Options.MaxMCPRequests at once
-// (limit_exceeded beyond), with a context cancelled when the connection
-// ends or the proxy shuts down. Probe results are MCP status observations
+// of its connection through the MCP asyncRunner (runner.go), at most
+// Options.MaxMCPRequests at once (limit_exceeded beyond), with a context
+// cancelled when the connection ends or the proxy shuts down (the reply
+// is then shutting_down). Probe results are MCP status observations
 // (origin probe, observed at ProbedAt) merged with the sessions' reports
 // by SPEC §8: configuration first, then the newest definitive
 // observation, a session report winning a tie; results of a definition
@@ -152,10 +153,11 @@
 // os.Root of <HistoryHome>/.claude/projects (no link leads out); it keeps no
 // state and takes no lock.
 //
-// Each request runs in a goroutine of its connection (client.async), at most
-// maxHistoryRequests at once over all connections (historyReqs.slots;
-// beyond, limit_exceeded); it ends with the read, or when the connection's
-// context ends. Options.HistoryHome "-" offers no history capability.
+// Each request runs in a goroutine of its connection through the history
+// asyncRunner (historyReqs.reqs, runner.go), at most maxHistoryRequests at
+// once over all connections (beyond, limit_exceeded); it ends with the
+// read, when its connection ends (no reply), or when the proxy shuts down
+// (shutting_down). Options.HistoryHome "-" offers no history capability.
 //
 // # Servers a client sends (sessionmcp.go)
 //
@@ -272,10 +274,16 @@
 //
 // Goroutines and their owners: Server.Serve owns the HTTP server, the MCP
 // loop, the auto-probe loop and every connection handler (joined before
-// Serve returns; on shutdown MCP requests are cancelled and their replies
-// queued before connections close); a connection handler runs the read
-// pump and owns the write pump and the goroutines of slow requests (MCP
-// probes and calls among them); a Session owns, per process, a
+// Serve returns); a connection handler runs the read pump and owns the
+// write pump and the goroutines of slow requests. The slow requests of
+// MCP probes and calls (mcp/probe, mcp/tools, mcp/call, mcp/log, mcp/test)
+// and of history (history/list, history/read) go through one asyncRunner
+// per feature (runner.go; Server.runners): bounded slots (limit_exceeded),
+// a context of its own, and a WaitGroup of the running requests. On
+// shutdown Serve shuts every runner down (running requests cancelled and
+// answered shutting_down, new ones refused with shutting_down), closes the
+// sessions, then waits on each runner's WaitGroup, so those replies are
+// queued before the connections close. A Session owns, per process, a
 // claudecli.Client (its stdin writer, stdout and stderr readers and waiter;
 // the stdout reader calls the session's handlers) and the goroutine
 // waiting for its exit, plus permission timers, a restart and the flush of
@@ -292,7 +300,9 @@
 // starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
 // mcpLogins.mu guards the map of running mcp/login runs (server name →
-// run) and its closed flag; it is taken alone.
+// run) and its closed flag; it is taken alone. asyncRunner.mu guards its
+// stopping flag and orders each WaitGroup.Add before shutdown; it is taken
+// alone (a reply is queued after it is released).
 // Session.clientMu guards the session's client configuration; it is taken
 // alone or under Session.mu, and only a configFile's lock is taken under it.
 //

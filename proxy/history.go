@@ -23,16 +23,17 @@ const maxHistoryRequests = 8
 // tool results go to the server's blob store, as live ones do, and are
 // served by /v1/blobs.
 //
-// Goroutines: each request runs in a goroutine of its connection
-// (client.async), at most maxHistoryRequests at once (slots); beyond, the
-// request gets limit_exceeded. The Store is safe for concurrent use and
-// starts no goroutines.
+// Goroutines: the requests run through reqs (an asyncRunner): each in a
+// goroutine of its connection, at most maxHistoryRequests at once
+// (limit_exceeded beyond), cancelled when its connection ends or the
+// server shuts down (shutting_down). The Store is safe for concurrent use
+// and starts no goroutines.
 type historyReqs struct {
 	store      *history.Store
 	blobs      *blobStore
 	project    string // the default project of history/list
 	replyBytes int64  // bound on the events' bytes in one history/read reply
-	slots      chan struct{}
+	reqs       *asyncRunner
 }
 
 // newHistoryReqs returns nil when history is turned off (HistoryHome "-").
@@ -49,29 +50,7 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 		return nil, err
 	}
 	return &historyReqs{store: st, blobs: s.blobs, project: s.opts.Project,
-		replyBytes: s.opts.HistoryReplyBytes, slots: make(chan struct{}, maxHistoryRequests)}, nil
-}
-
-// run runs do in a goroutine of c, bounded by slots, and replies.
-func (h *historyReqs) run(c *client, id json.RawMessage, typ string, do func(ctx context.Context) (protocol.Data, error)) {
-	select {
-	case h.slots <- struct{}{}:
-	default:
-		c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "%s: %d history requests are running; wait for one to finish", typ, cap(h.slots)))
-		return
-	}
-	c.async(func() {
-		defer func() { <-h.slots }()
-		data, err := do(c.ctx)
-		switch {
-		case err == nil:
-			c.reply(id, data)
-		case c.ctx.Err() != nil:
-			// The connection is gone: nobody to answer.
-		default:
-			c.replyErr(id, historyError(c, typ, err))
-		}
-	})
+		replyBytes: s.opts.HistoryReplyBytes, reqs: newAsyncRunner(maxHistoryRequests, "history requests", historyError)}, nil
 }
 
 // historyError maps package history's errors to protocol errors.
@@ -89,7 +68,7 @@ func historyError(c *client, typ string, err error) error {
 }
 
 func (h *historyReqs) reqList(c *client, id json.RawMessage, d *protocol.HistoryList) {
-	h.run(c, id, protocol.TypeHistoryList, func(ctx context.Context) (protocol.Data, error) {
+	h.reqs.run(c, id, protocol.TypeHistoryList, func(ctx context.Context) (protocol.Data, error) {
 		opts := history.ListOptions{Project: d.Project, Cursor: d.Cursor}
 		switch {
 		case d.All:
@@ -114,7 +93,7 @@ func (h *historyReqs) reqList(c *client, id json.RawMessage, d *protocol.History
 }
 
 func (h *historyReqs) reqRead(c *client, id json.RawMessage, d *protocol.HistoryRead) {
-	h.run(c, id, protocol.TypeHistoryRead, func(ctx context.Context) (protocol.Data, error) {
+	h.reqs.run(c, id, protocol.TypeHistoryRead, func(ctx context.Context) (protocol.Data, error) {
 		opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor,
 			Normalize: stream.Options{Attachments: stream.AttachSink, Sink: h.blobs}}
 		if d.Limit != nil {

@@ -20,27 +20,29 @@ import (
 // runs the probes the proxy makes by itself (SPEC §8) and keeps the MCP
 // call log.
 //
-// Goroutines: the requests run in goroutines of their connection
-// (client.async), at most MaxMCPRequests at once over all connections,
-// each with a context cancelled when its connection ends or the server
-// shuts down; the auto-probe loop is owned by Serve (Server.wg). The call
+// Goroutines: the requests (mcp/test too) run through reqs (an
+// asyncRunner): each in a goroutine of its connection, at most
+// MaxMCPRequests at once over all connections (limit_exceeded beyond),
+// cancelled when its connection ends or the server shuts down
+// (shutting_down); the auto-probe loop is owned by Serve (Server.wg). The call
 // log is written by the sessions' stdout loops (one sessionCalls each) and by
 // mcp/call; calllog.Log serializes them.
 type mcpCalls struct {
 	srv    *Server
 	prober *probe.Prober // nil: mcp.probe, mcp.tools and mcp.call are not offered
 	clog   *calllog.Log  // nil: mcp.log is not offered and no call is logged
-	slots  chan struct{} // one per running request
+	reqs   *asyncRunner  // mcp/probe, mcp/tools, mcp/call, mcp/log, mcp/test
 	kick   chan struct{} // (cap 1) the auto-probe loop has work
 
-	ctx    context.Context // cancelled when the server shuts down
+	ctx    context.Context // the auto-probes': cancelled when the server shuts down
 	cancel context.CancelFunc
 }
 
 // newMCPCalls sets up the prober and opens the call log, as s.opts say.
 // s.mcp holds the first configuration already.
 func newMCPCalls(s *Server) (*mcpCalls, error) {
-	m := &mcpCalls{srv: s, slots: make(chan struct{}, s.opts.MaxMCPRequests), kick: make(chan struct{}, 1)}
+	m := &mcpCalls{srv: s, kick: make(chan struct{}, 1)}
+	m.reqs = newAsyncRunner(s.opts.MaxMCPRequests, "MCP requests (mcp/probe, mcp/tools, mcp/call, mcp/log)", m.protocolError)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if cfg := s.mcp.config(); s.opts.MCP != nil && cfg != nil && cfg.Resolved != nil {
 		po := s.opts.MCPProbe
@@ -115,19 +117,10 @@ func (m *mcpCalls) configChanged() {
 	}
 }
 
-// shutdown cancels every probe and call in progress; wait then waits
-// until each of them has queued its reply (shutting_down), so that replies
-// go out before the connections close; close closes the call log once
-// nothing writes it any more (every session has ended).
+// shutdown ends the auto-probe loop and cancels its probes (the requests
+// are shut down with the Server's other runners); close closes the call
+// log once nothing writes it any more (every session has ended).
 func (m *mcpCalls) shutdown() { m.cancel() }
-
-func (m *mcpCalls) wait() {
-	// Every running request holds a slot until it has replied: taking
-	// them all waits for the last one, and keeps new ones out.
-	for range cap(m.slots) {
-		m.slots <- struct{}{}
-	}
-}
 
 func (m *mcpCalls) close() {
 	m.cancel()
@@ -183,40 +176,6 @@ func (m *mcpCalls) autoProbe() {
 	wg.Wait()
 }
 
-// run runs a request in a goroutine of connection c, with a context that
-// ends with the connection or the server, and replies with what do
-// returns. At most MaxMCPRequests run at once; beyond, limit_exceeded.
-func (m *mcpCalls) run(c *client, id json.RawMessage, typ string, do func(ctx context.Context) (protocol.Data, error)) {
-	select {
-	case m.slots <- struct{}{}:
-	default:
-		if m.ctx.Err() != nil {
-			c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: ccproxy is shutting down", typ))
-			return
-		}
-		c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "%s: %d MCP requests (mcp/probe, mcp/tools, mcp/call, mcp/log) are running; wait for one to finish", typ, cap(m.slots)))
-		return
-	}
-	c.async(func() {
-		defer func() { <-m.slots }()
-		ctx, cancel := context.WithCancel(c.ctx)
-		defer cancel()
-		stop := context.AfterFunc(m.ctx, cancel)
-		defer stop()
-		data, err := do(ctx)
-		switch {
-		case err == nil:
-			c.reply(id, data)
-		case m.ctx.Err() != nil:
-			c.replyErr(id, protocol.Errorf(protocol.CodeShuttingDown, "%s: ccproxy is shutting down", typ))
-		case c.ctx.Err() != nil:
-			// The connection is gone: nobody to answer.
-		default:
-			c.replyErr(id, m.protocolError(c, typ, err))
-		}
-	})
-}
-
 // protocolError turns a failure of package probe into its reply error,
 // with the request type in front of the message.
 func (m *mcpCalls) protocolError(c *client, typ string, err error) error {
@@ -247,7 +206,7 @@ func (m *mcpCalls) resolved(typ string) (*mcpconfig.Config, map[string][32]byte,
 // reqProbe serves mcp/probe. The results are MCP status observations:
 // mcp/status reflects them before the reply is queued.
 func (m *mcpCalls) reqProbe(c *client, id json.RawMessage, d *protocol.MCPProbe) {
-	m.run(c, id, protocol.TypeMCPProbe, func(ctx context.Context) (protocol.Data, error) {
+	m.reqs.run(c, id, protocol.TypeMCPProbe, func(ctx context.Context) (protocol.Data, error) {
 		cfg, defs, err := m.resolved(protocol.TypeMCPProbe)
 		if err != nil {
 			return nil, err
@@ -276,7 +235,7 @@ func (m *mcpCalls) reqProbe(c *client, id json.RawMessage, d *protocol.MCPProbe)
 
 // reqTools serves mcp/tools.
 func (m *mcpCalls) reqTools(c *client, id json.RawMessage, d *protocol.MCPTools) {
-	m.run(c, id, protocol.TypeMCPTools, func(ctx context.Context) (protocol.Data, error) {
+	m.reqs.run(c, id, protocol.TypeMCPTools, func(ctx context.Context) (protocol.Data, error) {
 		cfg, _, err := m.resolved(protocol.TypeMCPTools)
 		if err != nil {
 			return nil, err
@@ -294,7 +253,7 @@ func (m *mcpCalls) reqTools(c *client, id json.RawMessage, d *protocol.MCPTools)
 
 // reqCall serves mcp/call; a call that got a result goes to the call log.
 func (m *mcpCalls) reqCall(c *client, id json.RawMessage, d *protocol.MCPCall) {
-	m.run(c, id, protocol.TypeMCPCall, func(ctx context.Context) (protocol.Data, error) {
+	m.reqs.run(c, id, protocol.TypeMCPCall, func(ctx context.Context) (protocol.Data, error) {
 		cfg, _, err := m.resolved(protocol.TypeMCPCall)
 		if err != nil {
 			return nil, err
@@ -314,7 +273,7 @@ func (m *mcpCalls) reqLog(c *client, id json.RawMessage, d *protocol.MCPLog) {
 	if d.Limit != nil {
 		limit = *d.Limit
 	}
-	m.run(c, id, protocol.TypeMCPLog, func(context.Context) (protocol.Data, error) {
+	m.reqs.run(c, id, protocol.TypeMCPLog, func(context.Context) (protocol.Data, error) {
 		entries, err := m.clog.Last(int(limit), d.Server)
 		if err != nil {
 			return nil, fmt.Errorf("reading the MCP call log: %w", err)

@@ -214,7 +214,7 @@ func (s *Server) reqMCPTest(c *client, id json.RawMessage, d *protocol.MCPTest) 
 		name = "test"
 	}
 	m := s.manager()
-	s.calls.run(c, id, protocol.TypeMCPTest, func(ctx context.Context) (protocol.Data, error) {
+	s.calls.reqs.run(c, id, protocol.TypeMCPTest, func(ctx context.Context) (protocol.Data, error) {
 		cfg, err := m.Unsaved(name, d.Definition)
 		if err != nil {
 			return nil, mcpError(c, protocol.TypeMCPTest, name, err)
@@ -238,8 +238,7 @@ func mcpError(c *client, typ, name string, err error) error {
 		ee *mcpconfig.ExistsError
 		me *mcpconfig.MissingServerError
 		se *mcpconfig.ScopesError
-		fe mcpconfig.FileError
-		fp *mcpconfig.FileError
+		fe *mcpconfig.FileError
 	)
 	switch {
 	case errors.As(err, &pe):
@@ -252,8 +251,6 @@ func mcpError(c *client, typ, name string, err error) error {
 		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, se.Error())
 	case errors.As(err, &fe):
 		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, fe.Error())
-	case errors.As(err, &fp):
-		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, fp.Error())
 	case errors.Is(err, mcpconfig.ErrBadInput):
 		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, err.Error())
 	}

@@ -262,3 +262,39 @@ func TestMCPTrustAndKeepUnchanged(t *testing.T) {
 		t.Errorf("a placeholder with nothing behind it: %v", perr)
 	}
 }
+
+// A configuration file mcp/add must change but cannot (not the shape the
+// CLI writes) is bad_request naming the file,
+// line and column (mcpconfig's *FileError), not internal; the file is left
+// alone.
+func TestMCPManageBadFile(t *testing.T) {
+	e := newMCPEnv(t)
+	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, Options{MCP: src, Project: e.project})
+	t.Cleanup(func() { src.Close() })
+	c := ts.dial(t)
+	claudeJSON := filepath.Join(e.home, ".claude.json")
+	text := "{\n  \"mcpServers\": [],\n  \"projects\": 1\n}\n"
+	if err := os.WriteFile(claudeJSON, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		typ  string
+		data map[string]any
+		want string
+	}{
+		{protocol.TypeMCPAdd, map[string]any{"name": "x", "scope": "user", "definition": map[string]any{"command": "node"}}, claudeJSON + ":2:17: mcpServers must be an object, not an array"},
+		{protocol.TypeMCPAdd, map[string]any{"name": "x", "scope": "local", "definition": map[string]any{"command": "node"}}, claudeJSON + ":3:15: projects must be an object, not a number"},
+	} {
+		perr := c.doErr(tc.typ, tc.data)
+		if perr.Code != protocol.CodeBadRequest || !strings.Contains(perr.Message, tc.want) {
+			t.Errorf("%s %v: %s %q, want bad_request containing %q", tc.typ, tc.data, perr.Code, perr.Message, tc.want)
+		}
+		if after, _ := os.ReadFile(claudeJSON); string(after) != text {
+			t.Errorf("%s %v changed ~/.claude.json:\n%s", tc.typ, tc.data, after)
+		}
+	}
+}

@@ -38,8 +38,9 @@ type Server struct {
 	spool     *spool     // where replay logs spill to disk
 	inbound   *byteBudget
 	mcp       *mcpHub
-	calls     *mcpCalls    // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
-	hist      *historyReqs // history/list, history/read; nil when HistoryHome is "-"
+	calls     *mcpCalls      // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
+	hist      *historyReqs   // history/list, history/read; nil when HistoryHome is "-"
+	runners   []*asyncRunner // of calls and hist: shut down and waited for by Serve
 	tokenHash [32]byte
 	origins   originPolicy
 	logins    *logins
@@ -103,8 +104,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.calls = calls
+	s.runners = append(s.runners, calls.reqs)
 	if s.hist, err = newHistoryReqs(s); err != nil {
 		return nil, err
+	}
+	if s.hist != nil {
+		s.runners = append(s.runners, s.hist.reqs)
 	}
 	s.origins = newOriginPolicy(opts.AllowOrigins)
 	s.upgrader = websocket.Upgrader{
@@ -120,11 +125,12 @@ func New(opts Options) (*Server, error) {
 }
 
 // Serve serves on ln until ctx is done (or the listener fails), then shuts
-// down: new work is refused, MCP probes and calls are cancelled, every
-// session is closed (subscribers get session/exited with reason shutdown),
-// every connection is closed with 1001, and Serve returns once every
-// goroutine has ended and no claude process (nor MCP server it probed) is
-// left; it then closes the MCP call log.
+// down: new work is refused, the requests of Server.runners (MCP probes
+// and calls, history reads) are cancelled and answered shutting_down,
+// every session is closed (subscribers get session/exited with reason
+// shutdown), every connection is closed with 1001, and Serve returns once
+// every goroutine has ended and no claude process (nor MCP server it
+// probed) is left; it then closes the MCP call log.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	if s.served {
@@ -177,6 +183,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		sessions = append(sessions, sess)
 	}
 	s.mu.Unlock()
+	for _, r := range s.runners {
+		r.shutdown() // running requests cancelled, new ones refused
+	}
 	s.calls.shutdown()
 	s.auth.stopAll("ccproxy is shutting down")
 
@@ -200,8 +209,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	wg.Wait()
 
-	s.calls.wait() // cancelled MCP requests have queued their replies
-	s.auth.wait()  // stopped logins have queued their failed pushes
+	for _, r := range s.runners {
+		r.wait() // cancelled requests have queued their replies (shutting_down)
+	}
+	s.auth.wait() // stopped logins have queued their failed pushes
 	s.mu.Lock()
 	for c := range s.clients {
 		c.closeGracefully()
