@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -108,11 +109,22 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentCapabilities: sdk.AgentCapabilities{
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			LoadSession:        a.History != nil,
+			// session/list and session/resume read the same store.
+			SessionCapabilities: sessionCaps(a.History != nil),
 			// stdio always; http and sse as Claude Code takes them (mcp.go).
 			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 		},
 		AuthMethods: []sdk.AuthMethod{},
 	}, nil
+}
+
+// sessionCaps offers session/list and session/resume when there is a
+// history store.
+func sessionCaps(history bool) sdk.SessionCapabilities {
+	if !history {
+		return sdk.SessionCapabilities{}
+	}
+	return sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}, Resume: &sdk.SessionResumeCapabilities{}}
 }
 
 // Version is ccproxy's version, announced in initialize.
@@ -462,16 +474,7 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 	return sdk.CloseSessionResponse{}, nil
 }
 
-// ListSessions, ResumeSession and SetSessionConfigOption are not
-// advertised in initialize: -32601.
-func (a *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
-}
-
-func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
-}
-
+// SetSessionConfigOption is not advertised in initialize: -32601.
 func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
 	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
 }
@@ -485,25 +488,56 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if a.History == nil {
 		return sdk.LoadSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionLoad)
 	}
-	servers, err := clientServers("session/load", p.McpServers)
+	m := NewMapper(nil)
+	m.history = true
+	res, err := a.continueStored(ctx, "session/load", p.SessionId, p.Cwd, p.McpServers, m)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	id := string(p.SessionId)
-	m := NewMapper(nil)
-	m.history = true
-	opts := history.ReadOptions{ID: id, Project: p.Cwd, Limit: history.MaxReadLimit, Normalize: stream.Options{Attachments: stream.AttachInline}}
+	return sdk.LoadSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes},
+		Meta: mcpMeta(res.MCPServers)}, nil
+}
+
+// ResumeSession continues a stored Claude Code session live, as
+// LoadSession does, without replaying it: the editor already shows it.
+func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	if a.History == nil {
+		return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
+	}
+	res, err := a.continueStored(ctx, "session/resume", p.SessionId, p.Cwd, p.McpServers, nil)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	return sdk.ResumeSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes},
+		Meta: mcpMeta(res.MCPServers)}, nil
+}
+
+// continueStored is session/load and session/resume: it checks the
+// editor's MCP servers, finds the stored session id (under cwd's project
+// folder, else any), replays it through replay (a Mapper in history mode)
+// when not nil, and opens a ccproxy session resuming it, whose ACP id is
+// id. An unknown or malformed id is invalid params.
+func (a *Agent) continueStored(ctx context.Context, method string, id sdk.SessionId, cwd string, mcp []sdk.McpServer, replay *Mapper) (*protocol.SessionCreateResult, error) {
+	servers, err := clientServers(method, mcp)
+	if err != nil {
+		return nil, err
+	}
+	limit := 1 // resume: the first page only tells that the session is there
+	if replay != nil {
+		limit = history.MaxReadLimit
+	}
+	opts := history.ReadOptions{ID: string(id), Project: cwd, Limit: limit, Normalize: stream.Options{Attachments: stream.AttachInline}}
 	page, err := a.History.Read(ctx, opts)
-	if errors.Is(err, history.ErrNotFound) && p.Cwd != "" { // kept under another project folder
+	if errors.Is(err, history.ErrNotFound) && cwd != "" { // kept under another project folder
 		opts.Project = ""
 		page, err = a.History.Read(ctx, opts)
 	}
-	for err == nil {
+	for err == nil && replay != nil {
 		for _, ev := range page.Events {
-			ups, _ := m.Map(ev.JSON)
+			ups, _ := replay.Map(ev.JSON)
 			for _, u := range ups {
-				if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
-					return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session/load: " + err.Error()})
+				if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+					return nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
 				}
 			}
 		}
@@ -515,14 +549,66 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	}
 	switch {
 	case errors.Is(err, history.ErrNotFound), errors.Is(err, history.ErrBadID):
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: no stored Claude Code session %q under %s", id, a.History.Root())})
+		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: no stored Claude Code session %q under %s", method, id, a.History.Root())})
 	case err != nil:
-		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "session/load: " + err.Error()})
+		return nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
 	}
-	_, res, err := a.open(ctx, "session/load", &protocol.SessionCreate{Cwd: p.Cwd, Resume: id, MCPServers: servers}, p.SessionId, m)
-	if err != nil {
-		return sdk.LoadSessionResponse{}, err
-	}
-	return sdk.LoadSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes},
-		Meta: mcpMeta(res.MCPServers)}, nil
+	_, res, err := a.open(ctx, method, &protocol.SessionCreate{Cwd: cwd, Resume: string(id), MCPServers: servers}, id, replay)
+	return res, err
 }
+
+// ListSessions lists the Claude Code sessions of the history store, newest
+// first, a page of history.DefaultListLimit at a time: those of cwd when
+// it is given (an absolute path), else all. The cursor is history's own
+// (opaque to the editor). A session's id is its Claude session id (what
+// session/load and session/resume take), its title the store's (the
+// CLI's summary, else the first prompt), updatedAt its last record's time.
+// Sessions this agent has open are there once claude has written them.
+func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	if a.History == nil {
+		return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
+	}
+	var opts history.ListOptions
+	if p.Cwd != nil {
+		if !filepath.IsAbs(*p.Cwd) {
+			return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session/list: cwd %q is not an absolute path", *p.Cwd)})
+		}
+		opts.Project = filepath.Clean(*p.Cwd)
+	}
+	if len(p.AdditionalDirectories) > 0 { // not offered in initialize
+		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": "session/list: additionalDirectories is not supported"})
+	}
+	if p.Cursor != nil {
+		opts.Cursor = *p.Cursor
+	}
+	page, err := a.History.List(ctx, opts)
+	switch {
+	case errors.Is(err, history.ErrBadCursor):
+		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session/list: cursor %q is not a nextCursor of session/list", opts.Cursor)})
+	case err != nil:
+		return sdk.ListSessionsResponse{}, sdk.NewInternalError(map[string]any{"error": "session/list: " + err.Error()})
+	}
+	res := sdk.ListSessionsResponse{Sessions: make([]sdk.SessionInfo, 0, len(page.Sessions))}
+	for _, s := range page.Sessions {
+		cwd := s.Project
+		if cwd == "" { // no record names it: the folder's, when asked for
+			cwd = opts.Project
+		}
+		if cwd == "" { // the folder's name cannot be turned back into a path
+			a.log.Debug("session/list: a session without a cwd is left out", "session", s.ID, "folder", s.Folder)
+			continue
+		}
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(s.ID), Cwd: cwd, UpdatedAt: sdk.Ptr(s.Updated.UTC().Format(rfc3339Millis))}
+		if s.Title != "" {
+			info.Title = sdk.Ptr(s.Title)
+		}
+		res.Sessions = append(res.Sessions, info)
+	}
+	if page.Next != "" {
+		res.NextCursor = sdk.Ptr(page.Next)
+	}
+	return res, nil
+}
+
+// rfc3339Millis is RFC 3339 with milliseconds, as the CLI's records have.
+const rfc3339Millis = "2006-01-02T15:04:05.000Z07:00"
