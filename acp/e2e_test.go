@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -317,4 +318,134 @@ func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
 	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
 		t.Errorf("processes left running: %v", left)
 	}
+}
+
+// An editor's session picker with the real Claude Code CLI, through the
+// TypeScript SDK's client: initialize offers session/list and
+// session/resume; session/list of the project shows the sessions captured
+// from the real CLI (testkit.HistoryHome), titled by their first prompt;
+// session/resume of one answers without replaying it, and a prompt
+// continues it: the real CLI resumes it, so the fake API's request holds
+// the earlier turn; the next session/list shows it updated, first.
+func TestACPRealCLIListAndResume(t *testing.T) {
+	claude := testkit.Claude(t)
+	api := fakeapi.Start(t, fakeapi.OnText("RESUMED", fakeapi.Say("Continued after the resume.")))
+	project := t.TempDir()
+	home, ids := testkit.HistoryHome(t, project, nil)
+	os.MkdirAll(filepath.Join(home, "tmp"), 0o755)
+	id := ids["2.1.329"]
+	marker := "acp-resume-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
+	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
+	got, _ := runClientWith(t, []string{"--claude", claude, "--project", project}, env, project,
+		map[string]any{"resume": map[string]any{"sessionId": id, "prompt": "Go on: RESUMED"}}, [][]map[string]any{})
+
+	var lists []map[string]any
+	var resumed bool
+	var stop string
+	var text strings.Builder
+	for _, o := range got {
+		switch o["ev"] {
+		case "init":
+			caps, _ := o["result"].(map[string]any)["agentCapabilities"].(map[string]any)["sessionCapabilities"].(map[string]any)
+			if caps["list"] == nil || caps["resume"] == nil {
+				t.Errorf("initialize: sessionCapabilities %v, want list and resume", caps)
+			}
+		case "listed":
+			lists = append(lists, o["result"].(map[string]any))
+		case "resumed":
+			resumed = true
+		case "update":
+			if o.str("sessionId") != id {
+				t.Errorf("an update of session %s", o.str("sessionId"))
+				continue
+			}
+			kind := o.str("update", "sessionUpdate")
+			if !resumed {
+				if kind == "user_message_chunk" || kind == "agent_message_chunk" || kind == "tool_call" {
+					t.Errorf("session/resume replayed history: a %s before its answer", kind)
+				}
+				continue
+			}
+			if kind == "agent_message_chunk" {
+				text.WriteString(o.str("update", "content", "text"))
+			}
+		case "stop":
+			stop = o.str("result", "stopReason")
+		case "error":
+			if o.str("method") != "no/such_method" {
+				t.Errorf("error: %v", o)
+			}
+		case "exit":
+			if o["code"] != float64(0) {
+				t.Errorf("ccproxy acp exited with %v %v, want 0", o["code"], o["signal"])
+			}
+		}
+	}
+	if len(lists) != 2 || !resumed {
+		t.Fatalf("%d session/list answers (want 2), resumed %v", len(lists), resumed)
+	}
+	// entry returns session i of a list answer.
+	entry := func(l map[string]any, i int) map[string]any {
+		ss, _ := l["sessions"].([]any)
+		if i >= len(ss) {
+			return nil
+		}
+		return ss[i].(map[string]any)
+	}
+	var before map[string]any
+	for i := range 2 {
+		if s := entry(lists[0], i); s != nil && s["sessionId"] == id {
+			before = s
+		}
+	}
+	if n := len(lists[0]["sessions"].([]any)); n != 2 || before == nil || before["cwd"] != project ||
+		before["title"] != "[H-TEXT] Say hello, after some thought." || lists[0]["nextCursor"] != nil {
+		t.Fatalf("session/list of the project: %v; want the 2 captured sessions, %s titled by its first prompt", lists[0], id)
+	}
+	if stop != "end_turn" || !strings.Contains(text.String(), "Continued after the resume.") {
+		t.Errorf("the resumed session's prompt: stop %q, text %q", stop, text.String())
+	}
+	req, err := lastRequestWith(api, "RESUMED")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !requestHas(req, "[H-TEXT] Say hello") {
+		t.Errorf("the request after session/resume does not carry the earlier turn: %d messages", len(req.Messages))
+	}
+	after := entry(lists[1], 0)
+	if after == nil || after["sessionId"] != id || len(lists[1]["sessions"].([]any)) != 2 {
+		t.Fatalf("session/list after the prompt: %v, want %s first", lists[1], id)
+	}
+	t0, err0 := time.Parse(time.RFC3339, before["updatedAt"].(string))
+	t1, err1 := time.Parse(time.RFC3339, after["updatedAt"].(string))
+	if err0 != nil || err1 != nil || !t1.After(t0) {
+		t.Errorf("updatedAt %v then %v: want RFC 3339, later after the prompt (%v, %v)", before["updatedAt"], after["updatedAt"], err0, err1)
+	}
+	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
+		t.Errorf("processes left running: %v", left)
+	}
+}
+
+// lastRequestWith returns the last Messages request of api whose prompt
+// holds text.
+func lastRequestWith(api *fakeapi.Server, text string) (*fakeapi.Request, error) {
+	reqs := api.MessageRequests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if strings.Contains(reqs[i].Prompt(), text) {
+			return reqs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no request with %q among %d", text, len(reqs))
+}
+
+// requestHas reports whether a text block of req's messages holds text.
+func requestHas(req *fakeapi.Request, text string) bool {
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if strings.Contains(b.Text, text) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -2,7 +2,9 @@
 // driven by acp/e2e_test.go. It spawns the agent as an editor does and runs
 // a scenario; every observation is one JSON line on stdout:
 //   {"ev":"init"|"new"|"update"|"permission"|"stop"|"error"|"exit", ...}
-// Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, mcpServers?:[...], badNew?:[[...]], sessions:[[{text, onPermission:"allow"|"cancel"}]]}>'
+// Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, resume?:{sessionId, prompt}, mcpServers?:[...], badNew?:[[...]], sessions:[[{text, onPermission:"allow"|"cancel"}]]}>'
+// resume: session/list of cwd ("listed"), session/resume of the session
+// ("resumed"), the prompt ("stop"), session/list again ("listed").
 // mcpServers go with every session/new; each list of badNew is tried as the
 // mcpServers of a session/new that must fail (its error is an observation).
 import { spawn } from "node:child_process";
@@ -50,6 +52,16 @@ try {
       out({ ev: "loaded", sessionId: cfg.load.sessionId, result: l });
       const r = await ctx.request(methods.agent.session.prompt, { sessionId: cfg.load.sessionId, prompt: [{ type: "text", text: cfg.load.prompt }] });
       out({ ev: "stop", sessionId: cfg.load.sessionId, result: r });
+    }
+    if (cfg.resume) {
+      // An editor's session picker: list the project's sessions, continue
+      // one without a replay, prompt it, list again.
+      out({ ev: "listed", result: await ctx.request(methods.agent.session.list, { cwd: cfg.cwd }) });
+      const r = await ctx.request(methods.agent.session.resume, { sessionId: cfg.resume.sessionId, cwd: cfg.cwd, mcpServers: [] });
+      out({ ev: "resumed", sessionId: cfg.resume.sessionId, result: r });
+      const p = await ctx.request(methods.agent.session.prompt, { sessionId: cfg.resume.sessionId, prompt: [{ type: "text", text: cfg.resume.prompt }] });
+      out({ ev: "stop", sessionId: cfg.resume.sessionId, result: p });
+      out({ ev: "listed", result: await ctx.request(methods.agent.session.list, { cwd: cfg.cwd }) });
     }
     for (const bad of cfg.badNew || []) {
       try {
