@@ -54,6 +54,14 @@ type session struct {
 	waiter    chan *Result
 	cancelled bool
 	asks      map[string]context.CancelFunc // pending permission prompts by requestId
+	claudeID  string                        // the Claude session id, from session/state ("" until claude said it)
+}
+
+// claudeSession returns the Claude session id of s, "" if not known yet.
+func (s *session) claudeSession() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.claudeID
 }
 
 // NewAgent returns an agent over b. Call Serve to speak ACP.
@@ -168,8 +176,13 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 		s.mapper.commands, s.mapper.rich = replayed.commands, replayed.rich
 	}
 	a.mu.Lock()
-	if old := a.sessions[string(acpID)]; old != nil { // loaded again: the old one goes
-		defer a.closeSession(old)
+	// Loaded or resumed again, under its id or as the Claude session of a
+	// session/new: the old one goes (one claude per stored session).
+	for k, old := range a.sessions {
+		if k == string(acpID) || create.Resume != "" && old.claudeSession() == create.Resume {
+			delete(a.sessions, k)
+			defer a.closeSession(old)
+		}
 	}
 	a.sessions[string(acpID)] = s
 	a.mu.Unlock()
@@ -319,6 +332,11 @@ func (a *Agent) push(s *session, f protocol.Frame) {
 		var st protocol.SessionState
 		if json.Unmarshal(f.Data, &st) != nil {
 			return
+		}
+		if st.ClaudeSessionID != "" {
+			s.mu.Lock()
+			s.claudeID = st.ClaudeSessionID
+			s.mu.Unlock()
 		}
 		if st.PermissionMode != "" {
 			for _, u := range s.mapper.ModeUpdate(st.PermissionMode) {
@@ -563,7 +581,9 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 // (opaque to the editor). A session's id is its Claude session id (what
 // session/load and session/resume take), its title the store's (the
 // CLI's summary, else the first prompt), updatedAt its last record's time.
-// Sessions this agent has open are there once claude has written them.
+// Sessions this agent has open are there once claude has written them,
+// with _meta.ccproxy.openAs: the ACP session id they are open as (a
+// session/new's differs from its Claude session id).
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
 	if a.History == nil {
 		return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
@@ -588,6 +608,14 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	case err != nil:
 		return sdk.ListSessionsResponse{}, sdk.NewInternalError(map[string]any{"error": "session/list: " + err.Error()})
 	}
+	openAs := map[string]sdk.SessionId{} // Claude session id -> the ACP id this agent has it open as
+	a.mu.Lock()
+	for _, s := range a.sessions {
+		if c := s.claudeSession(); c != "" {
+			openAs[c] = s.acpID
+		}
+	}
+	a.mu.Unlock()
 	res := sdk.ListSessionsResponse{Sessions: make([]sdk.SessionInfo, 0, len(page.Sessions))}
 	for _, s := range page.Sessions {
 		cwd := s.Project
@@ -601,6 +629,9 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		info := sdk.SessionInfo{SessionId: sdk.SessionId(s.ID), Cwd: cwd, UpdatedAt: sdk.Ptr(s.Updated.UTC().Format(rfc3339Millis))}
 		if s.Title != "" {
 			info.Title = sdk.Ptr(s.Title)
+		}
+		if id, ok := openAs[s.ID]; ok {
+			info.Meta = map[string]any{"ccproxy": map[string]any{"openAs": id}}
 		}
 		res.Sessions = append(res.Sessions, info)
 	}

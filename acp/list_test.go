@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/internal/testkit"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // The sessions captured from the real CLI (testdata/history), as
@@ -242,5 +243,73 @@ func TestAgentNoHistoryNoListOrResume(t *testing.T) {
 	}
 	if _, err := conn.ResumeSession(bg, sdk.ResumeSessionRequest{SessionId: captured329, Cwd: t.TempDir()}); !errors.As(err, &re) || re.Code != -32601 {
 		t.Errorf("session/resume without history: %v, want -32601", err)
+	}
+}
+
+// A session of this agent (session/new) is listed under its Claude session
+// id once stored, marked _meta.ccproxy.openAs with its ACP id; resuming it
+// closes the session/new one (one claude per stored session) and the
+// conversation goes on under the Claude session id.
+func TestAgentResumeOpenSession(t *testing.T) {
+	project := t.TempDir()
+	store := listHome(t, project, t.TempDir(), 0)
+	_, conn, b, stop := inProcess(t, store)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: project, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", r, err)
+	}
+	proxySessions := func() []protocol.SessionInfo {
+		var l protocol.SessionListResult
+		if err := b.Request(bg, protocol.TypeSessionList, &protocol.SessionList{}, &l); err != nil {
+			t.Fatal(err)
+		}
+		return l.Sessions
+	}
+	ps := proxySessions()
+	if len(ps) != 1 || ps[0].Session != string(ns.SessionId) || ps[0].ClaudeSessionID == "" {
+		t.Fatalf("the proxy's sessions: %+v", ps)
+	}
+	claudeID := ps[0].ClaudeSessionID
+	// What claude writes (the demo's claude writes nothing).
+	rec := fmt.Sprintf(`{"type":"user","message":{"role":"user","content":"Hi"},"uuid":"u-1","timestamp":%q,"cwd":%q,"sessionId":%q}`+"\n",
+		time.Now().UTC().Format(time.RFC3339Nano), project, claudeID)
+	if err := os.WriteFile(filepath.Join(store.Root(), history.ProjectFolder(project), claudeID+".jsonl"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	l, err := conn.ListSessions(bg, sdk.ListSessionsRequest{Cwd: sdk.Ptr(project)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Sessions) != 3 || l.Sessions[0].SessionId != sdk.SessionId(claudeID) {
+		t.Fatalf("session/list: %+v, want %s first of 3", l.Sessions, claudeID)
+	}
+	if got := fmt.Sprint(l.Sessions[0].Meta["ccproxy"]); got != fmt.Sprintf("map[openAs:%s]", ns.SessionId) {
+		t.Errorf("the open session's _meta.ccproxy: %s, want openAs %s", got, ns.SessionId)
+	}
+	for _, s := range l.Sessions[1:] {
+		if s.Meta != nil {
+			t.Errorf("a session not open (%s) has _meta %v", s.SessionId, s.Meta)
+		}
+	}
+
+	if _, err := conn.ResumeSession(bg, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(claudeID), Cwd: project}); err != nil {
+		t.Fatal(err)
+	}
+	if ps := proxySessions(); len(ps) != 1 || ps[0].Session == string(ns.SessionId) {
+		t.Errorf("after resuming the Claude session of a session/new: the proxy's sessions %+v, want only the resumed one", ps)
+	}
+	_, err = conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}})
+	invalidParams(t, "a prompt of the session/new session resumed elsewhere", err, "no session")
+	if r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: sdk.SessionId(claudeID), Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("a prompt of the resumed session: %+v %v", r, err)
 	}
 }
