@@ -12,6 +12,8 @@
 //	                                                           session/cancel → session/interrupt; session/set_mode → session/setPermissionMode
 //	                                                           session/load → history.Store.Read pages ─► Mapper (history mode) ─► session/update,
 //	                                                                          then session/create {resume} + subscribe (ACP id = the Claude session id)
+//	                                                           session/resume → history.Store.Read (one event: is it there?), then as session/load
+//	                                                           session/list → history.Store.List {cwd, cursor} ─► SessionInfo (+ _meta.ccproxy.openAs)
 //
 //	ccproxy ─ websocket ─► Backend read loop ─► the session's push handler (Agent.push):
 //	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
@@ -26,16 +28,41 @@
 // self-signed certificate pinned by its fingerprint): the editor's sessions
 // are ordinary ccproxy sessions, which the web UI and other clients can
 // subscribe to. An ACP session id is the
-// ccproxy session id, except for a loaded session, whose ACP id is the
-// Claude session id it was loaded from (session.acpID); loading it again
-// closes the previous ccproxy session of that id.
+// ccproxy session id, except for a loaded or resumed session, whose ACP id
+// is the Claude session id it was loaded from (session.acpID). Loading or
+// resuming a Claude session again closes the ccproxy session this agent
+// had open for it, whether under that id or as a session/new whose Claude
+// session id (session.claudeID, from session/state) it is: one claude per
+// stored session.
+//
+// # Stored sessions (session/load, session/resume, session/list)
+//
+// All three read Agent.History (a history.Store over Claude Code's
+// ~/.claude/projects) and are offered in initialize (loadSession,
+// sessionCapabilities.list and .resume) only when it is set. session/load
+// and session/resume share continueStored: the editor's MCP servers are
+// checked (clientServers), the session is looked up under cwd's project
+// folder, then under any (an unknown or malformed id is -32602 naming it
+// and the store), load replays it, and a ccproxy session is created with
+// resume. session/list is one history.Store.List page (its default size),
+// newest first, of every project or of an absolute cwd (else -32602); its
+// nextCursor is history's cursor, passed through (a bad one is -32602).
+// Each entry: sessionId the Claude session id, cwd the session's (the
+// requested cwd for a session whose records name none; with no cwd asked
+// for, such a session is left out: its folder name cannot be turned back
+// into a path), title history's (the CLI's summary, else the first
+// prompt), updatedAt the last record's time (RFC 3339, milliseconds, UTC),
+// and for a session this agent has open, _meta.ccproxy.openAs, its ACP
+// session id. A session of this agent is listed once claude has written it
+// (after its first prompt).
 //
 // # The editor's MCP servers (mcp.go)
 //
-// session/new and session/load may carry mcpServers (stdio; http and sse,
-// advertised in initialize's mcpCapabilities; not acp). clientServers
-// turns them into session/create's mcpServers, an object of .mcp.json
-// definitions by name in the order sent, and checks them first with
+// session/new, session/load and session/resume may carry mcpServers
+// (stdio; http and sse, advertised in initialize's mcpCapabilities; not
+// acp). clientServers turns them into session/create's mcpServers, an
+// object of .mcp.json definitions by name in the order sent, and checks
+// them first with
 // mcpconfig.ParseClientServers, so that a bad one (relative command path,
 // unknown transport, empty or repeated name, bad URL, a variable or
 // header given twice) is -32602 naming its index, name and field. The
@@ -76,8 +103,11 @@
 // goroutine counted by Agent.wg and cancelled by Agent.ctx (Close) or by
 // permission/resolved. Backend.mu guards its pending requests, routes and
 // end error; Backend.writeMu the websocket's writes; Agent.mu the session
-// table; session.mu the waiting prompt, the cancelled flag and the pending
-// prompts. A Mapper is used only by the read loop.
+// table; session.mu the waiting prompt, the cancelled flag, the pending
+// prompts and the Claude session id (taken under Agent.mu by open and
+// ListSessions: Agent.mu before session.mu, never the other way). A Mapper
+// is used only by the read loop (a replay's Mapper only by its
+// session/load).
 //
 // Bounds: a client message is at most MaxLineBytes (10 MiB; a longer one
 // is drained and answered -32700, and logged); a blob fetched for an image block is at most 32 MiB; a websocket

@@ -157,11 +157,11 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 	defer b.Close()
 	log.Info("ccproxy acp ready", "proxy", url, "connected", cfg.connect != "")
 	agent := acp.NewAgent(b, log.With("component", "acp"))
-	// session/load reads Claude Code's stored sessions on this machine
-	// (with --connect, the daemon's claude resumes them: the same machine
-	// and user is assumed).
+	// session/load, session/list and session/resume read Claude Code's
+	// stored sessions on this machine (with --connect, the daemon's claude
+	// resumes them: the same machine and user is assumed).
 	if store, err := history.Open(history.Options{Logger: log.With("component", "history")}); err != nil {
-		log.Warn("no session/load: Claude Code's session store cannot be read", "err", err)
+		log.Warn("no session/load, session/list or session/resume: Claude Code's session store cannot be read", "err", err)
 	} else {
 		agent.History = store
 	}
