@@ -62,19 +62,19 @@
 // (stdio; http and sse, advertised in initialize's mcpCapabilities; not
 // acp). clientServers turns them into session/create's mcpServers, an
 // object of .mcp.json definitions by name in the order sent, and checks
-// them first with
-// mcpconfig.ParseClientServers, so that a bad one (relative command path,
-// unknown transport, empty or repeated name, bad URL, a variable or
-// header given twice) is -32602 naming its index, name and field. The
-// proxy checks them again and decides: it merges them below every config
-// file (a file's server of the same name wins) and starts them only when
-// its MCP source trusts client servers (ccproxy acp --trust-client-mcp;
-// with --connect, the running proxy's policy). Their tools are asked
-// through the broker like any server's. The reply's mcpServers (what
-// became of each) is logged for the ones not started and returned as the
-// response's _meta.ccproxy.mcpServers. A proxy error bad_request is
-// -32602 to the editor (rpcError), any other -32603. The definitions may
-// hold secrets (env, headers): they go to the proxy only, never to a log.
+// them first with mcpconfig.ParseClientServers, so that a bad one
+// (relative command path, unknown transport, empty or repeated name, bad
+// URL, a variable or header given twice) is -32602 naming its index, name
+// and field. The proxy checks them again and decides: it merges them below
+// every config file (a file's server of the same name wins) and starts
+// them only when its MCP source trusts client servers (ccproxy acp
+// --trust-client-mcp; with --connect, the running proxy's policy). Their
+// tools are asked through the broker like any server's. The reply's
+// mcpServers (what became of each) is logged for the ones not started and
+// returned as the response's _meta.ccproxy.mcpServers. A proxy error
+// bad_request is -32602 to the editor (rpcError), any other -32603. The
+// definitions may hold secrets (env, headers): they go to the proxy only,
+// never to a log.
 //
 // The Mapper turns normalized events (webview-protocol SPEC §7) into ACP
 // updates: text and thinking from stream_event deltas (a whole assistant
