@@ -126,13 +126,14 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	}, nil
 }
 
-// sessionCaps offers session/list and session/resume when there is a
-// history store.
+// sessionCaps offers session/close, and session/list and session/resume
+// when there is a history store.
 func sessionCaps(history bool) sdk.SessionCapabilities {
-	if !history {
-		return sdk.SessionCapabilities{}
+	caps := sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}}
+	if history {
+		caps.List, caps.Resume = &sdk.SessionListCapabilities{}, &sdk.SessionResumeCapabilities{}
 	}
-	return sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}, Resume: &sdk.SessionResumeCapabilities{}}
+	return caps
 }
 
 // Version is ccproxy's version, announced in initialize.

@@ -347,8 +347,8 @@ func TestACPRealCLIListAndResume(t *testing.T) {
 		switch o["ev"] {
 		case "init":
 			caps, _ := o["result"].(map[string]any)["agentCapabilities"].(map[string]any)["sessionCapabilities"].(map[string]any)
-			if caps["list"] == nil || caps["resume"] == nil {
-				t.Errorf("initialize: sessionCapabilities %v, want list and resume", caps)
+			if caps["list"] == nil || caps["resume"] == nil || caps["close"] == nil {
+				t.Errorf("initialize: sessionCapabilities %v, want list, resume and close", caps)
 			}
 		case "listed":
 			lists = append(lists, o["result"].(map[string]any))

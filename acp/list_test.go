@@ -82,7 +82,7 @@ func TestAgentListSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc := init.AgentCapabilities.SessionCapabilities; sc.List == nil || sc.Resume == nil {
+	if sc := init.AgentCapabilities.SessionCapabilities; sc.List == nil || sc.Resume == nil || sc.Close == nil {
 		t.Errorf("initialize: sessionCapabilities %+v, want list and resume", sc)
 	}
 
@@ -234,7 +234,7 @@ func TestAgentNoHistoryNoListOrResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc := init.AgentCapabilities.SessionCapabilities; sc.List != nil || sc.Resume != nil {
+	if sc := init.AgentCapabilities.SessionCapabilities; sc.List != nil || sc.Resume != nil || sc.Close == nil {
 		t.Errorf("initialize without history: sessionCapabilities %+v", sc)
 	}
 	var re *sdk.RequestError
