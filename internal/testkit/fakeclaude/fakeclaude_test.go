@@ -115,31 +115,37 @@ func TestPartialMessages(t *testing.T) {
 // differ.
 func TestRequestIDs(t *testing.T) {
 	s := startFake(t)
-	ids := func(text string, answer bool) []string {
+	allow := func(id string) {
+		s.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id,
+			"response": map[string]any{"behavior": "allow", "updatedInput": map[string]any{}}}})
+	}
+	// ids plays a turn and returns the ids of the fake's requests, which
+	// are all answered once the pending-th has arrived (none, with 0).
+	ids := func(text string, pending int) []string {
 		s.user(text)
 		var got []string
 		for {
 			ev := s.next()
 			switch ev["type"] {
 			case "control_request":
-				id := ev["request_id"].(string)
-				got = append(got, id)
-				if answer {
-					s.send(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "success", "request_id": id,
-						"response": map[string]any{"behavior": "allow", "updatedInput": map[string]any{}}}})
+				got = append(got, ev["request_id"].(string))
+				if len(got) == pending {
+					for _, id := range got {
+						allow(id)
+					}
 				}
 			case "result":
 				return got
 			}
 		}
 	}
-	if got := strings.Join(ids("ask", true), " "); got != "fake-req-1" {
+	if got := strings.Join(ids("ask", 1), " "); got != "fake-req-1" {
 		t.Errorf("ask: requests %s", got)
 	}
-	if got := strings.Join(ids("cancel", false), " "); got != "fake-req-1" {
+	if got := strings.Join(ids("cancel", 0), " "); got != "fake-req-1" {
 		t.Errorf("cancel: requests %s", got)
 	}
-	if got := strings.Join(ids("permtwice", true), " "); got != "fake-req-1 fake-req-2" {
+	if got := strings.Join(ids("permtwice", 2), " "); got != "fake-req-1 fake-req-2" {
 		t.Errorf("permtwice: requests %s", got)
 	}
 }
