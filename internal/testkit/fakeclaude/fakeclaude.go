@@ -12,11 +12,11 @@ import (
 // Run sees Env=1 and runs Main instead of the tests.
 const Env = "CCPROXY_FAKE_CLAUDE"
 
-// Version is what the fake reports for --version unless FAKE_VERSION says
-// otherwise: the CLI version ccproxy is built against. OldVersion is the
-// too-old version the Old script reports.
+// Version is what the fake reports for --version (and in system/init)
+// unless FAKE_VERSION says otherwise: the pinned CLI version the suite runs
+// against. OldVersion is the too-old version the Old script reports.
 const (
-	Version    = "2.1.329"
+	Version    = testkit.PinnedClaudeVersion
 	OldVersion = "2.0.14"
 )
 
