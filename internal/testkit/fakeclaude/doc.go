@@ -86,7 +86,11 @@
 // Main's goroutine reads stdin and answers the host's control requests at
 // once; one goroutine it owns plays the user turns in order (queued in a
 // channel) and is joined before Main returns. permtwice starts one more
-// for its second request, ended by the answer or the 30s bound. outMu
+// for its second request, ended by the answer or the 30s bound. With
+// FAKE_EXIT_ON_USR1 one more waits for ExitSignal and ends the process.
+// After stdin EOF, FAKE_IGNORE_EOF and FAKE_EXIT_ON_USR1 make Main sleep
+// until a signal ends the process (not select{}, which the runtime may end
+// as a deadlock). outMu
 // guards stdout (one whole line per write); mu guards the pending
 // requests, the server set, the interrupt channel of a "hang" turn and the
 // FAKE_IGNORE_CONTROL count.
