@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,7 +112,7 @@ func startServer(t testing.TB, opts Options, env ...string) *testServer {
 		if left := testkit.WaitGone(ts.marker, leftoverWait); len(left) > 0 {
 			t.Errorf("processes left running after the proxy shut down: %v", left)
 			for _, p := range left {
-				syscallKill(p.PID)
+				killPID(p.PID, syscall.SIGKILL)
 			}
 		}
 		if t.Failed() {

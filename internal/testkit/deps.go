@@ -6,8 +6,9 @@
 // process group, MarkedProcesses and WaitGone by a marker in the
 // environment, KillGroup). Those read /proc: elsewhere (proc_other.go, for
 // the Windows compile check) they list nothing and KillGroup relies on
-// childproc alone. Sub-packages hold the fake Anthropic API and the test MCP
-// server.
+// childproc alone. Sub-packages hold the fake Anthropic API (fakeapi), the
+// fake Claude Code CLI of the fast unit tests (fakeclaude) and the test MCP
+// server (mcptest).
 //
 // Dependencies are installed by scripts/test.sh into <module root>/.deps (or
 // $CCPROXY_DEPS). Outside CI a missing dependency skips the test with a hint;

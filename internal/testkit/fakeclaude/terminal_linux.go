@@ -1,4 +1,4 @@
-package proxy
+package fakeclaude
 
 import "golang.org/x/sys/unix"
 

@@ -1,4 +1,4 @@
-package proxy
+package fakeclaude
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// fakeMCPAuth plays `claude mcp login NAME --no-browser` and `claude mcp
+// mcpAuth plays `claude mcp login NAME --no-browser` and `claude mcp
 // logout NAME` as measured on 2.1.329 (docs/CLI-NOTES.md): login refuses
 // a stdin that is not a terminal, prints the authorization URL on a line
 // of its own, waits, and reports. FAKE_LOGIN picks how it ends: "" (waits
@@ -14,7 +14,7 @@ import (
 // then fails with a message holding a URL with a code), "early" (fails
 // before printing a URL), "hang" (never ends). FAKE_LOGIN_PIDFILE gets its
 // pid. FAKE_LOGOUT "fail" makes logout fail.
-func fakeMCPAuth(sub, name string) int {
+func mcpAuth(sub, name string) int {
 	if sub == "logout" {
 		if os.Getenv("FAKE_LOGOUT") == "fail" {
 			fmt.Fprintf(os.Stderr, "Couldn't clear the credentials of %q: the store is locked\n", name)
@@ -39,7 +39,7 @@ func fakeMCPAuth(sub, name string) int {
 	}
 	fmt.Println("Waiting for authorization… (^C to cancel)")
 	if mode == "hang" {
-		select {}
+		hang()
 	}
 	if gate := os.Getenv("FAKE_LOGIN_GATE"); gate != "" {
 		os.ReadFile(gate) // a FIFO: returns once the test has written and closed it

@@ -1,5 +1,5 @@
 //go:build !linux
 
-package proxy
+package fakeclaude
 
 func isTerminal(int) bool { return false }

@@ -1,0 +1,97 @@
+// Package fakeclaude is the fake Claude Code CLI of ccproxy's fast unit
+// tests: the test binary impersonates claude (like os/exec's tests and
+// go-sdk's mcp/cmd_test.go). It never replaces the end-to-end tests
+// against the real CLI; it plays the stream-json protocol of
+// FACTS §5–§6 (docs/CLI-NOTES.md) closely enough for the client,
+// the session and the proxy to be tested without one.
+//
+// # How a test package uses it
+//
+//	func TestMain(m *testing.M) {
+//		fakeclaude.Run(m, func(s fakeclaude.Scripts) { fakeClaudePath = s.Claude })
+//	}
+//
+// Run writes two shell scripts to a temporary directory, each setting
+// CCPROXY_FAKE_CLAUDE=1 (Env) and exec'ing the test binary
+// (testkit.SelfCommand): Scripts.Claude, and Scripts.Old, whose --version
+// is OldVersion. A test runs a script like any claude executable, adding
+// the FAKE_* variables below to its environment. In the process a script
+// starts, Run sees Env and runs Main instead of the tests.
+//
+// # What Main does
+//
+//   - --version prints "VERSION (Claude Code)": Version, or $FAKE_VERSION.
+//   - mcp login NAME / mcp logout NAME play the CLI's MCP OAuth commands
+//     (see mcpAuth: FAKE_LOGIN, FAKE_LOGIN_GATE, FAKE_LOGIN_PIDFILE,
+//     FAKE_LOGOUT).
+//   - Otherwise it reads stream-json lines on stdin until EOF, then exits
+//     0. A line that is not JSON ends it with status 1 and the real CLI's
+//     message on stderr. It reads --include-partial-messages (each
+//     assistant text is then preceded by its text_delta stream_event),
+//     --replay-user-messages (honoured with FAKE_REPLAY=1 only: each user
+//     turn is echoed, isReplay, as it starts), --resume ID (the session
+//     id; else "fake-session-1") and --mcp-config FILE (its mcpServers are
+//     the connected servers).
+//
+// Control requests from the host: initialize, interrupt (ends a "hang"
+// turn), mcp_status (the servers, each connected with tools echo and
+// image) and mcp_set_servers (replaces them; a stdio server without args
+// gets the real CLI's error) are answered; "slow" never is; any other
+// subtype gets the real CLI's "Unsupported control request subtype" error.
+//
+// The fake's own control requests have ids fake-req-N, N the lowest not
+// pending, and wait at most 30s for the host's answer.
+//
+// # Turns
+//
+// Each user turn starts with a system/init event; the text's first word
+// then picks what the turn does (most end with a result event):
+//
+//	flood N [BYTES]  N assistant events (texts of BYTES bytes), then a result
+//	ask              a can_use_tool request; the whole answer object is echoed ("answer: {...}")
+//	perm [TOOL]      a can_use_tool request for TOOL (Bash); its response is echoed ("permission answer: ...")
+//	permtwice        two can_use_tool requests pending at once; the second's answer is
+//	                 reported when it arrives, then both answers echoed
+//	permcancel       a can_use_tool request, withdrawn at once by control_cancel_request
+//	cancel           the same as permcancel
+//	ctl [SUBTYPE]    a control request of SUBTYPE (hook_callback); the answer is echoed
+//	hang             "working on it", then waits (60s at most) for an interrupt
+//	noise            a line that is not JSON, then a normal answer
+//	big [N]          an assistant text N bytes long (1 MiB)
+//	stderr [N]       N lines "stderr line I" on stderr (10)
+//	exit [CODE]      "bye" and "fatal: the fake was told to exit" on stderr, exit with CODE (1)
+//	bg [hold]        a turn, then one the fake starts by itself (task_notification,
+//	                 system/init, text, result); with hold, that turn's result waits for
+//	                 the next user message
+//	pid              reports the fake's pid ("pid N")
+//	child            starts "sleep 300" (it inherits the process group) and reports its pid
+//	mcpfail SRV TEXT a call of SRV's tool q that fails with TEXT
+//	image            a tool_use and a tool_result with an image, as an MCP tool returns it
+//	anything else    "echo: TEXT", then a result
+//
+// # Environment
+//
+//	FAKE_VERSION          the version --version reports
+//	FAKE_ARGS_FILE        the arguments are written there as a JSON array
+//	FAKE_STARTUP_STDERR   a line written to stderr at start
+//	FAKE_IGNORE_CONTROL   SUBTYPE: host control requests of SUBTYPE go unanswered; SUBTYPE:N the first N
+//	FAKE_REFUSE_SET       1: mcp_set_servers refuses every added server
+//	FAKE_REPLAY           1: honour --replay-user-messages
+//	FAKE_IGNORE_EOF       1: stdin EOF does not end the fake (a signal does)
+//	FAKE_IGNORE_TERM      1: SIGTERM is ignored
+//	FAKE_EXIT_ON_USR1     1: stdin EOF does not end the fake; ExitSignal (SIGUSR1) does, with status 0
+//
+// # Goroutines and locks
+//
+// Main's goroutine reads stdin and answers the host's control requests at
+// once; one goroutine it owns plays the user turns in order (queued in a
+// channel) and is joined before Main returns. permtwice starts one more
+// for its second request, ended by the answer or the 30s bound. With
+// FAKE_EXIT_ON_USR1 one more waits for ExitSignal and ends the process.
+// After stdin EOF, FAKE_IGNORE_EOF and FAKE_EXIT_ON_USR1 make Main sleep
+// until a signal ends the process (not select{}, which the runtime may end
+// as a deadlock). outMu
+// guards stdout (one whole line per write); mu guards the pending
+// requests, the server set, the interrupt channel of a "hang" turn and the
+// FAKE_IGNORE_CONTROL count.
+package fakeclaude

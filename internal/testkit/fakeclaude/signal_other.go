@@ -1,0 +1,12 @@
+//go:build !unix
+
+package fakeclaude
+
+import (
+	"os"
+	"syscall"
+)
+
+// ExitSignal ends a fake started with FAKE_EXIT_ON_USR1=1, with status 0.
+// The fake runs on Unix only; this stand-in keeps it compiling elsewhere.
+var ExitSignal os.Signal = syscall.Signal(10)
