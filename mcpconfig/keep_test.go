@@ -3,8 +3,11 @@ package mcpconfig
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -202,6 +205,55 @@ func TestUpdateKeepsSecretsOfOtherServers(t *testing.T) {
 	}
 }
 
+// TestUpdateKeepsMaskedValuesOfOddKeys: env and header names that gjson
+// paths would read as syntax (a leading { or [, dots, wildcards) keep
+// their stored secret when left masked, and no second key appears.
+func TestUpdateKeepsMaskedValuesOfOddKeys(t *testing.T) {
+	opts := writeEnv(t)
+	keys := []string{"{X}", "[0]", "a.b", "W*", "Q?", "#n", "@m", "p|q", "e!=f"}
+	env := map[string]string{}
+	for i, k := range keys {
+		env[k] = fmt.Sprintf("odd-secret-%02d-abcdef", i)
+	}
+	envJSON, _ := json.Marshal(env)
+	def := json.RawMessage(`{"type":"stdio","command":"node","args":[],"env":` + string(envJSON) + `}`)
+	if _, err := AddServer(opts, ScopeUser, "o", def, AddNew); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Resolve(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := cfg.Server("o")
+	if strings.Contains(string(s.Redacted), "odd-secret") {
+		t.Fatalf("shown unmasked: %s", s.Redacted)
+	}
+	if _, err := AddServer(opts, ScopeUser, "o", s.Redacted, ReplaceOnly); err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := LocationOf(opts, ScopeUser)
+	data, _ := os.ReadFile(loc.File)
+	var stored struct {
+		MCPServers map[string]struct {
+			Env map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(data, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if got := stored.MCPServers["o"].Env; !maps.Equal(got, env) {
+		t.Errorf("env after the masked edit:\n got %v\nwant %v", got, env)
+	}
+	for _, k := range keys {
+		if n := strings.Count(string(data), strconv.Quote(k)+":"); n != 1 {
+			t.Errorf("key %q is in the file %d times:\n%s", k, n, data)
+		}
+	}
+	if strings.Contains(string(data), "***") {
+		t.Errorf("a placeholder was written:\n%s", data)
+	}
+}
+
 // TestTrustWorkspace: a project server approved in the project's
 // settings.local.json awaits only trust (NeedsTrust), one approved nowhere
 // does not; TrustWorkspace records hasTrustDialogAccepted where the
@@ -240,7 +292,7 @@ func TestTrustWorkspace(t *testing.T) {
 		t.Errorf("after: trusted=%v, p active=%v needsTrust=%v, q active=%v", cfg.Trusted, p.Active, p.NeedsTrust, q.Active)
 	}
 	data, _ := os.ReadFile(cj)
-	entry := gjson.GetBytes(data, "projects."+escapePath(opts.ProjectDir))
+	entry := gjson.GetBytes(data, "projects."+gjson.Escape(opts.ProjectDir))
 	if entry.Get("hasTrustDialogAccepted").Type != gjson.True || entry.Get("allowedTools.0").String() != "Read" || gjson.GetBytes(data, "numStartups").Int() != 3 {
 		t.Errorf("~/.claude.json: %s", data)
 	}
@@ -258,7 +310,7 @@ func TestTrustWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ = os.ReadFile(filepath.Join(opts2.HomeDir, ".claude.json"))
-	entry = gjson.GetBytes(data, "projects."+escapePath(opts2.ProjectDir))
+	entry = gjson.GetBytes(data, "projects."+gjson.Escape(opts2.ProjectDir))
 	if entry.Get("hasTrustDialogAccepted").Type != gjson.True || !entry.Get("enabledMcpjsonServers").IsArray() {
 		t.Errorf("new entry: %s", data)
 	}

@@ -323,7 +323,7 @@ func (l Location) Describe() string {
 // path returns the sjson path of the server object in the file.
 func (l Location) serversPath() string {
 	if l.Scope == ScopeLocal {
-		return "projects." + escapePath(l.Project) + ".mcpServers"
+		return "projects." + gjson.Escape(l.Project) + ".mcpServers"
 	}
 	return "mcpServers"
 }
@@ -333,18 +333,6 @@ func (l Location) serversIn(root gjson.Result) gjson.Result {
 		return member(member(member(root, "projects"), l.Project), "mcpServers")
 	}
 	return member(root, "mcpServers")
-}
-
-// escapePath escapes sjson's path syntax in one key.
-func escapePath(key string) string {
-	var b strings.Builder
-	for _, c := range key {
-		if strings.ContainsRune(`.*?|#@\:!=<>%`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // LocationOf returns where scope keeps its servers for opts (ProjectDir
@@ -463,10 +451,10 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 			}
 			if !entry.Exists() {
 				servers := marshalOrdered([]kv2{{name, def}})
-				return sjson.SetRawBytes(text, "projects."+escapePath(loc.Project), newProjectEntry(servers))
+				return sjson.SetRawBytes(text, "projects."+gjson.Escape(loc.Project), newProjectEntry(servers))
 			}
 		}
-		return sjson.SetRawBytes(text, loc.serversPath()+"."+escapePath(name), def)
+		return sjson.SetRawBytes(text, loc.serversPath()+"."+gjson.Escape(name), def)
 	})
 	if err != nil {
 		var ee *ExistsError
@@ -634,7 +622,7 @@ func RemoveServer(opts Options, scope Scope, name string) (Location, error) {
 		if !member(loc.serversIn(d.root), name).Exists() {
 			return nil, &MissingServerError{Name: name, Scope: loc.Scope}
 		}
-		return sjson.DeleteBytes([]byte(d.text), loc.serversPath()+"."+escapePath(name))
+		return sjson.DeleteBytes([]byte(d.text), loc.serversPath()+"."+gjson.Escape(name))
 	})
 	if err != nil {
 		var nf *MissingServerError
@@ -704,7 +692,7 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 	if name == "" {
 		return nil, badInput("no server name given")
 	}
-	path := "projects." + escapePath(loc.Project) + ".disabledMcpServers"
+	path := "projects." + gjson.Escape(loc.Project) + ".disabledMcpServers"
 	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
 		entry, err := d.projectEntry(loc.Project)
 		if err != nil {
@@ -770,13 +758,13 @@ func TrustWorkspace(opts Options) (*Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			return sjson.SetRawBytes(text, "projects."+escapePath(loc.Project), e)
+			return sjson.SetRawBytes(text, "projects."+gjson.Escape(loc.Project), e)
 		}
 		trusted := member(entry, "hasTrustDialogAccepted")
 		if trusted.Type == gjson.True {
 			return nil, nil // recorded already
 		}
-		return sjson.SetBytes(text, "projects."+escapePath(loc.Project)+".hasTrustDialogAccepted", true)
+		return sjson.SetBytes(text, "projects."+gjson.Escape(loc.Project)+".hasTrustDialogAccepted", true)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: trust %s: %w", loc.Project, err)

@@ -140,7 +140,7 @@ func TestWebUIMCPPanel(t *testing.T) {
 	b.do("confirm trust", chromedp.Click(`#mcp-panel .trust-confirm`))
 	b.until("trusted", `document.querySelector("#mcp-panel .mcp-message")?.textContent === "Workspace trusted; enabled: pj, pk."`)
 	data, _ := os.ReadFile(claudeJSON)
-	if gjson.GetBytes(data, "projects."+gjsonEscape(project)+".hasTrustDialogAccepted").Type != gjson.True {
+	if gjson.GetBytes(data, "projects."+gjson.Escape(project)+".hasTrustDialogAccepted").Type != gjson.True {
 		t.Errorf("~/.claude.json after trust: %s", data)
 	}
 	b.until("pj and pk connected", chip("pj")+`?.querySelector(".dot").dataset.status === "connected" && `+chip("pk")+`?.querySelector(".dot").dataset.status === "connected"`)
@@ -219,7 +219,7 @@ func TestWebUIMCPPanel(t *testing.T) {
 	b.do("save the edit", chromedp.Click(`#mcp-form button.save`))
 	b.until("the edit saved", `!document.querySelector("#mcp-form").open && document.querySelector("#mcp-panel .mcp-message")?.textContent === "Saved."`)
 	data, _ = os.ReadFile(claudeJSON)
-	saved := gjson.GetBytes(data, "projects."+gjsonEscape(project)+".mcpServers.mem.env")
+	saved := gjson.GetBytes(data, "projects."+gjson.Escape(project)+".mcpServers.mem.env")
 	if saved.Get("SEC_TOKEN").String() != secret || saved.Get("MODE").String() != "b" {
 		t.Errorf("mem's env after the edit: %s", saved.Raw)
 	}
@@ -229,7 +229,7 @@ func TestWebUIMCPPanel(t *testing.T) {
 	disabled := func() []string {
 		data, _ := os.ReadFile(claudeJSON)
 		var out []string
-		for _, v := range gjson.GetBytes(data, "projects."+gjsonEscape(project)+".disabledMcpServers").Array() {
+		for _, v := range gjson.GetBytes(data, "projects."+gjson.Escape(project)+".disabledMcpServers").Array() {
 			out = append(out, v.String())
 		}
 		return out
@@ -269,16 +269,4 @@ func TestWebUIMCPPanel(t *testing.T) {
 		t.Log("no dark theme in style.css: no dark screenshots")
 	}
 	b.noJSDialog()
-}
-
-// gjsonEscape escapes a key (a directory) for a gjson path.
-func gjsonEscape(key string) string {
-	var sb strings.Builder
-	for _, c := range key {
-		if strings.ContainsRune(`.*?|#@\:!=<>%`, c) {
-			sb.WriteByte('\\')
-		}
-		sb.WriteRune(c)
-	}
-	return sb.String()
 }
