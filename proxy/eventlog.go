@@ -67,7 +67,14 @@ type segment struct {
 	size    int64
 	flushed int64 // bytes written to the file; the rest (to size) is in eventLog.wbuf
 	refs    int   // readers between collect and release
-	dropped bool  // removed from the log: close when refs reaches 0
+	dropped bool  // removed from the log: discard when refs reaches 0
+}
+
+// discard closes a dropped segment's file, then removes it: in that order,
+// because Windows cannot remove a file that is open.
+func (g *segment) discard() {
+	g.f.Close()
+	os.Remove(g.path)
 }
 
 func (g *segment) end(i int) int64 {
@@ -284,10 +291,10 @@ func (l *eventLog) dropSegment() {
 		l.wbuf = l.wbuf[:0] // it was the newest: its buffered tail goes too
 	}
 	g.dropped = true
-	os.Remove(g.path)
 	if g.refs == 0 {
-		g.f.Close()
-	}
+		g.discard()
+	} // else the last reader's release does
+
 }
 
 // dropDisk gives up every frame on disk; the log starts at next.
@@ -418,7 +425,7 @@ func (c *chunk) release() {
 		if it.seg != prev || it.off != prevEnd {
 			it.seg.refs--
 			if it.seg.dropped && it.seg.refs == 0 {
-				it.seg.f.Close()
+				it.seg.discard()
 			}
 		}
 		prev, prevEnd = it.seg, it.end

@@ -3,8 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -102,7 +104,16 @@ func TestEventLogSpillsToDisk(t *testing.T) {
 	if got, err := ch.read(); err != nil || !bytes.Equal(got[0], testFrame(first, 95)) {
 		t.Fatalf("reading a dropped, pinned segment: %v", err)
 	}
+	// Its file is closed and removed once the reader lets go, not before
+	// (Windows cannot remove an open file).
+	pinned := ch.items[0].seg.path
+	if _, err := os.Stat(pinned); err != nil {
+		t.Fatalf("the pinned segment's file was removed while open: %v", err)
+	}
 	ch.release()
+	if _, err := os.Stat(pinned); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the dropped segment's file is still there after its reader let go: %v", err)
+	}
 
 	l.Release()
 	if files, _ := filepath.Glob(filepath.Join(dir, "*.log")); len(files) != 0 || global.v.Load() != 0 {

@@ -219,6 +219,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	for _, sess := range sessions {
+		// The clients are gone: free the logs, closing their spill files
+		// before the spool directory is removed (Windows cannot remove an
+		// open file).
+		sess.hub.release()
+	}
 	s.calls.close()
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil

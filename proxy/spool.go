@@ -95,6 +95,8 @@ func (sp *spool) removeStale() {
 func (sp *spool) close() {
 	sp.once.Do(func() {}) // never make it now
 	if sp.run != nil {
-		sp.run.Remove()
+		if err := sp.run.Remove(); err != nil {
+			sp.log.Warn("removing the spill files; the next start removes what is left", "dir", sp.run.Dir, "err", err)
+		}
 	}
 }
