@@ -82,7 +82,10 @@ type client struct {
 
 type grant struct {
 	clientID, redirectURI, challenge string
-	expires                          time.Time
+	// asked says whether the authorization request named redirectURI:
+	// only then must the token request repeat it (RFC 6749 §4.1.3).
+	asked   bool
+	expires time.Time
 }
 
 // New starts a Server serving srv on loopback. Close it when done.
@@ -130,7 +133,10 @@ func Serve(t testing.TB, srv *mcp.Server, opts Options) *Server {
 }
 
 // Close stops the server and waits for its handlers.
-func (s *Server) Close() { s.ts.Close() }
+func (s *Server) Close() {
+	s.ts.CloseClientConnections() // an open SSE stream would hold Close
+	s.ts.Close()
+}
 
 // Counts returns what the endpoints did so far.
 func (s *Server) Counts() Counts {
@@ -397,7 +403,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		fail("temporarily_unavailable", "too many codes outstanding")
 		return
 	}
-	s.codes[code] = grant{clientID: clientID, redirectURI: redirectURI, challenge: q.Get("code_challenge"), expires: time.Now().Add(codeTTL)}
+	s.codes[code] = grant{clientID: clientID, redirectURI: redirectURI, challenge: q.Get("code_challenge"), asked: q.Has("redirect_uri"), expires: time.Now().Add(codeTTL)}
 	s.secrets = append(s.secrets, code)
 	s.counts.Authorizations++
 	s.mu.Unlock()
@@ -443,7 +449,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		case g.clientID != clientID:
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "the code was issued to another client")
 			return
-		case f.Get("redirect_uri") != g.redirectURI:
+		case (g.asked || f.Has("redirect_uri")) && f.Get("redirect_uri") != g.redirectURI:
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "redirect_uri differs from the authorization request's")
 			return
 		}

@@ -124,6 +124,37 @@ func TestOAuthFlow(t *testing.T) {
 		t.Fatalf("token: %d %v", code, tok)
 	}
 
+	// An authorization request without redirect_uri (the client registered
+	// one) is answered at the registered one, and its token request need
+	// not repeat it (RFC 6749 §4.1.3); a different one is refused.
+	q.Del("redirect_uri")
+	for _, tc := range []struct {
+		redirect string
+		status   int
+	}{{"", 200}, {"http://localhost:1234/other", 400}} {
+		resp, err := noFollow.Get(asm.AuthorizationEndpoint + "?" + q.Encode())
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc, err := url.Parse(resp.Header.Get("Location"))
+		if resp.StatusCode != 302 || err != nil || loc.Host != "localhost:1234" {
+			t.Fatalf("authorize without redirect_uri: %s to %q", resp.Status, resp.Header.Get("Location"))
+		}
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "client_id": {reg.ClientID}, "code_verifier": {verifier}}
+		if tc.redirect != "" {
+			form.Set("redirect_uri", tc.redirect)
+		}
+		tr, err := http.PostForm(asm.TokenEndpoint, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Body.Close()
+		if tr.StatusCode != tc.status {
+			t.Errorf("token after an authorization without redirect_uri, redirect_uri %q: %s, want %d", tc.redirect, tr.Status, tc.status)
+		}
+	}
+
 	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: bearer{at}}}, nil)
 	if err != nil {
@@ -141,10 +172,10 @@ func TestOAuthFlow(t *testing.T) {
 		t.Fatal("a revoked token still connects")
 	}
 	c := s.Counts()
-	if c.Registrations != 1 || c.Authorizations != 2 || c.Tokens != 1 || c.Unauthorized < 2 || c.Authorized == 0 {
+	if c.Registrations != 1 || c.Authorizations != 4 || c.Tokens != 2 || c.Unauthorized < 2 || c.Authorized == 0 {
 		t.Errorf("counts %+v", c)
 	}
-	if secrets := s.Secrets(); len(secrets) != 4 { // 2 codes, 1 access + 1 refresh token
-		t.Errorf("secrets: %d, want 4", len(secrets))
+	if secrets := s.Secrets(); len(secrets) != 8 { // 4 codes, 2 × (access + refresh token)
+		t.Errorf("secrets: %d, want 8", len(secrets))
 	}
 }
