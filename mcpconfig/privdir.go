@@ -2,9 +2,6 @@ package mcpconfig
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 
 	"github.com/ccproxy/ccproxy/internal/privdir"
@@ -65,7 +62,7 @@ func RemoveStale() ([]string, error) {
 // missing, after checking that it is a directory (not a symlink) of this
 // user that nobody else may enter.
 func privateBase() (string, error) {
-	base := filepath.Join(os.TempDir(), "ccproxy-"+strconv.Itoa(os.Getuid()))
+	base := privdir.UserTemp("ccproxy")
 	if err := privdir.Base(base); err != nil {
 		return "", fmt.Errorf("mcpconfig: %w", err)
 	}

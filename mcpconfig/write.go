@@ -274,20 +274,11 @@ func NormalizeDefinition(source, name string, data []byte) (def json.RawMessage,
 		}
 	}
 	for _, f := range fields {
-		if !contains(keptKeys[typ], f.key) {
+		if !slices.Contains(keptKeys[typ], f.key) {
 			dropped = append(dropped, f.key)
 		}
 	}
 	return marshalOrdered(out), typ, dropped, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Location is where one scope keeps its servers.

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -33,7 +32,7 @@ func DefaultSpoolDir() string {
 	if d, err := os.UserCacheDir(); err == nil && d != "" {
 		return filepath.Join(d, "ccproxy", "spool")
 	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("ccproxy-%d", os.Getuid()), "spool")
+	return filepath.Join(privdir.UserTemp("ccproxy"), "spool")
 }
 
 func newSpool(root string, log *slog.Logger) *spool { return &spool{root: root, log: log} }

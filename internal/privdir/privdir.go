@@ -143,3 +143,14 @@ func RemoveStale(base string) ([]string, error) {
 	}
 	return removed, errors.Join(errs...)
 }
+
+// UserTemp returns <temp dir>/<name>-<uid>: a per-user name under the
+// shared temporary directory, for a Base. On Windows, whose temporary
+// directory is the user's own and where there are no uids, it is
+// <temp dir>/<name>.
+func UserTemp(name string) string {
+	if uid := os.Getuid(); uid >= 0 {
+		name += "-" + strconv.Itoa(uid)
+	}
+	return filepath.Join(os.TempDir(), name)
+}

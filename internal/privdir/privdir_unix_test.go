@@ -5,6 +5,7 @@ package privdir
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,5 +34,13 @@ func TestBaseRefused(t *testing.T) {
 	}
 	if info, err := os.Stat(deep); err != nil || info.Mode().Perm() != 0o700 {
 		t.Fatalf("%s: %v, %v; want mode 0700", deep, info.Mode(), err)
+	}
+}
+
+// UserTemp names a per-user directory under the temporary directory.
+func TestUserTemp(t *testing.T) {
+	t.Setenv("TMPDIR", "/some/tmp")
+	if got, want := UserTemp("ccproxy"), "/some/tmp/ccproxy-"+strconv.Itoa(os.Getuid()); got != want {
+		t.Errorf("UserTemp = %q, want %q", got, want)
 	}
 }

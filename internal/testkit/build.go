@@ -9,6 +9,8 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+
+	"github.com/ccproxy/ccproxy/internal/privdir"
 )
 
 // builds holds one build per package path for this process.
@@ -56,7 +58,7 @@ func buildCommand(pkgPath string) (string, error) {
 	// share one, and made only once a build succeeded); the binary keeps the
 	// command's name, as it shows in process listings.
 	rootSum, pkgSum := sha256.Sum256([]byte(root)), sha256.Sum256([]byte(pkgPath))
-	base := filepath.Join(os.TempDir(), fmt.Sprintf("ccproxy-testkit-%d-%s", os.Getuid(), hex.EncodeToString(rootSum[:6])))
+	base := privdir.UserTemp("ccproxy-testkit") + "-" + hex.EncodeToString(rootSum[:6])
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", fmt.Errorf("building %s: %w", name, err)
 	}
