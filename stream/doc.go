@@ -53,9 +53,12 @@
 // Each line is validated by a validator that gives gjson.Valid's answer
 // (valid.go; strings checked eight bytes at a time, their UTF-8 too, so a
 // valid line read without a skeleton is not scanned again for it) and that
-// records, on the way, the members of the top-level object and the extent
-// of every object or array of 256 bytes or more (n.conts, in the order they
-// open, so sorted by offset; at most one entry per 256 bytes of the line).
+// records, on the way, the members of the top-level object (and, for each
+// whose value is an object, that object's first "type": a stream_event's
+// event type without a second look), whether a raw "\r" stood between
+// tokens (it is replaced by a space), and the extent of every object or
+// array of 256 bytes or more (n.conts, in the order they open, so sorted by
+// offset; at most one entry per 256 bytes of the line).
 // The rest is read by a walker over the validated text (scan.go): it yields
 // gjson.Result values, finds the end of a string with one scanner
 // (stringEnd, shared with the skeleton), and steps over a recorded
