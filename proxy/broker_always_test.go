@@ -311,3 +311,33 @@ func TestSetPermissionModeDuringRestart(t *testing.T) {
 	}
 	killPID(newPID, sigUSR1.(syscall.Signal))
 }
+
+// Claude's exit during the write is not held up: the request is cancelled
+// at once, and the answering client is told, with the rule it chose kept.
+func TestPermissionAlwaysExitDuringWrite(t *testing.T) {
+	e := newAlwaysEnv(t, true, Options{})
+	a, b := e.ts.dial(t), e.ts.dial(t)
+	e.create(t, a)
+	b.do(protocol.TypeSessionSubscribe, map[string]any{"session": e.s})
+	from := a.count()
+	a.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	a.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	id := a.send(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true})
+	e.gate.waitEntered(t)
+	bFrom := b.count()
+	closeSession(t, b, e.s)
+	var res protocol.PermissionResolved
+	b.waitPush(bFrom, protocol.TypePermissionResolved, &res, nil)
+	if res.Behavior != protocol.BehaviorCancelled || res.Reason != protocol.ResolvedSessionExited {
+		t.Errorf("resolved %+v", res)
+	}
+	e.gate.open()
+	rep := a.reply(id)
+	if rep.OK == nil || *rep.OK || rep.Error == nil || rep.Error.Code != protocol.CodeSessionExited || !strings.Contains(rep.Error.Message, "rule was recorded") {
+		t.Errorf("always answer after the exit: %s", rep.raw)
+	}
+	if got := e.allowed(t); !slices.Equal(got, []string{"Bash"}) {
+		t.Errorf("rules %v", got)
+	}
+}
