@@ -243,7 +243,14 @@ func AllowRules(opts Options, rules ...string) (*Config, error) {
 	if len(add) == 0 {
 		return nil, fmt.Errorf("mcpconfig: allow rules: no rule given")
 	}
-	rule := strings.Join(add, ", ") // for messages
+	// Messages and the log name the rules' tools only: a rule's content
+	// (e.g. a Bash command prefix) may hold a secret.
+	var tools []string
+	for _, a := range add {
+		if name, _, _ := strings.Cut(a, "("); !slices.Contains(tools, name) {
+			tools = append(tools, name)
+		}
+	}
 	r, err := newResolver(opts)
 	if err != nil {
 		return nil, err
@@ -270,10 +277,10 @@ func AllowRules(opts Options, rules ...string) (*Config, error) {
 		return setKey([]byte(d.text), "permissions.allow", allow)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("mcpconfig: allow %q: %w", rule, err)
+		return nil, fmt.Errorf("mcpconfig: allow rules for %s: %w", strings.Join(tools, ", "), err)
 	}
 	if changed {
-		r.opts.Logger.Info("mcpconfig: recorded permission rules", "rules", add, "file", path)
+		r.opts.Logger.Info("mcpconfig: recorded permission rules", "tools", tools, "rules", len(add), "file", path)
 	}
 	return r.resolve(), nil
 }

@@ -83,47 +83,39 @@ const (
 	destSession       = "session"
 )
 
-// recordAlways handles the "always" of an answer before it is given: the
-// rules that allow the tool (alwaysRules) are written to the session's
-// .claude/settings.local.json by the MCP source, outside the session's
-// lock, and claude is then told to apply them to the session only. It
-// returns the destination for updatedPermissions: destSession when the
-// proxy wrote them, destLocalSettings (claude writes them) when the source
-// cannot. A failed write is an error for the client; the request stays
-// pending (it may be answered without always).
-func (s *Session) recordAlways(d *protocol.PermissionRespond) (string, error) {
-	if !d.Always || d.Behavior != protocol.BehaviorAllow {
-		return "", nil
+// alwaysRecorder is the MCP source's ruleRecorder when it has one: "always"
+// answers are then written by the proxy (destSession for claude); without
+// one claude writes them itself (destLocalSettings).
+func (s *Session) alwaysRecorder() (ruleRecorder, string) {
+	if rec, ok := s.srv.opts.MCP.(ruleRecorder); ok {
+		return rec, destSession
 	}
-	s.mu.Lock()
-	perm := s.permLocked(d.RequestID)
-	s.mu.Unlock()
-	if perm == nil || perm.kind != protocol.PermissionKindTool {
-		return "", nil // the answer reports it
-	}
-	rec, ok := s.srv.opts.MCP.(ruleRecorder)
-	if !ok {
-		return destLocalSettings, nil
-	}
-	var rules []string
+	return nil, destLocalSettings
+}
+
+// ruleStrings are the rules of alwaysRules as settings entries
+// ("Tool" or "Tool(content)"), and the distinct tool names they name (what
+// the log may show: a rule's content, e.g. a Bash command prefix, may hold
+// a secret).
+func ruleStrings(perm *permission) (rules, tools []string) {
 	for _, sg := range alwaysRules(perm, destLocalSettings) {
 		gjson.GetBytes(sg, "rules").ForEach(func(_, r gjson.Result) bool {
-			rule := r.Get("toolName").String()
+			tool := r.Get("toolName").String()
+			if tool == "" {
+				return true
+			}
+			rule := tool
 			if c := r.Get("ruleContent"); c.Exists() && c.String() != "" {
 				rule += "(" + c.String() + ")"
 			}
-			if rule != "" {
-				rules = append(rules, rule)
+			rules = append(rules, rule)
+			if !slices.Contains(tools, tool) {
+				tools = append(tools, tool)
 			}
 			return true
 		})
 	}
-	if err := rec.AllowRules(s.cfg.cwd, rules); err != nil {
-		s.log.Warn("recording an allow rule failed", "rules", rules, "err", err)
-		return "", protocol.Errorf(protocol.CodeBadRequest, "permission/respond: the rule could not be recorded (%s); answer without always, or fix the file", truncate(err.Error(), 300))
-	}
-	s.log.Info("permission rules recorded", "rules", rules)
-	return destSession, nil
+	return rules, tools
 }
 
 // permissionAnswer builds claude's reply to an allow of perm from the
@@ -131,7 +123,8 @@ func (s *Session) recordAlways(d *protocol.PermissionRespond) (string, error) {
 // updatedInput, or the request's input with the answers to its questions
 // added, in the format the CLI expects: "answers": {question: label}), and
 // with always the rules that allow the tool from now on, for claude to
-// apply at dest (recordAlways). Errors are protocol errors for the client.
+// apply at dest (alwaysRecorder). Errors are protocol errors for the client;
+// respondPermission checks them before it records any rule.
 func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest string) (map[string]any, error) {
 	in := perm.input
 	if len(d.UpdatedInput) > 0 {
@@ -211,8 +204,14 @@ func (s *Session) permissionMode() string {
 // setPermissionMode switches the session's permission mode with claude's
 // set_permission_mode control request. Claude's refusal (bypassPermissions
 // when the session was not started in it, or as root) is a cli_error with
-// claude's message. While the session restarts the mode is kept for the new
-// process. Subscribers get session/state with the new mode.
+// claude's message. While the session restarts there is no claude to ask:
+// the mode is kept for the new process, which starts in it
+// (--permission-mode, claudeArgs), and the proxy answers as claude would:
+// the launch flag takes every mode but bypassPermissions, which claude
+// takes only when launched in it (the new process is launched in the
+// session's current mode) and never as root, so bypassPermissions is a
+// cli_error unless the session is in it already. Subscribers get
+// session/state with the new mode.
 func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, error) {
 	const what = "session/setPermissionMode"
 	s.mu.Lock()
@@ -221,8 +220,15 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 		s.mu.Unlock()
 		return "", protocol.Errorf(protocol.CodeSessionExited, "%s: session %s has exited", what, s.id)
 	case s.restarting:
-		s.setModeLocked(mode) // the new process starts in it (claudeArgs)
-		s.mu.Unlock()
+		defer s.mu.Unlock()
+		if mode == protocol.PermissionModeBypass && s.mode != protocol.PermissionModeBypass {
+			cur := s.mode
+			if cur == "" {
+				cur = protocol.PermissionModeDefault
+			}
+			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: the session is restarting and its new claude is launched in mode %q; claude takes bypassPermissions only when launched with it (and never as root)", what, mode, cur)
+		}
+		s.setModeLocked(mode)
 		return mode, nil
 	}
 	s.mu.Unlock()
@@ -318,7 +324,7 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 		s.wg.Add(1)
 		perm.timer = time.AfterFunc(timeout, func() {
 			defer s.wg.Done()
-			s.permissionTimedOut(id, timeout)
+			s.permissionTimedOut(id)
 		})
 	}
 	s.log.Info("permission requested", "request_id", id, "tool", pr.ToolName)
@@ -359,50 +365,112 @@ func (s *Session) resolvedLocked(perm *permission, behavior, reason, message str
 	s.pushLocked(f)
 }
 
-func (s *Session) permissionTimedOut(id string, timeout time.Duration) {
+func (s *Session) permissionTimedOut(id string) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	perm := s.permLocked(id)
 	if perm == nil {
-		s.mu.Unlock()
 		return
 	}
 	perm.timer = nil // running now: nothing to stop
-	s.takePermLocked(id)
+	if perm.answering {
+		// An "always" answer is recording its rule: it wins unless the
+		// write fails (respondPermission then denies it).
+		perm.expired = true
+		return
+	}
+	s.timeOutLocked(perm)
+}
+
+// timeOutLocked denies perm for want of an answer within its timeout.
+func (s *Session) timeOutLocked(perm *permission) {
+	timeout := s.srv.opts.PermissionTimeout
+	s.takePermLocked(perm.id)
 	msg := fmt.Sprintf("No answer to the permission request within %v: denied by ccproxy.", timeout)
-	resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "deny", "message": msg})
+	resp, _ := stream.ControlSuccess(perm.id, map[string]any{"behavior": "deny", "message": msg})
 	s.answerClaude(perm.proc, resp)
 	s.resolvedLocked(perm, protocol.BehaviorDeny, protocol.ResolvedTimeout, msg)
-	s.mu.Unlock()
-	s.log.Info("permission request timed out; denied", "request_id", id, "timeout", timeout)
+	s.log.Info("permission request timed out; denied", "request_id", perm.id, "timeout", timeout)
 }
 
 // respondPermission answers a pending request (first answer wins). On
 // success every subscriber, the answering client included, has been sent
 // permission/resolved when it returns.
+//
+// An "always" allow with a ruleRecorder is checked like any answer, then
+// claimed under s.mu (perm.answering: other answers get already_resolved,
+// the timeout waits for it), the rules are written outside the lock, and the
+// answer is finished under the lock again. So a rule is only ever written
+// for an answer that is valid and has won. A failed write releases the
+// claim: the request stays pending (or, if its timeout passed meanwhile, is
+// denied now) and the client gets the error. Claude's withdrawal or exit
+// during the write is not held up: the request is cancelled, the rule the
+// person chose stays, and the client is told.
 func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionRespond) error {
-	dest, err := s.recordAlways(d) // broker.go: writes "always" rules first, outside the lock
-	if err != nil {
-		return err
-	}
+	rec, dest := s.alwaysRecorder()
 	s.mu.Lock()
 	perm := s.permLocked(d.RequestID)
-	if perm == nil {
-		known := s.resolved.has(d.RequestID)
+	if perm == nil || perm.answering {
+		known := perm != nil || s.resolved.has(d.RequestID)
 		s.mu.Unlock()
 		if known {
 			return protocol.Errorf(protocol.CodeAlreadyResolved, "permission/respond: request %q was already answered, timed out or was cancelled", truncate(d.RequestID, 80))
 		}
 		return protocol.Errorf(protocol.CodeNotFound, "permission/respond: session %s has no permission request %q", s.id, truncate(d.RequestID, 80))
 	}
-	var resp map[string]any
-	if d.Behavior == protocol.BehaviorAllow {
-		if resp, err = permissionAnswer(perm, d, dest); err != nil {
-			s.mu.Unlock()
-			return err // the request stays pending
-		}
+	line, message, err := answerLine(perm, d, dest)
+	if err != nil {
+		s.mu.Unlock()
+		return err // the request stays pending
 	}
+	if rec == nil || !d.Always || d.Behavior != protocol.BehaviorAllow {
+		defer s.mu.Unlock()
+		return s.finishAnswerLocked(perm, d, line, message)
+	}
+
+	perm.answering = true
+	rules, tools := ruleStrings(perm)
+	s.mu.Unlock()
+	werr := rec.AllowRules(s.cfg.cwd, rules)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	perm.answering = false
+	if werr == nil {
+		s.log.Info("permission rules recorded", "request_id", d.RequestID, "tools", tools, "rules", len(rules))
+	}
+	if s.permLocked(d.RequestID) != perm { // cancelled by claude or its exit meanwhile
+		code, what := protocol.CodeAlreadyResolved, "was withdrawn by claude"
+		if s.exited {
+			code, what = protocol.CodeSessionExited, "was cancelled: claude exited"
+		}
+		kept := ""
+		if werr == nil {
+			kept = "; the allow rule was recorded and is kept"
+		}
+		return protocol.Errorf(code, "permission/respond: request %q %s while its rule was being recorded%s", truncate(d.RequestID, 80), what, kept)
+	}
+	if werr != nil {
+		// The error names the file and the rules' tools only (mcpconfig).
+		s.log.Warn("recording an allow rule failed", "request_id", d.RequestID, "tools", tools, "err", werr)
+		if perm.expired {
+			s.timeOutLocked(perm)
+		}
+		return protocol.Errorf(protocol.CodeBadRequest, "permission/respond: the rule could not be recorded (%s); answer without always, or fix the file", truncate(werr.Error(), 300))
+	}
+	return s.finishAnswerLocked(perm, d, line, message)
+}
+
+// answerLine is claude's reply to an answer of perm (a control_response
+// line) and the message of a deny. Errors are for the client.
+func answerLine(perm *permission, d *protocol.PermissionRespond, dest string) ([]byte, string, error) {
+	var resp map[string]any
 	message := ""
-	if d.Behavior != protocol.BehaviorAllow {
+	if d.Behavior == protocol.BehaviorAllow {
+		var err error
+		if resp, err = permissionAnswer(perm, d, dest); err != nil {
+			return nil, "", err
+		}
+	} else {
 		message = d.Message
 		if message == "" {
 			message = "Denied by the user"
@@ -411,16 +479,19 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 	}
 	line, err := stream.ControlSuccess(d.RequestID, resp)
 	if err != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("permission answer: %w", err) // the request stays pending
+		return nil, "", fmt.Errorf("permission answer: %w", err)
 	}
-	// Answered and resolved under the lock: claude's events that follow
-	// the answer are appended (under this lock) after permission/resolved,
-	// so every subscriber sees the resolution before them. Answer never
-	// waits (like the timeout's): a claude that has not read its stdin for
-	// StdinQueue lines is killed.
-	defer s.mu.Unlock()
-	s.takePermLocked(d.RequestID)
+	return line, message, nil
+}
+
+// finishAnswerLocked resolves perm with the client's answer: claude gets
+// line, every subscriber permission/resolved. Answered and resolved under
+// the lock: claude's events that follow the answer are appended (under this
+// lock) after permission/resolved, so every subscriber sees the resolution
+// before them. Answer never waits (like the timeout's): a claude that has
+// not read its stdin for StdinQueue lines is killed.
+func (s *Session) finishAnswerLocked(perm *permission, d *protocol.PermissionRespond, line []byte, message string) error {
+	s.takePermLocked(perm.id)
 	if err := perm.proc.Answer(line); err != nil {
 		s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
 		return protocol.Errorf(protocol.CodeSessionExited, "permission/respond: session %s: claude is gone, the answer could not be delivered", s.id)

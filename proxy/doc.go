@@ -53,14 +53,23 @@
 // DisallowedTools: the settings' permissions.allow/deny, plus every active
 // server with serve --allow-mcp-tools) is allowed without asking. An answer
 // becomes claude's reply: answers are added to the question's input as
-// "answers"; "always" first has the MCP source write the suggested rules to
-// the session's .claude/settings.local.json (MCPConfigSource.AllowRules,
-// outside Session.mu), then adds them as updatedPermissions with
-// destination "session", so claude applies them at once (without such a
-// source, destination "localSettings": claude writes them itself). The permission mode (Session.mode, under Session.mu) is
-// what claude last reported in system/init or system/status, or what
-// session/setPermissionMode (set_permission_mode) set; a restarted process
-// starts in it, and session/state and session/list carry it.
+// "answers"; "always" is checked like any answer, then claims the request
+// (permission.answering, under Session.mu: other answers get
+// already_resolved, the timeout waits for the claim), has the MCP source
+// write the suggested rules to the session's .claude/settings.local.json
+// (MCPConfigSource.AllowRules, outside Session.mu), and only then answers,
+// adding them as updatedPermissions with destination "session", so claude
+// applies them at once (without such a source, destination
+// "localSettings": claude writes them itself). A failed write releases the
+// claim (the request stays pending, or is denied if its timeout passed
+// meanwhile). Logs name the rules' tools, never a rule's content (a Bash
+// prefix may hold a token). The permission mode (Session.mode, under
+// Session.mu) is what claude last reported in system/init or
+// system/status, or what session/setPermissionMode (set_permission_mode)
+// set; a restarted process starts in it, and session/state and
+// session/list carry it. While the session restarts, setPermissionMode
+// keeps the mode for the new process, refusing bypassPermissions (as
+// claude would) unless the session is in it already.
 //
 // # State
 //

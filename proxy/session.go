@@ -101,6 +101,8 @@ type permission struct {
 	frame       []byte          // the permission/request push
 	timer       *time.Timer
 	asked       time.Time // when it arrived (ccproxy_permission_wait_seconds)
+	answering   bool      // an "always" answer claimed it and is recording its rules (respondPermission)
+	expired     bool      // its timeout ran while it was claimed: denied if the claim is released
 }
 
 type heldTurn struct {

@@ -1,0 +1,343 @@
+package proxy
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// gatedRecorder is an MCPConfigSource whose AllowRules waits, once
+// entered, until the test releases it: the write of an "always" answer is
+// surely in progress meanwhile.
+type gatedRecorder struct {
+	*MCPConfigSource
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+// open lets the write (and every later one) go on.
+func (g *gatedRecorder) open() { g.once.Do(func() { close(g.release) }) }
+
+func (g *gatedRecorder) AllowRules(dir string, rules []string) error {
+	g.entered <- struct{}{}
+	<-g.release
+	return g.MCPConfigSource.AllowRules(dir, rules)
+}
+
+func (g *gatedRecorder) waitEntered(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.entered:
+	case <-time.After(waitTimeout):
+		t.Fatal("the rule write did not start")
+	}
+}
+
+// fireTimeout does at once what the request's timer would do when it
+// fires: the timer is stopped (its WaitGroup count given back) and its
+// function run.
+func fireTimeout(s *Session, id string) {
+	s.mu.Lock()
+	if perm := s.permLocked(id); perm != nil && perm.timer != nil && perm.timer.Stop() {
+		s.wg.Done()
+	}
+	s.mu.Unlock()
+	s.permissionTimedOut(id)
+}
+
+// alwaysEnv is a server with an MCPConfigSource (gated when gate is set),
+// a session and its settings.local.json.
+type alwaysEnv struct {
+	ts      *testServer
+	sess    *Session
+	s       string
+	local   string
+	gate    *gatedRecorder
+	mcpLogs *syncBuffer
+}
+
+func newAlwaysEnv(t *testing.T, gate bool, opts Options) *alwaysEnv {
+	env := newMCPEnv(t)
+	e := &alwaysEnv{local: filepath.Join(env.project, ".claude", "settings.local.json"), mcpLogs: &syncBuffer{}}
+	env.opts.Logger = slog.New(slog.NewTextHandler(e.mcpLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	src, err := NewMCPConfigSource(env.opts, env.filesDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	opts.MCP, opts.Project = src, env.project
+	if gate {
+		e.gate = &gatedRecorder{MCPConfigSource: src, entered: make(chan struct{}, 1), release: make(chan struct{})}
+		opts.MCP = e.gate
+	}
+	e.ts = startServer(t, opts)
+	if gate {
+		t.Cleanup(e.gate.open) // before the server's shutdown, should a test fail with the write held
+	}
+	return e
+}
+
+func (e *alwaysEnv) create(t *testing.T, c *wsClient) {
+	e.s = c.create(nil)
+	sess, err := e.ts.srv.session(e.s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sess = sess
+}
+
+// allowed returns permissions.allow of the session's settings.local.json.
+func (e *alwaysEnv) allowed(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(e.local)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	var m struct{ Permissions struct{ Allow []string } }
+	if err != nil || json.Unmarshal(data, &m) != nil {
+		t.Fatalf("settings.local.json: %v %s", err, data)
+	}
+	return m.Permissions.Allow
+}
+
+// An "always" answer the broker refuses (answers on a tool use) records no
+// rule: the answer is checked before anything is written.
+func TestPermissionAlwaysInvalidWritesNoRule(t *testing.T) {
+	e := newAlwaysEnv(t, false, Options{})
+	c := e.ts.dial(t)
+	e.create(t, c)
+	from := c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	er := c.doErr(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID,
+		"behavior": "allow", "always": true, "answers": map[string]string{"q": "a"}})
+	if er.Code != protocol.CodeBadRequest || !strings.Contains(er.Message, "only for a question") {
+		t.Errorf("invalid always answer: %+v", er)
+	}
+	if got := e.allowed(t); len(got) != 0 {
+		t.Errorf("a refused answer recorded rules %v", got)
+	}
+	// Still pending: a plain deny ends it, still without a rule.
+	c.do(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "deny"})
+	if got := answerText(t, c, from, e.s); !strings.Contains(got, `"behavior":"deny"`) {
+		t.Errorf("claude got %s", got)
+	}
+	if got := e.allowed(t); len(got) != 0 {
+		t.Errorf("rules %v after a deny", got)
+	}
+}
+
+// While an "always" answer records its rule, the request is claimed: a
+// deny from another client gets already_resolved, the timeout does not
+// fire, and claude gets the allow. A deny that came first wins and the
+// "always" that follows records nothing.
+func TestPermissionAlwaysClaimsRequest(t *testing.T) {
+	e := newAlwaysEnv(t, true, Options{PermissionTimeout: time.Hour})
+	a, b := e.ts.dial(t), e.ts.dial(t)
+	e.create(t, a)
+	b.do(protocol.TypeSessionSubscribe, map[string]any{"session": e.s})
+
+	from := a.count()
+	a.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	a.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	id := a.send(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true})
+	e.gate.waitEntered(t)
+	// The rule is being written: a deny loses, the timeout (what its timer
+	// runs) waits.
+	if er := b.doErr(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "deny"}); er.Code != protocol.CodeAlreadyResolved {
+		t.Errorf("deny during the write: %+v, want already_resolved", er)
+	}
+	fireTimeout(e.sess, req.RequestID)
+	e.gate.open()
+	if rep := a.reply(id); rep.OK == nil || !*rep.OK {
+		t.Fatalf("always answer: %s", rep.raw)
+	}
+	if got := answerText(t, a, from, e.s); got != `permission answer: {"behavior":"allow","updatedInput":{"command":"ls"},"updatedPermissions":[{"behavior":"allow","destination":"session","rules":[{"toolName":"Bash"}],"type":"addRules"}]}` {
+		t.Errorf("claude got %s", got)
+	}
+	var res protocol.PermissionResolved
+	a.waitPush(from, protocol.TypePermissionResolved, &res, nil)
+	if res.Behavior != protocol.BehaviorAllow || res.Reason != protocol.ResolvedAnswered {
+		t.Errorf("resolved %+v", res)
+	}
+	if got := e.allowed(t); !slices.Equal(got, []string{"Bash"}) {
+		t.Errorf("rules %v", got)
+	}
+	a.waitEvent(from, e.s, "result", isResult)
+
+	// A deny that comes first wins; the "always" after it writes nothing.
+	from = a.count()
+	a.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Write"})
+	a.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	b.do(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "deny"})
+	if er := a.doErr(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true}); er.Code != protocol.CodeAlreadyResolved {
+		t.Errorf("always after a deny: %+v", er)
+	}
+	select {
+	case <-e.gate.entered:
+		t.Error("the always after a deny wrote its rule")
+	default:
+	}
+	if got := e.allowed(t); !slices.Equal(got, []string{"Bash"}) {
+		t.Errorf("rules %v after the denied Write", got)
+	}
+}
+
+// A write that fails releases the claim; if the timeout ran during it, the
+// request is denied then (not left pending with no timer).
+func TestPermissionAlwaysFailedWriteThenTimeout(t *testing.T) {
+	e := newAlwaysEnv(t, true, Options{PermissionTimeout: time.Hour})
+	c := e.ts.dial(t)
+	e.create(t, c)
+	bad := "{\"permissions\": {}, \"permissions\": {}}\n"
+	os.MkdirAll(filepath.Dir(e.local), 0o755)
+	os.WriteFile(e.local, []byte(bad), 0o644)
+	from := c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	id := c.send(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true})
+	e.gate.waitEntered(t)
+	fireTimeout(e.sess, req.RequestID)
+	e.gate.open()
+	if rep := c.reply(id); rep.OK == nil || *rep.OK || rep.Error == nil || rep.Error.Code != protocol.CodeBadRequest {
+		t.Errorf("always with a bad file: %s", rep.raw)
+	}
+	var res protocol.PermissionResolved
+	c.waitPush(from, protocol.TypePermissionResolved, &res, nil)
+	if res.Behavior != protocol.BehaviorDeny || res.Reason != protocol.ResolvedTimeout {
+		t.Errorf("resolved %+v", res)
+	}
+	if got := answerText(t, c, from, e.s); !strings.Contains(got, "denied by ccproxy") {
+		t.Errorf("claude got %s", got)
+	}
+	if data, _ := os.ReadFile(e.local); string(data) != bad {
+		t.Errorf("the bad file was changed: %s", data)
+	}
+}
+
+// A rule's content (here a Bash command prefix with a token) never reaches
+// a log line, whether the write succeeds or fails; the tool's name does.
+func TestPermissionAlwaysLogsNoRuleContent(t *testing.T) {
+	const secret = "sk-ant-api03-SECRETTOKEN"
+	e := newAlwaysEnv(t, false, Options{})
+	c := e.ts.dial(t)
+	e.create(t, c)
+	c.turn(e.s, "first")
+	inject := func(id string) {
+		e.sess.mu.Lock()
+		defer e.sess.mu.Unlock()
+		e.sess.perms = append(e.sess.perms, &permission{id: id, proc: e.sess.proc.cli, kind: protocol.PermissionKindTool, tool: "Bash",
+			input:       json.RawMessage(`{"command":"curl"}`),
+			suggestions: json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"curl -H 'Authorization: Bearer ` + secret + `':*"}],"behavior":"allow","destination":"localSettings"}]`),
+			asked:       time.Now()})
+	}
+	inject("inj-1")
+	c.do(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": "inj-1", "behavior": "allow", "always": true})
+	if got := e.allowed(t); len(got) != 1 || !strings.Contains(got[0], secret) {
+		t.Errorf("rules %v", got)
+	}
+	// A file that cannot be written: the error is logged, still without it.
+	bad := "{\"permissions\": {}, \"permissions\": {}}\n"
+	os.WriteFile(e.local, []byte(bad), 0o644)
+	inject("inj-2")
+	if er := c.doErr(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": "inj-2", "behavior": "allow", "always": true}); er.Code != protocol.CodeBadRequest {
+		t.Errorf("bad file: %+v", er)
+	}
+	logs := e.ts.logBuf.String() + e.mcpLogs.String()
+	if strings.Contains(logs, "SECRETTOKEN") {
+		t.Errorf("a rule's content was logged:\n%s", logs)
+	}
+	if !strings.Contains(e.ts.logBuf.String(), "permission rules recorded") || !strings.Contains(e.ts.logBuf.String(), "recording an allow rule failed") {
+		t.Errorf("the log lacks the rule lines:\n%s", logs)
+	}
+}
+
+// While the session restarts, session/setPermissionMode answers as claude
+// would: bypassPermissions (the session not in it) is a cli_error and the
+// new process is not launched in it; another mode is what it starts in.
+func TestSetPermissionModeDuringRestart(t *testing.T) {
+	argsFile := filepath.Join(t.TempDir(), "args.json")
+	ts := startServer(t, Options{CloseGrace: waitTimeout}, "FAKE_EXIT_ON_USR1=1", "FAKE_ARGS_FILE="+argsFile)
+	c := ts.dial(t)
+	s := c.create(nil)
+	pid := fakePID(t, c, s)
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := c.count()
+	sess.requestRestart("test")
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	er := c.doErr(protocol.TypeSessionSetMode, map[string]any{"session": s, "mode": "bypassPermissions"})
+	if er.Code != protocol.CodeCLIError || !strings.Contains(er.Message, "bypassPermissions") {
+		t.Errorf("bypassPermissions during the restart: %+v", er)
+	}
+	if m := sess.permissionMode(); m == protocol.PermissionModeBypass {
+		t.Errorf("mode %q kept after the refusal", m)
+	}
+	var res protocol.SessionSetPermissionModeResult
+	mustUnmarshal(t, c.do(protocol.TypeSessionSetMode, map[string]any{"session": s, "mode": "plan"}), &res)
+	if res.Mode != "plan" {
+		t.Errorf("plan during the restart: %+v", res)
+	}
+	if err := killPID(pid, sigUSR1.(syscall.Signal)); err != nil {
+		t.Fatal(err)
+	}
+	newPID := fakePID(t, c, s) // a turn of the new process: its arguments are written
+	data, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	json.Unmarshal(data, &args)
+	if i := slices.Index(args, "--permission-mode"); i < 0 || i+1 >= len(args) || args[i+1] != "plan" {
+		t.Errorf("the new claude's arguments %v, want --permission-mode plan", args)
+	}
+	if slices.Contains(args, protocol.PermissionModeBypass) {
+		t.Errorf("the new claude was launched with bypassPermissions: %v", args)
+	}
+	killPID(newPID, sigUSR1.(syscall.Signal))
+}
+
+// Claude's exit during the write is not held up: the request is cancelled
+// at once, and the answering client is told, with the rule it chose kept.
+func TestPermissionAlwaysExitDuringWrite(t *testing.T) {
+	e := newAlwaysEnv(t, true, Options{})
+	a, b := e.ts.dial(t), e.ts.dial(t)
+	e.create(t, a)
+	b.do(protocol.TypeSessionSubscribe, map[string]any{"session": e.s})
+	from := a.count()
+	a.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
+	var req protocol.PermissionRequest
+	a.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	id := a.send(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true})
+	e.gate.waitEntered(t)
+	bFrom := b.count()
+	closeSession(t, b, e.s)
+	var res protocol.PermissionResolved
+	b.waitPush(bFrom, protocol.TypePermissionResolved, &res, nil)
+	if res.Behavior != protocol.BehaviorCancelled || res.Reason != protocol.ResolvedSessionExited {
+		t.Errorf("resolved %+v", res)
+	}
+	e.gate.open()
+	rep := a.reply(id)
+	if rep.OK == nil || *rep.OK || rep.Error == nil || rep.Error.Code != protocol.CodeSessionExited || !strings.Contains(rep.Error.Message, "rule was recorded") {
+		t.Errorf("always answer after the exit: %s", rep.raw)
+	}
+	if got := e.allowed(t); !slices.Equal(got, []string{"Bash"}) {
+		t.Errorf("rules %v", got)
+	}
+}
