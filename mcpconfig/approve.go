@@ -118,6 +118,11 @@ func (s Server) ProjectApproval() (Approval, bool) {
 // writeFileAtomic replaces path with data: a temporary file in the same
 // folder (created when missing) is written, synced and renamed over path.
 func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
+	// A symlinked file (dotfiles kept elsewhere) is written where it
+	// points: renaming onto the link would replace it with a plain file.
+	if target, err := filepath.EvalSymlinks(path); err == nil {
+		path = target
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)

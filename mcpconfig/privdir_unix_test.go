@@ -68,3 +68,35 @@ func TestPrivateBaseRefused(t *testing.T) {
 		t.Errorf("RemoveStale with a 0755 base = %v, want an error naming it", err)
 	}
 }
+
+// A symlinked ~/.claude.json or settings file (dotfiles kept elsewhere)
+// stays a symlink when ccproxy writes it: the file it points to changes.
+func TestWriteFollowsSymlinks(t *testing.T) {
+	opts := writeEnv(t)
+	dotfiles := filepath.Join(filepath.Dir(opts.HomeDir), "dotfiles")
+	if err := os.MkdirAll(dotfiles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(dotfiles, "claude.json")
+	if err := os.WriteFile(real, []byte("{\"numStartups\": 3}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(opts.HomeDir, ".claude.json")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	def, _ := BuildDefinition(AddSpec{Transport: TransportStdio, CommandOrURL: "node"})
+	if _, err := AddServer(opts, ScopeUser, "linked", def, AddNew); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("%s is no longer a symlink (%v)", link, err)
+	}
+	data, _ := os.ReadFile(real)
+	if !strings.Contains(string(data), `"linked"`) || !strings.Contains(strings.ReplaceAll(string(data), " ", ""), `"numStartups":3`) {
+		t.Errorf("the file the link points to was not updated:\n%s", data)
+	}
+	if left, _ := filepath.Glob(filepath.Join(opts.HomeDir, ".claude.json.tmp-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
