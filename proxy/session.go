@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -737,7 +738,9 @@ func (s *Session) restart(old *claudeProc) {
 	<-old.finished
 
 	s.mu.Lock()
-	resume := s.claudeID
+	// The conversation claude reported, or, before its first turn, the one
+	// the session was created to resume.
+	resume := cmp.Or(s.claudeID, s.cfg.resume)
 	closing := s.closing
 	s.mu.Unlock()
 	fail := func(msg string) {

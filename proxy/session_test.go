@@ -2,6 +2,9 @@ package proxy
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -150,5 +153,33 @@ func TestMCPStatusRefreshedAfterTimeout(t *testing.T) {
 	})
 	if !strings.Contains(ts.logBuf.String(), "subtype=mcp_status") {
 		t.Error("the unanswered mcp_status is not in the log")
+	}
+}
+
+// A session created to resume a conversation, restarted before its first
+// turn, resumes that conversation again: claude has not reported it yet.
+func TestRestartBeforeFirstTurnKeepsResume(t *testing.T) {
+	argsFile := filepath.Join(t.TempDir(), "args.json")
+	ts := startServer(t, Options{}, "FAKE_ARGS_FILE="+argsFile)
+	c := ts.dial(t)
+	const resume = "0badc0de-0000-4000-8000-000000000002"
+	s := c.create(map[string]any{"resume": resume})
+	c.waitPush(0, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"idle"`) })
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := c.count()
+	sess.requestRestart("test")
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	c.turn(s, "hello") // a turn of the new process: it has written its arguments
+	data, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	json.Unmarshal(data, &args)
+	if i := slices.Index(args, "--resume"); i < 0 || i+1 >= len(args) || args[i+1] != resume {
+		t.Errorf("the restarted claude's arguments %v, want --resume %s", args, resume)
 	}
 }
