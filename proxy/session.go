@@ -589,6 +589,14 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 
 	s.mu.Lock()
 	if p != s.proc || (s.restarting && s.closing == "") {
+		// Replaced: what it asked (a turn it started on its own while it
+		// was being closed) can no longer be answered.
+		for _, perm := range slices.Clone(s.perms) {
+			if perm.proc == p.cli {
+				s.takePermLocked(perm.id)
+				s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
+			}
+		}
 		s.mu.Unlock()
 		s.srv.metrics.claudeExited("restart", ex)
 		s.log.Info("claude exited for a restart", logArgs...)

@@ -183,3 +183,34 @@ func TestRestartBeforeFirstTurnKeepsResume(t *testing.T) {
 		t.Errorf("the restarted claude's arguments %v, want --resume %s", args, resume)
 	}
 }
+
+// A permission request the replaced process sent as it was being closed
+// (a turn it started on its own) is cancelled when it ends: nobody can
+// answer it any more, and it must not stay pending in the new process's
+// session.
+func TestRestartCancelsTheOldProcessRequests(t *testing.T) {
+	ts := startServer(t, Options{}, "FAKE_ASK_ON_EOF=1")
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.waitPush(0, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"idle"`) })
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := c.count()
+	sess.requestRestart("test")
+	var req protocol.PermissionRequest
+	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	var res protocol.PermissionResolved
+	c.waitPush(from, protocol.TypePermissionResolved, &res, func(raw json.RawMessage) bool { return strings.Contains(string(raw), req.RequestID) })
+	if res.Behavior != protocol.BehaviorCancelled || res.Reason != protocol.ResolvedSessionExited {
+		t.Errorf("the old process's request was resolved %+v, want cancelled (session_exited)", res)
+	}
+	c.turn(s, "hello") // the new process works
+	sess.mu.Lock()
+	n := len(sess.perms)
+	sess.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d permission requests still pending after the restart", n)
+	}
+}

@@ -73,6 +73,7 @@
 //
 //	FAKE_VERSION          the version --version reports
 //	FAKE_ARGS_FILE        the arguments are written there as a JSON array
+//	FAKE_ASK_ON_EOF       at stdin EOF, sends a can_use_tool request (fake-eof-1) and ends
 //	FAKE_STARTUP_STDERR   a line written to stderr at start
 //	FAKE_IGNORE_CONTROL   SUBTYPE: host control requests of SUBTYPE go unanswered; SUBTYPE:N the first N
 //	FAKE_REFUSE_SET       1: mcp_set_servers refuses every added server

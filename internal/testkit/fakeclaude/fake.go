@@ -130,6 +130,11 @@ func Main(args []string) int {
 	}
 	close(f.turns)
 	<-done
+	if os.Getenv("FAKE_ASK_ON_EOF") == "1" {
+		// A turn of its own started as it is being closed: it asks, and
+		// ends without waiting for the answer.
+		f.emit(map[string]any{"type": "control_request", "request_id": "fake-eof-1", "request": canUseTool("Bash", "ls", "toolu_fake_eof")})
+	}
 	if os.Getenv("FAKE_IGNORE_EOF") == "1" || os.Getenv("FAKE_EXIT_ON_USR1") == "1" {
 		hang()
 	}
