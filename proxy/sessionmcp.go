@@ -46,8 +46,10 @@ func (s *Session) applyCurrentServers() {
 	case errors.Is(err, errSessionExited):
 		return
 	case err != nil:
-		s.log.Warn("claude refused mcp_set_servers", "err", err)
-		s.requestRestart("mcp_set_servers failed: " + err.Error())
+		// claude's message may quote the configuration it refused.
+		msg := s.scrubClient(err.Error())
+		s.log.Warn("claude refused mcp_set_servers", "err", msg)
+		s.requestRestart("mcp_set_servers failed: " + msg)
 	default:
 		if errs := gjson.GetBytes(resp, "errors").Map(); len(errs) > 0 {
 			names := slices.Sorted(maps.Keys(errs))
