@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -20,6 +21,15 @@ import (
 
 // maxBlobBytes bounds an attachment fetched for an image block.
 const maxBlobBytes = 32 << 20
+
+// The proxy drops a websocket client that reads nothing for 10 s
+// (proxy.Options.WriteWait): what the backend does on its read loop (fetch
+// an image) is bounded well below that, and so is a write to a proxy that
+// stopped reading.
+const (
+	blobTimeout = 5 * time.Second
+	writeWait   = 10 * time.Second
+)
 
 // Backend is one websocket connection to a ccproxy (in-process or a
 // running `ccproxy serve`), speaking webview-protocol. Its read loop (the
@@ -179,7 +189,12 @@ func (b *Backend) Request(ctx context.Context, typ string, data protocol.Data, r
 	}
 	msg, err := protocol.AppendFrame(nil, f)
 	if err == nil {
+		deadline := time.Now().Add(writeWait)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
 		b.writeMu.Lock()
+		b.ws.SetWriteDeadline(deadline)
 		err = b.ws.WriteMessage(websocket.TextMessage, msg)
 		b.writeMu.Unlock()
 	}
@@ -224,6 +239,8 @@ func (b *Backend) Blob(ctx context.Context, rel string) ([]byte, error) {
 	}
 	u := *b.base
 	u.Path = rel
+	ctx, cancel := context.WithTimeout(ctx, blobTimeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
