@@ -366,10 +366,11 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		if err != nil {
 			return 0, false, err
 		}
-		for tool, a := range refs.agents {
-			if _, ok := agents[tool]; !ok && validID(a.id) {
-				agents[tool] = a
-				refs.uses = append(refs.uses, tool)
+		for _, a := range refs.agents {
+			// Keyed by the copied id: r.agentM and r.nested outlive the line.
+			if _, ok := agents[a.toolUseID]; !ok && validID(a.id) {
+				agents[a.toolUseID] = a
+				refs.uses = append(refs.uses, a.toolUseID)
 			}
 		}
 		for _, id := range refs.uses {

@@ -410,3 +410,34 @@ func TestSystemAndMetaRecords(t *testing.T) {
 		t.Errorf("system event %s", sys.JSON)
 	}
 }
+
+// The tool use id a result names its subagent by is kept, not left
+// pointing into the line buffer that the next line overwrites: a result
+// repeated later (laid out differently) does not nest the subagent twice.
+func TestSubagentFromResultKeyOutlivesLine(t *testing.T) {
+	root := t.TempDir()
+	use := `{"type":"assistant","uuid":"a1","sessionId":"s1","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"prompt":"go"}}]}}` + "\n"
+	res := `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"abc123","status":"async_launched"}}` + "\n"
+	again := `{"type":"user","uuid":"u3-a-longer-uuid","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"completed"}]}]},"toolUseResult":{"agentId":"abc123","status":"completed"}}` + "\n"
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), use, res,
+		line("assistant", "s1", 3, "/w/p", strings.Repeat("overwrite the line buffer ", 20)), again)
+	sub := filepath.Join(strings.TrimSuffix(p, ".jsonl"), "subagents")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "agent-abc123.jsonl"), []byte(line("user", "s1", 2, "/w/p", "go")+line("assistant", "s1", 2, "/w/p", "sub answer")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := open(t, root).Read(context.Background(), history.ReadOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range rp.Events {
+		got = append(got, ev.Type+"/"+ev.ParentToolUseID)
+	}
+	want := "user/ assistant/ user/ user/toolu_1 assistant/toolu_1 assistant/ user/"
+	if strings.Join(got, " ") != want {
+		t.Errorf("events %v, want %s", got, want)
+	}
+}
