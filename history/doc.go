@@ -40,7 +40,10 @@
 //	          subagent_type, task_description (as on the live stream)
 //	       ─► a page does not end between a tool use and its result (it may run
 //	          past Limit by as much again to take them in)
-//	       ─► stop after Limit events: Next = the offset after the last line read
+//	       ─► stop after Limit events, or once the events take MaxBytes (at the next
+//	          line with no tool use pending, at once past 2×MaxBytes; subagents'
+//	          events count): Next = the offset after the last line read, and
+//	          nothing after it is read or normalized
 //
 // Lines are read through a feeder that hands stream.Reader at most one line
 // per Read, so the bytes handed out are the offset of the next line: that is

@@ -22,6 +22,8 @@ import (
 const (
 	DefaultReadLimit = 200
 	MaxReadLimit     = 5000
+	// DefaultReadBytes is ReadOptions.MaxBytes when it is not set.
+	DefaultReadBytes = 8 << 20
 )
 
 // ReadOptions select a page of one session's conversation.
@@ -43,6 +45,15 @@ type ReadOptions struct {
 	// DefaultReadLimit, at most MaxReadLimit). The events of subagents
 	// nested in the page count against a limit of their own, as large.
 	Limit int
+	// MaxBytes bounds the page in bytes (default DefaultReadBytes): the
+	// events' JSON, inline attachment data and 32 bytes of framing each,
+	// subagents' events included. Once it is reached the page ends at the
+	// next line with no tool use of its file awaiting a result (or at once
+	// past twice MaxBytes), so a page is at most MaxBytes plus one event
+	// when no tool use is pending; Next resumes exactly there, and the
+	// lines after it are not read (nor their attachments normalized). A
+	// nested subagent cut short gets its history_more event.
+	MaxBytes int64
 	// Normalize configures the stream.Normalizer the events go through,
 	// as live events do: set Attachments to stream.AttachSink and Sink
 	// to the proxy's blob store to have images served by URL.
@@ -127,7 +138,11 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 	if err != nil {
 		return ReadPage{}, err
 	}
-	r := &reader{s: s, ctx: ctx, nested: map[string]bool{}, norm: stream.NewNormalizer(opts.Normalize), dir: strings.TrimSuffix(path, ".jsonl"), limit: limit}
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultReadBytes
+	}
+	r := &reader{s: s, ctx: ctx, nested: map[string]bool{}, norm: stream.NewNormalizer(opts.Normalize), dir: strings.TrimSuffix(path, ".jsonl"), limit: limit, maxBytes: maxBytes}
 	page := ReadPage{SessionID: opts.ID, Agent: opts.Agent}
 	var parent *subagent
 	if opts.Agent != "" {
@@ -201,14 +216,17 @@ func (s *Store) find(id, project string) (string, error) {
 
 // reader is the state of one Read.
 type reader struct {
-	s      *Store
-	ctx    context.Context
-	norm   *stream.Normalizer
-	dir    string               // the session's folder (subagents/, tool-results/)
-	limit  int                  // events per subagent
-	agentM map[string]*subagent // tool_use id -> its subagent, loaded on first need
-	nested map[string]bool      // tool_use ids whose subagent is in the page
-	buf    []byte
+	s     *Store
+	ctx   context.Context
+	norm  *stream.Normalizer
+	dir   string // the session's folder (subagents/, tool-results/)
+	limit int    // events per subagent
+	// maxBytes bounds the page's events in bytes; used is what they take
+	// so far (all files of the Read).
+	maxBytes, used int64
+	agentM         map[string]*subagent // tool_use id -> its subagent, loaded on first need
+	nested         map[string]bool      // tool_use ids whose subagent is in the page
+	buf            []byte
 }
 
 // subagent is what is known of a subagent.
@@ -320,6 +338,9 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		if err := r.ctx.Err(); err != nil {
 			return 0, false, err
 		}
+		if r.used >= r.maxBytes && len(pending) == 0 || r.used >= 2*r.maxBytes {
+			break // the byte bound: next is where the next line starts
+		}
 		start := next
 		line, end, complete, err := lr.next()
 		if err != nil {
@@ -350,6 +371,7 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		}
 		ev.Offset = start
 		page.Events = append(page.Events, ev)
+		r.used += eventBytes(ev)
 		n++
 		for _, id := range refs.uses {
 			pending[id] = true
@@ -409,7 +431,9 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 	if more {
 		b, _ := json.Marshal(map[string]string{"type": stream.TypeCCProxy, "subtype": "history_more",
 			"agent": agent.id, "parent_tool_use_id": toolUseID, "cursor": strconv.FormatInt(next, 10)})
-		page.Events = append(page.Events, Event{Type: stream.TypeCCProxy, Subtype: "history_more", ParentToolUseID: toolUseID, JSON: b, Offset: next})
+		ev := Event{Type: stream.TypeCCProxy, Subtype: "history_more", ParentToolUseID: toolUseID, JSON: b, Offset: next}
+		page.Events = append(page.Events, ev)
+		r.used += eventBytes(ev)
 	}
 	return nil
 }
@@ -538,6 +562,15 @@ func (r *reader) event(line []byte, parent *subagent) (ev Event, refs toolRefs, 
 	out := r.norm.Normalize(b)
 	return Event{Type: out.Type, Subtype: out.Subtype, UUID: out.UUID, ParentToolUseID: out.ParentToolUseID,
 		JSON: bytes.Clone(out.JSON), Attachments: out.Attachments}, refs, true
+}
+
+// eventBytes is what an event takes of ReadOptions.MaxBytes.
+func eventBytes(ev Event) int64 {
+	n := int64(len(ev.JSON)) + 32
+	for _, a := range ev.Attachments {
+		n += int64(len(a.Data) + len(a.URL) + len(a.URI) + len(a.SHA256) + len(a.MediaType) + len(a.Kind) + 32)
+	}
+	return n
 }
 
 // appendJSON appends s as a JSON string.

@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/stream"
 )
 
 // line is one session record, as the CLI writes them (the fields that
@@ -439,5 +441,78 @@ func TestSubagentFromResultKeyOutlivesLine(t *testing.T) {
 	want := "user/ assistant/ user/ user/toolu_1 assistant/toolu_1 assistant/ user/"
 	if strings.Join(got, " ") != want {
 		t.Errorf("events %v, want %s", got, want)
+	}
+}
+
+// countSink counts the attachments put into it.
+type countSink struct{ n int }
+
+func (s *countSink) PutAttachment(a stream.Attachment, data []byte) (string, error) {
+	s.n++
+	return "/blob/" + a.SHA256, nil
+}
+
+// A page is bounded in bytes: with a small MaxBytes it ends one event past
+// the bound, its cursor resumes exactly there (every event read once, in
+// order), and the events past the cut are never normalized (their
+// attachments never reach the Sink).
+func TestReadMaxBytes(t *testing.T) {
+	root := t.TempDir()
+	var lines []string
+	const events = 12
+	img := func(i int) string {
+		return base64.StdEncoding.EncodeToString([]byte(strings.Repeat(fmt.Sprint("png", i), 100)))
+	}
+	for i := range events {
+		rec := map[string]any{"type": "user", "uuid": fmt.Sprintf("u%d", i), "sessionId": "s1",
+			"message": map[string]any{"role": "user", "content": []any{
+				map[string]any{"type": "text", "text": strings.Repeat("x", 10000)},
+				map[string]any{"type": "tool_result", "tool_use_id": fmt.Sprint("toolu_", i), "content": []any{
+					map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": img(i)}}}},
+			}}}
+		b, _ := json.Marshal(rec)
+		lines = append(lines, string(b)+"\n")
+	}
+	writeSession(t, root, "/w/p", "s1", lines...)
+	st := open(t, root)
+	const maxBytes = 25000
+	var seen []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > events {
+			t.Fatal("paging does not end")
+		}
+		sink := &countSink{}
+		p, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Cursor: cursor, MaxBytes: maxBytes,
+			Normalize: stream.Options{Attachments: stream.AttachSink, Sink: sink}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size, last int
+		for _, ev := range p.Events {
+			seen = append(seen, ev.UUID)
+			size += len(ev.JSON)
+			last = len(ev.JSON)
+		}
+		if size-last > maxBytes {
+			t.Errorf("page at %q: %d bytes of events before its last one, over MaxBytes %d", cursor, size-last, maxBytes)
+		}
+		if sink.n != len(p.Events) {
+			t.Errorf("page at %q: %d attachments normalized for %d events", cursor, sink.n, len(p.Events))
+		}
+		if !p.More {
+			break
+		}
+		if len(p.Events) == 0 || len(p.Events) == events {
+			t.Fatalf("page at %q: %d events, more %v", cursor, len(p.Events), p.More)
+		}
+		cursor = p.Next
+	}
+	var want []string
+	for i := range events {
+		want = append(want, fmt.Sprintf("u%d", i))
+	}
+	if strings.Join(seen, " ") != strings.Join(want, " ") {
+		t.Errorf("paged through %v, want every event once: %v", seen, want)
 	}
 }

@@ -94,7 +94,9 @@ func (h *historyReqs) reqList(c *client, id json.RawMessage, d *protocol.History
 
 func (h *historyReqs) reqRead(c *client, id json.RawMessage, d *protocol.HistoryRead) {
 	h.reqs.run(c, id, protocol.TypeHistoryRead, func(ctx context.Context) (protocol.Data, error) {
-		opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor,
+		// MaxBytes: the store stops reading at the reply's budget, so a
+		// page is never held (nor its attachments stored) past it.
+		opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor, MaxBytes: h.replyBytes,
 			Normalize: stream.Options{Attachments: stream.AttachSink, Sink: h.blobs}}
 		if d.Limit != nil {
 			opts.Limit = int(*d.Limit)
