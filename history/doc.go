@@ -45,6 +45,11 @@
 //	          events count): Next = the offset after the last line read, and
 //	          nothing after it is read or normalized
 //
+// A subagent is read (nested, or by ReadOptions.Agent) from
+// subagents/agent-<id>.jsonl only when that is a regular file and neither
+// the session folder nor subagents/ is a symlink; by Agent, a meta file
+// naming it is not needed (one found through a tool result has none).
+//
 // Lines are read through a feeder that hands stream.Reader at most one line
 // per Read, so the bytes handed out are the offset of the next line: that is
 // what makes a cursor a byte offset, and the first page of a 50 MB file

@@ -36,7 +36,9 @@ type ReadOptions struct {
 	Project string
 	// Agent, when set, reads the subagent of that id (from the session's
 	// subagents folder) instead of the main conversation; its events
-	// carry the parent_tool_use_id of the tool use that started it.
+	// carry the parent_tool_use_id of the tool use that started it when a
+	// meta file names it (else their own, usually null: the history_more
+	// event that gave the cursor names the tool use).
 	Agent string
 	// Cursor is the Next of the previous page: a byte offset in the file.
 	// "" starts at the beginning.
@@ -155,10 +157,16 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 				parent = a
 			}
 		}
-		if parent == nil {
+		p, ok := r.agentFile(opts.Agent)
+		path = p
+		if parent == nil && ok {
+			// No meta file names it (the main file's tool result does,
+			// toolUseResult.agentId): its tool use is not known here.
+			parent = &subagent{id: opts.Agent}
+		}
+		if parent == nil || !ok {
 			return ReadPage{}, fmt.Errorf("%w: session %s has no subagent %s", ErrNotFound, opts.ID, opts.Agent)
 		}
-		path = filepath.Join(r.dir, "subagents", "agent-"+opts.Agent+".jsonl")
 	}
 	next, more, err := r.file(&page, path, off, limit, parent, opts.Agent == "")
 	if err != nil {
@@ -282,6 +290,19 @@ func (r *reader) agents() (map[string]*subagent, error) {
 func realDir(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.IsDir()
+}
+
+// agentFile returns the path of subagent id's file and whether it is there
+// to be read: a regular file in the session's subagents folder, neither
+// folder a symlink (O_NOFOLLOW guards only the file itself).
+func (r *reader) agentFile(id string) (string, bool) {
+	sub := filepath.Join(r.dir, "subagents")
+	path := filepath.Join(sub, "agent-"+id+".jsonl")
+	if !realDir(r.dir) || !realDir(sub) {
+		return path, false
+	}
+	fi, err := os.Lstat(path)
+	return path, err == nil && fi.Mode().IsRegular()
 }
 
 // readSmall reads a regular file of the current user of at most max bytes.
@@ -415,8 +436,11 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 		return nil
 	}
 	r.nested[toolUseID] = true
+	path, ok := r.agentFile(agent.id)
+	if !ok {
+		return nil
+	}
 	sub := ReadPage{}
-	path := filepath.Join(r.dir, "subagents", "agent-"+agent.id+".jsonl")
 	next, more, err := r.file(&sub, path, 0, r.limit, agent, false)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -496,7 +520,7 @@ func (r *reader) event(line []byte, parent *subagent) (ev Event, refs toolRefs, 
 	}
 	b = append(b, `,"parent_tool_use_id":`...)
 	switch {
-	case parent != nil:
+	case parent != nil && parent.toolUseID != "":
 		b = appendJSON(b, parent.toolUseID)
 	case ptu.Type == gjson.String:
 		b = append(b, ptu.Raw...)

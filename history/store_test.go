@@ -516,3 +516,86 @@ func TestReadMaxBytes(t *testing.T) {
 		t.Errorf("paged through %v, want every event once: %v", seen, want)
 	}
 }
+
+// A subagent found through its tool's result (no meta file) can be read
+// on by itself, as the history_more event it gets says.
+func TestReadAgentWithoutMeta(t *testing.T) {
+	root := t.TempDir()
+	use := `{"type":"assistant","uuid":"a1","sessionId":"s1","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"prompt":"go"}}]}}` + "\n"
+	res := `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"abc123","status":"async_launched"}}` + "\n"
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), use, res)
+	sub := filepath.Join(strings.TrimSuffix(p, ".jsonl"), "subagents")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range 5 {
+		b.WriteString(line([]string{"user", "assistant"}[i%2], "s1", i, "/w/p", fmt.Sprint("sub ", i)))
+	}
+	if err := os.WriteFile(filepath.Join(sub, "agent-abc123.jsonl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := open(t, root)
+	rp, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var more *history.Event
+	for i, ev := range rp.Events {
+		if ev.Subtype == "history_more" {
+			more = &rp.Events[i]
+		}
+	}
+	if more == nil {
+		t.Fatalf("no history_more for a subagent of 5 events read with limit 2: %+v", rp.Events)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(more.JSON, &m); err != nil {
+		t.Fatal(err)
+	}
+	ap, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Agent: m["agent"], Cursor: m["cursor"]})
+	if err != nil {
+		t.Fatalf("reading on as history_more says (%s): %v", more.JSON, err)
+	}
+	if len(ap.Events) != 3 || ap.More || !strings.Contains(string(ap.Events[2].JSON), "sub 4") {
+		t.Errorf("read on: %d events, more %v", len(ap.Events), ap.More)
+	}
+}
+
+// The subagent of a tool result (agentId) is not read through a symlinked
+// session or subagents folder, nested or by itself.
+func TestAgentFromResultNoSymlinkedFolders(t *testing.T) {
+	res := `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"a1","status":"async_launched"}}` + "\n"
+	for _, linked := range []string{"session folder", "subagents folder"} {
+		root, outside := t.TempDir(), t.TempDir()
+		p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), res)
+		sub := filepath.Join(outside, "s1", "subagents")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(sub, "agent-a1.jsonl"), []byte(line("user", "s1", 1, "/x", "secret")), 0o644)
+		dir := strings.TrimSuffix(p, ".jsonl")
+		var err error
+		if linked == "session folder" {
+			err = os.Symlink(filepath.Join(outside, "s1"), dir)
+		} else if err = os.Mkdir(dir, 0o755); err == nil {
+			err = os.Symlink(sub, filepath.Join(dir, "subagents"))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := open(t, root)
+		rp, err := st.Read(context.Background(), history.ReadOptions{ID: "s1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range rp.Events {
+			if strings.Contains(string(ev.JSON), "secret") {
+				t.Errorf("%s a symlink: the subagent was nested through it", linked)
+			}
+		}
+		if _, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Agent: "a1"}); !errors.Is(err, history.ErrNotFound) {
+			t.Errorf("%s a symlink: read the subagent through it: %v", linked, err)
+		}
+	}
+}
