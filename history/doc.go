@@ -56,8 +56,8 @@
 // cost only what its events take. A line that is not a JSON object is
 // skipped and counted (Corrupt); a line over Options.MaxLine is drained
 // without being held and counted (Oversized); a last line without "\n" that
-// is not yet valid JSON is left for later (the CLI may be writing it), not
-// counted. Titles are capped (Options.MaxTitle).
+// is not yet valid JSON, or is over the cap, is left for later (the CLI may
+// be writing it): not counted, and the cursor stays before it. Titles are capped (Options.MaxTitle).
 //
 // # Goroutines and locks
 //

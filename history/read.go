@@ -371,6 +371,9 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 			return 0, false, fmt.Errorf("history: reading %s: %w", path, err)
 		}
 		if o := lr.r.Oversized(); o != over {
+			if !complete {
+				return next, false, nil // a last line still being written
+			}
 			over = o
 			page.Oversized++
 			next = end

@@ -599,3 +599,38 @@ func TestAgentFromResultNoSymlinkedFolders(t *testing.T) {
 		}
 	}
 }
+
+// An over-cap last line without its "\n" may still be being written: it is
+// neither counted nor skipped, and cursors stay before it; once it ends it
+// is counted once and the next line is read whole.
+func TestOversizedLastLineUnfinished(t *testing.T) {
+	root := t.TempDir()
+	big := line("user", "s1", 2, "/w/p", strings.Repeat("x", 10000))
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "first"), big[:8000])
+	st, err := history.Open(history.Options{Root: root, MaxLine: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if s := listAll(t, st, history.ListOptions{}).Sessions[0]; s.Oversized != 0 || s.Messages != 1 {
+		t.Errorf("listed %+v: want the unfinished line not counted", s)
+	}
+	rp, err := st.Read(ctx, history.ReadOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.Oversized != 0 || len(rp.Events) != 1 || rp.Next != fmt.Sprint(len(line("user", "s1", 1, "/w/p", "first"))) {
+		t.Errorf("read: oversized %d, %d events, next %s: want the cursor before the unfinished line", rp.Oversized, len(rp.Events), rp.Next)
+	}
+	appendTo(t, p, big[8000:]+line("assistant", "s1", 3, "/w/p", "after"))
+	if s := listAll(t, st, history.ListOptions{}).Sessions[0]; s.Oversized != 1 || s.Corrupt != 0 || s.Messages != 2 {
+		t.Errorf("listed after the line ended %+v: want 1 oversized, 0 corrupt, 2 messages", s)
+	}
+	rp2, err := st.Read(ctx, history.ReadOptions{ID: "s1", Cursor: rp.Next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp2.Oversized != 1 || rp2.Corrupt != 0 || len(rp2.Events) != 1 || rp2.Events[0].Type != "assistant" {
+		t.Errorf("read on: oversized %d, corrupt %d, %d events", rp2.Oversized, rp2.Corrupt, len(rp2.Events))
+	}
+}
