@@ -73,6 +73,9 @@ type ReadPage struct {
 	Next string `json:"next"`
 	// More reports that the file has more lines after Next.
 	More bool `json:"more"`
+	// Truncated reports that ReadOptions.MaxBytes ended the page before
+	// Limit did, with lines left (More).
+	Truncated bool `json:"truncated,omitempty"`
 	// Skipped counts records that are not conversation (attachments,
 	// api-request, queue-operation, cost-state, …); Corrupt counts lines
 	// that were not JSON objects; Oversized lines over the line cap. All
@@ -173,6 +176,7 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 		return ReadPage{}, err
 	}
 	page.Next, page.More = strconv.FormatInt(next, 10), more
+	page.Truncated = r.cut && more
 	return page, nil
 }
 
@@ -232,6 +236,7 @@ type reader struct {
 	// maxBytes bounds the page's events in bytes; used is what they take
 	// so far (all files of the Read).
 	maxBytes, used int64
+	cut            bool                 // maxBytes ended a file's part of the page
 	agentM         map[string]*subagent // tool_use id -> its subagent, loaded on first need
 	nested         map[string]bool      // tool_use ids whose subagent is in the page
 	buf            []byte
@@ -360,6 +365,7 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 			return 0, false, err
 		}
 		if r.used >= r.maxBytes && len(pending) == 0 || r.used >= 2*r.maxBytes {
+			r.cut = true
 			break // the byte bound: next is where the next line starts
 		}
 		start := next

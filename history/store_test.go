@@ -503,6 +503,9 @@ func TestReadMaxBytes(t *testing.T) {
 		if !p.More {
 			break
 		}
+		if !p.Truncated {
+			t.Errorf("page at %q ended by MaxBytes is not marked truncated", cursor)
+		}
 		if len(p.Events) == 0 || len(p.Events) == events {
 			t.Fatalf("page at %q: %d events, more %v", cursor, len(p.Events), p.More)
 		}

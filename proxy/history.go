@@ -118,7 +118,7 @@ func (h *historyReqs) reqRead(c *client, id json.RawMessage, d *protocol.History
 // be on the same page. At least one cut point's worth of events is always
 // sent.
 func (h *historyReqs) result(page history.ReadPage, agent bool) protocol.HistoryReadResult {
-	r := protocol.HistoryReadResult{ID: page.SessionID, Agent: page.Agent, Next: page.Next, More: page.More,
+	r := protocol.HistoryReadResult{ID: page.SessionID, Agent: page.Agent, Next: page.Next, More: page.More, Truncated: page.Truncated,
 		Skipped: page.Skipped, Corrupt: page.Corrupt, Oversized: page.Oversized,
 		Events: make([]protocol.HistoryEvent, 0, len(page.Events))}
 	events, end := page.Events, len(page.Events)
