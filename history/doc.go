@@ -40,7 +40,15 @@
 //	          subagent_type, task_description (as on the live stream)
 //	       ─► a page does not end between a tool use and its result (it may run
 //	          past Limit by as much again to take them in)
-//	       ─► stop after Limit events: Next = the offset after the last line read
+//	       ─► stop after Limit events, or once the events take MaxBytes (at the next
+//	          line with no tool use pending, at once past 2×MaxBytes; subagents'
+//	          events count): Next = the offset after the last line read, and
+//	          nothing after it is read or normalized
+//
+// A subagent is read (nested, or by ReadOptions.Agent) from
+// subagents/agent-<id>.jsonl only when that is a regular file and neither
+// the session folder nor subagents/ is a symlink; by Agent, a meta file
+// naming it is not needed (one found through a tool result has none).
 //
 // Lines are read through a feeder that hands stream.Reader at most one line
 // per Read, so the bytes handed out are the offset of the next line: that is
@@ -48,8 +56,8 @@
 // cost only what its events take. A line that is not a JSON object is
 // skipped and counted (Corrupt); a line over Options.MaxLine is drained
 // without being held and counted (Oversized); a last line without "\n" that
-// is not yet valid JSON is left for later (the CLI may be writing it), not
-// counted. Titles are capped (Options.MaxTitle).
+// is not yet valid JSON, or is over the cap, is left for later (the CLI may
+// be writing it): not counted, and the cursor stays before it. Titles are capped (Options.MaxTitle).
 //
 // # Goroutines and locks
 //

@@ -12,8 +12,9 @@ import (
 // file system's access control.
 func fileOwner(os.FileInfo) (ino uint64, uid int) { return 0, -1 }
 
-// openNoFollow opens path for reading, refusing a symbolic link (checked
-// with Lstat just before: there is no O_NOFOLLOW here).
+// openNoFollow opens path for reading, refusing a symbolic link or what is
+// not a regular file (checked with Lstat just before: there is no
+// O_NOFOLLOW here).
 func openNoFollow(path string) (*os.File, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -21,6 +22,9 @@ func openNoFollow(path string) (*os.File, error) {
 	}
 	if fi.Mode()&os.ModeSymlink != 0 {
 		return nil, fmt.Errorf("%s is a symbolic link", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrNotAllowed, path, fi.Mode().Type())
 	}
 	return os.Open(path)
 }

@@ -3,6 +3,7 @@
 package history
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -16,7 +17,25 @@ func fileOwner(fi os.FileInfo) (ino uint64, uid int) {
 	return 0, -1
 }
 
-// openNoFollow opens path for reading, failing if it is a symbolic link.
+// openNoFollow opens path for reading, failing if it is a symbolic link
+// or not a regular file. It opens with O_NONBLOCK, so that a FIFO (or a
+// device) put where a session file is expected cannot block the open
+// forever, and refuses what fstat says is not a regular file before
+// anything is read (O_NONBLOCK changes nothing for reading a regular
+// file).
 func openNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrNotAllowed, path, fi.Mode().Type())
+	}
+	return f, nil
 }

@@ -22,6 +22,8 @@ import (
 const (
 	DefaultReadLimit = 200
 	MaxReadLimit     = 5000
+	// DefaultReadBytes is ReadOptions.MaxBytes when it is not set.
+	DefaultReadBytes = 8 << 20
 )
 
 // ReadOptions select a page of one session's conversation.
@@ -34,7 +36,9 @@ type ReadOptions struct {
 	Project string
 	// Agent, when set, reads the subagent of that id (from the session's
 	// subagents folder) instead of the main conversation; its events
-	// carry the parent_tool_use_id of the tool use that started it.
+	// carry the parent_tool_use_id of the tool use that started it when a
+	// meta file names it (else their own, usually null: the history_more
+	// event that gave the cursor names the tool use).
 	Agent string
 	// Cursor is the Next of the previous page: a byte offset in the file.
 	// "" starts at the beginning.
@@ -43,6 +47,15 @@ type ReadOptions struct {
 	// DefaultReadLimit, at most MaxReadLimit). The events of subagents
 	// nested in the page count against a limit of their own, as large.
 	Limit int
+	// MaxBytes bounds the page in bytes (default DefaultReadBytes): the
+	// events' JSON, inline attachment data and 32 bytes of framing each,
+	// subagents' events included. Once it is reached the page ends at the
+	// next line with no tool use of its file awaiting a result (or at once
+	// past twice MaxBytes), so a page is at most MaxBytes plus one event
+	// when no tool use is pending; Next resumes exactly there, and the
+	// lines after it are not read (nor their attachments normalized). A
+	// nested subagent cut short gets its history_more event.
+	MaxBytes int64
 	// Normalize configures the stream.Normalizer the events go through,
 	// as live events do: set Attachments to stream.AttachSink and Sink
 	// to the proxy's blob store to have images served by URL.
@@ -60,6 +73,9 @@ type ReadPage struct {
 	Next string `json:"next"`
 	// More reports that the file has more lines after Next.
 	More bool `json:"more"`
+	// Truncated reports that ReadOptions.MaxBytes ended the page before
+	// Limit did, with lines left (More).
+	Truncated bool `json:"truncated,omitempty"`
 	// Skipped counts records that are not conversation (attachments,
 	// api-request, queue-operation, cost-state, …); Corrupt counts lines
 	// that were not JSON objects; Oversized lines over the line cap. All
@@ -127,7 +143,11 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 	if err != nil {
 		return ReadPage{}, err
 	}
-	r := &reader{s: s, ctx: ctx, nested: map[string]bool{}, norm: stream.NewNormalizer(opts.Normalize), dir: strings.TrimSuffix(path, ".jsonl"), limit: limit}
+	maxBytes := opts.MaxBytes
+	if maxBytes <= 0 {
+		maxBytes = DefaultReadBytes
+	}
+	r := &reader{s: s, ctx: ctx, nested: map[string]bool{}, norm: stream.NewNormalizer(opts.Normalize), dir: strings.TrimSuffix(path, ".jsonl"), limit: limit, maxBytes: maxBytes}
 	page := ReadPage{SessionID: opts.ID, Agent: opts.Agent}
 	var parent *subagent
 	if opts.Agent != "" {
@@ -140,16 +160,23 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 				parent = a
 			}
 		}
-		if parent == nil {
+		p, ok := r.agentFile(opts.Agent)
+		path = p
+		if parent == nil && ok {
+			// No meta file names it (the main file's tool result does,
+			// toolUseResult.agentId): its tool use is not known here.
+			parent = &subagent{id: opts.Agent}
+		}
+		if parent == nil || !ok {
 			return ReadPage{}, fmt.Errorf("%w: session %s has no subagent %s", ErrNotFound, opts.ID, opts.Agent)
 		}
-		path = filepath.Join(r.dir, "subagents", "agent-"+opts.Agent+".jsonl")
 	}
 	next, more, err := r.file(&page, path, off, limit, parent, opts.Agent == "")
 	if err != nil {
 		return ReadPage{}, err
 	}
 	page.Next, page.More = strconv.FormatInt(next, 10), more
+	page.Truncated = r.cut && more
 	return page, nil
 }
 
@@ -201,14 +228,18 @@ func (s *Store) find(id, project string) (string, error) {
 
 // reader is the state of one Read.
 type reader struct {
-	s      *Store
-	ctx    context.Context
-	norm   *stream.Normalizer
-	dir    string               // the session's folder (subagents/, tool-results/)
-	limit  int                  // events per subagent
-	agentM map[string]*subagent // tool_use id -> its subagent, loaded on first need
-	nested map[string]bool      // tool_use ids whose subagent is in the page
-	buf    []byte
+	s     *Store
+	ctx   context.Context
+	norm  *stream.Normalizer
+	dir   string // the session's folder (subagents/, tool-results/)
+	limit int    // events per subagent
+	// maxBytes bounds the page's events in bytes; used is what they take
+	// so far (all files of the Read).
+	maxBytes, used int64
+	cut            bool                 // maxBytes ended a file's part of the page
+	agentM         map[string]*subagent // tool_use id -> its subagent, loaded on first need
+	nested         map[string]bool      // tool_use ids whose subagent is in the page
+	buf            []byte
 }
 
 // subagent is what is known of a subagent.
@@ -266,6 +297,19 @@ func realDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// agentFile returns the path of subagent id's file and whether it is there
+// to be read: a regular file in the session's subagents folder, neither
+// folder a symlink (O_NOFOLLOW guards only the file itself).
+func (r *reader) agentFile(id string) (string, bool) {
+	sub := filepath.Join(r.dir, "subagents")
+	path := filepath.Join(sub, "agent-"+id+".jsonl")
+	if !realDir(r.dir) || !realDir(sub) {
+		return path, false
+	}
+	fi, err := os.Lstat(path)
+	return path, err == nil && fi.Mode().IsRegular()
+}
+
 // readSmall reads a regular file of the current user of at most max bytes.
 func readSmall(path string, max int64) ([]byte, error) {
 	f, err := openNoFollow(path)
@@ -320,6 +364,10 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		if err := r.ctx.Err(); err != nil {
 			return 0, false, err
 		}
+		if r.used >= r.maxBytes && len(pending) == 0 || r.used >= 2*r.maxBytes {
+			r.cut = true
+			break // the byte bound: next is where the next line starts
+		}
 		start := next
 		line, end, complete, err := lr.next()
 		if err != nil {
@@ -329,6 +377,9 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 			return 0, false, fmt.Errorf("history: reading %s: %w", path, err)
 		}
 		if o := lr.r.Oversized(); o != over {
+			if !complete {
+				return next, false, nil // a last line still being written
+			}
 			over = o
 			page.Oversized++
 			next = end
@@ -350,6 +401,7 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		}
 		ev.Offset = start
 		page.Events = append(page.Events, ev)
+		r.used += eventBytes(ev)
 		n++
 		for _, id := range refs.uses {
 			pending[id] = true
@@ -366,10 +418,11 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		if err != nil {
 			return 0, false, err
 		}
-		for tool, a := range refs.agents {
-			if _, ok := agents[tool]; !ok && validID(a.id) {
-				agents[tool] = a
-				refs.uses = append(refs.uses, tool)
+		for _, a := range refs.agents {
+			// Keyed by the copied id: r.agentM and r.nested outlive the line.
+			if _, ok := agents[a.toolUseID]; !ok && validID(a.id) {
+				agents[a.toolUseID] = a
+				refs.uses = append(refs.uses, a.toolUseID)
 			}
 		}
 		for _, id := range refs.uses {
@@ -392,8 +445,11 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 		return nil
 	}
 	r.nested[toolUseID] = true
+	path, ok := r.agentFile(agent.id)
+	if !ok {
+		return nil
+	}
 	sub := ReadPage{}
-	path := filepath.Join(r.dir, "subagents", "agent-"+agent.id+".jsonl")
 	next, more, err := r.file(&sub, path, 0, r.limit, agent, false)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
@@ -408,7 +464,9 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 	if more {
 		b, _ := json.Marshal(map[string]string{"type": stream.TypeCCProxy, "subtype": "history_more",
 			"agent": agent.id, "parent_tool_use_id": toolUseID, "cursor": strconv.FormatInt(next, 10)})
-		page.Events = append(page.Events, Event{Type: stream.TypeCCProxy, Subtype: "history_more", ParentToolUseID: toolUseID, JSON: b, Offset: next})
+		ev := Event{Type: stream.TypeCCProxy, Subtype: "history_more", ParentToolUseID: toolUseID, JSON: b, Offset: next}
+		page.Events = append(page.Events, ev)
+		r.used += eventBytes(ev)
 	}
 	return nil
 }
@@ -471,7 +529,7 @@ func (r *reader) event(line []byte, parent *subagent) (ev Event, refs toolRefs, 
 	}
 	b = append(b, `,"parent_tool_use_id":`...)
 	switch {
-	case parent != nil:
+	case parent != nil && parent.toolUseID != "":
 		b = appendJSON(b, parent.toolUseID)
 	case ptu.Type == gjson.String:
 		b = append(b, ptu.Raw...)
@@ -537,6 +595,15 @@ func (r *reader) event(line []byte, parent *subagent) (ev Event, refs toolRefs, 
 	out := r.norm.Normalize(b)
 	return Event{Type: out.Type, Subtype: out.Subtype, UUID: out.UUID, ParentToolUseID: out.ParentToolUseID,
 		JSON: bytes.Clone(out.JSON), Attachments: out.Attachments}, refs, true
+}
+
+// eventBytes is what an event takes of ReadOptions.MaxBytes.
+func eventBytes(ev Event) int64 {
+	n := int64(len(ev.JSON)) + 32
+	for _, a := range ev.Attachments {
+		n += int64(len(a.Data) + len(a.URL) + len(a.URI) + len(a.SHA256) + len(a.MediaType) + len(a.Kind) + 32)
+	}
+	return n
 }
 
 // appendJSON appends s as a JSON string.

@@ -439,7 +439,7 @@ func (s *Store) sameHead(f *os.File, e *entry) bool {
 
 // scan reads the file from e.off to its end and adds what it finds to e.
 // A last line without "\n" is left for the next scan unless it is complete
-// JSON.
+// JSON (an over-cap one always: it is neither counted nor skipped).
 func (s *Store) scan(f *os.File, size int64, e *entry) error {
 	if _, err := f.Seek(e.off, io.SeekStart); err != nil {
 		return err
@@ -455,6 +455,9 @@ func (s *Store) scan(f *os.File, size int64, e *entry) error {
 			return err
 		}
 		if n := lr.r.Oversized(); n != over {
+			if !complete {
+				break // perhaps still being written: count it when it ends
+			}
 			over = n
 			e.info.Oversized++
 			e.off = end

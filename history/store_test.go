@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/stream"
 )
 
 // line is one session record, as the CLI writes them (the fields that
@@ -408,5 +410,230 @@ func TestSystemAndMetaRecords(t *testing.T) {
 	if sys.Type != "system" || sys.Subtype != "compact_boundary" || got["content"] != "Conversation compacted" ||
 		got["compactMetadata"] == nil || got["session_id"] != "s1" || got["cwd"] != nil {
 		t.Errorf("system event %s", sys.JSON)
+	}
+}
+
+// The tool use id a result names its subagent by is kept, not left
+// pointing into the line buffer that the next line overwrites: a result
+// repeated later (laid out differently) does not nest the subagent twice.
+func TestSubagentFromResultKeyOutlivesLine(t *testing.T) {
+	root := t.TempDir()
+	use := `{"type":"assistant","uuid":"a1","sessionId":"s1","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"prompt":"go"}}]}}` + "\n"
+	res := `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"abc123","status":"async_launched"}}` + "\n"
+	again := `{"type":"user","uuid":"u3-a-longer-uuid","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"completed"}]}]},"toolUseResult":{"agentId":"abc123","status":"completed"}}` + "\n"
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), use, res,
+		line("assistant", "s1", 3, "/w/p", strings.Repeat("overwrite the line buffer ", 20)), again)
+	sub := filepath.Join(strings.TrimSuffix(p, ".jsonl"), "subagents")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "agent-abc123.jsonl"), []byte(line("user", "s1", 2, "/w/p", "go")+line("assistant", "s1", 2, "/w/p", "sub answer")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rp, err := open(t, root).Read(context.Background(), history.ReadOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range rp.Events {
+		got = append(got, ev.Type+"/"+ev.ParentToolUseID)
+	}
+	want := "user/ assistant/ user/ user/toolu_1 assistant/toolu_1 assistant/ user/"
+	if strings.Join(got, " ") != want {
+		t.Errorf("events %v, want %s", got, want)
+	}
+}
+
+// countSink counts the attachments put into it.
+type countSink struct{ n int }
+
+func (s *countSink) PutAttachment(a stream.Attachment, data []byte) (string, error) {
+	s.n++
+	return "/blob/" + a.SHA256, nil
+}
+
+// A page is bounded in bytes: with a small MaxBytes it ends one event past
+// the bound, its cursor resumes exactly there (every event read once, in
+// order), and the events past the cut are never normalized (their
+// attachments never reach the Sink).
+func TestReadMaxBytes(t *testing.T) {
+	root := t.TempDir()
+	var lines []string
+	const events = 12
+	img := func(i int) string {
+		return base64.StdEncoding.EncodeToString([]byte(strings.Repeat(fmt.Sprint("png", i), 100)))
+	}
+	for i := range events {
+		rec := map[string]any{"type": "user", "uuid": fmt.Sprintf("u%d", i), "sessionId": "s1",
+			"message": map[string]any{"role": "user", "content": []any{
+				map[string]any{"type": "text", "text": strings.Repeat("x", 10000)},
+				map[string]any{"type": "tool_result", "tool_use_id": fmt.Sprint("toolu_", i), "content": []any{
+					map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": img(i)}}}},
+			}}}
+		b, _ := json.Marshal(rec)
+		lines = append(lines, string(b)+"\n")
+	}
+	writeSession(t, root, "/w/p", "s1", lines...)
+	st := open(t, root)
+	const maxBytes = 25000
+	var seen []string
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > events {
+			t.Fatal("paging does not end")
+		}
+		sink := &countSink{}
+		p, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Cursor: cursor, MaxBytes: maxBytes,
+			Normalize: stream.Options{Attachments: stream.AttachSink, Sink: sink}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size, last int
+		for _, ev := range p.Events {
+			seen = append(seen, ev.UUID)
+			size += len(ev.JSON)
+			last = len(ev.JSON)
+		}
+		if size-last > maxBytes {
+			t.Errorf("page at %q: %d bytes of events before its last one, over MaxBytes %d", cursor, size-last, maxBytes)
+		}
+		if sink.n != len(p.Events) {
+			t.Errorf("page at %q: %d attachments normalized for %d events", cursor, sink.n, len(p.Events))
+		}
+		if !p.More {
+			break
+		}
+		if !p.Truncated {
+			t.Errorf("page at %q ended by MaxBytes is not marked truncated", cursor)
+		}
+		if len(p.Events) == 0 || len(p.Events) == events {
+			t.Fatalf("page at %q: %d events, more %v", cursor, len(p.Events), p.More)
+		}
+		cursor = p.Next
+	}
+	var want []string
+	for i := range events {
+		want = append(want, fmt.Sprintf("u%d", i))
+	}
+	if strings.Join(seen, " ") != strings.Join(want, " ") {
+		t.Errorf("paged through %v, want every event once: %v", seen, want)
+	}
+}
+
+// A subagent found through its tool's result (no meta file) can be read
+// on by itself, as the history_more event it gets says.
+func TestReadAgentWithoutMeta(t *testing.T) {
+	root := t.TempDir()
+	use := `{"type":"assistant","uuid":"a1","sessionId":"s1","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"prompt":"go"}}]}}` + "\n"
+	res := `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"abc123","status":"async_launched"}}` + "\n"
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), use, res)
+	sub := filepath.Join(strings.TrimSuffix(p, ".jsonl"), "subagents")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range 5 {
+		b.WriteString(line([]string{"user", "assistant"}[i%2], "s1", i, "/w/p", fmt.Sprint("sub ", i)))
+	}
+	if err := os.WriteFile(filepath.Join(sub, "agent-abc123.jsonl"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := open(t, root)
+	rp, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var more *history.Event
+	for i, ev := range rp.Events {
+		if ev.Subtype == "history_more" {
+			more = &rp.Events[i]
+		}
+	}
+	if more == nil {
+		t.Fatalf("no history_more for a subagent of 5 events read with limit 2: %+v", rp.Events)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(more.JSON, &m); err != nil {
+		t.Fatal(err)
+	}
+	ap, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Agent: m["agent"], Cursor: m["cursor"]})
+	if err != nil {
+		t.Fatalf("reading on as history_more says (%s): %v", more.JSON, err)
+	}
+	if len(ap.Events) != 3 || ap.More || !strings.Contains(string(ap.Events[2].JSON), "sub 4") {
+		t.Errorf("read on: %d events, more %v", len(ap.Events), ap.More)
+	}
+}
+
+// The subagent of a tool result (agentId) is not read through a symlinked
+// session or subagents folder, nested or by itself.
+func TestAgentFromResultNoSymlinkedFolders(t *testing.T) {
+	res := `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"a1","status":"async_launched"}}` + "\n"
+	for _, linked := range []string{"session folder", "subagents folder"} {
+		root, outside := t.TempDir(), t.TempDir()
+		p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), res)
+		sub := filepath.Join(outside, "s1", "subagents")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(sub, "agent-a1.jsonl"), []byte(line("user", "s1", 1, "/x", "secret")), 0o644)
+		dir := strings.TrimSuffix(p, ".jsonl")
+		var err error
+		if linked == "session folder" {
+			err = os.Symlink(filepath.Join(outside, "s1"), dir)
+		} else if err = os.Mkdir(dir, 0o755); err == nil {
+			err = os.Symlink(sub, filepath.Join(dir, "subagents"))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := open(t, root)
+		rp, err := st.Read(context.Background(), history.ReadOptions{ID: "s1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range rp.Events {
+			if strings.Contains(string(ev.JSON), "secret") {
+				t.Errorf("%s a symlink: the subagent was nested through it", linked)
+			}
+		}
+		if _, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Agent: "a1"}); !errors.Is(err, history.ErrNotFound) {
+			t.Errorf("%s a symlink: read the subagent through it: %v", linked, err)
+		}
+	}
+}
+
+// An over-cap last line without its "\n" may still be being written: it is
+// neither counted nor skipped, and cursors stay before it; once it ends it
+// is counted once and the next line is read whole.
+func TestOversizedLastLineUnfinished(t *testing.T) {
+	root := t.TempDir()
+	big := line("user", "s1", 2, "/w/p", strings.Repeat("x", 10000))
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "first"), big[:8000])
+	st, err := history.Open(history.Options{Root: root, MaxLine: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if s := listAll(t, st, history.ListOptions{}).Sessions[0]; s.Oversized != 0 || s.Messages != 1 {
+		t.Errorf("listed %+v: want the unfinished line not counted", s)
+	}
+	rp, err := st.Read(ctx, history.ReadOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.Oversized != 0 || len(rp.Events) != 1 || rp.Next != fmt.Sprint(len(line("user", "s1", 1, "/w/p", "first"))) {
+		t.Errorf("read: oversized %d, %d events, next %s: want the cursor before the unfinished line", rp.Oversized, len(rp.Events), rp.Next)
+	}
+	appendTo(t, p, big[8000:]+line("assistant", "s1", 3, "/w/p", "after"))
+	if s := listAll(t, st, history.ListOptions{}).Sessions[0]; s.Oversized != 1 || s.Corrupt != 0 || s.Messages != 2 {
+		t.Errorf("listed after the line ended %+v: want 1 oversized, 0 corrupt, 2 messages", s)
+	}
+	rp2, err := st.Read(ctx, history.ReadOptions{ID: "s1", Cursor: rp.Next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp2.Oversized != 1 || rp2.Corrupt != 0 || len(rp2.Events) != 1 || rp2.Events[0].Type != "assistant" {
+		t.Errorf("read on: oversized %d, corrupt %d, %d events", rp2.Oversized, rp2.Corrupt, len(rp2.Events))
 	}
 }

@@ -94,7 +94,9 @@ func (h *historyReqs) reqList(c *client, id json.RawMessage, d *protocol.History
 
 func (h *historyReqs) reqRead(c *client, id json.RawMessage, d *protocol.HistoryRead) {
 	h.reqs.run(c, id, protocol.TypeHistoryRead, func(ctx context.Context) (protocol.Data, error) {
-		opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor,
+		// MaxBytes: the store stops reading at the reply's budget, so a
+		// page is never held (nor its attachments stored) past it.
+		opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor, MaxBytes: h.replyBytes,
 			Normalize: stream.Options{Attachments: stream.AttachSink, Sink: h.blobs}}
 		if d.Limit != nil {
 			opts.Limit = int(*d.Limit)
@@ -116,7 +118,7 @@ func (h *historyReqs) reqRead(c *client, id json.RawMessage, d *protocol.History
 // be on the same page. At least one cut point's worth of events is always
 // sent.
 func (h *historyReqs) result(page history.ReadPage, agent bool) protocol.HistoryReadResult {
-	r := protocol.HistoryReadResult{ID: page.SessionID, Agent: page.Agent, Next: page.Next, More: page.More,
+	r := protocol.HistoryReadResult{ID: page.SessionID, Agent: page.Agent, Next: page.Next, More: page.More, Truncated: page.Truncated,
 		Skipped: page.Skipped, Corrupt: page.Corrupt, Oversized: page.Oversized,
 		Events: make([]protocol.HistoryEvent, 0, len(page.Events))}
 	events, end := page.Events, len(page.Events)

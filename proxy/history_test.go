@@ -216,6 +216,9 @@ func TestHistoryReadReplyBudget(t *testing.T) {
 	id := l.Sessions[0].ID
 	want, _ := readHistory(t, whole, map[string]any{"id": id})
 	got, pages := readHistory(t, small, map[string]any{"id": id})
+	// A subagent cut short by the budget says how to read on
+	// (history_more): its events go where that event is.
+	got = expandMore(t, small, id, got)
 	truncated := 0
 	for _, p := range pages {
 		if p.Truncated {
@@ -236,6 +239,22 @@ func TestHistoryReadReplyBudget(t *testing.T) {
 			t.Fatalf("event %d differs:\n%.200s\n%.200s", i, got[i].Event, want[i].Event)
 		}
 	}
+}
+
+// expandMore replaces each history_more event by the events of the
+// subagent it names, read on from its cursor.
+func expandMore(t *testing.T, c *wsClient, id string, events []protocol.HistoryEvent) []protocol.HistoryEvent {
+	t.Helper()
+	var out []protocol.HistoryEvent
+	for _, ev := range events {
+		if evField(t, ev.Event, "subtype") != "history_more" {
+			out = append(out, ev)
+			continue
+		}
+		more, _ := readHistory(t, c, map[string]any{"id": id, "agent": evField(t, ev.Event, "agent"), "cursor": evField(t, ev.Event, "cursor")})
+		out = append(out, expandMore(t, c, id, more)...)
+	}
+	return out
 }
 
 // A corrupt line is skipped and counted, never fatal.
