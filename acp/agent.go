@@ -247,17 +247,30 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err := a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil); err != nil {
 		return sdk.PromptResponse{}, rpcError("session/prompt", err)
 	}
+	// ctx ends on session/cancel (Cancel, which the SDK calls next,
+	// interrupts), when another session/prompt of this session arrives
+	// (the SDK cancels the previous one's context: that prompt is refused
+	// below and must not end this turn), and when the connection ends: only
+	// then is the turn interrupted here.
 	var r *Result
 	select {
 	case r = <-w:
-	case <-ctx.Done(): // session/cancel (or the connection ended)
-		a.interrupt(s)
-		select { // the turn's result follows the interrupt: its updates come first
+	case <-ctx.Done():
+		select {
 		case r = <-w:
+		case <-a.conn.Done(): // the editor is gone
+			a.interrupt(s)
+			select { // the turn's result follows the interrupt: its updates come first
+			case r = <-w:
+			case <-a.ctx.Done():
+			case <-a.b.Done():
+			}
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.ctx.Done():
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.b.Done():
+			return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "session/prompt: the connection to ccproxy ended during the turn"})
 		}
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 	if r == nil {
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "the session ended during the turn"})

@@ -31,15 +31,20 @@ type goClient struct {
 	answer    string                    // "": wait to be withdrawn; an option id; or "cancel": session/cancel, then cancelled
 	conn      *sdk.ClientSideConnection // for "cancel"
 	titles    []string                  // of every permission request
+	hold      chan struct{}             // when set, an answer is given only after the request is sent on asked and hold is closed
 }
 
 func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	c.mu.Lock()
-	answer := c.answer
+	answer, hold := c.answer, c.hold
 	if p.ToolCall.Title != nil {
 		c.titles = append(c.titles, *p.ToolCall.Title)
 	}
 	c.mu.Unlock()
+	if hold != nil && answer != "" {
+		c.asked <- p
+		<-hold
+	}
 	switch answer {
 	case "":
 	case "cancel":

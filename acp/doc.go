@@ -88,6 +88,11 @@
 // from stop_reason; error_max_turns: max_turn_requests; an interrupt:
 // cancelled; other errors: a JSON-RPC error with the CLI's text).
 //
+// A session/prompt's context is not its cancel: the SDK also cancels it
+// when another session/prompt of the session arrives (that one is refused,
+// -32600, and the running turn goes on). session/cancel interrupts through
+// Agent.Cancel; Prompt interrupts by itself only when the editor is gone.
+//
 // # Goroutines and locks
 //
 // guard reads stdin in its goroutine (started by Serve; it ends with stdin,

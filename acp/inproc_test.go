@@ -203,3 +203,47 @@ func TestAgentLoadSession(t *testing.T) {
 		t.Errorf("a prompt of the loaded session: %v %v", r, err)
 	}
 }
+
+// A second session/prompt while a turn runs is refused (-32600) and does
+// not end the running turn: the SDK cancels the first prompt's context
+// when the second arrives, which is not a session/cancel.
+func TestAgentSecondPromptKeepsTurn(t *testing.T) {
+	cl, conn, _, stop := inProcess(t, nil)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"Hi", "image"} { // the demo's third turn asks
+		if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold := make(chan struct{})
+	cl.mu.Lock()
+	cl.answer, cl.hold = "allow", hold
+	cl.mu.Unlock()
+	type result struct {
+		r   sdk.PromptResponse
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
+		first <- result{r, err}
+	}()
+	<-cl.asked // the turn runs, waiting for the permission
+	_, err = conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}})
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32600 || !strings.Contains(fmt.Sprint(re.Data), "still running") {
+		t.Errorf("a second prompt during a turn: %v, want -32600 still running", err)
+	}
+	close(hold)
+	if res := <-first; res.err != nil || res.r.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("the running turn after a refused second prompt: %+v %v, want end_turn", res.r, res.err)
+	}
+}
