@@ -89,7 +89,8 @@ func (a *Agent) Serve(w io.Writer, r io.Reader) {
 }
 
 // Close closes every session this agent created, and waits for its
-// goroutines.
+// goroutines. It may be called more than once, and before Serve returns
+// (while the backend is still up, so that the sessions really close).
 func (a *Agent) Close() {
 	a.stop()
 	a.mu.Lock()
