@@ -41,8 +41,9 @@ type Agent struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // permission prompt goroutines
 
-	mu       sync.Mutex // guards sessions
+	mu       sync.Mutex // guards sessions and closed
 	sessions map[string]*session
+	closed   bool // Close ran: a session opened after is closed at once
 }
 
 type session struct {
@@ -94,6 +95,7 @@ func (a *Agent) Serve(w io.Writer, r io.Reader) {
 func (a *Agent) Close() {
 	a.stop()
 	a.mu.Lock()
+	a.closed = true
 	ss := a.sessions
 	a.sessions = map[string]*session{}
 	a.mu.Unlock()
@@ -178,6 +180,11 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 		s.mapper.commands, s.mapper.rich = replayed.commands, replayed.rich
 	}
 	a.mu.Lock()
+	if a.closed { // Close has run: nobody would close it
+		a.mu.Unlock()
+		a.closeSession(s)
+		return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": the agent is shutting down"})
+	}
 	// Loaded or resumed again, under its id or as the Claude session of a
 	// session/new: the old one goes (one claude per stored session).
 	for k, old := range a.sessions {
@@ -190,9 +197,7 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	a.mu.Unlock()
 	a.b.Handle(s.id, func(f protocol.Frame) { a.push(s, f) })
 	if err := a.b.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: s.id}, nil); err != nil {
-		a.mu.Lock()
-		delete(a.sessions, string(acpID))
-		a.mu.Unlock()
+		a.forget(s)
 		a.closeSession(s)
 		return nil, nil, rpcError(method, err)
 	}
@@ -500,11 +505,19 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 	if err != nil {
 		return sdk.CloseSessionResponse{}, err
 	}
-	a.mu.Lock()
-	delete(a.sessions, string(s.acpID))
-	a.mu.Unlock()
+	a.forget(s)
 	a.closeSession(s)
 	return sdk.CloseSessionResponse{}, nil
+}
+
+// forget takes s out of the session table if it is still there: a
+// session/load of the same id may have put a new one under its key.
+func (a *Agent) forget(s *session) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sessions[string(s.acpID)] == s {
+		delete(a.sessions, string(s.acpID))
+	}
 }
 
 // SetSessionConfigOption is not advertised in initialize: -32601.

@@ -108,7 +108,9 @@
 // goroutine counted by Agent.wg and cancelled by Agent.ctx (Close) or by
 // permission/resolved. Backend.mu guards its pending requests, routes and
 // end error; Backend.writeMu the websocket's writes; Agent.mu the session
-// table; session.mu the waiting prompt, the cancelled flag, the pending
+// table and its closed flag (a session opened after Close is closed at
+// once; a session is taken out of the table only if its entry is still
+// that session); session.mu the waiting prompt, the cancelled flag, the pending
 // prompts and the Claude session id (taken under Agent.mu by open and
 // ListSessions: Agent.mu before session.mu, never the other way). A Mapper
 // is used only by the read loop (a replay's Mapper only by its

@@ -97,6 +97,12 @@ func TestAgentInProcess(t *testing.T) {
 // its history) in this process, and a Go SDK client on it; stop closes the
 // client's side and waits for the agent to close its sessions.
 func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *acp.Backend, func()) {
+	cl, conn, b, _, stop := inProcessAgent(t, store)
+	return cl, conn, b, stop
+}
+
+// inProcessAgent is inProcess, with the Agent.
+func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
 	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +137,7 @@ func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideCo
 	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: "allow"}
 	conn := sdk.NewClientSideConnection(cl, cw, cr)
 	cl.conn = conn
-	return cl, conn, b, func() { cw.Close(); <-served2 }
+	return cl, conn, b, agent, func() { cw.Close(); <-served2 }
 }
 
 // session/load replays a real stored session (testdata/history) as
@@ -245,5 +251,27 @@ func TestAgentSecondPromptKeepsTurn(t *testing.T) {
 	close(hold)
 	if res := <-first; res.err != nil || res.r.StopReason != sdk.StopReasonEndTurn {
 		t.Errorf("the running turn after a refused second prompt: %+v %v, want end_turn", res.r, res.err)
+	}
+}
+
+// A session opened once Agent.Close has run (a session/new finishing
+// during shutdown) is closed at once, not left on the proxy.
+func TestAgentOpenAfterClose(t *testing.T) {
+	_, conn, b, agent, stop := inProcessAgent(t, nil)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	agent.Close()
+	if _, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil {
+		t.Error("session/new after Close succeeded")
+	}
+	var list protocol.SessionListResult
+	if err := b.Request(bg, protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Sessions {
+		t.Errorf("session %s (%s) opened after Close is left on the proxy", s.Session, s.State)
 	}
 }
