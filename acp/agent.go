@@ -171,7 +171,10 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	if acpID == "" {
 		acpID = sdk.SessionId(res.Session)
 	}
-	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}}
+	// A resumed session's Claude session id is known now (session/list
+	// shows it open before its first prompt); claude's session/state may
+	// later name another.
+	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume}
 	s.mapper = NewMapper(func(u string) ([]byte, error) { return a.b.Blob(a.ctx, u) })
 	s.mapper.mode = protocol.PermissionModeDefault // what session/new answers
 	// Before the read loop can use it: the commands a replay sent are not
@@ -567,6 +570,21 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 	servers, err := clientServers(method, mcp)
 	if err != nil {
 		return nil, err
+	}
+	// This agent's session of id (or whose Claude session is id) goes
+	// first: before the replay (its live updates would mix in) and before
+	// the new claude resumes the same session file.
+	var olds []*session
+	a.mu.Lock()
+	for k, old := range a.sessions {
+		if k == string(id) || old.claudeSession() == string(id) {
+			delete(a.sessions, k)
+			olds = append(olds, old)
+		}
+	}
+	a.mu.Unlock()
+	for _, old := range olds {
+		a.closeSession(old)
 	}
 	limit := 1 // resume: the first page only tells that the session is there
 	if replay != nil {

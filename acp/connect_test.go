@@ -34,6 +34,7 @@ type goClient struct {
 	answer    string                    // "": wait to be withdrawn; an option id; or "cancel": session/cancel, then cancelled
 	conn      *sdk.ClientSideConnection // for "cancel"
 	titles    []string                  // of every permission request
+	onUpdate  func()                    // when set, called (without mu) before an update is recorded
 	hold      chan struct{}             // when set, an answer is given only after the request is sent on asked and hold is closed
 }
 
@@ -63,6 +64,12 @@ func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissio
 }
 
 func (c *goClient) SessionUpdate(_ context.Context, p sdk.SessionNotification) error {
+	c.mu.Lock()
+	f := c.onUpdate
+	c.mu.Unlock()
+	if f != nil {
+		f()
+	}
 	c.mu.Lock()
 	c.updates = append(c.updates, p.Update)
 	c.mu.Unlock()

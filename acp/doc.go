@@ -111,8 +111,8 @@
 // table and its closed flag (a session opened after Close is closed at
 // once; a session is taken out of the table only if its entry is still
 // that session); session.mu the waiting prompt, the cancelled flag, the pending
-// prompts and the Claude session id (taken under Agent.mu by open and
-// ListSessions: Agent.mu before session.mu, never the other way). A Mapper
+// prompts and the Claude session id (taken under Agent.mu by open,
+// continueStored and ListSessions: Agent.mu before session.mu, never the other way). A Mapper
 // is used only by the read loop (a replay's Mapper only by its
 // session/load).
 //

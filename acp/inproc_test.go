@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -273,5 +274,68 @@ func TestAgentOpenAfterClose(t *testing.T) {
 	}
 	for _, s := range list.Sessions {
 		t.Errorf("session %s (%s) opened after Close is left on the proxy", s.Session, s.State)
+	}
+}
+
+// session/load of a session this agent has open closes the open one
+// before the replay starts (no live update of it mixed in, no two claudes
+// on one session file), and session/list shows the loaded session open
+// before its first prompt.
+func TestAgentLoadOpenSessionAgain(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
+		t.Fatal(err)
+	}
+	store, err := history.Open(history.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, conn, b, stop := inProcess(t, store)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	const id = "a53a96ea-6d00-48d2-90ad-6cb56a9ff999"
+	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := conn.ListSessions(bg, sdk.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var openAs string
+	for _, s := range l.Sessions {
+		if s.SessionId == id {
+			openAs = fmt.Sprint(s.Meta["ccproxy"])
+		}
+	}
+	if openAs != "map[openAs:"+id+"]" {
+		t.Errorf("session/list right after session/load: _meta.ccproxy of %s is %q, want openAs %s", id, openAs, id)
+	}
+	var mu sync.Mutex
+	var during []int // proxy sessions seen at each replayed update
+	cl.mu.Lock()
+	cl.onUpdate = func() {
+		var list protocol.SessionListResult
+		if err := b.Request(bg, protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		during = append(during, len(list.Sessions))
+		mu.Unlock()
+	}
+	cl.mu.Unlock()
+	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	cl.mu.Lock()
+	cl.onUpdate = nil
+	cl.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(during) == 0 || during[0] != 0 {
+		t.Errorf("proxy sessions during the second load's replay: %v, want the first session closed (0) before it", during)
 	}
 }
