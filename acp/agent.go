@@ -211,6 +211,14 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 func (a *Agent) closeSession(s *session) {
 	a.b.Handle(s.id, nil)
 	a.deliver(s, nil)
+	// Its permission/resolved will not come now: withdraw the editor's
+	// pending session/request_permission asks of it.
+	s.mu.Lock()
+	for k, cancel := range s.asks {
+		cancel()
+		delete(s.asks, k)
+	}
+	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	if err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: s.id}, nil); err != nil {

@@ -339,3 +339,37 @@ func TestAgentLoadOpenSessionAgain(t *testing.T) {
 		t.Errorf("proxy sessions during the second load's replay: %v, want the first session closed (0) before it", during)
 	}
 }
+
+// session/close withdraws the editor's pending permission prompts of the
+// session ($/cancel_request): its permission/resolved will not come.
+func TestAgentCloseWithdrawsAsks(t *testing.T) {
+	cl, conn, _, stop := inProcess(t, nil)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"Hi", "image"} { // the demo's third turn asks
+		if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.mu.Lock()
+	cl.answer = "" // wait to be withdrawn
+	cl.mu.Unlock()
+	first := make(chan error, 1)
+	go func() {
+		_, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
+		first <- err
+	}()
+	<-cl.asked
+	if _, err := conn.CloseSession(bg, sdk.CloseSessionRequest{SessionId: ns.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	<-first        // the session ended during the turn
+	<-cl.withdrawn // hangs (the test times out) if the ask stays open
+}
