@@ -139,10 +139,22 @@ func sessionCaps(history bool) sdk.SessionCapabilities {
 	return caps
 }
 
+// checkCwd refuses a cwd that is not an absolute path (invalid params, as
+// ACP asks for an absolute one); "" is left to the proxy's default.
+func checkCwd(method, cwd string) error {
+	if cwd != "" && !filepath.IsAbs(cwd) {
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: cwd %q is not an absolute path", method, cwd)})
+	}
+	return nil
+}
+
 // Version is ccproxy's version, announced in initialize.
 var Version = "dev"
 
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if err := checkCwd("session/new", p.Cwd); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	servers, err := clientServers("session/new", p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -575,6 +587,9 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 // when not nil, and opens a ccproxy session resuming it, whose ACP id is
 // id. An unknown or malformed id is invalid params.
 func (a *Agent) continueStored(ctx context.Context, method string, id sdk.SessionId, cwd string, mcp []sdk.McpServer, replay *Mapper) (*protocol.SessionCreateResult, error) {
+	if err := checkCwd(method, cwd); err != nil {
+		return nil, err
+	}
 	servers, err := clientServers(method, mcp)
 	if err != nil {
 		return nil, err
