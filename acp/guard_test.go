@@ -19,7 +19,7 @@ func TestGuard(t *testing.T) {
 		`[{"jsonrpc":"2.0","id":1,"method":"initialize"}]`,
 		`{"jsonrpc":"2.0"}`,
 		`{"jsonrpc":"2.0","id":2,"method":7}`,
-		`{"jsonrpc":"2.0","id":"a-1","method":null}`,
+		`{"jsonrpc":"2.0","id":"a-1","method":false}`,
 		`{"jsonrpc":"2.0","id":{"x":1},"method":[]}`,
 		`  `,
 		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}`,
