@@ -512,7 +512,8 @@ func (a *Agent) ask(ctx context.Context, s *session, req protocol.PermissionRequ
 // bad_request is the client's invalid params (-32602), anything else
 // internal (-32603).
 func rpcError(method string, err error) error {
-	if pe, ok := err.(*protocol.Error); ok {
+	var pe *protocol.Error
+	if errors.As(err, &pe) { // also wrapped: Backend.Request's own validation of what it sends
 		data := map[string]any{"error": method + ": " + pe.Message, "code": string(pe.Code)}
 		if pe.Code == protocol.CodeBadRequest {
 			return sdk.NewInvalidParams(data)
