@@ -41,8 +41,9 @@ type Agent struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // permission prompt goroutines
 
-	mu       sync.Mutex // guards sessions
+	mu       sync.Mutex // guards sessions and closed
 	sessions map[string]*session
+	closed   bool // Close ran: a session opened after is closed at once
 }
 
 type session struct {
@@ -89,10 +90,12 @@ func (a *Agent) Serve(w io.Writer, r io.Reader) {
 }
 
 // Close closes every session this agent created, and waits for its
-// goroutines.
+// goroutines. It may be called more than once, and before Serve returns
+// (while the backend is still up, so that the sessions really close).
 func (a *Agent) Close() {
 	a.stop()
 	a.mu.Lock()
+	a.closed = true
 	ss := a.sessions
 	a.sessions = map[string]*session{}
 	a.mu.Unlock()
@@ -136,10 +139,22 @@ func sessionCaps(history bool) sdk.SessionCapabilities {
 	return caps
 }
 
+// checkCwd refuses a cwd that is not an absolute path (invalid params, as
+// ACP asks for an absolute one); "" is left to the proxy's default.
+func checkCwd(method, cwd string) error {
+	if cwd != "" && !filepath.IsAbs(cwd) {
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: cwd %q is not an absolute path", method, cwd)})
+	}
+	return nil
+}
+
 // Version is ccproxy's version, announced in initialize.
 var Version = "dev"
 
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if err := checkCwd("session/new", p.Cwd); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	servers, err := clientServers("session/new", p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -168,7 +183,10 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	if acpID == "" {
 		acpID = sdk.SessionId(res.Session)
 	}
-	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}}
+	// A resumed session's Claude session id is known now (session/list
+	// shows it open before its first prompt); claude's session/state may
+	// later name another.
+	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume}
 	s.mapper = NewMapper(func(u string) ([]byte, error) { return a.b.Blob(a.ctx, u) })
 	s.mapper.mode = protocol.PermissionModeDefault // what session/new answers
 	// Before the read loop can use it: the commands a replay sent are not
@@ -177,6 +195,11 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 		s.mapper.commands, s.mapper.rich = replayed.commands, replayed.rich
 	}
 	a.mu.Lock()
+	if a.closed { // Close has run: nobody would close it
+		a.mu.Unlock()
+		a.closeSession(s)
+		return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": the agent is shutting down"})
+	}
 	// Loaded or resumed again, under its id or as the Claude session of a
 	// session/new: the old one goes (one claude per stored session).
 	for k, old := range a.sessions {
@@ -189,9 +212,7 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	a.mu.Unlock()
 	a.b.Handle(s.id, func(f protocol.Frame) { a.push(s, f) })
 	if err := a.b.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: s.id}, nil); err != nil {
-		a.mu.Lock()
-		delete(a.sessions, string(acpID))
-		a.mu.Unlock()
+		a.forget(s)
 		a.closeSession(s)
 		return nil, nil, rpcError(method, err)
 	}
@@ -202,6 +223,14 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 func (a *Agent) closeSession(s *session) {
 	a.b.Handle(s.id, nil)
 	a.deliver(s, nil)
+	// Its permission/resolved will not come now: withdraw the editor's
+	// pending session/request_permission asks of it.
+	s.mu.Lock()
+	for k, cancel := range s.asks {
+		cancel()
+		delete(s.asks, k)
+	}
+	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	if err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: s.id}, nil); err != nil {
@@ -247,17 +276,30 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err := a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil); err != nil {
 		return sdk.PromptResponse{}, rpcError("session/prompt", err)
 	}
+	// ctx ends on session/cancel (Cancel, which the SDK calls next,
+	// interrupts), when another session/prompt of this session arrives
+	// (the SDK cancels the previous one's context: that prompt is refused
+	// below and must not end this turn), and when the connection ends: only
+	// then is the turn interrupted here.
 	var r *Result
 	select {
 	case r = <-w:
-	case <-ctx.Done(): // session/cancel (or the connection ended)
-		a.interrupt(s)
-		select { // the turn's result follows the interrupt: its updates come first
+	case <-ctx.Done():
+		select {
 		case r = <-w:
+		case <-a.conn.Done(): // the editor is gone
+			a.interrupt(s)
+			select { // the turn's result follows the interrupt: its updates come first
+			case r = <-w:
+			case <-a.ctx.Done():
+			case <-a.b.Done():
+			}
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.ctx.Done():
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.b.Done():
+			return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "session/prompt: the connection to ccproxy ended during the turn"})
 		}
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 	if r == nil {
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "the session ended during the turn"})
@@ -470,7 +512,8 @@ func (a *Agent) ask(ctx context.Context, s *session, req protocol.PermissionRequ
 // bad_request is the client's invalid params (-32602), anything else
 // internal (-32603).
 func rpcError(method string, err error) error {
-	if pe, ok := err.(*protocol.Error); ok {
+	var pe *protocol.Error
+	if errors.As(err, &pe) { // also wrapped: Backend.Request's own validation of what it sends
 		data := map[string]any{"error": method + ": " + pe.Message, "code": string(pe.Code)}
 		if pe.Code == protocol.CodeBadRequest {
 			return sdk.NewInvalidParams(data)
@@ -486,11 +529,19 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 	if err != nil {
 		return sdk.CloseSessionResponse{}, err
 	}
-	a.mu.Lock()
-	delete(a.sessions, string(s.acpID))
-	a.mu.Unlock()
+	a.forget(s)
 	a.closeSession(s)
 	return sdk.CloseSessionResponse{}, nil
+}
+
+// forget takes s out of the session table if it is still there: a
+// session/load of the same id may have put a new one under its key.
+func (a *Agent) forget(s *session) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sessions[string(s.acpID)] == s {
+		delete(a.sessions, string(s.acpID))
+	}
 }
 
 // SetSessionConfigOption is not advertised in initialize: -32601.
@@ -537,9 +588,27 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 // when not nil, and opens a ccproxy session resuming it, whose ACP id is
 // id. An unknown or malformed id is invalid params.
 func (a *Agent) continueStored(ctx context.Context, method string, id sdk.SessionId, cwd string, mcp []sdk.McpServer, replay *Mapper) (*protocol.SessionCreateResult, error) {
+	if err := checkCwd(method, cwd); err != nil {
+		return nil, err
+	}
 	servers, err := clientServers(method, mcp)
 	if err != nil {
 		return nil, err
+	}
+	// This agent's session of id (or whose Claude session is id) goes
+	// first: before the replay (its live updates would mix in) and before
+	// the new claude resumes the same session file.
+	var olds []*session
+	a.mu.Lock()
+	for k, old := range a.sessions {
+		if k == string(id) || old.claudeSession() == string(id) {
+			delete(a.sessions, k)
+			olds = append(olds, old)
+		}
+	}
+	a.mu.Unlock()
+	for _, old := range olds {
+		a.closeSession(old)
 	}
 	limit := 1 // resume: the first page only tells that the session is there
 	if replay != nil {

@@ -11,13 +11,16 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/internal/testkit"
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // goClient is the ACP client side of the Go SDK, recording what it gets.
@@ -31,15 +34,21 @@ type goClient struct {
 	answer    string                    // "": wait to be withdrawn; an option id; or "cancel": session/cancel, then cancelled
 	conn      *sdk.ClientSideConnection // for "cancel"
 	titles    []string                  // of every permission request
+	onUpdate  func()                    // when set, called (without mu) before an update is recorded
+	hold      chan struct{}             // when set, an answer is given only after the request is sent on asked and hold is closed
 }
 
 func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	c.mu.Lock()
-	answer := c.answer
+	answer, hold := c.answer, c.hold
 	if p.ToolCall.Title != nil {
 		c.titles = append(c.titles, *p.ToolCall.Title)
 	}
 	c.mu.Unlock()
+	if hold != nil && answer != "" {
+		c.asked <- p
+		<-hold
+	}
 	switch answer {
 	case "":
 	case "cancel":
@@ -55,6 +64,12 @@ func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissio
 }
 
 func (c *goClient) SessionUpdate(_ context.Context, p sdk.SessionNotification) error {
+	c.mu.Lock()
+	f := c.onUpdate
+	c.mu.Unlock()
+	if f != nil {
+		f()
+	}
 	c.mu.Lock()
 	c.updates = append(c.updates, p.Update)
 	c.mu.Unlock()
@@ -217,5 +232,69 @@ func TestACPConnect(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// SIGTERM of `ccproxy acp --connect` closes the sessions it opened on the
+// daemon before it drops its connection: none is left running.
+func TestACPConnectSIGTERMClosesSessions(t *testing.T) {
+	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := "acp-connect-sigterm-token-0123456789"
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
+	env := append(os.Environ(), "CCPROXY_TOKEN=")
+	serve := exec.Command(bin, "serve", "--demo", "--demo-speed", "0", "--no-ui", "--token-file", tokenFile, "--spool-dir", t.TempDir())
+	serve.Env = env
+	serve.Stderr = os.Stderr
+	sout, _ := serve.StdoutPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { serve.Process.Signal(os.Interrupt); serve.Wait() }()
+	var first struct{ URL string }
+	line, err := bufio.NewReader(sout).ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &first) != nil {
+		t.Fatalf("serve's first line %q: %v", line, err)
+	}
+	agent := exec.Command(bin, "acp", "--connect", first.URL, "--token-file", tokenFile)
+	agent.Env = env
+	agent.Stderr = os.Stderr
+	ain, _ := agent.StdinPipe()
+	defer ain.Close()
+	aout, _ := agent.StdoutPipe()
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: "allow"}
+	conn := sdk.NewClientSideConnection(cl, ain, aout)
+	ctx := context.Background()
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %v %v", r, err)
+	}
+	if err := agent.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	agent.Wait() // its exit status after a signal is not the point
+	b, err := acp.Dial(ctx, first.URL, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var list protocol.SessionListResult
+	if err := b.Request(ctx, protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Sessions {
+		t.Errorf("session %s (%s) left on the daemon after SIGTERM of acp --connect", s.Session, s.State)
 	}
 }

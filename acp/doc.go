@@ -88,6 +88,11 @@
 // from stop_reason; error_max_turns: max_turn_requests; an interrupt:
 // cancelled; other errors: a JSON-RPC error with the CLI's text).
 //
+// A session/prompt's context is not its cancel: the SDK also cancels it
+// when another session/prompt of the session arrives (that one is refused,
+// -32600, and the running turn goes on). session/cancel interrupts through
+// Agent.Cancel; Prompt interrupts by itself only when the editor is gone.
+//
 // # Goroutines and locks
 //
 // guard reads stdin in its goroutine (started by Serve; it ends with stdin,
@@ -103,9 +108,11 @@
 // goroutine counted by Agent.wg and cancelled by Agent.ctx (Close) or by
 // permission/resolved. Backend.mu guards its pending requests, routes and
 // end error; Backend.writeMu the websocket's writes; Agent.mu the session
-// table; session.mu the waiting prompt, the cancelled flag, the pending
-// prompts and the Claude session id (taken under Agent.mu by open and
-// ListSessions: Agent.mu before session.mu, never the other way). A Mapper
+// table and its closed flag (a session opened after Close is closed at
+// once; a session is taken out of the table only if its entry is still
+// that session); session.mu the waiting prompt, the cancelled flag, the pending
+// prompts and the Claude session id (taken under Agent.mu by open,
+// continueStored and ListSessions: Agent.mu before session.mu, never the other way). A Mapper
 // is used only by the read loop (a replay's Mapper only by its
 // session/load).
 //

@@ -28,7 +28,8 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 }
 
 // guard reads the client's lines and passes on only well-formed JSON-RPC
-// objects; it answers the rest itself with the standard errors, id null
+// objects; it answers the rest itself with the standard errors, with the
+// request's id when it could be read (a string or a number), else id null
 // (JSON-RPC 2.0 §5.1): -32700 for a line that is not JSON (or is over
 // MaxLineBytes, which is drained, not held), -32600 for JSON that is not a
 // request, notification or response object (a batch among them: ACP has
@@ -42,7 +43,7 @@ func guard(r io.Reader, out *io.PipeWriter, w io.Writer, log *slog.Logger) {
 		line, err = readLine(br)
 		if errors.Is(err, errLineTooLong) {
 			log.Warn("a client message over the line limit was dropped", "limit", MaxLineBytes)
-			reject(w, -32700, fmt.Sprintf("Parse error: message over %d bytes", MaxLineBytes))
+			reject(w, nil, -32700, fmt.Sprintf("Parse error: message over %d bytes", MaxLineBytes))
 			err = nil
 			continue
 		}
@@ -50,8 +51,8 @@ func guard(r io.Reader, out *io.PipeWriter, w io.Writer, log *slog.Logger) {
 		if len(t) == 0 {
 			continue
 		}
-		if code, msg := check(t); code != 0 {
-			reject(w, code, msg)
+		if code, msg, id := check(t); code != 0 {
+			reject(w, id, code, msg)
 			continue
 		}
 		if _, werr := out.Write(append(t, '\n')); werr != nil {
@@ -93,28 +94,38 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 }
 
 // check returns 0 for a message the SDK should get, else the error code
-// and message to answer.
-func check(line []byte) (int, string) {
+// and message to answer, and the message's id when it has a valid one
+// (nil: answer with id null).
+func check(line []byte) (int, string, json.RawMessage) {
 	if !json.Valid(line) {
-		return -32700, "Parse error: not a JSON value"
+		return -32700, "Parse error: not a JSON value", nil
 	}
 	if line[0] != '{' {
-		return -32600, "Invalid Request: a JSON-RPC message is an object (batches are not part of ACP)"
+		return -32600, "Invalid Request: a JSON-RPC message is an object (batches are not part of ACP)", nil
 	}
 	var m struct {
 		Method *json.RawMessage `json:"method"`
 		ID     *json.RawMessage `json:"id"`
 	}
 	if json.Unmarshal(line, &m) != nil || m.Method == nil && m.ID == nil {
-		return -32600, "Invalid Request: neither method nor id"
+		return -32600, "Invalid Request: neither method nor id", nil
+	}
+	var id json.RawMessage
+	if m.ID != nil && len(*m.ID) > 0 && ((*m.ID)[0] == '"' || (*m.ID)[0] == '-' || (*m.ID)[0] >= '0' && (*m.ID)[0] <= '9') {
+		id = *m.ID // a string or a number: echoed
 	}
 	if m.Method != nil && (len(*m.Method) == 0 || (*m.Method)[0] != '"') {
-		return -32600, "Invalid Request: method must be a string"
+		return -32600, "Invalid Request: method must be a string", id
 	}
-	return 0, ""
+	return 0, "", nil
 }
 
-func reject(w io.Writer, code int, msg string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": code, "message": msg}})
+// reject answers a message the SDK does not get; id nil is id null.
+func reject(w io.Writer, id json.RawMessage, code int, msg string) {
+	var v any
+	if id != nil {
+		v = id
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": v, "error": map[string]any{"code": code, "message": msg}})
 	w.Write(append(b, '\n'))
 }

@@ -19,6 +19,8 @@ func TestGuard(t *testing.T) {
 		`[{"jsonrpc":"2.0","id":1,"method":"initialize"}]`,
 		`{"jsonrpc":"2.0"}`,
 		`{"jsonrpc":"2.0","id":2,"method":7}`,
+		`{"jsonrpc":"2.0","id":"a-1","method":false}`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":[]}`,
 		`  `,
 		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}`,
 		big,
@@ -35,19 +37,20 @@ func TestGuard(t *testing.T) {
 		t.Errorf("passed to the SDK:\n%.300s\nwant:\n%s", got, want)
 	}
 	var codes []int
-	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+	wantIDs := []string{"null", "null", "null", "2", `"a-1"`, "null", "null"} // the id of a request that has one, else null
+	for i, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var m struct {
-			ID    any `json:"id"`
+			ID    json.RawMessage `json:"id"`
 			Error struct {
 				Code int `json:"code"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal([]byte(l), &m); err != nil || m.ID != nil {
-			t.Fatalf("answer %q: %v (want id null)", l, err)
+		if err := json.Unmarshal([]byte(l), &m); err != nil || i >= len(wantIDs) || string(m.ID) != wantIDs[i] {
+			t.Fatalf("answer %d %q: %v (want id %s)", i, l, err, wantIDs[min(i, len(wantIDs)-1)])
 		}
 		codes = append(codes, m.Error.Code)
 	}
-	if want := []int{-32700, -32600, -32600, -32600, -32700}; !equalInts(codes, want) {
+	if want := []int{-32700, -32600, -32600, -32600, -32600, -32600, -32700}; !equalInts(codes, want) {
 		t.Errorf("error codes %v, want %v", codes, want)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -97,6 +98,12 @@ func TestAgentInProcess(t *testing.T) {
 // its history) in this process, and a Go SDK client on it; stop closes the
 // client's side and waits for the agent to close its sessions.
 func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *acp.Backend, func()) {
+	cl, conn, b, _, stop := inProcessAgent(t, store)
+	return cl, conn, b, stop
+}
+
+// inProcessAgent is inProcess, with the Agent.
+func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
 	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +138,7 @@ func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideCo
 	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: "allow"}
 	conn := sdk.NewClientSideConnection(cl, cw, cr)
 	cl.conn = conn
-	return cl, conn, b, func() { cw.Close(); <-served2 }
+	return cl, conn, b, agent, func() { cw.Close(); <-served2 }
 }
 
 // session/load replays a real stored session (testdata/history) as
@@ -202,4 +209,167 @@ func TestAgentLoadSession(t *testing.T) {
 	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
 		t.Errorf("a prompt of the loaded session: %v %v", r, err)
 	}
+}
+
+// A second session/prompt while a turn runs is refused (-32600) and does
+// not end the running turn: the SDK cancels the first prompt's context
+// when the second arrives, which is not a session/cancel.
+func TestAgentSecondPromptKeepsTurn(t *testing.T) {
+	cl, conn, _, stop := inProcess(t, nil)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"Hi", "image"} { // the demo's third turn asks
+		if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hold := make(chan struct{})
+	cl.mu.Lock()
+	cl.answer, cl.hold = "allow", hold
+	cl.mu.Unlock()
+	type result struct {
+		r   sdk.PromptResponse
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
+		first <- result{r, err}
+	}()
+	<-cl.asked // the turn runs, waiting for the permission
+	_, err = conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}})
+	var re *sdk.RequestError
+	if !errors.As(err, &re) || re.Code != -32600 || !strings.Contains(fmt.Sprint(re.Data), "still running") {
+		t.Errorf("a second prompt during a turn: %v, want -32600 still running", err)
+	}
+	close(hold)
+	if res := <-first; res.err != nil || res.r.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("the running turn after a refused second prompt: %+v %v, want end_turn", res.r, res.err)
+	}
+}
+
+// A session opened once Agent.Close has run (a session/new finishing
+// during shutdown) is closed at once, not left on the proxy.
+func TestAgentOpenAfterClose(t *testing.T) {
+	_, conn, b, agent, stop := inProcessAgent(t, nil)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	agent.Close()
+	if _, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil {
+		t.Error("session/new after Close succeeded")
+	}
+	var list protocol.SessionListResult
+	if err := b.Request(bg, protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Sessions {
+		t.Errorf("session %s (%s) opened after Close is left on the proxy", s.Session, s.State)
+	}
+}
+
+// session/load of a session this agent has open closes the open one
+// before the replay starts (no live update of it mixed in, no two claudes
+// on one session file), and session/list shows the loaded session open
+// before its first prompt.
+func TestAgentLoadOpenSessionAgain(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
+		t.Fatal(err)
+	}
+	store, err := history.Open(history.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, conn, b, stop := inProcess(t, store)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	const id = "a53a96ea-6d00-48d2-90ad-6cb56a9ff999"
+	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := conn.ListSessions(bg, sdk.ListSessionsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var openAs string
+	for _, s := range l.Sessions {
+		if s.SessionId == id {
+			openAs = fmt.Sprint(s.Meta["ccproxy"])
+		}
+	}
+	if openAs != "map[openAs:"+id+"]" {
+		t.Errorf("session/list right after session/load: _meta.ccproxy of %s is %q, want openAs %s", id, openAs, id)
+	}
+	var mu sync.Mutex
+	var during []int // proxy sessions seen at each replayed update
+	cl.mu.Lock()
+	cl.onUpdate = func() {
+		var list protocol.SessionListResult
+		if err := b.Request(bg, protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		during = append(during, len(list.Sessions))
+		mu.Unlock()
+	}
+	cl.mu.Unlock()
+	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	cl.mu.Lock()
+	cl.onUpdate = nil
+	cl.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(during) == 0 || during[0] != 0 {
+		t.Errorf("proxy sessions during the second load's replay: %v, want the first session closed (0) before it", during)
+	}
+}
+
+// session/close withdraws the editor's pending permission prompts of the
+// session ($/cancel_request): its permission/resolved will not come.
+func TestAgentCloseWithdrawsAsks(t *testing.T) {
+	cl, conn, _, stop := inProcess(t, nil)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"Hi", "image"} { // the demo's third turn asks
+		if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl.mu.Lock()
+	cl.answer = "" // wait to be withdrawn
+	cl.mu.Unlock()
+	first := make(chan error, 1)
+	go func() {
+		_, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
+		first <- err
+	}()
+	<-cl.asked
+	if _, err := conn.CloseSession(bg, sdk.CloseSessionRequest{SessionId: ns.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	<-first        // the session ended during the turn
+	<-cl.withdrawn // hangs (the test times out) if the ask stays open
 }

@@ -313,3 +313,34 @@ func TestAgentResumeOpenSession(t *testing.T) {
 		t.Errorf("a prompt of the resumed session: %+v %v", r, err)
 	}
 }
+
+// A relative cwd in session/new, session/load and session/resume is
+// invalid params naming the method and the cwd.
+func TestAgentRelativeCwd(t *testing.T) {
+	project := t.TempDir()
+	store := listHome(t, project, t.TempDir(), 1)
+	_, conn, b, stop := inProcess(t, store)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := conn.ListSessions(bg, sdk.ListSessionsRequest{})
+	if err != nil || len(l.Sessions) == 0 {
+		t.Fatalf("session/list: %+v %v", l, err)
+	}
+	id := l.Sessions[0].SessionId
+	_, err = conn.NewSession(bg, sdk.NewSessionRequest{Cwd: "rel/dir", McpServers: []sdk.McpServer{}})
+	invalidParams(t, "session/new with a relative cwd", err, `session/new: cwd "rel/dir" is not an absolute path`)
+	_, err = conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: "rel/dir", McpServers: []sdk.McpServer{}})
+	invalidParams(t, "session/load with a relative cwd", err, `session/load: cwd "rel/dir" is not an absolute path`)
+	_, err = conn.ResumeSession(bg, sdk.ResumeSessionRequest{SessionId: id, Cwd: "rel/dir"})
+	invalidParams(t, "session/resume with a relative cwd", err, `session/resume: cwd "rel/dir" is not an absolute path`)
+	var list protocol.SessionListResult
+	if err := b.Request(bg, protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Sessions {
+		t.Errorf("session %s (%s) created for a relative cwd", s.Session, s.State)
+	}
+}

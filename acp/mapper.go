@@ -172,6 +172,7 @@ func (m *Mapper) user(e gjson.Result) []sdk.SessionUpdate {
 		}
 		id := b.Get("tool_use_id").String()
 		ti := m.tools[id]
+		delete(m.tools, id) // nothing after its result needs the input
 		if ti.name == "TodoWrite" {
 			continue // shown as the plan
 		}

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -266,5 +267,25 @@ func TestTurnOf(t *testing.T) {
 	}
 	if _, err := turnOf("s1", []sdk.ContentBlock{sdk.AudioBlock("AAAA", "audio/wav")}); err == nil {
 		t.Error("audio was accepted")
+	}
+}
+
+// A tool's input is kept only until its result is mapped: a long session
+// does not hold every tool input it ever saw.
+func TestMapForgetsFinishedTools(t *testing.T) {
+	m := NewMapper(nil)
+	for i, name := range []string{"Bash", "TodoWrite", "Edit"} {
+		id := fmt.Sprintf("toolu_%d", i)
+		m.Map([]byte(fmt.Sprintf(`{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":%q,"name":%q,"input":{"command":"ls","todos":[],"file_path":"/x","old_string":"a","new_string":"b"}}]}}`, id, name)))
+		if len(m.tools) != 1 {
+			t.Fatalf("%s: %d tools kept while it runs, want 1", name, len(m.tools))
+		}
+		ups, _ := m.Map([]byte(fmt.Sprintf(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":"done"}]}}`, id)))
+		if name != "TodoWrite" && len(ups) == 0 {
+			t.Errorf("%s: its result mapped to no update", name)
+		}
+		if len(m.tools) != 0 {
+			t.Errorf("%s: %d tools kept after its result, want 0", name, len(m.tools))
+		}
 	}
 }

@@ -173,6 +173,10 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 	select {
 	case <-done:
 	case <-ctx.Done():
+		// Sessions first, while the connection is up (else the daemon
+		// keeps their claudes); then the connection, which ends Serve
+		// (whose own Close then finds nothing left).
+		agent.Close()
 		b.Close()
 		<-done
 	}
