@@ -340,6 +340,17 @@ func (s *Session) permLocked(id string) *permission {
 
 // takePermLocked removes a pending request (nil if it is not pending),
 // stops its timer and remembers it was resolved.
+// cancelPermsLocked cancels (session_exited) the pending requests of
+// process of, or every one when of is nil: nobody can answer them any more.
+func (s *Session) cancelPermsLocked(of *claudecli.Client) {
+	for _, perm := range slices.Clone(s.perms) {
+		if of == nil || perm.proc == of {
+			s.takePermLocked(perm.id)
+			s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
+		}
+	}
+}
+
 func (s *Session) takePermLocked(id string) *permission {
 	i := slices.IndexFunc(s.perms, func(p *permission) bool { return p.id == id })
 	if i < 0 {

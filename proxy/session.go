@@ -591,12 +591,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 	if p != s.proc || (s.restarting && s.closing == "") {
 		// Replaced: what it asked (a turn it started on its own while it
 		// was being closed) can no longer be answered.
-		for _, perm := range slices.Clone(s.perms) {
-			if perm.proc == p.cli {
-				s.takePermLocked(perm.id)
-				s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
-			}
-		}
+		s.cancelPermsLocked(p.cli)
 		s.mu.Unlock()
 		s.srv.metrics.claudeExited("restart", ex)
 		s.log.Info("claude exited for a restart", logArgs...)
@@ -624,10 +619,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 	if s.exited {
 		return
 	}
-	for len(s.perms) > 0 {
-		perm := s.takePermLocked(s.perms[0].id)
-		s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
-	}
+	s.cancelPermsLocked(nil)
 	s.exited = true
 	s.inTurn, s.queued = false, nil
 	state := protocol.StateExited
