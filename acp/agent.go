@@ -163,7 +163,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: s.acpID, Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes},
+	return sdk.NewSessionResponse{SessionId: s.acpID, Modes: defaultModes(),
 		Meta: mcpMeta(res.MCPServers)}, nil
 }
 
@@ -564,7 +564,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes},
+	return sdk.LoadSessionResponse{Modes: defaultModes(),
 		Meta: mcpMeta(res.MCPServers)}, nil
 }
 
@@ -578,7 +578,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes},
+	return sdk.ResumeSessionResponse{Modes: defaultModes(),
 		Meta: mcpMeta(res.MCPServers)}, nil
 }
 
@@ -713,3 +713,8 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 
 // rfc3339Millis is RFC 3339 with milliseconds, as the CLI's records have.
 const rfc3339Millis = "2006-01-02T15:04:05.000Z07:00"
+
+// defaultModes is the mode state a new, loaded or resumed session starts in.
+func defaultModes() *sdk.SessionModeState {
+	return &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}
+}
