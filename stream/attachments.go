@@ -458,11 +458,6 @@ func FormatSize(n int) string {
 	return strconv.FormatFloat(float64(n)/(1024*1024*1024), 'f', 1, 64) + " GiB"
 }
 
-// attachmentsJSON encodes a list of attachments.
-func attachmentsJSON(atts []Attachment) []byte {
-	return bytes.Join(attachmentPieces(atts), nil)
-}
-
 // attachmentPieces encodes a list of attachments as a JSON array cut in
 // pieces that, joined, make the array. Base64 data that needs no escaping
 // (all of it, in practice) is a piece of its own that is not copied: it is

@@ -78,6 +78,12 @@ func normalizeAll(t testing.TB, in []byte, opts Options, maxLine int) [][]byte {
 
 // normalizeLines runs a whole input through a Reader and n.
 func normalizeLines(t testing.TB, in []byte, n *Normalizer, maxLine int) [][]byte {
+	return mapLines(t, in, maxLine, func(line []byte) []byte { return bytes.Clone(n.Normalize(line).JSON) })
+}
+
+// mapLines runs a whole input through a Reader and returns what f makes
+// of each line.
+func mapLines(t testing.TB, in []byte, maxLine int, f func(line []byte) []byte) [][]byte {
 	t.Helper()
 	r := NewReader(bytes.NewReader(in), maxLine)
 	var out [][]byte
@@ -89,7 +95,7 @@ func normalizeLines(t testing.TB, in []byte, n *Normalizer, maxLine int) [][]byt
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, bytes.Clone(n.Normalize(line).JSON))
+		out = append(out, f(line))
 	}
 }
 

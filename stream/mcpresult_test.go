@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"encoding/base64"
 	"reflect"
 	"strings"
@@ -58,7 +59,7 @@ func TestNormalizeToolResult(t *testing.T) {
 			if got := block.Get("content").String(); got != text {
 				t.Errorf("session normalization gives %q, direct gives %q", got, text)
 			}
-			if got, want := block.Get("attachments").Raw, string(attachmentsJSON(atts)); len(atts) > 0 && got != want {
+			if got, want := block.Get("attachments").Raw, string(bytes.Join(attachmentPieces(atts), nil)); len(atts) > 0 && got != want {
 				t.Errorf("session attachments %s, direct %s", got, want)
 			}
 		})

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"runtime"
 	"strings"
@@ -564,23 +563,14 @@ func TestFlattenOncePerEvent(t *testing.T) {
 // normalizeToLines is normalizeLines through NormalizeTo.
 func normalizeToLines(t testing.TB, in []byte, n *Normalizer, maxLine int) [][]byte {
 	t.Helper()
-	r := NewReader(bytes.NewReader(in), maxLine)
-	var out [][]byte
-	for {
-		line, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	return mapLines(t, in, maxLine, func(line []byte) []byte {
 		var b bytes.Buffer
 		ev, err := n.NormalizeTo(&b, line)
 		if err != nil || ev.JSON != nil {
 			t.Fatalf("NormalizeTo: %v, JSON %q", err, ev.JSON)
 		}
-		out = append(out, b.Bytes())
-	}
+		return b.Bytes()
+	})
 }
 
 // TestNormalizeToMatchesNormalize: written in pieces, every event of every

@@ -14,7 +14,7 @@
 //     if anything makes it cheaper);
 //   - node: the Node peer script (internal/benchmix/peer/normalize.mjs).
 //
-// The encoding-json and floor contenders are this binary run again with
+// The encoding-json, floor and floor-gjson contenders are this binary run again with
 // BENCHMIX_ROLE set. Each round runs every contender once, in an order that
 // rotates from round to round, so that load from other processes spreads
 // over all of them. It prints, per mix, the median and min–max of wall time
@@ -77,7 +77,7 @@ func serve(role string, in io.Reader, out io.Writer) error {
 			return err
 		}
 		switch {
-		case role == "floor-gjson" && len(line) < 64<<10:
+		case role == "floor-gjson" && len(line) < skeletonBytes:
 			if !gjson.ValidBytes(line) {
 				line = []byte(`{"type":"ccproxy","subtype":"noise"}`)
 			}
@@ -95,6 +95,10 @@ func serve(role string, in io.Reader, out io.Writer) error {
 	}
 	return w.Flush()
 }
+
+// skeletonBytes is stream's skeletonBytes (stream/skeleton.go): lines this
+// long are read through a skeleton, by floor-gjson as by floor.
+const skeletonBytes = 64 << 10
 
 type contender struct {
 	name string
