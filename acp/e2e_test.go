@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -405,11 +404,11 @@ func TestACPRealCLIListAndResume(t *testing.T) {
 	if stop != "end_turn" || !strings.Contains(text.String(), "Continued after the resume.") {
 		t.Errorf("the resumed session's prompt: stop %q, text %q", stop, text.String())
 	}
-	req, err := lastRequestWith(api, "RESUMED")
+	req, err := api.LastRequestWith("RESUMED")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !requestHas(req, "[H-TEXT] Say hello") {
+	if !req.Has("[H-TEXT] Say hello") {
 		t.Errorf("the request after session/resume does not carry the earlier turn: %d messages", len(req.Messages))
 	}
 	after := entry(lists[1], 0)
@@ -424,28 +423,4 @@ func TestACPRealCLIListAndResume(t *testing.T) {
 	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
 		t.Errorf("processes left running: %v", left)
 	}
-}
-
-// lastRequestWith returns the last Messages request of api whose prompt
-// holds text.
-func lastRequestWith(api *fakeapi.Server, text string) (*fakeapi.Request, error) {
-	reqs := api.MessageRequests()
-	for i := len(reqs) - 1; i >= 0; i-- {
-		if strings.Contains(reqs[i].Prompt(), text) {
-			return reqs[i], nil
-		}
-	}
-	return nil, fmt.Errorf("no request with %q among %d", text, len(reqs))
-}
-
-// requestHas reports whether a text block of req's messages holds text.
-func requestHas(req *fakeapi.Request, text string) bool {
-	for _, m := range req.Messages {
-		for _, b := range m.Content {
-			if strings.Contains(b.Text, text) {
-				return true
-			}
-		}
-	}
-	return false
 }

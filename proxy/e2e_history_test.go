@@ -64,7 +64,7 @@ func TestE2EHistoryResume(t *testing.T) {
 		if r := resultOf(t, c.turn(s2, "again PING-2")); r["result"] != "pong two" {
 			t.Errorf("resumed %s: result %v", id, r)
 		}
-		req, err := lastRequestWith(e.api, "again PING-2")
+		req, err := e.api.LastRequestWith("again PING-2")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestE2EHistoryResume(t *testing.T) {
 		if id == capturedID {
 			want = "[H-TEXT] Say hello"
 		}
-		if !requestHas(req, want) {
+		if !req.Has(want) {
 			t.Errorf("the request after resuming %s does not carry its conversation (%q)", id, want)
 		}
 		closeSession(t, c, s2)

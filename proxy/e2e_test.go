@@ -219,11 +219,11 @@ func TestE2EMultiTurnAndResume(t *testing.T) {
 		t.Errorf("second result: %v", r)
 	}
 	checkSeqs(t, c.events(s), 1)
-	req, err := lastRequestWith(e.api, "PING-2")
+	req, err := e.api.LastRequestWith("PING-2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !requestHas(req, "pong one") {
+	if !req.Has("pong one") {
 		t.Error("the second turn's request does not carry the first turn's answer")
 	}
 
@@ -243,34 +243,13 @@ func TestE2EMultiTurnAndResume(t *testing.T) {
 	if r := resultOf(t, evs); r["result"] != "pong one" {
 		t.Errorf("resumed result: %v", r)
 	}
-	req, err = lastRequestWith(e.api, "again PING-1")
+	req, err = e.api.LastRequestWith("again PING-1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !requestHas(req, "pong two") || !requestHas(req, "now PING-2") {
+	if !req.Has("pong two") || !req.Has("now PING-2") {
 		t.Error("the resumed session's request does not carry the earlier conversation")
 	}
-}
-
-func lastRequestWith(api *fakeapi.Server, text string) (*fakeapi.Request, error) {
-	reqs := api.MessageRequests()
-	for i := len(reqs) - 1; i >= 0; i-- {
-		if strings.Contains(reqs[i].Prompt(), text) {
-			return reqs[i], nil
-		}
-	}
-	return nil, fmt.Errorf("no request with %q among %d", text, len(reqs))
-}
-
-func requestHas(req *fakeapi.Request, text string) bool {
-	for _, m := range req.Messages {
-		for _, b := range m.Content {
-			if strings.Contains(b.Text, text) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // MCP tools returning images: the result is text with an attachment whose

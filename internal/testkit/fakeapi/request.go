@@ -301,3 +301,15 @@ func (r *Request) ToolNames() []string {
 	}
 	return names
 }
+
+// Has reports whether a text block of the request's messages holds text.
+func (r *Request) Has(text string) bool {
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if strings.Contains(b.Text, text) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -575,4 +576,16 @@ func chunk(s string, max int) []string {
 		s = s[cut:]
 	}
 	return out
+}
+
+// LastRequestWith returns the last Messages request whose prompt holds
+// text.
+func (s *Server) LastRequestWith(text string) (*Request, error) {
+	reqs := s.MessageRequests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if strings.Contains(reqs[i].Prompt(), text) {
+			return reqs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("no request with %q among %d", text, len(reqs))
 }
