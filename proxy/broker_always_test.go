@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -293,7 +293,7 @@ func TestSetPermissionModeDuringRestart(t *testing.T) {
 	if res.Mode != "plan" {
 		t.Errorf("plan during the restart: %+v", res)
 	}
-	if err := killPID(pid, sigUSR1.(syscall.Signal)); err != nil {
+	if err := killPID(pid, fakeclaude.ExitSignal); err != nil {
 		t.Fatal(err)
 	}
 	newPID := fakePID(t, c, s) // a turn of the new process: its arguments are written
@@ -309,7 +309,7 @@ func TestSetPermissionModeDuringRestart(t *testing.T) {
 	if slices.Contains(args, protocol.PermissionModeBypass) {
 		t.Errorf("the new claude was launched with bypassPermissions: %v", args)
 	}
-	killPID(newPID, sigUSR1.(syscall.Signal))
+	killPID(newPID, fakeclaude.ExitSignal)
 }
 
 // Claude's exit during the write is not held up: the request is cancelled

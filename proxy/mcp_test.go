@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -206,7 +206,7 @@ func TestTurnHeldDuringRestart(t *testing.T) {
 	if list.Sessions[0].State != protocol.StateRestarting {
 		t.Fatalf("state %q, want restarting", list.Sessions[0].State)
 	}
-	if err := killPID(pid, sigUSR1.(syscall.Signal)); err != nil {
+	if err := killPID(pid, fakeclaude.ExitSignal); err != nil {
 		t.Fatal(err)
 	}
 	if rep := c.reply(id); !*rep.OK {
@@ -219,7 +219,7 @@ func TestTurnHeldDuringRestart(t *testing.T) {
 	c.waitEvent(from, s, "result", isResult)
 	checkSeqs(t, c.events(s), 1)
 	// The new fake, too, waits for SIGUSR1 (before stdin EOF it dies of it).
-	killPID(fakePID(t, c, s), sigUSR1.(syscall.Signal))
+	killPID(fakePID(t, c, s), fakeclaude.ExitSignal)
 }
 
 // Approving or rejecting a project server: pushes reach MCP subscribers

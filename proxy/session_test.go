@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -94,7 +94,7 @@ func TestHeldTurnsBounded(t *testing.T) {
 	if e := c.doErr(protocol.TypeSessionSend, map[string]any{"session": s, "text": "one too many"}); e.Code != protocol.CodeLimitExceeded || !strings.Contains(e.Message, "restarting") {
 		t.Errorf("turn %d during the restart: %v, want limit_exceeded", maxHeldTurns+1, e)
 	}
-	if err := killPID(pid, sigUSR1.(syscall.Signal)); err != nil {
+	if err := killPID(pid, fakeclaude.ExitSignal); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range ids {
@@ -107,7 +107,7 @@ func TestHeldTurnsBounded(t *testing.T) {
 	// Its result, before the next turn: fakePID's turn takes the first
 	// result after it is sent as its own.
 	c.waitEvent(i+1, s, "the held turns' result", isResult)
-	killPID(fakePID(t, c, s), sigUSR1.(syscall.Signal)) // the new fake waits for it too
+	killPID(fakePID(t, c, s), fakeclaude.ExitSignal) // the new fake waits for it too
 }
 
 // A control request claude never answers is forgotten after ControlTimeout:

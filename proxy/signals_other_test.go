@@ -5,14 +5,10 @@ package proxy
 import (
 	"os"
 	"syscall"
-
-	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
 )
 
 // The proxy's tests run on Linux only (README: what is tested where); on
 // other platforms these stand-ins keep them compiling for go vet.
-
-var sigUSR1 = fakeclaude.ExitSignal
 
 func killPID(pid int, _ syscall.Signal) error {
 	p, err := os.FindProcess(pid)

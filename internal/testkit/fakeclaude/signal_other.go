@@ -3,10 +3,9 @@
 package fakeclaude
 
 import (
-	"os"
 	"syscall"
 )
 
 // ExitSignal ends a fake started with FAKE_EXIT_ON_USR1=1, with status 0.
 // The fake runs on Unix only; this stand-in keeps it compiling elsewhere.
-var ExitSignal os.Signal = syscall.Signal(10)
+const ExitSignal = syscall.Signal(10)

@@ -3,9 +3,8 @@
 package fakeclaude
 
 import (
-	"os"
 	"syscall"
 )
 
 // ExitSignal ends a fake started with FAKE_EXIT_ON_USR1=1, with status 0.
-var ExitSignal os.Signal = syscall.SIGUSR1
+const ExitSignal = syscall.SIGUSR1
