@@ -9,6 +9,7 @@ package proxy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,11 +223,7 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 	case s.restarting:
 		defer s.mu.Unlock()
 		if mode == protocol.PermissionModeBypass && s.mode != protocol.PermissionModeBypass {
-			cur := s.mode
-			if cur == "" {
-				cur = protocol.PermissionModeDefault
-			}
-			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: the session is restarting and its new claude is launched in mode %q; claude takes bypassPermissions only when launched with it (and never as root)", what, mode, cur)
+			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: the session is restarting and its new claude is launched in mode %q; claude takes bypassPermissions only when launched with it (and never as root)", what, mode, cmp.Or(s.mode, protocol.PermissionModeDefault))
 		}
 		s.setModeLocked(mode)
 		return mode, nil
@@ -338,8 +335,6 @@ func (s *Session) permLocked(id string) *permission {
 	return nil
 }
 
-// takePermLocked removes a pending request (nil if it is not pending),
-// stops its timer and remembers it was resolved.
 // cancelPermsLocked cancels (session_exited) the pending requests of
 // process of, or every one when of is nil: nobody can answer them any more.
 func (s *Session) cancelPermsLocked(of *claudecli.Client) {
@@ -351,6 +346,8 @@ func (s *Session) cancelPermsLocked(of *claudecli.Client) {
 	}
 }
 
+// takePermLocked removes a pending request (nil if it is not pending),
+// stops its timer and remembers it was resolved.
 func (s *Session) takePermLocked(id string) *permission {
 	i := slices.IndexFunc(s.perms, func(p *permission) bool { return p.id == id })
 	if i < 0 {

@@ -42,7 +42,7 @@ type mcpCalls struct {
 // s.mcp holds the first configuration already.
 func newMCPCalls(s *Server) (*mcpCalls, error) {
 	m := &mcpCalls{srv: s, kick: make(chan struct{}, 1)}
-	m.reqs = newAsyncRunner(s.opts.MaxMCPRequests, "MCP requests (mcp/probe, mcp/tools, mcp/call, mcp/log)", m.protocolError)
+	m.reqs = newAsyncRunner(s.opts.MaxMCPRequests, "MCP requests (mcp/probe, mcp/tools, mcp/call, mcp/log, mcp/test)", m.protocolError)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if cfg := s.mcp.config(); s.opts.MCP != nil && cfg != nil && cfg.Resolved != nil {
 		po := s.opts.MCPProbe

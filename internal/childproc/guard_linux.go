@@ -296,7 +296,7 @@ func descendants(pid int) []int {
 // it. Bounded: after killTreeRounds it leaves the rest to the group kill.
 func killGuardTree(pgid int) {
 	st, ok := ProcStat(pgid)
-	if !ok || st.PPID != os.Getpid() || st.State == "Z" {
+	if !ok || st.PPID != os.Getpid() || !st.Live() {
 		return
 	}
 	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pgid) + "/cmdline")
