@@ -128,10 +128,10 @@ func (s *Server) offersAuth() bool { return s.opts.MCP != nil && childproc.Termi
 // authTarget checks that name can sign in with OAuth: configured, of type
 // http or sse, in Claude Code's own configuration.
 func (s *Server) authTarget(typ, name string) error {
-	srv := s.configuredServer(name)
+	srv, err := s.configuredServer(typ, name)
 	switch {
-	case srv == nil:
-		return protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name)
+	case err != nil:
+		return err
 	case srv.Type != "http" && srv.Type != "sse":
 		return protocol.Errorf(protocol.CodeBadRequest, "%s: %.80q is a %s server: OAuth sign-in is only for http and sse servers", typ, name, srv.Type)
 	case srv.Scope == string(mcpconfig.ScopeExtra):

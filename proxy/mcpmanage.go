@@ -263,23 +263,21 @@ func mcpError(c *client, typ, name string, err error) error {
 func (s *Server) offersLive() bool { return s.opts.MCP != nil }
 
 // configuredServer returns the view of server name in the proxy's MCP
-// configuration, or nil.
-func (s *Server) configuredServer(name string) *protocol.MCPConfigServer {
-	cfg := s.mcp.config()
-	if cfg == nil {
-		return nil
+// configuration, or the mcp_server_not_found error of request typ.
+func (s *Server) configuredServer(typ, name string) (*protocol.MCPConfigServer, error) {
+	if cfg := s.mcp.config(); cfg != nil {
+		if i := slices.IndexFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }); i >= 0 {
+			return &cfg.View.Servers[i], nil
+		}
 	}
-	if i := slices.IndexFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }); i >= 0 {
-		return &cfg.View.Servers[i]
-	}
-	return nil
+	return nil, protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name)
 }
 
 // mcpConfigured reports whether name is a server of the proxy's MCP
 // configuration, else replies mcp_server_not_found.
 func (s *Server) mcpConfigured(c *client, id json.RawMessage, typ, name string) bool {
-	if s.configuredServer(name) == nil {
-		c.replyErr(id, protocol.Errorf(protocol.CodeMCPServerNotFound, "%s: no MCP server named %.80q is configured", typ, name))
+	if _, err := s.configuredServer(typ, name); err != nil {
+		c.replyErr(id, err)
 		return false
 	}
 	return true
