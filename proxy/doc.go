@@ -310,8 +310,8 @@
 // starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events.
 // mcpLogins.mu guards the map of running mcp/login runs (server name →
-// run) and its closed flag; it is taken alone. asyncRunner.mu guards its
-// stopping flag and orders each WaitGroup.Add before shutdown; it is taken
+// run) and its closed flag; it is taken alone. asyncRunner.mu orders its
+// context's cancellation and each WaitGroup.Add before shutdown; it is taken
 // alone (a reply is queued after it is released).
 // Session.clientMu guards the session's client configuration; it is taken
 // alone or under Session.mu, and only a configFile's lock is taken under it.

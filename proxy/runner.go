@@ -18,8 +18,8 @@ import (
 // context that ends with the connection or with the runner (shutdown).
 // Server.Serve calls shutdown when it begins to shut down and wait before
 // it closes the connections, so that every request cancelled by the
-// shutdown has queued its reply (shutting_down) by then. mu guards
-// stopping and orders each wg.Add before shutdown's wait: a request that
+// shutdown has queued its reply (shutting_down) by then. mu orders the
+// cancellation of ctx and each wg.Add before shutdown's wait: a request that
 // comes after shutdown is refused with shutting_down and never started.
 type asyncRunner struct {
 	// noun names the requests in the limit_exceeded message: "%d <noun>
@@ -31,12 +31,11 @@ type asyncRunner struct {
 	toError func(c *client, typ string, err error) error
 	slots   chan struct{} // one per running request
 
-	ctx    context.Context // cancelled by shutdown
+	ctx    context.Context // cancelled by shutdown (under mu)
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
-	stopping bool
-	wg       sync.WaitGroup // the running requests
+	mu sync.Mutex
+	wg sync.WaitGroup // the running requests
 
 	// running, when set (tests only), is called in the request's
 	// goroutine before do, with do's context.
@@ -58,7 +57,7 @@ func newAsyncRunner(limit int, noun string, toError func(c *client, typ string, 
 // running.
 func (r *asyncRunner) run(c *client, id json.RawMessage, typ string, do func(ctx context.Context) (protocol.Data, error)) {
 	r.mu.Lock()
-	if r.stopping {
+	if r.ctx.Err() != nil {
 		r.mu.Unlock()
 		c.replyErr(id, shuttingDown(typ))
 		return
@@ -100,9 +99,8 @@ func (r *asyncRunner) run(c *client, id json.RawMessage, typ string, do func(ctx
 // (shutting_down). It may be called more than once.
 func (r *asyncRunner) shutdown() {
 	r.mu.Lock()
-	r.stopping = true
-	r.mu.Unlock()
 	r.cancel()
+	r.mu.Unlock()
 }
 
 // wait returns once every request started before shutdown has queued its
