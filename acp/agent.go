@@ -41,9 +41,8 @@ type Agent struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // permission prompt goroutines
 
-	mu       sync.Mutex // guards sessions and closed
+	mu       sync.Mutex // guards sessions
 	sessions map[string]*session
-	closed   bool // Close ran: a session opened after is closed at once
 }
 
 type session struct {
@@ -93,9 +92,8 @@ func (a *Agent) Serve(w io.Writer, r io.Reader) {
 // goroutines. It may be called more than once, and before Serve returns
 // (while the backend is still up, so that the sessions really close).
 func (a *Agent) Close() {
-	a.stop()
+	a.stop() // before the lock: an open that takes it later sees a.ctx done
 	a.mu.Lock()
-	a.closed = true
 	ss := a.sessions
 	a.sessions = map[string]*session{}
 	a.mu.Unlock()
@@ -195,7 +193,7 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 		s.mapper.commands, s.mapper.rich = replayed.commands, replayed.rich
 	}
 	a.mu.Lock()
-	if a.closed { // Close has run: nobody would close it
+	if a.ctx.Err() != nil { // Close has run: nobody would close it
 		a.mu.Unlock()
 		a.closeSession(s)
 		return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": the agent is shutting down"})

@@ -108,8 +108,8 @@
 // goroutine counted by Agent.wg and cancelled by Agent.ctx (Close) or by
 // permission/resolved. Backend.mu guards its pending requests, routes and
 // end error; Backend.writeMu the websocket's writes; Agent.mu the session
-// table and its closed flag (a session opened after Close is closed at
-// once; a session is taken out of the table only if its entry is still
+// table (Close cancels Agent.ctx first, so a session opened after it sees
+// that under Agent.mu and is closed at once; a session is taken out of the table only if its entry is still
 // that session); session.mu the waiting prompt, the cancelled flag, the pending
 // prompts and the Claude session id (taken under Agent.mu by open,
 // continueStored and ListSessions: Agent.mu before session.mu, never the other way). A Mapper
