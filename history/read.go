@@ -160,15 +160,14 @@ func (s *Store) Read(ctx context.Context, opts ReadOptions) (ReadPage, error) {
 				parent = a
 			}
 		}
-		p, ok := r.agentFile(opts.Agent)
-		path = p
-		if parent == nil && ok {
+		var ok bool
+		if path, ok = r.agentFile(opts.Agent); !ok {
+			return ReadPage{}, fmt.Errorf("%w: session %s has no subagent %s", ErrNotFound, opts.ID, opts.Agent)
+		}
+		if parent == nil {
 			// No meta file names it (the main file's tool result does,
 			// toolUseResult.agentId): its tool use is not known here.
 			parent = &subagent{id: opts.Agent}
-		}
-		if parent == nil || !ok {
-			return ReadPage{}, fmt.Errorf("%w: session %s has no subagent %s", ErrNotFound, opts.ID, opts.Agent)
 		}
 	}
 	next, more, err := r.file(&page, path, off, limit, parent, opts.Agent == "")
