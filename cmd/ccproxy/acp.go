@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/history"
-	"github.com/ccproxy/ccproxy/proxy"
 )
 
 const acpLong = `An Agent Client Protocol agent on stdin/stdout, for editors (Zed,
@@ -142,13 +140,9 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 		go func() { served <- srv.Serve(ctx, ln) }()
 		defer func() { cancel(); <-served }() // every session closed, every claude gone
 	}
-	var tlsConfig *tls.Config
-	if cfg.fp != "" {
-		want, err := proxy.ParseFingerprint(cfg.fp)
-		if err != nil {
-			return usagef("acp: %s: %v", flagSource(cfg.serve.fs, "tls-fingerprint"), err)
-		}
-		tlsConfig = pinnedTLS(want)
+	tlsConfig, err := fingerprintTLS("acp", cfg.serve.fs, cfg.fp)
+	if err != nil {
+		return err
 	}
 	b, err := acp.DialTLS(ctx, url, token, tlsConfig)
 	if err != nil {

@@ -75,12 +75,8 @@ func (d *daemonFlags) call(ctx context.Context, cmd, method, path string, max in
 		return nil, usagef("%s: no token: give --token-file PATH or set $CCPROXY_TOKEN (the token serve was started with, or the \"token\" of its first line)", cmd)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if d.fp != "" {
-		want, err := proxy.ParseFingerprint(d.fp)
-		if err != nil {
-			return nil, usagef("%s: %s: %v", cmd, flagSource(d.fs, "tls-fingerprint"), err)
-		}
-		tr.TLSClientConfig = pinnedTLS(want)
+	if tr.TLSClientConfig, err = fingerprintTLS(cmd, d.fs, d.fp); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
@@ -153,6 +149,20 @@ func runStatus(ctx context.Context, cfg *statusConfig, stdout, stderr io.Writer)
 	}
 	_, err = io.WriteString(stdout, formatHealth(h))
 	return err
+}
+
+// fingerprintTLS is the TLS configuration of --tls-fingerprint fp (pinnedTLS;
+// nil when fp is ""); a bad fingerprint is a usage error of cmd naming where
+// it came from (the flag or its variable).
+func fingerprintTLS(cmd string, fs *pflag.FlagSet, fp string) (*tls.Config, error) {
+	if fp == "" {
+		return nil, nil
+	}
+	want, err := proxy.ParseFingerprint(fp)
+	if err != nil {
+		return nil, usagef("%s: %s: %v", cmd, flagSource(fs, "tls-fingerprint"), err)
+	}
+	return pinnedTLS(want), nil
 }
 
 // pinnedTLS trusts exactly the certificate whose SHA-256 is want (the
