@@ -274,13 +274,7 @@ func TestSetPermissionModeDuringRestart(t *testing.T) {
 	c := ts.dial(t)
 	s := c.create(nil)
 	pid := fakePID(t, c, s)
-	sess, err := ts.srv.session(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := c.count()
-	sess.requestRestart("test")
-	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	sess, _ := restartSession(t, ts, c, s)
 	er := c.doErr(protocol.TypeSessionSetMode, map[string]any{"session": s, "mode": "bypassPermissions"})
 	if er.Code != protocol.CodeCLIError || !strings.Contains(er.Message, "bypassPermissions") {
 		t.Errorf("bypassPermissions during the restart: %+v", er)
@@ -297,13 +291,8 @@ func TestSetPermissionModeDuringRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	newPID := fakePID(t, c, s) // a turn of the new process: its arguments are written
-	data, err := os.ReadFile(argsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var args []string
-	json.Unmarshal(data, &args)
-	if i := slices.Index(args, "--permission-mode"); i < 0 || i+1 >= len(args) || args[i+1] != "plan" {
+	args := fakeArgs(t, argsFile)
+	if argValue(args, "--permission-mode") != "plan" {
 		t.Errorf("the new claude's arguments %v, want --permission-mode plan", args)
 	}
 	if slices.Contains(args, protocol.PermissionModeBypass) {

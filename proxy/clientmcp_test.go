@@ -167,14 +167,12 @@ func TestSessionCreateClientMCPServersRefused(t *testing.T) {
 // started.
 func mcpConfigArg(t *testing.T, argsFile string) string {
 	t.Helper()
-	var args []string
-	b, _ := os.ReadFile(argsFile)
-	json.Unmarshal(b, &args)
-	i := slices.Index(args, "--mcp-config")
-	if i < 0 || i+1 >= len(args) {
+	args := fakeArgs(t, argsFile)
+	v := argValue(args, "--mcp-config")
+	if v == "" {
 		t.Fatalf("no --mcp-config in %q", args)
 	}
-	return args[i+1]
+	return v
 }
 
 // The error output of a failed call of a client's server reaches the call

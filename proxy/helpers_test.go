@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -469,4 +470,47 @@ func checkSeqs(t testing.TB, evs []protocol.SessionEvent, from int64) {
 			t.Fatalf("event %d has seq %d, want %d (no hole, no duplicate)", i, ev.Seq, from+int64(i))
 		}
 	}
+}
+
+// waitState waits for a session/state push of state after frame from.
+func (c *wsClient) waitState(from int, state string) {
+	c.t.Helper()
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"`+state+`"`) })
+}
+
+// restartSession restarts session s of ts between turns, as a refused MCP
+// change does, and waits until c is told it is restarting. from is c's
+// frame count before the restart.
+func restartSession(t *testing.T, ts *testServer, c *wsClient, s string) (sess *Session, from int) {
+	t.Helper()
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from = c.count()
+	sess.requestRestart("test")
+	c.waitState(from, protocol.StateRestarting)
+	return sess, from
+}
+
+// fakeArgs returns the arguments the fake claude wrote to argsFile
+// (FAKE_ARGS_FILE), and argValue the value after flag in them ("" if none).
+func fakeArgs(t *testing.T, argsFile string) []string {
+	t.Helper()
+	b, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	if err := json.Unmarshal(b, &args); err != nil {
+		t.Fatalf("%s: %v", argsFile, err)
+	}
+	return args
+}
+
+func argValue(args []string, flag string) string {
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
 }

@@ -193,13 +193,7 @@ func TestTurnHeldDuringRestart(t *testing.T) {
 	c := ts.dial(t)
 	s := c.create(nil)
 	pid := fakePID(t, c, s)
-	sess, err := ts.srv.session(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := c.count()
-	sess.requestRestart("test")
-	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	_, from := restartSession(t, ts, c, s)
 	id := c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "during the restart"})
 	var list protocol.SessionListResult
 	mustUnmarshal(t, c.do(protocol.TypeSessionList, map[string]any{}), &list)

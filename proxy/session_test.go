@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,13 +78,7 @@ func TestHeldTurnsBounded(t *testing.T) {
 	c := ts.dial(t)
 	s := c.create(nil)
 	pid := fakePID(t, c, s)
-	sess, err := ts.srv.session(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := c.count()
-	sess.requestRestart("test")
-	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	_, from := restartSession(t, ts, c, s)
 	ids := make([]json.RawMessage, maxHeldTurns)
 	for i := range ids {
 		ids[i] = c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "held " + strconv.Itoa(i)})
@@ -164,22 +156,10 @@ func TestRestartBeforeFirstTurnKeepsResume(t *testing.T) {
 	c := ts.dial(t)
 	const resume = "0badc0de-0000-4000-8000-000000000002"
 	s := c.create(map[string]any{"resume": resume})
-	c.waitPush(0, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"idle"`) })
-	sess, err := ts.srv.session(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := c.count()
-	sess.requestRestart("test")
-	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	c.waitState(0, protocol.StateIdle)
+	restartSession(t, ts, c, s)
 	c.turn(s, "hello") // a turn of the new process: it has written its arguments
-	data, err := os.ReadFile(argsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var args []string
-	json.Unmarshal(data, &args)
-	if i := slices.Index(args, "--resume"); i < 0 || i+1 >= len(args) || args[i+1] != resume {
+	if args := fakeArgs(t, argsFile); argValue(args, "--resume") != resume {
 		t.Errorf("the restarted claude's arguments %v, want --resume %s", args, resume)
 	}
 }
@@ -192,13 +172,8 @@ func TestRestartCancelsTheOldProcessRequests(t *testing.T) {
 	ts := startServer(t, Options{}, "FAKE_ASK_ON_EOF=1")
 	c := ts.dial(t)
 	s := c.create(nil)
-	c.waitPush(0, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"idle"`) })
-	sess, err := ts.srv.session(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := c.count()
-	sess.requestRestart("test")
+	c.waitState(0, protocol.StateIdle)
+	sess, from := restartSession(t, ts, c, s)
 	var req protocol.PermissionRequest
 	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
 	var res protocol.PermissionResolved
