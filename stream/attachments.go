@@ -322,6 +322,7 @@ func (n *Normalizer) binaryAttachment(kind, mediaType, uri, enc string) Attachme
 		att.Data = enc
 	}
 	n.store(&att, dec)
+	n.release(dec)
 	if att.Error != "" {
 		att.Data = enc
 	}
@@ -408,21 +409,37 @@ func (n *Normalizer) hashBase64(s string) (size int, sum [sha256.Size]byte, ok b
 }
 
 // decode decodes standard base64 (padding optional, line breaks ignored)
-// into the Normalizer's scratch buffer.
+// into the Normalizer's scratch buffer, or for more than retainBytes into
+// a pooled buffer; the caller hands the result to release when done.
 func (n *Normalizer) decode(s string) ([]byte, error) {
 	enc := base64.StdEncoding
 	if len(s)%4 != 0 && !strings.ContainsAny(s, "=\r\n") {
 		enc = base64.RawStdEncoding
 	}
 	need := enc.DecodedLen(len(s))
-	if cap(n.scratch) < need || cap(n.scratch) > retainBytes && need <= retainBytes {
+	buf := n.scratch
+	switch {
+	case need > retainBytes:
+		buf = getBig(need) // given back by release
+	case cap(n.scratch) < need:
 		n.scratch = make([]byte, need)
+		buf = n.scratch
 	}
-	k, err := enc.Decode(n.scratch[:need], sbytes(s))
+	k, err := enc.Decode(buf[:need], sbytes(s))
 	if err != nil {
+		n.release(buf)
 		return nil, err
 	}
-	return n.scratch[:k], nil
+	return buf[:k], nil
+}
+
+// release gives back what decode returned once the caller is done with it:
+// a long attachment's buffer goes back to its pool (bigbuf.go), the
+// Normalizer's own scratch buffer stays.
+func (n *Normalizer) release(dec []byte) {
+	if cap(dec) > retainBytes {
+		putBig(dec)
+	}
 }
 
 // placeholder is the text standing for an attachment, e.g.

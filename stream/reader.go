@@ -94,6 +94,7 @@ func (r *Reader) Line() int { return r.lines }
 func (r *Reader) Next() ([]byte, error) {
 	if cap(r.line) > retainBytes {
 		r.hint = len(r.line)
+		putBig(r.line)
 		r.line = r.base
 	}
 	for {
@@ -144,6 +145,9 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 			if len(r.chunks) > 0 {
 				// The preview is in the first piece; let them all go.
 				r.line = append(r.base[:0], r.chunks[0][:min(previewBytes, len(r.chunks[0]))]...)
+				if len(r.mapped) == 0 || unsafe.SliceData(r.chunks[0]) != unsafe.SliceData(r.mapped[0]) {
+					putBig(r.chunks[0]) // the first piece may be a hinted buffer
+				}
 				clear(r.chunks)
 				r.chunks, r.held = r.chunks[:0], 0
 				r.unmapAll()
@@ -151,7 +155,9 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 			if n := len(r.line); n < previewBytes {
 				r.line = append(r.line, chunk[:min(previewBytes-n, end)]...)
 			} else if cap(r.line) > retainBytes {
-				r.line = append(r.base[:0], r.line[:previewBytes]...) // let the long buffer go
+				long := r.line
+				r.line = append(r.base[:0], long[:previewBytes]...)
+				putBig(long) // let the long buffer go
 			} else {
 				r.line = r.line[:previewBytes]
 			}
@@ -188,7 +194,7 @@ func (r *Reader) add(p []byte) {
 		r.line, r.base = nb, nb[:0]
 	case r.hint > 0 && len(r.chunks) == 0 && cap(r.line) <= retainBytes:
 		c := max(min(r.hint+r.hint/8, 8*need, r.max), need)
-		nb := make([]byte, len(r.line), c)
+		nb := getBig(c)[:len(r.line)]
 		copy(nb, r.line)
 		r.line = nb
 	default:
@@ -213,15 +219,25 @@ func (r *Reader) piece(size int) []byte {
 	return make([]byte, 0, size)
 }
 
-// unmap gives back the mapped piece p starts, if any.
-func (r *Reader) unmap(p []byte) {
+// unmap gives back the mapped piece p starts, if any, and says whether it
+// did.
+func (r *Reader) unmap(p []byte) bool {
 	start := unsafe.SliceData(p)
 	for i, m := range r.mapped {
 		if unsafe.SliceData(m) == start {
 			unmapPiece(m)
 			r.mapped = slices.Delete(r.mapped, i, i+1)
-			return
+			return true
 		}
+	}
+	return false
+}
+
+// release gives back the piece p starts: to the system if it is mapped,
+// else to its pool (the first piece may be a hinted buffer from getBig).
+func (r *Reader) release(p []byte) {
+	if !r.unmap(p) {
+		putBig(p)
 	}
 }
 
@@ -241,13 +257,13 @@ func (r *Reader) join() {
 	if len(r.chunks) == 0 {
 		return
 	}
-	nb := make([]byte, 0, r.held+len(r.line))
+	nb := getBig(r.held + len(r.line))
 	for _, c := range r.chunks {
 		nb = append(nb, c...)
-		r.unmap(c)
+		r.release(c)
 	}
 	nb = append(nb, r.line...)
-	r.unmap(r.line)
+	r.release(r.line)
 	r.line = nb
 	clear(r.chunks)
 	r.chunks, r.held = r.chunks[:0], 0
