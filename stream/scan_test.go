@@ -215,3 +215,36 @@ func TestContainersRecorded(t *testing.T) {
 		t.Errorf("%d large containers, %d recorded", large, len(n.conts))
 	}
 }
+
+// hasControl agrees with a byte-at-a-time check for every length up to 80
+// and every position of one control byte among bytes that are not (including
+// 0x20, 0x7f and bytes with the high bit set, next to which a borrow
+// could show).
+func TestHasControl(t *testing.T) {
+	naive := func(b []byte) bool {
+		for _, c := range b {
+			if c < 0x20 {
+				return true
+			}
+		}
+		return false
+	}
+	fills := []byte{0x20, 0x21, 0x7f, 0x80, 0xff, 'a'}
+	for n := 0; n <= 80; n++ {
+		for _, fill := range fills {
+			b := bytes.Repeat([]byte{fill}, n)
+			if got := hasControl(b); got {
+				t.Fatalf("%d bytes of %#x: control found", n, fill)
+			}
+			for i := range n {
+				for _, c := range []byte{0x00, 0x01, 0x1f, '\n'} {
+					b[i] = c
+					if got, want := hasControl(b), naive(b); got != want {
+						t.Fatalf("%d bytes of %#x with %#x at %d: %v, want %v", n, fill, c, i, got, want)
+					}
+					b[i] = fill
+				}
+			}
+		}
+	}
+}

@@ -111,9 +111,23 @@ func plainString(body []byte) bool {
 	return bytes.IndexByte(body, '\\') < 0 && !hasControl(body)
 }
 
-// hasControl reports whether b holds a byte below 0x20, eight at a time.
+// hasControl reports whether b holds a byte below 0x20, eight at a time
+// (32 per test while there are that many). A byte below 0x20 is the only
+// one whose subtraction borrows, so no other sets a high bit of
+// (x-0x20…)&^x: the test has no false answer.
 func hasControl(b []byte) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	const k = 0x20 * ones
+	for len(b) >= 32 {
+		x0 := binary.LittleEndian.Uint64(b)
+		x1 := binary.LittleEndian.Uint64(b[8:])
+		x2 := binary.LittleEndian.Uint64(b[16:])
+		x3 := binary.LittleEndian.Uint64(b[24:])
+		if ((x0-k)&^x0|(x1-k)&^x1|(x2-k)&^x2|(x3-k)&^x3)&highs != 0 {
+			return true
+		}
+		b = b[32:]
+	}
 	for len(b) >= 8 {
 		x := binary.LittleEndian.Uint64(b)
 		if (x-0x20*ones)&^x&highs != 0 {
