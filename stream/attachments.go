@@ -299,13 +299,28 @@ func (n *Normalizer) binary(kind, mediaType, uri string, data gjson.Result) (str
 func (n *Normalizer) binaryAttachment(kind, mediaType, uri, enc string) Attachment {
 	if n.opts.Attachments != AttachSink {
 		// No one needs the data whole: hash it a block at a time.
-		if size, sum, ok := n.hashBase64(enc); ok {
+		if size, sum, ok := n.hashBase64(enc, nil); ok {
 			att := Attachment{Kind: kind, MediaType: mediaType, Size: size, SHA256: hex.EncodeToString(sum[:]), URI: uri}
 			if n.opts.Attachments == AttachInline {
 				att.Data = enc
 			}
 			return att
 		}
+	} else {
+		// The sink needs the data whole: decode it a block at a time into
+		// one buffer, hashing each block while it is fresh in the cache.
+		dst := n.decodeBuf(base64.StdEncoding.DecodedLen(len(enc)) + 3)
+		size, sum, ok := n.hashBase64(enc, dst)
+		if ok {
+			att := Attachment{Kind: kind, MediaType: mediaType, Size: size, SHA256: hex.EncodeToString(sum[:]), URI: uri}
+			n.store(&att, dst[:size])
+			if att.Error != "" {
+				att.Data = enc
+			}
+			n.release(dst)
+			return att
+		}
+		n.release(dst)
 	}
 	dec, err := n.decode(enc)
 	if err != nil {
@@ -377,9 +392,10 @@ const hashBlock = 64 << 10
 
 // hashBase64 returns the length and sha256 of the data that standard base64
 // s encodes (as decode reads it), decoding hashBlock bytes of it at a time
-// into a small buffer. It returns false when s has line breaks or is not
+// into a small buffer, or, when dst is not nil, into dst (which must have
+// room for the whole). It returns false when s has line breaks or is not
 // valid (decode then says why).
-func (n *Normalizer) hashBase64(s string) (size int, sum [sha256.Size]byte, ok bool) {
+func (n *Normalizer) hashBase64(s string, dst []byte) (size int, sum [sha256.Size]byte, ok bool) {
 	if strings.IndexByte(s, '\n') >= 0 || strings.IndexByte(s, '\r') >= 0 {
 		return 0, sum, false
 	}
@@ -397,11 +413,15 @@ func (n *Normalizer) hashBase64(s string) (size int, sum [sha256.Size]byte, ok b
 		if len(s) > 0 && strings.IndexByte(chunk, '=') >= 0 {
 			return 0, sum, false // padding before the end
 		}
-		k, err := enc.Decode(n.block[:cap(n.block)], sbytes(chunk))
+		out := n.block[:cap(n.block)]
+		if dst != nil {
+			out = dst[size:cap(dst)]
+		}
+		k, err := enc.Decode(out, sbytes(chunk))
 		if err != nil {
 			return 0, sum, false
 		}
-		h.Write(n.block[:k])
+		h.Write(out[:k])
 		size += k
 	}
 	h.Sum(sum[:0])
@@ -417,20 +437,26 @@ func (n *Normalizer) decode(s string) ([]byte, error) {
 		enc = base64.RawStdEncoding
 	}
 	need := enc.DecodedLen(len(s))
-	buf := n.scratch
-	switch {
-	case need > retainBytes:
-		buf = getBig(need) // given back by release
-	case cap(n.scratch) < need:
-		n.scratch = make([]byte, need)
-		buf = n.scratch
-	}
+	buf := n.decodeBuf(need)
 	k, err := enc.Decode(buf[:need], sbytes(s))
 	if err != nil {
 		n.release(buf)
 		return nil, err
 	}
 	return buf[:k], nil
+}
+
+// decodeBuf returns a buffer with room for need bytes: the Normalizer's
+// scratch buffer, or for more than retainBytes a pooled one (given back by
+// release).
+func (n *Normalizer) decodeBuf(need int) []byte {
+	if need > retainBytes {
+		return getBig(need)[:need]
+	}
+	if cap(n.scratch) < need {
+		n.scratch = make([]byte, need)
+	}
+	return n.scratch[:need]
 }
 
 // release gives back what decode returned once the caller is done with it:

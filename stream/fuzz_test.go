@@ -101,8 +101,9 @@ func FuzzAppendJSONString(f *testing.F) {
 }
 
 // FuzzHashBase64 checks that hashing base64 a block at a time gives what
-// decoding it whole gives, and gives up exactly where decoding fails (or on
-// line breaks, which decode handles).
+// decoding it whole gives, into blocks or into one buffer (whose bytes are
+// then decode's), and gives up exactly where decoding fails (or on line
+// breaks, which decode handles).
 func FuzzHashBase64(f *testing.F) {
 	big := make([]byte, 200_003)
 	for i := range big {
@@ -115,8 +116,16 @@ func FuzzHashBase64(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		n := NewNormalizer(Options{})
-		size, sum, ok := n.hashBase64(s)
+		size, sum, ok := n.hashBase64(s, nil)
+		dst := make([]byte, base64.StdEncoding.DecodedLen(len(s))+3)
+		size2, sum2, ok2 := n.hashBase64(s, dst)
+		if size2 != size || sum2 != sum || ok2 != ok {
+			t.Fatalf("hashBase64(%.100q) into a buffer: %d %x %v, into blocks: %d %x %v", s, size2, sum2, ok2, size, sum, ok)
+		}
 		dec, err := n.decode(s)
+		if ok && !bytes.Equal(dst[:size], dec) {
+			t.Fatalf("hashBase64(%.100q) decoded other bytes than decode", s)
+		}
 		if !ok {
 			if err == nil && !strings.ContainsAny(s, "\r\n") {
 				t.Fatalf("hashBase64 gave up on %.100q (%d bytes) which decodes", s, len(s))
