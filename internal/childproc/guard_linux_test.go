@@ -159,7 +159,9 @@ exit 3`)
 func TestGuardParentKilled(t *testing.T) {
 	marker := fmt.Sprintf("CHILDPROC_TEST_MARKER=%s-%d", t.Name(), time.Now().UnixNano())
 	helper := exec.Command(os.Args[0], "-test.run=^TestGuardHelperParent$")
-	helper.Env = append(os.Environ(), marker, "CHILDPROC_HELPER_PARENT=1")
+	// The helper is killed, so it cannot remove a temporary folder of its
+	// own: it works in this test's.
+	helper.Env = append(os.Environ(), marker, "CHILDPROC_HELPER_PARENT="+t.TempDir())
 	out, err := helper.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -204,10 +206,11 @@ while [ ! -e "$D/a" ] || [ ! -e "$D/b" ]; do sleep 0.01; done`
 
 // TestGuardHelperParent is the "ccproxy" of TestGuardParentKilled.
 func TestGuardHelperParent(t *testing.T) {
-	if os.Getenv("CHILDPROC_HELPER_PARENT") == "" {
+	dir := os.Getenv("CHILDPROC_HELPER_PARENT")
+	if dir == "" {
 		t.Skip("helper process of TestGuardParentKilled")
 	}
-	cmd := exec.Command("sh", "-c", `export D=`+t.TempDir()+`
+	cmd := exec.Command("sh", "-c", `export D=`+dir+`
 `+stubborn+`
 echo ready
 trap '' TERM; exec sleep 302`)
