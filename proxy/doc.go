@@ -325,7 +325,9 @@
 // writes meanwhile. It is taken with no other lock held (by the websocket
 // library's writes and the pump's begin/flush), and held across a network
 // write, as the library's own write lock is. A frame is encoded once for every subscriber (the hub
-// queues the same bytes to each).
+// queues the same bytes to each). Each connection has its own 4 KiB write
+// buffer in the library (a frame's start is copied there, the rest passed
+// through); a shared pool of them cost an allocation per frame.
 //
 // Logs use log/slog with constant keys; the token, environment values of
 // MCP servers and header values never appear in a log line or a frame.

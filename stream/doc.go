@@ -16,7 +16,12 @@
 // Blank lines are skipped and "\r" trimmed. Lines up to 1 MiB go in a kept
 // buffer; a longer one goes in a buffer sized from the last long line, or
 // in pieces of up to 16 MiB that are never copied while the line grows and
-// are joined once when it ends. A line found over the cap is dropped
+// are joined once when it ends. Buffers over 1 MiB (a long line's, a
+// decoded attachment's) come from process-wide pools, eight sizes per
+// doubling up to 128 MiB (bigbuf.go, sync.Pool: safe from any goroutine),
+// and go back when the line or attachment is done, so a stream of images
+// reuses a few buffers instead of allocating one per line, and what a
+// burst leaves in the pools is let go within two garbage collections. A line found over the cap is dropped
 // without that copy, so it costs at most the cap plus one piece. On unix
 // the pieces are anonymous mappings outside the Go heap (pieces_unix.go),
 // each unmapped as soon as it is copied into the joined line, so a line
@@ -75,7 +80,9 @@
 // runs copied in bulk, the other characters written as
 // gjson.AppendJSONString writes them, FuzzAppendTextToken compares them);
 // the texts of an event share a buffer kept from event to event. Base64
-// data is hashed a block at a time unless a Sink wants it whole.
+// data is decoded and hashed a block at a time (for a Sink, into one
+// buffer that it is then given whole), so each block is hashed while it is
+// in the cache.
 //
 // What outlives a line is copied: the short ids of an event (uuid, session
 // and parent ids, uncommon types) into shared 1 KiB blocks (keep), so most
