@@ -24,20 +24,22 @@ const (
 	readBufferSize = 64 << 10
 
 	// retainBytes is the largest line buffer a Reader keeps between lines
-	// (its base buffer). A longer line gets a buffer of its own, released
-	// before the Reader waits for more input, so one huge line does not pin
-	// its memory for the life of the session.
+	// (its base buffer). A longer line gets a buffer of its own, given back
+	// (to the pools of bigbuf.go, which let go of what is not taken again)
+	// when the next line is asked for, so one huge line does not pin its
+	// memory for the life of the session.
 	retainBytes = 1 << 20
 
 	// chunkMax is the largest piece a long line is read into. A long line
 	// is read into pieces of growing size (never copied while it grows),
-	// then copied once into a buffer of its exact length; a line that goes
-	// over the cap is dropped without that copy. The pieces are mapped
-	// outside the Go heap where the system allows it (pieces_unix.go), and
-	// each is given back as soon as it is copied: so a line under the cap
-	// costs at most its length plus one piece, and a line over it at most
-	// the cap plus one piece. Elsewhere they are garbage collected, and a
-	// line under the cap costs about twice its length, briefly.
+	// then copied once into a buffer of its length (an eighth more at most,
+	// bigbuf.go); a line that goes over the cap is dropped without that
+	// copy. The pieces are mapped outside the Go heap where the system
+	// allows it (pieces_unix.go), and each is given back as soon as it is
+	// copied: so a line under the cap costs at most its length plus one
+	// piece, and a line over it at most the cap plus one piece. Elsewhere
+	// they are garbage collected, and a line under the cap costs about
+	// twice its length, briefly.
 	chunkMax = 16 << 20
 )
 
@@ -52,7 +54,9 @@ const (
 // whitespace are trimmed, blank lines are skipped. A Reader never holds more
 // than the cap plus 16 MiB (a line over the cap), or a line under the cap
 // plus 16 MiB while that line is completed (twice the line on systems
-// without anonymous mappings, see chunkMax). It is not safe for concurrent
+// without anonymous mappings, see chunkMax). Buffers over 1 MiB it is done
+// with go back to pools shared by the process (bigbuf.go), which hold them
+// until they are taken again or collected. It is not safe for concurrent
 // use.
 type Reader struct {
 	br       *bufio.Reader
@@ -181,9 +185,10 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 // add appends p to the line. Up to retainBytes the line is in the base
 // buffer, which doubles. Past that, the line goes on in a buffer sized at
 // once from the last long line (so a stream of images gets one buffer per
-// line), but never more than 8 times what is needed (one huge line must not
-// make every later long line take as much) nor more than the cap; and past
-// that buffer, or without a last long line, in pieces (see chunkMax).
+// line, from the pools of bigbuf.go, an eighth larger at most), but never
+// more than 8 times what is needed (one huge line must not make every later
+// long line take as much) nor more than the cap; and past that buffer, or
+// without a last long line, in pieces (see chunkMax).
 func (r *Reader) add(p []byte) {
 	need := r.held + len(r.line) + len(p)
 	switch {
@@ -250,13 +255,16 @@ func (r *Reader) unmapAll() {
 	r.mapped = r.mapped[:0]
 }
 
-// join makes a line read in pieces one buffer of its exact length, giving
-// each mapped piece back as soon as it is copied: the line is held about
-// once, not twice.
+// join makes a line read in pieces one buffer (its length, or up to an
+// eighth more from a pool), giving each mapped piece back as soon as it is
+// copied: the line is held about once, not twice.
 func (r *Reader) join() {
 	if len(r.chunks) == 0 {
 		return
 	}
+	// A pooled buffer, when there is one, is memory the process already
+	// holds (it stays in its pool until taken or collected): using it adds
+	// nothing, where a new buffer would come on top of it.
 	nb := getBig(r.held + len(r.line))
 	for _, c := range r.chunks {
 		nb = append(nb, c...)
