@@ -157,33 +157,39 @@ func (c *client) signal() {
 	}
 }
 
-// next returns what the write pump does next: a queued frame, else a
-// subscription to pull for (round robin between sessions catching up),
-// else nothing. Catching up waits for an empty queue, so the frames of a
-// subscription that fell behind, queued before, go out first.
-func (c *client) next() (outFrame, *subscription, bool) {
+// take returns what the write pump does next: the queued frames, at most
+// max, appended to dst in order; else a subscription to pull for (round
+// robin between sessions catching up); else nothing (dst unchanged, nil).
+// Catching up waits for an empty queue, so the frames of a subscription
+// that fell behind, queued before, go out first. The frames are taken
+// under one lock, not one each: the hub queues to the client under the
+// same lock, from the session's goroutine, as fast as the pump takes.
+func (c *client) take(dst []outFrame, max int) ([]outFrame, *subscription) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.qHead < len(c.queue) {
-		f := c.queue[c.qHead]
-		c.queue[c.qHead] = outFrame{}
-		c.qHead++
-		c.ws.sentLocked(len(f.data))
-		c.qBytes -= int64(len(f.data))
+	if n := min(len(c.queue)-c.qHead, max); n > 0 {
+		batch := c.queue[c.qHead : c.qHead+n]
+		for _, f := range batch {
+			c.ws.sentLocked(len(f.data))
+			c.qBytes -= int64(len(f.data))
+		}
+		dst = append(dst, batch...)
+		clear(batch)
+		c.qHead += n
 		if c.qHead == len(c.queue) {
 			c.queue, c.qHead = c.queue[:0], 0
 			if cap(c.queue) > 4096 {
 				c.queue = nil
 			}
 		}
-		return f, nil, true
+		return dst, nil
 	}
 	if len(c.catchup) == 0 {
-		return outFrame{}, nil, false
+		return dst, nil
 	}
 	sub := c.catchup[0]
 	c.catchup = append(c.catchup[1:], sub)
-	return outFrame{}, sub, true
+	return dst, sub
 }
 
 // dropQueue forgets the queued frames (the client is dropped).
@@ -441,6 +447,7 @@ func (c *client) writePump() {
 	defer c.conn.Close()
 	ping := time.NewTicker(c.srv.opts.PingInterval)
 	defer ping.Stop()
+	batch := make([]outFrame, 0, maxBatchFrames) // what take took, reused
 	for {
 		select {
 		case <-c.killed:
@@ -449,8 +456,10 @@ func (c *client) writePump() {
 			return
 		default:
 		}
-		if f, sub, ok := c.next(); ok {
-			if !c.writeBatch(f, sub) {
+		if frames, sub := c.take(batch[:0], maxBatchFrames); len(frames) > 0 || sub != nil {
+			ok := c.writeBatch(frames, sub)
+			clear(batch[:maxBatchFrames]) // the frames stay in the log, not here
+			if !ok {
 				return
 			}
 			continue
@@ -462,13 +471,15 @@ func (c *client) writePump() {
 			return
 		case <-c.closing:
 			for {
-				f, sub, ok := c.next()
-				if !ok || sub != nil {
+				frames, _ := c.take(batch[:0], maxBatchFrames)
+				if len(frames) == 0 {
 					break
 				}
-				c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
-				if !c.write(f) {
-					return
+				for _, f := range frames {
+					c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
+					if !c.write(f) {
+						return
+					}
 				}
 			}
 			c.writeClose(websocket.CloseGoingAway, "ccproxy is shutting down")
@@ -484,37 +495,41 @@ func (c *client) writePump() {
 	}
 }
 
-// writeBatch writes f (or, for a subscription catching up, the frames
-// pulled from its log) and whatever else is queued, up to maxBatchFrames
-// frames, gathered by the connection into as few writes as its bound
-// allows (batchConn), so a burst of frames costs a few syscalls instead of
-// one per frame. Nothing waits for frames to arrive: a batch is what was
-// already queued, so it adds no latency.
-func (c *client) writeBatch(f outFrame, sub *subscription) bool {
+// writeBatch writes frames (or, for a subscription catching up, the
+// frames pulled from its log) and whatever else is queued, up to
+// maxBatchFrames frames or pulls, gathered by the connection into as few
+// writes as its bound allows (batchConn), so a burst of frames costs a few
+// syscalls instead of one per frame. Nothing waits for frames to arrive:
+// a batch is what was already queued, so it adds no latency. frames' array
+// (of capacity maxBatchFrames) is reused for what is taken next.
+func (c *client) writeBatch(frames []outFrame, sub *subscription) bool {
 	if c.batch != nil {
 		c.batch.begin()
 	} else {
 		c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
 	}
-	for n := 0; ; n++ {
+	for n := 0; ; {
 		if sub == nil {
-			if !c.write(f) {
-				return false
-			}
-		} else {
-			frames := sub.s.pull(sub)
-			c.countPulled(frames)
 			for _, f := range frames {
+				if !c.write(f) {
+					return false
+				}
+			}
+			n += len(frames)
+		} else {
+			pulled := sub.s.pull(sub)
+			c.countPulled(pulled)
+			for _, f := range pulled {
 				if !c.write(outFrame{data: f, sub: sub}) {
 					return false
 				}
 			}
+			n++
 		}
-		if n+1 >= maxBatchFrames {
+		if n >= maxBatchFrames {
 			break
 		}
-		var ok bool
-		if f, sub, ok = c.next(); !ok {
+		if frames, sub = c.take(frames[:0], maxBatchFrames-n); len(frames) == 0 && sub == nil {
 			break
 		}
 	}
