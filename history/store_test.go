@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -518,6 +519,87 @@ func TestReadMaxBytes(t *testing.T) {
 	if strings.Join(seen, " ") != strings.Join(want, " ") {
 		t.Errorf("paged through %v, want every event once: %v", seen, want)
 	}
+}
+
+// A page does not end between a tool use and its result, up to twice
+// MaxBytes: a result within that comes in the page; past it the page ends
+// anyway (one event past twice the bound, marked truncated), and the next
+// page starts exactly there.
+func TestReadMaxBytesToolUseHardStop(t *testing.T) {
+	const maxBytes = 12000
+	use := `{"type":"assistant","uuid":"use","sessionId":"s1","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}]}}` + "\n"
+	res := `{"type":"user","uuid":"result","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"done"}]}}` + "\n"
+	// between: events of about 5 KB each between the use and its result.
+	session := func(between int) []string {
+		lines := []string{use}
+		for i := range between {
+			lines = append(lines, line("user", "s1", i, "/w/p", strings.Repeat("y", 5000)))
+		}
+		return append(lines, res, line("user", "s1", 99, "/w/p", "after"))
+	}
+	read := func(t *testing.T, root, cursor string) history.ReadPage {
+		t.Helper()
+		p, err := open(t, root).Read(context.Background(), history.ReadOptions{ID: "s1", Cursor: cursor, MaxBytes: maxBytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	uuids := func(p history.ReadPage) (ids []string, size, last int) {
+		for _, ev := range p.Events {
+			ids = append(ids, ev.UUID)
+			size += len(ev.JSON)
+			last = len(ev.JSON)
+		}
+		return ids, size, last
+	}
+
+	t.Run("result within twice the bound", func(t *testing.T) {
+		root := t.TempDir()
+		writeSession(t, root, "/w/p", "s1", session(3)...) // about 15 KB before the result
+		p := read(t, root, "")
+		ids, size, _ := uuids(p)
+		if size <= maxBytes || !slices.Contains(ids, "result") {
+			t.Fatalf("page of %d bytes %v: want it past MaxBytes %d, up to the tool's result", size, ids, maxBytes)
+		}
+		if ids[len(ids)-1] != "result" || !p.More || !p.Truncated {
+			t.Errorf("page %v (more %v, truncated %v): want it to end at the result, truncated", ids, p.More, p.Truncated)
+		}
+	})
+
+	t.Run("result past twice the bound", func(t *testing.T) {
+		root := t.TempDir()
+		writeSession(t, root, "/w/p", "s1", session(10)...) // about 50 KB before the result
+		p := read(t, root, "")
+		ids, size, last := uuids(p)
+		if slices.Contains(ids, "result") {
+			t.Fatalf("page %v took in a result more than twice MaxBytes away", ids)
+		}
+		// The hard stop counts each event's JSON and a little more
+		// (eventBytes), so the JSON before the last event is under it.
+		if size-last >= 2*maxBytes || size < 2*maxBytes-len(p.Events)*64 {
+			t.Errorf("page of %d bytes (%d before its last event): want it cut one event past twice MaxBytes (%d)", size, size-last, 2*maxBytes)
+		}
+		if !p.More || !p.Truncated {
+			t.Errorf("page cut by the hard stop: more %v, truncated %v", p.More, p.Truncated)
+		}
+		next := read(t, root, p.Next)
+		nextIDs, _, _ := uuids(next)
+		all := append(ids, nextIDs...)
+		for next.More {
+			next = read(t, root, next.Next)
+			more, _, _ := uuids(next)
+			all = append(all, more...)
+		}
+		want := []string{"use"}
+		for i := range 10 {
+			want = append(want, fmt.Sprintf("u-s1-%d", i))
+		}
+		want = append(want, "result", "u-s1-99")
+		if !slices.Equal(all, want) {
+			t.Errorf("paged through %v, want every event once, in order: %v", all, want)
+		}
+	})
 }
 
 // A subagent found through its tool's result (no meta file) can be read
