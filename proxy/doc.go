@@ -40,7 +40,9 @@
 // answered at once (can_use_tool goes to the broker; anything else gets an
 // error). While a session restarts (an MCP change claude refused), up to
 // 256 turns (the stdin queue's size) are held for the new process; more
-// get limit_exceeded. Close is stdin EOF, CloseGrace, SIGTERM to the
+// get limit_exceeded. They are written once it has answered initialize,
+// and only to the session's current process: if a second restart replaces
+// it first, they wait for the next one. Close is stdin EOF, CloseGrace, SIGTERM to the
 // group, TermGrace, SIGKILL; whenever claude ends, what is left of its
 // group (MCP servers) is killed, and subscribers get session/exited with
 // the stderr tail. Claude is located with FindClaude (--claude,

@@ -90,6 +90,8 @@ type claudeProc struct {
 	cli      *claudecli.Client
 	release  func()        // frees what its flags name (the MCP config file); called once it has exited
 	finished chan struct{} // closed once the session has handled its exit
+
+	initialized bool // claude answered initialize (or failed to): held turns may go to it (Session.mu)
 }
 
 type permission struct {
@@ -257,18 +259,36 @@ func (s *Session) run(p *claudeProc) {
 		if r.err != nil {
 			s.log.Warn("claude did not accept initialize", "err", r.err)
 		}
-		s.mu.Lock()
-		if s.proc == p && s.state == protocol.StateStarting {
-			s.setStateLocked(s.busyState(), "")
-		}
-		if len(s.held) > 0 && !s.flushing {
-			s.flushing = true
-			s.wg.Add(1)
-			go func() { defer s.wg.Done(); s.flushHeld(p) }()
-		}
-		s.mu.Unlock()
+		s.onInitialized(p)
 		s.refreshMCPStatus()
 	})
+}
+
+// onInitialized notes that p answered initialize (or failed to): the
+// session leaves "starting", and the turns held during a restart go to p —
+// unless p is already being replaced (a second restart that began while p
+// initialized): they wait for its successor then.
+func (s *Session) onInitialized(p *claudeProc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.initialized = true
+	if s.proc == p && s.state == protocol.StateStarting {
+		s.setStateLocked(s.busyState(), "")
+	}
+	s.flushHeldLocked()
+}
+
+// flushHeldLocked starts writing the held turns to the session's process
+// if it has initialized, is not being replaced, and nobody writes them
+// already.
+func (s *Session) flushHeldLocked() {
+	p := s.proc
+	if p == nil || !p.initialized || s.restarting || s.flushing || s.exited || len(s.held) == 0 {
+		return
+	}
+	s.flushing = true
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.flushHeld(p) }()
 }
 
 // busyLocked reports whether a turn is in flight: claude runs one (a user
@@ -495,13 +515,16 @@ func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte, k t
 	return protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id)
 }
 
-// flushHeld writes the turns held during a restart, in order, including
-// those sent while it runs.
+// flushHeld writes the turns held during a restart to p, in order,
+// including those sent while it runs. It stops when p is being replaced or
+// was: the rest go to p's successor once it has initialized (at once if it
+// has).
 func (s *Session) flushHeld(p *claudeProc) {
 	for {
 		s.mu.Lock()
-		if len(s.held) == 0 || s.exited {
+		if len(s.held) == 0 || s.exited || s.proc != p || s.restarting {
 			s.flushing = false
+			s.flushHeldLocked()
 			s.mu.Unlock()
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
+	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -188,4 +189,57 @@ func TestRestartCancelsTheOldProcessRequests(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d permission requests still pending after the restart", n)
 	}
+}
+
+// Turns held during a restart go only to a process that has initialized
+// and is not being replaced: not to one whose initialize answer arrives
+// while a second restart replaces it; and a flush to a process since
+// replaced hands the rest to the current one.
+func TestHeldTurnsGoToTheCurrentProcess(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.waitState(0, protocol.StateIdle)
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, err := stream.UserTurn("held", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := make(chan error, 1)
+	from := c.count()
+	sess.mu.Lock()
+	p := sess.proc
+	sess.restarting = true // as a second restart leaves it while p is replaced
+	sess.held = append(sess.held, heldTurn{line: line, reply: func(err error) { replies <- err }})
+	sess.mu.Unlock()
+
+	sess.onInitialized(p) // p's initialize answer, arriving during that restart
+	sess.mu.Lock()
+	flushing, held := sess.flushing, len(sess.held)
+	sess.restarting = false // p stays the session's process after all
+	sess.mu.Unlock()
+	if flushing || held != 1 {
+		t.Fatalf("an initialize answer during a restart started writing the held turns to the process being replaced (flushing %v, %d held)", flushing, held)
+	}
+
+	// A flush writing to a process that has been replaced since (stale)
+	// stops, and the held turn goes to the current process, p.
+	sess.mu.Lock()
+	sess.flushing = true
+	sess.mu.Unlock()
+	sess.flushHeld(&claudeProc{}) // it must not write to this one: it has no claude
+	select {
+	case err := <-replies:
+		if err != nil {
+			t.Fatalf("the held turn: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held turn was not written to the current process within 30 s")
+	}
+	c.waitEvent(from, s, "the held turn's answer", func(ev protocol.SessionEvent) bool {
+		return textOf(ev) == "echo: held"
+	})
 }
