@@ -56,8 +56,14 @@ func TestBigPoolReuse(t *testing.T) {
 		putBig(append(b, "data"...))
 	}
 	runtime.ReadMemStats(&after)
-	if got := after.TotalAlloc - before.TotalAlloc; got > 10*(3<<20) {
-		t.Errorf("100 rounds of a 3 MiB buffer allocated %d MiB", got>>20)
+	// Under the race detector sync.Pool drops a quarter of what it is
+	// given, at random: more than 60 of 100 would take odds of about 1e-14.
+	limit := uint64(10)
+	if raceEnabled {
+		limit = 60
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > limit*(3<<20) {
+		t.Errorf("100 rounds of a 3 MiB buffer allocated %d MiB, want at most %d buffers' worth", got>>20, limit)
 	}
 	if small := getBig(4096); cap(small) != 4096 {
 		t.Errorf("getBig(4096) has cap %d, want exactly 4096 (not pooled)", cap(small))
