@@ -23,8 +23,8 @@ import (
 // and joins them all before the handler returns.
 //
 // Frames reach the write pump through a queue bounded by bytes
-// (SendQueueBytes) and frames (SendQueueFrames). Whoever queues never
-// waits. An event that does not fit is not queued: its subscription goes
+// (SendQueueBytes) and frames (SendQueueFrames), counting the frames the
+// pump has taken and not finished writing. Whoever queues never waits. An event that does not fit is not queued: its subscription goes
 // back to catching up (the hub), and the write pump pulls the events from
 // the session's log once the queue is empty, so a client that keeps
 // reading never loses an event and a replay of any length never fills
@@ -64,7 +64,8 @@ type client struct {
 	catchup    []*subscription
 	queue      []outFrame // queue[qHead:] waits for the write pump
 	qHead      int
-	qBytes     int64
+	inHand     int      // frames the pump took (take) and has not finished writing
+	qBytes     int64    // bytes of the queued frames and of those in hand
 	ws         wsCounts // metrics.go: frames and bytes in and out
 }
 
@@ -121,7 +122,9 @@ func (c *client) queueFrame(f outFrame, event bool) int {
 	if !event {
 		maxFrames, maxBytes = 2*maxFrames, 2*maxBytes
 	}
-	if n := len(c.queue) - c.qHead; n > 0 && (n >= maxFrames || c.qBytes+int64(len(f.data)) > maxBytes) {
+	// The frames the pump has in hand count: a pump stuck in a write to a
+	// client that stopped reading holds a batch of them.
+	if n := len(c.queue) - c.qHead + c.inHand; n > 0 && (n >= maxFrames || c.qBytes+int64(len(f.data)) > maxBytes) {
 		if event {
 			c.catchup = append(c.catchup, f.sub)
 			c.mu.Unlock()
@@ -164,15 +167,16 @@ func (c *client) signal() {
 // that fell behind, queued before, go out first. The frames are taken
 // under one lock, not one each: the hub queues to the client under the
 // same lock, from the session's goroutine, as fast as the pump takes.
-func (c *client) take(dst []outFrame, max int) ([]outFrame, *subscription) {
+// Taken frames stay within the queue's bounds (inHand) until the pump
+// says they are written: written, the frames of its last take, which dst
+// may reuse the array of.
+func (c *client) take(dst []outFrame, max int, written []outFrame) ([]outFrame, *subscription) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.writtenLocked(written)
 	if n := min(len(c.queue)-c.qHead, max); n > 0 {
 		batch := c.queue[c.qHead : c.qHead+n]
-		for _, f := range batch {
-			c.ws.sentLocked(len(f.data))
-			c.qBytes -= int64(len(f.data))
-		}
+		c.inHand += n
 		dst = append(dst, batch...)
 		clear(batch)
 		c.qHead += n
@@ -192,10 +196,33 @@ func (c *client) take(dst []outFrame, max int) ([]outFrame, *subscription) {
 	return dst, sub
 }
 
-// dropQueue forgets the queued frames (the client is dropped).
+// writtenLocked counts frames of a take as written: out of the queue's
+// bounds, into the metrics.
+func (c *client) writtenLocked(frames []outFrame) {
+	var n int64
+	for _, f := range frames {
+		n += int64(len(f.data))
+	}
+	c.inHand -= len(frames)
+	c.qBytes -= n
+	c.ws.sentLocked(len(frames), n)
+}
+
+// written is writtenLocked for the frames of a batch's last take.
+func (c *client) written(frames []outFrame) {
+	if len(frames) == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.writtenLocked(frames)
+	c.mu.Unlock()
+}
+
+// dropQueue forgets the queued frames and those in hand (the client is
+// dropped; only the write pump calls it, between batches).
 func (c *client) dropQueue() {
 	c.mu.Lock()
-	c.queue, c.qHead, c.qBytes = nil, 0, 0
+	c.queue, c.qHead, c.inHand, c.qBytes = nil, 0, 0, 0
 	c.mu.Unlock()
 }
 
@@ -456,7 +483,7 @@ func (c *client) writePump() {
 			return
 		default:
 		}
-		if frames, sub := c.take(batch[:0], maxBatchFrames); len(frames) > 0 || sub != nil {
+		if frames, sub := c.take(batch[:0], maxBatchFrames, nil); len(frames) > 0 || sub != nil {
 			ok := c.writeBatch(frames, sub)
 			clear(batch[:maxBatchFrames]) // the frames stay in the log, not here
 			if !ok {
@@ -470,9 +497,9 @@ func (c *client) writePump() {
 			c.writeClose(c.killCode, c.killReason)
 			return
 		case <-c.closing:
+			var frames []outFrame
 			for {
-				frames, _ := c.take(batch[:0], maxBatchFrames)
-				if len(frames) == 0 {
+				if frames, _ = c.take(batch[:0], maxBatchFrames, frames); len(frames) == 0 {
 					break
 				}
 				for _, f := range frames {
@@ -509,6 +536,7 @@ func (c *client) writeBatch(frames []outFrame, sub *subscription) bool {
 		c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
 	}
 	for n := 0; ; {
+		var written []outFrame
 		if sub == nil {
 			for _, f := range frames {
 				if !c.write(f) {
@@ -516,6 +544,7 @@ func (c *client) writeBatch(frames []outFrame, sub *subscription) bool {
 				}
 			}
 			n += len(frames)
+			written = frames
 		} else {
 			pulled := sub.s.pull(sub)
 			c.countPulled(pulled)
@@ -527,9 +556,10 @@ func (c *client) writeBatch(frames []outFrame, sub *subscription) bool {
 			n++
 		}
 		if n >= maxBatchFrames {
+			c.written(written)
 			break
 		}
-		if frames, sub = c.take(frames[:0], maxBatchFrames-n); len(frames) == 0 && sub == nil {
+		if frames, sub = c.take(frames[:0], maxBatchFrames-n, written); len(frames) == 0 && sub == nil {
 			break
 		}
 	}

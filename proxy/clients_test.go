@@ -446,3 +446,45 @@ func TestKillLogsWithoutTheLock(t *testing.T) {
 		t.Errorf("drop logged %d times, with the lock free: %v; want once, free", len(h.free), h.free)
 	}
 }
+
+// The frames the write pump has taken and not finished writing count
+// against the send queue's bounds: a pump stuck writing a batch to a client
+// that stopped reading does not let the queue take a bound's worth more.
+// Once they are written, the queue takes frames again.
+func TestQueueBoundsCountFramesInHand(t *testing.T) {
+	srv := &Server{log: slog.New(slog.DiscardHandler), opts: Options{SendQueueFrames: 4, SendQueueBytes: 1 << 20}}
+	c := newClient(srv, "c-test", nil)
+	sub := &subscription{c: c}
+	event := outFrame{data: []byte(`{"type":"session/event"}`), sub: sub}
+	for i := range 4 {
+		if got := c.enqueueEvent(event); got != queued {
+			t.Fatalf("event %d into a queue of 4: %d, want queued", i, got)
+		}
+	}
+	batch, _ := c.take(nil, maxBatchFrames, nil) // the pump takes them all, and is then stuck writing
+	if len(batch) != 4 {
+		t.Fatalf("took %d frames, want 4", len(batch))
+	}
+	if got := c.enqueueEvent(event); got != queueBehind {
+		t.Fatalf("an event while the pump holds 4 frames (the bound): %d, want queueBehind", got)
+	}
+	c.mu.Lock()
+	held, catchup := c.qBytes, len(c.catchup)
+	c.mu.Unlock()
+	if held != int64(4*len(event.data)) || catchup != 1 {
+		t.Errorf("with 4 frames in hand: %d bytes held, %d catching up; want %d, 1", held, catchup, 4*len(event.data))
+	}
+	more, _ := c.take(batch[:0], maxBatchFrames, batch) // written: nothing more queued
+	if len(more) != 0 {
+		t.Fatalf("took %d more frames, want none", len(more))
+	}
+	if got := c.enqueueEvent(event); got != queued {
+		t.Errorf("an event once the batch is written: %d, want queued", got)
+	}
+	c.mu.Lock()
+	sent, sentBytes := c.ws.outFrames, c.ws.outBytes
+	c.mu.Unlock()
+	if sent != 4 || sentBytes != int64(4*len(event.data)) {
+		t.Errorf("metrics count %d frames, %d bytes sent; want 4, %d", sent, sentBytes, 4*len(event.data))
+	}
+}

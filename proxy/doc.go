@@ -105,7 +105,8 @@
 // the end of the log; at that moment, under the session's lock, the
 // subscription turns live and the pending permission requests follow. A
 // live subscription whose client's queue is over its bound (SendQueueBytes
-// or SendQueueFrames) is not dropped: it goes back to catching up from
+// or SendQueueFrames; the frames the write pump has taken and not yet
+// written count) is not dropped: it goes back to catching up from
 // the event that did not fit. So a client that keeps reading never loses
 // an event, nothing is sent twice, and reading claude's stdout never waits
 // for a client. While it is behind, the pushes of its session

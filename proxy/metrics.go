@@ -145,8 +145,12 @@ type wsCounts struct {
 	inFrames, inBytes   atomic.Int64 // the read pump's
 }
 
-// sentLocked counts a frame the write pump took from the queue (c.mu held).
-func (w *wsCounts) sentLocked(n int) { w.outFrames++; w.outBytes += int64(n) }
+// sentLocked counts frames the write pump wrote from the queue, of bytes
+// bytes in all (c.mu held).
+func (w *wsCounts) sentLocked(frames int, bytes int64) {
+	w.outFrames += int64(frames)
+	w.outBytes += bytes
+}
 
 // received counts a frame read from the client (its payload bytes).
 func (w *wsCounts) received(n int64) { w.inFrames.Add(1); w.inBytes.Add(n) }

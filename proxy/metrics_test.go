@@ -236,7 +236,7 @@ func BenchmarkMetricsPerEvent(b *testing.B) {
 		}
 		m.eventLogged(frame)
 		for range *benchClients {
-			c.ws.sentLocked(len(frame))
+			c.ws.sentLocked(1, int64(len(frame)))
 		}
 	}
 }
