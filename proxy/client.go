@@ -24,8 +24,9 @@ import (
 //
 // Frames reach the write pump through a queue bounded by bytes
 // (SendQueueBytes) and frames (SendQueueFrames), counting the frames the
-// pump has taken and not finished writing. Whoever queues never waits. An event that does not fit is not queued: its subscription goes
-// back to catching up (the hub), and the write pump pulls the events from
+// pump has taken and not finished writing. Whoever queues never waits. An
+// event that does not fit is not queued: its subscription goes back to
+// catching up (the hub), and the write pump pulls the events from
 // the session's log once the queue is empty, so a client that keeps
 // reading never loses an event and a replay of any length never fills
 // the queue. Other frames (replies, pushes) get twice the bound; beyond
