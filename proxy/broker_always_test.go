@@ -96,6 +96,25 @@ func (e *alwaysEnv) create(t *testing.T, c *wsClient) {
 	e.sess = sess
 }
 
+// ask has claude ask for Bash in a turn sent by c, and returns the
+// request and where c's frames stood before.
+func (e *alwaysEnv) ask(t *testing.T, c *wsClient) (req protocol.PermissionRequest, from int) {
+	t.Helper()
+	from = c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
+	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	return req, from
+}
+
+// answerAlways sends c's "allow, always" answer to req and waits until the
+// gate holds its rule's write; it returns the answer's request id.
+func (e *alwaysEnv) answerAlways(t *testing.T, c *wsClient, req protocol.PermissionRequest) json.RawMessage {
+	t.Helper()
+	id := c.send(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true})
+	e.gate.waitEntered(t)
+	return id
+}
+
 // allowed returns permissions.allow of the session's settings.local.json.
 func (e *alwaysEnv) allowed(t *testing.T) []string {
 	t.Helper()
@@ -116,10 +135,7 @@ func TestPermissionAlwaysInvalidWritesNoRule(t *testing.T) {
 	e := newAlwaysEnv(t, false, Options{})
 	c := e.ts.dial(t)
 	e.create(t, c)
-	from := c.count()
-	c.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
-	var req protocol.PermissionRequest
-	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	req, from := e.ask(t, c)
 	er := c.doErr(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID,
 		"behavior": "allow", "always": true, "answers": map[string]string{"q": "a"}})
 	if er.Code != protocol.CodeBadRequest || !strings.Contains(er.Message, "only for a question") {
@@ -148,12 +164,8 @@ func TestPermissionAlwaysClaimsRequest(t *testing.T) {
 	e.create(t, a)
 	b.do(protocol.TypeSessionSubscribe, map[string]any{"session": e.s})
 
-	from := a.count()
-	a.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
-	var req protocol.PermissionRequest
-	a.waitPush(from, protocol.TypePermissionRequest, &req, nil)
-	id := a.send(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true})
-	e.gate.waitEntered(t)
+	req, from := e.ask(t, a)
+	id := e.answerAlways(t, a, req)
 	// The rule is being written: a deny loses, the timeout (what its timer
 	// runs) waits.
 	if er := b.doErr(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "deny"}); er.Code != protocol.CodeAlreadyResolved {
@@ -204,12 +216,8 @@ func TestPermissionAlwaysFailedWriteThenTimeout(t *testing.T) {
 	bad := "{\"permissions\": {}, \"permissions\": {}}\n"
 	os.MkdirAll(filepath.Dir(e.local), 0o755)
 	os.WriteFile(e.local, []byte(bad), 0o644)
-	from := c.count()
-	c.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
-	var req protocol.PermissionRequest
-	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
-	id := c.send(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true})
-	e.gate.waitEntered(t)
+	req, from := e.ask(t, c)
+	id := e.answerAlways(t, c, req)
 	fireTimeout(e.sess, req.RequestID)
 	e.gate.open()
 	if rep := c.reply(id); rep.OK == nil || *rep.OK || rep.Error == nil || rep.Error.Code != protocol.CodeBadRequest {
@@ -308,12 +316,8 @@ func TestPermissionAlwaysExitDuringWrite(t *testing.T) {
 	a, b := e.ts.dial(t), e.ts.dial(t)
 	e.create(t, a)
 	b.do(protocol.TypeSessionSubscribe, map[string]any{"session": e.s})
-	from := a.count()
-	a.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Bash"})
-	var req protocol.PermissionRequest
-	a.waitPush(from, protocol.TypePermissionRequest, &req, nil)
-	id := a.send(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true})
-	e.gate.waitEntered(t)
+	req, _ := e.ask(t, a)
+	id := e.answerAlways(t, a, req)
 	bFrom := b.count()
 	closeSession(t, b, e.s)
 	var res protocol.PermissionResolved
