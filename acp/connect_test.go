@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,7 +14,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/gorilla/websocket"
@@ -104,50 +104,11 @@ func (c *goClient) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitR
 // answers it, the editor's request is withdrawn and its prompt completes
 // with the tool's result. Closing the agent's stdin closes the session.
 func TestACPConnect(t *testing.T) {
-	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := "acp-connect-test-token-0123456789"
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
-	marker := fmt.Sprintf("acp-connect-%d", time.Now().UnixNano())
-	env := append(os.Environ(), "CCPROXY_TEST_MARKER="+marker, "CCPROXY_TOKEN=")
+	const token = "acp-connect-test-token-0123456789"
+	d := startConnected(t, token, "")
+	cl, conn, ns, agent, ain, ctx := d.cl, d.conn, d.ns, d.agent, d.ain, context.Background()
 
-	serve := exec.Command(bin, "serve", "--demo", "--demo-speed", "0", "--no-ui", "--token-file", tokenFile, "--spool-dir", t.TempDir())
-	serve.Env = env
-	serve.Stderr = os.Stderr
-	sout, _ := serve.StdoutPipe()
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { serve.Process.Signal(os.Interrupt); serve.Wait() }()
-	var first struct{ URL string }
-	line, err := bufio.NewReader(sout).ReadBytes('\n')
-	if err != nil || json.Unmarshal(line, &first) != nil {
-		t.Fatalf("serve's first line %q: %v", line, err)
-	}
-
-	agent := exec.Command(bin, "acp", "--connect", first.URL, "--token-file", tokenFile)
-	agent.Env = env
-	agent.Stderr = os.Stderr
-	ain, _ := agent.StdinPipe()
-	aout, _ := agent.StdoutPipe()
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{})}
-	conn := sdk.NewClientSideConnection(cl, ain, aout)
-	ctx := context.Background()
-	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	ws, _, err := websocket.DefaultDialer.Dial(strings.Replace(first.URL, "http", "ws", 1)+"/v1/ws", http.Header{"Authorization": {"Bearer " + token}})
+	ws, _, err := websocket.DefaultDialer.Dial(strings.Replace(d.url, "http", "ws", 1)+"/v1/ws", http.Header{"Authorization": {"Bearer " + token}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,46 +199,9 @@ func TestACPConnect(t *testing.T) {
 // SIGTERM of `ccproxy acp --connect` closes the sessions it opened on the
 // daemon before it drops its connection: none is left running.
 func TestACPConnectSIGTERMClosesSessions(t *testing.T) {
-	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	token := "acp-connect-sigterm-token-0123456789"
-	tokenFile := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
-	env := append(os.Environ(), "CCPROXY_TOKEN=")
-	serve := exec.Command(bin, "serve", "--demo", "--demo-speed", "0", "--no-ui", "--token-file", tokenFile, "--spool-dir", t.TempDir())
-	serve.Env = env
-	serve.Stderr = os.Stderr
-	sout, _ := serve.StdoutPipe()
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { serve.Process.Signal(os.Interrupt); serve.Wait() }()
-	var first struct{ URL string }
-	line, err := bufio.NewReader(sout).ReadBytes('\n')
-	if err != nil || json.Unmarshal(line, &first) != nil {
-		t.Fatalf("serve's first line %q: %v", line, err)
-	}
-	agent := exec.Command(bin, "acp", "--connect", first.URL, "--token-file", tokenFile)
-	agent.Env = env
-	agent.Stderr = os.Stderr
-	ain, _ := agent.StdinPipe()
-	defer ain.Close()
-	aout, _ := agent.StdoutPipe()
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: "allow"}
-	conn := sdk.NewClientSideConnection(cl, ain, aout)
-	ctx := context.Background()
-	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	const token = "acp-connect-sigterm-token-0123456789"
+	d := startConnected(t, token, "allow")
+	conn, ns, agent, ctx := d.conn, d.ns, d.agent, context.Background()
 	if r, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt: %v %v", r, err)
 	}
@@ -285,7 +209,7 @@ func TestACPConnectSIGTERMClosesSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent.Wait() // its exit status after a signal is not the point
-	b, err := acp.Dial(ctx, first.URL, token)
+	b, err := acp.Dial(ctx, d.url, token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,4 +221,64 @@ func TestACPConnectSIGTERMClosesSessions(t *testing.T) {
 	for _, s := range list.Sessions {
 		t.Errorf("session %s (%s) left on the daemon after SIGTERM of acp --connect", s.Session, s.State)
 	}
+}
+
+// connected is `ccproxy serve --demo` with `ccproxy acp --connect` to it
+// (the token in a file) and an ACP client on the agent's stdio,
+// initialized, with a session open.
+type connected struct {
+	url   string // the daemon's
+	agent *exec.Cmd
+	ain   io.WriteCloser // the agent's stdin: closing it is the editor going
+	cl    *goClient
+	conn  *sdk.ClientSideConnection
+	ns    sdk.NewSessionResponse
+}
+
+// startConnected starts a connected set-up; answer is the client's answer
+// to permission requests (see goClient). The daemon is stopped and the
+// agent's stdin closed when the test ends.
+func startConnected(t *testing.T, token, answer string) *connected {
+	t.Helper()
+	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte(token+"\n"), 0o600)
+	env := append(os.Environ(), "CCPROXY_TOKEN=")
+
+	serve := exec.Command(bin, "serve", "--demo", "--demo-speed", "0", "--no-ui", "--token-file", tokenFile, "--spool-dir", t.TempDir())
+	serve.Env = env
+	serve.Stderr = os.Stderr
+	sout, _ := serve.StdoutPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { serve.Process.Signal(os.Interrupt); serve.Wait() })
+	var first struct{ URL string }
+	line, err := bufio.NewReader(sout).ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &first) != nil {
+		t.Fatalf("serve's first line %q: %v", line, err)
+	}
+
+	d := &connected{url: first.URL, agent: exec.Command(bin, "acp", "--connect", first.URL, "--token-file", tokenFile)}
+	d.agent.Env = env
+	d.agent.Stderr = os.Stderr
+	d.ain, _ = d.agent.StdinPipe()
+	t.Cleanup(func() { d.ain.Close() })
+	aout, _ := d.agent.StdoutPipe()
+	if err := d.agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d.cl = &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: answer}
+	d.conn = sdk.NewClientSideConnection(d.cl, d.ain, aout)
+	ctx := context.Background()
+	if _, err := d.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	if d.ns, err = d.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
