@@ -28,9 +28,7 @@ import (
 func TestAgentInProcess(t *testing.T) {
 	cl, conn, b, stop := inProcess(t, nil)
 	bg := context.Background()
-	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, conn)
 	if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: "nope", Prompt: []sdk.ContentBlock{sdk.TextBlock("x")}}); err == nil {
 		t.Error("a prompt of an unknown session succeeded")
 	}
@@ -218,18 +216,8 @@ func TestAgentSecondPromptKeepsTurn(t *testing.T) {
 	cl, conn, _, stop := inProcess(t, nil)
 	defer stop()
 	bg := context.Background()
-	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, text := range []string{"Hi", "image"} { // the demo's third turn asks
-		if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	initialize(t, conn)
+	ns := beforeAsk(t, conn)
 	hold := make(chan struct{})
 	cl.mu.Lock()
 	cl.answer, cl.hold = "allow", hold
@@ -244,7 +232,7 @@ func TestAgentSecondPromptKeepsTurn(t *testing.T) {
 		first <- result{r, err}
 	}()
 	<-cl.asked // the turn runs, waiting for the permission
-	_, err = conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}})
+	_, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}})
 	var re *sdk.RequestError
 	if !errors.As(err, &re) || re.Code != -32600 || !strings.Contains(fmt.Sprint(re.Data), "still running") {
 		t.Errorf("a second prompt during a turn: %v, want -32600 still running", err)
@@ -261,9 +249,7 @@ func TestAgentOpenAfterClose(t *testing.T) {
 	_, conn, b, agent, stop := inProcessAgent(t, nil)
 	defer stop()
 	bg := context.Background()
-	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, conn)
 	agent.Close()
 	if _, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil {
 		t.Error("session/new after Close succeeded")
@@ -293,9 +279,7 @@ func TestAgentLoadOpenSessionAgain(t *testing.T) {
 	cl, conn, b, stop := inProcess(t, store)
 	defer stop()
 	bg := context.Background()
-	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, conn)
 	const id = "a53a96ea-6d00-48d2-90ad-6cb56a9ff999"
 	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
@@ -346,18 +330,8 @@ func TestAgentCloseWithdrawsAsks(t *testing.T) {
 	cl, conn, _, stop := inProcess(t, nil)
 	defer stop()
 	bg := context.Background()
-	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, text := range []string{"Hi", "image"} { // the demo's third turn asks
-		if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	initialize(t, conn)
+	ns := beforeAsk(t, conn)
 	cl.mu.Lock()
 	cl.answer = "" // wait to be withdrawn
 	cl.mu.Unlock()
@@ -372,4 +346,29 @@ func TestAgentCloseWithdrawsAsks(t *testing.T) {
 	}
 	<-first        // the session ended during the turn
 	<-cl.withdrawn // hangs (the test times out) if the ask stays open
+}
+
+// initialize sends initialize (protocol version 1) on conn.
+func initialize(t *testing.T, conn *sdk.ClientSideConnection) {
+	t.Helper()
+	if _, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// beforeAsk opens a session of the demo and plays its first two turns:
+// the next prompt's turn asks for a permission.
+func beforeAsk(t *testing.T, conn *sdk.ClientSideConnection) sdk.NewSessionResponse {
+	t.Helper()
+	bg := context.Background()
+	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"Hi", "image"} {
+		if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ns
 }

@@ -185,9 +185,7 @@ func TestAgentResumeSession(t *testing.T) {
 	cl, conn, _, stop := inProcess(t, listHome(t, project, t.TempDir(), 0))
 	defer stop()
 	bg := context.Background()
-	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, conn)
 	_, err := conn.ResumeSession(bg, sdk.ResumeSessionRequest{SessionId: "no-such-session", Cwd: project})
 	invalidParams(t, "resuming an unknown session", err, `session/resume: sessionId: no stored Claude Code session "no-such-session"`)
 	_, err = conn.ResumeSession(bg, sdk.ResumeSessionRequest{SessionId: "../escape", Cwd: project})
@@ -256,9 +254,7 @@ func TestAgentResumeOpenSession(t *testing.T) {
 	_, conn, b, stop := inProcess(t, store)
 	defer stop()
 	bg := context.Background()
-	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, conn)
 	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: project, McpServers: []sdk.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
@@ -322,9 +318,7 @@ func TestAgentRelativeCwd(t *testing.T) {
 	_, conn, b, stop := inProcess(t, store)
 	defer stop()
 	bg := context.Background()
-	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, conn)
 	l, err := conn.ListSessions(bg, sdk.ListSessionsRequest{})
 	if err != nil || len(l.Sessions) == 0 {
 		t.Fatalf("session/list: %+v %v", l, err)
