@@ -359,27 +359,16 @@ func TestConcurrentListAndRead(t *testing.T) {
 // (toolUseResult.agentId) and nested after it.
 func TestSubagentFromResult(t *testing.T) {
 	root := t.TempDir()
-	use := `{"type":"assistant","uuid":"a1","sessionId":"s1","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"prompt":"go"}}]}}` + "\n"
-	res := `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"abc123","status":"async_launched"}}` + "\n"
-	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), use, res, line("assistant", "s1", 3, "/w/p", "done"))
-	sub := filepath.Join(strings.TrimSuffix(p, ".jsonl"), "subagents")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(sub, "agent-abc123.jsonl"), []byte(line("user", "s1", 2, "/w/p", "go")+line("assistant", "s1", 2, "/w/p", "sub answer")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), taskUse, taskLaunched, line("assistant", "s1", 3, "/w/p", "done"))
+	writeSubagent(t, p, "abc123", line("user", "s1", 2, "/w/p", "go"), line("assistant", "s1", 2, "/w/p", "sub answer"))
 	rp, err := open(t, root).Read(context.Background(), history.ReadOptions{ID: "s1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, ev := range rp.Events {
-		got = append(got, ev.Type+"/"+ev.ParentToolUseID)
-	}
+	got := nesting(rp.Events)
 	want := "user/ assistant/ user/ user/toolu_1 assistant/toolu_1 assistant/"
-	if strings.Join(got, " ") != want {
-		t.Errorf("events %v, want %s", got, want)
+	if got != want {
+		t.Errorf("events %s, want %s", got, want)
 	}
 }
 
@@ -419,30 +408,47 @@ func TestSystemAndMetaRecords(t *testing.T) {
 // repeated later (laid out differently) does not nest the subagent twice.
 func TestSubagentFromResultKeyOutlivesLine(t *testing.T) {
 	root := t.TempDir()
-	use := `{"type":"assistant","uuid":"a1","sessionId":"s1","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"prompt":"go"}}]}}` + "\n"
-	res := `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"abc123","status":"async_launched"}}` + "\n"
 	again := `{"type":"user","uuid":"u3-a-longer-uuid","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"completed"}]}]},"toolUseResult":{"agentId":"abc123","status":"completed"}}` + "\n"
-	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), use, res,
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), taskUse, taskLaunched,
 		line("assistant", "s1", 3, "/w/p", strings.Repeat("overwrite the line buffer ", 20)), again)
-	sub := filepath.Join(strings.TrimSuffix(p, ".jsonl"), "subagents")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(sub, "agent-abc123.jsonl"), []byte(line("user", "s1", 2, "/w/p", "go")+line("assistant", "s1", 2, "/w/p", "sub answer")), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeSubagent(t, p, "abc123", line("user", "s1", 2, "/w/p", "go"), line("assistant", "s1", 2, "/w/p", "sub answer"))
 	rp, err := open(t, root).Read(context.Background(), history.ReadOptions{ID: "s1"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := nesting(rp.Events)
+	want := "user/ assistant/ user/ user/toolu_1 assistant/toolu_1 assistant/ user/"
+	if got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+}
+
+// A Task tool use (toolu_1) and its result naming subagent abc123, with no
+// meta file for it: its transcript is found from the result.
+const (
+	taskUse      = `{"type":"assistant","uuid":"a1","sessionId":"s1","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"prompt":"go"}}]}}` + "\n"
+	taskLaunched = `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"abc123","status":"async_launched"}}` + "\n"
+)
+
+// writeSubagent writes the transcript of subagent id of the session file p.
+func writeSubagent(t *testing.T, p, id string, lines ...string) {
+	t.Helper()
+	sub := filepath.Join(strings.TrimSuffix(p, ".jsonl"), "subagents")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, "agent-"+id+".jsonl"), []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// nesting spells each event as type/parent tool use id, space-separated.
+func nesting(evs []history.Event) string {
 	var got []string
-	for _, ev := range rp.Events {
+	for _, ev := range evs {
 		got = append(got, ev.Type+"/"+ev.ParentToolUseID)
 	}
-	want := "user/ assistant/ user/ user/toolu_1 assistant/toolu_1 assistant/ user/"
-	if strings.Join(got, " ") != want {
-		t.Errorf("events %v, want %s", got, want)
-	}
+	return strings.Join(got, " ")
 }
 
 // countSink counts the attachments put into it.
@@ -606,20 +612,12 @@ func TestReadMaxBytesToolUseHardStop(t *testing.T) {
 // on by itself, as the history_more event it gets says.
 func TestReadAgentWithoutMeta(t *testing.T) {
 	root := t.TempDir()
-	use := `{"type":"assistant","uuid":"a1","sessionId":"s1","message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Task","input":{"prompt":"go"}}]}}` + "\n"
-	res := `{"type":"user","uuid":"u2","sessionId":"s1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"launched"}]}]},"toolUseResult":{"agentId":"abc123","status":"async_launched"}}` + "\n"
-	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), use, res)
-	sub := filepath.Join(strings.TrimSuffix(p, ".jsonl"), "subagents")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), taskUse, taskLaunched)
+	var lines []string
 	for i := range 5 {
-		b.WriteString(line([]string{"user", "assistant"}[i%2], "s1", i, "/w/p", fmt.Sprint("sub ", i)))
+		lines = append(lines, line([]string{"user", "assistant"}[i%2], "s1", i, "/w/p", fmt.Sprint("sub ", i)))
 	}
-	if err := os.WriteFile(filepath.Join(sub, "agent-abc123.jsonl"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeSubagent(t, p, "abc123", lines...)
 	st := open(t, root)
 	rp, err := st.Read(context.Background(), history.ReadOptions{ID: "s1", Limit: 2})
 	if err != nil {
