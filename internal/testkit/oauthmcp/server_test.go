@@ -84,19 +84,22 @@ func TestOAuthFlow(t *testing.T) {
 		"redirect_uri":   {"http://localhost:5555/callback"}, // another loopback port: allowed (RFC 8252)
 		"code_challenge": {base64.RawURLEncoding.EncodeToString(sum[:])}, "code_challenge_method": {"S256"}, "resource": {s.URL}}
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	authorize := func() url.Values {
+	// authorize asks for a code with q and returns what the redirect to
+	// host carries.
+	authorize := func(host string) url.Values {
+		t.Helper()
 		resp, err := noFollow.Get(asm.AuthorizationEndpoint + "?" + q.Encode())
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
 		loc, err := url.Parse(resp.Header.Get("Location"))
-		if resp.StatusCode != 302 || err != nil || loc.Host != "localhost:5555" {
-			t.Fatalf("authorize: %s to %q", resp.Status, resp.Header.Get("Location"))
+		if resp.StatusCode != 302 || err != nil || loc.Host != host {
+			t.Fatalf("authorize with %v: %s to %q, want a redirect to %s", q, resp.Status, resp.Header.Get("Location"), host)
 		}
 		return loc.Query()
 	}
-	back := authorize()
+	back := authorize("localhost:5555")
 	if back.Get("state") != "st" || back.Get("code") == "" {
 		t.Fatalf("authorize redirect query: %v", back)
 	}
@@ -117,7 +120,7 @@ func TestOAuthFlow(t *testing.T) {
 	if m, code := token(back.Get("code"), verifier); code != 400 {
 		t.Fatalf("a code used once (even in a failed exchange) was accepted again: %d %v", code, m)
 	}
-	back = authorize()
+	back = authorize("localhost:5555")
 	tok, code := token(back.Get("code"), verifier)
 	at, _ := tok["access_token"].(string)
 	if code != 200 || at == "" || tok["token_type"] != "Bearer" {
@@ -132,16 +135,8 @@ func TestOAuthFlow(t *testing.T) {
 		redirect string
 		status   int
 	}{{"", 200}, {"http://localhost:1234/other", 400}} {
-		resp, err := noFollow.Get(asm.AuthorizationEndpoint + "?" + q.Encode())
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		loc, err := url.Parse(resp.Header.Get("Location"))
-		if resp.StatusCode != 302 || err != nil || loc.Host != "localhost:1234" {
-			t.Fatalf("authorize without redirect_uri: %s to %q", resp.Status, resp.Header.Get("Location"))
-		}
-		form := url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")}, "client_id": {reg.ClientID}, "code_verifier": {verifier}}
+		back := authorize("localhost:1234") // the registered redirect_uri
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {back.Get("code")}, "client_id": {reg.ClientID}, "code_verifier": {verifier}}
 		if tc.redirect != "" {
 			form.Set("redirect_uri", tc.redirect)
 		}
