@@ -72,7 +72,7 @@ func KeepMasked(name string, stored, sent json.RawMessage, sec *Secrets) (json.R
 			out, err = sjson.SetBytes(out, path, st.Str)
 		case se.IsObject():
 			se.ForEach(func(k, v gjson.Result) bool {
-				walk(join(path, gjson.Escape(k.Str)), where+"."+k.Str, step(at, func(r gjson.Result) gjson.Result { return member(r, k.Str) }), v)
+				walk(join(path, pathKey(k.Str)), where+"."+k.Str, step(at, func(r gjson.Result) gjson.Result { return member(r, k.Str) }), v)
 				return err == nil
 			})
 		case se.IsArray():
@@ -86,7 +86,7 @@ func KeepMasked(name string, stored, sent json.RawMessage, sec *Secrets) (json.R
 		}
 	}
 	gjson.ParseBytes(sent).ForEach(func(k, v gjson.Result) bool {
-		walk(gjson.Escape(k.Str), k.Str, step(at, func(r gjson.Result) gjson.Result { return member(r, k.Str) }), v)
+		walk(pathKey(k.Str), k.Str, step(at, func(r gjson.Result) gjson.Result { return member(r, k.Str) }), v)
 		return err == nil
 	})
 	if err != nil {

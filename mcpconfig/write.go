@@ -314,7 +314,7 @@ func (l Location) Describe() string {
 // path returns the sjson path of the server object in the file.
 func (l Location) serversPath() string {
 	if l.Scope == ScopeLocal {
-		return "projects." + gjson.Escape(l.Project) + ".mcpServers"
+		return "projects." + pathKey(l.Project) + ".mcpServers"
 	}
 	return "mcpServers"
 }
@@ -324,6 +324,17 @@ func (l Location) serversIn(root gjson.Result) gjson.Result {
 		return member(member(member(root, "projects"), l.Project), "mcpServers")
 	}
 	return member(root, "mcpServers")
+}
+
+// pathKey is key as one part of a gjson/sjson path: gjson.Escape, and a
+// leading ':' escaped too (sjson reads it as "force an object key" and
+// drops it, so a server named ":x" would be written as "x").
+func pathKey(key string) string {
+	e := gjson.Escape(key)
+	if strings.HasPrefix(e, ":") {
+		return `\` + e
+	}
+	return e
 }
 
 // LocationOf returns where scope keeps its servers for opts (ProjectDir
@@ -442,10 +453,10 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 			}
 			if !entry.Exists() {
 				servers := marshalOrdered([]kv2{{name, def}})
-				return sjson.SetRawBytes(text, "projects."+gjson.Escape(loc.Project), newProjectEntry(servers))
+				return sjson.SetRawBytes(text, "projects."+pathKey(loc.Project), newProjectEntry(servers))
 			}
 		}
-		return sjson.SetRawBytes(text, loc.serversPath()+"."+gjson.Escape(name), def)
+		return sjson.SetRawBytes(text, loc.serversPath()+"."+pathKey(name), def)
 	})
 	if err != nil {
 		var ee *ExistsError
@@ -613,7 +624,7 @@ func RemoveServer(opts Options, scope Scope, name string) (Location, error) {
 		if !member(loc.serversIn(d.root), name).Exists() {
 			return nil, &MissingServerError{Name: name, Scope: loc.Scope}
 		}
-		return sjson.DeleteBytes([]byte(d.text), loc.serversPath()+"."+gjson.Escape(name))
+		return sjson.DeleteBytes([]byte(d.text), loc.serversPath()+"."+pathKey(name))
 	})
 	if err != nil {
 		var nf *MissingServerError
@@ -683,7 +694,7 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 	if name == "" {
 		return nil, badInput("no server name given")
 	}
-	path := "projects." + gjson.Escape(loc.Project) + ".disabledMcpServers"
+	path := "projects." + pathKey(loc.Project) + ".disabledMcpServers"
 	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
 		entry, err := d.projectEntry(loc.Project)
 		if err != nil {
@@ -749,13 +760,13 @@ func TrustWorkspace(opts Options) (*Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			return sjson.SetRawBytes(text, "projects."+gjson.Escape(loc.Project), e)
+			return sjson.SetRawBytes(text, "projects."+pathKey(loc.Project), e)
 		}
 		trusted := member(entry, "hasTrustDialogAccepted")
 		if trusted.Type == gjson.True {
 			return nil, nil // recorded already
 		}
-		return sjson.SetBytes(text, "projects."+gjson.Escape(loc.Project)+".hasTrustDialogAccepted", true)
+		return sjson.SetBytes(text, "projects."+pathKey(loc.Project)+".hasTrustDialogAccepted", true)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: trust %s: %w", loc.Project, err)

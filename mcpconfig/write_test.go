@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
 )
 
 func writeEnv(t *testing.T) Options {
@@ -137,5 +140,42 @@ func TestProjectEntryRefused(t *testing.T) {
 				t.Errorf("%s with %s changed the file: %s", what, c.text, data)
 			}
 		}
+	}
+}
+
+// pathKey makes any key one part of a path that sjson writes and gjson
+// reads back as that very key, including one that starts with ':' (which
+// sjson would otherwise take as "force an object key" and drop).
+func TestPathKey(t *testing.T) {
+	for _, k := range []string{":x", "x:", "a.b", "a:b", "*", "x?", "@y", "#", `a\b`, "|", "!=", "a b", "é"} {
+		out, err := sjson.Set(`{"m":{}}`, "m."+pathKey(k), 1)
+		if err != nil {
+			t.Fatalf("%q: %v", k, err)
+		}
+		var doc struct{ M map[string]int }
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.M) != 1 || doc.M[k] != 1 {
+			t.Errorf("set %q: wrote %s", k, out)
+		}
+		if got := gjson.Get(out, "m."+pathKey(k)); got.Int() != 1 {
+			t.Errorf("get %q from %s: %s", k, out, got.Raw)
+		}
+	}
+}
+
+// A server whose hand-written name starts with ':' is removed by that
+// name, and a server named like it without the ':' is left alone.
+func TestRemoveServerColonName(t *testing.T) {
+	opts := writeEnv(t)
+	cj := filepath.Join(opts.HomeDir, ".claude.json")
+	if err := os.WriteFile(cj, []byte(`{"mcpServers":{":x":{"command":"a"},"x":{"command":"b"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RemoveServer(opts, ScopeUser, ":x"); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(cj)
+	var doc struct{ MCPServers map[string]json.RawMessage }
+	if err := json.Unmarshal(data, &doc); err != nil || len(doc.MCPServers) != 1 || doc.MCPServers["x"] == nil {
+		t.Errorf("after removing \":x\": %s (%v), want only \"x\" left", data, err)
 	}
 }
