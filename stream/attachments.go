@@ -297,31 +297,28 @@ func (n *Normalizer) binary(kind, mediaType, uri string, data gjson.Result) (str
 }
 
 func (n *Normalizer) binaryAttachment(kind, mediaType, uri, enc string) Attachment {
-	if n.opts.Attachments != AttachSink {
-		// No one needs the data whole: hash it a block at a time.
-		if size, sum, ok := n.hashBase64(enc, nil); ok {
-			att := Attachment{Kind: kind, MediaType: mediaType, Size: size, SHA256: hex.EncodeToString(sum[:]), URI: uri}
-			if n.opts.Attachments == AttachInline {
-				att.Data = enc
-			}
-			return att
-		}
-	} else {
-		// The sink needs the data whole: decode it a block at a time into
-		// one buffer, hashing each block while it is fresh in the cache.
-		dst := n.decodeBuf(base64.StdEncoding.DecodedLen(len(enc)) + 3)
-		size, sum, ok := n.hashBase64(enc, dst)
-		if ok {
-			att := Attachment{Kind: kind, MediaType: mediaType, Size: size, SHA256: hex.EncodeToString(sum[:]), URI: uri}
-			n.store(&att, dst[:size])
-			if att.Error != "" {
-				att.Data = enc
-			}
-			n.release(dst)
-			return att
-		}
-		n.release(dst)
+	// Decode and hash a block at a time, each block hashed while it is
+	// fresh in the cache: into one buffer when the sink needs the data
+	// whole, else into a small one. (+3: room for a last quantum whatever
+	// its padding.)
+	var dst []byte
+	if n.opts.Attachments == AttachSink {
+		dst = n.decodeBuf(base64.StdEncoding.DecodedLen(len(enc)) + 3)
 	}
+	size, sum, ok := n.hashBase64(enc, dst)
+	if ok {
+		att := Attachment{Kind: kind, MediaType: mediaType, Size: size, SHA256: hex.EncodeToString(sum[:]), URI: uri}
+		if n.opts.Attachments == AttachSink {
+			n.store(&att, dst[:size])
+		}
+		if n.opts.Attachments == AttachInline || att.Error != "" {
+			att.Data = enc
+		}
+		putBig(dst)
+		return att
+	}
+	putBig(dst)
+	// Line breaks, or not base64: decode says which.
 	dec, err := n.decode(enc)
 	if err != nil {
 		// Not base64: describe the raw text so nothing is lost.
@@ -337,7 +334,7 @@ func (n *Normalizer) binaryAttachment(kind, mediaType, uri, enc string) Attachme
 		att.Data = enc
 	}
 	n.store(&att, dec)
-	n.release(dec)
+	putBig(dec)
 	if att.Error != "" {
 		att.Data = enc
 	}
@@ -403,7 +400,7 @@ func (n *Normalizer) hashBase64(s string, dst []byte) (size int, sum [sha256.Siz
 	if len(s)%4 != 0 && strings.IndexByte(s, '=') < 0 {
 		enc = base64.RawStdEncoding
 	}
-	if cap(n.block) < hashBlock/4*3 {
+	if dst == nil && cap(n.block) < hashBlock/4*3 {
 		n.block = make([]byte, hashBlock/4*3)
 	}
 	h := sha256.New()
@@ -429,8 +426,8 @@ func (n *Normalizer) hashBase64(s string, dst []byte) (size int, sum [sha256.Siz
 }
 
 // decode decodes standard base64 (padding optional, line breaks ignored)
-// into the Normalizer's scratch buffer, or for more than retainBytes into
-// a pooled buffer; the caller hands the result to release when done.
+// into a buffer from decodeBuf; the caller hands the result to putBig when
+// done.
 func (n *Normalizer) decode(s string) ([]byte, error) {
 	enc := base64.StdEncoding
 	if len(s)%4 != 0 && !strings.ContainsAny(s, "=\r\n") {
@@ -440,15 +437,16 @@ func (n *Normalizer) decode(s string) ([]byte, error) {
 	buf := n.decodeBuf(need)
 	k, err := enc.Decode(buf[:need], sbytes(s))
 	if err != nil {
-		n.release(buf)
+		putBig(buf)
 		return nil, err
 	}
 	return buf[:k], nil
 }
 
 // decodeBuf returns a buffer with room for need bytes: the Normalizer's
-// scratch buffer, or for more than retainBytes a pooled one (given back by
-// release).
+// scratch buffer, or for more than retainBytes a pooled one. The caller
+// hands it to putBig when done, which keeps the scratch buffer (it is
+// under the pools' sizes) and pools a long one.
 func (n *Normalizer) decodeBuf(need int) []byte {
 	if need > retainBytes {
 		return getBig(need)[:need]
@@ -457,15 +455,6 @@ func (n *Normalizer) decodeBuf(need int) []byte {
 		n.scratch = make([]byte, need)
 	}
 	return n.scratch[:need]
-}
-
-// release gives back what decode returned once the caller is done with it:
-// a long attachment's buffer goes back to its pool (bigbuf.go), the
-// Normalizer's own scratch buffer stays.
-func (n *Normalizer) release(dec []byte) {
-	if cap(dec) > retainBytes {
-		putBig(dec)
-	}
 }
 
 // placeholder is the text standing for an attachment, e.g.

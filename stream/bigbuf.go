@@ -20,7 +20,7 @@ import (
 // burst even in an idle process (the runtime collects at least every two
 // minutes).
 const (
-	bigMinShift = 20 // sizes up to 1 MiB are each owner's own (retainBytes)
+	bigMinShift = 20 // sizes up to 1 MiB (retainBytes) are each owner's own
 	bigMaxShift = 27 // sizes over 128 MiB are made and dropped
 	bigSteps    = 8  // classes per doubling
 )

@@ -16,17 +16,20 @@
 // Blank lines are skipped and "\r" trimmed. Lines up to 1 MiB go in a kept
 // buffer; a longer one goes in a buffer sized from the last long line, or
 // in pieces of up to 16 MiB that are never copied while the line grows and
-// are joined once when it ends. Buffers over 1 MiB (a long line's, a
-// decoded attachment's) come from process-wide pools, eight sizes per
-// doubling up to 128 MiB (bigbuf.go, sync.Pool: safe from any goroutine),
-// and go back when the line or attachment is done, so a stream of images
-// reuses a few buffers instead of allocating one per line, and what a
-// burst leaves in the pools is let go within two garbage collections. A line found over the cap is dropped
+// are joined once when it ends. A line found over the cap is dropped
 // without that copy, so it costs at most the cap plus one piece. On unix
 // the pieces are anonymous mappings outside the Go heap (pieces_unix.go),
 // each unmapped as soon as it is copied into the joined line, so a line
-// under the cap costs its length plus one piece, not twice its length; the
-// pieces never leave the Reader (the line it returns is on the heap).
+// under the cap costs its length (an eighth more at most, below) plus one
+// piece, not twice its length; the pieces never leave the Reader (the line
+// it returns is on the heap).
+//
+// Buffers over 1 MiB (a long line's, a decoded attachment's) come from
+// process-wide pools, eight sizes per doubling up to 128 MiB, so at most an
+// eighth larger than asked (bigbuf.go, sync.Pool: safe from any
+// goroutine), and go back when the line or attachment is done: a stream of
+// images reuses a few buffers instead of allocating one per line, and what
+// a burst leaves in the pools is let go within two garbage collections.
 //
 // Normalizer turns each line into exactly one valid JSON object in valid
 // UTF-8. A line that is not a JSON object becomes

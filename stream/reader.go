@@ -28,7 +28,9 @@ const (
 	// (to the pools of bigbuf.go, which let go of what is not taken again)
 	// when the next line is asked for, so one huge line does not pin its
 	// memory for the life of the session.
-	retainBytes = 1 << 20
+	// It is also the pools' floor (bigMinShift): a buffer of this size or
+	// less is never pooled, so putBig keeps a base or scratch buffer out.
+	retainBytes = 1 << bigMinShift
 
 	// chunkMax is the largest piece a long line is read into. A long line
 	// is read into pieces of growing size (never copied while it grows),
@@ -36,8 +38,9 @@ const (
 	// bigbuf.go); a line that goes over the cap is dropped without that
 	// copy. The pieces are mapped outside the Go heap where the system
 	// allows it (pieces_unix.go), and each is given back as soon as it is
-	// copied: so a line under the cap costs at most its length plus one
-	// piece, and a line over it at most the cap plus one piece. Elsewhere
+	// copied: so a line under the cap costs at most its buffer (its length
+	// and an eighth) plus one piece, and a line over it at most the cap
+	// (and an eighth) plus one piece. Elsewhere
 	// they are garbage collected, and a line under the cap costs about
 	// twice its length, briefly.
 	chunkMax = 16 << 20
@@ -54,7 +57,8 @@ const (
 // whitespace are trimmed, blank lines are skipped. A Reader never holds more
 // than the cap plus 16 MiB (a line over the cap), or a line under the cap
 // plus 16 MiB while that line is completed (twice the line on systems
-// without anonymous mappings, see chunkMax). Buffers over 1 MiB it is done
+// without anonymous mappings, see chunkMax), each with up to an eighth more
+// for the size classes of its buffer. Buffers over 1 MiB it is done
 // with go back to pools shared by the process (bigbuf.go), which hold them
 // until they are taken again or collected. It is not safe for concurrent
 // use.
@@ -149,9 +153,7 @@ func (r *Reader) readLine() (line []byte, oversized bool, total int, err error) 
 			if len(r.chunks) > 0 {
 				// The preview is in the first piece; let them all go.
 				r.line = append(r.base[:0], r.chunks[0][:min(previewBytes, len(r.chunks[0]))]...)
-				if len(r.mapped) == 0 || unsafe.SliceData(r.chunks[0]) != unsafe.SliceData(r.mapped[0]) {
-					putBig(r.chunks[0]) // the first piece may be a hinted buffer
-				}
+				putBig(r.chunks[0]) // the first piece is never mapped: it is base or a hinted buffer
 				clear(r.chunks)
 				r.chunks, r.held = r.chunks[:0], 0
 				r.unmapAll()
