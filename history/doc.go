@@ -43,7 +43,9 @@
 //	       ─► stop after Limit events, or once the events take MaxBytes (at the next
 //	          line with no tool use pending, at once past 2×MaxBytes; subagents'
 //	          events count): Next = the offset after the last line read, and
-//	          nothing after it is read or normalized
+//	          nothing after it is read or normalized; Event.Break marks the
+//	          events of the file read a page could also end before (a caller
+//	          with a stricter bound cuts there)
 //
 // A subagent is read (nested, or by ReadOptions.Agent) from
 // subagents/agent-<id>.jsonl only when that is a regular file and neither

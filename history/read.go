@@ -108,6 +108,11 @@ type Event struct {
 	// Offset is where the event's line starts in its file (the main
 	// file, or the subagent's).
 	Offset int64 `json:"offset"`
+	// Break reports that a page may end before the event, with Offset as
+	// the next cursor: it is of the file read (not a nested subagent's),
+	// and no tool use before it in the page waits for its result (the
+	// result is annotated from its tool use, so they go together).
+	Break bool `json:"-"`
 }
 
 // conversation record types: everything else in a session file is the
@@ -398,7 +403,7 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 			page.Skipped++
 			continue
 		}
-		ev.Offset = start
+		ev.Offset, ev.Break = start, len(pending) == 0
 		page.Events = append(page.Events, ev)
 		r.used += eventBytes(ev)
 		n++
@@ -455,6 +460,9 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 			return nil
 		}
 		return err
+	}
+	for i := range sub.Events {
+		sub.Events[i].Break = false // within this page, a subagent's events are not the file read
 	}
 	page.Events = append(page.Events, sub.Events...)
 	page.Skipped += sub.Skipped

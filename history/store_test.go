@@ -717,3 +717,24 @@ func TestOversizedLastLineUnfinished(t *testing.T) {
 		t.Errorf("read on: oversized %d, corrupt %d, %d events", rp2.Oversized, rp2.Corrupt, len(rp2.Events))
 	}
 }
+
+// Event.Break marks where a page may end: not between a tool use and its
+// result, and never at a nested subagent's event.
+func TestReadBreaks(t *testing.T) {
+	root := t.TempDir()
+	p := writeSession(t, root, "/w/p", "s1", line("user", "s1", 1, "/w/p", "delegate"), taskUse,
+		line("assistant", "s1", 2, "/w/p", "while the task runs"), taskLaunched, line("assistant", "s1", 3, "/w/p", "done"))
+	writeSubagent(t, p, "abc123", line("user", "s1", 2, "/w/p", "go"), line("assistant", "s1", 2, "/w/p", "sub answer"))
+	rp, err := open(t, root).Read(context.Background(), history.ReadOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range rp.Events {
+		got = append(got, fmt.Sprintf("%s/%s:%v", ev.Type, ev.ParentToolUseID, ev.Break))
+	}
+	want := "user/:true assistant/:true assistant/:false user/:false user/toolu_1:false assistant/toolu_1:false assistant/:true"
+	if strings.Join(got, " ") != want {
+		t.Errorf("events %v, want %s", got, want)
+	}
+}

@@ -159,7 +159,7 @@
 //	history/list ─► Store.List (project: the request's, else Options.Project; or all) ─► reply
 //	history/read ─► Store.Read (MaxBytes = HistoryReplyBytes: it stops reading there;
 //	                stream.Normalizer, attachments ─► blobStore ─► /v1/blobs)
-//	             ─► (a guard) cut to HistoryReplyBytes at a main-file event with no tool use pending ─► reply
+//	             ─► cut to HistoryReplyBytes at the last place the store marks (Event.Break) ─► reply
 //
 // GET /v1/tool-results/<claude session>/<name> (toolresults.go) serves a file
 // the CLI saved in that session's tool-results folder, found through an

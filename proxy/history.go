@@ -11,7 +11,6 @@ import (
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
-	"github.com/tidwall/gjson"
 )
 
 // maxHistoryRequests bounds the history/list and history/read requests
@@ -95,7 +94,8 @@ func (h *historyReqs) reqList(c *client, id json.RawMessage, d *protocol.History
 func (h *historyReqs) reqRead(c *client, id json.RawMessage, d *protocol.HistoryRead) {
 	h.reqs.run(c, id, protocol.TypeHistoryRead, func(ctx context.Context) (protocol.Data, error) {
 		// MaxBytes: the store stops reading at the reply's budget, so a
-		// page is never held (nor its attachments stored) past it.
+		// page is held (and its attachments stored) at most one event past
+		// it, or twice it while a tool use waits for its result.
 		opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor, MaxBytes: h.replyBytes,
 			Normalize: stream.Options{Attachments: stream.AttachSink, Sink: h.blobs}}
 		if d.Limit != nil {
@@ -105,46 +105,31 @@ func (h *historyReqs) reqRead(c *client, id json.RawMessage, d *protocol.History
 		if err != nil {
 			return nil, err
 		}
-		return h.result(page, d.Agent != ""), nil
+		return h.result(page), nil
 	})
 }
 
 // result turns a page into the reply, cut short when its events exceed
-// replyBytes. A page of the main conversation is cut only before an event
-// of the main file (a subagent's nested events have offsets in their own
-// file), so that the cut event's offset is the next cursor (a page of a
-// subagent is one file), and never between a tool use and its result:
-// the normalizer annotates a result from its tool use (mcp), which must
-// be on the same page. At least one cut point's worth of events is always
-// sent.
-func (h *historyReqs) result(page history.ReadPage, agent bool) protocol.HistoryReadResult {
+// replyBytes: at the last event the store marks as a place a page may end
+// (history.Event.Break: an event of the file read, no tool use waiting for
+// its result), whose offset is the next cursor. At least one such place's
+// worth of events is always sent. The store stops reading at the budget
+// already, so this drops at most the events after the last break, the one
+// that took the page over the budget among them.
+func (h *historyReqs) result(page history.ReadPage) protocol.HistoryReadResult {
 	r := protocol.HistoryReadResult{ID: page.SessionID, Agent: page.Agent, Next: page.Next, More: page.More, Truncated: page.Truncated,
 		Skipped: page.Skipped, Corrupt: page.Corrupt, Oversized: page.Oversized,
 		Events: make([]protocol.HistoryEvent, 0, len(page.Events))}
 	events, end := page.Events, len(page.Events)
 	var size int64
-	last := 0                    // the last point events[:last] fit at
-	pending := map[string]bool{} // tool uses of the file read whose result has not come yet
+	last := 0 // the last point events[:last] fit at
 	for i, ev := range events {
-		own := agent || ev.ParentToolUseID == "" // ev is of the file read
-		if i > 0 && own && len(pending) == 0 {   // ev may start the next page
+		if i > 0 && ev.Break {
 			if size > h.replyBytes {
 				end = cmp.Or(last, i)
 				break
 			}
 			last = i
-		}
-		if own {
-			content := gjson.GetBytes(ev.JSON, "message.content")
-			content.ForEach(func(_, b gjson.Result) bool {
-				switch b.Get("type").String() {
-				case "tool_use":
-					pending[b.Get("id").String()] = true
-				case "tool_result":
-					delete(pending, b.Get("tool_use_id").String())
-				}
-				return true
-			})
 		}
 		size += int64(len(ev.JSON)) + 32
 	}
