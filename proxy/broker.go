@@ -445,21 +445,22 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 	perm.answering = false
 	if werr == nil {
 		s.log.Info("permission rules recorded", "request_id", d.RequestID, "tools", tools, "rules", len(rules))
+	} else {
+		// The error names the file and the rules' tools only (mcpconfig).
+		s.log.Warn("recording an allow rule failed", "request_id", d.RequestID, "tools", tools, "err", werr)
 	}
 	if s.permLocked(d.RequestID) != perm { // cancelled by claude or its exit meanwhile
 		code, what := protocol.CodeAlreadyResolved, "was withdrawn by claude"
 		if s.exited {
 			code, what = protocol.CodeSessionExited, "was cancelled: claude exited"
 		}
-		kept := ""
+		kept := "; the allow rule could not be recorded"
 		if werr == nil {
 			kept = "; the allow rule was recorded and is kept"
 		}
 		return protocol.Errorf(code, "permission/respond: request %q %s while its rule was being recorded%s", truncate(d.RequestID, 80), what, kept)
 	}
 	if werr != nil {
-		// The error names the file and the rules' tools only (mcpconfig).
-		s.log.Warn("recording an allow rule failed", "request_id", d.RequestID, "tools", tools, "err", werr)
 		if perm.expired {
 			s.timeOutLocked(perm)
 		}

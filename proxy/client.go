@@ -24,7 +24,9 @@ import (
 //
 // Frames reach the write pump through a queue bounded by bytes
 // (SendQueueBytes) and frames (SendQueueFrames), counting the frames the
-// pump has taken and not finished writing. Whoever queues never waits. An
+// pump has taken and not yet handed to the connection (what batchConn
+// gathers, at most batchBytes, is not counted). Whoever queues never
+// waits. An
 // event that does not fit is not queued: its subscription goes back to
 // catching up (the hub), and the write pump pulls the events from
 // the session's log once the queue is empty, so a client that keeps
@@ -107,7 +109,8 @@ func (c *client) enqueue(f outFrame) bool { return c.queueFrame(f, false) == que
 func (c *client) enqueueEvent(f outFrame) int { return c.queueFrame(f, true) }
 
 // queueFrame queues f without ever waiting, within the queue's bounds
-// (SendQueueFrames, SendQueueBytes; an empty queue takes any frame). An
+// (SendQueueFrames, SendQueueBytes; an empty queue, with nothing in the
+// pump's hands, takes any frame). An
 // event that does not fit is not queued: its subscription goes on the
 // catch-up list, and the write pump will pull that event and the following
 // ones from the log once the queue is empty. Other frames may take the
@@ -201,8 +204,9 @@ func (c *client) take(dst []outFrame, max int, written []outFrame) ([]outFrame, 
 // bounds, into the metrics.
 func (c *client) writtenLocked(frames []outFrame) {
 	var n int64
-	for _, f := range frames {
+	for i, f := range frames {
 		n += int64(len(f.data))
+		frames[i] = outFrame{} // the pump's batch array holds no frame it has written
 	}
 	c.inHand -= len(frames)
 	c.qBytes -= n
@@ -485,9 +489,7 @@ func (c *client) writePump() {
 		default:
 		}
 		if frames, sub := c.take(batch[:0], maxBatchFrames, nil); len(frames) > 0 || sub != nil {
-			ok := c.writeBatch(frames, sub)
-			clear(batch[:maxBatchFrames]) // the frames stay in the log, not here
-			if !ok {
+			if !c.writeBatch(frames, sub) {
 				return
 			}
 			continue
