@@ -26,12 +26,11 @@ import (
 // (SendQueueBytes) and frames (SendQueueFrames), counting the frames the
 // pump has taken and not yet handed to the connection (what batchConn
 // gathers, at most batchBytes, is not counted). Whoever queues never
-// waits. An
-// event that does not fit is not queued: its subscription goes back to
-// catching up (the hub), and the write pump pulls the events from
+// waits. An event that does not fit is not queued: its subscription goes
+// back to catching up (the hub), and the write pump pulls the events from
 // the session's log once the queue is empty, so a client that keeps
-// reading never loses an event and a replay of any length never fills
-// the queue. Other frames (replies, pushes) get twice the bound; beyond
+// reading never loses an event and a replay of any length never fills the
+// queue. Other frames (replies, pushes) get twice the bound; beyond
 // it the client is dropped with close code 1008. (Pushes to a subscription
 // that is behind are not queued: the hub keeps them, in their place among
 // the events, and the pump pulls them with the events.) A client whose write
