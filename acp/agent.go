@@ -54,7 +54,7 @@ type session struct {
 	waiter    chan *Result
 	cancelled bool
 	asks      map[string]context.CancelFunc // pending permission prompts by requestId
-	claudeID  string                        // the Claude session id, from session/state ("" until claude said it)
+	claudeID  string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it)
 }
 
 // claudeSession returns the Claude session id of s, "" if not known yet.
@@ -140,10 +140,32 @@ func sessionCaps(history bool) sdk.SessionCapabilities {
 // checkCwd refuses a cwd that is not an absolute path (invalid params, as
 // ACP asks for an absolute one); "" is left to the proxy's default.
 func checkCwd(method, cwd string) error {
-	if cwd != "" && !filepath.IsAbs(cwd) {
+	if cwd == "" {
+		return nil
+	}
+	return absCwd(method, cwd)
+}
+
+// absCwd is checkCwd where the cwd must be given.
+func absCwd(method, cwd string) error {
+	if !filepath.IsAbs(cwd) {
 		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: cwd %q is not an absolute path", method, cwd)})
 	}
 	return nil
+}
+
+// evictLocked takes out of a.sessions the session under key and those
+// whose Claude session is claude (when not ""), and returns them for the
+// caller to close (a.mu held).
+func (a *Agent) evictLocked(key, claude string) []*session {
+	var olds []*session
+	for k, old := range a.sessions {
+		if k == key || claude != "" && old.claudeSession() == claude {
+			delete(a.sessions, k)
+			olds = append(olds, old)
+		}
+	}
+	return olds
 }
 
 // Version is ccproxy's version, announced in initialize.
@@ -200,11 +222,8 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	}
 	// Loaded or resumed again, under its id or as the Claude session of a
 	// session/new: the old one goes (one claude per stored session).
-	for k, old := range a.sessions {
-		if k == string(acpID) || create.Resume != "" && old.claudeSession() == create.Resume {
-			delete(a.sessions, k)
-			defer a.closeSession(old)
-		}
+	for _, old := range a.evictLocked(string(acpID), create.Resume) {
+		defer a.closeSession(old)
 	}
 	a.sessions[string(acpID)] = s
 	a.mu.Unlock()
@@ -246,7 +265,7 @@ func (a *Agent) session(id sdk.SessionId) (*session, error) {
 	return s, nil
 }
 
-func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.PromptResponse{}, err
@@ -274,30 +293,27 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err := a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil); err != nil {
 		return sdk.PromptResponse{}, rpcError("session/prompt", err)
 	}
-	// ctx ends on session/cancel (Cancel, which the SDK calls next,
-	// interrupts), when another session/prompt of this session arrives
-	// (the SDK cancels the previous one's context: that prompt is refused
-	// below and must not end this turn), and when the connection ends: only
-	// then is the turn interrupted here.
+	// The turn does not end with the request's context: the SDK cancels
+	// it on session/cancel (Cancel, which the SDK calls next, interrupts,
+	// and the turn's result follows) and when another session/prompt of
+	// this session arrives (refused above; it must not end this turn). It
+	// ends with its result, or when the editor, the agent or the
+	// connection to ccproxy goes.
 	var r *Result
 	select {
 	case r = <-w:
-	case <-ctx.Done():
-		select {
+	case <-a.conn.Done(): // the editor is gone
+		a.interrupt(s)
+		select { // the turn's result follows the interrupt: its updates come first
 		case r = <-w:
-		case <-a.conn.Done(): // the editor is gone
-			a.interrupt(s)
-			select { // the turn's result follows the interrupt: its updates come first
-			case r = <-w:
-			case <-a.ctx.Done():
-			case <-a.b.Done():
-			}
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.ctx.Done():
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.b.Done():
-			return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "session/prompt: the connection to ccproxy ended during the turn"})
 		}
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	case <-a.ctx.Done():
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	case <-a.b.Done():
+		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "session/prompt: the connection to ccproxy ended during the turn"})
 	}
 	if r == nil {
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "the session ended during the turn"})
@@ -596,14 +612,8 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 	// This agent's session of id (or whose Claude session is id) goes
 	// first: before the replay (its live updates would mix in) and before
 	// the new claude resumes the same session file.
-	var olds []*session
 	a.mu.Lock()
-	for k, old := range a.sessions {
-		if k == string(id) || old.claudeSession() == string(id) {
-			delete(a.sessions, k)
-			olds = append(olds, old)
-		}
-	}
+	olds := a.evictLocked(string(id), string(id))
 	a.mu.Unlock()
 	for _, old := range olds {
 		a.closeSession(old)
@@ -658,8 +668,8 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	}
 	var opts history.ListOptions
 	if p.Cwd != nil {
-		if !filepath.IsAbs(*p.Cwd) {
-			return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session/list: cwd %q is not an absolute path", *p.Cwd)})
+		if err := absCwd("session/list", *p.Cwd); err != nil {
+			return sdk.ListSessionsResponse{}, err
 		}
 		opts.Project = filepath.Clean(*p.Cwd)
 	}

@@ -189,12 +189,10 @@ func (b *Backend) Request(ctx context.Context, typ string, data protocol.Data, r
 	}
 	msg, err := protocol.AppendFrame(nil, f)
 	if err == nil {
-		deadline := time.Now().Add(writeWait)
-		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-			deadline = d
-		}
+		// Not ctx's deadline: a write that times out ends the websocket,
+		// so a short request must not break the connection.
 		b.writeMu.Lock()
-		b.ws.SetWriteDeadline(deadline)
+		b.ws.SetWriteDeadline(time.Now().Add(writeWait))
 		err = b.ws.WriteMessage(websocket.TextMessage, msg)
 		b.writeMu.Unlock()
 	}

@@ -32,7 +32,8 @@
 // is the Claude session id it was loaded from (session.acpID). Loading or
 // resuming a Claude session again closes the ccproxy session this agent
 // had open for it, whether under that id or as a session/new whose Claude
-// session id (session.claudeID, from session/state) it is: one claude per
+// session id (session.claudeID: the resumed one at open, else from
+// session/state) it is: one claude per
 // stored session.
 //
 // # Stored sessions (session/load, session/resume, session/list)
@@ -109,10 +110,11 @@
 // permission/resolved. Backend.mu guards its pending requests, routes and
 // end error; Backend.writeMu the websocket's writes; Agent.mu the session
 // table (Close cancels Agent.ctx first, so a session opened after it sees
-// that under Agent.mu and is closed at once; a session is taken out of the table only if its entry is still
-// that session); session.mu the waiting prompt, the cancelled flag, the pending
-// prompts and the Claude session id (taken under Agent.mu by open,
-// continueStored and ListSessions: Agent.mu before session.mu, never the other way). A Mapper
+// that under Agent.mu and is closed at once; a session is taken out of the
+// table only if its entry is still that session); session.mu the waiting
+// prompt, the cancelled flag, the pending prompts and the Claude session
+// id (taken under Agent.mu by evictLocked and ListSessions: Agent.mu
+// before session.mu, never the other way). A Mapper
 // is used only by the read loop (a replay's Mapper only by its
 // session/load).
 //

@@ -122,10 +122,6 @@ func check(line []byte) (int, string, json.RawMessage) {
 
 // reject answers a message the SDK does not get; id nil is id null.
 func reject(w io.Writer, id json.RawMessage, code int, msg string) {
-	var v any
-	if id != nil {
-		v = id
-	}
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": v, "error": map[string]any{"code": code, "message": msg}})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 	w.Write(append(b, '\n'))
 }

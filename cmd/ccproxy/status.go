@@ -75,8 +75,10 @@ func (d *daemonFlags) call(ctx context.Context, cmd, method, path string, max in
 		return nil, usagef("%s: no token: give --token-file PATH or set $CCPROXY_TOKEN (the token serve was started with, or the \"token\" of its first line)", cmd)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if tr.TLSClientConfig, err = fingerprintTLS(cmd, d.fs, d.fp); err != nil {
+	if tc, err := fingerprintTLS(cmd, d.fs, d.fp); err != nil {
 		return nil, err
+	} else if tc != nil { // else the transport's own (it offers HTTP/2)
+		tr.TLSClientConfig = tc
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
