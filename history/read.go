@@ -422,9 +422,8 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		if err != nil {
 			return 0, false, err
 		}
-		for _, a := range refs.agents {
-			// Keyed by the copied id: r.agentM and r.nested outlive the line.
-			if _, ok := agents[a.toolUseID]; !ok && validID(a.id) {
+		if a := refs.agent; a != nil && validID(a.id) {
+			if _, ok := agents[a.toolUseID]; !ok { // its copied id: r.agentM and r.nested outlive the line
 				agents[a.toolUseID] = a
 				refs.uses = append(refs.uses, a.toolUseID)
 			}
@@ -480,9 +479,9 @@ func (r *reader) nest(page *ReadPage, toolUseID string) error {
 
 // toolRefs are the tool calls an event mentions.
 type toolRefs struct {
-	uses    []string             // tool_use ids of an assistant event
-	results []string             // tool_use ids answered by a user event's tool_results
-	agents  map[string]*subagent // tool_use id -> the subagent its result names (toolUseResult.agentId)
+	uses    []string  // tool_use ids of an assistant event
+	results []string  // tool_use ids answered by a user event's tool_results
+	agent   *subagent // the subagent a tool result names (toolUseResult.agentId), with its tool use id
 }
 
 // event turns a conversation record into a live-shaped event and
@@ -593,7 +592,7 @@ func (r *reader) event(line []byte, parent *subagent) (ev Event, refs toolRefs, 
 			if id := blk.Get("tool_use_id").Str; id != "" {
 				refs.results = append(refs.results, id)
 				if agent := tur.Get("agentId").Str; agent != "" {
-					refs.agents = map[string]*subagent{id: {toolUseID: strings.Clone(id), id: strings.Clone(agent), desc: strings.Clone(tur.Get("description").Str)}}
+					refs.agent = &subagent{toolUseID: strings.Clone(id), id: strings.Clone(agent), desc: strings.Clone(tur.Get("description").Str)}
 				}
 			}
 		}
