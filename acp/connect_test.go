@@ -34,8 +34,28 @@ type goClient struct {
 	answer    string                    // "": wait to be withdrawn; an option id; or "cancel": session/cancel, then cancelled
 	conn      *sdk.ClientSideConnection // for "cancel"
 	titles    []string                  // of every permission request
-	onUpdate  func()                    // when set, called (without mu) before an update is recorded
 	hold      chan struct{}             // when set, an answer is given only after the request is sent on asked and hold is closed
+	proxy     string                    // in-process only: the proxy's URL and token
+	token     string
+	onSend    func(msg []byte) // in-process only: when set, called (without mu) with each message the agent writes, before the client can read it
+}
+
+// sendHook is the agent's end of an in-process connection: the agent's
+// write of a message waits for cl.onSend, so onSend sees the state the
+// agent wrote the message in.
+type sendHook struct {
+	w  io.Writer
+	cl *goClient
+}
+
+func (h sendHook) Write(p []byte) (int, error) {
+	h.cl.mu.Lock()
+	f := h.cl.onSend
+	h.cl.mu.Unlock()
+	if f != nil {
+		f(p)
+	}
+	return h.w.Write(p)
 }
 
 func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
@@ -64,12 +84,6 @@ func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissio
 }
 
 func (c *goClient) SessionUpdate(_ context.Context, p sdk.SessionNotification) error {
-	c.mu.Lock()
-	f := c.onUpdate
-	c.mu.Unlock()
-	if f != nil {
-		f()
-	}
 	c.mu.Lock()
 	c.updates = append(c.updates, p.Update)
 	c.mu.Unlock()

@@ -8,11 +8,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/history"
@@ -128,12 +129,12 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 	t.Cleanup(func() { b.Close() })
 	agent := acp.NewAgent(b, slog.New(slog.DiscardHandler))
 	agent.History = store
+	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: "allow", proxy: "http://" + ln.Addr().String(), token: token}
 	cr, aw := io.Pipe() // agent → client
 	ar, cw := io.Pipe() // client → agent
 	served2 := make(chan struct{})
-	go func() { defer close(served2); agent.Serve(aw, ar); aw.Close() }()
+	go func() { defer close(served2); agent.Serve(sendHook{aw, cl}, ar); aw.Close() }()
 
-	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: "allow"}
 	conn := sdk.NewClientSideConnection(cl, cw, cr)
 	cl.conn = conn
 	return cl, conn, b, agent, func() { cw.Close(); <-served2 }
@@ -276,7 +277,7 @@ func TestAgentLoadOpenSessionAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, conn, b, stop := inProcess(t, store)
+	cl, conn, _, stop := inProcess(t, store)
 	defer stop()
 	bg := context.Background()
 	initialize(t, conn)
@@ -297,30 +298,36 @@ func TestAgentLoadOpenSessionAgain(t *testing.T) {
 	if openAs != "map[openAs:"+id+"]" {
 		t.Errorf("session/list right after session/load: _meta.ccproxy of %s is %q, want openAs %s", id, openAs, id)
 	}
-	var mu sync.Mutex
-	var during []int // proxy sessions seen at each replayed update
+	// The proxy's sessions when the agent writes each replayed user
+	// prompt: the agent waits for onSend, which asks on a websocket of its
+	// own (the agent's may be busy delivering a live update).
+	b2, err := acp.Dial(bg, cl.proxy, cl.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	var during []int // written by onSend only, read after LoadSession returned
 	cl.mu.Lock()
-	cl.onUpdate = func() {
+	cl.onSend = func(msg []byte) {
+		if gjson.GetBytes(msg, "method").String() != "session/update" || gjson.GetBytes(msg, "params.update.sessionUpdate").String() != "user_message_chunk" {
+			return
+		}
 		var list protocol.SessionListResult
-		if err := b.Request(bg, protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
+		if err := b2.Request(bg, protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
 			t.Error(err)
 			return
 		}
-		mu.Lock()
 		during = append(during, len(list.Sessions))
-		mu.Unlock()
 	}
 	cl.mu.Unlock()
 	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: id, Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
 	cl.mu.Lock()
-	cl.onUpdate = nil
+	cl.onSend = nil
 	cl.mu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	if len(during) == 0 || during[0] != 0 {
-		t.Errorf("proxy sessions during the second load's replay: %v, want the first session closed (0) before it", during)
+	if len(during) == 0 || slices.ContainsFunc(during, func(n int) bool { return n != 0 }) {
+		t.Errorf("proxy sessions when the second load's replayed prompts were sent: %v, want the first session closed (0) before the replay", during)
 	}
 }
 
