@@ -50,8 +50,10 @@ type session struct {
 	acpID  sdk.SessionId // the editor's name for it: id, or the Claude session id it loaded
 	mapper *Mapper       // owned by the backend's read loop
 
-	mu        sync.Mutex // guards what follows
-	waiter    chan *Result
+	mu        sync.Mutex    // guards what follows
+	waiter    chan *Result  // the running turn's result, for its prompt (nil between turns)
+	gaveUp    chan struct{} // the running turn's: closed when an interrupt of it failed
+	abandoned bool          // the running turn's prompt answered cancelled after a failed interrupt; its result ends the turn
 	cancelled bool
 	asks      map[string]context.CancelFunc // pending permission prompts by requestId
 	claudeID  string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it)
@@ -274,17 +276,24 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	w := make(chan *Result, 1)
+	w, gaveUp := make(chan *Result, 1), make(chan struct{})
 	s.mu.Lock()
 	if s.waiter != nil {
+		abandoned := s.abandoned
 		s.mu.Unlock()
+		if abandoned {
+			return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "session/prompt: the cancelled turn of this session has not ended (claude did not take the interrupt); send session/cancel again, or close the session"})
+		}
 		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "session/prompt: a prompt of this session is still running"})
 	}
-	s.waiter, s.cancelled = w, false
+	s.waiter, s.gaveUp, s.cancelled = w, gaveUp, false
 	s.mu.Unlock()
+	runsOn := false // the prompt gave up on its turn, which has not ended: deliver ends it
 	defer func() {
 		s.mu.Lock()
-		s.waiter = nil
+		if s.waiter == w && !runsOn {
+			s.waiter, s.gaveUp, s.abandoned = nil, nil, false
+		}
 		s.mu.Unlock()
 	}()
 	// Not under ctx: a session/cancel may come before the reply (claude can
@@ -298,14 +307,22 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	// and the turn's result follows) and when another session/prompt of
 	// this session arrives (refused above; it must not end this turn). It
 	// ends with its result, or when the editor, the agent or the
-	// connection to ccproxy goes.
+	// connection to ccproxy goes. If the interrupt fails, the prompt
+	// answers cancelled at once (as ACP asks) and the turn runs on: until
+	// its result, the session takes no other prompt (so that result is
+	// not taken for the next prompt's).
 	var r *Result
 	select {
 	case r = <-w:
+	case <-gaveUp:
+		runsOn = a.runsOn(s, w)
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	case <-a.conn.Done(): // the editor is gone
 		a.interrupt(s)
 		select { // the turn's result follows the interrupt: its updates come first
 		case r = <-w:
+		case <-gaveUp:
+			runsOn = a.runsOn(s, w)
 		case <-a.ctx.Done():
 		case <-a.b.Done():
 		}
@@ -330,15 +347,35 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	return sdk.PromptResponse{StopReason: r.Stop}, nil
 }
 
+// interrupt interrupts s's running turn. If that fails, the turn's prompt
+// gives up waiting (gaveUp).
 func (a *Agent) interrupt(s *session) {
 	s.mu.Lock()
 	s.cancelled = true
+	gaveUp := s.gaveUp // of the turn interrupted
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(a.ctx, closeTimeout)
 	defer cancel()
-	if err := a.b.Request(ctx, protocol.TypeSessionInterrupt, &protocol.SessionInterrupt{Session: s.id}, nil); err != nil {
-		a.log.Warn("interrupting", "session", s.id, "err", err)
+	err := a.b.Request(ctx, protocol.TypeSessionInterrupt, &protocol.SessionInterrupt{Session: s.id}, nil)
+	if err == nil {
+		return
 	}
+	a.log.Warn("interrupting: the turn's prompt answers cancelled; the session takes no prompt until the turn ends", "session", s.id, "err", err)
+	s.mu.Lock()
+	if gaveUp != nil && s.gaveUp == gaveUp && !s.abandoned {
+		s.abandoned = true
+		close(gaveUp)
+	}
+	s.mu.Unlock()
+}
+
+// runsOn reports whether the turn whose prompt gave up on it (w its
+// result) has not ended: its result has not come (deliver, under s.mu,
+// either sent it to w or will see the turn abandoned).
+func (a *Agent) runsOn(s *session, w chan *Result) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(w) == 0
 }
 
 func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
@@ -347,7 +384,7 @@ func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 		return err
 	}
 	s.mu.Lock()
-	running := s.waiter != nil && !s.cancelled
+	running := s.waiter != nil && (!s.cancelled || s.abandoned) // again after a failed interrupt
 	s.mu.Unlock()
 	if running {
 		a.interrupt(s)
@@ -436,14 +473,17 @@ func (a *Agent) push(s *session, f protocol.Frame) {
 // deliver hands a turn's end to the waiting prompt, if any.
 func (a *Agent) deliver(s *session, r *Result) {
 	s.mu.Lock()
-	w := s.waiter
-	s.mu.Unlock()
-	if w == nil {
-		return
-	}
-	select {
-	case w <- r:
-	default: // a result is already waiting
+	defer s.mu.Unlock()
+	switch {
+	case s.waiter == nil:
+	case s.abandoned: // its prompt has answered: the turn is over now
+		s.waiter, s.gaveUp, s.abandoned = nil, nil, false
+		a.log.Info("the turn whose interrupt failed has ended", "session", s.id)
+	default:
+		select {
+		case s.waiter <- r:
+		default: // a result is already waiting
+		}
 	}
 }
 

@@ -93,6 +93,11 @@
 // when another session/prompt of the session arrives (that one is refused,
 // -32600, and the running turn goes on). session/cancel interrupts through
 // Agent.Cancel; Prompt interrupts by itself only when the editor is gone.
+// The prompt then answers with the turn's result (cancelled), or at once
+// with cancelled if the interrupt fails (claude did not take it within the
+// proxy's control timeout or closeTimeout): that turn then runs on, the
+// session refuses prompts (-32600, saying so) until its result comes, and
+// session/cancel tries the interrupt again.
 //
 // # Goroutines and locks
 //
@@ -111,8 +116,10 @@
 // end error; Backend.writeMu the websocket's writes; Agent.mu the session
 // table (Close cancels Agent.ctx first, so a session opened after it sees
 // that under Agent.mu and is closed at once; a session is taken out of the
-// table only if its entry is still that session); session.mu the waiting
-// prompt, the cancelled flag, the pending prompts and the Claude session
+// table only if its entry is still that session); session.mu the running
+// turn (its result's channel, its gaveUp channel, closed once under the
+// lock, and whether its prompt has answered), the cancelled flag, the
+// pending prompts and the Claude session
 // id (taken under Agent.mu by evictLocked and ListSessions: Agent.mu
 // before session.mu, never the other way). A Mapper
 // is used only by the read loop (a replay's Mapper only by its

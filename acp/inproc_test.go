@@ -107,9 +107,15 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 	if err != nil {
 		t.Fatal(err)
 	}
+	return inProcessWith(t, store, proxy.Options{ClaudePath: bin, ClaudePrefixArgs: []string{"replay-claude", "--speed", "0"}}, slog.New(slog.DiscardHandler))
+}
+
+// inProcessWith is inProcessAgent with the proxy's claude options in opts
+// and the agent's logger.
+func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
 	token := "in-process-acp-test-token-012345"
-	srv, err := proxy.New(proxy.Options{Token: token, ClaudePath: bin, ClaudePrefixArgs: []string{"replay-claude", "--speed", "0"},
-		SpoolDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), NoUI: true})
+	opts.Token, opts.SpoolDir, opts.Logger, opts.NoUI = token, t.TempDir(), slog.New(slog.DiscardHandler), true
+	srv, err := proxy.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +133,7 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	agent := acp.NewAgent(b, slog.New(slog.DiscardHandler))
+	agent := acp.NewAgent(b, log)
 	agent.History = store
 	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: "allow", proxy: "http://" + ln.Addr().String(), token: token}
 	cr, aw := io.Pipe() // agent → client
