@@ -125,8 +125,8 @@ for target in ${CCPROXY_CROSS_TARGETS:-windows/amd64 darwin/arm64}; do
 done
 
 # Packages with concurrency run under the race detector; the rest run plain.
-race_pkgs=$(go list ./... | grep -E '/(proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
-plain_pkgs=$(go list ./... | grep -v -E '/(proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
+race_pkgs=$(go list ./... | grep -E '/(acp|proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
+plain_pkgs=$(go list ./... | grep -v -E '/(acp|proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
 
 # The tests that use the real CLI (testkit.Claude) record themselves here, as
 # "<package dir>\t<top-level test>" lines, for the second run: in a temporary
