@@ -211,12 +211,31 @@ $("#composer").addEventListener("submit", async (e) => {
   try {
     await conn.request("session/send", { session: current, text });
   } catch (err) {
+    // Not sent (no connection) or refused by the proxy: the message goes
+    // back in the box to send again, its bubble goes. (A connection lost
+    // after the send leaves it: the proxy may have it.)
+    if (err.unsent || err.code) {
+      const i = v.pendingTurns.findIndex((t) => t.bubble === bubble);
+      if (i >= 0) v.pendingTurns.splice(i, 1);
+      bubble.remove();
+      if (!ta.value) ta.value = text;
+      notice(v, `not sent: ${err.message}; your message is back in the box`, true);
+      return;
+    }
     notice(v, `not sent: ${err.message}`, true);
   }
 });
 
+// Enter sends, Shift+Enter is a new line; on a touch screen (no Shift on
+// its keyboard) Enter is a new line and the Send button sends.
+const touch = matchMedia("(pointer: coarse)");
+function composerHint() {
+  $("#composer textarea").placeholder = touch.matches ? "Message Claude… (Send to send)" : "Message Claude… (Enter to send, Shift+Enter for a new line)";
+}
+composerHint();
+touch.addEventListener("change", composerHint);
 $("#composer textarea").addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { // not while an IME composes
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing && !touch.matches) { // not while an IME composes
     e.preventDefault();
     $("#composer").requestSubmit();
   }
@@ -385,6 +404,12 @@ async function checkLogin(why) {
   showLoginHelp(why);
   return true;
 }
+
+// A login link opened in this tab changes only the fragment, which loads
+// nothing: start again with it.
+window.addEventListener("hashchange", () => {
+  if (/(?:^#|&)code=/.test(location.hash)) location.reload();
+});
 
 // The login link's code (if any) is traded for the cookie; a spent link
 // opened in a browser that is still logged in just carries on.

@@ -50,7 +50,7 @@ export class Connection {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
-        reject(new Error("not connected"));
+        reject(Object.assign(new Error("not connected"), { unsent: true }));
         return;
       }
       this.pending.set(id, { resolve, reject });

@@ -506,7 +506,8 @@ function patchResult(card, text, extra) {
     return true;
   }
   if (extra.type === "create" && typeof extra.content === "string") {
-    card.view.replaceChildren(diffView([{ oldStart: 0, oldLines: 0, newStart: 1, newLines: 0, lines: extra.content.replace(/\n$/, "").split("\n").map((l) => "+" + l) }]));
+    const lines = extra.content.replace(/\n$/, "").split("\n").map((l) => "+" + l);
+    card.view.replaceChildren(diffView([{ oldStart: 0, oldLines: 0, newStart: 1, newLines: lines.length, lines }]));
     return true;
   }
   return false;

@@ -1,0 +1,132 @@
+package main
+
+// What a user at a phone (390 px, touch) or with a flaky connection does,
+// as an explorer of the UI found it going wrong.
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+)
+
+// The login link opened in the tab that shows how to log in changes only
+// the URL's fragment, which loads nothing: the page logs in all the same.
+func TestWebUILoginLinkInTheSameTab(t *testing.T) {
+	srv := startServe(t, ccproxyBinary(t), "--demo")
+	b := newBrowser(t)
+	b.do("open the page", chromedp.Navigate(srv.first.URL+"/"))
+	b.until("the login help", `!document.querySelector("#login-error").hidden`)
+	loaded := make(chan struct{}, 1)
+	chromedp.Listen(b.ctx, func(ev any) {
+		if _, ok := ev.(*page.EventLoadEventFired); ok {
+			select {
+			case loaded <- struct{}{}:
+			default:
+			}
+		}
+	})
+	eval[any](b, fmt.Sprintf(`location.href = %q; null`, srv.first.LoginURL))
+	select {
+	case <-loaded:
+	case <-time.After(uiWait): // a bound, not a measure: the load is the signal
+		t.Fatal("the page did nothing with the login link opened in its tab")
+	}
+	b.until("logged in and connected", `document.querySelector("#login-error").hidden && document.querySelector("#conn").dataset.state === "open"`)
+	if h := eval[string](b, `location.hash`); h != "" {
+		t.Errorf("the login code stays in the address bar: %q", h)
+	}
+}
+
+// On a touch screen Enter is a new line (a soft keyboard has no Shift) and
+// the Send button sends; the box says so.
+func TestWebUIPhoneComposer(t *testing.T) {
+	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0")
+	b := newBrowser(t)
+	b.do("a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	if ph := eval[string](b, `document.querySelector("#composer textarea").placeholder`); strings.Contains(ph, "Enter to send") {
+		t.Errorf("on a touch screen the message box says %q", ph)
+	}
+	b.do("type two lines", chromedp.SendKeys("#composer textarea", "first line\rsecond line"))
+	if v := eval[string](b, `document.querySelector("#composer textarea").value`); v != "first line\nsecond line" {
+		t.Errorf("after Enter on a touch screen the box holds %q, want two lines", v)
+	}
+	if n := eval[int](b, `document.querySelectorAll(".msg.user").length`); n != 0 {
+		t.Errorf("Enter on a touch screen sent the message (%d user messages)", n)
+	}
+	b.do("send", chromedp.Click("#send"))
+	b.until("sent", `document.querySelectorAll(".msg.user").length === 1 && document.querySelector("#composer textarea").value === ""`)
+}
+
+// A message sent while the connection is down is not lost: it goes back in
+// the box, with no bubble that looks sent, and is sent once connected.
+func TestWebUISendWhileDisconnected(t *testing.T) {
+	fw := newForwarder(t)
+	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0", "--allow-origin", fw.url())
+	target := fmt.Sprintf("127.0.0.1:%d", srv.first.Port)
+	fw.target.Store(target)
+	b := newBrowser(t)
+	b.do("log in", chromedp.Navigate(fw.url()+srv.first.LoginURL[len(srv.first.URL):]))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	b.send("Hi")
+	b.until("the first turn's end", `document.querySelectorAll(".result-line").length === 1`)
+	fw.target.Store("127.0.0.1:1") // the proxy is out of reach
+	if n := fw.drop(); n == 0 {
+		t.Fatal("no connection to drop")
+	}
+	b.until("disconnected", `document.querySelector("#conn").dataset.state !== "open"`)
+	b.send("are you there?")
+	b.until("the message back in the box", `document.querySelector("#composer textarea").value === "are you there?"`)
+	if n := eval[int](b, `document.querySelectorAll(".msg.user").length`); n != 1 {
+		t.Errorf("%d user bubbles after a first turn and a message that was not sent, want 1", n)
+	}
+	if s := eval[string](b, `[...document.querySelectorAll(".notice")].map(n => n.textContent).join(" | ")`); !strings.Contains(s, "back in the box") {
+		t.Errorf("the notices %q do not say where the message went", s)
+	}
+	fw.target.Store(target)
+	b.until("connected again", `document.querySelector("#conn").dataset.state === "open"`)
+	b.do("send again", chromedp.Click("#send"))
+	b.until("sent", `document.querySelectorAll(".msg.user").length === 2 && document.querySelector("#composer textarea").value === ""`)
+}
+
+// At 390 px seven MCP servers keep the header to one row of chips (scrolled
+// sideways), their actions in each server's panel; the header's and the
+// composer's controls are at least 32 px tall, to be tapped.
+func TestWebUIPhoneManyMCPServers(t *testing.T) {
+	var list []protocol.MCPServerStatus
+	for i, st := range []string{"connected", "failed", "needs-auth", "pending", "disabled", "connected", "awaiting-approval"} {
+		list = append(list, protocol.MCPServerStatus{Name: fmt.Sprintf("server-%d-%s", i, st), Status: st, Scope: "user", Approval: "not-needed", Transport: "http"})
+	}
+	stub := stubBackend(t, []string{protocol.CapSessions, protocol.CapMCPStatus, protocol.CapMCPLive, protocol.CapMCPManage}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+		if f != nil && f.Type == protocol.TypeMCPSubscribe {
+			return nil, []stubPush{{protocol.TypeMCPStatus, protocol.MCPStatus{Servers: list}}}
+		}
+		return nil, nil
+	})
+	b := newBrowser(t)
+	b.do("a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch))
+	b.do("open", chromedp.Navigate(stub.URL+"/"))
+	b.until("seven chips", `document.querySelectorAll(".mcp-server").length === 7`)
+	b.screenshot("phone-many-mcp-servers")
+	if h := eval[float64](b, `document.querySelector("#top").getBoundingClientRect().height`); h > 100 {
+		t.Errorf("the header is %.0f px tall with seven MCP servers at 390 px (at most two rows: 100)", h)
+	}
+	if n := eval[int](b, `[...document.querySelectorAll(".mcp-server button")].filter(x => x.getClientRects().length > 0).length`); n != 0 {
+		t.Errorf("%d action buttons shown on the chips at 390 px", n)
+	}
+	small := eval[[]string](b, `[...document.querySelectorAll("#top button, #top [role=button], #composer button, #composer select, #composer textarea")]
+		.filter(x => x.getClientRects().length > 0 && x.getBoundingClientRect().height < 31.5)
+		.map(x => (x.id || x.className || x.tagName) + " " + Math.round(x.getBoundingClientRect().height) + " px")`)
+	if len(small) > 0 {
+		t.Errorf("controls under 32 px tall at 390 px: %v", small)
+	}
+	b.do("tap a chip", chromedp.Click(`.mcp-server[data-server="server-0-connected"]`))
+	b.until("its panel, with its actions", `document.querySelector("#mcp-panel").open && document.querySelector("#mcp-panel .mcp-actions button.disable") !== null`)
+}
