@@ -166,6 +166,9 @@ func TestWebUIChatRendering(t *testing.T) {
 			if got := rows("Write", "add"); strings.Join(got, "|") != "alpha|beta|gamma" {
 				t.Errorf("Write diff adds %q", got)
 			}
+			if got := eval[string](b, card("Write")+`[0].querySelector(".diff .hunk").textContent`); got != "@@ -0,0 +1,3 @@" {
+				t.Errorf("the created file's hunk header %q, want its 3 lines counted", got)
+			}
 			if del, add := rows("Edit", "del"), rows("Edit", "add"); strings.Join(del, "|") != "beta" || strings.Join(add, "|") != "BETA (edited)" {
 				t.Errorf("Edit diff: -%q +%q", del, add)
 			}

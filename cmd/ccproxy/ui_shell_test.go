@@ -394,7 +394,13 @@ func TestWebUIConversationThemes(t *testing.T) {
 	const pairs = `(() => {
 		const cs = (sel) => getComputedStyle(document.querySelector(sel));
 		const bg = (sel) => { for (let e = document.querySelector(sel); e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor; if (c !== "rgba(0, 0, 0, 0)") return c; } return "rgb(255, 255, 255)"; };
-		return [".msg.user", ".msg.assistant .text", "details.thinking summary", ".tool .tool-name", ".tool pre.input", ".tool pre.result", ".result-line", "#status-line", ".mcp-server"]
+		if (!document.querySelector("#links-probe")) { // links as Markdown and tool cards render them (the demo has none)
+			const p = document.createElement("div");
+			p.id = "links-probe";
+			p.innerHTML = '<div class="msg assistant"><div class="markdown"><a href="#l">a link</a></div></div><details class="tool" open><summary>t</summary><div class="body"><a class="att" href="#a">a file</a></div></details>';
+			document.querySelector("#log").append(p);
+		}
+		return [".msg.user", ".msg.assistant .text", "details.thinking summary", ".tool .tool-name", ".tool pre.input", ".tool pre.result", ".result-line", "#status-line", ".mcp-server", "#links-probe .markdown a", "#links-probe .tool a.att"]
 			.map(sel => [sel, cs(sel).color, bg(sel)]);
 	})()`
 	for _, dark := range []bool{false, true} {
