@@ -5,6 +5,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -67,6 +71,8 @@ func TestWebUIPhoneComposer(t *testing.T) {
 
 // A message sent while the connection is down is not lost: it goes back in
 // the box, with no bubble that looks sent, and is sent once connected.
+// While down, the status says so plainly and the MCP chips look stale; a
+// permission answer reads as what happened.
 func TestWebUISendWhileDisconnected(t *testing.T) {
 	fw := newForwarder(t)
 	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0", "--allow-origin", fw.url())
@@ -75,17 +81,30 @@ func TestWebUISendWhileDisconnected(t *testing.T) {
 	b := newBrowser(t)
 	b.do("log in", chromedp.Navigate(fw.url()+srv.first.LoginURL[len(srv.first.URL):]))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
-	b.send("Hi")
-	b.until("the first turn's end", `document.querySelectorAll(".result-line").length === 1`)
+	for i, prompt := range []string{"Hi", "image", "echo"} { // the demo's third turn asks
+		b.send(prompt)
+		if prompt == "echo" {
+			b.until("the permission dialog", `document.querySelector("#permission").open`)
+			b.do("allow", chromedp.Click("#permission .allow"))
+			b.until("the answer noted", `[...document.querySelectorAll(".notice")].some(n => n.textContent === "Allowed")`)
+		}
+		b.until(fmt.Sprintf("turn %d's end", i+1), fmt.Sprintf(`document.querySelectorAll(".result-line").length === %d`, i+1))
+	}
 	fw.target.Store("127.0.0.1:1") // the proxy is out of reach
 	if n := fw.drop(); n == 0 {
 		t.Fatal("no connection to drop")
 	}
-	b.until("disconnected", `document.querySelector("#conn").dataset.state !== "open"`)
+	b.until("disconnected", `document.querySelector("#conn").dataset.state === "closed"`)
+	if s := eval[string](b, `document.querySelector("#conn").textContent`); s != "reconnecting…" {
+		t.Errorf("while disconnected the status says %q", s)
+	}
+	if o := eval[[]string](b, `[...document.querySelectorAll(".mcp-server")].map(c => getComputedStyle(c).opacity)`); len(o) == 0 || o[0] == "1" {
+		t.Errorf("while disconnected the MCP chips' opacity is %v: they look live", o)
+	}
 	b.send("are you there?")
 	b.until("the message back in the box", `document.querySelector("#composer textarea").value === "are you there?"`)
-	if n := eval[int](b, `document.querySelectorAll(".msg.user").length`); n != 1 {
-		t.Errorf("%d user bubbles after a first turn and a message that was not sent, want 1", n)
+	if n := eval[int](b, `document.querySelectorAll(".msg.user").length`); n != 3 {
+		t.Errorf("%d user bubbles after three turns and a message that was not sent, want 3", n)
 	}
 	if s := eval[string](b, `[...document.querySelectorAll(".notice")].map(n => n.textContent).join(" | ")`); !strings.Contains(s, "back in the box") {
 		t.Errorf("the notices %q do not say where the message went", s)
@@ -93,7 +112,7 @@ func TestWebUISendWhileDisconnected(t *testing.T) {
 	fw.target.Store(target)
 	b.until("connected again", `document.querySelector("#conn").dataset.state === "open"`)
 	b.do("send again", chromedp.Click("#send"))
-	b.until("sent", `document.querySelectorAll(".msg.user").length === 2 && document.querySelector("#composer textarea").value === ""`)
+	b.until("sent", `document.querySelectorAll(".msg.user").length === 4 && document.querySelector("#composer textarea").value === ""`)
 }
 
 // At 390 px seven MCP servers keep the header to one row of chips (scrolled
@@ -129,4 +148,28 @@ func TestWebUIPhoneManyMCPServers(t *testing.T) {
 	}
 	b.do("tap a chip", chromedp.Click(`.mcp-server[data-server="server-0-connected"]`))
 	b.until("its panel, with its actions", `document.querySelector("#mcp-panel").open && document.querySelector("#mcp-panel .mcp-actions button.disable") !== null`)
+}
+
+// An API error the CLI reports (here a 401 from the fake API) is shown
+// once, as an error, and the turn's result line says it failed.
+func TestWebUIAPIErrorShownOnce(t *testing.T) {
+	claude := testkit.Claude(t)
+	home, project := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	api := fakeapi.Start(t, fakeapi.OnText("[AUTH]", fakeapi.Fail(401, "invalid x-api-key")))
+	srv := startServeEnv(t, ccproxyBinary(t), api.Env(home), "--claude", claude, "--project", project)
+	b := newBrowser(t)
+	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	b.send("[AUTH] please")
+	b.until("the turn's end", `document.querySelectorAll(".result-line").length === 1`)
+	shown := eval[[]string](b, `[...document.querySelectorAll("#log .msg.assistant, #log .notice")].filter(e => /401|api error|api key/i.test(e.textContent)).map(e => e.className + ": " + e.textContent)`)
+	if len(shown) != 1 || !strings.Contains(shown[0], "error") {
+		t.Errorf("the API error is shown %d times, want once as an error: %q\nthe log: %s", len(shown), shown, eval[string](b, `document.querySelector("#log").innerText`))
+	}
+	if line := eval[string](b, `document.querySelector(".result-line").className + ": " + document.querySelector(".result-line").textContent`); !strings.Contains(line, "error: failed") {
+		t.Errorf("the failed turn's result line: %q", line)
+	}
 }

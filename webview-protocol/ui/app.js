@@ -45,7 +45,9 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
   onStatus(state, code, reason) {
     const c = $("#conn");
     c.dataset.state = state;
-    c.textContent = state === "open" ? "connected" : state === "closed" ? `reconnecting… (${code}${reason ? ": " + reason : ""})` : "connecting…";
+    c.textContent = state === "open" ? "connected" : state === "closed" ? "reconnecting…" : "connecting…";
+    c.title = state === "closed" ? `connection lost (websocket close ${code}${reason ? ": " + reason : ""}); retrying` : "connection";
+    document.body.dataset.conn = state; // while not open, the MCP chips show their last known state, dimmed
     if (state === "closed") checkLogin("restarted");
   },
   async onOpen() {
@@ -118,7 +120,9 @@ const pushes = {
   "permission/resolved"(d) {
     const { session, behavior, reason } = d;
     unnotify(`perm:${session}:${d.requestId}`);
-    notice(view(session), `permission ${behavior}${reason && reason !== "answered" ? ` (${reason})` : ""}`);
+    const what = { allow: "Allowed", deny: "Denied", cancelled: "Permission request withdrawn" }[behavior] || `Permission: ${behavior}`;
+    const why = { timeout: "no answer in time", cancelled: "claude withdrew it", session_exited: "the session ended" }[reason];
+    notice(view(session), why ? `${what} (${why})` : what);
     permissionResolved(d);
   },
 };

@@ -304,7 +304,14 @@ function assistant(v, ev) {
     if (b.type === "tool_use") toolCard(v, b, ev);
     else if (!m.streamed) newBlock(v, m, b, ev);
   }
-  if (ev.error) notice(v, `API error: ${ev.error}`, true);
+  if (ev.error) {
+    // The CLI's own message says what failed ("API Error: 401 …"): shown
+    // once, as an error; the turn's result repeats it (result()).
+    const said = ((ev.message && ev.message.content) || []).filter((b) => b.type === "text").map((b) => b.text).join("\n");
+    m.el.classList.add("error");
+    v.apiError = said;
+    if (!said.trim()) notice(v, `API error: ${ev.error}`, true);
+  }
   scrollDown();
 }
 
@@ -680,9 +687,11 @@ function result(v, ev) {
   if (typeof ev.duration_ms === "number") parts.push(`${(ev.duration_ms / 1000).toFixed(1)} s`);
   if (typeof ev.total_cost_usd === "number") parts.push(`$${ev.total_cost_usd.toFixed(4)}`);
   if (typeof ev.num_turns === "number") parts.push(`${ev.num_turns} turn${ev.num_turns === 1 ? "" : "s"}`);
-  const line = el("div", "result-line", parts.join(" · "));
+  if (ev.is_error) parts.unshift("failed");
+  const line = el("div", `result-line${ev.is_error ? " error" : ""}`, parts.join(" · "));
   v.log.append(line);
-  if (ev.is_error && ev.result) notice(v, ev.result, true);
+  if (ev.is_error && ev.result && ev.result !== v.apiError) notice(v, ev.result, true);
+  v.apiError = undefined;
   if (hooks.isCurrent(v)) $("#status-line").textContent = "";
   scrollDown();
 }
