@@ -145,6 +145,9 @@ func TestWebUIHistory(t *testing.T) {
 		if !eval[bool](b, `document.querySelector("#send").disabled`) {
 			t.Errorf("%d px: the composer is enabled on a past session", width)
 		}
+		if ph := eval[string](b, `document.querySelector("#composer textarea").placeholder`); !strings.Contains(ph, "Continue") {
+			t.Errorf("%d px: on a past session the message box says %q, not how to go on with it", width, ph)
+		}
 		b.screenshot(fmt.Sprintf("history-%d", width))
 
 		// Continue: a new session, claude resumed with the past session's id.

@@ -26,6 +26,9 @@ func TestWebUILoginLinkInTheSameTab(t *testing.T) {
 	b := newBrowser(t)
 	b.do("open the page", chromedp.Navigate(srv.first.URL+"/"))
 	b.until("the login help", `!document.querySelector("#login-error").hidden`)
+	if off, ph := eval[bool](b, `document.querySelector("#send").disabled`), eval[string](b, `document.querySelector("#composer textarea").placeholder`); !off || !strings.Contains(ph, "Log in") {
+		t.Errorf("logged out, Send is disabled %v and the message box says %q", off, ph)
+	}
 	loaded := make(chan struct{}, 1)
 	chromedp.Listen(b.ctx, func(ev any) {
 		if _, ok := ev.(*page.EventLoadEventFired); ok {
@@ -67,6 +70,11 @@ func TestWebUIPhoneComposer(t *testing.T) {
 	}
 	b.do("send", chromedp.Click("#send"))
 	b.until("sent", `document.querySelectorAll(".msg.user").length === 1 && document.querySelector("#composer textarea").value === ""`)
+	// The sessions overlay closes with a tap on the chat beside it.
+	b.do("open the sessions", chromedp.Click("#sidebar-toggle"))
+	b.until("the sessions open", `document.body.dataset.sidebar === "open"`)
+	b.do("tap beside them", chromedp.MouseClickXY(380, 400))
+	b.until("the sessions closed", `document.body.dataset.sidebar === "closed"`)
 }
 
 // A message sent while the connection is down is not lost: it goes back in
@@ -85,6 +93,9 @@ func TestWebUISendWhileDisconnected(t *testing.T) {
 		b.send(prompt)
 		if prompt == "echo" {
 			b.until("the permission dialog", `document.querySelector("#permission").open`)
+			if st := eval[string](b, `document.querySelector("#status-line").textContent`); st != "waiting for your answer…" {
+				t.Errorf("while the permission dialog waits the status says %q", st)
+			}
 			b.do("allow", chromedp.Click("#permission .allow"))
 			b.until("the answer noted", `[...document.querySelectorAll(".notice")].some(n => n.textContent === "Allowed")`)
 		}

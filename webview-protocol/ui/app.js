@@ -115,11 +115,13 @@ const pushes = {
     notice(view(session), `Some earlier events are no longer available (the log starts at #${firstSeq}).`, true);
   },
   "permission/request"(d) {
+    if (d.session === current) $("#status-line").textContent = "waiting for your answer…";
     if (permissionRequested(d)) notify(`perm:${d.session}:${d.requestId}`, "Claude is waiting for you", describe(d), () => select(d.session));
   },
   "permission/resolved"(d) {
     const { session, behavior, reason } = d;
     unnotify(`perm:${session}:${d.requestId}`);
+    if (session === current && $("#status-line").textContent === "waiting for your answer…") $("#status-line").textContent = "";
     const what = { allow: "Allowed", deny: "Denied", cancelled: "Permission request withdrawn" }[behavior] || `Permission: ${behavior}`;
     const why = { timeout: "no answer in time", cancelled: "claude withdrew it", session_exited: "the session ended" }[reason];
     notice(view(session), why ? `${what} (${why})` : what);
@@ -175,6 +177,7 @@ function updateComposer() {
   $("#send").disabled = v ? !live : !!shownPast;
   $("#interrupt").disabled = !(v && v.state === "running");
   showPermissionMode(null, "", live);
+  composerHint();
 }
 
 // createSession creates a session as the sidebar's form says and shows
@@ -232,11 +235,17 @@ $("#composer").addEventListener("submit", async (e) => {
 
 // Enter sends, Shift+Enter is a new line; on a touch screen (no Shift on
 // its keyboard) Enter is a new line and the Send button sends.
+// The box also says why Send is off: a past session is only shown until
+// Continue, an ended session takes no more turns.
 const touch = matchMedia("(pointer: coarse)");
 function composerHint() {
-  $("#composer textarea").placeholder = touch.matches ? "Message Claude… (Send to send)" : "Message Claude… (Enter to send, Shift+Enter for a new line)";
+  const v = current && sessions.get(current);
+  const ta = $("#composer textarea");
+  if (!$("#login-error").hidden) return; // showLoginHelp's
+  if (!v && shownPast) ta.placeholder = "A past session: press Continue (above) to go on with it";
+  else if (v && ["exited", "closed"].includes(v.state)) ta.placeholder = "This session has ended: start a new one from the sessions";
+  else ta.placeholder = touch.matches ? "Message Claude… (Send to send)" : "Message Claude… (Enter to send, Shift+Enter for a new line)";
 }
-composerHint();
 touch.addEventListener("change", composerHint);
 $("#composer textarea").addEventListener("keydown", (e) => {
   if (e.key === "Enter" && !e.shiftKey && !e.isComposing && !touch.matches) { // not while an IME composes
@@ -397,6 +406,7 @@ initPermissions({
 });
 initLayout();
 initNotify();
+composerHint();
 
 // checkLogin shows how to log in, and stops reconnecting, when the proxy
 // says this browser is not logged in (why: what to say it is about).

@@ -28,6 +28,10 @@ export function initLayout() {
   document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && narrow.matches && document.body.dataset.sidebar === "open") setSidebar(false);
   });
+  // A tap on the chat beside the open overlay closes it, as on any phone.
+  $("#chat").addEventListener("pointerdown", () => {
+    if (narrow.matches && document.body.dataset.sidebar === "open") setSidebar(false);
+  });
 }
 
 // promptOf returns the text of a user turn (not a tool result, not a
@@ -107,4 +111,8 @@ export function showLoginHelp(why, detail) {
   const c = $("#conn");
   c.dataset.state = "closed";
   c.textContent = "not logged in";
+  // Nothing can be sent until then: say so where the user would type.
+  $("#send").disabled = true;
+  $("#composer textarea").placeholder = "Log in first: open a login link (see above)";
+  $("#empty").textContent = "Not logged in.";
 }
