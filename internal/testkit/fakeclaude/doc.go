@@ -52,6 +52,7 @@
 //	perm [TOOL]      a can_use_tool request for TOOL (Bash); its response is echoed ("permission answer: ...")
 //	permtwice        two can_use_tool requests pending at once; the second's answer is
 //	                 reported when it arrives, then both answers echoed
+//	questions        an AskUserQuestion can_use_tool request with two questions; its response is echoed
 //	permcancel       a can_use_tool request, withdrawn at once by control_cancel_request
 //	cancel           the same as permcancel
 //	ctl [SUBTYPE]    a control request of SUBTYPE (hook_callback); the answer is echoed
@@ -93,6 +94,9 @@
 // until a signal ends the process (not select{}, which the runtime may end
 // as a deadlock). outMu
 // guards stdout (one whole line per write); mu guards the pending
-// requests, the server set, the interrupt channel of a "hang" turn and the
-// FAKE_IGNORE_CONTROL count.
+// requests, the server set, the interrupt channel of a "hang" turn, the
+// FAKE_IGNORE_CONTROL count and the turns read but not started (an
+// interrupt read after a turn that the turn goroutine has not started yet
+// ends that turn when it starts, as the real CLI, which starts a turn as
+// it reads it, would).
 package fakeclaude

@@ -36,6 +36,10 @@ type fake struct {
 	servers  map[string]bool                // the MCP servers set (--mcp-config, mcp_set_servers)
 	interrup chan struct{}                  // closed by an interrupt while a "hang" turn runs
 	ignored  int                            // control requests of FAKE_IGNORE_CONTROL's subtype seen
+	queued   int                            // user turns read but not started
+	running  bool                           // a user turn is being played
+	early    bool                           // an interrupt came before the running (or next) turn could take it
+	stopped  bool                           // the turn being played was interrupted before it started
 
 	turns  chan fakeTurn // user turns, read by the turn goroutine
 	userIn chan struct{} // a user message arrived on stdin (capacity 1)
@@ -110,7 +114,14 @@ func Main(args []string) int {
 	go func() {
 		defer close(done)
 		for t := range f.turns {
+			f.mu.Lock()
+			f.queued--
+			f.running, f.stopped, f.early = true, f.early, false
+			f.mu.Unlock()
 			f.turn(t)
+			f.mu.Lock()
+			f.running = false
+			f.mu.Unlock()
 		}
 	}()
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
@@ -196,6 +207,9 @@ func (f *fake) input(msg map[string]any) {
 		case f.userIn <- struct{}{}:
 		default:
 		}
+		f.mu.Lock()
+		f.queued++
+		f.mu.Unlock()
 		f.turns <- fakeTurn{text: text, content: m["content"]}
 	}
 }
@@ -217,6 +231,11 @@ func (f *fake) control(id string, req map[string]any) {
 		if f.interrup != nil {
 			close(f.interrup)
 			f.interrup = nil
+		} else if f.running || f.queued > 0 {
+			// The real CLI starts a turn as it reads it, so an interrupt
+			// read after it ends it; here the turn goroutine may not have
+			// started it, or got to where it waits, yet.
+			f.early = true
 		}
 		f.mu.Unlock()
 		f.success(id, map[string]any{"still_queued": []any{}})
@@ -362,5 +381,10 @@ func (f *fake) say(text string) {
 }
 
 func (f *fake) result(subtype, text string) {
+	// The turn is over before its result is out: an interrupt the host
+	// sends after seeing it is for the next turn.
+	f.mu.Lock()
+	f.running, f.early = false, false
+	f.mu.Unlock()
 	f.emit(map[string]any{"type": "result", "subtype": subtype, "is_error": subtype != "success", "result": text, "session_id": f.sessionID})
 }

@@ -57,6 +57,19 @@ func (f *fake) turn(t fakeTurn) {
 		b, _ := json.Marshal(resp)
 		f.say("answer: " + string(b))
 		f.result("success", "done")
+	case "questions":
+		q := func(text string, labels ...string) map[string]any {
+			var opts []any
+			for _, l := range labels {
+				opts = append(opts, map[string]any{"label": l, "description": l + "!"})
+			}
+			return map[string]any{"question": text, "header": text[:4], "options": opts, "multiSelect": false}
+		}
+		resp := f.ask(map[string]any{"subtype": "can_use_tool", "tool_name": "AskUserQuestion", "tool_use_id": "toolu_fake_q",
+			"input": map[string]any{"questions": []any{q("Which colour?", "Red", "Blue"), q("Which size?", "S", "M")}}}, nil)
+		b, _ := json.Marshal(resp["response"])
+		f.say("permission answer: " + string(b))
+		f.result("success", "done")
 	case "perm":
 		tool := "Bash"
 		if len(fields) > 1 {
@@ -103,7 +116,12 @@ func (f *fake) turn(t fakeTurn) {
 	case "hang":
 		ch := make(chan struct{})
 		f.mu.Lock()
-		f.interrup = ch
+		if f.stopped || f.early {
+			f.early = false
+			close(ch)
+		} else {
+			f.interrup = ch
+		}
 		f.mu.Unlock()
 		f.say("working on it")
 		select {
