@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/stream"
@@ -23,7 +25,8 @@ var Modes = []sdk.SessionMode{
 	{Id: protocol.PermissionModeDefault, Name: "Default", Description: sdk.Ptr("Ask before edits and commands")},
 	{Id: protocol.PermissionModeAcceptEdits, Name: "Accept edits", Description: sdk.Ptr("Edit files without asking")},
 	{Id: protocol.PermissionModePlan, Name: "Plan", Description: sdk.Ptr("Plan without changing anything")},
-	{Id: protocol.PermissionModeBypass, Name: "Bypass permissions", Description: sdk.Ptr("Never ask (only when started so)")},
+	// Not bypassPermissions: claude takes it only when launched in it,
+	// which session/new cannot ask for, so it could never be set.
 }
 
 // Agent is an ACP agent backed by ccproxy sessions over a Backend. Each
@@ -50,13 +53,32 @@ type session struct {
 	acpID  sdk.SessionId // the editor's name for it: id, or the Claude session id it loaded
 	mapper *Mapper       // owned by the backend's read loop
 
-	mu        sync.Mutex    // guards what follows
-	waiter    chan *Result  // the running turn's result, for its prompt (nil between turns)
-	gaveUp    chan struct{} // the running turn's: closed when an interrupt of it failed
-	abandoned bool          // the running turn's prompt answered cancelled after a failed interrupt; its result ends the turn
-	cancelled bool
+	mu        sync.Mutex                    // guards what follows
+	turn      *turn                         // the running turn (nil between turns)
+	abandoned bool                          // the running turn's prompt answered cancelled after a failed interrupt; the turn's result ends it
+	cancelled bool                          // the running turn is interrupted (or being interrupted)
+	received  int                           // session/prompt requests the guard passed on for this session
+	started   int                           // session/prompt requests that reached Prompt
+	entered   chan struct{}                 // a Prompt has started (cap 1): for the guard's wait before a session/cancel
+	closing   bool                          // closeSession has begun: a turn it ends is cancelled
 	asks      map[string]context.CancelFunc // pending permission prompts by requestId
 	claudeID  string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it)
+}
+
+// turn is one prompt's turn of a session.
+type turn struct {
+	result chan *Result  // the turn's end, for its prompt (room for one)
+	gaveUp chan struct{} // closed (under session.mu) when an interrupt of the turn failed: its prompt answers cancelled
+	done   chan struct{} // closed (under session.mu) when the turn is over: the session takes another
+	sent   chan struct{} // closed when session/send was answered: an interrupt goes after it
+}
+
+// endTurnLocked ends t if it is s's running turn (s.mu held).
+func (s *session) endTurnLocked(t *turn) {
+	if s.turn == t {
+		s.turn, s.abandoned = nil, false
+		close(t.done)
+	}
 }
 
 // claudeSession returns the Claude session id of s, "" if not known yet.
@@ -75,19 +97,25 @@ func NewAgent(b *Backend, log *slog.Logger) *Agent {
 // Serve speaks ACP on r/w until r ends (or the backend's connection
 // ends), then closes every session it created.
 // Malformed lines never reach the SDK: guard answers them.
-func (a *Agent) Serve(w io.Writer, r io.Reader) {
+func (a *Agent) Serve(w io.Writer, r io.Reader) error {
 	lw := &lockedWriter{w: w}
 	pr, pw := io.Pipe()
-	go guard(r, pw, lw, a.log) // ends with r, or when pr is closed below
 	a.conn = sdk.NewAgentSideConnection(a, lw, pr)
 	a.conn.SetLogger(a.log)
+	// Only now a message can reach the SDK, whose handlers use a.conn.
+	go guard(r, pw, lw, a.log, a.order) // ends with r, or when pr is closed below
+	var err error
 	select {
 	case <-a.conn.Done():
 	case <-a.b.Done():
-		a.log.Error("the connection to ccproxy ended")
+		if a.ctx.Err() == nil { // not Close's doing
+			err = ErrClosed
+			a.log.Error("the connection to ccproxy ended")
+		}
 	}
 	pr.Close()
 	a.Close()
+	return err
 }
 
 // Close closes every session this agent created, and waits for its
@@ -208,7 +236,7 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	// A resumed session's Claude session id is known now (session/list
 	// shows it open before its first prompt); claude's session/state may
 	// later name another.
-	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume}
+	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume, entered: make(chan struct{}, 1)}
 	s.mapper = NewMapper(func(u string) ([]byte, error) { return a.b.Blob(a.ctx, u) })
 	s.mapper.mode = protocol.PermissionModeDefault // what session/new answers
 	// Before the read loop can use it: the commands a replay sent are not
@@ -241,6 +269,9 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 // closeSession forgets s and closes its ccproxy session.
 func (a *Agent) closeSession(s *session) {
 	a.b.Handle(s.id, nil)
+	s.mu.Lock()
+	s.closing = true // a prompt whose turn this ends answers cancelled (ACP: close cancels the work)
+	s.mu.Unlock()
 	a.deliver(s, nil)
 	// Its permission/resolved will not come now: withdraw the editor's
 	// pending session/request_permission asks of it.
@@ -267,73 +298,114 @@ func (a *Agent) session(id sdk.SessionId) (*session, error) {
 	return s, nil
 }
 
-func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+// Prompt runs one turn. ctx is cancelled by the SDK on session/cancel and
+// when another session/prompt of the session arrives; either way the
+// running turn is interrupted and its prompt answers cancelled once the
+// turn's result comes (a newer prompt waits for that, then runs). A prompt
+// cancelled before its turn began answers cancelled without sending it.
+// If the interrupt fails, the prompt answers cancelled at once (as ACP
+// asks) and the turn runs on: until its result, the session refuses
+// prompts, saying why (so that result is not taken for the next prompt's),
+// and session/cancel tries the interrupt again. The turn also ends when
+// the session is closed (cancelled), or when the editor, the agent or the
+// connection to ccproxy goes.
+func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.PromptResponse{}, err
+	}
+	s.mu.Lock()
+	s.started++
+	s.mu.Unlock()
+	select { // the guard may wait for this before passing a session/cancel on
+	case s.entered <- struct{}{}:
+	default:
 	}
 	send, err := turnOf(s.id, p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	w, gaveUp := make(chan *Result, 1), make(chan struct{})
-	s.mu.Lock()
-	if s.waiter != nil {
-		abandoned := s.abandoned
+	t := &turn{result: make(chan *Result, 1), gaveUp: make(chan struct{}), done: make(chan struct{}), sent: make(chan struct{})}
+	for {
+		s.mu.Lock()
+		if ctx.Err() != nil { // cancelled before its turn began: nothing was sent
+			s.mu.Unlock()
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		}
+		old, abandoned := s.turn, s.abandoned
+		if old == nil {
+			s.turn, s.cancelled = t, false
+			s.mu.Unlock()
+			break
+		}
 		s.mu.Unlock()
 		if abandoned {
 			return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "session/prompt: the cancelled turn of this session has not ended (claude did not take the interrupt); send session/cancel again, or close the session"})
 		}
-		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "session/prompt: a prompt of this session is still running"})
+		// This prompt replaces the running turn (the SDK has cancelled that
+		// prompt's context): interrupted, its end awaited.
+		a.interrupt(s)
+		select {
+		case <-old.done:
+		case <-old.gaveUp: // refused above, next time round
+		case <-ctx.Done():
+		case <-a.ctx.Done():
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		case <-a.b.Done():
+			return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "session/prompt: the connection to ccproxy ended"})
+		}
 	}
-	s.waiter, s.gaveUp, s.cancelled = w, gaveUp, false
-	s.mu.Unlock()
 	runsOn := false // the prompt gave up on its turn, which has not ended: deliver ends it
 	defer func() {
-		s.mu.Lock()
-		if s.waiter == w && !runsOn {
-			s.waiter, s.gaveUp, s.abandoned = nil, nil, false
+		if !runsOn {
+			s.mu.Lock()
+			s.endTurnLocked(t)
+			s.mu.Unlock()
 		}
-		s.mu.Unlock()
 	}()
 	// Not under ctx: a session/cancel may come before the reply (claude can
 	// ask for a permission before the proxy's reply arrives); the turn is
 	// then interrupted below, not abandoned half-sent.
-	if err := a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil); err != nil {
+	err = a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil)
+	close(t.sent)
+	if err != nil {
 		return sdk.PromptResponse{}, rpcError("session/prompt", err)
 	}
-	// The turn does not end with the request's context: the SDK cancels
-	// it on session/cancel (Cancel, which the SDK calls next, interrupts,
-	// and the turn's result follows) and when another session/prompt of
-	// this session arrives (refused above; it must not end this turn). It
-	// ends with its result, or when the editor, the agent or the
-	// connection to ccproxy goes. If the interrupt fails, the prompt
-	// answers cancelled at once (as ACP asks) and the turn runs on: until
-	// its result, the session takes no other prompt (so that result is
-	// not taken for the next prompt's).
 	var r *Result
-	select {
-	case r = <-w:
-	case <-gaveUp:
-		runsOn = a.runsOn(s, w)
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-	case <-a.conn.Done(): // the editor is gone
-		a.interrupt(s)
-		select { // the turn's result follows the interrupt: its updates come first
-		case r = <-w:
-		case <-gaveUp:
-			runsOn = a.runsOn(s, w)
+	cancel := ctx.Done()
+	for r == nil {
+		select {
+		case r = <-t.result:
+			if r == nil { // the session ended
+				s.mu.Lock()
+				closing := s.closing
+				s.mu.Unlock()
+				if closing {
+					return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+				}
+				return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "the session ended during the turn"})
+			}
+		case <-cancel: // session/cancel, or a newer prompt
+			cancel = nil
+			a.interrupt(s)
+		case <-t.gaveUp:
+			runsOn = a.runsOn(s, t)
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		case <-a.conn.Done(): // the editor is gone
+			a.interrupt(s)
+			select { // the turn's result follows the interrupt: its updates come first
+			case <-t.result:
+			case <-t.gaveUp:
+				runsOn = a.runsOn(s, t)
+			case <-a.ctx.Done():
+			case <-a.b.Done():
+			}
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.ctx.Done():
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.b.Done():
+			return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "session/prompt: the connection to ccproxy ended during the turn"})
 		}
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-	case <-a.ctx.Done():
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-	case <-a.b.Done():
-		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "session/prompt: the connection to ccproxy ended during the turn"})
-	}
-	if r == nil {
-		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "the session ended during the turn"})
 	}
 	s.mu.Lock()
 	cancelled := s.cancelled
@@ -347,49 +419,128 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	return sdk.PromptResponse{StopReason: r.Stop}, nil
 }
 
-// interrupt interrupts s's running turn. If that fails, the turn's prompt
-// gives up waiting (gaveUp).
+// interrupt interrupts s's running turn, unless it is being interrupted
+// (again after a failed interrupt). If that fails, the turn's prompt gives
+// up waiting (gaveUp).
 func (a *Agent) interrupt(s *session) {
 	s.mu.Lock()
+	t := s.turn
+	if t == nil || s.cancelled && !s.abandoned {
+		s.mu.Unlock()
+		return
+	}
 	s.cancelled = true
-	gaveUp := s.gaveUp // of the turn interrupted
 	s.mu.Unlock()
+	select { // before the turn's session/send, the interrupt would find nothing to interrupt
+	case <-t.sent:
+	case <-a.ctx.Done():
+		return
+	}
 	ctx, cancel := context.WithTimeout(a.ctx, closeTimeout)
 	defer cancel()
 	err := a.b.Request(ctx, protocol.TypeSessionInterrupt, &protocol.SessionInterrupt{Session: s.id}, nil)
 	if err == nil {
 		return
 	}
+	if a.ctx.Err() != nil { // the agent is closing: its sessions go
+		a.log.Debug("interrupt not sent: the agent is closing", "session", s.id)
+		return
+	}
 	a.log.Warn("interrupting: the turn's prompt answers cancelled; the session takes no prompt until the turn ends", "session", s.id, "err", err)
 	s.mu.Lock()
-	if gaveUp != nil && s.gaveUp == gaveUp && !s.abandoned {
+	if s.turn == t && !s.abandoned {
 		s.abandoned = true
-		close(gaveUp)
+		close(t.gaveUp)
 	}
 	s.mu.Unlock()
 }
 
-// runsOn reports whether the turn whose prompt gave up on it (w its
-// result) has not ended: its result has not come (deliver, under s.mu,
-// either sent it to w or will see the turn abandoned).
-func (a *Agent) runsOn(s *session, w chan *Result) bool {
+// runsOn reports whether t, whose prompt gave up on it, has not ended: its
+// result has not come (deliver, under s.mu, either sent it to t.result or
+// will see the turn abandoned).
+func (a *Agent) runsOn(s *session, t *turn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(w) == 0
+	return len(t.result) == 0
 }
 
+// Cancel interrupts the session's running turn. (The SDK has cancelled
+// the running prompt's context already; the guard passed this on only
+// once every session/prompt before it had reached Prompt.)
 func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	running := s.waiter != nil && (!s.cancelled || s.abandoned) // again after a failed interrupt
-	s.mu.Unlock()
-	if running {
-		a.interrupt(s)
-	}
+	a.interrupt(s)
 	return nil
+}
+
+// order is the guard's hook, called with each message before the SDK gets
+// it, in the order the editor sent them. It counts the session/prompt
+// requests the SDK will hand to Prompt (those its own decoding and
+// validation accept), and holds a session/cancel until every one of them
+// has reached Prompt: the SDK runs requests in goroutines of their own
+// but notifications in order, so a cancel sent right after a prompt could
+// otherwise find no prompt to cancel and be lost.
+func (a *Agent) order(line []byte) (code int, msg string) {
+	switch gjson.GetBytes(line, "method").Str {
+	case sdk.AgentMethodSessionPrompt:
+		if !gjson.GetBytes(line, "id").Exists() {
+			return 0, ""
+		}
+		// The SDK reads a block of a type it does not know as an empty text
+		// block: refused here, where the type is still there to name.
+		for i, b := range gjson.GetBytes(line, "params.prompt").Array() {
+			switch t := b.Get("type").Str; t {
+			case "text", "image", "audio", "resource_link", "resource":
+			default:
+				return -32602, fmt.Sprintf("Invalid params: prompt[%d]: unknown content block type %q (text, image, resource_link and resource are taken)", i, t)
+			}
+		}
+		var m struct {
+			Params sdk.PromptRequest `json:"params"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.Params.Validate() != nil {
+			return 0, ""
+		}
+		if s := a.lookup(string(m.Params.SessionId)); s != nil {
+			s.mu.Lock()
+			s.received++
+			s.mu.Unlock()
+		}
+	case sdk.AgentMethodSessionCancel:
+		s := a.lookup(gjson.GetBytes(line, "params.sessionId").Str)
+		if s == nil {
+			return 0, ""
+		}
+		bound := time.NewTimer(closeTimeout) // a safety bound: Prompt is reached at once
+		defer bound.Stop()
+		for {
+			s.mu.Lock()
+			behind := s.started < s.received
+			s.mu.Unlock()
+			if !behind {
+				return 0, ""
+			}
+			select {
+			case <-s.entered:
+			case <-bound.C:
+				a.log.Warn("session/cancel passed on before an earlier session/prompt reached the agent", "session", s.id)
+				return 0, ""
+			case <-a.ctx.Done():
+				return 0, ""
+			}
+		}
+	}
+	return 0, ""
+}
+
+// lookup returns the session the editor calls id, or nil.
+func (a *Agent) lookup(id string) *session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sessions[id]
 }
 
 func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
@@ -474,14 +625,15 @@ func (a *Agent) push(s *session, f protocol.Frame) {
 func (a *Agent) deliver(s *session, r *Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	t := s.turn
 	switch {
-	case s.waiter == nil:
+	case t == nil:
 	case s.abandoned: // its prompt has answered: the turn is over now
-		s.waiter, s.gaveUp, s.abandoned = nil, nil, false
+		s.endTurnLocked(t)
 		a.log.Info("the turn whose interrupt failed has ended", "session", s.id)
 	default:
 		select {
-		case s.waiter <- r:
+		case t.result <- r:
 		default: // a result is already waiting
 		}
 	}
@@ -490,67 +642,14 @@ func (a *Agent) deliver(s *session, r *Result) {
 // ask turns a permission/request into session/request_permission and its
 // answer into permission/respond.
 func (a *Agent) ask(ctx context.Context, s *session, req protocol.PermissionRequest) {
-	in := json.RawMessage(req.Input)
-	title := toolTitle(req.ToolName, gjsonParse(in), mcpRef(req.MCP))
-	kind := toolKind(req.ToolName)
-	id := req.ToolUseID
-	if id == "" {
-		id = req.RequestID
-	}
-	opts := []sdk.PermissionOption{
-		{OptionId: "allow", Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},
-		{OptionId: "always", Name: "Always allow", Kind: sdk.PermissionOptionKindAllowAlways},
-		{OptionId: "reject", Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
-	}
-	var q *protocol.Question
-	switch req.Kind {
-	case protocol.PermissionKindPlan:
-		title = "Approve the plan"
-		opts = []sdk.PermissionOption{
-			{OptionId: "allow", Name: "Approve the plan", Kind: sdk.PermissionOptionKindAllowOnce},
-			{OptionId: "reject", Name: "Keep planning", Kind: sdk.PermissionOptionKindRejectOnce},
-		}
-	case protocol.PermissionKindQuestion:
-		if len(req.Questions) > 0 {
-			q = &req.Questions[0]
-			title = q.Question
-			opts = nil
-			for i, o := range q.Options {
-				opts = append(opts, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(fmt.Sprintf("answer-%d", i)), Name: o.Label, Kind: sdk.PermissionOptionKindAllowOnce})
-			}
-			opts = append(opts, sdk.PermissionOption{OptionId: "reject", Name: "Don't answer", Kind: sdk.PermissionOptionKindRejectOnce})
-		}
-	}
-	resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
-		SessionId: s.acpID,
-		Options:   opts,
-		ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Title: &title, Kind: &kind, RawInput: in, Locations: toolLocations(req.ToolName, gjsonParse(in))},
-	})
-	s.mu.Lock()
-	delete(s.asks, req.RequestID)
-	s.mu.Unlock()
-	if err != nil {
-		if ctx.Err() == nil {
-			a.log.Warn("session/request_permission failed", "err", err)
-		}
-		return // resolved elsewhere, or the client is gone: the broker's timeout decides
-	}
-	answer := &protocol.PermissionRespond{Session: s.id, RequestID: req.RequestID, Behavior: protocol.BehaviorDeny}
-	if sel := resp.Outcome.Selected; sel != nil {
-		switch o := string(sel.OptionId); {
-		case o == "allow":
-			answer.Behavior = protocol.BehaviorAllow
-		case o == "always":
-			answer.Behavior, answer.Always = protocol.BehaviorAllow, true
-		case strings.HasPrefix(o, "answer-") && q != nil:
-			var i int
-			if _, err := fmt.Sscanf(o, "answer-%d", &i); err == nil && i >= 0 && i < len(q.Options) {
-				answer.Behavior = protocol.BehaviorAllow
-				answer.Answers = map[string]string{q.Question: q.Options[i].Label}
-			}
-		}
-	} else {
-		answer.Message = "Cancelled by the user"
+	defer func() {
+		s.mu.Lock()
+		delete(s.asks, req.RequestID)
+		s.mu.Unlock()
+	}()
+	answer, ok := a.askEditor(ctx, s, req)
+	if !ok {
+		return // withdrawn (resolved elsewhere), or the agent is closing
 	}
 	if answer.Behavior == protocol.BehaviorDeny && answer.Message == "" {
 		answer.Message = "Rejected by the user"
@@ -560,6 +659,93 @@ func (a *Agent) ask(ctx context.Context, s *session, req protocol.PermissionRequ
 	if err := a.b.Request(rctx, protocol.TypePermissionRespond, answer, nil); err != nil {
 		a.log.Info("permission answer not taken", "request", req.RequestID, "err", err)
 	}
+}
+
+// askEditor asks the editor with session/request_permission: once, or for
+// AskUserQuestion once per question, in order (ACP's request has one list
+// of options: a multiSelect question takes one). It returns the answer for
+// the proxy, and false when the request was withdrawn or the agent closes.
+// An error from the editor (or an answer the SDK could not read) is a
+// denial now, not a turn left waiting for the proxy's permission timeout.
+func (a *Agent) askEditor(ctx context.Context, s *session, req protocol.PermissionRequest) (*protocol.PermissionRespond, bool) {
+	in := json.RawMessage(req.Input)
+	kind := toolKind(req.ToolName)
+	id := req.ToolUseID
+	if id == "" {
+		id = req.RequestID
+	}
+	answer := &protocol.PermissionRespond{Session: s.id, RequestID: req.RequestID, Behavior: protocol.BehaviorDeny}
+	questions := req.Questions
+	if req.Kind != protocol.PermissionKindQuestion || len(questions) == 0 {
+		questions = []protocol.Question{{}} // one round, not a question
+	}
+	for n, q := range questions {
+		title := toolTitle(req.ToolName, gjsonParse(in), mcpRef(req.MCP))
+		opts := []sdk.PermissionOption{
+			{OptionId: "allow", Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},
+			{OptionId: "always", Name: "Always allow", Kind: sdk.PermissionOptionKindAllowAlways},
+			{OptionId: "reject", Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
+		}
+		switch {
+		case req.Kind == protocol.PermissionKindPlan:
+			title = "Approve the plan"
+			opts = []sdk.PermissionOption{
+				{OptionId: "allow", Name: "Approve the plan", Kind: sdk.PermissionOptionKindAllowOnce},
+				{OptionId: "reject", Name: "Keep planning", Kind: sdk.PermissionOptionKindRejectOnce},
+			}
+		case req.Kind == protocol.PermissionKindQuestion && q.Question != "":
+			title = q.Question
+			if len(questions) > 1 {
+				title = fmt.Sprintf("Question %d of %d: %s", n+1, len(questions), q.Question)
+			}
+			opts = nil
+			for i, o := range q.Options {
+				opts = append(opts, sdk.PermissionOption{OptionId: sdk.PermissionOptionId(fmt.Sprintf("answer-%d", i)), Name: o.Label, Kind: sdk.PermissionOptionKindAllowOnce})
+			}
+			opts = append(opts, sdk.PermissionOption{OptionId: "reject", Name: "Don't answer", Kind: sdk.PermissionOptionKindRejectOnce})
+		}
+		call := id
+		if len(questions) > 1 {
+			call = fmt.Sprintf("%s#%d", id, n+1) // a tool call id per round: editors key their prompts by it
+		}
+		resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
+			SessionId: s.acpID,
+			Options:   opts,
+			ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(call), Title: &title, Kind: &kind, RawInput: in, Locations: toolLocations(req.ToolName, gjsonParse(in))},
+		})
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, false
+		case err != nil:
+			a.log.Warn("session/request_permission failed: denied", "session", s.id, "err", err)
+			answer.Behavior, answer.Answers, answer.Message = protocol.BehaviorDeny, nil, "Denied: the editor did not answer the permission request"
+			return answer, true
+		case resp.Outcome.Selected == nil:
+			answer.Behavior, answer.Answers, answer.Message = protocol.BehaviorDeny, nil, "Cancelled by the user"
+			return answer, true
+		}
+		switch o := string(resp.Outcome.Selected.OptionId); {
+		case o == "allow":
+			answer.Behavior = protocol.BehaviorAllow
+		case o == "always":
+			answer.Behavior, answer.Always = protocol.BehaviorAllow, true
+		case strings.HasPrefix(o, "answer-") && q.Question != "":
+			var i int
+			if _, err := fmt.Sscanf(o, "answer-%d", &i); err != nil || i < 0 || i >= len(q.Options) {
+				answer.Behavior, answer.Answers = protocol.BehaviorDeny, nil
+				return answer, true
+			}
+			answer.Behavior = protocol.BehaviorAllow
+			if answer.Answers == nil {
+				answer.Answers = map[string]string{}
+			}
+			answer.Answers[q.Question] = q.Options[i].Label
+		default: // reject, or an option not offered
+			answer.Behavior, answer.Answers = protocol.BehaviorDeny, nil
+			return answer, true
+		}
+	}
+	return answer, true
 }
 
 // rpcError makes a JSON-RPC error of a proxy error: the proxy's
@@ -667,6 +853,10 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 	if errors.Is(err, history.ErrNotFound) && cwd != "" { // kept under another project folder
 		opts.Project = ""
 		page, err = a.History.Read(ctx, opts)
+	}
+	if err == nil && len(page.Events) == 0 && !page.More {
+		// Empty or unreadable: claude could not resume it either.
+		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: stored session %q has no conversation to continue (its file is empty or holds no readable event)", method, id)})
 	}
 	for err == nil && replay != nil {
 		for _, ev := range page.Events {

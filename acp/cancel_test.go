@@ -2,14 +2,18 @@ package acp_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/proxy"
 )
@@ -101,5 +105,77 @@ func TestAgentCancelWhenTheInterruptFails(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "echo: hello there") {
 		t.Errorf("the prompt after the turn ended: its text %q, want the fake's echo of it", text.String())
+	}
+}
+
+// A session/cancel the editor writes right after its session/prompt
+// cancels that prompt: the SDK runs the prompt in a goroutine of its own
+// but the cancel in order, so the agent's guard holds the cancel until the
+// prompt has reached the agent. Ten times over, each turn one that only
+// an interrupt ends (the fake's "hang"): a lost cancel would leave it
+// running.
+func TestAgentCancelRightAfterPrompt(t *testing.T) {
+	cl, conn, _, _, stop := inProcessWith(t, nil, proxy.Options{ClaudePath: fakeClaudePath}, slog.New(slog.DiscardHandler))
+	defer stop()
+	bg := context.Background()
+	initialize(t, conn)
+	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := make(chan string, 1)
+	var want atomic.Int64
+	cl.mu.Lock()
+	cl.onSend = func(msg []byte) {
+		if gjson.GetBytes(msg, "id").Int() == want.Load() && !gjson.GetBytes(msg, "method").Exists() {
+			answers <- gjson.GetBytes(msg, "result.stopReason").Str + gjson.GetBytes(msg, "error.message").Str
+		}
+	}
+	cl.mu.Unlock()
+	for i := range 10 {
+		id := int64(9000 + i)
+		want.Store(id)
+		lines := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":{"sessionId":%q,"prompt":[{"type":"text","text":"hang"}]}}`+"\n"+
+			`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":%q}}`+"\n", id, ns.SessionId, ns.SessionId)
+		if _, err := cl.raw.Write([]byte(lines)); err != nil { // one write: prompt, then cancel
+			t.Fatal(err)
+		}
+		if got := <-answers; got != string(sdk.StopReasonCancelled) {
+			t.Fatalf("prompt %d, cancelled at once: answered %q, want cancelled", i+1, got)
+		}
+	}
+}
+
+// AskUserQuestion with two questions asks the editor once per question, in
+// order (an ACP permission request has one list of options), and claude
+// gets both answers.
+func TestAgentAsksEveryQuestion(t *testing.T) {
+	cl, conn, _, _, stop := inProcessWith(t, nil, proxy.Options{ClaudePath: fakeClaudePath}, slog.New(slog.DiscardHandler))
+	defer stop()
+	bg := context.Background()
+	initialize(t, conn)
+	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.mu.Lock()
+	cl.answer = "answer-1" // Blue, then M
+	cl.mu.Unlock()
+	if r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("questions")}}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", r, err)
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if want := []string{"Question 1 of 2: Which colour?", "Question 2 of 2: Which size?"}; !slices.Equal(cl.titles, want) {
+		t.Errorf("the editor was asked %q, want %q", cl.titles, want)
+	}
+	var text strings.Builder
+	for _, u := range cl.updates {
+		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+			text.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	if s := text.String(); !strings.Contains(s, `"Which colour?":"Blue"`) || !strings.Contains(s, `"Which size?":"M"`) {
+		t.Errorf("claude got %s, want both answers", s)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,12 +32,13 @@ type goClient struct {
 	updates   []sdk.SessionUpdate
 	asked     chan sdk.RequestPermissionRequest
 	withdrawn chan struct{}
-	answer    string                    // "": wait to be withdrawn; an option id; or "cancel": session/cancel, then cancelled
+	answer    string                    // "": wait to be withdrawn; an option id; "error": a JSON-RPC error; or "cancel": session/cancel, then cancelled
 	conn      *sdk.ClientSideConnection // for "cancel"
 	titles    []string                  // of every permission request
 	hold      chan struct{}             // when set, an answer is given only after the request is sent on asked and hold is closed
 	proxy     string                    // in-process only: the proxy's URL and token
 	token     string
+	raw       io.Writer        // in-process only: the agent's stdin, for lines the SDK client would not write
 	onSend    func(msg []byte) // in-process only: when set, called (without mu) with each message the agent writes, before the client can read it
 }
 
@@ -71,6 +73,8 @@ func (c *goClient) RequestPermission(ctx context.Context, p sdk.RequestPermissio
 	}
 	switch answer {
 	case "":
+	case "error":
+		return sdk.RequestPermissionResponse{}, sdk.NewInternalError(map[string]any{"error": "the editor failed"})
 	case "cancel":
 		c.conn.Cancel(ctx, sdk.CancelNotification{SessionId: p.SessionId})
 		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
@@ -237,11 +241,26 @@ func TestACPConnectSIGTERMClosesSessions(t *testing.T) {
 	}
 }
 
+// When the daemon dies under `ccproxy acp --connect`, the agent exits with
+// status 1 (a failure), not 0 as if the editor had closed it.
+func TestACPConnectDaemonDies(t *testing.T) {
+	d := startConnected(t, "acp-connect-dies-token-0123456789ab", "allow")
+	if err := d.serve.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	err := d.agent.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("acp --connect after its daemon was killed: %v, want exit status 1", err)
+	}
+}
+
 // connected is `ccproxy serve --demo` with `ccproxy acp --connect` to it
 // (the token in a file) and an ACP client on the agent's stdio,
 // initialized, with a session open.
 type connected struct {
-	url   string // the daemon's
+	url   string    // the daemon's
+	serve *exec.Cmd // the daemon
 	agent *exec.Cmd
 	ain   io.WriteCloser // the agent's stdin: closing it is the editor going
 	cl    *goClient
@@ -276,7 +295,7 @@ func startConnected(t *testing.T, token, answer string) *connected {
 		t.Fatalf("serve's first line %q: %v", line, err)
 	}
 
-	d := &connected{url: first.URL, agent: exec.Command(bin, "acp", "--connect", first.URL, "--token-file", tokenFile)}
+	d := &connected{url: first.URL, serve: serve, agent: exec.Command(bin, "acp", "--connect", first.URL, "--token-file", tokenFile)}
 	d.agent.Env = env
 	d.agent.Stderr = os.Stderr
 	d.ain, _ = d.agent.StdinPipe()

@@ -6,7 +6,7 @@
 //
 // # Data flow
 //
-//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600) ─► sdk.AgentSideConnection ─► Agent methods ─► Backend.Request ─► websocket ─► ccproxy (webview-protocol)
+//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600; Agent.order) ─► sdk.AgentSideConnection ─► Agent methods ─► Backend.Request ─► websocket ─► ccproxy (webview-protocol)
 //	                                                           session/new → session/create {cwd, mcpServers} + session/subscribe
 //	                                                           session/prompt → session/send, then waits for the turn's result
 //	                                                           session/cancel → session/interrupt; session/set_mode → session/setPermissionMode
@@ -44,8 +44,9 @@
 // and session/resume share continueStored: the editor's MCP servers are
 // checked (clientServers), the session is looked up under cwd's project
 // folder, then under any (an unknown or malformed id is -32602 naming it
-// and the store), load replays it, and a ccproxy session is created with
-// resume. session/list is one history.Store.List page (its default size),
+// and the store; so is one with no readable event, empty or garbage, which
+// claude could not resume either), load replays it, and a ccproxy session
+// is created with resume. session/list is one history.Store.List page (its default size),
 // newest first, of every project or of an absolute cwd (else -32602); its
 // nextCursor is history's cursor, passed through (a bad one is -32602).
 // Each entry: sessionId the Claude session id, cwd the session's (the
@@ -89,15 +90,34 @@
 // from stop_reason; error_max_turns: max_turn_requests; an interrupt:
 // cancelled; other errors: a JSON-RPC error with the CLI's text).
 //
-// A session/prompt's context is not its cancel: the SDK also cancels it
-// when another session/prompt of the session arrives (that one is refused,
-// -32600, and the running turn goes on). session/cancel interrupts through
-// Agent.Cancel; Prompt interrupts by itself only when the editor is gone.
-// The prompt then answers with the turn's result (cancelled), or at once
-// with cancelled if the interrupt fails (claude did not take it within the
-// proxy's control timeout or closeTimeout): that turn then runs on, the
-// session refuses prompts (-32600, saying so) until its result comes, and
-// session/cancel tries the interrupt again.
+// Cancellation and turns. The SDK cancels a session/prompt's context on
+// session/cancel and when another session/prompt of the session arrives;
+// either way Prompt interrupts the running turn (session/interrupt, sent
+// only after the turn's session/send was answered, so it cannot overtake
+// it) and answers cancelled when the turn's result comes. A newer prompt
+// replaces the running turn: it waits for that turn's end, then runs. A
+// prompt cancelled before its turn began answers cancelled without sending
+// anything. session/close cancels too: the running prompt answers
+// cancelled. If the interrupt fails (claude did not take it within the
+// proxy's control timeout or closeTimeout), the prompt answers cancelled
+// at once: the turn runs on, the session refuses prompts (-32600, saying
+// so) until its result comes, and session/cancel tries the interrupt
+// again. The SDK runs requests in goroutines but notifications in order,
+// so a session/cancel written right after a session/prompt could reach the
+// agent first and find nothing to cancel: the guard (Agent.order) counts
+// the session/prompt requests the SDK will dispatch (session.received) and
+// holds a session/cancel until every one before it has reached Prompt
+// (session.started, signalled on session.entered). A permission prompt the
+// editor answers with an error (or with what the SDK cannot read) is
+// denied at once, not left to the proxy's permission timeout.
+//
+// A resource_link to a file reaches claude as an @-mention of its path
+// (percent-escapes decoded; quoted, @"…", when it has spaces, as the CLI
+// reads it), which the CLI expands; other URIs as themselves. An embedded
+// text resource is wrapped in <context ref=…> (a </context> in its text
+// escaped). The session modes offered are default, acceptEdits and plan:
+// bypassPermissions is not, since claude takes it only when launched in
+// it, which session/new cannot ask for.
 //
 // # Goroutines and locks
 //
@@ -117,15 +137,17 @@
 // table (Close cancels Agent.ctx first, so a session opened after it sees
 // that under Agent.mu and is closed at once; a session is taken out of the
 // table only if its entry is still that session); session.mu the running
-// turn (its result's channel, its gaveUp channel, closed once under the
-// lock, and whether its prompt has answered), the cancelled flag, the
-// pending prompts and the Claude session
-// id (taken under Agent.mu by evictLocked and ListSessions: Agent.mu
-// before session.mu, never the other way). A Mapper
+// turn (whose gaveUp and done channels are closed once, under the lock),
+// whether its prompt has answered after a failed interrupt (abandoned),
+// the cancelled and closing flags, the received and started counts, the
+// pending permission prompts and the Claude session id (taken under
+// Agent.mu by evictLocked and ListSessions: Agent.mu before session.mu,
+// never the other way). A Mapper
 // is used only by the read loop (a replay's Mapper only by its
 // session/load).
 //
 // Bounds: a client message is at most MaxLineBytes (10 MiB; a longer one
-// is drained and answered -32700, and logged); a blob fetched for an image block is at most 32 MiB; a websocket
+// is drained and answered -32600 with its id, read from its start, and
+// logged); a blob fetched for an image block is at most 32 MiB; a websocket
 // frame at most 64 MiB (the proxy's own frames are smaller).
 package acp

@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+
+	"github.com/tidwall/gjson"
 )
 
 // MaxLineBytes bounds one JSON-RPC message from the client (the SDK's own
@@ -33,17 +35,23 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 // (JSON-RPC 2.0 §5.1): -32700 for a line that is not JSON (or is over
 // MaxLineBytes, which is drained, not held), -32600 for JSON that is not a
 // request, notification or response object (a batch among them: ACP has
-// none). It runs in its own goroutine until r ends or out is closed, then
-// closes out.
-func guard(r io.Reader, out *io.PipeWriter, w io.Writer, log *slog.Logger) {
+// none, and ids of other types or null, and a jsonrpc other than "2.0").
+// A line over MaxLineBytes is answered -32600 with its id when the start
+// of the line has one. order, if not nil, sees each message about to be
+// passed on, just before the SDK gets it, and may refuse it instead (a
+// code and message, answered with its id). It runs in its own goroutine
+// until r ends or out is closed, then closes out.
+func guard(r io.Reader, out *io.PipeWriter, w io.Writer, log *slog.Logger, order func(line []byte) (int, string)) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var err error
 	for err == nil {
 		var line []byte
 		line, err = readLine(br)
 		if errors.Is(err, errLineTooLong) {
-			log.Warn("a client message over the line limit was dropped", "limit", MaxLineBytes)
-			reject(w, nil, -32700, fmt.Sprintf("Parse error: message over %d bytes", MaxLineBytes))
+			// line is the message's start: its id and method come first.
+			id, method := idOf(gjson.GetBytes(line, "id")), gjson.GetBytes(line, "method").Str
+			log.Warn("a client message over the line limit was dropped", "limit", MaxLineBytes, "method", method)
+			reject(w, id, -32600, fmt.Sprintf("Invalid Request: %.60s message over %d bytes (%d MiB): images and embedded resources count towards it; send smaller ones", method, MaxLineBytes, MaxLineBytes>>20))
 			err = nil
 			continue
 		}
@@ -54,6 +62,12 @@ func guard(r io.Reader, out *io.PipeWriter, w io.Writer, log *slog.Logger) {
 		if code, msg, id := check(t); code != 0 {
 			reject(w, id, code, msg)
 			continue
+		}
+		if order != nil {
+			if code, msg := order(t); code != 0 {
+				reject(w, idOf(gjson.GetBytes(t, "id")), code, msg)
+				continue
+			}
 		}
 		if _, werr := out.Write(append(t, '\n')); werr != nil {
 			return
@@ -77,7 +91,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 			if err != nil && !errors.Is(err, io.EOF) {
 				return nil, err
 			}
-			return nil, errLineTooLong
+			return line[:min(len(line), 64<<10)], errLineTooLong
 		}
 		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -111,13 +125,27 @@ func check(line []byte) (int, string, json.RawMessage) {
 		return -32600, "Invalid Request: neither method nor id", nil
 	}
 	var id json.RawMessage
-	if m.ID != nil && len(*m.ID) > 0 && ((*m.ID)[0] == '"' || (*m.ID)[0] == '-' || (*m.ID)[0] >= '0' && (*m.ID)[0] <= '9') {
-		id = *m.ID // a string or a number: echoed
+	if v := gjson.GetBytes(line, "id"); v.Exists() { // (a null id leaves m.ID nil)
+		if id = idOf(v); id == nil { // a string or a number: echoed
+			return -32600, "Invalid Request: id must be a string or a number", nil
+		}
 	}
 	if m.Method != nil && (len(*m.Method) == 0 || (*m.Method)[0] != '"') {
 		return -32600, "Invalid Request: method must be a string", id
 	}
+	if v := gjson.GetBytes(line, "jsonrpc"); v.Type != gjson.String || v.Str != "2.0" {
+		return -32600, `Invalid Request: jsonrpc must be "2.0"`, id
+	}
 	return 0, "", nil
+}
+
+// idOf returns the raw id of a message if it is a string or a number (what
+// an answer may echo), else nil (answered with id null).
+func idOf(v gjson.Result) json.RawMessage {
+	if v.Type == gjson.String || v.Type == gjson.Number {
+		return json.RawMessage(v.Raw)
+	}
+	return nil
 }
 
 // reject answers a message the SDK does not get; id nil is id null.

@@ -9,9 +9,12 @@ import (
 	"testing"
 )
 
-// Malformed input gets the standard JSON-RPC errors (id null) and never
-// reaches the SDK; well-formed messages pass in order; a line over the
-// limit is drained and answered, and the next line still works.
+// Malformed input gets the standard JSON-RPC errors (with the request's id
+// when it is a string or a number, else null) and never reaches the SDK:
+// ids of other types or null, a jsonrpc other than "2.0", a prompt block
+// of an unknown type (named with its index); well-formed messages pass in
+// order; a line over the limit is drained and answered with its id, and
+// the next line still works.
 func TestGuard(t *testing.T) {
 	big := `{"jsonrpc":"2.0","id":9,"method":"x","params":"` + strings.Repeat("a", MaxLineBytes) + `"}`
 	in := strings.Join([]string{
@@ -24,20 +27,25 @@ func TestGuard(t *testing.T) {
 		`  `,
 		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}`,
 		big,
+		`{"jsonrpc":"2.0","id":true,"method":"initialize"}`,
+		`{"jsonrpc":"2.0","id":null,"method":"initialize"}`,
+		`{"id":4,"method":"initialize","params":{}}`,
+		`{"jsonrpc":"1.0","id":"b","method":"initialize","params":{}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"hi"},{"type":"video","data":"x"}]}}`,
 		`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}`,
 	}, "\n")
 	var out bytes.Buffer
 	pr, pw := io.Pipe()
 	passed := make(chan string, 1)
 	go func() { b, _ := io.ReadAll(pr); passed <- string(b) }()
-	guard(strings.NewReader(in), pw, &out, slog.New(slog.DiscardHandler))
+	guard(strings.NewReader(in), pw, &out, slog.New(slog.DiscardHandler), (&Agent{}).order)
 	got := <-passed
 	want := `{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}` + "\n" + `{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s"}}` + "\n"
 	if got != want {
 		t.Errorf("passed to the SDK:\n%.300s\nwant:\n%s", got, want)
 	}
 	var codes []int
-	wantIDs := []string{"null", "null", "null", "2", `"a-1"`, "null", "null"} // the id of a request that has one, else null
+	wantIDs := []string{"null", "null", "null", "2", `"a-1"`, "null", "9", "null", "null", "4", `"b"`, "5"} // the id of a request that has one, else null
 	for i, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var m struct {
 			ID    json.RawMessage `json:"id"`
@@ -50,7 +58,12 @@ func TestGuard(t *testing.T) {
 		}
 		codes = append(codes, m.Error.Code)
 	}
-	if want := []int{-32700, -32600, -32600, -32600, -32600, -32600, -32700}; !equalInts(codes, want) {
+	for _, w := range []string{`message over 10485760 bytes`, `id must be a string or a number`, `jsonrpc must be \"2.0\"`, `prompt[1]: unknown content block type \"video\"`} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("no answer says %s:\n%s", w, out.String())
+		}
+	}
+	if want := []int{-32700, -32600, -32600, -32600, -32600, -32600, -32600, -32600, -32600, -32600, -32600, -32602}; !equalInts(codes, want) {
 		t.Errorf("error codes %v, want %v", codes, want)
 	}
 }

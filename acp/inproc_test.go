@@ -141,6 +141,7 @@ func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *
 	served2 := make(chan struct{})
 	go func() { defer close(served2); agent.Serve(sendHook{aw, cl}, ar); aw.Close() }()
 
+	cl.raw = cw
 	conn := sdk.NewClientSideConnection(cl, cw, cr)
 	cl.conn = conn
 	return cl, conn, b, agent, func() { cw.Close(); <-served2 }
@@ -216,16 +217,18 @@ func TestAgentLoadSession(t *testing.T) {
 	}
 }
 
-// A second session/prompt while a turn runs is refused (-32600) and does
-// not end the running turn: the SDK cancels the first prompt's context
-// when the second arrives, which is not a session/cancel.
-func TestAgentSecondPromptKeepsTurn(t *testing.T) {
+// A second session/prompt while a turn runs replaces it, as an editor that
+// sends a message mid-turn expects (the SDK cancels the first prompt's
+// context when the second arrives): the turn is interrupted, its prompt
+// answers cancelled, and the second prompt runs to its own end.
+func TestAgentSecondPromptReplacesTurn(t *testing.T) {
 	cl, conn, _, stop := inProcess(t, nil)
 	defer stop()
 	bg := context.Background()
 	initialize(t, conn)
 	ns := beforeAsk(t, conn)
 	hold := make(chan struct{})
+	defer close(hold)
 	cl.mu.Lock()
 	cl.answer, cl.hold = "allow", hold
 	cl.mu.Unlock()
@@ -239,14 +242,12 @@ func TestAgentSecondPromptKeepsTurn(t *testing.T) {
 		first <- result{r, err}
 	}()
 	<-cl.asked // the turn runs, waiting for the permission
-	_, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}})
-	var re *sdk.RequestError
-	if !errors.As(err, &re) || re.Code != -32600 || !strings.Contains(fmt.Sprint(re.Data), "still running") {
-		t.Errorf("a second prompt during a turn: %v, want -32600 still running", err)
+	r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}})
+	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("a second prompt during a turn: %+v %v, want its own turn to end_turn", r, err)
 	}
-	close(hold)
-	if res := <-first; res.err != nil || res.r.StopReason != sdk.StopReasonEndTurn {
-		t.Errorf("the running turn after a refused second prompt: %+v %v, want end_turn", res.r, res.err)
+	if res := <-first; res.err != nil || res.r.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("the turn a second prompt replaced: %+v %v, want cancelled", res.r, res.err)
 	}
 }
 
@@ -338,7 +339,8 @@ func TestAgentLoadOpenSessionAgain(t *testing.T) {
 }
 
 // session/close withdraws the editor's pending permission prompts of the
-// session ($/cancel_request): its permission/resolved will not come.
+// session ($/cancel_request): its permission/resolved will not come; the
+// running prompt answers cancelled.
 func TestAgentCloseWithdrawsAsks(t *testing.T) {
 	cl, conn, _, stop := inProcess(t, nil)
 	defer stop()
@@ -348,16 +350,23 @@ func TestAgentCloseWithdrawsAsks(t *testing.T) {
 	cl.mu.Lock()
 	cl.answer = "" // wait to be withdrawn
 	cl.mu.Unlock()
-	first := make(chan error, 1)
+	type result struct {
+		r   sdk.PromptResponse
+		err error
+	}
+	first := make(chan result, 1)
 	go func() {
-		_, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
-		first <- err
+		r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
+		first <- result{r, err}
 	}()
 	<-cl.asked
 	if _, err := conn.CloseSession(bg, sdk.CloseSessionRequest{SessionId: ns.SessionId}); err != nil {
 		t.Fatal(err)
 	}
-	<-first        // the session ended during the turn
+	// ACP: closing a session cancels its work, as session/cancel would.
+	if res := <-first; res.err != nil || res.r.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("the prompt of a session closed during its turn: %+v %v, want cancelled", res.r, res.err)
+	}
 	<-cl.withdrawn // hangs (the test times out) if the ask stays open
 }
 
@@ -384,4 +393,22 @@ func beforeAsk(t *testing.T, conn *sdk.ClientSideConnection) sdk.NewSessionRespo
 		}
 	}
 	return ns
+}
+
+// A permission prompt the editor answers with an error (or with what the
+// SDK cannot read) is denied at once: the turn goes on and ends, instead
+// of waiting for the proxy's permission timeout (5 minutes).
+func TestAgentPermissionErrorDenies(t *testing.T) {
+	cl, conn, _, stop := inProcess(t, nil)
+	defer stop()
+	bg := context.Background()
+	initialize(t, conn)
+	ns := beforeAsk(t, conn)
+	cl.mu.Lock()
+	cl.answer = "error"
+	cl.mu.Unlock()
+	r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
+	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Errorf("the turn whose permission prompt failed: %+v %v, want it to end (denied)", r, err)
+	}
 }

@@ -182,7 +182,8 @@ func deref(s *string) string {
 // as session/load's are.
 func TestAgentResumeSession(t *testing.T) {
 	project := t.TempDir()
-	cl, conn, _, stop := inProcess(t, listHome(t, project, t.TempDir(), 0))
+	store := listHome(t, project, t.TempDir(), 0)
+	cl, conn, _, stop := inProcess(t, store)
 	defer stop()
 	bg := context.Background()
 	initialize(t, conn)
@@ -193,6 +194,18 @@ func TestAgentResumeSession(t *testing.T) {
 	_, err = conn.ResumeSession(bg, sdk.ResumeSessionRequest{SessionId: captured329, Cwd: project,
 		McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Name: "rel", Command: "bin/x", Args: []string{}, Env: []sdk.EnvVariable{}}}}})
 	invalidParams(t, "resuming with a bad MCP server", err, `session/resume: mcpServers[0] ("rel"): command "bin/x" is a relative path`)
+	// A stored session with nothing readable in it (empty, garbage) cannot
+	// be continued: refused, not opened for claude to fail on.
+	folder := filepath.Join(filepath.Dir(store.Root()), "projects", history.ProjectFolder(project))
+	for name, content := range map[string]string{"empty-session": "", "garbage-session": "\x00\x01 not json\n{\"half\":"} {
+		if err := os.WriteFile(filepath.Join(folder, name+".jsonl"), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err = conn.ResumeSession(bg, sdk.ResumeSessionRequest{SessionId: sdk.SessionId(name), Cwd: project})
+		invalidParams(t, "resuming "+name, err, `session/resume: sessionId: stored session "`+name+`" has no conversation to continue`)
+		_, err = conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: sdk.SessionId(name), Cwd: project, McpServers: []sdk.McpServer{}})
+		invalidParams(t, "loading "+name, err, `session/load: sessionId: stored session "`+name+`" has no conversation to continue`)
+	}
 
 	r, err := conn.ResumeSession(bg, sdk.ResumeSessionRequest{SessionId: captured329, Cwd: project})
 	if err != nil {

@@ -160,12 +160,16 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 		agent.History = store
 	}
 	done := make(chan struct{})
+	var serveErr error
 	go func() { // ends with stdin (Serve returns) or with ctx (the signal closes the backend)
 		defer close(done)
-		agent.Serve(stdout, stdin)
+		serveErr = agent.Serve(stdout, stdin)
 	}()
 	select {
 	case <-done:
+		if serveErr != nil { // the proxy went first (with --connect, the daemon died)
+			return fmt.Errorf("acp: %w", serveErr)
+		}
 	case <-ctx.Done():
 		// Sessions first, while the connection is up (else the daemon
 		// keeps their claudes); then the connection, which ends Serve
