@@ -54,6 +54,11 @@ func TestAgentCancelWhenTheInterruptFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, m := range ns.Modes.AvailableModes {
+		if m.Id == "bypassPermissions" { // claude takes it only when launched in it
+			t.Errorf("session/new offers the mode %s, which cannot be set", m.Id)
+		}
+	}
 	prompt := func(text string) (sdk.PromptResponse, error) {
 		return conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
 	}
