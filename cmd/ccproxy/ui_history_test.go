@@ -127,6 +127,14 @@ func TestWebUIHistory(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll("#log .tool").length`); n < 3 {
 			t.Errorf("%d px: %d tool cards", width, n)
 		}
+		// The CLI's feedback to claude when a background task ends is not
+		// the user's words: a notice, not a user bubble.
+		if got := eval[string](b, `[...document.querySelectorAll("#log .msg.user")].map(e => e.textContent).filter(t => t.includes("task-notification")).join("|")`); got != "" {
+			t.Errorf("%d px: a task notification shown as the user's words: %.200q", width, got)
+		}
+		if !eval[bool](b, `[...document.querySelectorAll("#log .notice")].some(n => n.textContent === 'Background task: Agent "Echo via MCP" finished')`) {
+			t.Errorf("%d px: no notice of the finished background task", width)
+		}
 		// The same renderer as live sessions: built-in tools' cards (from
 		// the session file's toolUseResult), the subagent inside its Task
 		// card, the saved large output as a download.

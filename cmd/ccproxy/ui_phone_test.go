@@ -184,3 +184,26 @@ func TestWebUIAPIErrorShownOnce(t *testing.T) {
 		t.Errorf("the failed turn's result line: %q", line)
 	}
 }
+
+// An interrupt reads as a notice, not as words the user typed (the CLI
+// records it as a user message, "[Request interrupted by user…]").
+func TestWebUIInterruptIsANotice(t *testing.T) {
+	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0")
+	b := newBrowser(t)
+	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	for i, prompt := range []string{"Hi", "image"} {
+		b.send(prompt)
+		b.until(fmt.Sprintf("turn %d's end", i+1), fmt.Sprintf(`document.querySelectorAll(".result-line").length === %d`, i+1))
+	}
+	b.send("echo") // the demo's third turn asks
+	b.until("the permission dialog", `document.querySelector("#permission").open`)
+	eval[any](b, `document.querySelector("#interrupt").click(); null`) // the modal dialog is over it
+	b.until("the interrupted turn's end", `document.querySelectorAll(".result-line").length === 3`)
+	if got := eval[[]string](b, `[...document.querySelectorAll("#log .msg.user")].map(e => e.textContent)`); len(got) != 3 {
+		t.Errorf("user bubbles %q, want the three prompts only", got)
+	}
+	if !eval[bool](b, `[...document.querySelectorAll("#log .notice")].some(n => n.textContent === "Interrupted")`) {
+		t.Error("no notice that the turn was interrupted")
+	}
+}

@@ -564,6 +564,17 @@ function user(v, ev) {
 // echoTurn shows a user turn claude echoed (--replay-user-messages): it
 // confirms the bubble shown when the turn was sent, or adds one (replay).
 export function echoTurn(v, text, images) {
+  // Not the user's words: the CLI's marker of an interrupt, and the
+  // notices it feeds back to claude when a background task ends.
+  if (!images.length && /^\[Request interrupted by user[^\]]*\]$/.test(text.trim())) {
+    notice(v, "Interrupted");
+    return;
+  }
+  if (!images.length && /^<task-notification>[\s\S]*<\/task-notification>$/.test(text.trim())) {
+    const summary = /<summary>([\s\S]*?)<\/summary>/.exec(text);
+    notice(v, `Background task: ${summary ? summary[1].trim() : "finished"}`);
+    return;
+  }
   const i = v.pendingTurns.findIndex((p) => p.text === text);
   if (i >= 0) {
     v.pendingTurns[i].bubble.classList.remove("pending");
