@@ -58,9 +58,12 @@ type session struct {
 	abandoned bool                          // the running turn's prompt answered cancelled after a failed interrupt; the turn's result ends it
 	cancelled bool                          // the running turn is interrupted (or being interrupted)
 	received  int                           // session/prompt requests the guard passed on for this session
-	started   int                           // session/prompt requests that reached Prompt
+	started   int                           // session/prompt requests that reached Prompt (each Prompt's number)
 	entered   chan struct{}                 // a Prompt has started (cap 1): for the guard's wait before a session/cancel
-	closing   bool                          // closeSession has begun: a turn it ends is cancelled
+	cancelTo  int                           // prompts numbered up to this were cancelled (session/cancel) before their turn began
+	latest    int                           // the newest valid prompt: an older one still waiting for its turn gives way
+	wake      chan struct{}                 // closed (and replaced) when cancelTo or latest changes: waiting prompts look again
+	closing   bool                          // closeSession has begun: a turn it ends is cancelled, no new one starts
 	asks      map[string]context.CancelFunc // pending permission prompts by requestId
 	claudeID  string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it)
 }
@@ -71,6 +74,9 @@ type turn struct {
 	gaveUp chan struct{} // closed (under session.mu) when an interrupt of the turn failed: its prompt answers cancelled
 	done   chan struct{} // closed (under session.mu) when the turn is over: the session takes another
 	sent   chan struct{} // closed when session/send was answered: an interrupt goes after it
+
+	ending       bool           // its prompt is returning: no new interrupt targets it (session.mu)
+	interrupting sync.WaitGroup // interrupts of it in flight: the turn ends after them, so none reaches the next
 }
 
 // endTurnLocked ends t if it is s's running turn (s.mu held).
@@ -79,6 +85,12 @@ func (s *session) endTurnLocked(t *turn) {
 		s.turn, s.abandoned = nil, false
 		close(t.done)
 	}
+}
+
+// wakeLocked has the prompts waiting for their turn look again (s.mu held).
+func (s *session) wakeLocked() {
+	close(s.wake)
+	s.wake = make(chan struct{})
 }
 
 // claudeSession returns the Claude session id of s, "" if not known yet.
@@ -236,7 +248,7 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	// A resumed session's Claude session id is known now (session/list
 	// shows it open before its first prompt); claude's session/state may
 	// later name another.
-	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume, entered: make(chan struct{}, 1)}
+	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume, entered: make(chan struct{}, 1), wake: make(chan struct{})}
 	s.mapper = NewMapper(func(u string) ([]byte, error) { return a.b.Blob(a.ctx, u) })
 	s.mapper.mode = protocol.PermissionModeDefault // what session/new answers
 	// Before the read loop can use it: the commands a replay sent are not
@@ -271,6 +283,7 @@ func (a *Agent) closeSession(s *session) {
 	a.b.Handle(s.id, nil)
 	s.mu.Lock()
 	s.closing = true // a prompt whose turn this ends answers cancelled (ACP: close cancels the work)
+	s.wakeLocked()   // and one waiting for its turn gives up
 	s.mu.Unlock()
 	a.deliver(s, nil)
 	// Its permission/resolved will not come now: withdraw the editor's
@@ -298,41 +311,50 @@ func (a *Agent) session(id sdk.SessionId) (*session, error) {
 	return s, nil
 }
 
-// Prompt runs one turn. ctx is cancelled by the SDK on session/cancel and
-// when another session/prompt of the session arrives; either way the
-// running turn is interrupted and its prompt answers cancelled once the
-// turn's result comes (a newer prompt waits for that, then runs). A prompt
-// cancelled before its turn began answers cancelled without sending it.
-// If the interrupt fails, the prompt answers cancelled at once (as ACP
-// asks) and the turn runs on: until its result, the session refuses
-// prompts, saying why (so that result is not taken for the next prompt's),
-// and session/cancel tries the interrupt again. The turn also ends when
-// the session is closed (cancelled), or when the editor, the agent or the
-// connection to ccproxy goes.
-func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+// Prompt runs one turn. session/cancel (Cancel) interrupts the running
+// turn, whose prompt answers cancelled once the turn's result comes, and
+// cancels the prompts that have not begun their turn. A newer valid prompt
+// replaces the running turn: it interrupts it, waits for its end, then
+// runs; an older prompt still waiting gives way to it. (The SDK's own
+// per-prompt context is not used for this: it keeps one per session and
+// forgets the newer prompt's when an older one returns.) If the interrupt
+// fails, the prompt answers cancelled at once (as ACP asks) and the turn
+// runs on: until its result, the session refuses prompts, saying why (so
+// that result is not taken for the next prompt's), and session/cancel
+// tries the interrupt again. The turn also ends when the session is closed
+// (cancelled), or when the editor, the agent or the connection to ccproxy
+// goes.
+func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
 	s.mu.Lock()
 	s.started++
+	seq := s.started
 	s.mu.Unlock()
 	select { // the guard may wait for this before passing a session/cancel on
 	case s.entered <- struct{}{}:
 	default:
 	}
 	send, err := turnOf(s.id, p.Prompt)
-	if err != nil {
+	if err != nil { // refused before it could replace anything
 		return sdk.PromptResponse{}, err
 	}
+	s.mu.Lock()
+	if seq > s.latest {
+		s.latest = seq
+		s.wakeLocked()
+	}
+	s.mu.Unlock()
 	t := &turn{result: make(chan *Result, 1), gaveUp: make(chan struct{}), done: make(chan struct{}), sent: make(chan struct{})}
 	for {
 		s.mu.Lock()
-		if ctx.Err() != nil { // cancelled before its turn began: nothing was sent
+		if seq <= s.cancelTo || seq < s.latest || s.closing { // cancelled, replaced or closed before its turn began: nothing was sent
 			s.mu.Unlock()
 			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		}
-		old, abandoned := s.turn, s.abandoned
+		old, abandoned, wake := s.turn, s.abandoned, s.wake
 		if old == nil {
 			s.turn, s.cancelled = t, false
 			s.mu.Unlock()
@@ -342,13 +364,12 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		if abandoned {
 			return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "session/prompt: the cancelled turn of this session has not ended (claude did not take the interrupt); send session/cancel again, or close the session"})
 		}
-		// This prompt replaces the running turn (the SDK has cancelled that
-		// prompt's context): interrupted, its end awaited.
+		// This prompt replaces the running turn: interrupted, its end awaited.
 		a.interrupt(s)
 		select {
 		case <-old.done:
 		case <-old.gaveUp: // refused above, next time round
-		case <-ctx.Done():
+		case <-wake:
 		case <-a.ctx.Done():
 			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.b.Done():
@@ -358,6 +379,10 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	runsOn := false // the prompt gave up on its turn, which has not ended: deliver ends it
 	defer func() {
 		if !runsOn {
+			s.mu.Lock()
+			t.ending = true
+			s.mu.Unlock()
+			t.interrupting.Wait() // a late interrupt must not end the next turn
 			s.mu.Lock()
 			s.endTurnLocked(t)
 			s.mu.Unlock()
@@ -372,7 +397,6 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		return sdk.PromptResponse{}, rpcError("session/prompt", err)
 	}
 	var r *Result
-	cancel := ctx.Done()
 	for r == nil {
 		select {
 		case r = <-t.result:
@@ -385,9 +409,6 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 				}
 				return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "the session ended during the turn"})
 			}
-		case <-cancel: // session/cancel, or a newer prompt
-			cancel = nil
-			a.interrupt(s)
 		case <-t.gaveUp:
 			runsOn = a.runsOn(s, t)
 			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
@@ -425,12 +446,14 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 func (a *Agent) interrupt(s *session) {
 	s.mu.Lock()
 	t := s.turn
-	if t == nil || s.cancelled && !s.abandoned {
+	if t == nil || t.ending || s.cancelled && !s.abandoned {
 		s.mu.Unlock()
 		return
 	}
 	s.cancelled = true
+	t.interrupting.Add(1)
 	s.mu.Unlock()
+	defer t.interrupting.Done()
 	select { // before the turn's session/send, the interrupt would find nothing to interrupt
 	case <-t.sent:
 	case <-a.ctx.Done():
@@ -464,15 +487,14 @@ func (a *Agent) runsOn(s *session, t *turn) bool {
 	return len(t.result) == 0
 }
 
-// Cancel interrupts the session's running turn. (The SDK has cancelled
-// the running prompt's context already; the guard passed this on only
-// once every session/prompt before it had reached Prompt.)
+// Cancel interrupts the session's running turn. The guard, in order,
+// cancelled the prompts sent before it that have not begun their turn.
 func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return err
 	}
-	a.interrupt(s)
+	a.interrupt(s) // the prompts before it were cancelled by the guard (order)
 	return nil
 }
 
@@ -519,6 +541,13 @@ func (a *Agent) order(line []byte) (code int, msg string) {
 		for {
 			s.mu.Lock()
 			behind := s.started < s.received
+			if !behind {
+				// Every prompt sent before this cancel has its number, and
+				// none sent after it has one yet: those up to here are
+				// cancelled (the running one by Cancel's interrupt).
+				s.cancelTo = s.received
+				s.wakeLocked()
+			}
 			s.mu.Unlock()
 			if !behind {
 				return 0, ""
@@ -527,7 +556,9 @@ func (a *Agent) order(line []byte) (code int, msg string) {
 			case <-s.entered:
 			case <-bound.C:
 				a.log.Warn("session/cancel passed on before an earlier session/prompt reached the agent", "session", s.id)
-				return 0, ""
+				s.mu.Lock()
+				s.received = s.started // in step again: that prompt never came
+				s.mu.Unlock()
 			case <-a.ctx.Done():
 				return 0, ""
 			}

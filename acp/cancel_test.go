@@ -184,3 +184,56 @@ func TestAgentAsksEveryQuestion(t *testing.T) {
 		t.Errorf("claude got %s, want both answers", s)
 	}
 }
+
+// After a prompt replaced a running turn, session/cancel still cancels the
+// new prompt (the SDK forgets the newer prompt's context when the older
+// returns: the agent counts prompts itself), and session/close while a
+// replacing prompt waits or runs answers every prompt cancelled.
+func TestAgentReplaceThenCancelOrClose(t *testing.T) {
+	for _, end := range []string{"cancel", "close"} {
+		t.Run(end, func(t *testing.T) {
+			cl, conn, _, _, stop := inProcessWith(t, nil, proxy.Options{ClaudePath: fakeClaudePath}, slog.New(slog.DiscardHandler))
+			defer stop()
+			bg := context.Background()
+			initialize(t, conn)
+			ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			working := make(chan struct{}, 2)
+			cl.mu.Lock()
+			cl.onSend = func(msg []byte) {
+				if strings.Contains(string(msg), "working on it") {
+					working <- struct{}{}
+				}
+			}
+			cl.mu.Unlock()
+			type answer struct {
+				r   sdk.PromptResponse
+				err error
+			}
+			answers := make(chan answer, 2)
+			hang := func() {
+				r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hang")}})
+				answers <- answer{r, err}
+			}
+			go hang()
+			<-working // the first turn runs
+			go hang() // replaces it
+			if a := <-answers; a.err != nil || a.r.StopReason != sdk.StopReasonCancelled {
+				t.Fatalf("the replaced prompt: %+v %v, want cancelled", a.r, a.err)
+			}
+			if end == "cancel" {
+				<-working // the second turn runs
+				if err := conn.Cancel(bg, sdk.CancelNotification{SessionId: ns.SessionId}); err != nil {
+					t.Fatal(err)
+				}
+			} else if _, err := conn.CloseSession(bg, sdk.CloseSessionRequest{SessionId: ns.SessionId}); err != nil {
+				t.Fatal(err)
+			}
+			if a := <-answers; a.err != nil || a.r.StopReason != sdk.StopReasonCancelled {
+				t.Errorf("the replacing prompt after session/%s: %+v %v, want cancelled", end, a.r, a.err)
+			}
+		})
+	}
+}

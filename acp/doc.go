@@ -90,26 +90,34 @@
 // from stop_reason; error_max_turns: max_turn_requests; an interrupt:
 // cancelled; other errors: a JSON-RPC error with the CLI's text).
 //
-// Cancellation and turns. The SDK cancels a session/prompt's context on
-// session/cancel and when another session/prompt of the session arrives;
-// either way Prompt interrupts the running turn (session/interrupt, sent
-// only after the turn's session/send was answered, so it cannot overtake
-// it) and answers cancelled when the turn's result comes. A newer prompt
-// replaces the running turn: it waits for that turn's end, then runs. A
-// prompt cancelled before its turn began answers cancelled without sending
-// anything. session/close cancels too: the running prompt answers
-// cancelled. If the interrupt fails (claude did not take it within the
-// proxy's control timeout or closeTimeout), the prompt answers cancelled
-// at once: the turn runs on, the session refuses prompts (-32600, saying
-// so) until its result comes, and session/cancel tries the interrupt
-// again. The SDK runs requests in goroutines but notifications in order,
-// so a session/cancel written right after a session/prompt could reach the
-// agent first and find nothing to cancel: the guard (Agent.order) counts
-// the session/prompt requests the SDK will dispatch (session.received) and
-// holds a session/cancel until every one before it has reached Prompt
-// (session.started, signalled on session.entered). A permission prompt the
-// editor answers with an error (or with what the SDK cannot read) is
-// denied at once, not left to the proxy's permission timeout.
+// Cancellation and turns. Each Prompt takes a number (session.started).
+// session/cancel interrupts the running turn (session/interrupt, sent only
+// after the turn's session/send was answered, so it cannot overtake it),
+// whose prompt answers cancelled when the turn's result comes, and cancels
+// the prompts sent before it that have not begun their turn (cancelTo): they
+// answer cancelled without sending anything. A newer valid prompt
+// (latest) replaces the running turn: it interrupts it, waits for its end,
+// then runs; an older prompt still waiting gives way to it. The SDK's own
+// per-prompt context is not used for any of this: it keeps one per session
+// and forgets the newer prompt's when an older one returns. A turn ends
+// only after the interrupts of it in flight are answered, so a late one
+// cannot end the next turn. session/close cancels too: the running and the
+// waiting prompts answer cancelled. If the interrupt fails (claude did not
+// take it within the proxy's control timeout or closeTimeout), the prompt
+// answers cancelled at once: the turn runs on, the session refuses prompts
+// (-32600, saying so) until its result comes, and session/cancel tries the
+// interrupt again. The SDK runs requests in goroutines but notifications in
+// order, so a session/cancel written right after a session/prompt could
+// reach the agent first: the guard (Agent.order) counts the session/prompt
+// requests the SDK will dispatch (session.received) and holds a
+// session/cancel until every one before it has reached Prompt
+// (session.started, signalled on session.entered; bounded by closeTimeout,
+// after which the counts are put back in step), then sets cancelTo. A
+// session/prompt without an id, or a request carrying a result or an
+// error, is refused there, since the SDK would run or drop it without an
+// answer. A permission prompt the editor answers with an error (or with
+// what the SDK cannot read) is denied at once, not left to the proxy's
+// permission timeout. AskUserQuestion asks each question in turn.
 //
 // A resource_link to a file reaches claude as an @-mention of its path
 // (percent-escapes decoded; quoted, @"…", when it has spaces, as the CLI
@@ -139,8 +147,10 @@
 // table only if its entry is still that session); session.mu the running
 // turn (whose gaveUp and done channels are closed once, under the lock),
 // whether its prompt has answered after a failed interrupt (abandoned),
-// the cancelled and closing flags, the received and started counts, the
-// pending permission prompts and the Claude session id (taken under
+// the cancelled and closing flags, the received, started, cancelTo and
+// latest counts and the wake channel (closed and replaced when they
+// change), each turn's ending flag, the pending permission prompts and
+// the Claude session id (taken under
 // Agent.mu by evictLocked and ListSessions: Agent.mu before session.mu,
 // never the other way). A Mapper
 // is used only by the read loop (a replay's Mapper only by its

@@ -13,8 +13,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// MaxLineBytes bounds one JSON-RPC message from the client (the SDK's own
-// limit; a longer line would end its connection).
+// MaxLineBytes bounds one JSON-RPC message from the client, with its
+// newline (the SDK's own limit; a longer line would end its connection).
 const MaxLineBytes = 10 << 20
 
 // lockedWriter serializes whole-message writes of the SDK and the guard.
@@ -84,7 +84,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) > MaxLineBytes+1 {
+		if len(line)+len(chunk) > MaxLineBytes { // with its newline: the SDK's own bound
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}
@@ -117,24 +117,34 @@ func check(line []byte) (int, string, json.RawMessage) {
 	if line[0] != '{' {
 		return -32600, "Invalid Request: a JSON-RPC message is an object (batches are not part of ACP)", nil
 	}
-	var m struct {
-		Method *json.RawMessage `json:"method"`
-		ID     *json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(line, &m) != nil || m.Method == nil && m.ID == nil {
-		return -32600, "Invalid Request: neither method nor id", nil
-	}
-	var id json.RawMessage
-	if v := gjson.GetBytes(line, "id"); v.Exists() { // (a null id leaves m.ID nil)
-		if id = idOf(v); id == nil { // a string or a number: echoed
-			return -32600, "Invalid Request: id must be a string or a number", nil
+	method, idv := gjson.GetBytes(line, "method"), gjson.GetBytes(line, "id")
+	answer := gjson.GetBytes(line, "result").Exists() || gjson.GetBytes(line, "error").Exists()
+	id := idOf(idv) // a string or a number: echoed
+	if !method.Exists() {
+		// A response to one of the agent's requests: its id may be null (an
+		// error about a request the editor could not read). Never answered.
+		if !answer {
+			return -32600, "Invalid Request: neither a method nor a result or error", id
 		}
+		if idv.Exists() && id == nil && idv.Type != gjson.Null {
+			return -32600, "Invalid Request: id must be a string, a number or null", nil
+		}
+		return 0, "", nil
 	}
-	if m.Method != nil && (len(*m.Method) == 0 || (*m.Method)[0] != '"') {
+	if idv.Exists() && id == nil {
+		return -32600, "Invalid Request: id must be a string or a number", nil
+	}
+	if method.Type != gjson.String {
 		return -32600, "Invalid Request: method must be a string", id
 	}
 	if v := gjson.GetBytes(line, "jsonrpc"); v.Type != gjson.String || v.Str != "2.0" {
 		return -32600, `Invalid Request: jsonrpc must be "2.0"`, id
+	}
+	if answer { // the SDK would only log it, and a request would never be answered
+		return -32600, "Invalid Request: a request or notification has no result or error", id
+	}
+	if method.Str == "session/prompt" && !idv.Exists() {
+		return -32600, "Invalid Request: session/prompt is a request: it needs an id", nil
 	}
 	return 0, "", nil
 }

@@ -40,6 +40,7 @@ type fake struct {
 	running  bool                           // a user turn is being played
 	early    bool                           // an interrupt came before the running (or next) turn could take it
 	stopped  bool                           // the turn being played was interrupted before it started
+	resulted bool                           // the turn being played has written a result: an interrupt now is for the next (if queued)
 
 	turns  chan fakeTurn // user turns, read by the turn goroutine
 	userIn chan struct{} // a user message arrived on stdin (capacity 1)
@@ -116,7 +117,7 @@ func Main(args []string) int {
 		for t := range f.turns {
 			f.mu.Lock()
 			f.queued--
-			f.running, f.stopped, f.early = true, f.early, false
+			f.running, f.resulted, f.stopped, f.early = true, false, f.early, false
 			f.mu.Unlock()
 			f.turn(t)
 			f.mu.Lock()
@@ -231,7 +232,7 @@ func (f *fake) control(id string, req map[string]any) {
 		if f.interrup != nil {
 			close(f.interrup)
 			f.interrup = nil
-		} else if f.running || f.queued > 0 {
+		} else if f.running && !f.resulted || f.queued > 0 {
 			// The real CLI starts a turn as it reads it, so an interrupt
 			// read after it ends it; here the turn goroutine may not have
 			// started it, or got to where it waits, yet.
@@ -382,9 +383,10 @@ func (f *fake) say(text string) {
 
 func (f *fake) result(subtype, text string) {
 	// The turn is over before its result is out: an interrupt the host
-	// sends after seeing it is for the next turn.
+	// sends after seeing it is for the next turn, if one is queued (a
+	// turn that goes on after its result, bg, keeps running).
 	f.mu.Lock()
-	f.running, f.early = false, false
+	f.resulted, f.early = true, false
 	f.mu.Unlock()
 	f.emit(map[string]any{"type": "result", "subtype": subtype, "is_error": subtype != "success", "result": text, "session_id": f.sessionID})
 }
