@@ -302,9 +302,7 @@ func (a *Agent) closeSession(s *session) {
 }
 
 func (a *Agent) session(id sdk.SessionId) (*session, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s := a.sessions[string(id)]
+	s := a.lookup(string(id))
 	if s == nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: no session %q", id)})
 	}
@@ -410,14 +408,14 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 				return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "the session ended during the turn"})
 			}
 		case <-t.gaveUp:
-			runsOn = a.runsOn(s, t)
+			runsOn = s.runsOn(t)
 			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case <-a.conn.Done(): // the editor is gone
 			a.interrupt(s)
 			select { // the turn's result follows the interrupt: its updates come first
 			case <-t.result:
 			case <-t.gaveUp:
-				runsOn = a.runsOn(s, t)
+				runsOn = s.runsOn(t)
 			case <-a.ctx.Done():
 			case <-a.b.Done():
 			}
@@ -481,7 +479,7 @@ func (a *Agent) interrupt(s *session) {
 // runsOn reports whether t, whose prompt gave up on it, has not ended: its
 // result has not come (deliver, under s.mu, either sent it to t.result or
 // will see the turn abandoned).
-func (a *Agent) runsOn(s *session, t *turn) bool {
+func (s *session) runsOn(t *turn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(t.result) == 0
@@ -705,13 +703,19 @@ func (a *Agent) askEditor(ctx context.Context, s *session, req protocol.Permissi
 	if id == "" {
 		id = req.RequestID
 	}
-	answer := &protocol.PermissionRespond{Session: s.id, RequestID: req.RequestID, Behavior: protocol.BehaviorDeny}
+	answer := &protocol.PermissionRespond{Session: s.id, RequestID: req.RequestID, Behavior: protocol.BehaviorAllow}
+	deny := func(msg string) (*protocol.PermissionRespond, bool) {
+		answer.Behavior, answer.Always, answer.Answers, answer.Message = protocol.BehaviorDeny, false, nil, msg
+		return answer, true
+	}
+	parsed := gjsonParse(in)
+	baseTitle, locations := toolTitle(req.ToolName, parsed, mcpRef(req.MCP)), toolLocations(req.ToolName, parsed)
 	questions := req.Questions
 	if req.Kind != protocol.PermissionKindQuestion || len(questions) == 0 {
 		questions = []protocol.Question{{}} // one round, not a question
 	}
 	for n, q := range questions {
-		title := toolTitle(req.ToolName, gjsonParse(in), mcpRef(req.MCP))
+		title := baseTitle
 		opts := []sdk.PermissionOption{
 			{OptionId: "allow", Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce},
 			{OptionId: "always", Name: "Always allow", Kind: sdk.PermissionOptionKindAllowAlways},
@@ -742,38 +746,33 @@ func (a *Agent) askEditor(ctx context.Context, s *session, req protocol.Permissi
 		resp, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 			SessionId: s.acpID,
 			Options:   opts,
-			ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(call), Title: &title, Kind: &kind, RawInput: in, Locations: toolLocations(req.ToolName, gjsonParse(in))},
+			ToolCall:  sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(call), Title: &title, Kind: &kind, RawInput: in, Locations: locations},
 		})
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil, false
 		case err != nil:
 			a.log.Warn("session/request_permission failed: denied", "session", s.id, "err", err)
-			answer.Behavior, answer.Answers, answer.Message = protocol.BehaviorDeny, nil, "Denied: the editor did not answer the permission request"
-			return answer, true
+			return deny("Denied: the editor did not answer the permission request")
 		case resp.Outcome.Selected == nil:
-			answer.Behavior, answer.Answers, answer.Message = protocol.BehaviorDeny, nil, "Cancelled by the user"
-			return answer, true
+			return deny("Cancelled by the user")
 		}
-		switch o := string(resp.Outcome.Selected.OptionId); {
+		o := string(resp.Outcome.Selected.OptionId)
+		var i int
+		switch {
 		case o == "allow":
-			answer.Behavior = protocol.BehaviorAllow
 		case o == "always":
-			answer.Behavior, answer.Always = protocol.BehaviorAllow, true
-		case strings.HasPrefix(o, "answer-") && q.Question != "":
-			var i int
+			answer.Always = true
+		case q.Question != "" && strings.HasPrefix(o, "answer-"):
 			if _, err := fmt.Sscanf(o, "answer-%d", &i); err != nil || i < 0 || i >= len(q.Options) {
-				answer.Behavior, answer.Answers = protocol.BehaviorDeny, nil
-				return answer, true
+				return deny("")
 			}
-			answer.Behavior = protocol.BehaviorAllow
 			if answer.Answers == nil {
 				answer.Answers = map[string]string{}
 			}
 			answer.Answers[q.Question] = q.Options[i].Label
 		default: // reject, or an option not offered
-			answer.Behavior, answer.Answers = protocol.BehaviorDeny, nil
-			return answer, true
+			return deny("")
 		}
 	}
 	return answer, true
