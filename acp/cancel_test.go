@@ -45,15 +45,9 @@ func (h *msgSignal) Handle(_ context.Context, r slog.Record) error {
 // its own result.
 func TestAgentCancelWhenTheInterruptFails(t *testing.T) {
 	ended := &msgSignal{msg: "the turn whose interrupt failed has ended", ch: make(chan struct{})}
-	cl, conn, _, _, stop := inProcessWith(t, nil, proxy.Options{ClaudePath: fakeClaudePath,
-		ClaudeEnv: append(os.Environ(), "FAKE_IGNORE_CONTROL=interrupt:1"), ControlTimeout: 2 * time.Second}, slog.New(ended))
+	cl, conn, ns, stop := withFake(t, proxy.Options{ClaudeEnv: append(os.Environ(), "FAKE_IGNORE_CONTROL=interrupt:1"), ControlTimeout: 2 * time.Second}, slog.New(ended))
 	defer stop()
 	bg := context.Background()
-	initialize(t, conn)
-	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, m := range ns.Modes.AvailableModes {
 		if m.Id == "bypassPermissions" { // claude takes it only when launched in it
 			t.Errorf("session/new offers the mode %s, which cannot be set", m.Id)
@@ -71,15 +65,7 @@ func TestAgentCancelWhenTheInterruptFails(t *testing.T) {
 		}
 	}
 	cl.mu.Unlock()
-	type answer struct {
-		r   sdk.PromptResponse
-		err error
-	}
-	first := make(chan answer, 1)
-	go func() {
-		r, err := prompt("hang")
-		first <- answer{r, err}
-	}()
+	first := promptAsync(conn, ns.SessionId, "hang")
 	<-working // the turn runs
 	if err := conn.Cancel(bg, sdk.CancelNotification{SessionId: ns.SessionId}); err != nil {
 		t.Fatal(err)
@@ -102,14 +88,8 @@ func TestAgentCancelWhenTheInterruptFails(t *testing.T) {
 	}
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	var text strings.Builder
-	for _, u := range cl.updates {
-		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
-			text.WriteString(u.AgentMessageChunk.Content.Text.Text)
-		}
-	}
-	if !strings.Contains(text.String(), "echo: hello there") {
-		t.Errorf("the prompt after the turn ended: its text %q, want the fake's echo of it", text.String())
+	if text := cl.agentText(); !strings.Contains(text, "echo: hello there") {
+		t.Errorf("the prompt after the turn ended: its text %q, want the fake's echo of it", text)
 	}
 }
 
@@ -120,14 +100,8 @@ func TestAgentCancelWhenTheInterruptFails(t *testing.T) {
 // an interrupt ends (the fake's "hang"): a lost cancel would leave it
 // running.
 func TestAgentCancelRightAfterPrompt(t *testing.T) {
-	cl, conn, _, _, stop := inProcessWith(t, nil, proxy.Options{ClaudePath: fakeClaudePath}, slog.New(slog.DiscardHandler))
+	cl, _, ns, stop := withFake(t, proxy.Options{}, slog.New(slog.DiscardHandler))
 	defer stop()
-	bg := context.Background()
-	initialize(t, conn)
-	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	answers := make(chan string, 1)
 	var want atomic.Int64
 	cl.mu.Lock()
@@ -155,14 +129,9 @@ func TestAgentCancelRightAfterPrompt(t *testing.T) {
 // order (an ACP permission request has one list of options), and claude
 // gets both answers.
 func TestAgentAsksEveryQuestion(t *testing.T) {
-	cl, conn, _, _, stop := inProcessWith(t, nil, proxy.Options{ClaudePath: fakeClaudePath}, slog.New(slog.DiscardHandler))
+	cl, conn, ns, stop := withFake(t, proxy.Options{}, slog.New(slog.DiscardHandler))
 	defer stop()
 	bg := context.Background()
-	initialize(t, conn)
-	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cl.mu.Lock()
 	cl.answer = "answer-1" // Blue, then M
 	cl.mu.Unlock()
@@ -174,13 +143,7 @@ func TestAgentAsksEveryQuestion(t *testing.T) {
 	if want := []string{"Question 1 of 2: Which colour?", "Question 2 of 2: Which size?"}; !slices.Equal(cl.titles, want) {
 		t.Errorf("the editor was asked %q, want %q", cl.titles, want)
 	}
-	var text strings.Builder
-	for _, u := range cl.updates {
-		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
-			text.WriteString(u.AgentMessageChunk.Content.Text.Text)
-		}
-	}
-	if s := text.String(); !strings.Contains(s, `"Which colour?":"Blue"`) || !strings.Contains(s, `"Which size?":"M"`) {
+	if s := cl.agentText(); !strings.Contains(s, `"Which colour?":"Blue"`) || !strings.Contains(s, `"Which size?":"M"`) {
 		t.Errorf("claude got %s, want both answers", s)
 	}
 }
@@ -192,14 +155,9 @@ func TestAgentAsksEveryQuestion(t *testing.T) {
 func TestAgentReplaceThenCancelOrClose(t *testing.T) {
 	for _, end := range []string{"cancel", "close"} {
 		t.Run(end, func(t *testing.T) {
-			cl, conn, _, _, stop := inProcessWith(t, nil, proxy.Options{ClaudePath: fakeClaudePath}, slog.New(slog.DiscardHandler))
+			cl, conn, ns, stop := withFake(t, proxy.Options{}, slog.New(slog.DiscardHandler))
 			defer stop()
 			bg := context.Background()
-			initialize(t, conn)
-			ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			working := make(chan struct{}, 1)
 			cl.mu.Lock()
 			cl.onSend = func(msg []byte) {
@@ -211,19 +169,10 @@ func TestAgentReplaceThenCancelOrClose(t *testing.T) {
 				}
 			}
 			cl.mu.Unlock()
-			type answer struct {
-				r   sdk.PromptResponse
-				err error
-			}
-			answers := make(chan answer, 2)
-			hang := func() {
-				r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hang")}})
-				answers <- answer{r, err}
-			}
-			go hang()
-			<-working // the first turn runs
-			go hang() // replaces it
-			if a := <-answers; a.err != nil || a.r.StopReason != sdk.StopReasonCancelled {
+			first := promptAsync(conn, ns.SessionId, "hang")
+			<-working                                         // the first turn runs
+			second := promptAsync(conn, ns.SessionId, "hang") // replaces it
+			if a := <-first; a.err != nil || a.r.StopReason != sdk.StopReasonCancelled {
 				t.Fatalf("the replaced prompt: %+v %v, want cancelled", a.r, a.err)
 			}
 			// The replacing prompt now waits for its turn, sends it or runs
@@ -235,9 +184,52 @@ func TestAgentReplaceThenCancelOrClose(t *testing.T) {
 			} else if _, err := conn.CloseSession(bg, sdk.CloseSessionRequest{SessionId: ns.SessionId}); err != nil {
 				t.Fatal(err)
 			}
-			if a := <-answers; a.err != nil || a.r.StopReason != sdk.StopReasonCancelled {
+			if a := <-second; a.err != nil || a.r.StopReason != sdk.StopReasonCancelled {
 				t.Errorf("the replacing prompt after session/%s: %+v %v, want cancelled", end, a.r, a.err)
 			}
 		})
 	}
+}
+
+// withFake is an in-process agent whose proxy runs the fake claude (opts
+// adds to ClaudePath), initialized, with a session open.
+func withFake(t *testing.T, opts proxy.Options, log *slog.Logger) (*goClient, *sdk.ClientSideConnection, sdk.NewSessionResponse, func()) {
+	t.Helper()
+	opts.ClaudePath = fakeClaudePath
+	cl, conn, _, _, stop := inProcessWith(t, nil, opts, log)
+	initialize(t, conn)
+	ns, err := conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	return cl, conn, ns, stop
+}
+
+// agentText is the text of the agent_message_chunk updates cl has seen
+// (cl.mu held).
+func (c *goClient) agentText() string {
+	var text strings.Builder
+	for _, u := range c.updates {
+		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+			text.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	return text.String()
+}
+
+// promptAnswer is what a session/prompt answered.
+type promptAnswer struct {
+	r   sdk.PromptResponse
+	err error
+}
+
+// promptAsync sends a text prompt and delivers its answer on the channel.
+func promptAsync(conn *sdk.ClientSideConnection, id sdk.SessionId, text string) <-chan promptAnswer {
+	ch := make(chan promptAnswer, 1)
+	go func() {
+		r, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+		ch <- promptAnswer{r, err}
+	}()
+	return ch
 }

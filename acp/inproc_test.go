@@ -232,15 +232,7 @@ func TestAgentSecondPromptReplacesTurn(t *testing.T) {
 	cl.mu.Lock()
 	cl.answer, cl.hold = "allow", hold
 	cl.mu.Unlock()
-	type result struct {
-		r   sdk.PromptResponse
-		err error
-	}
-	first := make(chan result, 1)
-	go func() {
-		r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
-		first <- result{r, err}
-	}()
+	first := promptAsync(conn, ns.SessionId, "echo")
 	<-cl.asked // the turn runs, waiting for the permission
 	r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("Hi")}})
 	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
@@ -350,15 +342,7 @@ func TestAgentCloseWithdrawsAsks(t *testing.T) {
 	cl.mu.Lock()
 	cl.answer = "" // wait to be withdrawn
 	cl.mu.Unlock()
-	type result struct {
-		r   sdk.PromptResponse
-		err error
-	}
-	first := make(chan result, 1)
-	go func() {
-		r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
-		first <- result{r, err}
-	}()
+	first := promptAsync(conn, ns.SessionId, "echo")
 	<-cl.asked
 	if _, err := conn.CloseSession(bg, sdk.CloseSessionRequest{SessionId: ns.SessionId}); err != nil {
 		t.Fatal(err)
