@@ -117,8 +117,22 @@ func check(line []byte) (int, string, json.RawMessage) {
 	if line[0] != '{' {
 		return -32600, "Invalid Request: a JSON-RPC message is an object (batches are not part of ACP)", nil
 	}
-	method, idv := gjson.GetBytes(line, "method"), gjson.GetBytes(line, "id")
-	answer := gjson.GetBytes(line, "result").Exists() || gjson.GetBytes(line, "error").Exists()
+	// One pass over the top-level members (a prompt's line can be 10 MiB):
+	var method, idv, jsonrpc gjson.Result
+	answer := false
+	gjson.ParseBytes(line).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "method":
+			method = v
+		case "id":
+			idv = v
+		case "jsonrpc":
+			jsonrpc = v
+		case "result", "error":
+			answer = true
+		}
+		return true
+	})
 	id := idOf(idv) // a string or a number: echoed
 	if !method.Exists() {
 		// A response to one of the agent's requests: its id may be null (an
@@ -137,7 +151,7 @@ func check(line []byte) (int, string, json.RawMessage) {
 	if method.Type != gjson.String {
 		return -32600, "Invalid Request: method must be a string", id
 	}
-	if v := gjson.GetBytes(line, "jsonrpc"); v.Type != gjson.String || v.Str != "2.0" {
+	if jsonrpc.Type != gjson.String || jsonrpc.Str != "2.0" {
 		return -32600, `Invalid Request: jsonrpc must be "2.0"`, id
 	}
 	if answer { // the SDK would only log it, and a request would never be answered
