@@ -3,7 +3,7 @@
 // but the model's text, rendered as Markdown and sanitized by DOMPurify into
 // a DOM fragment (render.js).
 
-import { Connection, login } from "./client.js";
+import { Connection, login, loginCode } from "./client.js";
 import { $, el } from "./dom.js";
 import { setupMCP } from "./mcp.js";
 import { configure as configureRenderer, renderEvent, renderPast, notice, scrollDown, userBubble } from "./render.js";
@@ -13,6 +13,10 @@ import { initNotify, notify, unnotify } from "./notify.js";
 
 const sessions = new Map(); // id -> view
 let current = null;
+// The status line while a permission dialog waits.
+const WAITING = "waiting for your answer…";
+// ended reports whether live session v takes no more turns.
+const ended = (v) => ["exited", "closed"].includes(v.state);
 
 function view(id) {
   let v = sessions.get(id);
@@ -115,13 +119,13 @@ const pushes = {
     notice(view(session), `Some earlier events are no longer available (the log starts at #${firstSeq}).`, true);
   },
   "permission/request"(d) {
-    if (d.session === current) $("#status-line").textContent = "waiting for your answer…";
+    if (d.session === current) $("#status-line").textContent = WAITING;
     if (permissionRequested(d)) notify(`perm:${d.session}:${d.requestId}`, "Claude is waiting for you", describe(d), () => select(d.session));
   },
   "permission/resolved"(d) {
     const { session, behavior, reason } = d;
     unnotify(`perm:${session}:${d.requestId}`);
-    if (session === current && $("#status-line").textContent === "waiting for your answer…") $("#status-line").textContent = "";
+    if (session === current && $("#status-line").textContent === WAITING) $("#status-line").textContent = "";
     const what = { allow: "Allowed", deny: "Denied", cancelled: "Permission request withdrawn" }[behavior] || `Permission: ${behavior}`;
     const why = { timeout: "no answer in time", cancelled: "claude withdrew it", session_exited: "the session ended" }[reason];
     notice(view(session), why ? `${what} (${why})` : what);
@@ -172,7 +176,7 @@ function select(id) {
 
 function updateComposer() {
   const v = current && sessions.get(current);
-  const live = v && !["exited", "closed"].includes(v.state);
+  const live = v && !ended(v);
   // With no session (and no past one) shown, Send creates one first.
   $("#send").disabled = v ? !live : !!shownPast;
   $("#interrupt").disabled = !(v && v.state === "running");
@@ -243,7 +247,7 @@ function composerHint() {
   const ta = $("#composer textarea");
   if (!$("#login-error").hidden) return; // showLoginHelp's
   if (!v && shownPast) ta.placeholder = "A past session: press Continue (above) to go on with it";
-  else if (v && ["exited", "closed"].includes(v.state)) ta.placeholder = "This session has ended: start a new one from the sessions";
+  else if (v && ended(v)) ta.placeholder = "This session has ended: start a new one from the sessions";
   else ta.placeholder = touch.matches ? "Message Claude… (Send to send)" : "Message Claude… (Enter to send, Shift+Enter for a new line)";
 }
 touch.addEventListener("change", composerHint);
@@ -422,7 +426,7 @@ async function checkLogin(why) {
 // A login link opened in this tab changes only the fragment, which loads
 // nothing: start again with it.
 window.addEventListener("hashchange", () => {
-  if (/(?:^#|&)code=/.test(location.hash)) location.reload();
+  if (loginCode()) location.reload();
 });
 
 // The login link's code (if any) is traded for the cookie; a spent link

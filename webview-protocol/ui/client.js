@@ -77,19 +77,26 @@ export class Connection {
   }
 }
 
+// loginCode returns the one-time login code of the URL's fragment
+// (#code=…), or "".
+export function loginCode() {
+  const m = /(?:^#|&)code=([A-Za-z0-9._~-]+)/.exec(location.hash);
+  return m ? m[1] : "";
+}
+
 // login exchanges a one-time code from the URL fragment (#code=…) for the
 // session cookie, then removes the fragment from the address bar and the
 // history entry. Fragments are never sent to servers, so the code does not
 // end up in any log.
 export async function login() {
-  const m = /(?:^#|&)code=([A-Za-z0-9._~-]+)/.exec(location.hash);
-  if (!m) return;
+  const code = loginCode();
+  if (!code) return;
   history.replaceState(null, "", location.pathname + location.search);
   const r = await fetch("/v1/login", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     credentials: "same-origin",
-    body: JSON.stringify({ code: m[1] }),
+    body: JSON.stringify({ code }),
   });
   if (!r.ok) {
     let msg = `login failed (${r.status})`;
