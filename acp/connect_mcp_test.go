@@ -65,6 +65,7 @@ func TestACPConnectClientMCPServers(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-served })
 
 	agent := exec.Command(bin, "acp", "--connect", "http://"+ln.Addr().String())
+	testkit.DieWithTest(agent)
 	agent.Env = append(os.Environ(), "CCPROXY_TOKEN="+token)
 	var agentLog bytes.Buffer
 	agent.Stderr = &agentLog

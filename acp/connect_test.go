@@ -282,6 +282,7 @@ func startConnected(t *testing.T, token, answer string) *connected {
 	env := append(os.Environ(), "CCPROXY_TOKEN=")
 
 	serve := exec.Command(bin, "serve", "--demo", "--demo-speed", "0", "--no-ui", "--token-file", tokenFile, "--spool-dir", t.TempDir())
+	testkit.DieWithTest(serve)
 	serve.Env = env
 	serve.Stderr = os.Stderr
 	sout, _ := serve.StdoutPipe()
@@ -297,6 +298,7 @@ func startConnected(t *testing.T, token, answer string) *connected {
 
 	d := &connected{url: first.URL, serve: serve, agent: exec.Command(bin, "acp", "--connect", first.URL, "--token-file", tokenFile)}
 	d.agent.Env = env
+	testkit.DieWithTest(d.agent)
 	d.agent.Stderr = os.Stderr
 	d.ain, _ = d.agent.StdinPipe()
 	t.Cleanup(func() { d.ain.Close() })

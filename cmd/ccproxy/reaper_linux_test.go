@@ -49,6 +49,7 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 	environ = append(environ, "CCPROXY_TEST_MARKER="+marker, "CCPROXY_TOKEN="+serveToken, "TMPDIR="+tmp)
 	start := func() (*exec.Cmd, firstLine, *syncBuffer) {
 		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", project, "--claude", claude, "--trust-project-mcp", "--log-level", "debug")
+		testkit.DieWithTest(cmd)
 		cmd.Env = environ
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {

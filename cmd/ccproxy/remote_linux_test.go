@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
 )
 
 // openPTY opens a pseudo-terminal: the master to read, the slave to give a
@@ -59,6 +61,7 @@ func TestServeQRWhenTerminal(t *testing.T) {
 			cmd := exec.Command(bin, append([]string{"serve", "--demo", "--project", t.TempDir()}, tc.args...)...)
 			cmd.Env = append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TEST_MARKER="+marker)
 			cmd.Stderr = slave
+			testkit.DieWithTest(cmd)
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

@@ -270,6 +270,7 @@ func TestServeDemoBinarySIGTERM(t *testing.T) {
 	bin := ccproxyBinary(t)
 	marker := fmt.Sprintf("serve-demo-%d", time.Now().UnixNano())
 	cmd := exec.Command(bin, "serve", "--demo", "--addr", "127.0.0.1:0", "--project", t.TempDir())
+	testkit.DieWithTest(cmd)
 	cmd.Env = append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TEST_MARKER="+marker)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -348,6 +349,7 @@ func TestServeReplayRelative(t *testing.T) {
 	}
 	marker := fmt.Sprintf("serve-replay-%d", time.Now().UnixNano())
 	cmd := exec.Command(bin, "serve", "--replay", "t.jsonl", "--demo-speed", "0", "--addr", "127.0.0.1:0", "--project", project)
+	testkit.DieWithTest(cmd)
 	cmd.Dir = work
 	cmd.Env = append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TOKEN="+serveToken, "CCPROXY_TEST_MARKER="+marker)
 	stdout, err := cmd.StdoutPipe()
@@ -461,6 +463,7 @@ func TestServeFallsBackToDemo(t *testing.T) {
 	env := append(withoutEnv(withoutEnv(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_CLAUDE"), "PATH"), "PATH="+emptyPath)
 	callLog := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", t.TempDir(), "--call-log-dir", callLog)
+	testkit.DieWithTest(cmd)
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -508,6 +511,7 @@ func TestServeFallsBackToDemo(t *testing.T) {
 		{"with --trust-project-mcp", []string{"--trust-project-mcp"}, nil},
 	} {
 		bad := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--project", t.TempDir()}, c.args...)...)
+		testkit.DieWithTest(bad)
 		bad.Env = append(slices.Clone(env), c.extra...)
 		out, _ := bad.StdoutPipe()
 		var badErr syncBuffer

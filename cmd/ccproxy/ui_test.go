@@ -165,6 +165,7 @@ func startServeEnv(t *testing.T, bin string, env []string, args ...string) *serv
 	marker := fmt.Sprintf("ui-test-%d", time.Now().UnixNano())
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--project", t.TempDir()}, args...)...)
 	cmd.Env = append(append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), env...), "CCPROXY_TEST_MARKER="+marker)
+	testkit.DieWithTest(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,10 @@
 // process group, MarkedProcesses and WaitGone by a marker in the
 // environment, KillGroup). Those read /proc: elsewhere (proc_other.go, for
 // the Windows compile check) they list nothing and KillGroup relies on
-// childproc alone. Sub-packages hold the fake Anthropic API (fakeapi), the
+// childproc alone. DieWithTest has a daemon a test starts (ccproxy serve,
+// ccproxy acp) killed when the test binary dies, so a test that times out
+// or panics before its cleanup leaves none behind (Linux; a no-op
+// elsewhere). Sub-packages hold the fake Anthropic API (fakeapi), the
 // fake Claude Code CLI of the fast unit tests (fakeclaude) and the test MCP
 // server (mcptest).
 //
