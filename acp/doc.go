@@ -45,7 +45,10 @@
 // checked (clientServers), the session is looked up under cwd's project
 // folder, then under any (an unknown or malformed id is -32602 naming it
 // and the store; so is one with no readable event, empty or garbage, which
-// claude could not resume either), load replays it, and a ccproxy session
+// claude could not resume either), load replays it (the user's prompts as
+// user_message_chunk, but not the texts the CLI stored as user messages in
+// the user's place: an interrupt's marker, a background task's notice;
+// cliNotice), and a ccproxy session
 // is created with resume. session/list is one history.Store.List page (its default size),
 // newest first, of every project or of an absolute cwd (else -32602); its
 // nextCursor is history's cursor, passed through (a bad one is -32602).

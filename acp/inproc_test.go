@@ -193,10 +193,14 @@ func TestAgentLoadSession(t *testing.T) {
 	}
 	cl.mu.Lock()
 	var user, agentText, diff, image bool
+	var prompts []string
 	for _, u := range cl.updates {
 		switch {
 		case u.UserMessageChunk != nil:
 			user = true
+			if c := u.UserMessageChunk.Content; c.Text != nil {
+				prompts = append(prompts, c.Text.Text)
+			}
 		case u.AgentMessageChunk != nil:
 			agentText = true
 		case u.ToolCallUpdate != nil:
@@ -210,6 +214,15 @@ func TestAgentLoadSession(t *testing.T) {
 	cl.mu.Unlock()
 	if !user || !agentText || !diff || !image {
 		t.Errorf("replayed %d updates: user prompt %v, agent text %v, diff %v, image %v: want all", n, user, agentText, diff, image)
+	}
+	// The user's prompts, not the background task's notice the CLI stored
+	// as a user message between [H-TASK] and [H-RESUME].
+	var heads []string
+	for _, p := range prompts {
+		heads = append(heads, strings.SplitN(p, " ", 2)[0])
+	}
+	if want := "[H-TEXT] [H-FILES] [H-MCP] [H-TASK]"; !strings.HasPrefix(strings.Join(heads, " "), want) || slices.ContainsFunc(prompts, func(p string) bool { return strings.Contains(p, "<task-notification>") }) {
+		t.Errorf("replayed prompts %q: want %s…, and no notice of the CLI's", heads, want)
 	}
 	r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock("and now?")}})
 	if err != nil || r.StopReason != sdk.StopReasonEndTurn {

@@ -151,7 +151,7 @@ func (m *Mapper) user(e gjson.Result) []sdk.SessionUpdate {
 	var out []sdk.SessionUpdate
 	content := e.Get("message.content")
 	if !content.IsArray() {
-		if m.history && content.String() != "" && e.Get("parent_tool_use_id").String() == "" {
+		if m.history && content.String() != "" && e.Get("parent_tool_use_id").String() == "" && !cliNotice(content.String()) {
 			return []sdk.SessionUpdate{sdk.UpdateUserMessageText(content.String())}
 		}
 		return nil // a user turn (replayed): the client sent it
@@ -161,7 +161,9 @@ func (m *Mapper) user(e gjson.Result) []sdk.SessionUpdate {
 			if m.history && e.Get("parent_tool_use_id").String() == "" {
 				switch b.Get("type").String() {
 				case "text":
-					out = append(out, sdk.UpdateUserMessageText(b.Get("text").String()))
+					if t := b.Get("text").String(); !cliNotice(t) {
+						out = append(out, sdk.UpdateUserMessageText(t))
+					}
 				case "image":
 					if d := b.Get("source.data").String(); d != "" {
 						out = append(out, sdk.UpdateUserMessage(sdk.ImageBlock(d, b.Get("source.media_type").String())))
@@ -202,6 +204,21 @@ func (m *Mapper) user(e gjson.Result) []sdk.SessionUpdate {
 		out = append(out, sdk.SessionUpdate{ToolCallUpdate: u})
 	}
 	return out
+}
+
+// cliNotice reports whether the text of a user message is not the user's
+// words but one the CLI wrote in the user's place: its marker of an
+// interrupt ("[Request interrupted by user]", "… for tool use]") or the
+// notice it feeds claude when a background task ends
+// ("<task-notification>…</task-notification>"). A stored session's replay
+// leaves them out: the editor shows the interrupt as the turn's cancelled
+// end, and a live session shows neither.
+func cliNotice(text string) bool {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "[Request interrupted by user") && strings.HasSuffix(t, "]") && !strings.Contains(t[1:len(t)-1], "]") {
+		return true
+	}
+	return strings.HasPrefix(t, "<task-notification>") && strings.HasSuffix(t, "</task-notification>")
 }
 
 // attachment makes an image block of an image attachment whose bytes can

@@ -308,3 +308,39 @@ func TestMapForgetsFinishedTools(t *testing.T) {
 		}
 	}
 }
+
+// A stored session's replay shows the user's prompts, not the texts the
+// CLI wrote in the user's place (an interrupt's marker, a background
+// task's notice), in either form of a user message.
+func TestMapHistoryLeavesOutCLINotices(t *testing.T) {
+	m := NewMapper(nil)
+	m.history = true
+	for _, ev := range []string{
+		`{"type":"user","message":{"role":"user","content":"[Request interrupted by user]"}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}}`,
+		`{"type":"user","message":{"role":"user","content":"<task-notification>\n<task-id>a1</task-id>\n<summary>Agent \"x\" completed</summary>\n</task-notification>"}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"<task-notification><status>completed</status></task-notification>\n"}]}}`,
+	} {
+		if ups, _ := m.Map([]byte(ev)); len(ups) != 0 {
+			b, _ := json.Marshal(ups)
+			t.Errorf("%s: want no update, got %s", ev, b)
+		}
+	}
+	for _, text := range []string{
+		"[Request interrupted by user] and then [this]", // the user's words that start alike
+		"What is <task-notification>?",
+		"hello",
+	} {
+		js, _ := json.Marshal(text)
+		for _, ev := range []string{
+			`{"type":"user","message":{"role":"user","content":` + string(js) + `}}`,
+			`{"type":"user","message":{"role":"user","content":[{"type":"text","text":` + string(js) + `}]}}`,
+		} {
+			ups, _ := m.Map([]byte(ev))
+			if len(ups) != 1 || ups[0].UserMessageChunk == nil || ups[0].UserMessageChunk.Content.Text == nil || ups[0].UserMessageChunk.Content.Text.Text != text {
+				b, _ := json.Marshal(ups)
+				t.Errorf("%s: want one user_message_chunk %q, got %s", ev, text, b)
+			}
+		}
+	}
+}
