@@ -145,8 +145,11 @@ func (a *Agent) Close() {
 	a.wg.Wait()
 }
 
-func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	return sdk.AuthenticateResponse{}, nil
+// Authenticate refuses every method: initialize offers none (claude's own
+// login is used), so any methodId is unknown (-32602 naming it). Answering
+// success would tell the editor it had signed in to something.
+func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("authenticate: methodId %q is not one of the authMethods initialize offered (none: claude uses its own login)", p.MethodId)})
 }
 
 func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {

@@ -43,6 +43,10 @@ func TestAgentInProcess(t *testing.T) {
 	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: "x", Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil {
 		t.Error("session/load without a history store succeeded")
 	}
+	// initialize offers no auth method: authenticate with any is refused,
+	// not a success that would tell the editor it signed in.
+	_, err = conn.Authenticate(bg, sdk.AuthenticateRequest{MethodId: "oauth"})
+	invalidParams(t, "authenticate", err, `authenticate: methodId "oauth" is not one of the authMethods initialize offered`)
 	for _, answer := range []string{"allow", "cancel"} {
 		cl.mu.Lock()
 		cl.answer = answer
