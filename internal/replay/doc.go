@@ -5,7 +5,8 @@
 //
 // # Data flow
 //
-//	transcript (.jsonl[.gz], or the embedded demo)
+//	transcript (.jsonl[.gz], or the embedded demo: its capture's /tmp
+//	    │        folders shown as /home/demo, Demo)
 //	    │ Parse: split into turns (system/init … result); keep recorded
 //	    ▼        control responses (initialize, mcp_status) and the prelude
 //	Transcript

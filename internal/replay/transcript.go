@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ccproxy/ccproxy/stream"
@@ -92,14 +93,53 @@ func (t *Transcript) Recorded(subtype string) ([]byte, bool) {
 }
 
 // Demo returns the embedded demo transcript, captured from the real CLI
-// (internal/testkit/capture, scenario "demo").
+// (internal/testkit/capture, scenario "demo"), with the capture's
+// temporary folders shown as DemoHome (see neutralPaths).
 func Demo() (*Transcript, error) {
-	f, err := embedded.Open("transcripts/" + DemoName)
+	b, err := embedded.ReadFile("transcripts/" + DemoName)
 	if err != nil {
 		return nil, fmt.Errorf("replay: embedded demo: %w", err)
 	}
-	defer f.Close()
-	return Parse(f, DemoName)
+	return Parse(bytes.NewReader(neutralPaths(b)), DemoName)
+}
+
+// DemoHome is the home folder the demo shows; its project is
+// DemoHome/project.
+const DemoHome = "/home/demo"
+
+// neutralPaths replaces in a transcript the temporary folders the capture
+// ran in (<tmp>/ccproxy-capture-<scenario>-<n>, holding home/ and
+// project/, as system/init's cwd <root>/project says) by DemoHome, so that
+// the demo shows "/home/demo/project/…" rather than the capture machine's
+// /tmp paths, in the project folder's name under .claude/projects too.
+// A transcript whose cwd is not such a folder is returned as it is.
+func neutralPaths(b []byte) []byte {
+	i := bytes.Index(b, []byte(`"cwd":"`))
+	if i < 0 {
+		return b
+	}
+	cwd := b[i+len(`"cwd":"`):]
+	if j := bytes.IndexByte(cwd, '"'); j >= 0 {
+		cwd = cwd[:j]
+	}
+	root, ok := bytes.CutSuffix(cwd, []byte("/project"))
+	if !ok || !bytes.Contains(root, []byte("/ccproxy-capture-")) {
+		return b
+	}
+	root = bytes.Clone(root)
+	// The project's folder under .claude/projects: its path with every
+	// "/" (and ".") as "-".
+	slug := func(p []byte) []byte {
+		return bytes.Map(func(r rune) rune {
+			if r == '/' || r == '.' {
+				return '-'
+			}
+			return r
+		}, p)
+	}
+	b = bytes.ReplaceAll(b, slug(append(slices.Clip(root), "/project"...)), slug([]byte(DemoHome+"/project")))
+	b = bytes.ReplaceAll(b, append(slices.Clip(root), "/home"...), []byte(DemoHome))
+	return bytes.ReplaceAll(b, root, []byte(DemoHome))
 }
 
 // Open reads a transcript file: stream-json lines, gzip-compressed when the

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -156,5 +157,45 @@ func TestParseErrorLineNumber(t *testing.T) {
 	_, err := Parse(strings.NewReader("{}\n\n\nnot json\n"), "t.jsonl")
 	if err == nil || !strings.Contains(err.Error(), "t.jsonl:4: not a JSON object") {
 		t.Errorf("error %v, want it to name t.jsonl:4", err)
+	}
+}
+
+// The demo shows /home/demo rather than the capture machine's temporary
+// folders, consistently: cwd, the home folder and the project's folder
+// under .claude/projects.
+func TestDemoNeutralPaths(t *testing.T) {
+	raw, err := embedded.ReadFile("transcripts/" + DemoName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte("/ccproxy-capture-demo-")) {
+		t.Fatal("the embedded demo no longer holds capture paths: this test checks nothing")
+	}
+	tr, err := Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	for _, turn := range tr.Turns {
+		for _, l := range turn.lines {
+			all.Write(l.raw)
+			all.WriteByte('\n')
+		}
+	}
+	out := all.Bytes()
+	if i := bytes.Index(out, []byte("ccproxy-capture-")); i >= 0 {
+		t.Errorf("a capture path is left: %s", out[max(0, i-80):min(len(out), i+80)])
+	}
+	for _, want := range []string{
+		`"cwd":"/home/demo/project"`,
+		"/home/demo/.claude/projects/-home-demo-project/",
+	} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("the demo does not show %s", want)
+		}
+	}
+	// Other transcripts are left as they are.
+	if b := []byte(`{"type":"system","subtype":"init","cwd":"/srv/x/project"}`); !bytes.Equal(neutralPaths(b), b) {
+		t.Errorf("a cwd that is no capture folder was rewritten: %s", neutralPaths(b))
 	}
 }
