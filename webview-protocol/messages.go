@@ -198,10 +198,12 @@ type SessionSubscribe struct {
 
 // SessionSubscribeResult is the data of the reply to session/subscribe.
 type SessionSubscribeResult struct {
-	Session  string `json:"session" schema:"ref=SessionId"`
-	State    string `json:"state" schema:"ref=SessionState"`
-	FirstSeq int64  `json:"firstSeq" jsonschema:"Oldest seq the log holds (lastSeq+1 when it is empty)." schema:"minimum=1"`
-	LastSeq  int64  `json:"lastSeq" jsonschema:"Newest seq assigned so far (0 when none)." schema:"minimum=0"`
+	Session  string      `json:"session" schema:"ref=SessionId"`
+	State    string      `json:"state" schema:"ref=SessionState"`
+	FirstSeq int64       `json:"firstSeq" jsonschema:"Oldest seq the log holds (lastSeq+1 when it is empty)." schema:"minimum=1"`
+	LastSeq  int64       `json:"lastSeq" jsonschema:"Newest seq assigned so far (0 when none)." schema:"minimum=0"`
+	Model    string      `json:"model,omitempty" jsonschema:"The model the session runs now (as in session/state)." schema:"ref=ModelValue"`
+	Models   []ModelInfo `json:"models,omitempty" jsonschema:"The models claude offers (as in session/state), at most 64." schema:"maxItems=MaxModels"`
 }
 
 // SessionUnsubscribe is the data of session/unsubscribe.

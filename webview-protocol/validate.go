@@ -556,6 +556,7 @@ func (c *check) add(path, format string, args ...any) { c.errs.add(path, format,
 func (c *check) err() error { return c.errs.err("", "") }
 
 func (d SessionSubscribeResult) checkSemantics(c *check) {
+	checkModels(c, d.Model, d.Models)
 	if d.FirstSeq > d.LastSeq+1 {
 		c.add("firstSeq", "must be at most lastSeq+1 (%d), got %d", d.LastSeq+1, d.FirstSeq)
 	}
@@ -600,9 +601,11 @@ func (d SessionSetModelResult) checkSemantics(c *check) {
 	checkBytes(c, "resolvedModel", d.ResolvedModel, MaxModelBytes)
 }
 
-func (d SessionState) checkSemantics(c *check) {
-	checkModelBytes(c, "model", d.Model)
-	for i, m := range d.Models {
+func (d SessionState) checkSemantics(c *check) { checkModels(c, d.Model, d.Models) }
+
+func checkModels(c *check, model string, models []ModelInfo) {
+	checkModelBytes(c, "model", model)
+	for i, m := range models {
 		p := fmt.Sprintf("models[%d].", i)
 		checkModelBytes(c, p+"value", m.Value)
 		checkBytes(c, p+"displayName", m.DisplayName, MaxModelDisplayNameBytes)

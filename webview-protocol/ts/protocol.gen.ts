@@ -1129,4 +1129,14 @@ export interface SessionSubscribeResult {
    * Newest seq assigned so far (0 when none).
    */
   lastSeq: number;
+  /**
+   * The model the session runs now (as in session/state).
+   */
+  model?: string;
+  /**
+   * The models claude offers (as in session/state), at most 64.
+   *
+   * @maxItems 64
+   */
+  models?: ModelInfo[];
 }
