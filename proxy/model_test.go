@@ -235,3 +235,28 @@ func TestSetModelAndRestart(t *testing.T) {
 	}
 	killPID(newPID, fakeclaude.ExitSignal)
 }
+
+// A subscription catching up (told the state by its subscribe reply) is
+// sent a session/state when it turns live if the model changed meanwhile,
+// though the state did not.
+func TestCatchingUpToldModelChange(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.turn(s, "hello")
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.mu.Lock()
+	sub := &subscription{sentState: sess.stateKeyLocked()} // as subscribe notes it
+	sub.wasLive = true                                     // only the state part of liveFramesLocked
+	sess.mu.Unlock()
+	c.do(protocol.TypeSessionSetModel, map[string]any{"session": s, "model": "haiku"})
+	sess.mu.Lock()
+	frames := sess.liveFramesLocked(sub)
+	sess.mu.Unlock()
+	if len(frames) != 1 || !strings.Contains(string(frames[0]), `"model":"haiku"`) {
+		t.Errorf("frames on turning live after the model changed: %q", frames)
+	}
+}
