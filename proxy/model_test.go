@@ -88,6 +88,12 @@ func TestSessionModelState(t *testing.T) {
 		}
 	}
 
+	var list protocol.SessionListResult
+	mustUnmarshal(t, a.do(protocol.TypeSessionList, map[string]any{}), &list)
+	if list.Sessions[0].Model != "sonnet" {
+		t.Errorf("session/list model %q, want sonnet", list.Sessions[0].Model)
+	}
+
 	// A later subscriber learns both from the reply.
 	c := ts.dial(t)
 	var sub protocol.SessionSubscribeResult

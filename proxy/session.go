@@ -848,7 +848,7 @@ func (s *Session) info() protocol.SessionInfo {
 		Session:            s.id,
 		State:              s.state,
 		Cwd:                s.cfg.cwd,
-		Model:              s.cfg.model,
+		Model:              s.model,
 		PermissionMode:     s.mode,
 		ClaudeSessionID:    s.claudeID,
 		CreatedAt:          s.createdAt.UTC(),

@@ -234,7 +234,7 @@ type SessionInfo struct {
 	Session            string    `json:"session" schema:"ref=SessionId"`
 	State              string    `json:"state" schema:"ref=SessionState"`
 	Cwd                string    `json:"cwd" schema:"minLength=1"`
-	Model              string    `json:"model,omitempty"`
+	Model              string    `json:"model,omitempty" jsonschema:"The model the session runs, as session/state reports it."`
 	PermissionMode     string    `json:"permissionMode,omitempty" schema:"ref=PermissionMode"`
 	ClaudeSessionID    string    `json:"claudeSessionId,omitempty"`
 	CreatedAt          time.Time `json:"createdAt" schema:"ref=Timestamp"`

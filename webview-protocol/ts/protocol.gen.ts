@@ -1010,6 +1010,9 @@ export interface SessionInfo {
   session: string;
   state: SessionStateName;
   cwd: string;
+  /**
+   * The model the session runs, as session/state reports it.
+   */
   model?: string;
   permissionMode?: PermissionMode;
   claudeSessionId?: string;
