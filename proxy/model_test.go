@@ -131,12 +131,12 @@ func TestSetModelErrors(t *testing.T) {
 		"c1":                "a\u0085b",
 	} {
 		er := c.doErr(protocol.TypeSessionSetModel, map[string]any{"session": s, "model": model})
-		if er.Code != protocol.CodeBadRequest || !strings.Contains(er.Message, "model") {
+		if er.Code != protocol.CodeBadRequest || !strings.Contains(er.Message, "data.model") {
 			t.Errorf("%s: %+v, want bad_request naming model", name, er)
 		}
 	}
 	er := c.doErr(protocol.TypeSessionSetModel, map[string]any{"session": s})
-	if er.Code != protocol.CodeBadRequest || !strings.Contains(er.Message, "model") {
+	if er.Code != protocol.CodeBadRequest || !strings.Contains(er.Message, "data.model") {
 		t.Errorf("no model: %+v", er)
 	}
 	er = c.doErr(protocol.TypeSessionSetModel, map[string]any{"session": "s-nosuch", "model": "sonnet"})
