@@ -73,6 +73,21 @@
 // keeps the mode for the new process, refusing bypassPermissions (as
 // claude would) unless the session is in it already.
 //
+// The model (model.go, under Session.mu): the models of claude's
+// initialize reply (value, displayName, description; at most
+// protocol.MaxModels, texts cut at their bounds, the cut logged) and the
+// model the session runs: the value last chosen (session/create's model,
+// session/setModel's set_model) while system/init reports what it
+// resolves to, else the id system/init reports. Both go in session/state
+// (pushStateLocked, as the permission mode) and the subscribe reply; a
+// restarted process is launched with the chosen model. While the session
+// restarts, setModel keeps the model for the new process. Session.modelMu
+// serializes setModel calls (taken before Session.mu, held across the
+// control request), so the model reported is the last one claude took. A
+// subscription notes the key of the state it was told (stateKeyLocked:
+// state, mode, model, models), so one catching up is told a change of any
+// of them when it turns live.
+//
 // # State
 //
 // A session's state follows claude's events, not what was sent (claude
@@ -318,6 +333,9 @@
 // alone (a reply is queued after it is released).
 // Session.clientMu guards the session's client configuration; it is taken
 // alone or under Session.mu, and only a configFile's lock is taken under it.
+// Session.modelMu serializes session/setModel; it is taken with no other
+// lock held, and Session.mu is taken under it (not across the control
+// request).
 //
 // The write pump sends what it finds queued (or pulls) as one batch: the
 // websocket library writes each frame to the connection's batchConn, which

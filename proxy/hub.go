@@ -72,7 +72,7 @@ type subscription struct {
 	next      int64       // guarded by hub.mu: the next seq to pull
 	live      bool        // guarded by hub.mu
 	wasLive   bool        // guarded by hub.mu: was live, fell behind; pushes still go to it
-	sentState string      // guarded by hub.mu: the state this client was last told
+	sentState string      // guarded by hub.mu: the key (Session.stateKeyLocked) of the state this client was last told
 	gone      atomic.Bool // unsubscribed: drop its queued frames
 
 	// Pushes made while it is behind (wasLive, not live), oldest first,
@@ -194,16 +194,16 @@ func (h *hub) push(frame []byte) {
 // records it in place for those that fell behind after being live, and
 // notes that they were told state. One catching up for the first time is
 // told the state when it turns live, if it changed.
-func (h *hub) pushState(frame []byte, state string) {
+func (h *hub) pushState(frame []byte, key string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c, sub := range h.subs {
 		switch {
 		case sub.live:
-			sub.sentState = state
+			sub.sentState = key
 			c.enqueue(outFrame{data: frame, sub: sub})
 		case sub.wasLive:
-			sub.sentState = state
+			sub.sentState = key
 			h.addPendingLocked(sub, frame, true)
 		}
 	}
@@ -272,7 +272,7 @@ func (h *hub) setExited() {
 // reply from the log's range), a session/gap if the log no longer reaches
 // back to afterSeq. The client's write pump then pulls the logged events
 // (pull) until the subscription turns live (goLive).
-func (h *hub) subscribe(c *client, s *Session, afterSeq int64, state string, reply func(first, last int64) ([]byte, error)) error {
+func (h *hub) subscribe(c *client, s *Session, afterSeq int64, stateKey string, reply func(first, last int64) ([]byte, error)) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	first, last := h.elog.FirstSeq(), h.elog.LastSeq()
@@ -287,7 +287,7 @@ func (h *hub) subscribe(c *client, s *Session, afterSeq int64, state string, rep
 		old.gone.Store(true)
 		c.dropSub(old)
 	}
-	sub := &subscription{c: c, s: s, next: max(afterSeq+1, first), sentState: state}
+	sub := &subscription{c: c, s: s, next: max(afterSeq+1, first), sentState: stateKey}
 	c.enqueue(outFrame{data: r})
 	if afterSeq+1 < first {
 		if gap := h.gapFrame(first); gap != nil {

@@ -83,6 +83,22 @@ func (s *Server) handleFrame(c *client, data []byte) {
 			}
 			c.reply(id, protocol.SessionSetPermissionModeResult{Mode: mode})
 		})
+	case *protocol.SessionSetModel:
+		sess, err := s.session(d.Session)
+		if err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		c.async(func() {
+			ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
+			defer cancel()
+			res, err := sess.setModel(ctx, d.Model)
+			if err != nil {
+				c.replyErr(id, err)
+				return
+			}
+			c.reply(id, res)
+		})
 	case *protocol.PermissionRespond:
 		sess, err := s.session(d.Session)
 		if err != nil {
@@ -153,7 +169,7 @@ func (s *Server) offers(typ string) bool {
 	switch typ {
 	case protocol.TypeSessionCreate, protocol.TypeSessionSend, protocol.TypeSessionSubscribe,
 		protocol.TypeSessionUnsubscribe, protocol.TypeSessionInterrupt, protocol.TypeSessionClose,
-		protocol.TypeSessionList, protocol.TypeSessionSetMode, protocol.TypePermissionRespond,
+		protocol.TypeSessionList, protocol.TypeSessionSetMode, protocol.TypeSessionSetModel, protocol.TypePermissionRespond,
 		protocol.TypeMCPSubscribe, protocol.TypeMCPUnsubscribe:
 		return true
 	case protocol.TypeMCPApprove, protocol.TypeMCPReject:

@@ -490,15 +490,17 @@ func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, e
 func (s *Server) newSession(cfg sessionConfig) *Session {
 	id := newID("s-")
 	return &Session{
-		id:        id,
-		srv:       s,
-		log:       s.log.With("session", id),
-		cfg:       cfg,
-		mode:      cfg.permissionMode,
-		createdAt: time.Now(),
-		state:     protocol.StateStarting,
-		hub:       newHub(id, s.log.With("session", id), s.logs, s.opts.ReplayBytes, max(s.opts.ReplayDiskBytes, 0), s.spool.Dir),
-		final:     make(chan struct{}),
+		id:          id,
+		srv:         s,
+		log:         s.log.With("session", id),
+		cfg:         cfg,
+		mode:        cfg.permissionMode,
+		model:       cfg.model,
+		modelChosen: cfg.model,
+		createdAt:   time.Now(),
+		state:       protocol.StateStarting,
+		hub:         newHub(id, s.log.With("session", id), s.logs, s.opts.ReplayBytes, max(s.opts.ReplayDiskBytes, 0), s.spool.Dir),
+		final:       make(chan struct{}),
 	}
 }
 

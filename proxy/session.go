@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -45,6 +46,11 @@ type Session struct {
 	claudeID       string
 	hub            *hub          // the event log and the subscriptions (its own lock, taken after mu)
 	mode           string        // the permission mode: claude's last report, or set by session/setPermissionMode (broker.go)
+	model          string        // the model the session runs, as reported in session/state (model.go)
+	modelChosen    string        // the model value last chosen (session/create, session/setModel): a new process is launched with it
+	modelResolved  string        // the model id claude's set_model answer resolved modelChosen to ("" unknown)
+	models         []modelEntry  // the models claude's initialize reply offers (at most protocol.MaxModels)
+	modelsGen      uint64        // counts the changes of models (stateKeyLocked)
 	perms          []*permission // pending, in arrival order (a few at most: a linear search is fine)
 	resolved       recentSet     // request ids answered, timed out or cancelled
 	inTurn         bool          // claude runs a turn: its system/init (or first event) was seen, its result not yet
@@ -63,7 +69,8 @@ type Session struct {
 	flushing       bool       // held turns are being written
 	statusInFlight bool
 
-	mcpMu sync.Mutex // serializes applyCurrentServers
+	mcpMu   sync.Mutex // serializes applyCurrentServers
+	modelMu sync.Mutex // serializes setModel (taken before mu)
 
 	// The configuration with the servers the client sent (cfg.client),
 	// made from the proxy's configuration clientBase; see mcpConfig.
@@ -168,9 +175,7 @@ func (s *Session) claudeArgs(resume string, mcpArgs []string) []string {
 	args := append([]string(nil), s.srv.opts.ClaudePrefixArgs...)
 	args = append(args, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
 		"--verbose", "--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio")
-	if s.cfg.model != "" {
-		args = append(args, "--model", s.cfg.model)
-	}
+	args = append(args, modelArgs(s.chosenModel())...)
 	if mode := s.permissionMode(); mode != "" {
 		args = append(args, "--permission-mode", mode)
 	}
@@ -258,6 +263,10 @@ func (s *Session) run(p *claudeProc) {
 	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, func(r controlResult) {
 		if r.err != nil {
 			s.log.Warn("claude did not accept initialize", "err", r.err)
+		} else {
+			s.mu.Lock()
+			s.noteModelsLocked(r.resp)
+			s.mu.Unlock()
 		}
 		s.onInitialized(p)
 		s.refreshMCPStatus()
@@ -340,6 +349,7 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	}
 	if ev.Type == stream.TypeSystem {
 		s.noteModeLocked(ev)
+		s.noteModelLocked(ev)
 	}
 	if p == s.proc && !s.restarting {
 		s.turnEventLocked(ev)
@@ -370,14 +380,24 @@ func (s *Session) setStateLocked(state, reason string) {
 
 func (s *Session) pushStateLocked(reason string) {
 	if f := s.stateFrameLocked(reason); f != nil {
-		s.hub.pushState(f, s.state)
+		s.hub.pushState(f, s.stateKeyLocked())
 	}
+}
+
+// stateKeyLocked identifies what a session/state tells: the state, the
+// permission mode, the model and the models list. A subscription notes
+// the key of what it was told (the subscribe reply, the state pushes), so
+// one that catches up is sent a session/state when it turns live if any
+// of them changed meanwhile (liveFramesLocked).
+func (s *Session) stateKeyLocked() string {
+	return s.state + "\x00" + s.mode + "\x00" + s.model + "\x00" + strconv.FormatUint(s.modelsGen, 10)
 }
 
 // stateFrameLocked is the session/state push of the state now (nil, and
 // logged, if it cannot be encoded).
 func (s *Session) stateFrameLocked(reason string) []byte {
-	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.mode})
+	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.mode,
+		Model: s.model, Models: s.modelInfosLocked()})
 	if err != nil {
 		s.log.Error("session state", "err", err)
 		return nil
@@ -551,8 +571,9 @@ func (s *Session) subscribe(c *client, id json.RawMessage, afterSeq int64) error
 	if s.forgotten {
 		return protocol.Errorf(protocol.CodeUnknownSession, "session/subscribe: no session %q", s.id)
 	}
-	return s.hub.subscribe(c, s, afterSeq, s.state, func(first, last int64) ([]byte, error) {
-		return encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last})
+	return s.hub.subscribe(c, s, afterSeq, s.stateKeyLocked(), func(first, last int64) ([]byte, error) {
+		return encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last,
+			Model: s.model, Models: s.modelInfosLocked()})
 	})
 }
 
@@ -579,16 +600,17 @@ func (s *Session) pull(sub *subscription) [][]byte {
 // and fell behind got the pushes of that time in their places (the hub
 // kept them), state included.
 func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
+	key := s.stateKeyLocked()
 	if !sub.wasLive && s.exited {
-		sub.sentState = s.state
+		sub.sentState = key
 		return slices.Clone(s.exitFrames)
 	}
 	var frames [][]byte
-	if sub.sentState != s.state {
+	if sub.sentState != key {
 		if f := s.stateFrameLocked(""); f != nil {
 			frames = append(frames, f)
 		}
-		sub.sentState = s.state
+		sub.sentState = key
 	}
 	if sub.wasLive {
 		return frames
@@ -663,7 +685,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 	}
 	if st != nil {
 		s.exitFrames = append(s.exitFrames, st)
-		s.hub.pushState(st, state)
+		s.hub.pushState(st, s.stateKeyLocked())
 	}
 	s.hub.setExited()
 	s.exitedAt = time.Now()
@@ -826,7 +848,7 @@ func (s *Session) info() protocol.SessionInfo {
 		Session:            s.id,
 		State:              s.state,
 		Cwd:                s.cfg.cwd,
-		Model:              s.cfg.model,
+		Model:              s.model,
 		PermissionMode:     s.mode,
 		ClaudeSessionID:    s.claudeID,
 		CreatedAt:          s.createdAt.UTC(),

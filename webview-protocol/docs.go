@@ -70,6 +70,8 @@ var messageDocs = map[string]string{
 	"session/send reply":              "Sent when the turn was written to claude's stdin. The answer comes as session/event frames.",
 	"session/setPermissionMode":       "Switch a live session's permission mode (the CLI's set_permission_mode control request).",
 	"session/setPermissionMode reply": "Sent when claude switched to the mode; a refusal by claude (e.g. bypassPermissions) is a cli_error with claude's message.",
+	"session/setModel":                "Switch the model of a live session for its next turns (the CLI's set_model control request).",
+	"session/setModel reply":          "Sent when claude took the model; model is the value now in force (as sent). A refusal by claude is a cli_error with claude's message.",
 	"session/state":                   "A session's state changed.",
 	"session/subscribe":               "Receive a session's events: replay of what the log holds after afterSeq, then live events, with no loss and no duplicate.",
 	"session/subscribe reply":         "Sent before any replayed event.",

@@ -198,10 +198,12 @@ type SessionSubscribe struct {
 
 // SessionSubscribeResult is the data of the reply to session/subscribe.
 type SessionSubscribeResult struct {
-	Session  string `json:"session" schema:"ref=SessionId"`
-	State    string `json:"state" schema:"ref=SessionState"`
-	FirstSeq int64  `json:"firstSeq" jsonschema:"Oldest seq the log holds (lastSeq+1 when it is empty)." schema:"minimum=1"`
-	LastSeq  int64  `json:"lastSeq" jsonschema:"Newest seq assigned so far (0 when none)." schema:"minimum=0"`
+	Session  string      `json:"session" schema:"ref=SessionId"`
+	State    string      `json:"state" schema:"ref=SessionState"`
+	FirstSeq int64       `json:"firstSeq" jsonschema:"Oldest seq the log holds (lastSeq+1 when it is empty)." schema:"minimum=1"`
+	LastSeq  int64       `json:"lastSeq" jsonschema:"Newest seq assigned so far (0 when none)." schema:"minimum=0"`
+	Model    string      `json:"model,omitempty" jsonschema:"The model the session runs now (as in session/state)." schema:"ref=ModelValue"`
+	Models   []ModelInfo `json:"models,omitempty" jsonschema:"The models claude offers (as in session/state), at most 64." schema:"maxItems=MaxModels"`
 }
 
 // SessionUnsubscribe is the data of session/unsubscribe.
@@ -232,7 +234,7 @@ type SessionInfo struct {
 	Session            string    `json:"session" schema:"ref=SessionId"`
 	State              string    `json:"state" schema:"ref=SessionState"`
 	Cwd                string    `json:"cwd" schema:"minLength=1"`
-	Model              string    `json:"model,omitempty"`
+	Model              string    `json:"model,omitempty" jsonschema:"The model the session runs, as session/state reports it."`
 	PermissionMode     string    `json:"permissionMode,omitempty" schema:"ref=PermissionMode"`
 	ClaudeSessionID    string    `json:"claudeSessionId,omitempty"`
 	CreatedAt          time.Time `json:"createdAt" schema:"ref=Timestamp"`
@@ -267,6 +269,37 @@ type SessionSetPermissionMode struct {
 // session/setPermissionMode: the mode now in force.
 type SessionSetPermissionModeResult struct {
 	Mode string `json:"mode" schema:"ref=PermissionMode"`
+}
+
+// SessionSetModel is the data of session/setModel. Model is one of the
+// values session/state's models lists, or any name claude takes (claude
+// accepts names it does not know: the next turn's API call fails then).
+type SessionSetModel struct {
+	Session string `json:"session" schema:"ref=SessionId"`
+	Model   string `json:"model" schema:"ref=ModelValue"`
+}
+
+// SessionSetModelResult is the data of the reply to session/setModel.
+type SessionSetModelResult struct {
+	Model         string `json:"model" jsonschema:"The model now in force: the value sent." schema:"ref=ModelValue"`
+	ResolvedModel string `json:"resolvedModel,omitempty" jsonschema:"The model id claude resolved it to (e.g. claude-sonnet-5-5 for sonnet), as claude answered; what the next system/init reports." schema:"maxLength=MaxModelBytes"`
+}
+
+// Bounds of the models a session reports (SessionState.Models): claude's
+// list is cut to MaxModels entries, and each string to its bound (in
+// bytes, at a rune boundary). A model value is at most MaxModelBytes.
+const (
+	MaxModels                = 64
+	MaxModelBytes            = 256
+	MaxModelDisplayNameBytes = 256
+	MaxModelDescriptionBytes = 1024
+)
+
+// ModelInfo is one model claude offers (its initialize reply's models).
+type ModelInfo struct {
+	Value       string `json:"value" jsonschema:"What session/setModel takes (an alias such as sonnet, or default)." schema:"ref=ModelValue"`
+	DisplayName string `json:"displayName,omitempty" jsonschema:"A short name to show." schema:"maxLength=MaxModelDisplayNameBytes"`
+	Description string `json:"description,omitempty" jsonschema:"One line about the model (version, use, price)." schema:"maxLength=MaxModelDescriptionBytes"`
 }
 
 // MCPSubscribe is the (empty) data of mcp/subscribe.
@@ -641,11 +674,13 @@ type SessionEvent struct {
 
 // SessionState is the data of session/state.
 type SessionState struct {
-	Session         string `json:"session" schema:"ref=SessionId"`
-	State           string `json:"state" schema:"ref=SessionState"`
-	ClaudeSessionID string `json:"claudeSessionId,omitempty"`
-	Reason          string `json:"reason,omitempty"`
-	PermissionMode  string `json:"permissionMode,omitempty" jsonschema:"The session's permission mode, as claude last reported it." schema:"ref=PermissionMode"`
+	Session         string      `json:"session" schema:"ref=SessionId"`
+	State           string      `json:"state" schema:"ref=SessionState"`
+	ClaudeSessionID string      `json:"claudeSessionId,omitempty"`
+	Reason          string      `json:"reason,omitempty"`
+	PermissionMode  string      `json:"permissionMode,omitempty" jsonschema:"The session's permission mode, as claude last reported it." schema:"ref=PermissionMode"`
+	Model           string      `json:"model,omitempty" jsonschema:"The model the session runs: the value last set by session/setModel (or session/create), else the model id claude's system/init reports." schema:"ref=ModelValue"`
+	Models          []ModelInfo `json:"models,omitempty" jsonschema:"The models claude offers (its initialize reply), at most 64." schema:"maxItems=MaxModels"`
 }
 
 // SessionExited is the data of session/exited. Code is null when the

@@ -31,6 +31,7 @@ const (
 	TypeSessionClose       = "session/close"
 	TypeSessionList        = "session/list"
 	TypeSessionSetMode     = "session/setPermissionMode"
+	TypeSessionSetModel    = "session/setModel"
 	TypePermissionRespond  = "permission/respond"
 	TypeMCPSubscribe       = "mcp/subscribe"
 	TypeMCPUnsubscribe     = "mcp/unsubscribe"
@@ -99,7 +100,7 @@ func PushTypes() []string { return slices.Clone(pushTypes) }
 
 var requestTypes = []string{
 	TypeSessionCreate, TypeSessionSend, TypeSessionSubscribe, TypeSessionUnsubscribe,
-	TypeSessionInterrupt, TypeSessionClose, TypeSessionList, TypeSessionSetMode, TypePermissionRespond,
+	TypeSessionInterrupt, TypeSessionClose, TypeSessionList, TypeSessionSetMode, TypeSessionSetModel, TypePermissionRespond,
 	TypeMCPSubscribe, TypeMCPUnsubscribe, TypeMCPApprove, TypeMCPReject,
 	TypeMCPProbe, TypeMCPTools, TypeMCPCall, TypeMCPLog,
 	TypeHistoryList, TypeHistoryRead,

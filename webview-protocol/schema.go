@@ -20,7 +20,7 @@ import (
 // `schema:"..."` field tags the constraints a Go type cannot say:
 //
 //	ref=Name          the value is defs.json's definition Name (sharedDefs)
-//	minLength=N maxLength=N minimum=N maximum=N const=V uniqueItems
+//	minLength=N maxLength=N minimum=N maximum=N const=V uniqueItems maxItems=N
 //	                  (N an integer or a constant named in tagConsts)
 //	items.minLength=N (of a list's strings)  keys.minLength=N (of a map's keys)
 //	nullable          a pointer field may be null (otherwise null is refused)
@@ -219,6 +219,8 @@ func (g *generator) applyTag(p *jsonschema.Schema, sf reflect.StructField) (*jso
 		case "const":
 			var c any = val
 			p.Const, p.Type = &c, ""
+		case "maxItems":
+			p.MaxItems, err = atoi()
 		case "uniqueItems":
 			p.UniqueItems = true
 		case "items.minLength":
@@ -340,6 +342,7 @@ func (g *generator) sharedDefs() map[string]*jsonschema.Schema {
 		"SessionId":       strSchema("A ccproxy session id (opaque; not Claude's session_id).", "", 1, maxSessionIDBytes),
 		"ClaudeSessionId": withMessage(strSchema("Claude Code's own session id (system/init session_id), used to resume. It becomes an argument of claude, so it may not start with '-'.", claudeSessionIDPattern, 0, 0), "must be a Claude session id (letters, digits, _ -; not starting with -)"),
 		"Model":           withMessage(strSchema("A model name or alias passed to claude --model; may not start with '-'.", modelPattern, 0, 0), "must be a model name (letters, digits, . _ : / @ [ ] -; not starting with -)"),
+		"ModelValue":      withMessage(strSchema("A model value for session/setModel (claude's set_model): an alias from session/state's models such as sonnet or default, or a model id; 1 to 256 bytes, no control characters.", modelValuePattern, 1, MaxModelBytes), "must be a non-empty model name without control characters, at most 256 bytes"),
 		"ServerName":      strSchema("An MCP server name as configured.", "", 1, maxNameBytes),
 		"Seq":             seq,
 		"Timestamp": withMessage(&jsonschema.Schema{
@@ -413,6 +416,7 @@ func constOf(v any) *jsonschema.Schema { return &jsonschema.Schema{Const: &v} }
 const (
 	// Values that end up in claude's argv must not look like flags.
 	modelPattern           = `^[A-Za-z0-9][A-Za-z0-9._:/@\[\]-]{0,127}$`
+	modelValuePattern      = `^[^\x00-\x1f\x7f-\x9f]+$`
 	claudeSessionIDPattern = `^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`
 	timestampPattern       = `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`
 	base64CharsPattern     = `^[A-Za-z0-9+/]*={0,2}$`

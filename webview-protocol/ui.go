@@ -26,7 +26,8 @@ var uiFiles embed.FS
 // live and past), layout.js (the sidebar that folds below 700 px, session
 // names, the login help), permissions.js (the permission dialog with
 // Bash's command and a diff for Edit/MultiEdit/Write, the mode switches:
-// session/setPermissionMode), notify.js (browser notifications while the
+// session/setPermissionMode), models.js (the model picker beside it:
+// session/state's models, session/setModel), notify.js (browser notifications while the
 // page is hidden), dom.js (the DOM helpers $ and el, which put text in
 // with textContent; every module imports them from there, checked by
 // TestUIHelpersFromDom), and mcp.js, the MCP part: the status strip, the panel a

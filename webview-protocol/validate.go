@@ -29,12 +29,16 @@ const (
 
 // tagConsts are the names a schema tag may use for a number.
 var tagConsts = map[string]int{
-	"maxSessionIDBytes":     maxSessionIDBytes,
-	"maxNameBytes":          maxNameBytes,
-	"MaxLogLimit":           MaxLogLimit,
-	"MaxHistoryListLimit":   MaxHistoryListLimit,
-	"MaxHistoryReadLimit":   MaxHistoryReadLimit,
-	"maxHistoryCursorBytes": maxHistoryCursorBytes,
+	"maxSessionIDBytes":        maxSessionIDBytes,
+	"maxNameBytes":             maxNameBytes,
+	"MaxLogLimit":              MaxLogLimit,
+	"MaxHistoryListLimit":      MaxHistoryListLimit,
+	"MaxHistoryReadLimit":      MaxHistoryReadLimit,
+	"maxHistoryCursorBytes":    maxHistoryCursorBytes,
+	"MaxModelBytes":            MaxModelBytes,
+	"MaxModelDisplayNameBytes": MaxModelDisplayNameBytes,
+	"MaxModelDescriptionBytes": MaxModelDescriptionBytes,
+	"MaxModels":                MaxModels,
 }
 
 // Enumerations: the schema's enums (defs.json) are made from these lists.
@@ -552,6 +556,7 @@ func (c *check) add(path, format string, args ...any) { c.errs.add(path, format,
 func (c *check) err() error { return c.errs.err("", "") }
 
 func (d SessionSubscribeResult) checkSemantics(c *check) {
+	checkModels(c, d.Model, d.Models)
 	if d.FirstSeq > d.LastSeq+1 {
 		c.add("firstSeq", "must be at most lastSeq+1 (%d), got %d", d.LastSeq+1, d.FirstSeq)
 	}
@@ -587,6 +592,35 @@ func (d MCPManageResult) checkSemantics(c *check) {
 
 func (MCPConfig) checkSemantics(*check) {}
 
+// The schema bounds strings in characters; model values and the texts of
+// the model list are bounded in bytes.
+func (d SessionSetModel) checkSemantics(c *check) { checkModelBytes(c, "model", d.Model) }
+
+func (d SessionSetModelResult) checkSemantics(c *check) {
+	checkModelBytes(c, "model", d.Model)
+	checkBytes(c, "resolvedModel", d.ResolvedModel, MaxModelBytes)
+}
+
+func (d SessionState) checkSemantics(c *check) { checkModels(c, d.Model, d.Models) }
+
+func checkModels(c *check, model string, models []ModelInfo) {
+	checkModelBytes(c, "model", model)
+	for i, m := range models {
+		p := fmt.Sprintf("models[%d].", i)
+		checkModelBytes(c, p+"value", m.Value)
+		checkBytes(c, p+"displayName", m.DisplayName, MaxModelDisplayNameBytes)
+		checkBytes(c, p+"description", m.Description, MaxModelDescriptionBytes)
+	}
+}
+
+func checkModelBytes(c *check, path, v string) { checkBytes(c, path, v, MaxModelBytes) }
+
+func checkBytes(c *check, path, v string, max int) {
+	if len(v) > max {
+		c.add(path, "must be at most %d bytes, got %d", max, len(v))
+	}
+}
+
 // ---------------------------------------------------------------- Validate
 
 // Each data type's Validate checks its JSON encoding against its schema
@@ -606,6 +640,8 @@ func (d SessionListResult) Validate() error              { return validateValue(
 func (d PermissionRespond) Validate() error              { return validateValue(d) }
 func (d SessionSetPermissionMode) Validate() error       { return validateValue(d) }
 func (d SessionSetPermissionModeResult) Validate() error { return validateValue(d) }
+func (d SessionSetModel) Validate() error                { return validateValue(d) }
+func (d SessionSetModelResult) Validate() error          { return validateValue(d) }
 func (d MCPSubscribe) Validate() error                   { return validateValue(d) }
 func (d MCPUnsubscribe) Validate() error                 { return validateValue(d) }
 func (d MCPApprove) Validate() error                     { return validateValue(d) }

@@ -25,13 +25,23 @@ type stubRaw json.RawMessage
 func (stubRaw) Validate() error                { return nil }
 func (r stubRaw) MarshalJSON() ([]byte, error) { return r, nil }
 
+// stubErr, returned by answer as a reply's data, makes the reply that
+// error.
+type stubErr struct{ err *protocol.Error }
+
+func (stubErr) Validate() error { return nil }
+
+// stubClose, as a push's type, makes the stub close the connection there.
+const stubClose = "stub/close"
+
 // stubBackend serves the embedded web UI and, at /v1/ws, a stand-in for
 // the proxy, for browser tests of what the UI renders and sends (the real
 // proxy is under test elsewhere). On each connection it sends hello with
 // caps (none when caps is nil) and the pushes of answer(nil); then it
 // replies to every request with what answer returns — nil data is an
-// empty success, and session/list gets no sessions unless answer says
-// otherwise — followed by the pushes answer returned.
+// empty success, a stubErr an error reply, and session/list gets no
+// sessions unless answer says otherwise — followed by the pushes answer
+// returned (a stubClose push closes the connection).
 func stubBackend(t *testing.T, caps []string, answer func(f *protocol.Frame) (protocol.Data, []stubPush)) *httptest.Server {
 	t.Helper()
 	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
@@ -45,6 +55,9 @@ func stubBackend(t *testing.T, caps []string, answer func(f *protocol.Frame) (pr
 		defer c.Close()
 		push := func(ps []stubPush) bool {
 			for _, p := range ps {
+				if p.typ == stubClose {
+					return false
+				}
 				if raw, ok := p.data.(stubRaw); ok { // a type this package does not know yet
 					c.WriteJSON(map[string]any{"type": p.typ, "data": json.RawMessage(raw)})
 					continue
@@ -78,6 +91,13 @@ func stubBackend(t *testing.T, caps []string, answer func(f *protocol.Frame) (pr
 				continue
 			}
 			data, after := answer(&f)
+			if e, ok := data.(stubErr); ok {
+				c.WriteJSON(protocol.NewErrorReply(f.ID, e.err))
+				if !push(after) {
+					return
+				}
+				continue
+			}
 			if data == nil {
 				data = protocol.Empty{}
 				if f.Type == protocol.TypeSessionList {

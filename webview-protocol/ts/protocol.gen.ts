@@ -857,6 +857,24 @@ export interface McpWriteData {
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "ModelInfo".
+ */
+export interface ModelInfo {
+  /**
+   * What session/setModel takes (an alias such as sonnet, or default).
+   */
+  value: string;
+  /**
+   * A short name to show.
+   */
+  displayName?: string;
+  /**
+   * One line about the model (version, use, price).
+   */
+  description?: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "PermissionRequestData".
  */
 export interface PermissionRequestData {
@@ -992,6 +1010,9 @@ export interface SessionInfo {
   session: string;
   state: SessionStateName;
   cwd: string;
+  /**
+   * The model the session runs, as session/state reports it.
+   */
   model?: string;
   permissionMode?: PermissionMode;
   claudeSessionId?: string;
@@ -1029,6 +1050,28 @@ export interface SessionSendData {
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SessionSetModelData".
+ */
+export interface SessionSetModelData {
+  session: string;
+  model: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SessionSetModelResult".
+ */
+export interface SessionSetModelResult {
+  /**
+   * The model now in force: the value sent.
+   */
+  model: string;
+  /**
+   * The model id claude resolved it to (e.g. claude-sonnet-5-5 for sonnet), as claude answered; what the next system/init reports.
+   */
+  resolvedModel?: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "SessionSetPermissionModeData".
  */
 export interface SessionSetPermissionModeData {
@@ -1052,6 +1095,16 @@ export interface SessionStateData {
   claudeSessionId?: string;
   reason?: string;
   permissionMode?: PermissionMode;
+  /**
+   * The model the session runs: the value last set by session/setModel (or session/create), else the model id claude's system/init reports.
+   */
+  model?: string;
+  /**
+   * The models claude offers (its initialize reply), at most 64.
+   *
+   * @maxItems 64
+   */
+  models?: ModelInfo[];
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
@@ -1079,4 +1132,14 @@ export interface SessionSubscribeResult {
    * Newest seq assigned so far (0 when none).
    */
   lastSeq: number;
+  /**
+   * The model the session runs now (as in session/state).
+   */
+  model?: string;
+  /**
+   * The models claude offers (as in session/state), at most 64.
+   *
+   * @maxItems 64
+   */
+  models?: ModelInfo[];
 }

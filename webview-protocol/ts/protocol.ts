@@ -59,6 +59,8 @@ import type {
   SessionListResult,
   SessionRef,
   SessionSendData,
+  SessionSetModelData,
+  SessionSetModelResult,
   SessionSetPermissionModeData,
   SessionSetPermissionModeResult,
   SessionStateData,
@@ -107,6 +109,7 @@ export type {
   McpTrustResult,
   McpToolsResult,
   McpWriteData,
+  ModelInfo,
   Parameter,
   ParameterType,
   PermissionKind,
@@ -128,6 +131,8 @@ export type {
   SessionListResult,
   SessionRef,
   SessionSendData,
+  SessionSetModelData,
+  SessionSetModelResult,
   SessionSetPermissionModeData,
   SessionSetPermissionModeResult,
   SessionStateData,
@@ -399,6 +404,7 @@ export interface Requests {
   "session/close": { data: SessionRef; result: EmptyData };
   "session/list": { data: EmptyData; result: SessionListResult };
   "session/setPermissionMode": { data: SessionSetPermissionModeData; result: SessionSetPermissionModeResult };
+  "session/setModel": { data: SessionSetModelData; result: SessionSetModelResult };
   "permission/respond": { data: PermissionRespondData; result: EmptyData };
   "mcp/subscribe": { data: EmptyData; result: EmptyData };
   "mcp/unsubscribe": { data: EmptyData; result: EmptyData };
@@ -484,6 +490,7 @@ export const REQUEST_TYPES = [
   "session/close",
   "session/list",
   "session/setPermissionMode",
+  "session/setModel",
   "permission/respond",
   "mcp/subscribe",
   "mcp/unsubscribe",

@@ -8,6 +8,7 @@ import { $, el } from "./dom.js";
 import { setupMCP } from "./mcp.js";
 import { configure as configureRenderer, renderEvent, renderPast, notice, scrollDown, userBubble } from "./render.js";
 import { initPermissions, permissionRequested, permissionResolved, showPermissionMode, describe } from "./permissions.js";
+import { initModels, showModel } from "./models.js";
 import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./layout.js";
 import { initNotify, notify, unnotify } from "./notify.js";
 
@@ -53,6 +54,7 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
     c.title = state === "closed" ? `connection lost (websocket close ${code}${reason ? ": " + reason : ""}); retrying` : "connection";
     document.body.dataset.conn = state; // while not open, the MCP chips show their last known state, dimmed
     if (state === "closed") checkLogin("restarted");
+    showModel(null); // the picker is off while the connection is down
   },
   async onOpen() {
     // How many times the page has connected: > 1 means it reconnected.
@@ -84,6 +86,7 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
 async function subscribe(v) {
   const r = await conn.request("session/subscribe", { session: v.id, afterSeq: v.lastSeq });
   v.subscribed = true;
+  showModel(v.id, r.model, r.models);
   updateSession(v.id, r.state);
 }
 
@@ -103,11 +106,12 @@ const pushes = {
     renderEvent(v, event);
     if (!v.info.prompt && (v.info.prompt = promptOf(event))) renderSessions();
   },
-  "session/state"({ session, state, claudeSessionId, permissionMode }) {
+  "session/state"({ session, state, claudeSessionId, permissionMode, model, models }) {
     const v = view(session);
     if (claudeSessionId) v.info.claudeSessionId = claudeSessionId;
     if (v.state === "running" && state === "idle") notify(`turn:${session}`, "Claude finished", `${sessionName(v, sessions.values())}`, () => select(session));
     showPermissionMode(session, permissionMode);
+    showModel(session, model, models);
     updateSession(session, state);
   },
   "session/exited"({ session, code, signal, stderrTail, reason }) {
@@ -181,6 +185,7 @@ function updateComposer() {
   $("#send").disabled = v ? !live : !!shownPast;
   $("#interrupt").disabled = !(v && v.state === "running");
   showPermissionMode(null, "", live);
+  showModel(null, "", undefined, !!live);
   composerHint();
 }
 
@@ -407,6 +412,11 @@ initPermissions({
   notice: (session, text, isError) => notice(view(session), text, isError),
   current: () => current,
   name: (session) => sessionName(view(session), sessions.values()),
+});
+initModels({
+  conn,
+  notice: (session, text, isError) => notice(view(session), text, isError),
+  current: () => current,
 });
 initLayout();
 initNotify();

@@ -575,6 +575,13 @@ export function echoTurn(v, text, images) {
     notice(v, `Background task: ${summary ? summary[1].trim() : "finished"}`);
     return;
   }
+  // The CLI's echo of a command's output, e.g. set_model's "Set model to
+  // `haiku (claude-haiku-5-5)`" (session/setModel).
+  const cmd = !images.length && /^<local-command-stdout>([\s\S]*)<\/local-command-stdout>$/.exec(text.trim());
+  if (cmd) {
+    notice(v, cmd[1].replace(/`/g, "").trim());
+    return;
+  }
   const i = v.pendingTurns.findIndex((p) => p.text === text);
   if (i >= 0) {
     v.pendingTurns[i].bubble.classList.remove("pending");

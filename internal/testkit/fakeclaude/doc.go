@@ -33,10 +33,14 @@
 //     id; else "fake-session-1") and --mcp-config FILE (its mcpServers are
 //     the connected servers).
 //
-// Control requests from the host: initialize, interrupt (ends a "hang"
+// Control requests from the host: initialize (its models: default and
+// opus resolve to fake-model, sonnet to fake-sonnet, haiku to fake-haiku;
+// FAKE_MODELS replaces them), interrupt (ends a "hang"
 // turn), mcp_status (the servers, each connected with tools echo and
-// image) and mcp_set_servers (replaces them; a stdio server without args
-// gets the real CLI's error) are answered; "slow" never is; any other
+// image), mcp_set_servers (replaces them; a stdio server without args
+// gets the real CLI's error) and set_model (as the real CLI: "" refused,
+// any other name taken and reported by the next system/init; with
+// FAKE_REPLAY=1 the "Set model to" echo first; models.go) are answered; "slow" never is; any other
 // subtype gets the real CLI's "Unsupported control request subtype" error.
 //
 // The fake's own control requests have ids fake-req-N, N the lowest not
@@ -78,6 +82,8 @@
 //	FAKE_STARTUP_STDERR   a line written to stderr at start
 //	FAKE_IGNORE_CONTROL   SUBTYPE: host control requests of SUBTYPE go unanswered; SUBTYPE:N the first N
 //	FAKE_REFUSE_SET       1: mcp_set_servers refuses every added server
+//	FAKE_MODELS           a JSON array: the initialize reply's models
+//	FAKE_REFUSE_MODEL     NAME: set_model of NAME is refused like an unknown id
 //	FAKE_REPLAY           1: honour --replay-user-messages
 //	FAKE_IGNORE_EOF       1: stdin EOF does not end the fake (a signal does)
 //	FAKE_IGNORE_TERM      1: SIGTERM is ignored
@@ -94,7 +100,7 @@
 // until a signal ends the process (not select{}, which the runtime may end
 // as a deadlock). outMu
 // guards stdout (one whole line per write); mu guards the pending
-// requests, the server set, the interrupt channel of a "hang" turn, the
+// requests, the server set, the model, the interrupt channel of a "hang" turn, the
 // FAKE_IGNORE_CONTROL count and the turns read but not started (an
 // interrupt read after a turn that the turn goroutine has not started yet
 // ends that turn when it starts, as the real CLI, which starts a turn as

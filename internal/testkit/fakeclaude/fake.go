@@ -26,14 +26,16 @@ const (
 // answers control requests; one goroutine plays the user turns in order.
 type fake struct {
 	sessionID string
-	partial   bool // --include-partial-messages: a stream_event before each assistant text
-	replay    bool // --replay-user-messages and FAKE_REPLAY=1: echo each user turn as it starts
+	models    []map[string]any // offered in the initialize reply (models.go)
+	partial   bool             // --include-partial-messages: a stream_event before each assistant text
+	replay    bool             // --replay-user-messages and FAKE_REPLAY=1: echo each user turn as it starts
 
 	outMu sync.Mutex // guards stdout: one line at a time
 
 	mu       sync.Mutex                     // guards the fields below
 	waiters  map[string]chan map[string]any // the fake's own control requests awaiting an answer, by id
 	servers  map[string]bool                // the MCP servers set (--mcp-config, mcp_set_servers)
+	model    string                         // the model id system/init reports (--model, set_model)
 	interrup chan struct{}                  // closed by an interrupt while a "hang" turn runs
 	ignored  int                            // control requests of FAKE_IGNORE_CONTROL's subtype seen
 	queued   int                            // user turns read but not started
@@ -108,6 +110,8 @@ func Main(args []string) int {
 			}
 		}
 	}
+	f.models = fakeModels()
+	f.model, _ = f.resolveModel(modelFlag(args))
 	if s := os.Getenv("FAKE_STARTUP_STDERR"); s != "" {
 		fmt.Fprintln(os.Stderr, s)
 	}
@@ -226,7 +230,9 @@ func (f *fake) control(id string, req map[string]any) {
 	}
 	switch req["subtype"] {
 	case "initialize":
-		f.success(id, map[string]any{"commands": []any{}, "models": []any{}})
+		f.success(id, map[string]any{"commands": []any{}, "models": f.models})
+	case "set_model":
+		f.setModel(id, req)
 	case "interrupt":
 		f.mu.Lock()
 		if f.interrup != nil {
@@ -364,10 +370,11 @@ func (f *fake) initEvent() {
 	for name := range f.servers {
 		servers = append(servers, map[string]any{"name": name, "status": "connected", "source": "dynamic"})
 	}
+	model := f.model
 	f.mu.Unlock()
 	wd, _ := os.Getwd()
 	f.emit(map[string]any{"type": "system", "subtype": "init", "session_id": f.sessionID, "cwd": wd,
-		"model": "fake-model", "tools": []any{"Bash"}, "mcp_servers": servers, "permissionMode": "default", "claude_code_version": Version})
+		"model": model, "tools": []any{"Bash"}, "mcp_servers": servers, "permissionMode": "default", "claude_code_version": Version})
 }
 
 // say emits an assistant text, preceded by its text_delta stream_event

@@ -1,0 +1,75 @@
+// The model picker of the composer, beside the permission mode switch:
+// the models claude offers (session/state's and the subscribe reply's
+// models; an option shows displayName, its title the description), the
+// session's model selected; picking one asks claude to switch
+// (session/setModel), and a refusal is shown in the session's log. It is
+// disabled while no live session is shown or the connection is down.
+// Everything a model carries is put into the page as text.
+
+import { $, el } from "./dom.js";
+
+let deps = null; // {conn, notice(session, text, isError), current() -> live session id or null}
+const known = new Map(); // session -> {model, models} as last reported
+let live = false; // the shown session takes turns
+
+// initModels gives the module the connection to ask on, how to report an
+// error in a session's log and which session the composer shows.
+export function initModels(d) {
+  deps = d;
+  $("#model-pick").addEventListener("change", (e) => setModel(deps.current(), e.target));
+}
+
+// setModel asks claude to switch session to the model sel shows; the
+// picker then shows the model in force.
+async function setModel(session, sel) {
+  if (!session || !sel.value) return;
+  sel.disabled = true;
+  try {
+    const r = await deps.conn.request("session/setModel", { session, model: sel.value });
+    showModel(session, r.model);
+  } catch (err) {
+    deps.notice(session, `model not changed: ${err.message}`, true);
+    showModel(session);
+  }
+}
+
+// showModel records a session's model and models (from session/state or
+// the subscribe reply; either may be absent) and updates the picker if
+// the composer shows that session (session null: whichever it shows;
+// isLive, when given, says whether it takes turns).
+export function showModel(session, model, models, isLive) {
+  if (session) {
+    const k = known.get(session) || { model: "", models: [] };
+    if (model) k.model = model;
+    if (Array.isArray(models)) k.models = models;
+    known.set(session, k);
+  }
+  const cur = deps && deps.current();
+  if (session !== cur && session !== null) return;
+  if (isLive !== undefined) live = isLive;
+  render(cur);
+}
+
+function render(cur) {
+  const sel = $("#model-pick");
+  const k = (cur && known.get(cur)) || { model: "", models: [] };
+  const opts = k.models.map((m) => option(m.value, m.displayName || m.value, m.description));
+  if (k.model && !k.models.some((m) => m.value === k.model)) opts.push(option(k.model, k.model, "")); // a model id claude reports
+  if (!k.model) {
+    const o = option("", "Model", "");
+    o.disabled = true;
+    opts.unshift(o);
+  }
+  sel.replaceChildren(...opts);
+  sel.value = k.model;
+  const m = k.models.find((x) => x.value === k.model);
+  sel.title = m ? `Model: ${m.displayName || m.value}${m.description ? ` (${m.description})` : ""}` : "Model of this session";
+  sel.disabled = !cur || !live || document.body.dataset.conn !== "open" || opts.length < 2 && !k.model;
+}
+
+function option(value, text, title) {
+  const o = el("option", "", text);
+  o.value = value;
+  if (title) o.title = title;
+  return o;
+}
