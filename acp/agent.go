@@ -34,7 +34,8 @@ var Modes = []sdk.SessionMode{
 
 // Agent is an ACP agent backed by ccproxy sessions over a Backend. Each
 // ACP session is one ccproxy session this agent created and subscribed
-// to; Close closes them all.
+// to, or, suspended while idle, none until its next prompt resumes it in
+// a new one; Close closes them all.
 type Agent struct {
 	// History, when set, is where session/load finds Claude Code's stored
 	// sessions (package history); without it session/load is not offered.
@@ -537,6 +538,9 @@ func (a *Agent) live(s *session, method string) (string, error) {
 		s.moving = nil
 		close(done)
 		s.mu.Unlock()
+		if err != nil && a.ctx.Err() != nil { // Close: the session goes
+			return "", errClosing
+		}
 		if err != nil {
 			a.log.Warn("resuming a suspended session failed; it stays suspended", "session", s.acpID, "claudeSession", create.Resume, "err", err)
 			data := map[string]any{"error": fmt.Sprintf("%s: session %s was suspended while idle and resuming it (Claude session %s) failed: %v", method, s.acpID, create.Resume, err)}

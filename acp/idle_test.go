@@ -230,6 +230,8 @@ func TestAgentIdlePromptRacesSuspend(t *testing.T) {
 			})
 		})
 	defer stop()
+	free := sync.OnceFunc(func() { close(release) })
+	defer free() // before stop: Close waits for the suspend
 	id := newSession(t, conn)
 	promptOK(t, conn, id, "hello")
 	suspendedOK := make(chan bool, 1)
@@ -239,8 +241,12 @@ func TestAgentIdlePromptRacesSuspend(t *testing.T) {
 	cl.updates = nil
 	cl.mu.Unlock()
 	p := promptAsync(conn, id, "again")
-	<-waiting // the prompt waits for the suspend
-	close(release)
+	select {
+	case <-waiting: // the prompt waits for the suspend
+	case r := <-p:
+		t.Fatalf("the prompt answered %+v %v while the suspend of its session was held: it ran against the session being closed", r.r, r.err)
+	}
+	free()
 	if !<-suspendedOK {
 		t.Error("the suspend the prompt raced did not happen")
 	}

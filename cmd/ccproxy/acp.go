@@ -25,7 +25,11 @@ replay the built-in demo: no CLI, no API key. Closing stdin closes every
 session this command started. The MCP servers the editor sends with
 session/new go through the same merge and approval: they start only with
 --trust-client-mcp (with --connect, the running serve's flag decides), a
-config file's server of the same name wins, and their tools are asked.`
+config file's server of the same name wins, and their tools are asked.
+A session idle for --idle-timeout is suspended: its claude stops, and its
+next prompt resumes it (claude --resume, no replay to the editor); at the
+limit of sessions, the least recently used idle one is suspended to make
+room for a new one.`
 
 // acpServeFlags are the flags of serve that acp takes for the server it
 // runs in process (with --connect, the running serve decides them).
