@@ -18,6 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/acp"
+	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 	"github.com/ccproxy/ccproxy/proxy"
@@ -319,26 +320,36 @@ func TestAgentIdleNotWhileBusy(t *testing.T) {
 }
 
 // With the real CLI: a session suspended after one turn (in plan mode) is
-// resumed by its next prompt, which continues the same Claude session:
-// the fake API's request carries the first turn, and the new claude runs
-// in plan mode.
+// still listed open by session/list, and is resumed by its next prompt,
+// which continues the same Claude session: the fake API's request carries
+// the first turn, and the new claude runs in plan mode.
 func TestAgentIdleRealCLI(t *testing.T) {
 	claude := testkit.Claude(t)
 	api := fakeapi.Start(t, fakeapi.First(
 		fakeapi.OnText("FIRST", fakeapi.Say("The first answer, to remember.")),
 		fakeapi.OnText("SECOND", fakeapi.Say("The second answer.")),
 	))
-	home := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {
+	home, project := t.TempDir(), t.TempDir()
+	for _, d := range []string{"tmp", ".claude/projects"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store, err := history.Open(history.Options{Root: filepath.Join(home, ".claude", "projects")})
+	if err != nil {
 		t.Fatal(err)
 	}
 	marker := "acp-idle-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
-	cl, conn, b, agent, stop := inProcessWith(t, nil, proxy.Options{ClaudePath: claude, ClaudeEnv: env}, slog.New(slog.DiscardHandler),
+	cl, conn, b, agent, stop := inProcessWith(t, store, proxy.Options{ClaudePath: claude, ClaudeEnv: env}, slog.New(slog.DiscardHandler),
 		func(a *acp.Agent) { a.IdleTimeout = 0 })
 	initialize(t, conn)
 	bg := context.Background()
-	id := newSession(t, conn)
+	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: project, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ns.SessionId
 	promptOK(t, conn, id, "Say FIRST")
 	if _, err := conn.SetSessionMode(bg, sdk.SetSessionModeRequest{SessionId: id, ModeId: "plan"}); err != nil {
 		t.Fatal(err)
@@ -348,6 +359,13 @@ func TestAgentIdleRealCLI(t *testing.T) {
 	}
 	if ids := proxySessions(t, b); len(ids) != 0 {
 		t.Errorf("proxy sessions after the suspend: %v, want none", ids)
+	}
+	l, err := conn.ListSessions(bg, sdk.ListSessionsRequest{Cwd: &project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Sessions) != 1 || fmt.Sprint(l.Sessions[0].Meta["ccproxy"]) != "map[openAs:"+string(id)+"]" {
+		t.Errorf("session/list of the suspended session's project: %+v, want it, open as %s", l.Sessions, id)
 	}
 	cl.mu.Lock()
 	cl.updates = nil
