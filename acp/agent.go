@@ -647,7 +647,9 @@ func (a *Agent) session(id sdk.SessionId) (*session, error) {
 // that result is not taken for the next prompt's), and session/cancel
 // tries the interrupt again. The turn also ends when the session is closed
 // (cancelled), or when the editor, the agent or the connection to ccproxy
-// goes.
+// goes. A suspended session is resumed once the prompt holds its turn,
+// before the turn is sent (a cancel or close meanwhile: cancelled, nothing
+// sent); a resume that fails is the prompt's error.
 func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
