@@ -273,8 +273,8 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	}
 	// A resumed session's Claude session id is known now (session/list
 	// shows it open before its first prompt); claude's session/state may
-	// later name another.
-	// busy until subscribed: not suspended before.
+	// later name another. It is busy until subscribed: not suspended
+	// before.
 	id := res.Session
 	s := &session{id: id, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume, entered: make(chan struct{}, 1), wake: make(chan struct{}),
 		cwd: res.Cwd, servers: create.MCPServers, mode: create.PermissionMode, busy: 1}
