@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,8 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -31,11 +34,20 @@ var Modes = []sdk.SessionMode{
 
 // Agent is an ACP agent backed by ccproxy sessions over a Backend. Each
 // ACP session is one ccproxy session this agent created and subscribed
-// to; Close closes them all.
+// to, or, suspended while idle, none until its next prompt resumes it in
+// a new one; Close closes them all.
 type Agent struct {
 	// History, when set, is where session/load finds Claude Code's stored
 	// sessions (package history); without it session/load is not offered.
 	History *history.Store
+
+	// IdleTimeout is how long a session may stay idle (no turn running,
+	// no prompt waiting for its turn, no permission asked) before it is
+	// suspended: its ccproxy session is closed (claude stops) and the ACP
+	// session kept, to be resumed (claude --resume) by its next prompt or
+	// set_mode. 0: never. NewAgent sets DefaultIdleTimeout; change it
+	// before Serve.
+	IdleTimeout time.Duration
 
 	b    *Backend
 	conn *sdk.AgentSideConnection
@@ -44,16 +56,32 @@ type Agent struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // permission prompt goroutines
 
+	timers sync.WaitGroup                       // idle timer callbacks running (Add under mu while ctx is live, so Close's Wait follows every Add)
+	clock  atomic.Uint64                        // counts uses of sessions (session.used): the least recently used idle one makes room
+	hook   func(event string, id sdk.SessionId) // tests (set before Serve): "suspend" once a suspend has begun, before its ccproxy session is closed; "wait" when a request waits for a suspend or resume to end
+
 	mu       sync.Mutex // guards sessions
 	sessions map[string]*session
 }
 
+// DefaultIdleTimeout is Agent.IdleTimeout's default.
+const DefaultIdleTimeout = 10 * time.Minute
+
 type session struct {
-	id     string        // the ccproxy session
-	acpID  sdk.SessionId // the editor's name for it: id, or the Claude session id it loaded
-	mapper *Mapper       // owned by the backend's read loop
+	acpID   sdk.SessionId   // the editor's name for it: its first ccproxy session id, or the Claude session id it loaded
+	mapper  *Mapper         // owned by the backend's read loop (also across a suspend and resume)
+	cwd     string          // where its claude runs: a resume runs there
+	servers json.RawMessage // the editor's MCP servers (may hold secrets: never logged), for a resume
 
 	mu        sync.Mutex                    // guards what follows
+	id        string                        // the ccproxy session: a new one at each resume (stale while suspended)
+	suspended bool                          // idle, its ccproxy session closed: the next prompt or set_mode resumes it
+	moving    chan struct{}                 // non-nil while a suspend or resume of it runs; closed when it is over
+	busy      int                           // Prompt and SetSessionMode calls in flight: not idle
+	used      uint64                        // Agent.clock at its last use
+	mode      string                        // its permission mode, as claude last reported it or set_mode set it: a resume starts in it
+	pstate    string                        // the proxy's state of it (session/state): running or restarting is not idle
+	idle      *time.Timer                   // its idle timer (nil without IdleTimeout): re-armed by touch, stopped by closeSession
 	turn      *turn                         // the running turn (nil between turns)
 	abandoned bool                          // the running turn's prompt answered cancelled after a failed interrupt; the turn's result ends it
 	cancelled bool                          // the running turn is interrupted (or being interrupted)
@@ -65,7 +93,7 @@ type session struct {
 	wake      chan struct{}                 // closed (and replaced) when cancelTo or latest changes: waiting prompts look again
 	closing   bool                          // closeSession has begun: a turn it ends is cancelled, no new one starts
 	asks      map[string]context.CancelFunc // pending permission prompts by requestId
-	claudeID  string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it)
+	claudeID  string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it; never suspended then)
 }
 
 // turn is one prompt's turn of a session.
@@ -73,7 +101,9 @@ type turn struct {
 	result chan *Result  // the turn's end, for its prompt (room for one)
 	gaveUp chan struct{} // closed (under session.mu) when an interrupt of the turn failed: its prompt answers cancelled
 	done   chan struct{} // closed (under session.mu) when the turn is over: the session takes another
-	sent   chan struct{} // closed when session/send was answered: an interrupt goes after it
+	sent   chan struct{} // closed when session/send was answered, or when the turn was not sent (unsent): an interrupt goes after it
+
+	unsent bool // the prompt returned before sending the turn (a resume failed, or it was cancelled or closed meanwhile): nothing to interrupt (session.mu)
 
 	ending       bool           // its prompt is returning: no new interrupt targets it (session.mu)
 	interrupting sync.WaitGroup // interrupts of it in flight: the turn ends after them, so none reaches the next
@@ -103,7 +133,7 @@ func (s *session) claudeSession() string {
 // NewAgent returns an agent over b. Call Serve to speak ACP.
 func NewAgent(b *Backend, log *slog.Logger) *Agent {
 	ctx, stop := context.WithCancel(context.Background())
-	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}}
+	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}, IdleTimeout: DefaultIdleTimeout}
 }
 
 // Serve speaks ACP on r/w until r ends (or the backend's connection
@@ -140,9 +170,10 @@ func (a *Agent) Close() {
 	a.sessions = map[string]*session{}
 	a.mu.Unlock()
 	for _, s := range ss {
-		a.closeSession(s)
+		a.closeSession(s) // stops its idle timer
 	}
 	a.wg.Wait()
+	a.timers.Wait()
 }
 
 // Authenticate refuses every method: initialize offers none (claude's own
@@ -236,28 +267,34 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 // when ""), and subscribes to it. It logs the client's MCP servers that
 // were not started.
 func (a *Agent) open(ctx context.Context, method string, create *protocol.SessionCreate, acpID sdk.SessionId, replayed *Mapper) (*session, *protocol.SessionCreateResult, error) {
-	var res protocol.SessionCreateResult
-	if err := a.b.Request(ctx, protocol.TypeSessionCreate, create, &res); err != nil {
+	res, err := a.create(ctx, create)
+	if err != nil {
 		return nil, nil, rpcError(method, err)
-	}
-	for _, st := range res.MCPServers {
-		if !st.Active {
-			a.log.Warn("an MCP server of the client is not started", "session", res.Session, "server", st.Name, "approval", st.Approval, "reason", st.Reason)
-		}
 	}
 	if acpID == "" {
 		acpID = sdk.SessionId(res.Session)
 	}
 	// A resumed session's Claude session id is known now (session/list
 	// shows it open before its first prompt); claude's session/state may
-	// later name another.
-	s := &session{id: res.Session, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume, entered: make(chan struct{}, 1), wake: make(chan struct{})}
+	// later name another. It is busy until subscribed: not suspended
+	// before.
+	id := res.Session
+	s := &session{id: id, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume, entered: make(chan struct{}, 1), wake: make(chan struct{}),
+		cwd: res.Cwd, servers: create.MCPServers, mode: create.PermissionMode, busy: 1}
+	if s.cwd == "" {
+		s.cwd = create.Cwd
+	}
 	s.mapper = NewMapper(func(u string) ([]byte, error) { return a.b.Blob(a.ctx, u) })
 	s.mapper.mode = protocol.PermissionModeDefault // what session/new answers
 	// Before the read loop can use it: the commands a replay sent are not
 	// sent again unless they change.
 	if replayed != nil {
 		s.mapper.commands, s.mapper.rich = replayed.commands, replayed.rich
+	}
+	if a.IdleTimeout > 0 {
+		s.mu.Lock() // the timer reads s.idle under s.mu: it may fire before the assignment
+		s.idle = time.AfterFunc(a.IdleTimeout, func() { a.idleFired(s) })
+		s.mu.Unlock()
 	}
 	a.mu.Lock()
 	if a.ctx.Err() != nil { // Close has run: nobody would close it
@@ -272,22 +309,60 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	}
 	a.sessions[string(acpID)] = s
 	a.mu.Unlock()
-	a.b.Handle(s.id, func(f protocol.Frame) { a.push(s, f) })
-	if err := a.b.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: s.id}, nil); err != nil {
+	a.b.Handle(id, a.handler(s, id))
+	if err := a.b.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: id}, nil); err != nil {
 		a.forget(s)
 		a.closeSession(s)
 		return nil, nil, rpcError(method, err)
 	}
-	return s, &res, nil
+	a.release(s)
+	return s, res, nil
 }
 
-// closeSession forgets s and closes its ccproxy session.
+// create asks the proxy for a session and logs the client's MCP servers
+// that were not started. When the proxy's limit of sessions is reached,
+// the least recently used idle session of this agent is suspended to make
+// room and the request sent once more; when none can be, the error
+// (limit_exceeded) says why.
+func (a *Agent) create(ctx context.Context, create *protocol.SessionCreate) (*protocol.SessionCreateResult, error) {
+	var res protocol.SessionCreateResult
+	err := a.b.Request(ctx, protocol.TypeSessionCreate, create, &res)
+	if pe := (*protocol.Error)(nil); errors.As(err, &pe) && pe.Code == protocol.CodeLimitExceeded {
+		if !a.makeRoom() {
+			return nil, a.noRoom(pe)
+		}
+		err = a.b.Request(ctx, protocol.TypeSessionCreate, create, &res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range res.MCPServers {
+		if !st.Active {
+			a.log.Warn("an MCP server of the client is not started", "session", res.Session, "server", st.Name, "approval", st.Approval, "reason", st.Reason)
+		}
+	}
+	return &res, nil
+}
+
+// handler is the push handler of s's ccproxy session id.
+func (a *Agent) handler(s *session, id string) func(protocol.Frame) {
+	return func(f protocol.Frame) { a.push(s, id, f) }
+}
+
+// closeSession closes s's ccproxy session, or forgets s if suspended; a
+// suspend or resume of it in progress ends first.
 func (a *Agent) closeSession(s *session) {
-	a.b.Handle(s.id, nil)
 	s.mu.Lock()
-	s.closing = true // a prompt whose turn this ends answers cancelled (ACP: close cancels the work)
+	s.closing = true // a prompt whose turn this ends answers cancelled (ACP: close cancels the work); no suspend or resume starts
 	s.wakeLocked()   // and one waiting for its turn gives up
+	if s.idle != nil {
+		s.idle.Stop()
+	}
+	id, moving := s.id, s.moving
 	s.mu.Unlock()
+	if moving == nil {
+		a.b.Handle(id, nil) // no result of it now: its prompt answers cancelled
+	}
 	a.deliver(s, nil)
 	// Its permission/resolved will not come now: withdraw the editor's
 	// pending session/request_permission asks of it.
@@ -297,11 +372,262 @@ func (a *Agent) closeSession(s *session) {
 		delete(s.asks, k)
 	}
 	s.mu.Unlock()
+	id, suspended := s.settled()
+	if suspended {
+		a.log.Debug("closing a suspended session: nothing to stop", "session", s.acpID)
+		return
+	}
+	a.b.Handle(id, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	if err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: s.id}, nil); err != nil {
-		a.log.Warn("closing a session", "session", s.id, "err", err)
+	if err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: id}, nil); err != nil {
+		a.log.Warn("closing a session", "session", id, "err", err)
 	}
+}
+
+// settled waits until no suspend or resume of s runs, and returns its
+// ccproxy session and whether s is suspended.
+func (s *session) settled() (string, bool) {
+	for {
+		s.mu.Lock()
+		id, suspended, moving := s.id, s.suspended, s.moving
+		s.mu.Unlock()
+		if moving == nil {
+			return id, suspended
+		}
+		<-moving // bounded: a suspend by closeTimeout, a resume by the proxy's answer or Agent.ctx
+	}
+}
+
+// idleLocked reports whether s may be suspended now (s.mu held): live,
+// not being suspended or resumed or closed, no Prompt or SetSessionMode
+// in flight nor a session/prompt on its way to one (guard), no turn (nor
+// one whose prompt gave up on it), no permission asked, claude not in a
+// turn of its own, and its Claude session known (to resume it from).
+func (s *session) idleLocked() bool {
+	return !s.suspended && s.moving == nil && !s.closing && s.busy == 0 && s.received <= s.started &&
+		s.turn == nil && len(s.asks) == 0 && s.pstate != protocol.StateRunning && s.pstate != protocol.StateRestarting &&
+		s.claudeID != ""
+}
+
+// touch records a use of s (the least recently used idle session makes
+// room) and re-arms its idle timer.
+func (a *Agent) touch(s *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used = a.clock.Add(1)
+	if s.idle != nil && !s.closing {
+		s.idle.Reset(a.IdleTimeout)
+	}
+}
+
+// release ends a Prompt or SetSessionMode call of s (busy), a use of it.
+func (a *Agent) release(s *session) {
+	s.mu.Lock()
+	s.busy--
+	s.mu.Unlock()
+	a.touch(s)
+}
+
+// idleFired is s's idle timer (its own goroutine, counted by a.timers):
+// it suspends s if s is idle, else waits another IdleTimeout (touch
+// re-arms it when a use of s ends; this also covers what touch does not
+// see, such as a permission asked in a turn claude started by itself).
+func (a *Agent) idleFired(s *session) {
+	a.mu.Lock()
+	if a.ctx.Err() != nil {
+		a.mu.Unlock()
+		return
+	}
+	a.timers.Add(1)
+	a.mu.Unlock()
+	defer a.timers.Done()
+	if a.suspend(s, "idle") {
+		return
+	}
+	s.mu.Lock()
+	if !s.closing && !s.suspended {
+		s.idle.Reset(a.IdleTimeout)
+	}
+	s.mu.Unlock()
+}
+
+// suspend closes s's ccproxy session (claude stops) if s is idle,
+// keeping s under its ACP id to be resumed; why says what for (logged).
+// It reports whether s is now suspended. A prompt or set_mode arriving
+// meanwhile waits for it (session.moving), then resumes s.
+func (a *Agent) suspend(s *session, why string) bool {
+	s.mu.Lock()
+	if !s.idleLocked() {
+		s.mu.Unlock()
+		return false
+	}
+	done := make(chan struct{})
+	s.moving = done
+	id := s.id
+	s.mu.Unlock()
+	if a.hook != nil {
+		a.hook("suspend", s.acpID)
+	}
+	// Its pushes end first: the closing session's last state must not end
+	// the turn of a prompt that resumes s right after.
+	a.b.Handle(id, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: id}, nil)
+	cancel()
+	var pe *protocol.Error
+	gone := err == nil || errors.As(err, &pe) && pe.Code == protocol.CodeNotFound
+	if !gone { // still open: it stays so (before moving ends: a close then finds its route)
+		a.b.Handle(id, a.handler(s, id))
+	}
+	s.mu.Lock()
+	s.suspended, s.moving = gone, nil
+	close(done)
+	s.mu.Unlock()
+	if !gone {
+		a.log.Warn("suspending an idle session: its ccproxy session did not close; it stays open", "session", s.acpID, "ccproxy", id, "err", err)
+		return false
+	}
+	a.log.Info("suspended an idle session: claude stopped; its next prompt resumes it", "session", s.acpID, "ccproxy", id, "why", why)
+	return true
+}
+
+// errClosing is live's error for a session being closed.
+var errClosing = errors.New("the session is closed")
+
+// live returns s's ccproxy session, resuming s first if it is suspended
+// (after a suspend or resume in progress has ended): a ccproxy session
+// created with resume (claude --resume of its Claude session, in its cwd
+// and mode, with the editor's MCP servers), to which the agent subscribes;
+// the editor is sent no replay (it has the conversation). The caller
+// holds s's turn or counts in s.busy, so s is not suspended meanwhile.
+func (a *Agent) live(s *session, method string) (string, error) {
+	for {
+		s.mu.Lock()
+		switch {
+		case s.closing:
+			s.mu.Unlock()
+			return "", errClosing
+		case s.moving != nil:
+			moving := s.moving
+			s.mu.Unlock()
+			if a.hook != nil {
+				a.hook("wait", s.acpID)
+			}
+			select {
+			case <-moving:
+			case <-a.ctx.Done():
+				return "", errClosing
+			}
+			continue
+		case !s.suspended:
+			id := s.id
+			s.mu.Unlock()
+			return id, nil
+		}
+		done := make(chan struct{})
+		s.moving = done
+		create := &protocol.SessionCreate{Cwd: s.cwd, Resume: s.claudeID, MCPServers: s.servers}
+		if s.mode != protocol.PermissionModeDefault {
+			create.PermissionMode = s.mode
+		}
+		old := s.id
+		s.mu.Unlock()
+		id, err := a.reopen(s, create)
+		s.mu.Lock()
+		if err == nil {
+			s.id, s.suspended = id, false
+		}
+		s.moving = nil
+		close(done)
+		s.mu.Unlock()
+		if err != nil && a.ctx.Err() != nil { // Close: the session goes
+			return "", errClosing
+		}
+		if err != nil {
+			a.log.Warn("resuming a suspended session failed; it stays suspended", "session", s.acpID, "claudeSession", create.Resume, "err", err)
+			data := map[string]any{"error": fmt.Sprintf("%s: session %s was suspended while idle and resuming it (Claude session %s) failed: %v", method, s.acpID, create.Resume, err)}
+			if pe := (*protocol.Error)(nil); errors.As(err, &pe) {
+				data["code"] = string(pe.Code)
+			}
+			return "", sdk.NewInternalError(data)
+		}
+		a.log.Info("resumed a suspended session", "session", s.acpID, "ccproxy", id, "was", old, "claudeSession", create.Resume)
+		return id, nil
+	}
+}
+
+// reopen creates s's ccproxy session again with create (a resume) and
+// subscribes s to it.
+func (a *Agent) reopen(s *session, create *protocol.SessionCreate) (string, error) {
+	res, err := a.create(a.ctx, create)
+	if err != nil {
+		return "", err
+	}
+	id := res.Session
+	a.b.Handle(id, a.handler(s, id))
+	if err := a.b.Request(a.ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: id}, nil); err != nil {
+		a.b.Handle(id, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
+		if cerr := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: id}, nil); cerr != nil {
+			a.log.Warn("closing a session", "session", id, "err", cerr)
+		}
+		return "", fmt.Errorf("subscribing to %s: %w", id, err)
+	}
+	return id, nil
+}
+
+// makeRoom suspends the least recently used idle session of this agent,
+// and reports whether one was.
+func (a *Agent) makeRoom() bool {
+	type cand struct {
+		s    *session
+		used uint64
+	}
+	var cs []cand
+	a.mu.Lock()
+	for _, s := range a.sessions {
+		s.mu.Lock()
+		if s.idleLocked() {
+			cs = append(cs, cand{s, s.used})
+		}
+		s.mu.Unlock()
+	}
+	a.mu.Unlock()
+	slices.SortFunc(cs, func(x, y cand) int { return cmp.Compare(x.used, y.used) })
+	for _, c := range cs {
+		if a.suspend(c.s, "room for another session") {
+			return true
+		}
+	}
+	return false
+}
+
+// noRoom is the error of a session/create refused at the proxy's limit
+// (pe) when no session of this agent could be suspended: it says how many
+// are busy, and how many have had no turn yet (no Claude session to
+// resume from).
+func (a *Agent) noRoom(pe *protocol.Error) error {
+	var busy, fresh int
+	a.mu.Lock()
+	for _, s := range a.sessions {
+		s.mu.Lock()
+		switch {
+		case s.suspended:
+		case s.claudeID == "" && s.turn == nil && s.busy == 0 && len(s.asks) == 0:
+			fresh++
+		default:
+			busy++
+		}
+		s.mu.Unlock()
+	}
+	a.mu.Unlock()
+	why := fmt.Sprintf("all %d sessions of this agent are busy (a turn running, a prompt waiting or a permission asked)", busy)
+	if fresh > 0 {
+		why = fmt.Sprintf("of the %d sessions of this agent, %d are busy (a turn running, a prompt waiting or a permission asked) and %d have had no turn yet (nothing to resume them from)", busy+fresh, busy, fresh)
+	}
+	return &protocol.Error{Code: protocol.CodeLimitExceeded, Message: fmt.Sprintf("%s, so none can be suspended to make room; close one, or try again once one is idle (ccproxy: %s)", why, pe.Message)}
 }
 
 func (a *Agent) session(id sdk.SessionId) (*session, error) {
@@ -324,7 +650,9 @@ func (a *Agent) session(id sdk.SessionId) (*session, error) {
 // that result is not taken for the next prompt's), and session/cancel
 // tries the interrupt again. The turn also ends when the session is closed
 // (cancelled), or when the editor, the agent or the connection to ccproxy
-// goes.
+// goes. A suspended session is resumed once the prompt holds its turn,
+// before the turn is sent (a cancel or close meanwhile: cancelled, nothing
+// sent); a resume that fails is the prompt's error.
 func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
@@ -332,13 +660,17 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	}
 	s.mu.Lock()
 	s.started++
-	seq := s.started
+	s.busy++ // not idle until it returns
+	seq, ccID := s.started, s.id
 	s.mu.Unlock()
+	// Last: its turn has ended (or runs on: not idle either).
+	defer a.release(s)
 	select { // the guard may wait for this before passing a session/cancel on
 	case s.entered <- struct{}{}:
 	default:
 	}
-	send, err := turnOf(s.id, p.Prompt)
+	// Its session is set again below: a resume gives s another.
+	send, err := turnOf(ccID, p.Prompt)
 	if err != nil { // refused before it could replace anything
 		return sdk.PromptResponse{}, err
 	}
@@ -389,6 +721,24 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 			s.mu.Unlock()
 		}
 	}()
+	// A suspended session is resumed first: this prompt holds its turn,
+	// so it is not suspended again meanwhile (a suspend in progress is
+	// waited for).
+	send.Session, err = a.live(s, "session/prompt")
+	s.mu.Lock()
+	stopped := s.cancelled || s.closing // during the resume: nothing sent, nothing to interrupt
+	if err != nil || stopped {
+		t.unsent = true
+	}
+	s.mu.Unlock()
+	switch {
+	case errors.Is(err, errClosing) || err == nil && stopped:
+		close(t.sent)
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	case err != nil:
+		close(t.sent)
+		return sdk.PromptResponse{}, err
+	}
 	// Not under ctx: a session/cancel may come before the reply (claude can
 	// ask for a permission before the proxy's reply arrives); the turn is
 	// then interrupted below, not abandoned half-sent.
@@ -460,17 +810,23 @@ func (a *Agent) interrupt(s *session) {
 	case <-a.ctx.Done():
 		return
 	}
+	s.mu.Lock()
+	unsent, id := t.unsent, s.id // settled: a resume ends before the turn is sent
+	s.mu.Unlock()
+	if unsent {
+		return
+	}
 	ctx, cancel := context.WithTimeout(a.ctx, closeTimeout)
 	defer cancel()
-	err := a.b.Request(ctx, protocol.TypeSessionInterrupt, &protocol.SessionInterrupt{Session: s.id}, nil)
+	err := a.b.Request(ctx, protocol.TypeSessionInterrupt, &protocol.SessionInterrupt{Session: id}, nil)
 	if err == nil {
 		return
 	}
 	if a.ctx.Err() != nil { // the agent is closing: its sessions go
-		a.log.Debug("interrupt not sent: the agent is closing", "session", s.id)
+		a.log.Debug("interrupt not sent: the agent is closing", "session", id)
 		return
 	}
-	a.log.Warn("interrupting: the turn's prompt answers cancelled; the session takes no prompt until the turn ends", "session", s.id, "err", err)
+	a.log.Warn("interrupting: the turn's prompt answers cancelled; the session takes no prompt until the turn ends", "session", id, "err", err)
 	s.mu.Lock()
 	if s.turn == t && !s.abandoned {
 		s.abandoned = true
@@ -556,7 +912,7 @@ func (a *Agent) order(line []byte) (code int, msg string) {
 			select {
 			case <-s.entered:
 			case <-bound.C:
-				a.log.Warn("session/cancel passed on before an earlier session/prompt reached the agent", "session", s.id)
+				a.log.Warn("session/cancel passed on before an earlier session/prompt reached the agent", "session", s.acpID)
 				s.mu.Lock()
 				s.received = s.started // in step again: that prompt never came
 				s.mu.Unlock()
@@ -575,21 +931,37 @@ func (a *Agent) lookup(id string) *session {
 	return a.sessions[id]
 }
 
+// SetSessionMode sets the session's permission mode (resuming a
+// suspended session first).
 func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
+	s.mu.Lock()
+	s.busy++ // not suspended while it runs
+	s.mu.Unlock()
+	defer a.release(s)
+	id, err := a.live(s, "session/set_mode")
+	if errors.Is(err, errClosing) {
+		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: session %q is closed", p.SessionId)})
+	}
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
 	var res protocol.SessionSetPermissionModeResult
-	if err := a.b.Request(ctx, protocol.TypeSessionSetMode, &protocol.SessionSetPermissionMode{Session: s.id, Mode: string(p.ModeId)}, &res); err != nil {
+	if err := a.b.Request(ctx, protocol.TypeSessionSetMode, &protocol.SessionSetPermissionMode{Session: id, Mode: string(p.ModeId)}, &res); err != nil {
 		return sdk.SetSessionModeResponse{}, rpcError("session/set_mode", err)
 	}
+	s.mu.Lock()
+	s.mode = string(p.ModeId) // claude's session/state says so too, later
+	s.mu.Unlock()
 	return sdk.SetSessionModeResponse{}, nil
 }
 
-// push handles one push of s's ccproxy session; it runs on the backend's
-// read loop.
-func (a *Agent) push(s *session, f protocol.Frame) {
+// push handles one push of s's ccproxy session id; it runs on the
+// backend's read loop.
+func (a *Agent) push(s *session, id string, f protocol.Frame) {
 	switch f.Type {
 	case protocol.TypeSessionEvent:
 		var ev protocol.SessionEvent
@@ -603,6 +975,14 @@ func (a *Agent) push(s *session, f protocol.Frame) {
 			}
 		}
 		if res != nil {
+			// The turn is over: the proxy's session/state says so right
+			// after, but the prompt may answer first and the editor use
+			// the session at once.
+			s.mu.Lock()
+			if s.pstate == protocol.StateRunning {
+				s.pstate = protocol.StateIdle
+			}
+			s.mu.Unlock()
 			a.deliver(s, res)
 		}
 	case protocol.TypeSessionState:
@@ -610,18 +990,28 @@ func (a *Agent) push(s *session, f protocol.Frame) {
 		if json.Unmarshal(f.Data, &st) != nil {
 			return
 		}
+		s.mu.Lock()
 		if st.ClaudeSessionID != "" {
-			s.mu.Lock()
 			s.claudeID = st.ClaudeSessionID
-			s.mu.Unlock()
 		}
+		if st.PermissionMode != "" {
+			s.mode = st.PermissionMode
+		}
+		s.pstate = st.State
+		// Only the live ccproxy session's end ends a turn: not the one
+		// being suspended, nor (while s resumes) the one it replaces.
+		current := s.id == id && !s.suspended && s.moving == nil
+		s.mu.Unlock()
 		if st.PermissionMode != "" {
 			for _, u := range s.mapper.ModeUpdate(st.PermissionMode) {
 				_ = a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: s.acpID, Update: u})
 			}
 		}
-		if st.State == protocol.StateExited || st.State == protocol.StateClosed {
+		switch {
+		case (st.State == protocol.StateExited || st.State == protocol.StateClosed) && current:
 			a.deliver(s, nil)
+		case st.State == protocol.StateIdle:
+			a.touch(s) // also the end of a turn claude started by itself
 		}
 	case protocol.TypePermissionRequest:
 		var req protocol.PermissionRequest
@@ -636,7 +1026,7 @@ func (a *Agent) push(s *session, f protocol.Frame) {
 		go func() {
 			defer a.wg.Done()
 			defer cancel()
-			a.ask(ctx, s, req)
+			a.ask(ctx, s, id, req)
 		}()
 	case protocol.TypePermissionResolved:
 		var r protocol.PermissionResolved
@@ -673,13 +1063,14 @@ func (a *Agent) deliver(s *session, r *Result) {
 
 // ask turns a permission/request into session/request_permission and its
 // answer into permission/respond.
-func (a *Agent) ask(ctx context.Context, s *session, req protocol.PermissionRequest) {
+func (a *Agent) ask(ctx context.Context, s *session, id string, req protocol.PermissionRequest) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.asks, req.RequestID)
 		s.mu.Unlock()
+		a.touch(s) // a use of s has ended
 	}()
-	answer, ok := a.askEditor(ctx, s, req)
+	answer, ok := a.askEditor(ctx, s, id, req)
 	if !ok {
 		return // withdrawn (resolved elsewhere), or the agent is closing
 	}
@@ -699,14 +1090,14 @@ func (a *Agent) ask(ctx context.Context, s *session, req protocol.PermissionRequ
 // the proxy, and false when the request was withdrawn or the agent closes.
 // An error from the editor (or an answer the SDK could not read) is a
 // denial now, not a turn left waiting for the proxy's permission timeout.
-func (a *Agent) askEditor(ctx context.Context, s *session, req protocol.PermissionRequest) (*protocol.PermissionRespond, bool) {
+func (a *Agent) askEditor(ctx context.Context, s *session, ccID string, req protocol.PermissionRequest) (*protocol.PermissionRespond, bool) {
 	in := json.RawMessage(req.Input)
 	kind := toolKind(req.ToolName)
 	id := req.ToolUseID
 	if id == "" {
 		id = req.RequestID
 	}
-	answer := &protocol.PermissionRespond{Session: s.id, RequestID: req.RequestID, Behavior: protocol.BehaviorAllow}
+	answer := &protocol.PermissionRespond{Session: ccID, RequestID: req.RequestID, Behavior: protocol.BehaviorAllow}
 	deny := func(msg string) (*protocol.PermissionRespond, bool) {
 		answer.Behavior, answer.Always, answer.Answers, answer.Message = protocol.BehaviorDeny, false, nil, msg
 		return answer, true
@@ -755,7 +1146,7 @@ func (a *Agent) askEditor(ctx context.Context, s *session, req protocol.Permissi
 		case err != nil && ctx.Err() != nil:
 			return nil, false
 		case err != nil:
-			a.log.Warn("session/request_permission failed: denied", "session", s.id, "err", err)
+			a.log.Warn("session/request_permission failed: denied", "session", ccID, "err", err)
 			return deny("Denied: the editor did not answer the permission request")
 		case resp.Outcome.Selected == nil:
 			return deny("Cancelled by the user")

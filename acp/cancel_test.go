@@ -196,7 +196,7 @@ func TestAgentReplaceThenCancelOrClose(t *testing.T) {
 func withFake(t *testing.T, opts proxy.Options, log *slog.Logger) (*goClient, *sdk.ClientSideConnection, sdk.NewSessionResponse, func()) {
 	t.Helper()
 	opts.ClaudePath = fakeClaudePath
-	cl, conn, _, _, stop := inProcessWith(t, nil, opts, log)
+	cl, conn, _, _, stop := inProcessWith(t, nil, opts, log, nil)
 	initialize(t, conn)
 	ns, err := conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
 	if err != nil {

@@ -14,6 +14,8 @@
 //	                                                                          then session/create {resume} + subscribe (ACP id = the Claude session id)
 //	                                                           session/resume → history.Store.Read (one event: is it there?), then as session/load
 //	                                                           session/list → history.Store.List {cwd, cursor} ─► SessionInfo (+ _meta.ccproxy.openAs)
+//	idle timer (Agent.IdleTimeout) or the session limit ─► suspend: session/close (the ACP session is kept)
+//	                                                           next session/prompt or session/set_mode → session/create {resume, cwd, permissionMode, mcpServers} + subscribe
 //
 //	ccproxy ─ websocket ─► Backend read loop ─► the session's push handler (Agent.push):
 //	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
@@ -28,13 +30,49 @@
 // self-signed certificate pinned by its fingerprint): the editor's sessions
 // are ordinary ccproxy sessions, which the web UI and other clients can
 // subscribe to. An ACP session id is the
-// ccproxy session id, except for a loaded or resumed session, whose ACP id
-// is the Claude session id it was loaded from (session.acpID). Loading or
+// id of its first ccproxy session, except for a loaded or resumed session,
+// whose ACP id is the Claude session id it was loaded from (session.acpID);
+// a session suspended and resumed runs in another ccproxy session
+// (session.id) under the same ACP id. Loading or
 // resuming a Claude session again closes the ccproxy session this agent
 // had open for it, whether under that id or as a session/new whose Claude
 // session id (session.claudeID: the resumed one at open, else from
 // session/state) it is: one claude per
 // stored session.
+//
+// # Idle sessions: suspend and resume
+//
+// Editors keep a session per thread and rarely close one, while each
+// holds a claude (some 190 MiB) and one of the proxy's MaxSessions. A
+// session idle for Agent.IdleTimeout (ccproxy acp --idle-timeout, 10
+// minutes; 0 never) is suspended: its ccproxy session is closed (claude
+// stops) and the ACP session stays under its id with what a resume needs:
+// the Claude session id, the cwd, the permission mode (claude's last
+// session/state, or set_mode's) and the editor's MCP servers. Idle
+// (session.idleLocked): no Prompt or SetSessionMode call in flight nor a
+// session/prompt on its way to one (the guard's count), no turn (nor one
+// a prompt gave up on), no permission asked, claude not in a turn of its
+// own (session/state running or restarting), not closing, not being
+// suspended or resumed, and its Claude session known (a session whose
+// claude never said it is not suspended: nothing to resume). The next
+// session/prompt or session/set_mode resumes it (live): a ccproxy session
+// created with resume (what session/resume uses), in that cwd and mode,
+// with those MCP servers, subscribed; nothing is replayed to the editor.
+// If that fails, the request's error names the session and the cause, and
+// the session stays suspended. session/cancel of a suspended session has
+// nothing to interrupt; session/close and Agent.Close forget it (nothing
+// to stop); session/list still shows it open (openAs). When the proxy
+// refuses a session/create (new, load, resume, or a resume on demand) with
+// limit_exceeded, the agent suspends its least recently used idle session
+// (session.used, from Agent.clock: each request or permission ask that
+// ends is a use) and asks once more; with none idle the error (-32603,
+// code limit_exceeded) says how many sessions are busy. A request that
+// finds a suspend or resume of its session under way (session.moving)
+// waits for it to end, then looks again: a prompt never runs against a
+// half-closed session, and a prompt that holds the session's turn (or a
+// set_mode counted in session.busy) keeps it from being suspended. The
+// closing session's pushes are dropped before its session/close (its
+// closed state must not end the turn of the prompt resuming it).
 //
 // # Stored sessions (session/load, session/resume, session/list)
 //
@@ -143,7 +181,13 @@
 // slow editor slows the read (the proxy lets this client catch up from its
 // replay log; nothing is buffered here). Each permission prompt runs in a
 // goroutine counted by Agent.wg and cancelled by Agent.ctx (Close) or by
-// permission/resolved. Backend.mu guards its pending requests, routes and
+// permission/resolved. Each session has one idle timer (time.AfterFunc,
+// session.idle), re-armed when a use ends (touch), stopped by
+// closeSession; its callback runs in a goroutine of its own, counted by
+// Agent.timers (added under Agent.mu while Agent.ctx is live, so that
+// Close, which stops every timer, waits for the ones running), and either
+// suspends the session or re-arms the timer. A suspend made to make room
+// runs in the request that needs the room. Backend.mu guards its pending requests, routes and
 // end error; Backend.writeMu the websocket's writes; Agent.mu the session
 // table (Close cancels Agent.ctx first, so a session opened after it sees
 // that under Agent.mu and is closed at once; a session is taken out of the
@@ -152,10 +196,14 @@
 // whether its prompt has answered after a failed interrupt (abandoned),
 // the cancelled and closing flags, the received, started, cancelTo and
 // latest counts and the wake channel (closed and replaced when they
-// change), each turn's ending flag, the pending permission prompts and
+// change), each turn's ending flag, the pending permission prompts,
 // the Claude session id (taken under
-// Agent.mu by evictLocked and ListSessions: Agent.mu before session.mu,
-// never the other way). A Mapper
+// Agent.mu by evictLocked, ListSessions, makeRoom and noRoom: Agent.mu
+// before session.mu, never the other way), and what suspend and resume
+// use: the ccproxy session id, suspended, moving (closed when a suspend
+// or resume ends), busy, used, the mode, the proxy's state and the idle
+// timer (a turn's unsent flag too). A session's cwd and MCP servers are
+// set before it is published and only read after. A Mapper
 // is used only by the read loop (a replay's Mapper only by its
 // session/load).
 //

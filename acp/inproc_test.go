@@ -111,12 +111,13 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 	if err != nil {
 		t.Fatal(err)
 	}
-	return inProcessWith(t, store, proxy.Options{ClaudePath: bin, ClaudePrefixArgs: []string{"replay-claude", "--speed", "0"}}, slog.New(slog.DiscardHandler))
+	return inProcessWith(t, store, proxy.Options{ClaudePath: bin, ClaudePrefixArgs: []string{"replay-claude", "--speed", "0"}}, slog.New(slog.DiscardHandler), nil)
 }
 
-// inProcessWith is inProcessAgent with the proxy's claude options in opts
-// and the agent's logger.
-func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
+// inProcessWith is inProcessAgent with the proxy's claude options in opts,
+// the agent's logger, and setup (when not nil) run on the agent before it
+// serves.
+func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
 	token := "in-process-acp-test-token-012345"
 	opts.Token, opts.SpoolDir, opts.Logger, opts.NoUI = token, t.TempDir(), slog.New(slog.DiscardHandler), true
 	srv, err := proxy.New(opts)
@@ -139,6 +140,9 @@ func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *
 	t.Cleanup(func() { b.Close() })
 	agent := acp.NewAgent(b, log)
 	agent.History = store
+	if setup != nil {
+		setup(agent)
+	}
 	cl := &goClient{asked: make(chan sdk.RequestPermissionRequest, 1), withdrawn: make(chan struct{}), answer: "allow", proxy: "http://" + ln.Addr().String(), token: token}
 	cr, aw := io.Pipe() // agent → client
 	ar, cw := io.Pipe() // client → agent

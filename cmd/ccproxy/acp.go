@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -24,7 +25,11 @@ replay the built-in demo: no CLI, no API key. Closing stdin closes every
 session this command started. The MCP servers the editor sends with
 session/new go through the same merge and approval: they start only with
 --trust-client-mcp (with --connect, the running serve's flag decides), a
-config file's server of the same name wins, and their tools are asked.`
+config file's server of the same name wins, and their tools are asked.
+A session idle for --idle-timeout is suspended: its claude stops, and its
+next prompt resumes it (claude --resume, no replay to the editor); at the
+limit of sessions, the least recently used idle one is suspended to make
+room for a new one.`
 
 // acpServeFlags are the flags of serve that acp takes for the server it
 // runs in process (with --connect, the running serve decides them).
@@ -36,7 +41,8 @@ var acpServeFlags = []string{"project", "claude", "mcp-config", "trust-project-m
 type acpConfig struct {
 	serve   serveConfig
 	connect string
-	fp      string // --tls-fingerprint: pin an https serve's certificate (with --connect)
+	fp      string        // --tls-fingerprint: pin an https serve's certificate (with --connect)
+	idle    time.Duration // --idle-timeout: suspend a session idle this long (0: never)
 }
 
 func newACPCmd() *cobra.Command {
@@ -71,6 +77,7 @@ func newACPCmd() *cobra.Command {
 	c.Flags().StringVar(&cfg.connect, "connect", "", "attach to the running ccproxy serve at `URL` (http://127.0.0.1:PORT) instead of starting one")
 	c.Flags().StringVar(&cfg.fp, "tls-fingerprint", "", "with --connect to https: trust the serve whose certificate has this SHA-256 `FINGERPRINT` (serve's \"tlsFingerprint\")")
 	bindEnv(c.Flags(), "tls-fingerprint", envTLSFingerprint)
+	c.Flags().DurationVar(&cfg.idle, "idle-timeout", acp.DefaultIdleTimeout, "suspend a session idle for `DURATION` (no turn running, no permission asked): its claude stops, and its next prompt resumes it (claude --resume); 0: never")
 	return c
 }
 
@@ -78,6 +85,9 @@ func newACPCmd() *cobra.Command {
 func (cfg *acpConfig) check(args []string, stderr io.Writer) error {
 	if len(args) > 0 {
 		return usagef("acp: unexpected argument %q", args[0])
+	}
+	if cfg.idle < 0 {
+		return usagef("acp: --idle-timeout %v is negative (0 never suspends a session)", cfg.idle)
 	}
 	fs := cfg.serve.fs
 	if cfg.connect == "" {
@@ -151,6 +161,7 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 	defer b.Close()
 	log.Info("ccproxy acp ready", "proxy", url, "connected", cfg.connect != "")
 	agent := acp.NewAgent(b, log.With("component", "acp"))
+	agent.IdleTimeout = cfg.idle
 	// session/load, session/list and session/resume read Claude Code's
 	// stored sessions on this machine (with --connect, the daemon's claude
 	// resumes them: the same machine and user is assumed).

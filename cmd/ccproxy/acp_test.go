@@ -26,6 +26,7 @@ func TestACPUsageErrors(t *testing.T) {
 		{[]string{"acp", "--token-file", "/nonexistent"}, "--token-file goes with --connect"},
 		{[]string{"acp", "--tls-fingerprint", "AB"}, "--tls-fingerprint goes with --connect"},
 		{[]string{"acp", "--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{[]string{"acp", "--idle-timeout", "-1m"}, "--idle-timeout -1m0s is negative"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), c.args, strings.NewReader(""), &stdout, &stderr)
