@@ -94,6 +94,11 @@ type session struct {
 	closing   bool                          // closeSession has begun: a turn it ends is cancelled, no new one starts
 	asks      map[string]context.CancelFunc // pending permission prompts by requestId
 	claudeID  string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it; never suspended then)
+
+	model       string               // the model it runs, as the proxy's session/state (or subscribe reply) last said
+	models      []protocol.ModelInfo // the models claude offers (session/state): the model config option's values
+	modelChosen string               // the model set_config_option chose ("" none): a resume after a suspend keeps it
+	configSent  string               // configKeyLocked as the editor was last told it: a config_option_update goes when it changes
 }
 
 // turn is one prompt's turn of a session.
@@ -259,7 +264,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	return sdk.NewSessionResponse{SessionId: s.acpID, Modes: defaultModes(),
+	return sdk.NewSessionResponse{SessionId: s.acpID, Modes: defaultModes(), ConfigOptions: s.answeredConfig(),
 		Meta: mcpMeta(res.MCPServers)}, nil
 }
 
@@ -310,7 +315,7 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	a.sessions[string(acpID)] = s
 	a.mu.Unlock()
 	a.b.Handle(id, a.handler(s, id))
-	if err := a.b.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: id}, nil); err != nil {
+	if err := a.subscribe(ctx, s, id); err != nil {
 		a.forget(s)
 		a.closeSession(s)
 		return nil, nil, rpcError(method, err)
@@ -527,7 +532,7 @@ func (a *Agent) live(s *session, method string) (string, error) {
 		}
 		done := make(chan struct{})
 		s.moving = done
-		create := &protocol.SessionCreate{Cwd: s.cwd, Resume: s.claudeID, MCPServers: s.servers}
+		create := &protocol.SessionCreate{Cwd: s.cwd, Resume: s.claudeID, MCPServers: s.servers, Model: s.modelChosen}
 		if s.mode != protocol.PermissionModeDefault {
 			create.PermissionMode = s.mode
 		}
@@ -557,6 +562,20 @@ func (a *Agent) live(s *session, method string) (string, error) {
 	}
 }
 
+// subscribe subscribes s to its ccproxy session id and notes the model
+// and models the reply names (claude may not have said them yet: its
+// session/state will).
+func (a *Agent) subscribe(ctx context.Context, s *session, id string) error {
+	var res protocol.SessionSubscribeResult
+	if err := a.b.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: id}, &res); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.noteModelsLocked(res.Model, res.Models)
+	s.mu.Unlock()
+	return nil
+}
+
 // reopen creates s's ccproxy session again with create (a resume) and
 // subscribes s to it.
 func (a *Agent) reopen(s *session, create *protocol.SessionCreate) (string, error) {
@@ -566,7 +585,7 @@ func (a *Agent) reopen(s *session, create *protocol.SessionCreate) (string, erro
 	}
 	id := res.Session
 	a.b.Handle(id, a.handler(s, id))
-	if err := a.b.Request(a.ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: id}, nil); err != nil {
+	if err := a.subscribe(a.ctx, s, id); err != nil {
 		a.b.Handle(id, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 		defer cancel()
@@ -938,25 +957,31 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
+	return sdk.SetSessionModeResponse{}, a.setMode(ctx, s, "session/set_mode", string(p.ModeId))
+}
+
+// setMode sets s's permission mode (resuming s first if it is suspended):
+// session/set_mode and the mode config option.
+func (a *Agent) setMode(ctx context.Context, s *session, method, mode string) error {
 	s.mu.Lock()
 	s.busy++ // not suspended while it runs
 	s.mu.Unlock()
 	defer a.release(s)
-	id, err := a.live(s, "session/set_mode")
+	id, err := a.live(s, method)
 	if errors.Is(err, errClosing) {
-		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: session %q is closed", p.SessionId)})
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: session %q is closed", s.acpID)})
 	}
 	if err != nil {
-		return sdk.SetSessionModeResponse{}, err
+		return err
 	}
 	var res protocol.SessionSetPermissionModeResult
-	if err := a.b.Request(ctx, protocol.TypeSessionSetMode, &protocol.SessionSetPermissionMode{Session: id, Mode: string(p.ModeId)}, &res); err != nil {
-		return sdk.SetSessionModeResponse{}, rpcError("session/set_mode", err)
+	if err := a.b.Request(ctx, protocol.TypeSessionSetMode, &protocol.SessionSetPermissionMode{Session: id, Mode: mode}, &res); err != nil {
+		return rpcError(method, err)
 	}
 	s.mu.Lock()
-	s.mode = string(p.ModeId) // claude's session/state says so too, later
+	s.mode = mode // claude's session/state says so too, later
 	s.mu.Unlock()
-	return sdk.SetSessionModeResponse{}, nil
+	return nil
 }
 
 // push handles one push of s's ccproxy session id; it runs on the
@@ -997,6 +1022,7 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 		if st.PermissionMode != "" {
 			s.mode = st.PermissionMode
 		}
+		s.noteModelsLocked(st.Model, st.Models)
 		s.pstate = st.State
 		// Only the live ccproxy session's end ends a turn: not the one
 		// being suspended, nor (while s resumes) the one it replaces.
@@ -1007,6 +1033,7 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 				_ = a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: s.acpID, Update: u})
 			}
 		}
+		a.configUpdate(s) // when the mode, the model or the models changed
 		switch {
 		case (st.State == protocol.StateExited || st.State == protocol.StateClosed) && current:
 			a.deliver(s, nil)
@@ -1208,11 +1235,6 @@ func (a *Agent) forget(s *session) {
 	}
 }
 
-// SetSessionConfigOption is not advertised in initialize: -32601.
-func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
-}
-
 // LoadSession replays a stored Claude Code session (its id is the ACP
 // session id) as session/update notifications, then continues it live: a
 // ccproxy session created with resume. The replay goes through a Mapper of
@@ -1224,11 +1246,11 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	}
 	m := NewMapper(nil)
 	m.history = true
-	res, err := a.continueStored(ctx, "session/load", p.SessionId, p.Cwd, p.McpServers, m)
+	s, res, err := a.continueStored(ctx, "session/load", p.SessionId, p.Cwd, p.McpServers, m)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: defaultModes(),
+	return sdk.LoadSessionResponse{Modes: defaultModes(), ConfigOptions: s.answeredConfig(),
 		Meta: mcpMeta(res.MCPServers)}, nil
 }
 
@@ -1238,11 +1260,11 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 	if a.History == nil {
 		return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
 	}
-	res, err := a.continueStored(ctx, "session/resume", p.SessionId, p.Cwd, p.McpServers, nil)
+	s, res, err := a.continueStored(ctx, "session/resume", p.SessionId, p.Cwd, p.McpServers, nil)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: defaultModes(),
+	return sdk.ResumeSessionResponse{Modes: defaultModes(), ConfigOptions: s.answeredConfig(),
 		Meta: mcpMeta(res.MCPServers)}, nil
 }
 
@@ -1251,13 +1273,13 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 // folder, else any), replays it through replay (a Mapper in history mode)
 // when not nil, and opens a ccproxy session resuming it, whose ACP id is
 // id. An unknown or malformed id is invalid params.
-func (a *Agent) continueStored(ctx context.Context, method string, id sdk.SessionId, cwd string, mcp []sdk.McpServer, replay *Mapper) (*protocol.SessionCreateResult, error) {
+func (a *Agent) continueStored(ctx context.Context, method string, id sdk.SessionId, cwd string, mcp []sdk.McpServer, replay *Mapper) (*session, *protocol.SessionCreateResult, error) {
 	if err := checkCwd(method, cwd); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	servers, err := clientServers(method, mcp)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// This agent's session of id (or whose Claude session is id) goes
 	// first: before the replay (its live updates would mix in) and before
@@ -1280,14 +1302,14 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 	}
 	if err == nil && len(page.Events) == 0 && !page.More {
 		// Empty or unreadable: claude could not resume it either.
-		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: stored session %q has no conversation to continue (its file is empty or holds no readable event)", method, id)})
+		return nil, nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: stored session %q has no conversation to continue (its file is empty or holds no readable event)", method, id)})
 	}
 	for err == nil && replay != nil {
 		for _, ev := range page.Events {
 			ups, _ := replay.Map(ev.JSON)
 			for _, u := range ups {
 				if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
-					return nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
+					return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
 				}
 			}
 		}
@@ -1299,12 +1321,11 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 	}
 	switch {
 	case errors.Is(err, history.ErrNotFound), errors.Is(err, history.ErrBadID):
-		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: no stored Claude Code session %q under %s", method, id, a.History.Root())})
+		return nil, nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: no stored Claude Code session %q under %s", method, id, a.History.Root())})
 	case err != nil:
-		return nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
+		return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
 	}
-	_, res, err := a.open(ctx, method, &protocol.SessionCreate{Cwd: cwd, Resume: string(id), MCPServers: servers}, id, replay)
-	return res, err
+	return a.open(ctx, method, &protocol.SessionCreate{Cwd: cwd, Resume: string(id), MCPServers: servers}, id, replay)
 }
 
 // ListSessions lists the Claude Code sessions of the history store, newest

@@ -168,6 +168,20 @@
 // bypassPermissions is not, since claude takes it only when launched in
 // it, which session/new cannot ask for.
 //
+// # Config options (config.go)
+//
+// The mode and the model are also ACP select config options (ids "mode"
+// and "model"), in the session/new, load and resume answers and in
+// set_config_option's: the mode as session/set_mode sets it; the model
+// listing the models claude offers (the proxy's session/state models,
+// noted with the model from the subscribe reply and each state), present
+// once claude has said them. set_config_option of the model is the
+// proxy's session/setModel; the value chosen is kept (modelChosen) for a
+// resume after a suspend (session/create's model). A session/state that
+// changes what the editor was told (configSent) sends a
+// config_option_update. A value not offered, an unknown configId or a
+// boolean value is -32602 naming it.
+//
 // # Goroutines and locks
 //
 // guard reads stdin in its goroutine (started by Serve; it ends with stdin,
@@ -202,7 +216,9 @@
 // before session.mu, never the other way), and what suspend and resume
 // use: the ccproxy session id, suspended, moving (closed when a suspend
 // or resume ends), busy, used, the mode, the proxy's state and the idle
-// timer (a turn's unsent flag too). A session's cwd and MCP servers are
+// timer (a turn's unsent flag too), and the config options' state: the
+// model, the models, the model chosen and what the editor was last told
+// (configSent). A session's cwd and MCP servers are
 // set before it is published and only read after. A Mapper
 // is used only by the read loop (a replay's Mapper only by its
 // session/load).

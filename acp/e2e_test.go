@@ -424,3 +424,98 @@ func TestACPRealCLIListAndResume(t *testing.T) {
 		t.Errorf("processes left running: %v", left)
 	}
 }
+
+// An editor's model and mode pickers with the real Claude Code CLI,
+// through the TypeScript SDK's client: session/new answers the mode
+// option; once claude has said which models it offers, a
+// config_option_update brings the model option; set_config_option model
+// haiku answers it chosen, and the next turn's API request asks for
+// haiku; set_config_option mode acceptEdits sends current_mode_update.
+// (Not plan: in plan mode the CLI asked for claude-sonnet-5-5 although
+// haiku was chosen; docs/CLI-NOTES.md.)
+func TestACPRealCLIConfigOptions(t *testing.T) {
+	claude := testkit.Claude(t)
+	api := fakeapi.Start(t, fakeapi.First(
+		fakeapi.OnText("HELLO", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("Hello from the fake API.")}}),
+	))
+	home, project := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(home, "tmp"), 0o755)
+	marker := "acp-config-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
+	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
+	got := runClient(t, []string{"--claude", claude, "--project", project}, env, project, nil, [][]map[string]any{{
+		{"text": "Say HELLO"},
+		{"config": map[string]any{"configId": "model", "value": "haiku"}},
+		{"config": map[string]any{"configId": "mode", "value": "acceptEdits"}},
+		{"text": "Say HELLO again"},
+	}})
+	// current returns the currentValue of option id in a configOptions list.
+	current := func(opts any, id string) (string, []any) {
+		list, _ := opts.([]any)
+		for _, o := range list {
+			m := o.(map[string]any)
+			if m["id"] == id {
+				s, _ := m["currentValue"].(string)
+				v, _ := m["options"].([]any)
+				return s, v
+			}
+		}
+		return "", nil
+	}
+	var newMode, setModel, setMode, modelOffered string
+	var modelUpdate, acceptUpdate bool
+	var stops []string
+	for _, o := range got {
+		switch o["ev"] {
+		case "new":
+			newMode, _ = current(o["result"].(map[string]any)["configOptions"], "mode")
+		case "update":
+			u := o["update"].(map[string]any)
+			switch u["sessionUpdate"] {
+			case "config_option_update":
+				if _, opts := current(u["configOptions"], "model"); len(opts) > 0 {
+					modelUpdate = true
+					for _, v := range opts {
+						if v.(map[string]any)["value"] == "haiku" {
+							modelOffered = "haiku"
+						}
+					}
+				}
+			case "current_mode_update":
+				acceptUpdate = acceptUpdate || u["currentModeId"] == "acceptEdits"
+			}
+		case "config":
+			opts := o["result"].(map[string]any)["configOptions"]
+			if m, _ := current(opts, "model"); m != "" && setModel == "" {
+				setModel = m
+			} else {
+				setMode, _ = current(opts, "mode")
+			}
+		case "stop":
+			stops = append(stops, o.str("result", "stopReason"))
+		case "error":
+			if o.str("method") != "no/such_method" {
+				t.Errorf("error: %v", o)
+			}
+		}
+	}
+	if newMode != "default" || !modelUpdate || modelOffered != "haiku" {
+		t.Errorf("session/new's mode %q (want default); a config_option_update with the model option %v, offering haiku: %q", newMode, modelUpdate, modelOffered)
+	}
+	if setModel != "haiku" || setMode != "acceptEdits" || !acceptUpdate {
+		t.Errorf("set_config_option answered model %q, mode %q (want haiku, acceptEdits); current_mode_update acceptEdits %v", setModel, setMode, acceptUpdate)
+	}
+	if strings.Join(stops, ",") != "end_turn,end_turn" {
+		t.Errorf("stop reasons %v", stops)
+	}
+	reqs := api.MessageRequests()
+	if len(reqs) < 2 || strings.Contains(reqs[0].Model, "haiku") || !strings.Contains(reqs[len(reqs)-1].Model, "haiku") {
+		var models []string
+		for _, r := range reqs {
+			models = append(models, r.Model)
+		}
+		t.Errorf("the API requests' models %q: want the last turn's to be haiku, the first's not", models)
+	}
+	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
+		t.Errorf("processes left running: %v", left)
+	}
+}

@@ -210,7 +210,10 @@ func (m *Mapper) user(e gjson.Result) []sdk.SessionUpdate {
 // words but one the CLI wrote in the user's place: its marker of an
 // interrupt ("[Request interrupted by user]", "… for tool use]") or the
 // notice it feeds claude when a background task ends
-// ("<task-notification>…</task-notification>"). A stored session's replay
+// ("<task-notification>…</task-notification>"), or the output of a local
+// command such as a model change it echoes
+// ("<local-command-stdout>Set model to …</local-command-stdout>"). A stored
+// session's replay
 // leaves them out: the editor shows the interrupt as the turn's cancelled
 // end, and a live session shows neither.
 func cliNotice(text string) bool {
@@ -218,7 +221,12 @@ func cliNotice(text string) bool {
 	if strings.HasPrefix(t, "[Request interrupted by user") && strings.HasSuffix(t, "]") && !strings.Contains(t[1:len(t)-1], "]") {
 		return true
 	}
-	return strings.HasPrefix(t, "<task-notification>") && strings.HasSuffix(t, "</task-notification>")
+	for _, tag := range []string{"task-notification", "local-command-stdout"} {
+		if strings.HasPrefix(t, "<"+tag+">") && strings.HasSuffix(t, "</"+tag+">") {
+			return true
+		}
+	}
+	return false
 }
 
 // attachment makes an image block of an image attachment whose bytes can

@@ -320,6 +320,7 @@ func TestMapHistoryLeavesOutCLINotices(t *testing.T) {
 		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user for tool use]"}]}}`,
 		`{"type":"user","message":{"role":"user","content":"<task-notification>\n<task-id>a1</task-id>\n<summary>Agent \"x\" completed</summary>\n</task-notification>"}}`,
 		`{"type":"user","message":{"role":"user","content":[{"type":"text","text":"<task-notification><status>completed</status></task-notification>\n"}]}}`,
+		`{"type":"user","message":{"role":"user","content":"<local-command-stdout>Set model to ` + "`sonnet (claude-sonnet-5-5)`" + `</local-command-stdout>"}}`,
 	} {
 		if ups, _ := m.Map([]byte(ev)); len(ups) != 0 {
 			b, _ := json.Marshal(ups)

@@ -2,7 +2,8 @@
 // driven by acp/e2e_test.go. It spawns the agent as an editor does and runs
 // a scenario; every observation is one JSON line on stdout:
 //   {"ev":"init"|"new"|"update"|"permission"|"stop"|"error"|"exit", ...}
-// Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, resume?:{sessionId, prompt}, mcpServers?:[...], badNew?:[[...]], sessions:[[{text, onPermission:"allow"|"cancel"}]]}>'
+// Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, resume?:{sessionId, prompt}, mcpServers?:[...], badNew?:[[...]], sessions:[[{text, onPermission:"allow"|"cancel"} | {config:{configId, value}}]]}>'
+// A session's item with config is session/set_config_option ("config").
 // resume: session/list of cwd ("listed"), session/resume of the session
 // ("resumed"), the prompt ("stop"), session/list again ("listed").
 // mcpServers go with every session/new; each list of badNew is tried as the
@@ -75,6 +76,16 @@ try {
       const s = await ctx.request(methods.agent.session.new, { cwd: cfg.cwd, mcpServers: cfg.mcpServers || [] });
       out({ ev: "new", result: s });
       for (const p of sess) {
+        if (p.config) {
+          // A config option set as an editor's picker does.
+          try {
+            const c = await ctx.request(methods.agent.session.setConfigOption, { sessionId: s.sessionId, ...p.config });
+            out({ ev: "config", sessionId: s.sessionId, result: c });
+          } catch (e) {
+            out({ ev: "error", method: "session/set_config_option", code: e.code, message: e.message, data: e.data });
+          }
+          continue;
+        }
         onPermission = p.onPermission || "allow";
         const prompt = [{ type: "text", text: p.text }];
         if (p.link) prompt.push({ type: "resource_link", uri: p.link, name: "link" });

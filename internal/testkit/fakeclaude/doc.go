@@ -40,7 +40,10 @@
 // image), mcp_set_servers (replaces them; a stdio server without args
 // gets the real CLI's error) and set_model (as the real CLI: "" refused,
 // any other name taken and reported by the next system/init; with
-// FAKE_REPLAY=1 the "Set model to" echo first; models.go) are answered; "slow" never is; any other
+// FAKE_REPLAY=1 the "Set model to" echo first; models.go) and
+// set_permission_mode (the mode in the reply and a system/status, then in
+// each system/init, as --permission-mode sets it at start) are answered;
+// "slow" never is; any other
 // subtype gets the real CLI's "Unsupported control request subtype" error.
 //
 // The fake's own control requests have ids fake-req-N, N the lowest not

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,7 @@ type fake struct {
 	waiters  map[string]chan map[string]any // the fake's own control requests awaiting an answer, by id
 	servers  map[string]bool                // the MCP servers set (--mcp-config, mcp_set_servers)
 	model    string                         // the model id system/init reports (--model, set_model)
+	mode     string                         // the permission mode system/init reports (--permission-mode, set_permission_mode)
 	interrup chan struct{}                  // closed by an interrupt while a "hang" turn runs
 	ignored  int                            // control requests of FAKE_IGNORE_CONTROL's subtype seen
 	queued   int                            // user turns read but not started
@@ -97,6 +99,10 @@ func Main(args []string) int {
 			if i+1 < len(args) {
 				f.sessionID = args[i+1]
 			}
+		case "--permission-mode":
+			if i+1 < len(args) {
+				f.mode = args[i+1]
+			}
 		case "--mcp-config":
 			if i+1 < len(args) {
 				var cfg struct {
@@ -109,6 +115,9 @@ func Main(args []string) int {
 				}
 			}
 		}
+	}
+	if f.mode == "" {
+		f.mode = "default"
 	}
 	f.models = fakeModels()
 	f.model, _ = f.resolveModel(modelFlag(args))
@@ -233,6 +242,20 @@ func (f *fake) control(id string, req map[string]any) {
 		f.success(id, map[string]any{"commands": []any{}, "models": f.models})
 	case "set_model":
 		f.setModel(id, req)
+	case "set_permission_mode":
+		// As the real CLI: the mode in the reply, then a system/status
+		// with it.
+		mode, _ := req["mode"].(string)
+		if !slices.Contains([]string{"default", "acceptEdits", "plan", "bypassPermissions"}, mode) {
+			f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id,
+				"error": fmt.Sprintf("Invalid permission mode: %q", mode)}})
+			return
+		}
+		f.mu.Lock()
+		f.mode = mode
+		f.mu.Unlock()
+		f.success(id, map[string]any{"mode": mode})
+		f.emit(map[string]any{"type": "system", "subtype": "status", "status": nil, "permissionMode": mode, "session_id": f.sessionID})
 	case "interrupt":
 		f.mu.Lock()
 		if f.interrup != nil {
@@ -370,11 +393,11 @@ func (f *fake) initEvent() {
 	for name := range f.servers {
 		servers = append(servers, map[string]any{"name": name, "status": "connected", "source": "dynamic"})
 	}
-	model := f.model
+	model, mode := f.model, f.mode
 	f.mu.Unlock()
 	wd, _ := os.Getwd()
 	f.emit(map[string]any{"type": "system", "subtype": "init", "session_id": f.sessionID, "cwd": wd,
-		"model": model, "tools": []any{"Bash"}, "mcp_servers": servers, "permissionMode": "default", "claude_code_version": Version})
+		"model": model, "tools": []any{"Bash"}, "mcp_servers": servers, "permissionMode": mode, "claude_code_version": Version})
 }
 
 // say emits an assistant text, preceded by its text_delta stream_event
