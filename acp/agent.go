@@ -58,7 +58,7 @@ type Agent struct {
 
 	timers sync.WaitGroup                       // idle timer callbacks running (Add under mu while ctx is live, so Close's Wait follows every Add)
 	clock  atomic.Uint64                        // counts uses of sessions (session.used): the least recently used idle one makes room
-	hook   func(event string, id sdk.SessionId) // tests (set before Serve): "suspend" once a suspend has begun, before its ccproxy session is closed; "wait" when a request waits for a suspend or resume to end
+	hook   func(event string, id sdk.SessionId) // tests (set before Serve): "suspend" once a suspend has begun, before it checks again that s is quiet; "close" after that check, just before its ccproxy session is closed; "wait" when a request waits for a suspend or resume to end
 
 	mu       sync.Mutex // guards sessions
 	sessions map[string]*session
@@ -329,14 +329,32 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 // the least recently used idle session of this agent is suspended to make
 // room and the request sent once more; when none can be, the error
 // (limit_exceeded) says why.
+//
+// Once sent, a session/create is carried out by the proxy whatever becomes
+// of ctx, so its answer is waited for (up to createTimeout) even when ctx
+// ends: the caller gets the new session, and its next request with ctx
+// (subscribe) fails and closes it, rather than a session nobody knows of
+// being left at the proxy.
 func (a *Agent) create(ctx context.Context, create *protocol.SessionCreate) (*protocol.SessionCreateResult, error) {
-	var res protocol.SessionCreateResult
-	err := a.b.Request(ctx, protocol.TypeSessionCreate, create, &res)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	send := func() (*protocol.SessionCreateResult, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+		defer cancel()
+		var res protocol.SessionCreateResult
+		err := a.b.Request(rctx, protocol.TypeSessionCreate, create, &res)
+		return &res, err
+	}
+	res, err := send()
 	if pe := (*protocol.Error)(nil); errors.As(err, &pe) && pe.Code == protocol.CodeLimitExceeded {
 		if !a.makeRoom() {
 			return nil, a.noRoom(pe)
 		}
-		err = a.b.Request(ctx, protocol.TypeSessionCreate, create, &res)
+		if err := ctx.Err(); err != nil { // the wait for room outlived the request
+			return nil, err
+		}
+		res, err = send()
 	}
 	if err != nil {
 		return nil, err
@@ -346,7 +364,7 @@ func (a *Agent) create(ctx context.Context, create *protocol.SessionCreate) (*pr
 			a.log.Warn("an MCP server of the client is not started", "session", res.Session, "server", st.Name, "approval", st.Approval, "reason", st.Reason)
 		}
 	}
-	return &res, nil
+	return res, nil
 }
 
 // handler is the push handler of s's ccproxy session id.
@@ -369,13 +387,8 @@ func (a *Agent) closeSession(s *session) {
 		a.b.Handle(id, nil) // no result of it now: its prompt answers cancelled
 	}
 	a.deliver(s, nil)
-	// Its permission/resolved will not come now: withdraw the editor's
-	// pending session/request_permission asks of it.
 	s.mu.Lock()
-	for k, cancel := range s.asks {
-		cancel()
-		delete(s.asks, k)
-	}
+	s.withdrawAsksLocked()
 	s.mu.Unlock()
 	id, suspended := s.settled()
 	if suspended {
@@ -410,9 +423,25 @@ func (s *session) settled() (string, bool) {
 // one whose prompt gave up on it), no permission asked, claude not in a
 // turn of its own, and its Claude session known (to resume it from).
 func (s *session) idleLocked() bool {
-	return !s.suspended && s.moving == nil && !s.closing && s.busy == 0 && s.received <= s.started &&
+	return !s.suspended && s.moving == nil && s.quietLocked()
+}
+
+// quietLocked is idleLocked but for a suspend or resume (s.mu held):
+// suspend asks it again once its hook has run, just before the close.
+func (s *session) quietLocked() bool {
+	return !s.closing && s.busy == 0 && s.received <= s.started &&
 		s.turn == nil && len(s.asks) == 0 && s.pstate != protocol.StateRunning && s.pstate != protocol.StateRestarting &&
 		s.claudeID != ""
+}
+
+// withdrawAsksLocked cancels s's pending permission prompts (s.mu held):
+// the editor's session/request_permission of each is withdrawn (its
+// permission/resolved will not come now).
+func (s *session) withdrawAsksLocked() {
+	for k, cancel := range s.asks {
+		cancel()
+		delete(s.asks, k)
+	}
 }
 
 // touch records a use of s (the least recently used idle session makes
@@ -474,19 +503,37 @@ func (a *Agent) suspend(s *session, why string) bool {
 	if a.hook != nil {
 		a.hook("suspend", s.acpID)
 	}
-	// Its pushes end first: the closing session's last state must not end
-	// the turn of a prompt that resumes s right after.
-	a.b.Handle(id, nil)
+	// Its pushes stay routed until it is closed: a turn another client (or
+	// claude itself) starts meanwhile is seen (its state, its permission
+	// prompts), and ends the suspend here if it began before this check;
+	// one that begins after it is ended by the close, and its prompts are
+	// withdrawn below. (A state push of it cannot end the turn of a
+	// prompt that resumes s: push's current check.)
+	s.mu.Lock()
+	if !s.quietLocked() {
+		s.moving = nil
+		close(done)
+		s.mu.Unlock()
+		return false
+	}
+	s.mu.Unlock()
+	if a.hook != nil {
+		a.hook("close", s.acpID)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: id}, nil)
 	cancel()
 	var pe *protocol.Error
 	gone := err == nil || errors.As(err, &pe) && pe.Code == protocol.CodeNotFound
-	if !gone { // still open: it stays so (before moving ends: a close then finds its route)
-		a.b.Handle(id, a.handler(s, id))
+	if gone {
+		a.b.Handle(id, nil)
 	}
 	s.mu.Lock()
 	s.suspended, s.moving = gone, nil
+	if gone {
+		s.withdrawAsksLocked() // of a turn the close ended
+		s.pstate = ""          // the next session's states say
+	}
 	close(done)
 	s.mu.Unlock()
 	if !gone {
@@ -545,7 +592,11 @@ func (a *Agent) live(s *session, method string) (string, error) {
 		}
 		s.moving = nil
 		close(done)
+		closing := s.closing
 		s.mu.Unlock()
+		if err == nil && closing { // closeSession, waiting for the resume to end, closes id
+			return "", errClosing
+		}
 		if err != nil && a.ctx.Err() != nil { // Close: the session goes
 			return "", errClosing
 		}
@@ -978,9 +1029,9 @@ func (a *Agent) setMode(ctx context.Context, s *session, method, mode string) er
 	if err := a.b.Request(ctx, protocol.TypeSessionSetMode, &protocol.SessionSetPermissionMode{Session: id, Mode: mode}, &res); err != nil {
 		return rpcError(method, err)
 	}
-	s.mu.Lock()
-	s.mode = mode // claude's session/state says so too, later
-	s.mu.Unlock()
+	// s.mode is set by the session/state with the new mode, which the
+	// proxy sends before this reply: not here, where a slower reply to an
+	// earlier set_mode could undo a later one.
 	return nil
 }
 
@@ -1023,6 +1074,11 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 			s.mode = st.PermissionMode
 		}
 		s.noteModelsLocked(st.Model, st.Models)
+		if s.offersLocked(st.Model) {
+			// A model chosen by any client of the session (not an id a
+			// plan turn ran): what a resume after a suspend starts with.
+			s.modelChosen = st.Model
+		}
 		s.pstate = st.State
 		// Only the live ccproxy session's end ends a turn: not the one
 		// being suspended, nor (while s resumes) the one it replaces.
@@ -1047,6 +1103,11 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 		}
 		ctx, cancel := context.WithCancel(a.ctx)
 		s.mu.Lock()
+		if s.id != id || s.suspended || s.closing { // a push of a session being closed, handled as its route went
+			s.mu.Unlock()
+			cancel()
+			return
+		}
 		s.asks[req.RequestID] = cancel
 		s.mu.Unlock()
 		a.wg.Add(1)

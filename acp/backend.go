@@ -170,8 +170,15 @@ func (b *Backend) readLoop() {
 var ErrClosed = errors.New("the connection to ccproxy ended")
 
 // Request sends one request and decodes its reply's data into result
-// (which may be nil). An error reply is a *protocol.Error.
+// (which may be nil). An error reply is a *protocol.Error. A ctx that is
+// done already sends nothing; one that ends after the request was written
+// returns at once without its reply, although the proxy carries the
+// request out (so a request that creates something is sent with a ctx
+// that does not end before its reply: Agent.create).
 func (b *Backend) Request(ctx context.Context, typ string, data protocol.Data, result any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	b.mu.Lock()
 	if b.err != nil || isClosed(b.done) {
 		b.mu.Unlock()

@@ -72,6 +72,12 @@ func (s *session) configOptionsLocked() []sdk.SessionConfigOption {
 	}})
 }
 
+// offersLocked reports whether model is one of the values of the models
+// claude offers (s.mu held).
+func (s *session) offersLocked(model string) bool {
+	return slices.ContainsFunc(s.models, func(m protocol.ModelInfo) bool { return m.Value == model })
+}
+
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
@@ -159,7 +165,12 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 	value := string(v.Value)
 	switch string(v.ConfigId) {
 	case ConfigMode:
-		if !slices.ContainsFunc(Modes, func(m sdk.SessionMode) bool { return string(m.Id) == value }) {
+		s.mu.Lock()
+		current := s.mode
+		s.mu.Unlock()
+		// The current mode is listed even when it is none of Modes (another
+		// client set bypassPermissions): choosing it again is taken.
+		if value != current && !slices.ContainsFunc(Modes, func(m sdk.SessionMode) bool { return string(m.Id) == value }) {
 			return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: value: %q is not one of the modes of configId %q", method, value, ConfigMode)})
 		}
 		if err := a.setMode(ctx, s, method, value); err != nil {
@@ -167,7 +178,7 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 		}
 	case ConfigModel:
 		s.mu.Lock()
-		offered := slices.ContainsFunc(s.models, func(m protocol.ModelInfo) bool { return m.Value == value }) || value == s.model
+		offered := s.offersLocked(value) || value == s.model
 		s.mu.Unlock()
 		if !offered {
 			return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: value: %q is not one of the models of configId %q", method, value, ConfigModel)})
@@ -199,8 +210,8 @@ func (a *Agent) setModel(ctx context.Context, s *session, method, model string) 
 	if err := a.b.Request(ctx, protocol.TypeSessionSetModel, &protocol.SessionSetModel{Session: id, Model: model}, &res); err != nil {
 		return rpcError(method, err)
 	}
-	s.mu.Lock()
-	s.model, s.modelChosen = model, model // the proxy's session/state says so too
-	s.mu.Unlock()
+	// s.model and s.modelChosen are set by the session/state with the new
+	// model, which the proxy sends before this reply: not here, where a
+	// slower reply to an earlier set_config_option could undo a later one.
 	return nil
 }

@@ -10,9 +10,10 @@ func (a *Agent) SuspendIdle(id sdk.SessionId) bool {
 }
 
 // SetHook sets the agent's test hook (before Serve): f("suspend", id)
-// once a suspend has begun, before the ccproxy session is closed (it may
-// block to hold the suspend there); f("wait", id) when a request waits
-// for a suspend or resume of id to end.
+// once a suspend has begun, before it checks that the session is still
+// quiet; f("close", id) after that check, just before the ccproxy session
+// is closed (either may block to hold the suspend there); f("wait", id)
+// when a request waits for a suspend or resume of id to end.
 func (a *Agent) SetHook(f func(event string, id sdk.SessionId)) { a.hook = f }
 
 // Suspended reports whether session id is suspended.
@@ -25,3 +26,6 @@ func (a *Agent) Suspended(id sdk.SessionId) bool {
 	defer s.mu.Unlock()
 	return s.suspended
 }
+
+// Closing is closed once Close has begun (the agent's context is done).
+func (a *Agent) Closing() <-chan struct{} { return a.ctx.Done() }

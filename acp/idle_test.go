@@ -210,61 +210,75 @@ func TestAgentIdleMakesRoom(t *testing.T) {
 	}
 }
 
-// A prompt arriving while its session is being suspended waits for the
-// suspend to end, then resumes the session and runs: never against the
-// half-closed session.
+// A prompt arriving while its session is being suspended never runs
+// against the half-closed session. Before the suspend's last check (hook
+// "suspend") it ends the suspend: the prompt runs on the same claude.
+// After it (hook "close") the prompt waits for the suspend to end, then
+// resumes the session and runs.
 func TestAgentIdlePromptRacesSuspend(t *testing.T) {
-	argsFile := filepath.Join(t.TempDir(), "args.json")
-	began, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	var onceBegan, onceWait sync.Once
-	cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, slog.New(slog.DiscardHandler),
-		func(a *acp.Agent) {
-			a.IdleTimeout = 0
-			a.SetHook(func(ev string, _ sdk.SessionId) {
-				switch ev {
-				case "suspend": // held here: claude still runs, its session about to close
-					onceBegan.Do(func() { close(began) })
-					<-release
-				case "wait":
-					onceWait.Do(func() { close(waiting) })
+	for _, at := range []string{"suspend", "close"} {
+		t.Run(at, func(t *testing.T) {
+			argsFile := filepath.Join(t.TempDir(), "args.json")
+			began, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			var onceBegan, onceWait sync.Once
+			cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, slog.New(slog.DiscardHandler),
+				func(a *acp.Agent) {
+					a.IdleTimeout = 0
+					a.SetHook(func(ev string, _ sdk.SessionId) {
+						switch ev {
+						case at: // held here: claude still runs
+							onceBegan.Do(func() { close(began) })
+							<-release
+						case "wait":
+							onceWait.Do(func() { close(waiting) })
+						}
+					})
+				})
+			defer stop()
+			free := sync.OnceFunc(func() { close(release) })
+			defer free() // before stop: Close waits for the suspend
+			id := newSession(t, conn)
+			promptOK(t, conn, id, "hello")
+			first := proxySessions(t, b)
+			suspendedOK := make(chan bool, 1)
+			go func() { suspendedOK <- agent.SuspendIdle(id) }()
+			<-began
+			cl.mu.Lock()
+			cl.updates = nil
+			cl.mu.Unlock()
+			p := promptAsync(conn, id, "again")
+			select {
+			case <-waiting: // the prompt waits for the suspend
+			case r := <-p:
+				t.Fatalf("the prompt answered %+v %v while the suspend of its session was held: it ran against the session being closed", r.r, r.err)
+			}
+			free()
+			if got := <-suspendedOK; got != (at == "close") {
+				t.Errorf("suspended %v, want %v", got, at == "close")
+			}
+			if r := <-p; r.err != nil || r.r.StopReason != sdk.StopReasonEndTurn {
+				t.Fatalf("the prompt that raced a suspend: %+v %v, want end_turn", r.r, r.err)
+			}
+			cl.mu.Lock()
+			text := cl.agentText()
+			cl.mu.Unlock()
+			if !strings.Contains(text, "echo: again") {
+				t.Errorf("the prompt that raced a suspend: text %q", text)
+			}
+			ids := proxySessions(t, b)
+			if at == "suspend" {
+				if resumes(lastArgs(t, argsFile), "fake-session-1") || !slices.Equal(ids, first) {
+					t.Errorf("a suspend ended by the prompt: proxy sessions %v (first %v), args %q: want the first claude only", ids, first, lastArgs(t, argsFile))
 				}
-			})
+				return
+			}
+			if args := lastArgs(t, argsFile); !resumes(args, "fake-session-1") {
+				t.Errorf("the claude after the suspend: args %q, want --resume", args)
+			}
+			if len(ids) != 1 || ids[0] == string(id) || agent.Suspended(id) {
+				t.Errorf("proxy sessions %v (suspended %v), want the resumed one only", ids, agent.Suspended(id))
+			}
 		})
-	defer stop()
-	free := sync.OnceFunc(func() { close(release) })
-	defer free() // before stop: Close waits for the suspend
-	id := newSession(t, conn)
-	promptOK(t, conn, id, "hello")
-	suspendedOK := make(chan bool, 1)
-	go func() { suspendedOK <- agent.SuspendIdle(id) }()
-	<-began
-	cl.mu.Lock()
-	cl.updates = nil
-	cl.mu.Unlock()
-	p := promptAsync(conn, id, "again")
-	select {
-	case <-waiting: // the prompt waits for the suspend
-	case r := <-p:
-		t.Fatalf("the prompt answered %+v %v while the suspend of its session was held: it ran against the session being closed", r.r, r.err)
-	}
-	free()
-	if !<-suspendedOK {
-		t.Error("the suspend the prompt raced did not happen")
-	}
-	if r := <-p; r.err != nil || r.r.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("the prompt that raced a suspend: %+v %v, want end_turn", r.r, r.err)
-	}
-	cl.mu.Lock()
-	text := cl.agentText()
-	cl.mu.Unlock()
-	if !strings.Contains(text, "echo: again") {
-		t.Errorf("the prompt that raced a suspend: text %q", text)
-	}
-	if args := lastArgs(t, argsFile); !resumes(args, "fake-session-1") {
-		t.Errorf("the claude after the suspend: args %q, want --resume", args)
-	}
-	if ids := proxySessions(t, b); len(ids) != 1 || ids[0] == string(id) || agent.Suspended(id) {
-		t.Errorf("proxy sessions %v (suspended %v), want the resumed one only", ids, agent.Suspended(id))
 	}
 }
 

@@ -18,6 +18,10 @@ import (
 // interrupt, a permission answer).
 const closeTimeout = 10 * time.Second
 
+// createTimeout bounds the wait for a session/create's answer once the
+// request is sent (Agent.create), whatever becomes of the request's ctx.
+const createTimeout = time.Minute
+
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 func gjsonParse(b []byte) gjson.Result { return gjson.ParseBytes(b) }
