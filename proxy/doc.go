@@ -120,7 +120,10 @@
 //
 // Inbound frames take memory from one budget for all connections
 // (InboundBytes) while they are read and handled; a frame that would
-// exceed it is discarded and refused with limit_exceeded.
+// exceed it is discarded and refused with limit_exceeded. A discarded
+// frame (refused, or over MaxFrameBytes) is answered with its id when its
+// first 4 KiB show it (readFrame, protocol.PeekID; a fixed look per frame,
+// outside the budget), so that the client can fail that request.
 //
 // # Probes, direct calls and the call log
 //

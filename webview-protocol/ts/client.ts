@@ -653,8 +653,9 @@ export class CcproxyClient {
     if (frame.type === "reply") {
       const waiter = typeof frame.id === "number" ? this.#pending.get(frame.id) : undefined;
       if (waiter === undefined) {
-        // id null: the proxy could not read a frame's id (frame_too_large,
-        // limit_exceeded, ...); no request can be told. Other ids: abandoned.
+        // id null: the proxy could not read a frame's id (not within the
+        // first 4 KiB of a frame it discarded, ...); no request can be told.
+        // Other ids: abandoned.
         if (frame.id === null && frame.ok === false && frame.error) this.#onError(new ProtocolFailure(frame.error, "(a frame the proxy could not read)"));
         return;
       }
