@@ -55,7 +55,7 @@
 // DisallowedTools: the settings' permissions.allow/deny, plus every active
 // server with serve --allow-mcp-tools) is allowed without asking. An answer
 // becomes claude's reply: answers are added to the question's input as
-// "answers"; "always" is checked like any answer, then claims the request
+// "answers" (each key must be a question asked, checkAnswers); "always" is checked like any answer, then claims the request
 // (permission.answering, under Session.mu: other answers get
 // already_resolved, the timeout waits for the claim), has the MCP source
 // write the suggested rules to the session's .claude/settings.local.json
