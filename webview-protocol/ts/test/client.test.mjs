@@ -344,8 +344,10 @@ test("the permission callback's decision is sent: a denial", { timeout: 60_000 }
   const { session } = await client.request("session/create", {});
   await client.subscribe(session);
   const asked = [];
+  const signals = [];
   client.onPermission(async (req, signal) => {
     asked.push(req);
+    signals.push(signal);
     assert.equal(signal.aborted, false);
     await Promise.resolve(); // an async decision, as a UI would give
     return { behavior: "deny", message: "Not this one, thanks" };
@@ -353,6 +355,8 @@ test("the permission callback's decision is sent: a denial", { timeout: 60_000 }
   await playTurns(client, rec, session, 3);
 
   assert.equal(asked.length, 1);
+  // Resolved by this client's own answer, not elsewhere: the signal stays quiet.
+  assert.equal(signals[0].aborted, false, "the signal aborted after the callback's own answer");
   assert.equal(asked[0].session, session);
   assert.deepEqual(asked[0].mcp, { server: "everything", tool: "echo" });
   const resolved = rec.pushes.filter(([type]) => type === "permission/resolved").map(([, d]) => d);
