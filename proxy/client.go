@@ -358,8 +358,7 @@ func (c *client) readPump() {
 	for {
 		mt, r, err := c.conn.NextReader()
 		if err != nil {
-			c.srv.metrics.readFailed(err)
-			c.log.Debug("websocket read ended", "err", err)
+			c.readError(err)
 			return
 		}
 		c.conn.SetReadDeadline(time.Now().Add(pongWait))
@@ -373,8 +372,7 @@ func (c *client) readPump() {
 		})
 		if err != nil {
 			c.srv.inbound.release(held)
-			c.srv.metrics.readFailed(err)
-			c.log.Debug("websocket read failed", "err", err)
+			c.readError(err)
 			return
 		}
 		c.ws.received(status.size)
@@ -403,6 +401,20 @@ func (c *client) readPump() {
 		default:
 		}
 	}
+}
+
+// readError reports the failed read that ends the read pump. Nothing
+// read for PongWait (no frame, no pong) drops the client: logged as a WARN
+// with its reason and bound, as the write pump's drops are; any other
+// failure is the client going away (debug).
+func (c *client) readError(err error) {
+	c.srv.metrics.readFailed(err)
+	if isTimeout(err) {
+		c.log.Warn("dropping websocket client", "reason",
+			fmt.Sprintf("no frame or pong for %s (pong timeout); closed without a close frame", c.srv.opts.PongWait))
+		return
+	}
+	c.log.Debug("websocket read ended", "err", err)
 }
 
 type frameStatus struct {
@@ -539,6 +551,7 @@ func (c *client) writePump() {
 		case <-c.wake:
 		case <-ping.C:
 			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.srv.opts.WriteWait)); err != nil {
+				c.writeError(err)
 				return
 			}
 		}
@@ -590,8 +603,7 @@ func (c *client) writeBatch(frames []outFrame, sub *subscription) bool {
 		return true
 	}
 	if err := c.batch.flush(); err != nil {
-		c.writeFailed(err)
-		c.log.Debug("websocket write failed", "err", err)
+		c.writeError(err)
 		return false
 	}
 	return true
@@ -611,11 +623,30 @@ func (c *client) write(f outFrame) bool {
 	default:
 	}
 	if err := c.conn.WriteMessage(websocket.TextMessage, f.data); err != nil {
-		c.writeFailed(err)
-		c.log.Debug("websocket write failed", "err", err)
+		c.writeError(err)
 		return false
 	}
 	return true
+}
+
+// writeError reports a failed write of the write pump, which then closes
+// the connection. A write that made no progress for WriteWait drops a slow
+// client: logged as a WARN with its reason and bound, as a full queue's
+// drop is (kill); any other failure is the client going away (debug).
+func (c *client) writeError(err error) {
+	c.writeFailed(err)
+	select {
+	case <-c.killed: // dropped already, and logged then
+		c.log.Debug("websocket write failed", "err", err)
+		return
+	default:
+	}
+	if isTimeout(err) {
+		c.log.Warn("dropping websocket client", "reason",
+			fmt.Sprintf("slow consumer: its connection accepted nothing for %s (write timeout); closed without a close frame", c.srv.opts.WriteWait))
+		return
+	}
+	c.log.Debug("websocket write failed", "err", err)
 }
 
 func (c *client) writeClose(code int, reason string) {

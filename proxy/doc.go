@@ -116,7 +116,9 @@
 // the same order as a live client. A client whose write makes no progress
 // for WriteWait is closed; one whose queue of replies and pushes is twice
 // over its bound, or whose pushes kept while behind exceed 1 MiB on one
-// subscription, gets 1008. A client that reconnects resumes with afterSeq.
+// subscription, gets 1008 (if its connection still takes the close frame).
+// Each drop is logged as a WARN with its reason and bound (kill,
+// writeError, readError). A client that reconnects resumes with afterSeq.
 //
 // Inbound frames take memory from one budget for all connections
 // (InboundBytes) while they are read and handled; a frame that would

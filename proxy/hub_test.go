@@ -406,10 +406,14 @@ func TestStalledClientClosed(t *testing.T) {
 	closed := false
 	for i := 0; i < 200 && !closed; i++ {
 		fast.turn(s, "flood 8 50000")
-		closed = strings.Count(ts.logBuf.String(), "websocket write failed") > 0
+		closed = strings.Contains(ts.logBuf.String(), `msg="dropping websocket client"`)
 	}
 	if !closed {
 		t.Fatal("the stalled client was never closed")
+	}
+	// The drop is a WARN with its reason and bound, as a full queue's is.
+	if log := ts.logBuf.String(); !strings.Contains(log, `level=WARN msg="dropping websocket client" conn=c-000002 reason="slow consumer: its connection accepted nothing for 300ms (write timeout)`) {
+		t.Errorf("the drop was not logged as a WARN with its reason:\n%s", lastBytes(log, 4000))
 	}
 	checkSeqs(t, fast.events(s), 1)
 	slow.startReading()
