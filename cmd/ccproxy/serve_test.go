@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
@@ -524,4 +525,44 @@ func TestServeFallsBackToDemo(t *testing.T) {
 			t.Errorf("%s: the first line says demo: true, want no demo", c.what)
 		}
 	}
+}
+
+// TestReadmeServeFlags: the README's `ccproxy serve` table lists every flag
+// of `ccproxy serve --help`, and the README never says serve lacks one it has.
+func TestReadmeServeFlags(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	_, section, ok := strings.Cut(readme, "\n## `ccproxy serve`\n")
+	if !ok {
+		t.Fatal("README has no section ## `ccproxy serve`")
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	var rows []string
+	for line := range strings.SplitSeq(section, "\n") {
+		if strings.HasPrefix(line, "| `--") {
+			cells := strings.SplitN(line, "|", 3)
+			rows = append(rows, cells[1])
+		}
+	}
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	addServeFlags(fs, &serveConfig{})
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		name := "`--" + f.Name
+		if !slices.ContainsFunc(rows, func(r string) bool {
+			return strings.Contains(r, name+"`") || strings.Contains(r, name+" ")
+		}) {
+			t.Errorf("the README's serve table has no row for --%s", f.Name)
+		}
+		if strings.Contains(readme, "no `--"+f.Name+"`") {
+			t.Errorf("the README says serve has no --%s", f.Name)
+		}
+	})
 }
