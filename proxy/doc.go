@@ -46,7 +46,9 @@
 // group, TermGrace, SIGKILL; whenever claude ends, what is left of its
 // group (MCP servers) is killed, and subscribers get session/exited with
 // the stderr tail. Claude is located with FindClaude (--claude,
-// $CCPROXY_CLAUDE, PATH) and must be MinClaudeVersion or newer.
+// $CCPROXY_CLAUDE, PATH) and must be MinClaudeVersion or newer. With
+// Options.Replay the "CLI" is ccproxy's replay of a recorded session, and
+// hello, /v1/health and the log say so (ReplayName) instead of naming a CLI.
 //
 // The broker (broker.go) makes each can_use_tool a
 // permission/request of a kind: a tool use, AskUserQuestion's questions, or

@@ -239,7 +239,7 @@ func (s *Server) helloFrame(connID string) []byte {
 	}
 	s.claudeMu.Lock()
 	if s.claude != nil {
-		h.Claude = &protocol.Software{Name: "claude-code", Version: s.claude.Version}
+		h.Claude = &protocol.Software{Name: s.claudeName(), Version: s.claude.Version}
 	}
 	s.claudeMu.Unlock()
 	f, err := encodePush(protocol.TypeHello, h)

@@ -484,6 +484,33 @@ func TestServeFallsBackToDemo(t *testing.T) {
 		t.Errorf("the log does not say why it is a demo:\n%s", stderr.String())
 	}
 	c := dialProxy(t, fl.URL, nil, protocol.Subprotocol, protocol.TokenSubprotocolPrefix+fl.Token)
+	// The demo never presents itself as a Claude Code CLI: not in hello,
+	// not in /v1/health or `ccproxy status`, not in the log.
+	hello := c.next("hello", func(f map[string]any) bool { return f["type"] == "hello" })
+	if got := fmt.Sprint(hello["data"].(map[string]any)["claude"]); got != "map[name:ccproxy-replay version:"+testkit.ClaudeVersion+"]" {
+		t.Errorf("hello's claude %s, want ccproxy-replay with the recording CLI's version", got)
+	}
+	if log := stderr.String(); strings.Contains(log, "using Claude Code CLI") || !strings.Contains(log, `msg="replaying a recorded session instead of running a Claude Code CLI" replay="the built-in demo" recorded_with="Claude Code `+testkit.ClaudeVersion+`"`) {
+		t.Errorf("the log presents the demo as a CLI:\n%s", log)
+	}
+	req, _ := http.NewRequest("GET", fl.URL+"/v1/health", nil)
+	req.Header.Set("Authorization", "Bearer "+fl.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health struct {
+		Claude map[string]any `json:"claude"`
+	}
+	json.NewDecoder(resp.Body).Decode(&health)
+	resp.Body.Close()
+	if health.Claude["name"] != "ccproxy-replay" || health.Claude["replay"] != "the built-in demo" || health.Claude["version"] != testkit.ClaudeVersion {
+		t.Errorf("/v1/health's claude %v, want the replay named", health.Claude)
+	}
+	out, errOut, code := runCmd(t, "", "status", "--url", fl.URL, "--token", fl.Token)
+	if code != 0 || !strings.Contains(out, "claude code: none: replaying the built-in demo (recorded with Claude Code "+testkit.ClaudeVersion+")\n") {
+		t.Errorf("status (exit %d, %s):\n%s", code, errOut, out)
+	}
 	s := c.do("session/create", map[string]any{})["session"].(string)
 	c.do("session/subscribe", map[string]any{"session": s})
 	c.do("session/send", map[string]any{"session": s, "text": "hello demo"})
