@@ -50,6 +50,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--token-file", empty}, "is empty"},
 		{[]string{"--token-file", filepath.Join(dir, "missing")}, "--token-file"},
 		{[]string{"--allow-origin", "not an origin"}, "allowed origin"},
+		{[]string{"--allow-origin", "http://x.example:99999"}, `allowed origin "http://x.example:99999": not an origin: port "99999" is not a port number (1 to 65535)`},
 		{[]string{"--demo", "--replay", "x.jsonl"}, "not both"},
 		{[]string{"--demo", "--claude", "/bin/claude"}, "drop --claude"},
 		{[]string{"--demo", "--mcp-config", empty}, "drop --mcp-config"},
