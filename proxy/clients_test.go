@@ -299,6 +299,13 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("oversized frame with id %s: reply %.200s, want frame_too_large with that id", tc.id, f.raw)
 		}
 	}
+	// Field errors found after decoding name their field in details, as
+	// the decoder's do.
+	if e := c.doErr(protocol.TypeSessionCreate, map[string]any{"cwd": "/does/not/exist"}); e.Code != protocol.CodeBadRequest ||
+		e.Message != `session/create: data.cwd: "/does/not/exist" is not an existing directory` ||
+		e.Details == nil || len(e.Details.Fields) != 1 || e.Details.Fields[0].Path != "data.cwd" {
+		t.Errorf("cwd that does not exist: %+v, want bad_request with details.fields data.cwd", e)
+	}
 	// String ids are echoed exactly.
 	b, _ := json.Marshal(map[string]any{"type": "session/list", "id": "req-é-1", "data": map[string]any{}})
 	from := c.count()

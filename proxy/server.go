@@ -426,7 +426,10 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 		cwd = s.opts.Project
 	}
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.cwd: %q is not an existing directory", truncate(cwd, 200))
+		if d.Cwd == "" {
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: the proxy's project directory %q is no longer an existing directory; give data.cwd", truncate(cwd, 200))
+		}
+		return nil, protocol.FieldErrorf(protocol.TypeSessionCreate, "data.cwd", "%q is not an existing directory", truncate(cwd, 200))
 	}
 	client, err := s.clientServers(d.MCPServers)
 	if err != nil {
