@@ -491,9 +491,6 @@ func TestServeFallsBackToDemo(t *testing.T) {
 	if got := fmt.Sprint(hello["data"].(map[string]any)["claude"]); got != "map[name:ccproxy-replay version:"+testkit.ClaudeVersion+"]" {
 		t.Errorf("hello's claude %s, want ccproxy-replay with the recording CLI's version", got)
 	}
-	if log := stderr.String(); strings.Contains(log, "using Claude Code CLI") || !strings.Contains(log, `msg="replaying a recorded session instead of running a Claude Code CLI" replay="the built-in demo" recorded_with="Claude Code `+testkit.ClaudeVersion+`"`) {
-		t.Errorf("the log presents the demo as a CLI:\n%s", log)
-	}
 	req, _ := http.NewRequest("GET", fl.URL+"/v1/health", nil)
 	req.Header.Set("Authorization", "Bearer "+fl.Token)
 	resp, err := http.DefaultClient.Do(req)
@@ -522,6 +519,12 @@ func TestServeFallsBackToDemo(t *testing.T) {
 	c.next("result", isResultOf(s))
 	if logged, _ := os.ReadDir(callLog); len(logged) != 0 {
 		t.Errorf("the demo logged MCP calls in %s: %v", callLog, logged)
+	}
+	// The whole log, once ccproxy exited (stderr is copied from a pipe).
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if log := stderr.String(); strings.Contains(log, "using Claude Code CLI") || !strings.Contains(log, `msg="replaying a recorded session instead of running a Claude Code CLI" replay="the built-in demo" recorded_with="Claude Code `+testkit.ClaudeVersion+`"`) {
+		t.Errorf("the log presents the demo as a CLI:\n%s", log)
 	}
 
 	// Named but missing: an error, as before. So is a missing one with
