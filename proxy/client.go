@@ -432,8 +432,8 @@ const frameHeadBytes = 4 << 10
 // readFrame reads one frame from r into buf, growing it (in doublings,
 // from 64 KiB) only as far as take allows and maxBytes permits; a frame that
 // does not fit is read to its end and discarded, its id read from its first
-// frameHeadBytes (what buf already holds, completed in a small array on the
-// small array when buf holds less; never more).
+// frameHeadBytes (what buf already holds, or, when it holds less, those
+// bytes completed in a small array of that size; never more).
 func readFrame(r io.Reader, buf []byte, maxBytes int64, take func(grow int64) bool) ([]byte, frameStatus, error) {
 	var st frameStatus
 	for {
