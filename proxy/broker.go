@@ -14,7 +14,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -135,6 +138,9 @@ func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest stri
 		if perm.kind != protocol.PermissionKindQuestion {
 			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: answers are only for a question; request %q is a %s", truncate(d.RequestID, 80), perm.kind)
 		}
+		if err := checkAnswers(perm, d.Answers); err != nil {
+			return nil, err
+		}
 		b, err := sjson.SetBytes([]byte(in), "answers", d.Answers)
 		if err != nil {
 			return nil, fmt.Errorf("permission answer: %w", err)
@@ -152,6 +158,42 @@ func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest stri
 		resp["updatedPermissions"] = alwaysRules(perm, dest)
 	}
 	return resp, nil
+}
+
+// checkAnswers refuses answers that claude would not take as answers to
+// perm's questions: a key that is not the text of a question asked (claude
+// would read "the user did not answer"), or no answer at all.
+func checkAnswers(perm *permission, answers map[string]string) error {
+	var asked []string
+	for _, q := range gjson.GetBytes(perm.input, "questions.#.question").Array() {
+		asked = append(asked, q.String())
+	}
+	if len(answers) == 0 {
+		return protocol.FieldErrorf(protocol.TypePermissionRespond, "data.answers", "empty; answer the questions asked (%s), each by its text", quoteList(asked))
+	}
+	keys := slices.Sorted(maps.Keys(answers))
+	for _, k := range keys {
+		if !slices.Contains(asked, k) {
+			return protocol.FieldErrorf(protocol.TypePermissionRespond, "data.answers", "%q is not a question asked; the questions are %s (each answer's key is a question's text)", truncate(k, 120), quoteList(asked))
+		}
+	}
+	return nil
+}
+
+// quoteList renders question texts for an error message, bounded.
+func quoteList(qs []string) string {
+	if len(qs) == 0 {
+		return "none"
+	}
+	parts := make([]string, 0, min(len(qs), 8))
+	for i, q := range qs {
+		if i == 8 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(qs)-8))
+			break
+		}
+		parts = append(parts, strconv.Quote(truncate(q, 120)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // alwaysRules is the updatedPermissions of "allow, and don't ask again":

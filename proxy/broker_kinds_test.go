@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -51,6 +52,23 @@ func TestPermissionAnswer(t *testing.T) {
 	b, _ := json.Marshal(resp)
 	if string(b) != `{"behavior":"allow","updatedInput":{"questions":[{"question":"Which color?","options":[{"label":"Red"}]}],"answers":{"Which color?":"Red"}}}` {
 		t.Errorf("question answer %s", b)
+	}
+	// Answers whose keys are not the questions asked, or none: claude would
+	// read "the user did not answer"; refused, naming the key.
+	for _, tc := range []struct {
+		answers map[string]string
+		want    string
+	}{
+		{map[string]string{"Wrong question?": "Red"}, `permission/respond: data.answers: "Wrong question?" is not a question asked; the questions are "Which color?"`},
+		{map[string]string{"Which color?": "Red", "Extra?": "x"}, `"Extra?" is not a question asked`},
+		{map[string]string{}, `permission/respond: data.answers: empty; answer the questions asked ("Which color?")`},
+	} {
+		_, err := permissionAnswer(question, &protocol.PermissionRespond{Behavior: "allow", Answers: tc.answers}, "")
+		var pe *protocol.Error
+		if !errors.As(err, &pe) || pe.Code != protocol.CodeBadRequest || !strings.Contains(pe.Message, tc.want) ||
+			pe.Details == nil || len(pe.Details.Fields) != 1 || pe.Details.Fields[0].Path != "data.answers" {
+			t.Errorf("answers %v: %v, want bad_request on data.answers containing %q", tc.answers, err, tc.want)
+		}
 	}
 	if _, err := permissionAnswer(question, &protocol.PermissionRespond{Behavior: "allow", Always: true}, ""); protocol.CodeOf(err) != protocol.CodeBadRequest {
 		t.Errorf("always for a question: %v", err)

@@ -338,7 +338,8 @@ func (c *client) serve() {
 
 // readPump reads frames until the connection fails. A frame larger than
 // MaxFrameBytes is read to its end without being kept and answered with
-// frame_too_large; the connection stays open. The memory frames take
+// frame_too_large, echoing the frame's id when its first frameHeadBytes show
+// it (else null); the connection stays open. The memory frames take
 // while they are read and handled comes from the server's inbound budget
 // (InboundBytes, all connections): a frame that would exceed it is read
 // to its end without being kept and refused with limit_exceeded (never
@@ -357,8 +358,7 @@ func (c *client) readPump() {
 	for {
 		mt, r, err := c.conn.NextReader()
 		if err != nil {
-			c.srv.metrics.readFailed(err)
-			c.log.Debug("websocket read ended", "err", err)
+			c.readError(err)
 			return
 		}
 		c.conn.SetReadDeadline(time.Now().Add(pongWait))
@@ -372,17 +372,16 @@ func (c *client) readPump() {
 		})
 		if err != nil {
 			c.srv.inbound.release(held)
-			c.srv.metrics.readFailed(err)
-			c.log.Debug("websocket read failed", "err", err)
+			c.readError(err)
 			return
 		}
 		c.ws.received(status.size)
 		switch {
 		case status.tooLarge:
-			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeFrameTooLarge,
+			c.replyErr(status.id, protocol.Errorf(protocol.CodeFrameTooLarge,
 				"frame of %d bytes is larger than limits.maxFrameBytes (%d); it was discarded", status.size, max))
 		case status.refused:
-			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeLimitExceeded,
+			c.replyErr(status.id, protocol.Errorf(protocol.CodeLimitExceeded,
 				"frame of %d bytes refused: ccproxy is reading and handling other large frames (at most %d bytes at once, all connections); it was discarded, send it again later", status.size, c.srv.opts.InboundBytes))
 		case mt != websocket.TextMessage:
 			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeBadRequest, "binary frames are not accepted: send each request as a JSON text frame"))
@@ -404,15 +403,37 @@ func (c *client) readPump() {
 	}
 }
 
-type frameStatus struct {
-	size     int64 // bytes the frame had (all of it, also when discarded)
-	tooLarge bool  // over max: discarded
-	refused  bool  // the budget refused to grow buf: discarded
+// readError reports the failed read that ends the read pump. Nothing
+// read for PongWait (no frame, no pong) drops the client: logged as a WARN
+// with its reason and bound, as the write pump's drops are; any other
+// failure is the client going away (debug).
+func (c *client) readError(err error) {
+	c.srv.metrics.readFailed(err)
+	if isTimeout(err) {
+		c.log.Warn("dropping websocket client", "reason",
+			fmt.Sprintf("no frame or pong for %s (pong timeout); closed without a close frame", c.srv.opts.PongWait))
+		return
+	}
+	c.log.Debug("websocket read ended", "err", err)
 }
+
+type frameStatus struct {
+	size     int64           // bytes the frame had (all of it, also when discarded)
+	tooLarge bool            // over max: discarded
+	refused  bool            // the budget refused to grow buf: discarded
+	id       json.RawMessage // of a discarded frame: its id, when its first bytes show it (protocol.PeekID); else nil
+}
+
+// frameHeadBytes bounds the look at a discarded frame's first bytes for its
+// id: room for the type and the longest id, escaped, as clients put them
+// (type and id before data).
+const frameHeadBytes = 4 << 10
 
 // readFrame reads one frame from r into buf, growing it (in doublings,
 // from 64 KiB) only as far as take allows and maxBytes permits; a frame that
-// does not fit is read to its end and discarded.
+// does not fit is read to its end and discarded, its id read from its first
+// frameHeadBytes (what buf already holds, or, when it holds less, those
+// bytes completed in a small array of that size; never more).
 func readFrame(r io.Reader, buf []byte, maxBytes int64, take func(grow int64) bool) ([]byte, frameStatus, error) {
 	var st frameStatus
 	for {
@@ -440,8 +461,20 @@ func readFrame(r io.Reader, buf []byte, maxBytes int64, take func(grow int64) bo
 			return buf, st, err
 		}
 	}
+	head, read := buf, int64(len(buf))
+	if len(head) < frameHeadBytes {
+		var small [frameHeadBytes]byte
+		n := copy(small[:], head)
+		m, err := io.ReadFull(r, small[n:])
+		read += int64(m)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return buf[:0], st, err
+		}
+		head = small[:n+m]
+	}
+	st.id = protocol.PeekID(head[:min(len(head), frameHeadBytes)])
 	rest, err := io.Copy(io.Discard, r)
-	st.size = int64(len(buf)) + rest
+	st.size = read + rest
 	return buf[:0], st, err
 }
 
@@ -518,6 +551,7 @@ func (c *client) writePump() {
 		case <-c.wake:
 		case <-ping.C:
 			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(c.srv.opts.WriteWait)); err != nil {
+				c.writeError(err)
 				return
 			}
 		}
@@ -569,8 +603,7 @@ func (c *client) writeBatch(frames []outFrame, sub *subscription) bool {
 		return true
 	}
 	if err := c.batch.flush(); err != nil {
-		c.writeFailed(err)
-		c.log.Debug("websocket write failed", "err", err)
+		c.writeError(err)
 		return false
 	}
 	return true
@@ -590,11 +623,30 @@ func (c *client) write(f outFrame) bool {
 	default:
 	}
 	if err := c.conn.WriteMessage(websocket.TextMessage, f.data); err != nil {
-		c.writeFailed(err)
-		c.log.Debug("websocket write failed", "err", err)
+		c.writeError(err)
 		return false
 	}
 	return true
+}
+
+// writeError reports a failed write of the write pump, which then closes
+// the connection. A write that made no progress for WriteWait drops a slow
+// client: logged as a WARN with its reason and bound, as a full queue's
+// drop is (kill); any other failure is the client going away (debug).
+func (c *client) writeError(err error) {
+	c.writeFailed(err)
+	select {
+	case <-c.killed: // dropped already, and logged then
+		c.log.Debug("websocket write failed", "err", err)
+		return
+	default:
+	}
+	if isTimeout(err) {
+		c.log.Warn("dropping websocket client", "reason",
+			fmt.Sprintf("slow consumer: its connection accepted nothing for %s (write timeout); closed without a close frame", c.srv.opts.WriteWait))
+		return
+	}
+	c.log.Debug("websocket write failed", "err", err)
 }
 
 func (c *client) writeClose(code int, reason string) {

@@ -250,7 +250,8 @@ func TestBadInput(t *testing.T) {
 		{"not an object", websocket.TextMessage, `[1,2]`, protocol.CodeBadRequest, "want a JSON object"},
 		{"no id", websocket.TextMessage, `{"type":"session/list","data":{}}`, protocol.CodeBadRequest, "id: required"},
 		{"binary", websocket.BinaryMessage, `{"type":"session/list","id":1,"data":{}}`, protocol.CodeBadRequest, "binary frames"},
-		{"oversized", websocket.TextMessage, `{"type":"session/send","id":1,"data":{"text":"` + strings.Repeat("a", 10000) + `"}}`, protocol.CodeFrameTooLarge, "larger than limits.maxFrameBytes (4096)"},
+		// Its id is not within the first 4 KiB: the proxy does not look further.
+		{"oversized, id at its end", websocket.TextMessage, `{"type":"session/send","data":{"text":"` + strings.Repeat("a", 10000) + `"},"id":1}`, protocol.CodeFrameTooLarge, "larger than limits.maxFrameBytes (4096)"},
 	} {
 		e := raw(tc.mt, []byte(tc.in))
 		if e.Code != tc.code || !strings.Contains(e.Message, tc.msg) {
@@ -284,6 +285,26 @@ func TestBadInput(t *testing.T) {
 		if e.Code != tc.code || !strings.Contains(e.Message, tc.msg) {
 			t.Errorf("%s %v: %v, want %s mentioning %q", tc.typ, tc.data, e, tc.code, tc.msg)
 		}
+	}
+	// An oversized frame's reply names it by the id at its start, so
+	// that a client can fail that request.
+	for _, tc := range []struct{ id, frame string }{
+		{"1", `{"type":"session/send","id":1,"data":{"text":"` + strings.Repeat("a", 10000) + `"}}`},
+		{`"big-é"`, `{"id":"big-é","type":"session/send","data":{"text":"` + strings.Repeat("a", 5000) + `"}}`},
+	} {
+		from := c.count()
+		c.conn.WriteMessage(websocket.TextMessage, []byte(tc.frame))
+		f, _ := c.waitFor(from, "error reply", func(f rawFrame) bool { return f.Type == protocol.TypeReply })
+		if string(f.ID) != tc.id || f.Error == nil || f.Error.Code != protocol.CodeFrameTooLarge {
+			t.Errorf("oversized frame with id %s: reply %.200s, want frame_too_large with that id", tc.id, f.raw)
+		}
+	}
+	// Field errors found after decoding name their field in details, as
+	// the decoder's do.
+	if e := c.doErr(protocol.TypeSessionCreate, map[string]any{"cwd": "/does/not/exist"}); e.Code != protocol.CodeBadRequest ||
+		e.Message != `session/create: data.cwd: "/does/not/exist" is not an existing directory` ||
+		e.Details == nil || len(e.Details.Fields) != 1 || e.Details.Fields[0].Path != "data.cwd" {
+		t.Errorf("cwd that does not exist: %+v, want bad_request with details.fields data.cwd", e)
 	}
 	// String ids are echoed exactly.
 	b, _ := json.Marshal(map[string]any{"type": "session/list", "id": "req-é-1", "data": map[string]any{}})

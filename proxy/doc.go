@@ -46,7 +46,9 @@
 // group, TermGrace, SIGKILL; whenever claude ends, what is left of its
 // group (MCP servers) is killed, and subscribers get session/exited with
 // the stderr tail. Claude is located with FindClaude (--claude,
-// $CCPROXY_CLAUDE, PATH) and must be MinClaudeVersion or newer.
+// $CCPROXY_CLAUDE, PATH) and must be MinClaudeVersion or newer. With
+// Options.Replay the "CLI" is ccproxy's replay of a recorded session, and
+// hello, /v1/health and the log say so (ReplayName) instead of naming a CLI.
 //
 // The broker (broker.go) makes each can_use_tool a
 // permission/request of a kind: a tool use, AskUserQuestion's questions, or
@@ -55,7 +57,7 @@
 // DisallowedTools: the settings' permissions.allow/deny, plus every active
 // server with serve --allow-mcp-tools) is allowed without asking. An answer
 // becomes claude's reply: answers are added to the question's input as
-// "answers"; "always" is checked like any answer, then claims the request
+// "answers" (each key must be a question asked, checkAnswers); "always" is checked like any answer, then claims the request
 // (permission.answering, under Session.mu: other answers get
 // already_resolved, the timeout waits for the claim), has the MCP source
 // write the suggested rules to the session's .claude/settings.local.json
@@ -131,11 +133,16 @@
 // the same order as a live client. A client whose write makes no progress
 // for WriteWait is closed; one whose queue of replies and pushes is twice
 // over its bound, or whose pushes kept while behind exceed 1 MiB on one
-// subscription, gets 1008. A client that reconnects resumes with afterSeq.
+// subscription, gets 1008 (if its connection still takes the close frame).
+// Each drop is logged as a WARN with its reason and bound (kill,
+// writeError, readError). A client that reconnects resumes with afterSeq.
 //
 // Inbound frames take memory from one budget for all connections
 // (InboundBytes) while they are read and handled; a frame that would
-// exceed it is discarded and refused with limit_exceeded.
+// exceed it is discarded and refused with limit_exceeded. A discarded
+// frame (refused, or over MaxFrameBytes) is answered with its id when its
+// first 4 KiB show it (readFrame, protocol.PeekID; a fixed look per frame,
+// outside the budget), so that the client can fail that request.
 //
 // # Probes, direct calls and the call log
 //

@@ -224,6 +224,18 @@ func TestE2EAskUserQuestion(t *testing.T) {
 	s := c.create(nil)
 	from := c.count()
 	reqs, evs := c.permTurn(t, s, "ASKQ now", func(req protocol.PermissionRequest) map[string]any {
+		// Answers to questions not asked, or none, are refused naming
+		// what is wrong; the question stays pending.
+		for _, bad := range []struct {
+			answers map[string]string
+			msg     string
+		}{{map[string]string{"Wrong question?": "Red"}, `"Wrong question?" is not a question asked`}, {map[string]string{}, "empty"}} {
+			e := c.doErr(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow", "answers": bad.answers})
+			if e.Code != protocol.CodeBadRequest || !strings.Contains(e.Message, bad.msg) || !strings.Contains(e.Message, `"Which color?"`) ||
+				e.Details == nil || len(e.Details.Fields) != 1 || e.Details.Fields[0].Path != "data.answers" {
+				t.Errorf("answers %v: %+v, want bad_request on data.answers mentioning %q", bad.answers, e, bad.msg)
+			}
+		}
 		return map[string]any{"behavior": "allow", "answers": map[string]string{"Which color?": "Blue"}}
 	})
 	if len(reqs) != 1 || reqs[0].Kind != protocol.PermissionKindQuestion || !reqs[0].Deadline.IsZero() || len(reqs[0].Questions) != 1 {

@@ -25,10 +25,14 @@ type Health struct {
 	MCPByStatus   map[string]int `json:"mcpServersByStatus"`
 }
 
-// HealthClaude is the Claude Code CLI the proxy runs.
+// HealthClaude is the Claude Code CLI the proxy runs, or (Name
+// ReplayName) ccproxy's replay of a recorded session: Replay names what it
+// replays, and Version is the version of the CLI that recorded it.
 type HealthClaude struct {
+	Name    string `json:"name"` // ClaudeCodeName or ReplayName
 	Path    string `json:"path"`
 	Version string `json:"version"`
+	Replay  string `json:"replay,omitempty"`
 }
 
 // health gathers the Health of s. Lock order: Server.mu, then each
@@ -44,7 +48,7 @@ func (s *Server) health() Health {
 	h.UptimeSeconds = time.Since(s.started).Truncate(time.Second).Seconds()
 	s.claudeMu.Lock()
 	if s.claude != nil {
-		h.Claude = &HealthClaude{Path: s.claude.Path, Version: s.claude.Version}
+		h.Claude = &HealthClaude{Name: s.claudeName(), Path: s.claude.Path, Version: s.claude.Version, Replay: s.opts.Replay}
 	}
 	s.claudeMu.Unlock()
 	s.mu.Lock()

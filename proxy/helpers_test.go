@@ -341,14 +341,19 @@ func (c *wsClient) snapshot() []rawFrame {
 	return append([]rawFrame(nil), c.frames...)
 }
 
-// send sends a request and returns its id.
+// send sends a request and returns its id. Its members come in the order
+// clients write them (type, id, data), so the id is near the frame's start.
 func (c *wsClient) send(typ string, data any) json.RawMessage {
 	c.t.Helper()
 	c.mu.Lock()
 	c.nextID++
 	id := protocol.IntID(int64(c.nextID))
 	c.mu.Unlock()
-	b, err := json.Marshal(map[string]any{"type": typ, "id": id, "data": data})
+	b, err := json.Marshal(struct {
+		Type string          `json:"type"`
+		ID   json.RawMessage `json:"id"`
+		Data any             `json:"data"`
+	}{typ, id, data})
 	if err != nil {
 		c.t.Fatal(err)
 	}

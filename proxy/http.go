@@ -239,7 +239,7 @@ func (s *Server) helloFrame(connID string) []byte {
 	}
 	s.claudeMu.Lock()
 	if s.claude != nil {
-		h.Claude = &protocol.Software{Name: "claude-code", Version: s.claude.Version}
+		h.Claude = &protocol.Software{Name: s.claudeName(), Version: s.claude.Version}
 	}
 	s.claudeMu.Unlock()
 	f, err := encodePush(protocol.TypeHello, h)
@@ -408,6 +408,11 @@ func parseOrigin(o string) (string, error) {
 	}
 	if u.Scheme == "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("not an origin: want scheme://host[:port]")
+	}
+	if i := strings.LastIndexByte(u.Host, ':'); i >= 0 && !strings.HasSuffix(u.Host, "]") {
+		if n, err := strconv.Atoi(u.Host[i+1:]); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("not an origin: port %q is not a port number (1 to 65535)", truncate(u.Host[i+1:], 20))
+		}
 	}
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host), nil
 }

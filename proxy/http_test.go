@@ -269,3 +269,28 @@ func (b *blobStore) stats() (count int, size, evicted int64) {
 func attachment(sha, mt string) stream.Attachment {
 	return stream.Attachment{Kind: "image", MediaType: mt, SHA256: sha}
 }
+
+// TestParseOrigin: origins are normalized; one that no browser can send (a
+// port out of range, an empty port, a path) is refused saying why.
+func TestParseOrigin(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{"https://App.Example:8443", "https://app.example:8443", ""},
+		{"http://x.example", "http://x.example", ""},
+		{"http://[::1]:3000", "http://[::1]:3000", ""},
+		{"http://[::1]", "http://[::1]", ""},
+		{"null", "null", ""},
+		{"http://x.example:99999", "", `port "99999" is not a port number (1 to 65535)`},
+		{"http://x.example:0", "", `port "0" is not a port number`},
+		{"http://x.example:", "", `port "" is not a port number`},
+		{"http://[::1]:65536", "", `port "65536" is not a port number`},
+		{"http://x.example/app", "", "want scheme://host[:port]"},
+	} {
+		got, err := parseOrigin(tc.in)
+		if tc.err == "" && (err != nil || got != tc.want) {
+			t.Errorf("parseOrigin(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+		if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("parseOrigin(%q) = %q, %v; want an error with %q", tc.in, got, err, tc.err)
+		}
+	}
+}

@@ -360,8 +360,9 @@ func TestStaleSpoolRemoved(t *testing.T) {
 }
 
 // A frame that would take the inbound budget over its bound is read to
-// its end, discarded and refused with limit_exceeded; the connection goes
-// on, and once the budget is free the same frame is accepted.
+// its end, discarded and refused with limit_exceeded naming the request by
+// its id (read from the frame's first bytes); the connection goes on, and
+// once the budget is free the same frame is accepted.
 func TestInboundBudget(t *testing.T) {
 	ts := startServer(t, Options{MaxFrameBytes: 1 << 20, InboundBytes: 1 << 20})
 	c := ts.dial(t)
@@ -371,8 +372,11 @@ func TestInboundBudget(t *testing.T) {
 		t.Fatal("budget")
 	}
 	big := map[string]any{"session": s, "text": "echo " + strings.Repeat("y", 200<<10)}
-	c.send(protocol.TypeSessionSend, big)
-	f, _ := c.waitFor(0, "refusal", func(f rawFrame) bool { return f.Type == protocol.TypeReply && string(f.ID) == "null" })
+	id := c.send(protocol.TypeSessionSend, big)
+	f, _ := c.waitFor(0, "refusal", func(f rawFrame) bool { return f.Type == protocol.TypeReply && f.OK != nil && !*f.OK })
+	if string(f.ID) != string(id) {
+		t.Errorf("refusal has id %s, want the request's %s", f.ID, id)
+	}
 	var e struct {
 		Error protocol.Error `json:"error"`
 	}
@@ -402,10 +406,14 @@ func TestStalledClientClosed(t *testing.T) {
 	closed := false
 	for i := 0; i < 200 && !closed; i++ {
 		fast.turn(s, "flood 8 50000")
-		closed = strings.Count(ts.logBuf.String(), "websocket write failed") > 0
+		closed = strings.Contains(ts.logBuf.String(), `msg="dropping websocket client"`)
 	}
 	if !closed {
 		t.Fatal("the stalled client was never closed")
+	}
+	// The drop is a WARN with its reason and bound, as a full queue's is.
+	if log := ts.logBuf.String(); !strings.Contains(log, `level=WARN msg="dropping websocket client" conn=c-000002 reason="slow consumer: its connection accepted nothing for 300ms (write timeout)`) {
+		t.Errorf("the drop was not logged as a WARN with its reason:\n%s", lastBytes(log, 4000))
 	}
 	checkSeqs(t, fast.events(s), 1)
 	slow.startReading()

@@ -361,6 +361,9 @@ func TestMetricsTimeouts(t *testing.T) {
 			break // the proxy closed the connection
 		}
 	}
+	if log := ts.logBuf.String(); !strings.Contains(log, `level=WARN msg="dropping websocket client" conn=c-000001 reason="no frame or pong for 300ms (pong timeout)`) {
+		t.Errorf("the pong timeout was not logged as a WARN with its reason:\n%s", lastBytes(log, 4000))
+	}
 	m, _ := scrape(t, ts)
 	wantMetrics(t, "no pong", m, map[string]float64{`ccproxy_clients_dropped_total{reason="pong_timeout"}`: 1, `ccproxy_clients_dropped_total{reason="write_timeout"}`: 0})
 
@@ -368,7 +371,7 @@ func TestMetricsTimeouts(t *testing.T) {
 	fast := ts.dial(t)
 	s := fast.create(nil)
 	dialSlow(t, ts, s)
-	for i := 0; i < 200 && !strings.Contains(ts.logBuf.String(), "websocket write failed"); i++ {
+	for i := 0; i < 200 && !strings.Contains(ts.logBuf.String(), `msg="dropping websocket client"`); i++ {
 		fast.turn(s, "flood 8 50000")
 	}
 	m, _ = scrape(t, ts)

@@ -49,6 +49,12 @@ type Options struct {
 	// --version check: a stand-in such as `ccproxy replay-claude` (the demo)
 	// is ClaudePath = ccproxy, ClaudePrefixArgs = ["replay-claude"].
 	ClaudePrefixArgs []string
+	// Replay, when set, says that ClaudePath runs no Claude Code CLI but
+	// ccproxy's replay of a recorded session (serve --demo, --replay FILE),
+	// and names what it replays ("the built-in demo", a transcript's path).
+	// hello, /v1/health and the log then say so (ReplayName, the recorded
+	// CLI's version) instead of presenting it as a CLI.
+	Replay string
 	// Getenv reads $CCPROXY_CLAUDE for FindClaude (default os.Getenv).
 	Getenv func(string) string
 	// MinClaudeVersion is the oldest CLI accepted (default MinClaudeVersion).

@@ -219,7 +219,7 @@ func (s *Server) reqSend(c *client, id json.RawMessage, d *protocol.SessionSend)
 	line, err := stream.UserTurnLimit(d.Text, images, int(s.opts.MaxImageBytes))
 	switch {
 	case errors.Is(err, stream.ErrImageTooLarge):
-		c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "session/send: %v; limits.maxImageBytes is %s", err, stream.FormatSize(int(s.opts.MaxImageBytes))))
+		c.replyErr(id, protocol.Errorf(protocol.CodeLimitExceeded, "session/send: %v (limits.maxImageBytes)", err))
 		return
 	case err != nil:
 		c.replyErr(id, protocol.Errorf(protocol.CodeBadRequest, "session/send: %v", err))

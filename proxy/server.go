@@ -151,9 +151,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	ln = served
 
-	if c, err := s.findClaude(); err != nil {
+	switch c, err := s.findClaude(); {
+	case err != nil && s.opts.Replay != "":
+		s.log.Warn("the replay of a recorded session does not start; session/create fails", "replay", s.opts.Replay, "err", err)
+	case err != nil:
 		s.log.Warn("Claude Code CLI unavailable; session/create fails until it is fixed", "err", err)
-	} else {
+	case s.opts.Replay != "":
+		s.log.Info("replaying a recorded session instead of running a Claude Code CLI", "replay", s.opts.Replay, "recorded_with", "Claude Code "+c.Version)
+	default:
 		s.log.Info("using Claude Code CLI", "path", c.Path, "version", c.Version)
 	}
 
@@ -252,6 +257,21 @@ func (s *Server) findClaude() (Claude, error) {
 	}
 	s.claude = &c
 	return c, nil
+}
+
+// Names of what runs sessions, in hello's claude (SPEC §4 hello) and in
+// /v1/health: the Claude Code CLI, or ccproxy's replay of a recorded session
+// (Options.Replay), whose version is that of the CLI that recorded it.
+const (
+	ClaudeCodeName = "claude-code"
+	ReplayName     = "ccproxy-replay"
+)
+
+func (s *Server) claudeName() string {
+	if s.opts.Replay != "" {
+		return ReplayName
+	}
+	return ClaudeCodeName
 }
 
 // claudeEnv is the environment of claude processes: never the proxy's token.
@@ -406,7 +426,10 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 		cwd = s.opts.Project
 	}
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
-		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.cwd: %q is not an existing directory", truncate(cwd, 200))
+		if d.Cwd == "" {
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: the proxy's project directory %q is no longer an existing directory; give data.cwd", truncate(cwd, 200))
+		}
+		return nil, protocol.FieldErrorf(protocol.TypeSessionCreate, "data.cwd", "%q is not an existing directory", truncate(cwd, 200))
 	}
 	client, err := s.clientServers(d.MCPServers)
 	if err != nil {

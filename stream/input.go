@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -38,6 +39,31 @@ func UserTurn(text string, images []Image) ([]byte, error) {
 	return UserTurnLimit(text, images, MaxImageBytes)
 }
 
+// decodedLen is the length of padded standard base64 data once decoded
+// (exact for valid data; invalid data fails to decode anyway).
+func decodedLen(data string) int {
+	n := base64.StdEncoding.DecodedLen(len(data))
+	if len(data)%4 == 0 {
+		tail := data[len(data)-min(len(data), 2):]
+		n -= len(tail) - len(strings.TrimRight(tail, "="))
+	}
+	return n
+}
+
+// imageTooLarge says by how much, in exact bytes: two sizes that differ by
+// a few bytes must not read the same ("5.0 MiB, more than 5.0 MiB").
+func imageTooLarge(i, n, max int) error {
+	return fmt.Errorf("user turn: images[%d]: %s of data, more than the %s allowed: %w", i, exactSize(n), exactSize(max), ErrImageTooLarge)
+}
+
+// exactSize is "5242881 bytes (5.0 MiB)", or "900 bytes" under 1 KiB.
+func exactSize(n int) string {
+	if n < 1024 {
+		return strconv.Itoa(n) + " bytes"
+	}
+	return strconv.Itoa(n) + " bytes (" + FormatSize(n) + ")"
+}
+
 // UserTurnLimit is UserTurn with another bound on each decoded image; an
 // image over it gives an error wrapping ErrImageTooLarge.
 func UserTurnLimit(text string, images []Image, maxImageBytes int) ([]byte, error) {
@@ -64,15 +90,15 @@ func UserTurnLimit(text string, images []Image, maxImageBytes int) ([]byte, erro
 			if !imageTypes[img.MediaType] {
 				return nil, fmt.Errorf("user turn: images[%d]: media type %q is not one of image/png, image/jpeg, image/gif, image/webp", i, img.MediaType)
 			}
-			if n := base64.StdEncoding.DecodedLen(len(img.Data)); n > maxImageBytes+2 { // before decoding it
-				return nil, fmt.Errorf("user turn: images[%d]: about %s of data, more than %s: %w", i, FormatSize(n), FormatSize(maxImageBytes), ErrImageTooLarge)
+			if n := decodedLen(img.Data); n > maxImageBytes { // before decoding it
+				return nil, imageTooLarge(i, n, maxImageBytes)
 			}
 			n, err := base64.StdEncoding.DecodeString(img.Data)
 			if err != nil {
 				return nil, fmt.Errorf("user turn: images[%d]: data is not valid base64: %w", i, err)
 			}
 			if len(n) > maxImageBytes {
-				return nil, fmt.Errorf("user turn: images[%d]: %s of data, more than %s: %w", i, FormatSize(len(n)), FormatSize(maxImageBytes), ErrImageTooLarge)
+				return nil, imageTooLarge(i, len(n), maxImageBytes)
 			}
 			if len(n) == 0 {
 				return nil, fmt.Errorf("user turn: images[%d]: no data", i)

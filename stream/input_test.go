@@ -26,8 +26,12 @@ func TestUserTurn(t *testing.T) {
 		{name: "empty", text: "  ", wantErr: "text is empty"},
 		{name: "bad media type", text: "x", images: []Image{{MediaType: "text/html", Data: png}}, wantErr: `images[0]: media type "text/html"`},
 		{name: "bad base64", text: "x", images: []Image{{MediaType: "image/png", Data: "%%%"}}, wantErr: "images[0]: data is not valid base64"},
-		{name: "too big", text: "x", images: []Image{{MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, MaxImageBytes+1))}}, wantErr: "more than 5.0 MiB: image too large"},
-		{name: "over a lower limit", text: "x", images: []Image{{MediaType: "image/png", Data: png}}, limit: 4, wantErr: "more than 4 B: image too large"},
+		{name: "too big", text: "x", images: []Image{{MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, MaxImageBytes+1))}}, wantErr: "images[0]: 5242881 bytes (5.0 MiB) of data, more than the 5242880 bytes (5.0 MiB) allowed: image too large"},
+		// The sizes are exact before decoding too, whatever the padding.
+		{name: "too big, no padding", text: "x", images: []Image{{MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, 3000))}}, limit: 2999, wantErr: "images[0]: 3000 bytes (2.9 KiB) of data, more than the 2999 bytes (2.9 KiB) allowed: image too large"},
+		{name: "too big, two padding", text: "x", images: []Image{{MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, 3001))}}, limit: 2999, wantErr: "images[0]: 3001 bytes (2.9 KiB) of data, more than the 2999 bytes (2.9 KiB) allowed: image too large"},
+		{name: "too big, one padding", text: "x", images: []Image{{MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(make([]byte, 3002))}}, limit: 2999, wantErr: "images[0]: 3002 bytes (2.9 KiB) of data, more than the 2999 bytes (2.9 KiB) allowed: image too large"},
+		{name: "over a lower limit", text: "x", images: []Image{{MediaType: "image/png", Data: png}}, limit: 4, wantErr: "bytes of data, more than the 4 bytes allowed: image too large"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,6 +89,58 @@ func ParseFrame(b []byte) (Frame, error) {
 	return f, nil
 }
 
+// PeekID reads a request's id from the first bytes of a frame that is not
+// kept whole (one discarded as too large or refused for want of memory), so
+// that the error reply can still name the request. head is the frame's
+// beginning, possibly cut anywhere. The members before "id" are skipped
+// token by token; the id is returned only when its whole value lies in head,
+// is followed by at least one more byte (a number cut at the end of head
+// would read as a smaller one), is valid UTF-8, and is an id ParseFrame
+// would accept. Otherwise (no id within head, a null id, any doubt) it
+// returns nil and the reply's id is null.
+func PeekID(head []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, ok := t.(string)
+		if !ok { // '}': the object ended without an id
+			return nil
+		}
+		if key == "id" {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil || dec.InputOffset() >= int64(len(head)) {
+				return nil
+			}
+			if !utf8.Valid(raw) || jsonKind(raw) == "null" || checkID(raw) != "" {
+				return nil
+			}
+			return raw
+		}
+		// Skip the member's value, however deep.
+		for depth := 0; ; {
+			t, err := dec.Token()
+			if err != nil {
+				return nil
+			}
+			switch t {
+			case json.Delim('{'), json.Delim('['):
+				depth++
+			case json.Delim('}'), json.Delim(']'):
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
+}
+
 func parseReplyMembers(f *Frame, members map[string]json.RawMessage, errs *fieldErrors) {
 	if _, ok := members["id"]; !ok {
 		errs.add("id", "required in a reply (null when the request's id could not be read)")

@@ -62,7 +62,11 @@
 // data.images[0].mediaType: must be one of ..."), with the same list in
 // Error.Details.Fields; ParseFrame returns the
 // id it could read so the error reply still answers the right request
-// (null otherwise). NewErrorReply sends an *Error as is and turns any other
+// (null otherwise); of a frame the proxy discards unread (too large, or
+// refused for memory) PeekID reads the id from its first bytes. Checks that
+// need more than the frame (a directory that must exist, answers that must
+// name the questions asked) report with FieldErrorf, in the same shape.
+// NewErrorReply sends an *Error as is and turns any other
 // error into a generic internal error, so paths and secrets stay in logs.
 //
 // Outbound, NewPush validates data (Data.Validate: its encoding against its

@@ -119,7 +119,7 @@ const (
 type Hello struct {
 	Protocol     string    `json:"protocol" schema:"const=1"`
 	Server       Software  `json:"server"`
-	Claude       *Software `json:"claude,omitempty" jsonschema:"The Claude Code CLI the proxy runs, when found."`
+	Claude       *Software `json:"claude,omitempty" jsonschema:"The Claude Code CLI the proxy runs, when found (name claude-code); with serve --demo or --replay, ccproxy's replay of a recorded session (name ccproxy-replay, version: the recording CLI's)."`
 	Capabilities []string  `json:"capabilities" schema:"uniqueItems,items.minLength=1"`
 	Limits       Limits    `json:"limits"`
 	Connection   string    `json:"connection,omitempty" jsonschema:"An id for this connection, for logs."`

@@ -269,6 +269,17 @@ func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// FieldErrorf returns a bad_request *Error about one field that passed
+// decoding but not a check that needs more than the frame (a directory
+// that does not exist, an answer to a question that was not asked): its
+// message is "typ: path: message", and details.fields names path, as the
+// decoder's own field errors do.
+func FieldErrorf(typ, path, format string, args ...any) *Error {
+	var fe fieldErrors
+	fe.add(path, format, args...)
+	return fe.err(typ, "").(*Error)
+}
+
 // CodeOf returns the code of the first *Error in err's chain, internal for
 // any other non-nil error, and "" for nil.
 func CodeOf(err error) Code {

@@ -472,3 +472,45 @@ func TestExplainAnyOfOfTheValuesKind(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekID: the id of a frame known only by its first bytes (one too large
+// or refused, whose reply must still name the request) is read when all of
+// it is there, and never guessed.
+func TestPeekID(t *testing.T) {
+	pad := strings.Repeat("y", 5000)
+	tests := []struct {
+		name, head, want string // want "" = nil
+	}{
+		{"id first", `{"id":7,"type":"session/send","data":{"text":"` + pad, "7"},
+		{"as the TS client sends", `{"type":"session/send","id":42,"data":{"session":"s-1","text":"` + pad, "42"},
+		{"string id", `{"type":"x","id":"req-\u00e9 1","data":{`, `"req-\u00e9 1"`},
+		{"after a nested member", `{"data":{"a":[1,{"b":"}"}]},"id":"late","type":"x"}`, `"late"`},
+		{"escaped key", `{"\u0069d":3,"data":{`, "3"},
+		{"whole small frame", `{"type":"session/list","id":5,"data":{}}`, "5"},
+		{"id after the cut", `{"type":"session/send","data":{"text":"` + pad, ""},
+		{"number cut at the end", `{"type":"x","id":12`, ""},
+		{"string cut", `{"type":"x","id":"abc`, ""},
+		{"null id", `{"type":"x","id":null,"data":{`, ""},
+		{"float id", `{"type":"x","id":1.5,"data":{`, ""},
+		{"long id", `{"id":"` + strings.Repeat("x", 129) + `","data":{`, ""},
+		{"object id", `{"id":{"a":1},"data":{`, ""},
+		{"invalid UTF-8 in the id", "{\"id\":\"a\xff\",\"data\":{", ""},
+		{"not an object", `["id",1]`, ""},
+		{"not JSON", `id=1`, ""},
+		{"empty", ``, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := PeekID([]byte(tt.head))
+			if tt.want == "" {
+				if got != nil {
+					t.Fatalf("PeekID(%.80q) = %s, want nil", tt.head, got)
+				}
+				return
+			}
+			if string(got) != tt.want {
+				t.Fatalf("PeekID(%.80q) = %s, want %s", tt.head, got, tt.want)
+			}
+		})
+	}
+}

@@ -116,7 +116,7 @@ func TestServeTLSSelfSigned(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{" at " + base + " (TLS)", "\n  up ", "claude code: 2.1.329", "sessions:    1 (idle 1)", "clients:     1\n", "MCP servers: "} {
+	for _, want := range []string{" at " + base + " (TLS)", "\n  up ", "claude code: none: replaying the built-in demo (recorded with Claude Code 2.1.329)", "sessions:    1 (idle 1)", "clients:     1\n", "MCP servers: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status output lacks %q:\n%s", want, out)
 		}

@@ -133,8 +133,10 @@ func newServer(cmd string, cfg *serveConfig, log *slog.Logger, stderr io.Writer)
 		}
 		opts.ClaudePath = self
 		opts.ClaudePrefixArgs = []string{"replay-claude", "--speed", strconv.FormatFloat(cfg.demoSpeed, 'g', -1, 64)}
+		opts.Replay = "the built-in demo"
 		if cfg.replay != "" {
 			opts.ClaudePrefixArgs = append(opts.ClaudePrefixArgs, "--replay", cfg.replay)
+			opts.Replay = cfg.replay
 		}
 	} else {
 		removeStaleMCPConfigs(log)

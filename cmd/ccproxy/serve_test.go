@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
@@ -49,6 +50,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--token-file", empty}, "is empty"},
 		{[]string{"--token-file", filepath.Join(dir, "missing")}, "--token-file"},
 		{[]string{"--allow-origin", "not an origin"}, "allowed origin"},
+		{[]string{"--allow-origin", "http://x.example:99999"}, `allowed origin "http://x.example:99999": not an origin: port "99999" is not a port number (1 to 65535)`},
 		{[]string{"--demo", "--replay", "x.jsonl"}, "not both"},
 		{[]string{"--demo", "--claude", "/bin/claude"}, "drop --claude"},
 		{[]string{"--demo", "--mcp-config", empty}, "drop --mcp-config"},
@@ -483,6 +485,30 @@ func TestServeFallsBackToDemo(t *testing.T) {
 		t.Errorf("the log does not say why it is a demo:\n%s", stderr.String())
 	}
 	c := dialProxy(t, fl.URL, nil, protocol.Subprotocol, protocol.TokenSubprotocolPrefix+fl.Token)
+	// The demo never presents itself as a Claude Code CLI: not in hello,
+	// not in /v1/health or `ccproxy status`, not in the log.
+	hello := c.next("hello", func(f map[string]any) bool { return f["type"] == "hello" })
+	if got := fmt.Sprint(hello["data"].(map[string]any)["claude"]); got != "map[name:ccproxy-replay version:"+testkit.ClaudeVersion+"]" {
+		t.Errorf("hello's claude %s, want ccproxy-replay with the recording CLI's version", got)
+	}
+	req, _ := http.NewRequest("GET", fl.URL+"/v1/health", nil)
+	req.Header.Set("Authorization", "Bearer "+fl.Token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health struct {
+		Claude map[string]any `json:"claude"`
+	}
+	json.NewDecoder(resp.Body).Decode(&health)
+	resp.Body.Close()
+	if health.Claude["name"] != "ccproxy-replay" || health.Claude["replay"] != "the built-in demo" || health.Claude["version"] != testkit.ClaudeVersion {
+		t.Errorf("/v1/health's claude %v, want the replay named", health.Claude)
+	}
+	out, errOut, code := runCmd(t, "", "status", "--url", fl.URL, "--token", fl.Token)
+	if code != 0 || !strings.Contains(out, "claude code: none: replaying the built-in demo (recorded with Claude Code "+testkit.ClaudeVersion+")\n") {
+		t.Errorf("status (exit %d, %s):\n%s", code, errOut, out)
+	}
 	s := c.do("session/create", map[string]any{})["session"].(string)
 	c.do("session/subscribe", map[string]any{"session": s})
 	c.do("session/send", map[string]any{"session": s, "text": "hello demo"})
@@ -493,6 +519,12 @@ func TestServeFallsBackToDemo(t *testing.T) {
 	c.next("result", isResultOf(s))
 	if logged, _ := os.ReadDir(callLog); len(logged) != 0 {
 		t.Errorf("the demo logged MCP calls in %s: %v", callLog, logged)
+	}
+	// The whole log, once ccproxy exited (stderr is copied from a pipe).
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+	if log := stderr.String(); strings.Contains(log, "using Claude Code CLI") || !strings.Contains(log, `msg="replaying a recorded session instead of running a Claude Code CLI" replay="the built-in demo" recorded_with="Claude Code `+testkit.ClaudeVersion+`"`) {
+		t.Errorf("the log presents the demo as a CLI:\n%s", log)
 	}
 
 	// Named but missing: an error, as before. So is a missing one with
@@ -524,4 +556,44 @@ func TestServeFallsBackToDemo(t *testing.T) {
 			t.Errorf("%s: the first line says demo: true, want no demo", c.what)
 		}
 	}
+}
+
+// TestReadmeServeFlags: the README's `ccproxy serve` table lists every flag
+// of `ccproxy serve --help`, and the README never says serve lacks one it has.
+func TestReadmeServeFlags(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	_, section, ok := strings.Cut(readme, "\n## `ccproxy serve`\n")
+	if !ok {
+		t.Fatal("README has no section ## `ccproxy serve`")
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	var rows []string
+	for line := range strings.SplitSeq(section, "\n") {
+		if strings.HasPrefix(line, "| `--") {
+			cells := strings.SplitN(line, "|", 3)
+			rows = append(rows, cells[1])
+		}
+	}
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	addServeFlags(fs, &serveConfig{})
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			return
+		}
+		name := "`--" + f.Name
+		if !slices.ContainsFunc(rows, func(r string) bool {
+			return strings.Contains(r, name+"`") || strings.Contains(r, name+" ")
+		}) {
+			t.Errorf("the README's serve table has no row for --%s", f.Name)
+		}
+		if strings.Contains(readme, "no `--"+f.Name+"`") {
+			t.Errorf("the README says serve has no --%s", f.Name)
+		}
+	})
 }

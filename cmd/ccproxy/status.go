@@ -193,7 +193,9 @@ func formatHealth(h proxy.Health) string {
 		b.WriteString(" (TLS)")
 	}
 	fmt.Fprintf(&b, "\n  up %s, since %s\n", (time.Duration(h.UptimeSeconds) * time.Second).String(), h.Started.Format(time.RFC3339))
-	if h.Claude != nil {
+	if h.Claude != nil && h.Claude.Replay != "" {
+		fmt.Fprintf(&b, "  claude code: none: replaying %s (recorded with Claude Code %s)\n", h.Claude.Replay, h.Claude.Version)
+	} else if h.Claude != nil {
 		fmt.Fprintf(&b, "  claude code: %s (%s)\n", h.Claude.Version, h.Claude.Path)
 	} else {
 		b.WriteString("  claude code: not found yet\n")

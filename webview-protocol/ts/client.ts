@@ -157,6 +157,15 @@ interface PermissionState {
   decision?: PermissionDecision;
 }
 
+/**
+ * Aborts the callback's signal of a request resolved without it (elsewhere,
+ * timed out, its session closed, the client closed); a callback that already
+ * gave its decision is left alone: its own answer is not "elsewhere".
+ */
+function abandon(p: PermissionState): void {
+  if (p.decision === undefined) p.abort.abort();
+}
+
 /** WebSocket.OPEN */
 const OPEN = 1;
 
@@ -467,7 +476,7 @@ export class CcproxyClient {
     }
     this.#failPending("the client was closed");
     for (const q of this.#dequeueAll()) q.reject(new ConnectionClosedError(`${q.method}: the client was closed`));
-    for (const p of this.#permissions.values()) p.abort.abort();
+    for (const p of this.#permissions.values()) abandon(p);
     this.#permissions.clear();
     if (!this.#everOpened) this.#openedReject(new ConnectionClosedError("ccproxy: closed before the connection opened"));
     this.#status("closed", "closed by the client");
@@ -632,7 +641,7 @@ export class CcproxyClient {
     this.#lastSeq.delete(session);
     for (const [id, p] of this.#permissions) {
       if (p.session === session) {
-        p.abort.abort();
+        abandon(p);
         this.#permissions.delete(id);
       }
     }
@@ -653,8 +662,9 @@ export class CcproxyClient {
     if (frame.type === "reply") {
       const waiter = typeof frame.id === "number" ? this.#pending.get(frame.id) : undefined;
       if (waiter === undefined) {
-        // id null: the proxy could not read a frame's id (frame_too_large,
-        // limit_exceeded, ...); no request can be told. Other ids: abandoned.
+        // id null: the proxy could not read a frame's id (not within the
+        // first 4 KiB of a frame it discarded, ...); no request can be told.
+        // Other ids: abandoned.
         if (frame.id === null && frame.ok === false && frame.error) this.#onError(new ProtocolFailure(frame.error, "(a frame the proxy could not read)"));
         return;
       }
@@ -682,7 +692,7 @@ export class CcproxyClient {
         const r = data as unknown as PermissionResolvedData;
         const p = this.#permissions.get(r.requestId);
         if (p !== undefined) {
-          p.abort.abort();
+          abandon(p);
           this.#permissions.delete(r.requestId);
         }
         this.#dispatch("permission/resolved", r);

@@ -344,8 +344,10 @@ test("the permission callback's decision is sent: a denial", { timeout: 60_000 }
   const { session } = await client.request("session/create", {});
   await client.subscribe(session);
   const asked = [];
+  const signals = [];
   client.onPermission(async (req, signal) => {
     asked.push(req);
+    signals.push(signal);
     assert.equal(signal.aborted, false);
     await Promise.resolve(); // an async decision, as a UI would give
     return { behavior: "deny", message: "Not this one, thanks" };
@@ -353,6 +355,8 @@ test("the permission callback's decision is sent: a denial", { timeout: 60_000 }
   await playTurns(client, rec, session, 3);
 
   assert.equal(asked.length, 1);
+  // Resolved by this client's own answer, not elsewhere: the signal stays quiet.
+  assert.equal(signals[0].aborted, false, "the signal aborted after the callback's own answer");
   assert.equal(asked[0].session, session);
   assert.deepEqual(asked[0].mcp, { server: "everything", tool: "echo" });
   const resolved = rec.pushes.filter(([type]) => type === "permission/resolved").map(([, d]) => d);
@@ -481,7 +485,7 @@ test("request limits: frames over maxFrameBytes, abort signals, the wait queue; 
   await client.subscribe(session);
 
   // 40,000 characters, 80,000 bytes of UTF-8: refused before it is sent
-  // (the proxy would answer with id null, which no request can be matched to).
+  // (the proxy would read it only to discard it).
   await assert.rejects(client.request("session/send", { session, text: "é".repeat(40_000) }), (err) => {
     assert.ok(err instanceof ProtocolFailure);
     assert.equal(err.code, "frame_too_large");
@@ -511,6 +515,40 @@ test("request limits: frames over maxFrameBytes, abort signals, the wait queue; 
   assert.deepEqual(await second, { sessions: [] });
   assert.deepEqual(await third, { sessions: [] });
   assert.equal(sockets.length, 2);
+  assert.deepEqual(errors, []);
+});
+
+test("a frame the proxy refuses unread (limit_exceeded) rejects its request", { timeout: 60_000 }, async (t) => {
+  // Frames of three connections at once, 900 KB each, against a budget of
+  // 1 MiB for all: some are refused. The proxy reads the id at the start of
+  // a refused frame, so each request settles; none is left to onError.
+  const { url, token } = await startProxy(t, "--max-frame", "1048576", "--inbound-bytes", "1048576");
+  const errors = [];
+  let orphaned;
+  const failed = new Promise((_, reject) => (orphaned = reject));
+  const clients = await Promise.all([0, 1, 2].map(() => connect(url, token, {
+    WebSocket,
+    onError: (err) => {
+      errors.push(err);
+      orphaned(new Error(`a reply reached onError instead of its request: ${err.message}`));
+    },
+  })));
+  t.after(() => clients.forEach((c) => c.close()));
+  const { session } = await clients[0].request("session/create", {});
+  const text = "y".repeat(900_000);
+  let refused = 0;
+  for (let round = 0; round < 20 && refused === 0; round++) {
+    const outcomes = await Promise.race([
+      failed,
+      Promise.allSettled(clients.flatMap((c) => [0, 1].map(() => c.request("session/send", { session, text })))),
+    ]);
+    for (const o of outcomes) {
+      if (o.status === "fulfilled") continue;
+      assert.ok(o.reason instanceof ProtocolFailure, `${o.reason}`);
+      if (o.reason.code === "limit_exceeded") refused++;
+    }
+  }
+  assert.ok(refused > 0, "no frame was refused in 20 rounds: the test did not test the refusal");
   assert.deepEqual(errors, []);
 });
 
