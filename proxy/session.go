@@ -32,7 +32,8 @@ import (
 // (time.AfterFuncs, counted when armed and released when they run or are
 // stopped); a restart; the flush of held turns.
 //
-// mu guards every field below it; mcpMu serializes applyCurrentServers.
+// mu guards every field below it up to mcpMu; mcpMu serializes
+// applyCurrentServers and toggleMCP and guards mcpOff.
 type Session struct {
 	id        string
 	srv       *Server
@@ -63,7 +64,8 @@ type Session struct {
 	flushing       bool       // held turns are being written
 	statusInFlight bool
 
-	mcpMu sync.Mutex // serializes applyCurrentServers
+	mcpMu  sync.Mutex      // serializes applyCurrentServers and toggleMCP
+	mcpOff map[string]bool // servers toggled off in this session (mcp/toggle); guarded by mcpMu
 
 	// The configuration with the servers the client sent (cfg.client),
 	// made from the proxy's configuration clientBase; see mcpConfig.

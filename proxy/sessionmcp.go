@@ -10,7 +10,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -19,9 +18,14 @@ import (
 )
 
 // applyCurrentServers sends the full MCP server set now in force to
-// claude, then asks for its status; if claude refuses, the session restarts
-// between turns. Calls are serialized, and each sends the newest
-// configuration, so the last one to run wins.
+// claude, less the servers toggled off in this session (mcpOff: sending
+// them would enable them again), then asks for its status. Only when
+// claude refuses the request (an error answer, or none in time) does the
+// session restart between turns: per-server errors in a successful answer
+// (a server that cannot connect, whose command is missing) are servers
+// claude took and shows as failed, which a restart would start the same
+// way (docs/CLI-NOTES.md), so they are logged only. Calls are serialized,
+// and each sends the newest configuration, so the last one to run wins.
 func (s *Session) applyCurrentServers() {
 	s.mcpMu.Lock()
 	defer s.mcpMu.Unlock()
@@ -35,9 +39,11 @@ func (s *Session) applyCurrentServers() {
 	if skip {
 		return
 	}
-	servers := cfg.Servers
-	if servers == nil {
-		servers = map[string]json.RawMessage{}
+	servers := make(map[string]json.RawMessage, len(cfg.Servers))
+	for name, def := range cfg.Servers {
+		if !s.mcpOff[name] {
+			servers[name] = def
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
 	defer cancel()
@@ -51,15 +57,46 @@ func (s *Session) applyCurrentServers() {
 		s.log.Warn("claude refused mcp_set_servers", "err", msg)
 		s.requestRestart("mcp_set_servers failed: " + msg)
 	default:
-		if errs := gjson.GetBytes(resp, "errors").Map(); len(errs) > 0 {
-			names := slices.Sorted(maps.Keys(errs))
-			s.log.Warn("claude reported errors applying MCP servers", "servers", strings.Join(names, ","))
-			s.requestRestart("mcp_set_servers reported errors for " + strings.Join(names, ", "))
-		} else {
-			s.log.Info("MCP servers applied", "added", gjson.GetBytes(resp, "added").Raw, "removed", gjson.GetBytes(resp, "removed").Raw)
+		errs := gjson.GetBytes(resp, "errors").Map()
+		for _, name := range slices.Sorted(maps.Keys(errs)) {
+			s.log.Warn("MCP server failed to start", "server", name, "err", s.scrubClient(errs[name].String()))
 		}
+		s.log.Info("MCP servers applied", "added", gjson.GetBytes(resp, "added").Raw, "removed", gjson.GetBytes(resp, "removed").Raw, "failed", len(errs))
 	}
 	s.refreshMCPStatus()
+}
+
+// toggleMCP enables or disables server name in this session only, with
+// claude's mcp_toggle run through record (the MCP source's
+// UnrecordedToggle, which takes back what the CLI writes to
+// ~/.claude.json for it; nil runs it as is), and keeps the choice in
+// mcpOff so later mcp_set_servers leave a disabled server out. Serialized
+// with applyCurrentServers.
+func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, record func(toggle func() error) error) error {
+	s.mcpMu.Lock()
+	defer s.mcpMu.Unlock()
+	toggle := func() error {
+		_, err := s.controlWait(ctx, "mcp_toggle", map[string]any{"serverName": name, "enabled": enabled})
+		return err
+	}
+	var err error
+	if record != nil {
+		err = record(toggle)
+	} else {
+		err = toggle()
+	}
+	if err != nil {
+		return err
+	}
+	if enabled {
+		delete(s.mcpOff, name)
+	} else {
+		if s.mcpOff == nil {
+			s.mcpOff = map[string]bool{}
+		}
+		s.mcpOff[name] = true
+	}
+	return nil
 }
 
 // refreshMCPStatus asks claude for mcp_status (at most one request at a
