@@ -3,8 +3,10 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -160,6 +162,32 @@ func TestMCPRefusedRestarts(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d claude processes alive, want 1 (the old one must be gone): %v", n, leftovers(ts.marker))
+	}
+}
+
+// When claude takes the change but reports servers that cannot start
+// (mcp_set_servers' errors: a server down, a missing command), that is not
+// a refusal: the session does not restart, however often it happens.
+func TestMCPServerErrorsNoRestart(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
+	ts := startServer(t, Options{MCP: src}, "FAKE_SET_ERRORS=1")
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.turn(s, "first")
+	from := c.count()
+	servers := map[string]string{"alpha": `{"command":"a","args":[]}`}
+	for i, name := range []string{"beta", "gamma", "delta"} {
+		servers[name] = `{"command":"b","args":[]}`
+		src.set(maps.Clone(servers), nil)
+		waitLog(t, ts, `msg="MCP server failed to start" session=`+s+` server=`+name)
+		waitLog(t, ts, `msg="MCP servers applied" session=`+s+` added="[\"`+name+`\"]" removed=[] failed=1`)
+		c.turn(s, fmt.Sprintf("turn %d", i)) // a restart asked for would begin before this turn
+	}
+	if st := statesOf(c, from, s); slices.Contains(st, protocol.StateRestarting) {
+		t.Errorf("the session restarted on servers that failed to connect: states %v", st)
+	}
+	if strings.Contains(ts.logBuf.String(), "restarting claude between turns") {
+		t.Error("the log shows a restart")
 	}
 }
 

@@ -77,7 +77,8 @@
 //	FAKE_ASK_ON_EOF       at stdin EOF, sends a can_use_tool request (fake-eof-1) and ends
 //	FAKE_STARTUP_STDERR   a line written to stderr at start
 //	FAKE_IGNORE_CONTROL   SUBTYPE: host control requests of SUBTYPE go unanswered; SUBTYPE:N the first N
-//	FAKE_REFUSE_SET       1: mcp_set_servers refuses every added server
+//	FAKE_REFUSE_SET       1: mcp_set_servers answers an error (a refusal) when it adds a server
+//	FAKE_SET_ERRORS       1: mcp_set_servers answers success with every added server in errors (cannot connect)
 //	FAKE_REPLAY           1: honour --replay-user-messages
 //	FAKE_IGNORE_EOF       1: stdin EOF does not end the fake (a signal does)
 //	FAKE_IGNORE_TERM      1: SIGTERM is ignored

@@ -263,7 +263,9 @@ func (f *fake) control(id string, req map[string]any) {
 
 // setServers plays mcp_set_servers: the set replaces the servers; a stdio
 // server without "args" gets the real CLI's error; FAKE_REFUSE_SET=1
-// refuses every added server.
+// refuses (an error answer, as the real CLI refuses a malformed request) a
+// set that adds a server; FAKE_SET_ERRORS=1 takes it but reports every
+// added server as failing to connect (in errors, as the real CLI does).
 func (f *fake) setServers(id string, req map[string]any) {
 	servers, _ := req["servers"].(map[string]any)
 	added, removed := []string{}, []string{}
@@ -284,14 +286,20 @@ func (f *fake) setServers(id string, req map[string]any) {
 			removed = append(removed, name)
 		}
 	}
+	if os.Getenv("FAKE_REFUSE_SET") == "1" && len(added) > 0 {
+		f.mu.Unlock()
+		f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id,
+			"error": "mcp_set_servers: refused by the fake"}})
+		return
+	}
 	f.servers = map[string]bool{}
 	for name := range servers {
 		f.servers[name] = true
 	}
 	f.mu.Unlock()
-	if os.Getenv("FAKE_REFUSE_SET") == "1" {
+	if os.Getenv("FAKE_SET_ERRORS") == "1" {
 		for _, n := range added {
-			errs[n] = "refused by the fake"
+			errs[n] = "ECONNREFUSED: Unable to connect. Is the computer able to access the url?"
 		}
 	}
 	f.success(id, map[string]any{"added": added, "removed": removed, "errors": errs})
