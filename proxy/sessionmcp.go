@@ -5,6 +5,7 @@ package proxy
 // the servers its client sent (session/create mcpServers).
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -75,19 +76,29 @@ func (s *Session) applyCurrentServers() {
 func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, record func(toggle func() error) error) error {
 	s.mcpMu.Lock()
 	defer s.mcpMu.Unlock()
+	var (
+		ran  bool  // the toggle was sent
+		terr error // claude's answer
+	)
 	toggle := func() error {
-		_, err := s.controlWait(ctx, "mcp_toggle", map[string]any{"serverName": name, "enabled": enabled})
-		return err
+		ran = true
+		_, terr = s.controlWait(ctx, "mcp_toggle", map[string]any{"serverName": name, "enabled": enabled})
+		return terr
 	}
-	var err error
+	var ferr error // the record could not be taken back
 	if record != nil {
-		err = record(toggle)
+		if err := record(toggle); err != nil && err != terr {
+			ferr = err
+			s.log.Error("taking back the CLI's record of mcp_toggle in ~/.claude.json", "server", name, "err", err)
+		}
 	} else {
-		err = toggle()
+		toggle()
 	}
-	if err != nil {
-		return err
+	if !ran || terr != nil {
+		return cmp.Or(terr, ferr)
 	}
+	// claude toggled it: the session keeps the choice even if the record
+	// stayed (the reply then says internal; the log says why).
 	if enabled {
 		delete(s.mcpOff, name)
 	} else {
@@ -96,7 +107,7 @@ func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, reco
 		}
 		s.mcpOff[name] = true
 	}
-	return nil
+	return ferr
 }
 
 // refreshMCPStatus asks claude for mcp_status (at most one request at a
