@@ -214,7 +214,8 @@
 // (Watcher events wait) while mcpconfig.UnrecordedToggle sends it and takes
 // back the CLI's record in ~/.claude.json, and the session keeps the
 // choice in mcpOff, left out of its later mcp_set_servers (which would
-// enable the server again). mcp/toggle with persist instead records the choice with
+// enable the server again) and toggled off again in a restarted process
+// (reapplyMCPOff, run by the restart). mcp/toggle with persist instead records the choice with
 // mcpconfig.SetServerDisabled (MCPManager.SetDisabled) and applies the
 // resulting configuration like a file edit. mcp/update and mcp/test keep
 // the stored values behind masked placeholders (mcpconfig.KeepMasked).

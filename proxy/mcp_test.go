@@ -191,6 +191,40 @@ func TestMCPServerErrorsNoRestart(t *testing.T) {
 	}
 }
 
+// A server mcp/toggle disabled in a session stays disabled when claude
+// refuses a later change and the session restarts: the new process starts
+// every configured server, and the proxy disables it there again.
+func TestMCPToggleSurvivesRestart(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`, "gamma": `{"command":"c","args":[]}`})
+	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1")
+	c := ts.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	s := c.create(nil)
+	c.turn(s, "first")
+	var r protocol.MCPLiveResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPToggle, map[string]any{"name": "alpha", "enabled": false, "session": s}), &r)
+	if len(r.Sessions) != 1 || !r.Sessions[0].OK {
+		t.Fatalf("toggle reply %+v", r)
+	}
+
+	from := c.count()
+	src.set(map[string]string{"alpha": `{"command":"a","args":[]}`, "gamma": `{"command":"c","args":[]}`, "beta": `{"command":"b","args":[]}`}, nil)
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	waitLog(t, ts, `msg="MCP server disabled again in the new process" session=`+s+` server=alpha`)
+	evs := c.turn(s, "second")
+	for _, ev := range evs {
+		if strings.Contains(string(ev.Event), `"subtype":"init"`) && !strings.Contains(string(ev.Event), `"alpha"`) {
+			t.Errorf("the new process's init does not list alpha: %s", ev.Event)
+		}
+	}
+	// The new process's own report says alpha is disabled, gamma is not.
+	waitStatus(c, from, "alpha disabled in the new process", func(st protocol.MCPStatus) bool {
+		a, g := statusOf(st, "alpha"), statusOf(st, "gamma")
+		return a != nil && a.Status == protocol.MCPDisabled && a.Origin == protocol.OriginSession &&
+			g != nil && g.Status == protocol.MCPConnected
+	})
+}
+
 // When the restart cannot prepare the MCP configuration, subscribers are
 // told so as session/create would tell them, without the details (paths,
 // the system's words), which go to the log.

@@ -816,6 +816,7 @@ func (s *Session) restart(old *claudeProc) {
 	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
 	s.mu.Unlock()
 	s.run(p)
+	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)
 }
 
 // ---------------------------------------------------------------- info

@@ -110,6 +110,37 @@ func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, reco
 	return ferr
 }
 
+// reapplyMCPOff disables again, in a new process of the session (a
+// restart with --resume starts every configured server), the servers
+// mcp/toggle disabled in it, as toggleMCP does; a server claude no longer
+// knows is forgotten. Run by the restart, after the process started.
+func (s *Session) reapplyMCPOff() {
+	s.mcpMu.Lock()
+	names := slices.Sorted(maps.Keys(s.mcpOff))
+	s.mcpMu.Unlock()
+	if len(names) == 0 {
+		return
+	}
+	var record func(func() error) error
+	if rec, ok := s.srv.opts.MCP.(MCPToggleRecorder); ok {
+		record = rec.UnrecordedToggle
+	}
+	for _, name := range names {
+		ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
+		err := s.toggleMCP(ctx, name, false, record)
+		cancel()
+		if err != nil {
+			s.log.Warn("MCP server toggled off in this session could not be disabled in the new process", "server", name, "err", s.scrubClient(err.Error()))
+			s.mcpMu.Lock()
+			delete(s.mcpOff, name)
+			s.mcpMu.Unlock()
+			continue
+		}
+		s.log.Info("MCP server disabled again in the new process", "server", name)
+	}
+	s.refreshMCPStatus()
+}
+
 // refreshMCPStatus asks claude for mcp_status (at most one request at a
 // time) and feeds the answer to the MCP status.
 func (s *Session) refreshMCPStatus() {

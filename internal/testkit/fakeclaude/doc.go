@@ -35,8 +35,10 @@
 //
 // Control requests from the host: initialize, interrupt (ends a "hang"
 // turn), mcp_status (the servers, each connected with tools echo and
-// image) and mcp_set_servers (replaces them; a stdio server without args
-// gets the real CLI's error) are answered; "slow" never is; any other
+// image; disabled when toggled off), mcp_set_servers (replaces them; a
+// stdio server without args gets the real CLI's error) and mcp_toggle (of
+// a server it has; unlike the real CLI it records nothing in
+// ~/.claude.json; another name: "Server not found: NAME") are answered; "slow" never is; any other
 // subtype gets the real CLI's "Unsupported control request subtype" error.
 //
 // The fake's own control requests have ids fake-req-N, N the lowest not

@@ -34,6 +34,7 @@ type fake struct {
 	mu       sync.Mutex                     // guards the fields below
 	waiters  map[string]chan map[string]any // the fake's own control requests awaiting an answer, by id
 	servers  map[string]bool                // the MCP servers set (--mcp-config, mcp_set_servers)
+	disabled map[string]bool                // servers mcp_toggle disabled
 	interrup chan struct{}                  // closed by an interrupt while a "hang" turn runs
 	ignored  int                            // control requests of FAKE_IGNORE_CONTROL's subtype seen
 	queued   int                            // user turns read but not started
@@ -244,6 +245,10 @@ func (f *fake) control(id string, req map[string]any) {
 		f.mu.Lock()
 		list := []any{}
 		for name := range f.servers {
+			if f.disabled[name] {
+				list = append(list, map[string]any{"name": name, "status": "disabled", "scope": "dynamic"})
+				continue
+			}
 			list = append(list, map[string]any{"name": name, "status": "connected", "scope": "dynamic",
 				"serverInfo": map[string]any{"name": name + "-server", "version": "1.0.0"},
 				"config":     map[string]any{"type": "stdio", "command": "x", "args": []any{}},
@@ -253,6 +258,25 @@ func (f *fake) control(id string, req map[string]any) {
 		f.success(id, map[string]any{"mcpServers": list})
 	case "mcp_set_servers":
 		f.setServers(id, req)
+	case "mcp_toggle":
+		// The real CLI also records it in ~/.claude.json; the fake does not.
+		name, _ := req["serverName"].(string)
+		enabled, _ := req["enabled"].(bool)
+		f.mu.Lock()
+		known := f.servers[name]
+		if known {
+			if f.disabled == nil {
+				f.disabled = map[string]bool{}
+			}
+			f.disabled[name] = !enabled
+		}
+		f.mu.Unlock()
+		if !known {
+			f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id,
+				"error": "Server not found: " + name}})
+			return
+		}
+		f.success(id, nil)
 	case "slow":
 		// never answered: for the host's timeouts
 	default:
