@@ -122,6 +122,11 @@
 // TrustWorkspace records projects["<dir>"].hasTrustDialogAccepted as the
 // CLI's trust dialog does; Server.NeedsTrust marks the project servers
 // that it would activate.
+// UnrecordedToggle is the opposite: the CLI records every live mcp_toggle
+// in projects["<dir>"].disabledMcpServers (so every later process starts
+// the server disabled); it runs the toggle under the same lock and takes
+// that record back, byte for byte when nothing else wrote the file
+// meanwhile, else by putting back only the project's list.
 //
 // # What the proxy passes to claude
 //
@@ -175,7 +180,7 @@
 //
 // A Config is immutable once returned and may be shared freely. Resolve has
 // no shared state and may run concurrently. Approve, Reject, AllowRules,
-// AddServer and RemoveServer serialize their read-modify-write within the process
+// AddServer, RemoveServer and UnrecordedToggle (for the whole toggle) serialize their read-modify-write within the process
 // (settingsMu, held around the file lock) and across processes (the lock
 // file), and replace the file atomically. PrivateDir creates the directory on
 // first use (again if it was removed meanwhile) and keeps its lock file open

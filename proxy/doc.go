@@ -17,7 +17,7 @@
 //	client ─► read pump (inbound byte budget) ─► validate (protocol) ─► request handlers ─► stream builders ─► stdin writer ─► claude stdin
 //
 //	mcpconfig.Watcher ─► MCPSource ─► flags at spawn (--mcp-config, --allowedTools)
-//	                                 mcp_set_servers + mcp_status to live sessions when the active servers changed (mcpconfig.Diff; refused: restart with --resume)
+//	                                 mcp_set_servers + mcp_status to live sessions when the active servers changed (mcpconfig.Diff; refused: restart with --resume; per-server errors: logged)
 //	                                 mcp/config (when anything changed), mcp/status (with what sessions report and probes find) ─► MCP subscribers, GET /v1/mcp/status
 //	                                 MCPConfig.Resolved ─► probe.Prober ─► mcp/probe, mcp/tools, mcp/call, auto-probes
 //
@@ -230,9 +230,14 @@
 // mcp/reconnect (mcp.live, with any MCP source) send the CLI's mcp_toggle /
 // mcp_reconnect control request to one live session or to each at once,
 // from goroutines owned and joined by the request's connection goroutine,
-// and ask each session for mcp_status afterwards; nothing is written to a
-// file (whether a later mcp_set_servers re-enables a toggled server is
-// not measured). mcp/toggle with persist instead records the choice with
+// and ask each session for mcp_status afterwards. A live toggle runs in
+// Session.toggleMCP (under the session's mcpMu) through the source's
+// MCPToggleRecorder: MCPConfigSource.UnrecordedToggle holds toggleMu
+// (Watcher events wait) while mcpconfig.UnrecordedToggle sends it and takes
+// back the CLI's record in ~/.claude.json, and the session keeps the
+// choice in mcpOff, left out of its later mcp_set_servers (which would
+// enable the server again) and toggled off again in a restarted process
+// (reapplyMCPOff, run by the restart). mcp/toggle with persist instead records the choice with
 // mcpconfig.SetServerDisabled (MCPManager.SetDisabled) and applies the
 // resulting configuration like a file edit. mcp/update and mcp/test keep
 // the stored values behind masked placeholders (mcpconfig.KeepMasked).
@@ -333,7 +338,12 @@
 // loginLimiter.mu the rate limit's buckets; each is taken alone. The origin
 // policy (served hosts, own origins) is written before the HTTP server
 // starts and only read after.
-// MCPConfigSource owns the goroutine forwarding its Watcher's events.
+// MCPConfigSource owns the goroutine forwarding its Watcher's events;
+// its toggleMu is held by UnrecordedToggle for one live mcp_toggle (taken
+// under a Session.mcpMu) and by that goroutine around an install; its mu
+// is taken under toggleMu. Session.mcpMu serializes applyCurrentServers
+// and toggleMCP and guards mcpOff; it is held across their control
+// request (bounded by ControlTimeout) and taken before Session.mu.
 // mcpLogins.mu guards the map of running mcp/login runs (server name →
 // run) and its closed flag; it is taken alone. asyncRunner.mu orders its
 // context's cancellation and each WaitGroup.Add before shutdown; it is taken

@@ -1,6 +1,9 @@
 package proxy
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -124,5 +128,163 @@ func TestE2EMCPReconnectFixedServer(t *testing.T) {
 	trs := toolResults(t, c.turn(s, "use the HOT server"))
 	if len(trs) != 1 || trs[0].IsError || trs[0].MCP == nil || trs[0].MCP.Server != "hot" {
 		t.Errorf("tool results after reconnecting: %+v", trs)
+	}
+}
+
+// statesOf returns the session/state states of session in frames[from:].
+func statesOf(c *wsClient, from int, session string) []string {
+	var out []string
+	for _, f := range c.snapshot()[from:] {
+		if f.Type != protocol.TypeSessionState {
+			continue
+		}
+		var st struct{ Session, State string }
+		if json.Unmarshal(f.Data, &st) == nil && st.Session == session {
+			out = append(out, st.State)
+		}
+	}
+	return out
+}
+
+// unchanged checks that a live toggle (what) left ~/.claude.json as it
+// was: byte-identical, but for keys outside "projects" that the CLI
+// writes on its own time (its pluginUsage after a process starts): those
+// are logged, "projects" must still be byte-identical.
+func unchanged(t *testing.T, path string, before []byte, what string) {
+	t.Helper()
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(after, before) {
+		return
+	}
+	var b, a map[string]json.RawMessage
+	if json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil || !bytes.Equal(b["projects"], a["projects"]) {
+		t.Errorf("%s changed ~/.claude.json:\nbefore %s\nafter  %s", what, before, after)
+		return
+	}
+	t.Logf("%s: the CLI changed ~/.claude.json outside projects on its own:\nbefore %s\nafter  %s", what, before, after)
+}
+
+// TestE2EMCPToggleSessionOnly: with the real CLI (which records every
+// mcp_toggle in ~/.claude.json), a live mcp/toggle in session A leaves
+// ~/.claude.json byte-identical, disables the server in A only (mcp/status:
+// disabled, origin session; a new session B still has it), does not
+// restart A, and A keeps it disabled through a later configuration change
+// (its mcp_set_servers leaves the server out).
+func TestE2EMCPToggleSessionOnly(t *testing.T) {
+	e := startE2E(t, Options{})
+	c := e.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	imageCall := func(s string) bool {
+		t.Helper()
+		trs := toolResults(t, c.turn(s, "IMAGE"))
+		if len(trs) != 1 {
+			t.Fatalf("tool results %+v", trs)
+		}
+		return !trs[0].IsError
+	}
+	a := c.create(nil)
+	if !imageCall(a) {
+		t.Fatal("mcp__testmcp__image failed in A before anything was toggled")
+	}
+	home := filepath.Join(e.env.home, ".claude.json")
+	before, err := os.ReadFile(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	from := c.count()
+	var r protocol.MCPLiveResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPToggle, map[string]any{"name": "testmcp", "enabled": false, "session": a}), &r)
+	if len(r.Sessions) != 1 || r.Sessions[0].Session != a || !r.Sessions[0].OK {
+		t.Fatalf("toggle reply %+v", r)
+	}
+	unchanged(t, home, before, "disabling testmcp in A")
+	waitStatus(c, from, "testmcp disabled by session A", func(st protocol.MCPStatus) bool {
+		x := statusOf(st, "testmcp")
+		return x != nil && x.Status == protocol.MCPDisabled && x.Origin == protocol.OriginSession
+	})
+	if imageCall(a) {
+		t.Errorf("mcp__testmcp__image still ran in A after testmcp was disabled there")
+	}
+	b := c.create(nil)
+	if !imageCall(b) {
+		t.Errorf("mcp__testmcp__image failed in a new session B: A's toggle leaked")
+	}
+
+	// A configuration change sends A mcp_set_servers: testmcp stays off in A.
+	mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": "unrelated", "scope": "local", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
+	waitStatus(c, from, "unrelated connected", func(st protocol.MCPStatus) bool {
+		x := statusOf(st, "unrelated")
+		return x != nil && x.Status == protocol.MCPConnected
+	})
+	if imageCall(a) {
+		t.Errorf("mcp__testmcp__image ran in A again after an unrelated mcp/add")
+	}
+	if st := statesOf(c, from, a); slices.Contains(st, protocol.StateRestarting) {
+		t.Errorf("session A restarted: states %v", st)
+	}
+	if cfg := e.src.Current(); cfg != nil {
+		for _, v := range cfg.View.Servers {
+			if v.Name == "testmcp" && !v.Active {
+				t.Errorf("mcp/config: testmcp inactive after a session toggle: %+v", v)
+			}
+		}
+	}
+
+	// Enabling it again in A writes nothing either.
+	before, _ = os.ReadFile(home)
+	mustUnmarshal(t, c.do(protocol.TypeMCPToggle, map[string]any{"name": "testmcp", "enabled": true, "session": a}), &r)
+	if len(r.Sessions) != 1 || !r.Sessions[0].OK {
+		t.Fatalf("enable reply %+v", r)
+	}
+	unchanged(t, home, before, "enabling testmcp again in A")
+	if !imageCall(a) {
+		t.Errorf("mcp__testmcp__image failed in A after testmcp was enabled again")
+	}
+}
+
+// TestE2EMCPDownServerNoRestart: while a configured server cannot connect
+// (connection refused), an unrelated mcp/add reaches a live session with
+// mcp_set_servers, whose answer lists the down server under errors; that is
+// not claude refusing the change, so the session does not restart.
+func TestE2EMCPDownServerNoRestart(t *testing.T) {
+	// The project's .mcp.json gets a third server, "remote", before the
+	// proxy reads it.
+	e := startE2EWith(t, Options{}, func(o *mcpconfig.Options) {
+		o.AllowServerTools = true
+		path := filepath.Join(o.ProjectDir, ".mcp.json")
+		var doc map[string]map[string]any
+		if data, err := os.ReadFile(path); err != nil || json.Unmarshal(data, &doc) != nil {
+			t.Fatalf("reading %s: %v", path, err)
+		}
+		doc["mcpServers"]["remote"] = map[string]any{"type": "http", "url": "http://127.0.0.1:1/mcp"}
+		data, _ := json.Marshal(doc)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	c := e.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	a := c.create(nil)
+	from := c.count()
+	c.turn(a, "PING-1")
+	waitStatus(c, from, "remote failed", func(st protocol.MCPStatus) bool {
+		x := statusOf(st, "remote")
+		return x != nil && x.Status == protocol.MCPFailed && x.Origin == protocol.OriginSession
+	})
+	for i, name := range []string{"unrelated1", "unrelated2"} {
+		from := c.count()
+		mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": name, "scope": "local", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
+		waitStatus(c, from, name+" connected", func(st protocol.MCPStatus) bool {
+			x := statusOf(st, name)
+			return x != nil && x.Status == protocol.MCPConnected && x.Origin == protocol.OriginSession
+		})
+		c.turn(a, fmt.Sprintf("PING-%d", i+2)) // a restart wanted would have happened before this turn
+		if st := statesOf(c, from, a); slices.Contains(st, protocol.StateRestarting) {
+			t.Errorf("session A restarted after mcp/add %s while remote is down: states %v", name, st)
+		}
 	}
 }

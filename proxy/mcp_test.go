@@ -3,8 +3,10 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -161,6 +163,66 @@ func TestMCPRefusedRestarts(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d claude processes alive, want 1 (the old one must be gone): %v", n, leftovers(ts.marker))
 	}
+}
+
+// When claude takes the change but reports servers that cannot start
+// (mcp_set_servers' errors: a server down, a missing command), that is not
+// a refusal: the session does not restart, however often it happens.
+func TestMCPServerErrorsNoRestart(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
+	ts := startServer(t, Options{MCP: src}, "FAKE_SET_ERRORS=1")
+	c := ts.dial(t)
+	s := c.create(nil)
+	c.turn(s, "first")
+	from := c.count()
+	servers := map[string]string{"alpha": `{"command":"a","args":[]}`}
+	for i, name := range []string{"beta", "gamma", "delta"} {
+		servers[name] = `{"command":"b","args":[]}`
+		src.set(maps.Clone(servers), nil)
+		waitLog(t, ts, `msg="MCP server failed to start" session=`+s+` server=`+name)
+		waitLog(t, ts, `msg="MCP servers applied" session=`+s+` added="[\"`+name+`\"]" removed=[] failed=1`)
+		c.turn(s, fmt.Sprintf("turn %d", i)) // a restart asked for would begin before this turn
+	}
+	if st := statesOf(c, from, s); slices.Contains(st, protocol.StateRestarting) {
+		t.Errorf("the session restarted on servers that failed to connect: states %v", st)
+	}
+	if strings.Contains(ts.logBuf.String(), "restarting claude between turns") {
+		t.Error("the log shows a restart")
+	}
+}
+
+// A server mcp/toggle disabled in a session stays disabled when claude
+// refuses a later change and the session restarts: the new process starts
+// every configured server, and the proxy disables it there again.
+func TestMCPToggleSurvivesRestart(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`, "gamma": `{"command":"c","args":[]}`})
+	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1")
+	c := ts.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	s := c.create(nil)
+	c.turn(s, "first")
+	var r protocol.MCPLiveResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPToggle, map[string]any{"name": "alpha", "enabled": false, "session": s}), &r)
+	if len(r.Sessions) != 1 || !r.Sessions[0].OK {
+		t.Fatalf("toggle reply %+v", r)
+	}
+
+	from := c.count()
+	src.set(map[string]string{"alpha": `{"command":"a","args":[]}`, "gamma": `{"command":"c","args":[]}`, "beta": `{"command":"b","args":[]}`}, nil)
+	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"restarting"`) })
+	waitLog(t, ts, `msg="MCP server disabled again in the new process" session=`+s+` server=alpha`)
+	evs := c.turn(s, "second")
+	for _, ev := range evs {
+		if strings.Contains(string(ev.Event), `"subtype":"init"`) && !strings.Contains(string(ev.Event), `"alpha"`) {
+			t.Errorf("the new process's init does not list alpha: %s", ev.Event)
+		}
+	}
+	// The new process's own report says alpha is disabled, gamma is not.
+	waitStatus(c, from, "alpha disabled in the new process", func(st protocol.MCPStatus) bool {
+		a, g := statusOf(st, "alpha"), statusOf(st, "gamma")
+		return a != nil && a.Status == protocol.MCPDisabled && a.Origin == protocol.OriginSession &&
+			g != nil && g.Status == protocol.MCPConnected
+	})
 }
 
 // When the restart cannot prepare the MCP configuration, subscribers are

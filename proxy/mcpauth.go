@@ -319,7 +319,7 @@ func (s *Server) runLogin(c *client, id json.RawMessage, name string, cmd *exec.
 	}
 	log.Info("claude mcp login succeeded")
 	// Even if the connection just closed: the sign-in happened.
-	s.mcpLiveEach(context.WithoutCancel(c.ctx), typ, name, s.liveSessions(), "mcp_reconnect", map[string]any{"serverName": name})
+	s.mcpLiveEach(context.WithoutCancel(c.ctx), typ, name, s.liveSessions(), reconnectMCP(name))
 	if !replied {
 		c.reply(id, protocol.MCPLoginResult{Name: name})
 	}
@@ -480,7 +480,7 @@ func (s *Server) reqMCPLogout(c *client, id json.RawMessage, name string) {
 			return
 		}
 		c.log.Info("claude mcp logout done", "server", name)
-		sessions := s.mcpLiveEach(c.ctx, typ, name, s.liveSessions(), "mcp_reconnect", map[string]any{"serverName": name})
+		sessions := s.mcpLiveEach(c.ctx, typ, name, s.liveSessions(), reconnectMCP(name))
 		c.reply(id, protocol.MCPLogoutResult{Name: name, Message: truncate(s.scrubCLIText(lastLines(out.String(), 1)), 1000), Sessions: sessions})
 	})
 }

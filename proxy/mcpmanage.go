@@ -283,13 +283,45 @@ func (s *Server) mcpConfigured(c *client, id json.RawMessage, typ, name string) 
 	return true
 }
 
-// reqMCPToggle serves mcp/toggle: live (reqMCPLive, mcp_toggle), or with
-// persist recorded in the project's disabled servers (mcp.manage), which
-// reaches live sessions through mcp_set_servers.
+// MCPToggleRecorder is implemented by an MCP source that knows where the
+// CLI records an mcp_toggle (MCPConfigSource): UnrecordedToggle runs
+// toggle and takes that record back, so a live mcp/toggle changes only the
+// session it ran in. Without it the toggle runs as is.
+type MCPToggleRecorder interface {
+	UnrecordedToggle(toggle func() error) error
+}
+
+// UnrecordedToggle implements MCPToggleRecorder with
+// mcpconfig.UnrecordedToggle in the watched project and home.
+// The Watcher's events wait meanwhile (toggleMu), so the CLI's record
+// never reaches mcp/config or other sessions.
+func (s *MCPConfigSource) UnrecordedToggle(toggle func() error) error {
+	s.toggleMu.Lock()
+	defer s.toggleMu.Unlock()
+	s.toggled = true
+	undone, err := mcpconfig.UnrecordedToggle(s.opts, toggle)
+	if undone {
+		s.log.Info("took back the CLI's record of a live mcp_toggle in ~/.claude.json")
+	}
+	return err
+}
+
+// reqMCPToggle serves mcp/toggle: live in sessions (Session.toggleMCP:
+// mcp_toggle with the CLI's record in ~/.claude.json taken back, the
+// choice kept by the session), or with persist recorded in the project's
+// disabled servers (mcp.manage), which reaches live sessions through
+// mcp_set_servers.
 func (s *Server) reqMCPToggle(c *client, id json.RawMessage, d *protocol.MCPToggle) {
 	typ, name, enabled := protocol.TypeMCPToggle, d.Name, *d.Enabled
 	if !d.Persist {
-		s.reqMCPLive(c, id, typ, name, d.Session, "mcp_toggle", map[string]any{"serverName": name, "enabled": enabled})
+		rec, _ := s.opts.MCP.(MCPToggleRecorder)
+		var record func(func() error) error
+		if rec != nil {
+			record = rec.UnrecordedToggle
+		}
+		s.reqMCPLive(c, id, typ, name, d.Session, func(ctx context.Context, sess *Session) error {
+			return sess.toggleMCP(ctx, name, enabled, record)
+		})
 		return
 	}
 	if !s.mcpConfigured(c, id, typ, name) {
@@ -310,11 +342,19 @@ func (s *Server) reqMCPToggle(c *client, id json.RawMessage, d *protocol.MCPTogg
 	})
 }
 
-// reqMCPLive serves mcp/toggle and mcp/reconnect live: the control request
-// subtype with fields goes to session (or every live session), all at
-// once; each session's answer is one outcome of the reply, and each asks
-// claude for mcp_status afterwards so mcp/status shows the result.
-func (s *Server) reqMCPLive(c *client, id json.RawMessage, typ, name, session, subtype string, fields map[string]any) {
+// reconnectMCP is an mcpLiveEach action: claude's mcp_reconnect of name.
+func reconnectMCP(name string) func(context.Context, *Session) error {
+	return func(ctx context.Context, sess *Session) error {
+		_, err := sess.controlWait(ctx, "mcp_reconnect", map[string]any{"serverName": name})
+		return err
+	}
+}
+
+// reqMCPLive serves mcp/toggle and mcp/reconnect live: do runs for session
+// (or every live session), all at once; each session's result is one
+// outcome of the reply, and each asks claude for mcp_status afterwards so
+// mcp/status shows the result.
+func (s *Server) reqMCPLive(c *client, id json.RawMessage, typ, name, session string, do func(context.Context, *Session) error) {
 	if !s.mcpConfigured(c, id, typ, name) {
 		return
 	}
@@ -330,16 +370,15 @@ func (s *Server) reqMCPLive(c *client, id json.RawMessage, typ, name, session, s
 		targets = s.liveSessions()
 	}
 	c.async(func() {
-		c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: s.mcpLiveEach(c.ctx, typ, name, targets, subtype, fields)})
+		c.reply(id, protocol.MCPLiveResult{Name: name, Sessions: s.mcpLiveEach(c.ctx, typ, name, targets, do)})
 	})
 }
 
-// mcpLiveEach sends the control request subtype with fields to each of
-// targets at once, from goroutines it owns and joins, each bounded by
-// ControlTimeout and ctx, and returns each session's outcome; each session
-// that answered is asked for mcp_status afterwards so mcp/status shows the
-// result.
-func (s *Server) mcpLiveEach(ctx context.Context, typ, name string, targets []*Session, subtype string, fields map[string]any) []protocol.MCPLiveOutcome {
+// mcpLiveEach runs do for each of targets at once, from goroutines it owns
+// and joins, each bounded by ControlTimeout and ctx, and returns each
+// session's outcome; each session that answered is asked for mcp_status
+// afterwards so mcp/status shows the result.
+func (s *Server) mcpLiveEach(ctx context.Context, typ, name string, targets []*Session, do func(context.Context, *Session) error) []protocol.MCPLiveOutcome {
 	out := make([]protocol.MCPLiveOutcome, len(targets))
 	var wg sync.WaitGroup
 	for i, sess := range targets {
@@ -349,7 +388,7 @@ func (s *Server) mcpLiveEach(ctx context.Context, typ, name string, targets []*S
 			out[i].Session = sess.id
 			ctx, cancel := context.WithTimeout(ctx, s.opts.ControlTimeout)
 			defer cancel()
-			_, err := sess.controlWait(ctx, subtype, fields)
+			err := do(ctx, sess)
 			if err != nil {
 				var pe *protocol.Error
 				if !errors.As(controlError(typ, err), &pe) {

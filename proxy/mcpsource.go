@@ -28,6 +28,15 @@ type MCPConfigSource struct {
 	ch   chan struct{}
 	wg   sync.WaitGroup
 
+	// toggleMu is held (written) by UnrecordedToggle from before a live
+	// mcp_toggle until the CLI's record of it is taken back, and read by
+	// installEvent: the Watcher's configurations are not installed
+	// meanwhile. toggled (under toggleMu) says a toggle ran since the last
+	// event: the next event's configuration may have been read in that
+	// window, so it is resolved again.
+	toggleMu sync.RWMutex
+	toggled  bool
+
 	mu     sync.Mutex
 	cur    *MCPConfig
 	raw    *mcpconfig.Config
@@ -53,10 +62,29 @@ func NewMCPConfigSource(opts mcpconfig.Options, dir string, log *slog.Logger) (*
 		defer s.wg.Done()
 		for ev := range w.Events() {
 			s.log.Info("MCP configuration files changed", "added", ev.Changes.Added, "removed", ev.Changes.Removed, "changed", ev.Changes.Changed, "coalesced", ev.Coalesced)
-			s.install(ev.Config)
+			s.installEvent(ev.Config)
 		}
 	}()
 	return s, nil
+}
+
+// installEvent installs the configuration of a Watcher event, or, when a
+// live mcp_toggle ran since the last event (its record in ~/.claude.json
+// may have been read before it was taken back), the configuration resolved
+// again.
+func (s *MCPConfigSource) installEvent(cfg *mcpconfig.Config) {
+	s.toggleMu.Lock()
+	defer s.toggleMu.Unlock()
+	if s.toggled {
+		s.toggled = false
+		again, err := mcpconfig.Resolve(s.opts)
+		if err != nil {
+			s.log.Warn("resolving the MCP configuration after a live mcp_toggle", "err", err)
+		} else {
+			cfg = again
+		}
+	}
+	s.install(cfg)
 }
 
 // Close stops watching and removes the --mcp-config files. Call it after

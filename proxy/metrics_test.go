@@ -265,11 +265,11 @@ func TestMetricsRestartAndMCP(t *testing.T) {
 	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"idle"`) })
 	m, body := scrape(t, ts)
 	wantMetrics(t, "restarted", m, map[string]float64{
-		`ccproxy_claude_restarts_total`:                                                              1,
-		`ccproxy_claude_exits_total{how="code0",reason="restart"}`:                                   1,
-		`ccproxy_control_request_duration_seconds_count{result="success",subtype="mcp_set_servers"}`: 1, // with errors in it
-		`ccproxy_control_request_duration_seconds_count{result="success",subtype="initialize"}`:      2,
-		`ccproxy_sessions{state="idle"}`:                                                             1,
+		`ccproxy_claude_restarts_total`:                                                            1,
+		`ccproxy_claude_exits_total{how="code0",reason="restart"}`:                                 1,
+		`ccproxy_control_request_duration_seconds_count{result="error",subtype="mcp_set_servers"}`: 1, // refused
+		`ccproxy_control_request_duration_seconds_count{result="success",subtype="initialize"}`:    2,
+		`ccproxy_sessions{state="idle"}`:                                                           1,
 	})
 	if n := sumOf(m, "ccproxy_mcp_servers{"); n != 2 {
 		t.Errorf("restarted: %v MCP servers, want 2", n)

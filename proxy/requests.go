@@ -153,7 +153,7 @@ func (s *Server) handleFrame(c *client, data []byte) {
 	case *protocol.MCPToggle:
 		s.reqMCPToggle(c, id, d)
 	case *protocol.MCPReconnect:
-		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, "mcp_reconnect", map[string]any{"serverName": d.Name})
+		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, reconnectMCP(d.Name))
 	case *protocol.MCPLogin:
 		s.reqMCPLogin(c, id, d)
 	case *protocol.MCPLogout:

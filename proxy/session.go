@@ -33,7 +33,8 @@ import (
 // (time.AfterFuncs, counted when armed and released when they run or are
 // stopped); a restart; the flush of held turns.
 //
-// mu guards every field below it; mcpMu serializes applyCurrentServers.
+// mu guards every field below it up to mcpMu; mcpMu serializes
+// applyCurrentServers and toggleMCP and guards mcpOff.
 type Session struct {
 	id        string
 	srv       *Server
@@ -69,8 +70,9 @@ type Session struct {
 	flushing       bool       // held turns are being written
 	statusInFlight bool
 
-	mcpMu   sync.Mutex // serializes applyCurrentServers
-	modelMu sync.Mutex // serializes setModel (taken before mu)
+	mcpMu   sync.Mutex      // serializes applyCurrentServers and toggleMCP
+	mcpOff  map[string]bool // servers toggled off in this session (mcp/toggle); guarded by mcpMu
+	modelMu sync.Mutex      // serializes setModel (taken before mu)
 
 	// The configuration with the servers the client sent (cfg.client),
 	// made from the proxy's configuration clientBase; see mcpConfig.
@@ -836,6 +838,7 @@ func (s *Session) restart(old *claudeProc) {
 	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
 	s.mu.Unlock()
 	s.run(p)
+	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)
 }
 
 // ---------------------------------------------------------------- info

@@ -5,12 +5,12 @@ package proxy
 // the servers its client sent (session/create mcpServers).
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -19,9 +19,14 @@ import (
 )
 
 // applyCurrentServers sends the full MCP server set now in force to
-// claude, then asks for its status; if claude refuses, the session restarts
-// between turns. Calls are serialized, and each sends the newest
-// configuration, so the last one to run wins.
+// claude, less the servers toggled off in this session (mcpOff: sending
+// them would enable them again), then asks for its status. Only when
+// claude refuses the request (an error answer, or none in time) does the
+// session restart between turns: per-server errors in a successful answer
+// (a server that cannot connect, whose command is missing) are servers
+// claude took and shows as failed, which a restart would start the same
+// way (docs/CLI-NOTES.md), so they are logged only. Calls are serialized,
+// and each sends the newest configuration, so the last one to run wins.
 func (s *Session) applyCurrentServers() {
 	s.mcpMu.Lock()
 	defer s.mcpMu.Unlock()
@@ -35,9 +40,11 @@ func (s *Session) applyCurrentServers() {
 	if skip {
 		return
 	}
-	servers := cfg.Servers
-	if servers == nil {
-		servers = map[string]json.RawMessage{}
+	servers := make(map[string]json.RawMessage, len(cfg.Servers))
+	for name, def := range cfg.Servers {
+		if !s.mcpOff[name] {
+			servers[name] = def
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
 	defer cancel()
@@ -51,13 +58,85 @@ func (s *Session) applyCurrentServers() {
 		s.log.Warn("claude refused mcp_set_servers", "err", msg)
 		s.requestRestart("mcp_set_servers failed: " + msg)
 	default:
-		if errs := gjson.GetBytes(resp, "errors").Map(); len(errs) > 0 {
-			names := slices.Sorted(maps.Keys(errs))
-			s.log.Warn("claude reported errors applying MCP servers", "servers", strings.Join(names, ","))
-			s.requestRestart("mcp_set_servers reported errors for " + strings.Join(names, ", "))
-		} else {
-			s.log.Info("MCP servers applied", "added", gjson.GetBytes(resp, "added").Raw, "removed", gjson.GetBytes(resp, "removed").Raw)
+		errs := gjson.GetBytes(resp, "errors").Map()
+		for _, name := range slices.Sorted(maps.Keys(errs)) {
+			s.log.Warn("MCP server failed to start", "server", name, "err", s.scrubClient(errs[name].String()))
 		}
+		s.log.Info("MCP servers applied", "added", gjson.GetBytes(resp, "added").Raw, "removed", gjson.GetBytes(resp, "removed").Raw, "failed", len(errs))
+	}
+	s.refreshMCPStatus()
+}
+
+// toggleMCP enables or disables server name in this session only, with
+// claude's mcp_toggle run through record (the MCP source's
+// UnrecordedToggle, which takes back what the CLI writes to
+// ~/.claude.json for it; nil runs it as is), and keeps the choice in
+// mcpOff so later mcp_set_servers leave a disabled server out. Serialized
+// with applyCurrentServers.
+func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, record func(toggle func() error) error) error {
+	s.mcpMu.Lock()
+	defer s.mcpMu.Unlock()
+	var (
+		ran  bool  // the toggle was sent
+		terr error // claude's answer
+	)
+	toggle := func() error {
+		ran = true
+		_, terr = s.controlWait(ctx, "mcp_toggle", map[string]any{"serverName": name, "enabled": enabled})
+		return terr
+	}
+	var ferr error // the record could not be taken back
+	if record != nil {
+		if err := record(toggle); err != nil && err != terr {
+			ferr = err
+			s.log.Error("taking back the CLI's record of mcp_toggle in ~/.claude.json", "server", name, "err", err)
+		}
+	} else {
+		toggle()
+	}
+	if !ran || terr != nil {
+		return cmp.Or(terr, ferr)
+	}
+	// claude toggled it: the session keeps the choice even if the record
+	// stayed (the reply then says internal; the log says why).
+	if enabled {
+		delete(s.mcpOff, name)
+	} else {
+		if s.mcpOff == nil {
+			s.mcpOff = map[string]bool{}
+		}
+		s.mcpOff[name] = true
+	}
+	return ferr
+}
+
+// reapplyMCPOff disables again, in a new process of the session (a
+// restart with --resume starts every configured server), the servers
+// mcp/toggle disabled in it, as toggleMCP does; a server claude no longer
+// knows is forgotten. Run by the restart, after the process started.
+func (s *Session) reapplyMCPOff() {
+	s.mcpMu.Lock()
+	names := slices.Sorted(maps.Keys(s.mcpOff))
+	s.mcpMu.Unlock()
+	if len(names) == 0 {
+		return
+	}
+	var record func(func() error) error
+	if rec, ok := s.srv.opts.MCP.(MCPToggleRecorder); ok {
+		record = rec.UnrecordedToggle
+	}
+	for _, name := range names {
+		ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
+		err := s.toggleMCP(ctx, name, false, record)
+		cancel()
+		if err != nil {
+			s.log.Warn("MCP server toggled off in this session could not be disabled in the new process", "server", name, "err", s.scrubClient(err.Error()))
+			s.mcpMu.Lock()
+			delete(s.mcpOff, name)
+			s.mcpMu.Unlock()
+			continue
+		}
+		s.log.Info("MCP server disabled again in the new process", "server", name)
 	}
 	s.refreshMCPStatus()
 }

@@ -37,13 +37,15 @@
 // opus resolve to fake-model, sonnet to fake-sonnet, haiku to fake-haiku;
 // FAKE_MODELS replaces them), interrupt (ends a "hang"
 // turn), mcp_status (the servers, each connected with tools echo and
-// image), mcp_set_servers (replaces them; a stdio server without args
-// gets the real CLI's error) and set_model (as the real CLI: "" refused,
-// any other name taken and reported by the next system/init; with
-// FAKE_REPLAY=1 the "Set model to" echo first; models.go) and
-// set_permission_mode (the mode in the reply and a system/status, then in
-// each system/init, as --permission-mode sets it at start) are answered;
-// "slow" never is; any other
+// image; disabled when toggled off), mcp_set_servers (replaces them; a
+// stdio server without args gets the real CLI's error), mcp_toggle (of a
+// server it has; unlike the real CLI it records nothing in
+// ~/.claude.json; another name: "Server not found: NAME"), set_model (as
+// the real CLI: "" refused, any other name taken and reported by the next
+// system/init; with FAKE_REPLAY=1 the "Set model to" echo first;
+// models.go) and set_permission_mode (the mode in the reply and a
+// system/status, then in each system/init, as --permission-mode sets it
+// at start) are answered; "slow" never is; any other
 // subtype gets the real CLI's "Unsupported control request subtype" error.
 //
 // The fake's own control requests have ids fake-req-N, N the lowest not
@@ -84,7 +86,8 @@
 //	FAKE_ASK_ON_EOF       at stdin EOF, sends a can_use_tool request (fake-eof-1) and ends
 //	FAKE_STARTUP_STDERR   a line written to stderr at start
 //	FAKE_IGNORE_CONTROL   SUBTYPE: host control requests of SUBTYPE go unanswered; SUBTYPE:N the first N
-//	FAKE_REFUSE_SET       1: mcp_set_servers refuses every added server
+//	FAKE_REFUSE_SET       1: mcp_set_servers answers an error (a refusal) when it adds a server
+//	FAKE_SET_ERRORS       1: mcp_set_servers answers success with every added server in errors (cannot connect)
 //	FAKE_MODELS           a JSON array: the initialize reply's models
 //	FAKE_REFUSE_MODEL     NAME: set_model of NAME is refused like an unknown id
 //	FAKE_REPLAY           1: honour --replay-user-messages

@@ -38,6 +38,7 @@ type fake struct {
 	servers  map[string]bool                // the MCP servers set (--mcp-config, mcp_set_servers)
 	model    string                         // the model id system/init reports (--model, set_model)
 	mode     string                         // the permission mode system/init reports (--permission-mode, set_permission_mode)
+	disabled map[string]bool                // servers mcp_toggle disabled
 	interrup chan struct{}                  // closed by an interrupt while a "hang" turn runs
 	ignored  int                            // control requests of FAKE_IGNORE_CONTROL's subtype seen
 	queued   int                            // user turns read but not started
@@ -273,6 +274,10 @@ func (f *fake) control(id string, req map[string]any) {
 		f.mu.Lock()
 		list := []any{}
 		for name := range f.servers {
+			if f.disabled[name] {
+				list = append(list, map[string]any{"name": name, "status": "disabled", "scope": "dynamic"})
+				continue
+			}
 			list = append(list, map[string]any{"name": name, "status": "connected", "scope": "dynamic",
 				"serverInfo": map[string]any{"name": name + "-server", "version": "1.0.0"},
 				"config":     map[string]any{"type": "stdio", "command": "x", "args": []any{}},
@@ -282,6 +287,25 @@ func (f *fake) control(id string, req map[string]any) {
 		f.success(id, map[string]any{"mcpServers": list})
 	case "mcp_set_servers":
 		f.setServers(id, req)
+	case "mcp_toggle":
+		// The real CLI also records it in ~/.claude.json; the fake does not.
+		name, _ := req["serverName"].(string)
+		enabled, _ := req["enabled"].(bool)
+		f.mu.Lock()
+		known := f.servers[name]
+		if known {
+			if f.disabled == nil {
+				f.disabled = map[string]bool{}
+			}
+			f.disabled[name] = !enabled
+		}
+		f.mu.Unlock()
+		if !known {
+			f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id,
+				"error": "Server not found: " + name}})
+			return
+		}
+		f.success(id, nil)
 	case "slow":
 		// never answered: for the host's timeouts
 	default:
@@ -292,7 +316,9 @@ func (f *fake) control(id string, req map[string]any) {
 
 // setServers plays mcp_set_servers: the set replaces the servers; a stdio
 // server without "args" gets the real CLI's error; FAKE_REFUSE_SET=1
-// refuses every added server.
+// refuses (an error answer, as the real CLI refuses a malformed request) a
+// set that adds a server; FAKE_SET_ERRORS=1 takes it but reports every
+// added server as failing to connect (in errors, as the real CLI does).
 func (f *fake) setServers(id string, req map[string]any) {
 	servers, _ := req["servers"].(map[string]any)
 	added, removed := []string{}, []string{}
@@ -313,14 +339,20 @@ func (f *fake) setServers(id string, req map[string]any) {
 			removed = append(removed, name)
 		}
 	}
+	if os.Getenv("FAKE_REFUSE_SET") == "1" && len(added) > 0 {
+		f.mu.Unlock()
+		f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id,
+			"error": "mcp_set_servers: refused by the fake"}})
+		return
+	}
 	f.servers = map[string]bool{}
 	for name := range servers {
 		f.servers[name] = true
 	}
 	f.mu.Unlock()
-	if os.Getenv("FAKE_REFUSE_SET") == "1" {
+	if os.Getenv("FAKE_SET_ERRORS") == "1" {
 		for _, n := range added {
-			errs[n] = "refused by the fake"
+			errs[n] = "ECONNREFUSED: Unable to connect. Is the computer able to access the url?"
 		}
 	}
 	f.success(id, map[string]any{"added": added, "removed": removed, "errors": errs})

@@ -1,0 +1,147 @@
+package mcpconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+
+	"github.com/ccproxy/ccproxy/internal/privdir"
+)
+
+// UnrecordedToggle runs toggle, a CLI's mcp_toggle control request in the
+// project of opts, and takes back what the CLI records for it, so a
+// toggle changes only the session that ran it.
+//
+// The CLI (2.1.329, docs/CLI-NOTES.md) records every mcp_toggle in
+// ~/.claude.json before it answers: projects["<project>"].disabledMcpServers
+// gets the name (disable) or loses it (enable), the project entry is
+// created with the CLI's defaults when missing; every scope, --mcp-config
+// servers too. New claude processes then start the server disabled. It
+// keeps the toggled state in memory, so undoing the record leaves the
+// session as toggled.
+//
+// The file is held under the lock of ccproxy's own writes (settingsMu and
+// the lock file) from before toggle until the record is undone. When the
+// file after the toggle differs from the file before only by that record,
+// the bytes from before are written back (the file is removed when the
+// toggle created it): the file is byte-identical. When something else
+// changed it meanwhile (the CLI takes no lock and writes the file on its
+// own time), only the project's disabledMcpServers is put back as it was
+// (the project entry is removed when the toggle created it). undone reports whether the
+// file was written; toggle's error is returned as is (the record is still
+// undone if the CLI wrote one).
+func UnrecordedToggle(opts Options, toggle func() error) (undone bool, err error) {
+	loc, err := LocationOf(opts, ScopeLocal)
+	if err != nil {
+		return false, err
+	}
+	path := loc.File
+	settingsMu.Lock()
+	defer settingsMu.Unlock()
+	lf, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	defer lf.Close() // releases the lock
+	if err := privdir.Lock(lf, true); err != nil {
+		return false, fmt.Errorf("lock %s: %w", lf.Name(), err)
+	}
+	before, existed, err := readConfigFile(path)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %s", path, errorText(err))
+	}
+	var mode os.FileMode = 0o600
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+
+	terr := toggle()
+
+	after, exists, err := readConfigFile(path)
+	if err != nil {
+		return false, fmt.Errorf("read %s after mcp_toggle: %s", path, errorText(err))
+	}
+	if exists == existed && bytes.Equal(before, after) {
+		return false, terr
+	}
+	if onlyToggleRecord(before, existed, after, loc.Project) {
+		if !existed {
+			if err := os.Remove(path); err != nil {
+				return false, fmt.Errorf("remove %s the CLI created for mcp_toggle: %w", path, err)
+			}
+			return true, terr
+		}
+		if err := writeFileAtomic(path, before, mode); err != nil {
+			return false, err
+		}
+		return true, terr
+	}
+	// Something else wrote too (the CLI writes ~/.claude.json on its own
+	// time, e.g. its pluginUsage): put back only the project's list, or
+	// take away the project entry the toggle created.
+	entry := "projects." + pathKey(loc.Project)
+	key := entry + ".disabledMcpServers"
+	var out []byte
+	if old := gjson.GetBytes(before, key); old.Exists() {
+		out, err = sjson.SetRawBytes(after, key, []byte(old.Raw))
+	} else if gjson.GetBytes(before, entry).Exists() {
+		out, err = sjson.DeleteBytes(after, key)
+	} else if gjson.GetBytes(before, "projects").Exists() || len(gjson.GetBytes(after, "projects").Map()) > 1 {
+		out, err = sjson.DeleteBytes(after, entry)
+	} else {
+		out, err = sjson.DeleteBytes(after, "projects")
+	}
+	if err != nil {
+		return false, fmt.Errorf("undo mcp_toggle's record in %s: %w", path, err)
+	}
+	if err := writeFileAtomic(path, out, mode); err != nil {
+		return false, err
+	}
+	return true, terr
+}
+
+// onlyToggleRecord reports whether after is before plus what the CLI
+// records for an mcp_toggle in project: its disabledMcpServers, and the
+// project entry (and projects) when before had none.
+func onlyToggleRecord(before []byte, existed bool, after []byte, project string) bool {
+	decode := func(b []byte) (map[string]any, bool) {
+		d := json.NewDecoder(bytes.NewReader(b))
+		d.UseNumber()
+		var m map[string]any
+		return m, d.Decode(&m) == nil && m != nil
+	}
+	a, ok := decode(after)
+	if !ok {
+		return false
+	}
+	b := map[string]any{}
+	if existed {
+		if b, ok = decode(before); !ok {
+			return false
+		}
+	}
+	bp, _ := b["projects"].(map[string]any)
+	ap, _ := a["projects"].(map[string]any)
+	if ap != nil {
+		if be, ok := bp[project].(map[string]any); ok {
+			if ae, ok := ap[project].(map[string]any); ok {
+				if v, ok := be["disabledMcpServers"]; ok {
+					ae["disabledMcpServers"] = v
+				} else {
+					delete(ae, "disabledMcpServers")
+				}
+			}
+		} else {
+			delete(ap, project)
+			if _, had := b["projects"]; !had && len(ap) == 0 {
+				delete(a, "projects")
+			}
+		}
+	}
+	return reflect.DeepEqual(a, b)
+}
