@@ -143,19 +143,17 @@ func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, reco
 // reapplyMCPOff disables again, in a new process of the session (a
 // restart with --resume starts every configured server), the servers
 // mcp/toggle disabled in it, as toggleMCP does; a server claude no longer
-// knows is forgotten, and so is one the new process was not launched with
-// (it left the configuration: applyCurrentServers). Run by the restart,
+// knows is forgotten, and so is one no longer in the configuration (the
+// restart applyCurrentServers asks for when it left). Run by the restart,
 // after the process started.
 func (s *Session) reapplyMCPOff() {
-	s.mu.Lock()
-	var launched map[string]bool
-	if s.proc != nil {
-		launched = s.proc.mcpLaunched
+	var servers map[string]json.RawMessage
+	if cfg := s.mcpConfig(); cfg != nil {
+		servers = cfg.Servers
 	}
-	s.mu.Unlock()
 	s.mcpMu.Lock()
 	for name := range s.mcpOff {
-		if !launched[name] {
+		if _, ok := servers[name]; !ok {
 			delete(s.mcpOff, name)
 			s.log.Info("MCP server toggled off in this session is no longer configured; forgotten", "server", name)
 		}

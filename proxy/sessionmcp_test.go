@@ -109,7 +109,13 @@ func TestMCPRemovedLaunchedServerRestarts(t *testing.T) {
 		t.Errorf("adding and removing a server added live changed the state: %v", st)
 	}
 
-	// beta came with --mcp-config: rejecting it restarts the session.
+	// beta came with --mcp-config: rejecting it restarts the session. It
+	// was toggled off in the session: that is forgotten with it.
+	var tr protocol.MCPLiveResult
+	mustUnmarshal(t, c.do(protocol.TypeMCPToggle, map[string]any{"name": "beta", "enabled": false, "session": s}), &tr)
+	if len(tr.Sessions) != 1 || !tr.Sessions[0].OK {
+		t.Fatalf("toggle reply %+v", tr)
+	}
 	from = c.count()
 	if _, err := src.Reject("beta"); err != nil {
 		t.Fatal(err)
@@ -140,8 +146,12 @@ func TestMCPRemovedLaunchedServerRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	apply(from, "alpha", "beta")
-	if got := names(); !slices.Equal(got, []string{"alpha", "beta"}) {
+	if got := claudeMCPStatus(t, ts, s); len(got) != 2 || got["alpha"] != "connected" || got["beta"] != "connected" {
 		t.Errorf("after approving beta again, claude has %v", got)
+	}
+	if log := ts.logBuf.String(); !strings.Contains(log, `msg="MCP server toggled off in this session is no longer configured; forgotten" session=`+s+` server=beta`) ||
+		strings.Contains(log, "could not be disabled in the new process") {
+		t.Errorf("the toggle of the removed beta was not forgotten quietly")
 	}
 	c.turn(s, "second")
 	if st := statesOf(c, from, s); slices.Contains(st, protocol.StateRestarting) {
