@@ -214,8 +214,8 @@
 // ~/.claude.json; the new process has exactly the servers in force, and
 // the server added back later reaches it live like any other. Servers
 // that came only through mcp_set_servers are removed live. A server
-// toggled off in the session (mcpOff) that the new process was not
-// launched with is forgotten by reapplyMCPOff.
+// toggled off in the session (mcpOff) that is no longer in the
+// configuration is forgotten by reapplyMCPOff after the restart.
 //
 // # Servers a client sends (sessionmcp.go)
 //
