@@ -17,7 +17,7 @@
 //	client ─► read pump (inbound byte budget) ─► validate (protocol) ─► request handlers ─► stream builders ─► stdin writer ─► claude stdin
 //
 //	mcpconfig.Watcher ─► MCPSource ─► flags at spawn (--mcp-config, --allowedTools)
-//	                                 mcp_set_servers + mcp_status to live sessions when the active servers changed (mcpconfig.Diff; refused: restart with --resume; per-server errors: logged)
+//	                                 mcp_set_servers + mcp_status to live sessions when the active servers changed (mcpconfig.Diff; refused, or a server of the process's --mcp-config gone: restart with --resume; per-server errors: logged)
 //	                                 mcp/config (when anything changed), mcp/status (with what sessions report and probes find) ─► MCP subscribers, GET /v1/mcp/status
 //	                                 MCPConfig.Resolved ─► probe.Prober ─► mcp/probe, mcp/tools, mcp/call, auto-probes
 //
@@ -38,7 +38,8 @@
 // requests; a control request claude leaves unanswered for ControlTimeout
 // is forgotten (its waiter gets a timeout). Claude's control requests are
 // answered at once (can_use_tool goes to the broker; anything else gets an
-// error). While a session restarts (an MCP change claude refused), up to
+// error). While a session restarts (an MCP change claude refused or
+// cannot make: see "MCP in live sessions"), up to
 // 256 turns (the stdin queue's size) are held for the new process; more
 // get limit_exceeded. They are written once it has answered initialize,
 // and only to the session's current process: if a second restart replaces
@@ -97,7 +98,7 @@
 // starts with its system/init (running) and ends with its result (idle,
 // unless a user turn written meanwhile is still waiting for its turn).
 // Which turn took a user turn is read from its replay
-// (--replay-user-messages). A restart for a refused MCP change waits until
+// (--replay-user-messages). A restart for an MCP change waits until
 // no turn is in flight. See turnstate.go.
 //
 // # Replay and slow clients
@@ -193,6 +194,28 @@
 // once over all connections (beyond, limit_exceeded); it ends with the
 // read, when its connection ends (no reply), or when the proxy shuts down
 // (shutting_down). Options.HistoryHome "-" offers no history capability.
+//
+// # MCP in live sessions (sessionmcp.go)
+//
+// A claude process is launched with the configuration then in force
+// (--mcp-config; claudeProc.mcpLaunched names its servers, fixed for the
+// life of the process). A later change reaches it through
+// Session.applyCurrentServers: mcp_set_servers with the full set (less the
+// servers toggled off in the session), then mcp_status. The CLI's
+// mcp_set_servers manages a set of its own beside the --mcp-config servers
+// and never removes one of those (docs/CLI-NOTES.md), so when the new set
+// lacks a server of mcpLaunched (removed from a file, mcp/remove,
+// rejected, disabled by policy) the session logs it at info and restarts
+// between turns instead (requestRestart: --resume, turns held meanwhile),
+// launched with the new configuration. A restart rather than mcp_toggle:
+// a toggled-off server stays in the process with its old definition, a
+// later mcp_set_servers listing the name again (the server added back,
+// maybe changed) enables it again, and the CLI records the toggle in
+// ~/.claude.json; the new process has exactly the servers in force, and
+// the server added back later reaches it live like any other. Servers
+// that came only through mcp_set_servers are removed live. A server
+// toggled off in the session (mcpOff) that is no longer in the
+// configuration is forgotten by reapplyMCPOff after the restart.
 //
 // # Servers a client sends (sessionmcp.go)
 //

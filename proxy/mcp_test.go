@@ -107,7 +107,9 @@ func TestMCPStatusAndHotReload(t *testing.T) {
 	}
 	c.turn(s, "still fine")
 	checkSeqs(t, c.events(s), 1)
-	if !strings.Contains(ts.logBuf.String(), `msg="MCP servers applied" session=`+s+` added="[\"beta\"]"`) {
+	// The first mcp_set_servers lists the --mcp-config servers it repeats
+	// as added, as the real CLI does (docs/CLI-NOTES.md).
+	if !strings.Contains(ts.logBuf.String(), `msg="MCP servers applied" session=`+s+` added="[\"alpha\",\"beta\"]"`) {
 		t.Errorf("the log does not show beta added by mcp_set_servers")
 	}
 }
@@ -180,7 +182,11 @@ func TestMCPServerErrorsNoRestart(t *testing.T) {
 		servers[name] = `{"command":"b","args":[]}`
 		src.set(maps.Clone(servers), nil)
 		waitLog(t, ts, `msg="MCP server failed to start" session=`+s+` server=`+name)
-		waitLog(t, ts, `msg="MCP servers applied" session=`+s+` added="[\"`+name+`\"]" removed=[] failed=1`)
+		added := `\"` + name + `\"`
+		if i == 0 { // the first call lists the --mcp-config server it repeats too, as the real CLI does
+			added = `\"alpha\",` + added
+		}
+		waitLog(t, ts, `msg="MCP servers applied" session=`+s+` added="[`+added+`]" removed=[] failed=1`)
 		c.turn(s, fmt.Sprintf("turn %d", i)) // a restart asked for would begin before this turn
 	}
 	if st := statesOf(c, from, s); slices.Contains(st, protocol.StateRestarting) {

@@ -99,6 +99,11 @@ type claudeProc struct {
 	cli      *claudecli.Client
 	release  func()        // frees what its flags name (the MCP config file); called once it has exited
 	finished chan struct{} // closed once the session has handled its exit
+	// mcpLaunched names the servers of its --mcp-config (set by spawn,
+	// never changed): claude's mcp_set_servers cannot remove them, so a
+	// configuration without one of them restarts the session
+	// (applyCurrentServers).
+	mcpLaunched map[string]bool
 
 	initialized bool // claude answered initialize (or failed to): held turns may go to it (Session.mu)
 }
@@ -195,6 +200,7 @@ var errMCPSpawn = errors.New("preparing the MCP configuration for claude")
 // or reaps it.
 func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	var mcpArgs []string
+	var launched map[string]bool
 	release := func() {}
 	if cfg := s.mcpConfig(); cfg != nil && cfg.Spawn != nil {
 		args, rel, err := cfg.Spawn()
@@ -205,6 +211,10 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		if rel != nil {
 			release = rel
 		}
+		launched = make(map[string]bool, len(cfg.Servers))
+		for name := range cfg.Servers { // what Spawn's --mcp-config holds
+			launched[name] = true
+		}
 	}
 	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
 	if calls != nil && s.cfg.client != nil {
@@ -213,7 +223,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	o := s.srv.opts
 	// The handlers use p only as the identity of the process (p.cli is set
 	// after Start, while they may already run).
-	p := &claudeProc{release: release, finished: make(chan struct{})}
+	p := &claudeProc{release: release, finished: make(chan struct{}), mcpLaunched: launched}
 	cli, err := claudecli.Start(claudecli.Config{
 		Path:             claude.Path,
 		Args:             s.claudeArgs(resume, mcpArgs),
@@ -751,7 +761,8 @@ func (s *Session) reap() {
 }
 
 // requestRestart restarts claude with --resume between turns, because it
-// refused a live MCP change.
+// refused a live MCP change or cannot make it (a server it was launched
+// with left the configuration: applyCurrentServers).
 func (s *Session) requestRestart(why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

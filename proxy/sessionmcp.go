@@ -11,6 +11,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -20,13 +21,28 @@ import (
 
 // applyCurrentServers sends the full MCP server set now in force to
 // claude, less the servers toggled off in this session (mcpOff: sending
-// them would enable them again), then asks for its status. Only when
-// claude refuses the request (an error answer, or none in time) does the
-// session restart between turns: per-server errors in a successful answer
-// (a server that cannot connect, whose command is missing) are servers
-// claude took and shows as failed, which a restart would start the same
-// way (docs/CLI-NOTES.md), so they are logged only. Calls are serialized,
-// and each sends the newest configuration, so the last one to run wins.
+// them would enable them again), then asks for its status.
+//
+// claude's mcp_set_servers never removes a server of its --mcp-config
+// (docs/CLI-NOTES.md): when the configuration no longer has one of the
+// servers the running process was launched with (removed from a file,
+// rejected, mcp/remove, disabled by policy), the session restarts between
+// turns with the new configuration instead (requestRestart: turns sent
+// meanwhile are held), and nothing is sent. A restart rather than
+// mcp_toggle: a toggled-off server stays in the process with its old
+// definition, comes back if a later mcp_set_servers lists the name again
+// (the same server added back, maybe with another definition), and the
+// CLI records the toggle in ~/.claude.json; the new process has exactly
+// the servers in force. Servers that came only through mcp_set_servers
+// are removed live.
+//
+// Otherwise, only when claude refuses the request (an error answer, or
+// none in time) does the session restart between turns: per-server errors
+// in a successful answer (a server that cannot connect, whose command is
+// missing) are servers claude took and shows as failed, which a restart
+// would start the same way (docs/CLI-NOTES.md), so they are logged only.
+// Calls are serialized, and each sends the newest configuration, so the
+// last one to run wins.
 func (s *Session) applyCurrentServers() {
 	s.mcpMu.Lock()
 	defer s.mcpMu.Unlock()
@@ -36,8 +52,22 @@ func (s *Session) applyCurrentServers() {
 	}
 	s.mu.Lock()
 	skip := s.exited || s.closing != "" || s.restarting
+	var gone []string // servers of the process's --mcp-config no longer in force
+	if s.proc != nil {
+		for name := range s.proc.mcpLaunched {
+			if _, ok := cfg.Servers[name]; !ok {
+				gone = append(gone, name)
+			}
+		}
+	}
 	s.mu.Unlock()
 	if skip {
+		return
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		s.log.Info("MCP servers claude was launched with left the configuration; mcp_set_servers cannot remove them, so the session restarts between turns", "servers", gone)
+		s.requestRestart("MCP servers removed: " + strings.Join(gone, ", "))
 		return
 	}
 	servers := make(map[string]json.RawMessage, len(cfg.Servers))
@@ -113,9 +143,21 @@ func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, reco
 // reapplyMCPOff disables again, in a new process of the session (a
 // restart with --resume starts every configured server), the servers
 // mcp/toggle disabled in it, as toggleMCP does; a server claude no longer
-// knows is forgotten. Run by the restart, after the process started.
+// knows is forgotten, and so is one no longer in the configuration (the
+// restart applyCurrentServers asks for when it left). Run by the restart,
+// after the process started.
 func (s *Session) reapplyMCPOff() {
+	var servers map[string]json.RawMessage
+	if cfg := s.mcpConfig(); cfg != nil {
+		servers = cfg.Servers
+	}
 	s.mcpMu.Lock()
+	for name := range s.mcpOff {
+		if _, ok := servers[name]; !ok {
+			delete(s.mcpOff, name)
+			s.log.Info("MCP server toggled off in this session is no longer configured; forgotten", "server", name)
+		}
+	}
 	names := slices.Sorted(maps.Keys(s.mcpOff))
 	s.mcpMu.Unlock()
 	if len(names) == 0 {

@@ -37,7 +37,8 @@
 // opus resolve to fake-model, sonnet to fake-sonnet, haiku to fake-haiku;
 // FAKE_MODELS replaces them), interrupt (ends a "hang"
 // turn), mcp_status (the servers, each connected with tools echo and
-// image; disabled when toggled off), mcp_set_servers (replaces them; a
+// image; disabled when toggled off), mcp_set_servers (replaces the set it
+// sent before; as in the real CLI, never removes a --mcp-config server; a
 // stdio server without args gets the real CLI's error), mcp_toggle (of a
 // server it has; unlike the real CLI it records nothing in
 // ~/.claude.json; another name: "Server not found: NAME"), set_model (as

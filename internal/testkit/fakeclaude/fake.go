@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -35,7 +36,9 @@ type fake struct {
 
 	mu       sync.Mutex                     // guards the fields below
 	waiters  map[string]chan map[string]any // the fake's own control requests awaiting an answer, by id
-	servers  map[string]bool                // the MCP servers set (--mcp-config, mcp_set_servers)
+	servers  map[string]bool                // the MCP servers it has: launched ∪ dynamic
+	launched map[string]bool                // the servers of --mcp-config: mcp_set_servers never removes them
+	dynamic  map[string]bool                // the set mcp_set_servers last sent
 	model    string                         // the model id system/init reports (--model, set_model)
 	mode     string                         // the permission mode system/init reports (--permission-mode, set_permission_mode)
 	disabled map[string]bool                // servers mcp_toggle disabled
@@ -85,7 +88,7 @@ func Main(args []string) int {
 		signal.Notify(usr1, ExitSignal)
 		go func() { <-usr1; os.Exit(0) }()
 	}
-	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{},
+	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{}, launched: map[string]bool{}, dynamic: map[string]bool{},
 		turns: make(chan fakeTurn, 4096), userIn: make(chan struct{}, 1)}
 	for i, a := range args {
 		switch a {
@@ -113,6 +116,7 @@ func Main(args []string) int {
 				json.Unmarshal(b, &cfg)
 				for name := range cfg.MCPServers {
 					f.servers[name] = true
+					f.launched[name] = true
 				}
 			}
 		}
@@ -314,14 +318,19 @@ func (f *fake) control(id string, req map[string]any) {
 	}
 }
 
-// setServers plays mcp_set_servers: the set replaces the servers; a stdio
+// setServers plays mcp_set_servers as the real CLI 2.1.329 does
+// (docs/CLI-NOTES.md): the set replaces the previous set, beside the
+// --mcp-config servers, which it never removes (a name left out stays,
+// and is not in "removed"); "added" names those not in the previous set
+// (so the first call lists the --mcp-config names it repeats). A stdio
 // server without "args" gets the real CLI's error; FAKE_REFUSE_SET=1
 // refuses (an error answer, as the real CLI refuses a malformed request) a
-// set that adds a server; FAKE_SET_ERRORS=1 takes it but reports every
-// added server as failing to connect (in errors, as the real CLI does).
+// set that brings a server the fake does not have; FAKE_SET_ERRORS=1
+// takes it but reports every such server as failing to connect (in
+// errors, as the real CLI does).
 func (f *fake) setServers(id string, req map[string]any) {
 	servers, _ := req["servers"].(map[string]any)
-	added, removed := []string{}, []string{}
+	added, removed, fresh := []string{}, []string{}, []string{}
 	errs := map[string]any{}
 	f.mu.Lock()
 	for name, def := range servers {
@@ -330,28 +339,35 @@ func (f *fake) setServers(id string, req map[string]any) {
 				errs[name] = "Spread syntax requires ...iterable not be null or undefined"
 			}
 		}
-		if !f.servers[name] {
+		if !f.dynamic[name] {
 			added = append(added, name)
 		}
+		if !f.servers[name] {
+			fresh = append(fresh, name)
+		}
 	}
-	for name := range f.servers {
-		if _, ok := servers[name]; !ok {
+	for name := range f.dynamic {
+		if _, ok := servers[name]; !ok && !f.launched[name] {
 			removed = append(removed, name)
 		}
 	}
-	if os.Getenv("FAKE_REFUSE_SET") == "1" && len(added) > 0 {
+	slices.Sort(added)
+	slices.Sort(removed)
+	if os.Getenv("FAKE_REFUSE_SET") == "1" && len(fresh) > 0 {
 		f.mu.Unlock()
 		f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id,
 			"error": "mcp_set_servers: refused by the fake"}})
 		return
 	}
-	f.servers = map[string]bool{}
+	f.dynamic = map[string]bool{}
+	f.servers = maps.Clone(f.launched)
 	for name := range servers {
+		f.dynamic[name] = true
 		f.servers[name] = true
 	}
 	f.mu.Unlock()
 	if os.Getenv("FAKE_SET_ERRORS") == "1" {
-		for _, n := range added {
+		for _, n := range fresh {
 			errs[n] = "ECONNREFUSED: Unable to connect. Is the computer able to access the url?"
 		}
 	}
