@@ -123,6 +123,23 @@ func rawMember(v gjson.Result, key string) json.RawMessage {
 	return json.RawMessage(m.Raw)
 }
 
+// scrubRaw scrubs the text of raw JSON: a secret inside a string becomes
+// *** in it. Should the result not be JSON any more (a secret that spans
+// JSON syntax), the value goes, rather than the secret.
+func scrubRaw(sc interface{ Scrub(string) string }, raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	s := sc.Scrub(string(raw))
+	if s == string(raw) {
+		return raw
+	}
+	if !json.Valid([]byte(s)) {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
 func marshalRaw(v any) json.RawMessage {
 	if v == nil {
 		return nil
@@ -223,16 +240,16 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 		return zero, ss.errorf(protocol.ProbeProtocolError, "reading the result of %s: %v", tool, err)
 	}
 	out.IsError = res.IsError
-	if res.IsError { // error text from the server, like a JSON-RPC error
-		text = ss.scrub.Scrub(text)
-	}
-	out.Content = text
+	// Every text the server wrote, not only an error's: a tool can print
+	// its own environment (the everything server's get-env does), and a
+	// frame never holds a configured secret (SPEC §10).
+	out.Content = ss.scrub.Scrub(text)
 	for _, a := range atts {
 		out.Attachments = append(out.Attachments, protocol.Attachment{Kind: a.Kind, MediaType: a.MediaType, Size: int64(a.Size),
 			SHA256: a.SHA256, URI: a.URI, URL: a.URL, Data: a.Data, Error: a.Error})
 	}
 	if res.StructuredContent != nil {
-		out.StructuredContent = marshalRaw(res.StructuredContent)
+		out.StructuredContent = scrubRaw(ss.scrub, marshalRaw(res.StructuredContent))
 	}
 	return out, nil
 }

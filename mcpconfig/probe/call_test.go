@@ -356,6 +356,8 @@ func TestCallRealServers(t *testing.T) {
 		"filesystem": stdio(nodeBin(t, "mcp-server-filesystem"), work),
 		"memory": map[string]any{"command": nodeBin(t, "mcp-server-memory"), "args": []string{},
 			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(work, "memory.jsonl")}},
+		"envsrv": map[string]any{"command": nodeBin(t, "mcp-server-everything"), "args": []string{},
+			"env": map[string]string{"MY_API_KEY": "sekrit-env-value-12345"}},
 	}, nil)
 	p := testProber(t, nil)
 	started := track(p)
@@ -369,6 +371,9 @@ func TestCallRealServers(t *testing.T) {
 		{"filesystem", "read_text_file", `{"path":"` + filepath.Join(work, "hello.txt") + `"}`, "hello from a file", false},
 		{"filesystem", "read_text_file", `{"path":"/etc/passwd"}`, "Access denied", true},
 		{"memory", "create_entities", `{"entities":[{"name":"ccproxy","entityType":"program","observations":["probes servers"]}]}`, "ccproxy", false},
+		// A tool that prints its environment: the configured value is
+		// scrubbed from a successful result too.
+		{"envsrv", "get-env", `{}`, `"MY_API_KEY": "***"`, false},
 	}
 	for _, c := range cases {
 		res, err := p.Call(context.Background(), cfg, c.server, c.tool, json.RawMessage(c.args))
@@ -376,8 +381,8 @@ func TestCallRealServers(t *testing.T) {
 			t.Errorf("%s %s: %v", c.server, c.tool, err)
 			continue
 		}
-		if !strings.Contains(res.Content, c.want) || res.IsError != c.isError {
-			t.Errorf("%s %s: isError=%v content %q, want %q", c.server, c.tool, res.IsError, res.Content, c.want)
+		if !strings.Contains(res.Content, c.want) || res.IsError != c.isError || strings.Contains(res.Content+string(res.StructuredContent), "sekrit-env-value") {
+			t.Errorf("%s %s: isError=%v content %q, want %q (and no secret)", c.server, c.tool, res.IsError, res.Content, c.want)
 		}
 	}
 	_, err := p.Call(context.Background(), cfg, "everything", "get-sum", json.RawMessage(`{"a":"2"}`))

@@ -23,7 +23,9 @@
 // NOT_ACTIVE) and a message that never holds a configured secret.
 //
 // Everything a server wrote that a caller sees — failure messages, stderr
-// tails, JSON-RPC error answers, the content of isError results — is
+// tails, JSON-RPC error answers, a call's result (content and
+// structuredContent, successful or not: a tool may print its own
+// environment) — is
 // scrubbed by mcpconfig.Secrets: the server's configured values (env and
 // header values, URL and argument secrets, expanded ${VAR}s) and the values
 // of the secret-looking variables of the servers' environment
