@@ -394,7 +394,10 @@
 // MCP servers and header values never appear in a log line or a frame.
 // Text a server wrote reaches clients only scrubbed by mcpconfig.Secrets
 // (its configured values and ccproxy's secret-looking environment values):
-// the prober scrubs its messages, stderr tails and error results, and
+// the prober scrubs its messages, stderr tails and call results, a
+// session scrubs the user events that carry tool results with the Secrets
+// of its own configuration (scrubToolResults, on the stdout loop before
+// the event is logged or sent: a tool may print its environment), and
 // mcpHub.scrub (the Secrets of the configuration in force, an atomic
 // pointer set under mcpHub.mu) the errors sessions report in mcp_status
 // and the outputs of failed calls before they go to the call log.

@@ -39,6 +39,10 @@ type e2e struct {
 	testmcp string        // the ccproxy-testmcp binary
 }
 
+// e2eSecret is the value of an env variable of the everything server in
+// startE2E's configuration: no frame may hold it.
+const e2eSecret = "e2e-secret-value-6f2a9c41"
+
 // bigText is the answer to BIG: long enough that a few turns fill any
 // socket buffer.
 var bigText = strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
@@ -63,6 +67,7 @@ func e2eResponder(release <-chan struct{}) fakeapi.Responder {
 		fakeapi.OnText("ECHO-1", fakeapi.CallTool("mcp__everything__echo", map[string]any{"message": "one"})),
 		fakeapi.OnText("ECHO-2", fakeapi.CallTool("mcp__everything__echo", map[string]any{"message": "two"})),
 		fakeapi.OnText("SUM", fakeapi.CallTool("mcp__everything__get-sum", map[string]any{"a": 1, "b": 2})),
+		fakeapi.OnText("GETENV", fakeapi.CallTool("mcp__everything__get-env", nil)),
 		fakeapi.OnText("ASKQ", fakeapi.CallTool("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
 			"question": "Which color?", "header": "Color", "multiSelect": false,
 			"options": []any{map[string]any{"label": "Red", "description": "warm"}, map[string]any{"label": "Blue", "description": "cold"}}}}})),
@@ -95,7 +100,8 @@ func startE2EWith(t *testing.T, opts Options, setup func(*mcpconfig.Options)) *e
 		t.Fatal(err)
 	}
 	e.env.writeMCPJSON(t, map[string]any{
-		"everything": map[string]any{"command": everything},
+		// e2eSecret: a configured secret, which get-env prints.
+		"everything": map[string]any{"command": everything, "env": map[string]any{"CCPROXY_E2E_KEY": e2eSecret}},
 		"testmcp":    map[string]any{"command": e.testmcp, "args": []any{}},
 	})
 	claudeEnv := e.api.Env(e.env.home)

@@ -342,6 +342,7 @@ func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) 
 // the session's lock, so a state push comes right after the event that
 // caused it.
 func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
+	s.scrubToolResults(ev)
 	var reports []mcpReport
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit {
 		reports = parseInitServers(ev.JSON)

@@ -5,6 +5,7 @@ package proxy
 // the servers its client sent (session/create mcpServers).
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -13,10 +14,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/stream"
 )
 
 // applyCurrentServers sends the full MCP server set now in force to
@@ -284,6 +287,71 @@ func (s *Session) endClientMCP() {
 		s.clientRetire()
 		s.clientRetire = nil
 	}
+}
+
+// scrubToolResults masks in a user event that carries tool results the
+// secrets of the session's MCP configuration (env and header values, URL
+// and argument secrets): a tool may print them (the everything server's
+// get-env prints its environment), and no frame, log or call log holds
+// one (SPEC §10). The event's JSON text is scrubbed as it is (a secret in
+// a string becomes *** in it); should that not leave JSON (a secret
+// spanning JSON syntax), the event goes out as it was and the failure is
+// logged. Other events are not read: a tool's output reaches clients
+// only in tool results (the model's own text is streamed in pieces, which
+// no scrub of a piece could catch).
+func (s *Session) scrubToolResults(ev *stream.Event) {
+	if ev.Type != stream.TypeUser || !bytes.Contains(ev.JSON, []byte(`"tool_result"`)) {
+		return
+	}
+	cfg := s.mcpConfig()
+	if cfg == nil || cfg.Resolved == nil {
+		return
+	}
+	text := unsafe.String(unsafe.SliceData(ev.JSON), len(ev.JSON))
+	out := cfg.Resolved.Secrets().Scrub(text)
+	if out == text {
+		return
+	}
+	if json.Valid([]byte(out)) {
+		ev.JSON = []byte(out)
+		return
+	}
+	ev.JSON = scrubJSONStrings(ev.JSON, cfg.Resolved.Secrets().Scrub)
+}
+
+// scrubJSONStrings applies scrub to every string (and key) of the JSON
+// value b and encodes it again: for a secret the plain text scrub could
+// not mask without breaking the JSON. b is valid JSON (the normalizer's).
+func scrubJSONStrings(b []byte, scrub func(string) string) []byte {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return []byte(`{"type":"user","error":"a tool result could not be read to mask its secrets"}`)
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return scrub(x)
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			m := make(map[string]any, len(x))
+			for k, e := range x {
+				m[scrub(k)] = walk(e)
+			}
+			return m
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return []byte(`{"type":"user","error":"a tool result could not be read to mask its secrets"}`)
+	}
+	return out
 }
 
 // scrubClient masks in text the secrets of the session's configuration,
