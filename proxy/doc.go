@@ -397,7 +397,8 @@
 // the prober scrubs its messages, stderr tails and call results, a
 // session scrubs the user events that carry tool results with the Secrets
 // of its own configuration (scrubToolResults, on the stdout loop before
-// the event is logged or sent: a tool may print its environment), and
+// the event is logged or sent: a tool may print its environment), history/read
+// does the same to stored tool results with mcpHub.scrub, and
 // mcpHub.scrub (the Secrets of the configuration in force, an atomic
 // pointer set under mcpHub.mu) the errors sessions report in mcp_status
 // and the outputs of failed calls before they go to the call log.

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -28,6 +29,7 @@ const maxHistoryRequests = 8
 // server shuts down (shutting_down). The Store is safe for concurrent use
 // and starts no goroutines.
 type historyReqs struct {
+	scrub      func(string) string // the secrets of the MCP configuration in force (mcpHub.scrub): tool results of stored sessions are masked as live ones are
 	store      *history.Store
 	blobs      *blobStore
 	project    string // the default project of history/list
@@ -48,7 +50,7 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &historyReqs{store: st, blobs: s.blobs, project: s.opts.Project,
+	return &historyReqs{scrub: s.mcp.scrub, store: st, blobs: s.blobs, project: s.opts.Project,
 		replyBytes: s.opts.HistoryReplyBytes, reqs: newAsyncRunner(maxHistoryRequests, "history requests", historyError)}, nil
 }
 
@@ -141,7 +143,11 @@ func (h *historyReqs) result(page history.ReadPage) protocol.HistoryReadResult {
 		events = events[:end]
 	}
 	for _, ev := range events {
-		r.Events = append(r.Events, protocol.HistoryEvent{Offset: ev.Offset, Event: ev.JSON})
+		js := ev.JSON
+		if bytes.Contains(js, []byte(`"tool_result"`)) {
+			js = scrubEventJSON(js, h.scrub)
+		}
+		r.Events = append(r.Events, protocol.HistoryEvent{Offset: ev.Offset, Event: js})
 	}
 	return r
 }

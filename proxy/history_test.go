@@ -341,3 +341,38 @@ func TestHistoryConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// The tool results of a stored session reach clients with the secrets of
+// the MCP configuration in force masked, as a live session's do: here a
+// server's env value that a stored tool result printed.
+func TestHistoryToolResultSecretMasked(t *testing.T) {
+	e := newMCPEnv(t)
+	const secret = "hello history" // printed by a tool in the captured session
+	e.writeMCPJSON(t, map[string]any{"srv": map[string]any{"command": "/bin/true", "env": map[string]any{"SRV_KEY": secret}}})
+	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	home := historyHome(t, e.project)
+	ts := startServer(t, Options{Project: e.project, HistoryHome: home, MCP: src})
+	c := ts.dial(t)
+	var l protocol.HistoryListResult
+	mustUnmarshal(t, c.do(protocol.TypeHistoryList, map[string]any{}), &l)
+	var masked bool
+	for _, s := range l.Sessions {
+		events, _ := readHistory(t, c, map[string]any{"id": s.ID})
+		for _, ev := range events {
+			if !bytes.Contains(ev.Event, []byte(`"tool_result"`)) {
+				continue
+			}
+			if bytes.Contains(ev.Event, []byte(secret)) {
+				t.Errorf("a stored tool result holds the configured secret: %.300s", ev.Event)
+			}
+			masked = masked || bytes.Contains(ev.Event, []byte("Echo: ***"))
+		}
+	}
+	if !masked {
+		t.Error(`no stored tool result reads "Echo: ***": the captured echo of the secret was not found`)
+	}
+}

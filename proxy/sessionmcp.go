@@ -307,16 +307,22 @@ func (s *Session) scrubToolResults(ev *stream.Event) {
 	if cfg == nil || cfg.Resolved == nil {
 		return
 	}
-	text := unsafe.String(unsafe.SliceData(ev.JSON), len(ev.JSON))
-	out := cfg.Resolved.Secrets().Scrub(text)
+	ev.JSON = scrubEventJSON(ev.JSON, cfg.Resolved.Secrets().Scrub)
+}
+
+// scrubEventJSON returns the JSON event b with scrub applied to its text
+// (b itself when scrub changes nothing): as one text when that leaves
+// valid JSON, else string by string (scrubJSONStrings).
+func scrubEventJSON(b []byte, scrub func(string) string) []byte {
+	text := unsafe.String(unsafe.SliceData(b), len(b))
+	out := scrub(text)
 	if out == text {
-		return
+		return b
 	}
 	if json.Valid([]byte(out)) {
-		ev.JSON = []byte(out)
-		return
+		return []byte(out)
 	}
-	ev.JSON = scrubJSONStrings(ev.JSON, cfg.Resolved.Secrets().Scrub)
+	return scrubJSONStrings(b, scrub)
 }
 
 // scrubJSONStrings applies scrub to every string (and key) of the JSON
