@@ -215,7 +215,10 @@ func TestE2EMCPToggleSessionOnly(t *testing.T) {
 	}
 
 	// A configuration change sends A mcp_set_servers: testmcp stays off in A.
-	mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": "unrelated", "scope": "local", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
+	// Project scope (.mcp.json): a claude that starts for the first time
+	// rewrites ~/.claude.json and can drop a local-scope server written
+	// meanwhile (seen under load; see the closing note of this change).
+	mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": "unrelated", "scope": "project", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
 	waitStatus(c, from, "unrelated connected", func(st protocol.MCPStatus) bool {
 		x := statusOf(st, "unrelated")
 		return x != nil && x.Status == protocol.MCPConnected
@@ -268,8 +271,11 @@ func TestE2EMCPDownServerNoRestart(t *testing.T) {
 	})
 	c := e.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
-	a := c.create(nil)
+	// From before the create: claude can report remote failed (the
+	// connection is refused at once) as soon as it starts, before the
+	// first turn.
 	from := c.count()
+	a := c.create(nil)
 	c.turn(a, "PING-1")
 	waitStatus(c, from, "remote failed", func(st protocol.MCPStatus) bool {
 		x := statusOf(st, "remote")
@@ -277,7 +283,8 @@ func TestE2EMCPDownServerNoRestart(t *testing.T) {
 	})
 	for i, name := range []string{"unrelated1", "unrelated2"} {
 		from := c.count()
-		mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": name, "scope": "local", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
+		// Project scope, as in TestE2EMCPToggleSessionOnly.
+		mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": name, "scope": "project", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
 		waitStatus(c, from, name+" connected", func(st protocol.MCPStatus) bool {
 			x := statusOf(st, name)
 			return x != nil && x.Status == protocol.MCPConnected && x.Origin == protocol.OriginSession
