@@ -57,6 +57,20 @@ type fileStyle struct {
 // style.forceIndent: its indentation (two spaces, four, a tab, or compact)
 // and whether it ends with a newline; key order is kept. A new file is
 // written with two spaces. The folder is created when missing.
+// lockFile takes the lock of ccproxy's writes to path (its lock file,
+// beside it; settingsMu is the caller's): unlock releases it.
+func lockFile(path string) (unlock func(), err error) {
+	lf, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := privdir.Lock(lf, true); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("lock %s: %w", lf.Name(), err)
+	}
+	return func() { lf.Close() }, nil // closing releases the lock
+}
+
 func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool) ([]byte, error)) (changed bool, err error) {
 	settingsMu.Lock()
 	defer settingsMu.Unlock()
@@ -64,14 +78,11 @@ func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, fmt.Errorf("create %s: %w", dir, err)
 	}
-	lf, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+	unlock, err := lockFile(path)
 	if err != nil {
-		return false, fmt.Errorf("lock %s: %w", path, err)
+		return false, err
 	}
-	defer lf.Close() // releases the lock
-	if err := privdir.Lock(lf, true); err != nil {
-		return false, fmt.Errorf("lock %s: %w", lf.Name(), err)
-	}
+	defer unlock()
 
 	data, exists, err := readConfigFile(path)
 	if err != nil {

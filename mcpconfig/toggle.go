@@ -9,8 +9,6 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
-
-	"github.com/ccproxy/ccproxy/internal/privdir"
 )
 
 // UnrecordedToggle runs toggle, a CLI's mcp_toggle control request in the
@@ -43,14 +41,11 @@ func UnrecordedToggle(opts Options, toggle func() error) (undone bool, err error
 	path := loc.File
 	settingsMu.Lock()
 	defer settingsMu.Unlock()
-	lf, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+	unlock, err := lockFile(path)
 	if err != nil {
-		return false, fmt.Errorf("lock %s: %w", path, err)
+		return false, err
 	}
-	defer lf.Close() // releases the lock
-	if err := privdir.Lock(lf, true); err != nil {
-		return false, fmt.Errorf("lock %s: %w", lf.Name(), err)
-	}
+	defer unlock()
 	before, existed, err := readConfigFile(path)
 	if err != nil {
 		return false, fmt.Errorf("read %s: %s", path, errorText(err))

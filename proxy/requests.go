@@ -68,36 +68,13 @@ func (s *Server) handleFrame(c *client, data []byte) {
 	case *protocol.SessionList:
 		c.reply(id, protocol.SessionListResult{Sessions: s.sessionList()})
 	case *protocol.SessionSetPermissionMode:
-		sess, err := s.session(d.Session)
-		if err != nil {
-			c.replyErr(id, err)
-			return
-		}
-		c.async(func() {
-			ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
-			defer cancel()
+		s.controlRequest(c, id, d.Session, func(ctx context.Context, sess *Session) (protocol.Data, error) {
 			mode, err := sess.setPermissionMode(ctx, d.Mode)
-			if err != nil {
-				c.replyErr(id, err)
-				return
-			}
-			c.reply(id, protocol.SessionSetPermissionModeResult{Mode: mode})
+			return protocol.SessionSetPermissionModeResult{Mode: mode}, err
 		})
 	case *protocol.SessionSetModel:
-		sess, err := s.session(d.Session)
-		if err != nil {
-			c.replyErr(id, err)
-			return
-		}
-		c.async(func() {
-			ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
-			defer cancel()
-			res, err := sess.setModel(ctx, d.Model)
-			if err != nil {
-				c.replyErr(id, err)
-				return
-			}
-			c.reply(id, res)
+		s.controlRequest(c, id, d.Session, func(ctx context.Context, sess *Session) (protocol.Data, error) {
+			return sess.setModel(ctx, d.Model)
 		})
 	case *protocol.PermissionRespond:
 		sess, err := s.session(d.Session)
@@ -322,4 +299,26 @@ func (s *Server) reqApproval(c *client, id json.RawMessage, name string, decide 
 	}
 	s.applyMCP() // mcp/config and mcp/status reach subscribers before the reply
 	c.reply(id, protocol.MCPApprovalResult{Name: name, Approval: approval})
+}
+
+// controlRequest serves a request that asks session's claude something
+// (a control request): run, in the background with the control timeout,
+// then its result or error as the reply. An unknown session is answered
+// at once.
+func (s *Server) controlRequest(c *client, id json.RawMessage, session string, run func(context.Context, *Session) (protocol.Data, error)) {
+	sess, err := s.session(session)
+	if err != nil {
+		c.replyErr(id, err)
+		return
+	}
+	c.async(func() {
+		ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
+		defer cancel()
+		res, err := run(ctx, sess)
+		if err != nil {
+			c.replyErr(id, err)
+			return
+		}
+		c.reply(id, res)
+	})
 }
