@@ -1012,10 +1012,23 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 }
 
 // setMode sets s's permission mode (resuming s first if it is suspended):
-// session/set_mode and the mode config option.
+// session/set_mode and the mode config option. s.mode is set by the
+// session/state with the new mode, which the proxy sends before this
+// reply: not here, where a slower reply to an earlier set_mode could undo
+// a later one.
 func (a *Agent) setMode(ctx context.Context, s *session, method, mode string) error {
+	return a.liveRequest(ctx, s, method, func(id string) error {
+		return a.b.Request(ctx, protocol.TypeSessionSetMode, &protocol.SessionSetPermissionMode{Session: id, Mode: mode}, nil)
+	})
+}
+
+// liveRequest runs request on s's live ccproxy session id (resuming s
+// first if it is suspended), s counted busy meanwhile so that it is not
+// suspended; a closed session is invalid params, request's error an
+// rpcError of method.
+func (a *Agent) liveRequest(ctx context.Context, s *session, method string, request func(id string) error) error {
 	s.mu.Lock()
-	s.busy++ // not suspended while it runs
+	s.busy++
 	s.mu.Unlock()
 	defer a.release(s)
 	id, err := a.live(s, method)
@@ -1025,13 +1038,9 @@ func (a *Agent) setMode(ctx context.Context, s *session, method, mode string) er
 	if err != nil {
 		return err
 	}
-	var res protocol.SessionSetPermissionModeResult
-	if err := a.b.Request(ctx, protocol.TypeSessionSetMode, &protocol.SessionSetPermissionMode{Session: id, Mode: mode}, &res); err != nil {
+	if err := request(id); err != nil {
 		return rpcError(method, err)
 	}
-	// s.mode is set by the session/state with the new mode, which the
-	// proxy sends before this reply: not here, where a slower reply to an
-	// earlier set_mode could undo a later one.
 	return nil
 }
 

@@ -9,7 +9,6 @@ package acp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -193,25 +192,11 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 }
 
 // setModel has s run model from its next turn (resuming s first if it is
-// suspended); a resume after a suspend keeps it.
+// suspended); a resume after a suspend keeps it. s.model and
+// s.modelChosen are set by the session/state with the new model, which
+// the proxy sends before this reply (see setMode).
 func (a *Agent) setModel(ctx context.Context, s *session, method, model string) error {
-	s.mu.Lock()
-	s.busy++ // not suspended while it runs
-	s.mu.Unlock()
-	defer a.release(s)
-	id, err := a.live(s, method)
-	if errors.Is(err, errClosing) {
-		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: session %q is closed", s.acpID)})
-	}
-	if err != nil {
-		return err
-	}
-	var res protocol.SessionSetModelResult
-	if err := a.b.Request(ctx, protocol.TypeSessionSetModel, &protocol.SessionSetModel{Session: id, Model: model}, &res); err != nil {
-		return rpcError(method, err)
-	}
-	// s.model and s.modelChosen are set by the session/state with the new
-	// model, which the proxy sends before this reply: not here, where a
-	// slower reply to an earlier set_config_option could undo a later one.
-	return nil
+	return a.liveRequest(ctx, s, method, func(id string) error {
+		return a.b.Request(ctx, protocol.TypeSessionSetModel, &protocol.SessionSetModel{Session: id, Model: model}, nil)
+	})
 }
