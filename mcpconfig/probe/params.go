@@ -172,192 +172,216 @@ func (p *schemaParser) parse(ptr string, v gjson.Result) *schemaNode {
 		n.invalid = append(n.invalid, "a schema must be an object or a boolean, got "+kindName(v))
 		return n
 	}
-	var draft4ExclMin, draft4ExclMax bool
+	kw := keywordCtx{p: p, n: n}
 	v.ForEach(func(k, val gjson.Result) bool {
-		key := k.String()
-		sub := ptr + "/" + escapePointer(key)
-		switch key {
-		case "type":
-			switch {
-			case val.Type == gjson.String:
-				n.types = []string{val.String()}
-			case val.IsArray():
-				val.ForEach(func(_, t gjson.Result) bool {
-					if t.Type == gjson.String {
-						n.types = append(n.types, t.String())
-					}
-					return true
-				})
-			default:
-				n.invalid = append(n.invalid, "type must be a string or a list of strings")
-			}
-			for _, t := range n.types {
-				switch t {
-				case "string", "number", "integer", "boolean", "object", "array", "null":
-				default:
-					n.invalid = append(n.invalid, fmt.Sprintf("unknown type %q", t))
-				}
-			}
-		case "nullable":
-			n.nullable = val.Type == gjson.True
-		case "description":
-			n.descr = val.String()
-		case "title":
-			n.title = val.String()
-		case "format":
-			n.format = val.String()
-		case "default":
-			n.def = json.RawMessage(val.Raw)
-		case "enum":
-			if !val.IsArray() {
-				n.invalid = append(n.invalid, "enum must be a list")
-				break
-			}
-			n.enum = []json.RawMessage{}
-			val.ForEach(func(_, e gjson.Result) bool {
-				n.enum = append(n.enum, json.RawMessage(e.Raw))
-				n.enumVals = append(n.enumVals, decodeValue(e.Raw))
-				return true
-			})
-		case "const":
-			n.hasConst = true
-			n.constRaw = json.RawMessage(val.Raw)
-			n.constVal = decodeValue(val.Raw)
-		case "minimum":
-			n.minimum = numberPtr(val, &n.invalid, key)
-		case "maximum":
-			n.maximum = numberPtr(val, &n.invalid, key)
-		case "exclusiveMinimum":
-			if val.IsBool() {
-				draft4ExclMin = val.Bool()
-			} else {
-				n.exclMin = numberPtr(val, &n.invalid, key)
-			}
-		case "exclusiveMaximum":
-			if val.IsBool() {
-				draft4ExclMax = val.Bool()
-			} else {
-				n.exclMax = numberPtr(val, &n.invalid, key)
-			}
-		case "multipleOf":
-			n.multipleOf = numberPtr(val, &n.invalid, key)
-			if n.multipleOf != nil && *n.multipleOf <= 0 {
-				n.invalid = append(n.invalid, "multipleOf must be greater than 0")
-				n.multipleOf = nil
-			}
-		case "minLength":
-			n.minLength = countPtr(val, &n.invalid, key)
-		case "maxLength":
-			n.maxLength = countPtr(val, &n.invalid, key)
-		case "pattern":
-			n.pattern = val.String()
-			re, err := regexp.Compile(n.pattern)
-			if err != nil {
-				n.patternErr = "pattern uses syntax Go's regexp cannot check, so it is not checked"
-			} else {
-				n.re = re
-			}
-		case "minItems":
-			n.minItems = countPtr(val, &n.invalid, key)
-		case "maxItems":
-			n.maxItems = countPtr(val, &n.invalid, key)
-		case "uniqueItems":
-			n.uniqueItems = val.Type == gjson.True
-		case "items":
-			n.hasItems = true
-			if val.IsArray() { // draft 4 tuple
-				i := 0
-				val.ForEach(func(_, it gjson.Result) bool {
-					n.prefixItems = append(n.prefixItems, p.parse(sub+"/"+strconv.Itoa(i), it))
-					i++
-					return true
-				})
-			} else {
-				n.items = p.parse(sub, val)
-			}
-		case "prefixItems":
-			n.hasItems = true
-			i := 0
-			val.ForEach(func(_, it gjson.Result) bool {
-				n.prefixItems = append(n.prefixItems, p.parse(sub+"/"+strconv.Itoa(i), it))
-				i++
-				return true
-			})
-		case "additionalItems":
-			n.additionalItems = p.parse(sub, val)
-		case "properties":
-			n.hasProps = true
-			if !val.IsObject() {
-				n.invalid = append(n.invalid, "properties must be an object")
-				break
-			}
-			val.ForEach(func(pk, pv gjson.Result) bool {
-				name := pk.String()
-				n.props = append(n.props, schemaProp{name: name, node: p.parse(sub+"/"+escapePointer(name), pv)})
-				return true
-			})
-		case "required":
-			if !val.IsArray() {
-				// OpenAPI-style "required": true on a property is not JSON Schema.
-				n.invalid = append(n.invalid, "required must be a list of names")
-				break
-			}
-			val.ForEach(func(_, r gjson.Result) bool {
-				n.required = append(n.required, r.String())
-				return true
-			})
-		case "additionalProperties":
-			n.additional = p.parse(sub, val)
-		case "minProperties":
-			n.minProps = countPtr(val, &n.invalid, key)
-		case "maxProperties":
-			n.maxProps = countPtr(val, &n.invalid, key)
-		case "anyOf", "oneOf", "allOf":
-			if !val.IsArray() {
-				n.invalid = append(n.invalid, key+" must be a list of schemas")
-				break
-			}
-			var list []*schemaNode
-			i := 0
-			val.ForEach(func(_, it gjson.Result) bool {
-				list = append(list, p.parse(sub+"/"+strconv.Itoa(i), it))
-				i++
-				return true
-			})
-			switch key {
-			case "anyOf":
-				n.anyOf = list
-			case "oneOf":
-				n.oneOf = list
-			default:
-				n.allOf = list
-			}
-		case "not":
-			n.not = p.parse(sub, val)
-		case "if":
-			n.ifS = p.parse(sub, val)
-		case "then":
-			n.thenS = p.parse(sub, val)
-		case "else":
-			n.elseS = p.parse(sub, val)
-		case "$ref":
-			n.ref = val.String()
-		case "$defs", "definitions":
-			// Parsed on demand, when a $ref points into them.
-		case "patternProperties", "dependentRequired", "dependentSchemas", "dependencies",
-			"contains", "minContains", "maxContains", "propertyNames",
-			"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef":
-			n.unknownChecks = append(n.unknownChecks, key)
+		kw.key = k.String()
+		kw.sub = ptr + "/" + escapePointer(kw.key)
+		if f, ok := schemaKeywords[kw.key]; ok {
+			f(&kw, val)
 		}
 		return true
 	})
-	if draft4ExclMin && n.minimum != nil {
+	if kw.draft4ExclMin && n.minimum != nil {
 		n.exclMin, n.minimum = n.minimum, nil
 	}
-	if draft4ExclMax && n.maximum != nil {
+	if kw.draft4ExclMax && n.maximum != nil {
 		n.exclMax, n.maximum = n.maximum, nil
 	}
 	return n
+}
+
+// keywordCtx is what a keyword's parser works on: the node being built, the
+// keyword and the JSON pointer of its value, and the draft 4 boolean
+// exclusive bounds, applied once every keyword is read (they change the
+// meaning of minimum and maximum, whichever order they come in).
+type keywordCtx struct {
+	p                            *schemaParser
+	n                            *schemaNode
+	key, sub                     string
+	draft4ExclMin, draft4ExclMax bool
+}
+
+// invalid records what is wrong with the keyword's value.
+func (c *keywordCtx) invalid(msg string) { c.n.invalid = append(c.n.invalid, msg) }
+
+// list parses each schema of an array value, at sub/0, sub/1, ...
+func (c *keywordCtx) list(val gjson.Result) []*schemaNode {
+	var list []*schemaNode
+	i := 0
+	val.ForEach(func(_, it gjson.Result) bool {
+		list = append(list, c.p.parse(c.sub+"/"+strconv.Itoa(i), it))
+		i++
+		return true
+	})
+	return list
+}
+
+// schemaKeywords maps each JSON Schema keyword the parser reads to what it
+// sets on the node; keywords not in it are ignored, as JSON Schema says of
+// unknown ones. Filled by init: its entries call parse, which reads it.
+var schemaKeywords map[string]func(c *keywordCtx, val gjson.Result)
+
+func init() {
+	sub := func(set func(n *schemaNode, s *schemaNode)) func(*keywordCtx, gjson.Result) {
+		return func(c *keywordCtx, val gjson.Result) { set(c.n, c.p.parse(c.sub, val)) }
+	}
+	number := func(field func(n *schemaNode) **float64) func(*keywordCtx, gjson.Result) {
+		return func(c *keywordCtx, val gjson.Result) { *field(c.n) = numberPtr(val, &c.n.invalid, c.key) }
+	}
+	count := func(field func(n *schemaNode) **int64) func(*keywordCtx, gjson.Result) {
+		return func(c *keywordCtx, val gjson.Result) { *field(c.n) = countPtr(val, &c.n.invalid, c.key) }
+	}
+	combinator := func(field func(n *schemaNode) *[]*schemaNode) func(*keywordCtx, gjson.Result) {
+		return func(c *keywordCtx, val gjson.Result) {
+			if !val.IsArray() {
+				c.invalid(c.key + " must be a list of schemas")
+				return
+			}
+			*field(c.n) = c.list(val)
+		}
+	}
+	unchecked := func(c *keywordCtx, _ gjson.Result) { c.n.unknownChecks = append(c.n.unknownChecks, c.key) }
+	schemaKeywords = map[string]func(*keywordCtx, gjson.Result){
+		"type":        parseTypeKeyword,
+		"nullable":    func(c *keywordCtx, val gjson.Result) { c.n.nullable = val.Type == gjson.True },
+		"description": func(c *keywordCtx, val gjson.Result) { c.n.descr = val.String() },
+		"title":       func(c *keywordCtx, val gjson.Result) { c.n.title = val.String() },
+		"format":      func(c *keywordCtx, val gjson.Result) { c.n.format = val.String() },
+		"default":     func(c *keywordCtx, val gjson.Result) { c.n.def = json.RawMessage(val.Raw) },
+		"enum":        parseEnumKeyword,
+		"const": func(c *keywordCtx, val gjson.Result) {
+			c.n.hasConst = true
+			c.n.constRaw = json.RawMessage(val.Raw)
+			c.n.constVal = decodeValue(val.Raw)
+		},
+		"minimum": number(func(n *schemaNode) **float64 { return &n.minimum }),
+		"maximum": number(func(n *schemaNode) **float64 { return &n.maximum }),
+		"exclusiveMinimum": func(c *keywordCtx, val gjson.Result) {
+			if val.IsBool() {
+				c.draft4ExclMin = val.Bool()
+			} else {
+				c.n.exclMin = numberPtr(val, &c.n.invalid, c.key)
+			}
+		},
+		"exclusiveMaximum": func(c *keywordCtx, val gjson.Result) {
+			if val.IsBool() {
+				c.draft4ExclMax = val.Bool()
+			} else {
+				c.n.exclMax = numberPtr(val, &c.n.invalid, c.key)
+			}
+		},
+		"multipleOf": func(c *keywordCtx, val gjson.Result) {
+			c.n.multipleOf = numberPtr(val, &c.n.invalid, c.key)
+			if c.n.multipleOf != nil && *c.n.multipleOf <= 0 {
+				c.invalid("multipleOf must be greater than 0")
+				c.n.multipleOf = nil
+			}
+		},
+		"minLength": count(func(n *schemaNode) **int64 { return &n.minLength }),
+		"maxLength": count(func(n *schemaNode) **int64 { return &n.maxLength }),
+		"pattern": func(c *keywordCtx, val gjson.Result) {
+			c.n.pattern = val.String()
+			if re, err := regexp.Compile(c.n.pattern); err != nil {
+				c.n.patternErr = "pattern uses syntax Go's regexp cannot check, so it is not checked"
+			} else {
+				c.n.re = re
+			}
+		},
+		"minItems":    count(func(n *schemaNode) **int64 { return &n.minItems }),
+		"maxItems":    count(func(n *schemaNode) **int64 { return &n.maxItems }),
+		"uniqueItems": func(c *keywordCtx, val gjson.Result) { c.n.uniqueItems = val.Type == gjson.True },
+		"items": func(c *keywordCtx, val gjson.Result) {
+			c.n.hasItems = true
+			if val.IsArray() { // draft 4 tuple
+				c.n.prefixItems = append(c.n.prefixItems, c.list(val)...)
+			} else {
+				c.n.items = c.p.parse(c.sub, val)
+			}
+		},
+		"prefixItems": func(c *keywordCtx, val gjson.Result) {
+			c.n.hasItems = true
+			c.n.prefixItems = append(c.n.prefixItems, c.list(val)...)
+		},
+		"additionalItems": sub(func(n, s *schemaNode) { n.additionalItems = s }),
+		"properties":      parsePropertiesKeyword,
+		"required": func(c *keywordCtx, val gjson.Result) {
+			if !val.IsArray() {
+				// OpenAPI-style "required": true on a property is not JSON Schema.
+				c.invalid("required must be a list of names")
+				return
+			}
+			val.ForEach(func(_, r gjson.Result) bool {
+				c.n.required = append(c.n.required, r.String())
+				return true
+			})
+		},
+		"additionalProperties": sub(func(n, s *schemaNode) { n.additional = s }),
+		"minProperties":        count(func(n *schemaNode) **int64 { return &n.minProps }),
+		"maxProperties":        count(func(n *schemaNode) **int64 { return &n.maxProps }),
+		"anyOf":                combinator(func(n *schemaNode) *[]*schemaNode { return &n.anyOf }),
+		"oneOf":                combinator(func(n *schemaNode) *[]*schemaNode { return &n.oneOf }),
+		"allOf":                combinator(func(n *schemaNode) *[]*schemaNode { return &n.allOf }),
+		"not":                  sub(func(n, s *schemaNode) { n.not = s }),
+		"if":                   sub(func(n, s *schemaNode) { n.ifS = s }),
+		"then":                 sub(func(n, s *schemaNode) { n.thenS = s }),
+		"else":                 sub(func(n, s *schemaNode) { n.elseS = s }),
+		"$ref":                 func(c *keywordCtx, val gjson.Result) { c.n.ref = val.String() },
+		// $defs and definitions are parsed on demand, when a $ref points into them.
+	}
+	for _, k := range []string{"patternProperties", "dependentRequired", "dependentSchemas", "dependencies",
+		"contains", "minContains", "maxContains", "propertyNames",
+		"unevaluatedProperties", "unevaluatedItems", "$dynamicRef", "$recursiveRef"} {
+		schemaKeywords[k] = unchecked
+	}
+}
+
+func parseTypeKeyword(c *keywordCtx, val gjson.Result) {
+	switch {
+	case val.Type == gjson.String:
+		c.n.types = []string{val.String()}
+	case val.IsArray():
+		val.ForEach(func(_, t gjson.Result) bool {
+			if t.Type == gjson.String {
+				c.n.types = append(c.n.types, t.String())
+			}
+			return true
+		})
+	default:
+		c.invalid("type must be a string or a list of strings")
+	}
+	for _, t := range c.n.types {
+		switch t {
+		case "string", "number", "integer", "boolean", "object", "array", "null":
+		default:
+			c.invalid(fmt.Sprintf("unknown type %q", t))
+		}
+	}
+}
+
+func parseEnumKeyword(c *keywordCtx, val gjson.Result) {
+	if !val.IsArray() {
+		c.invalid("enum must be a list")
+		return
+	}
+	c.n.enum = []json.RawMessage{}
+	val.ForEach(func(_, e gjson.Result) bool {
+		c.n.enum = append(c.n.enum, json.RawMessage(e.Raw))
+		c.n.enumVals = append(c.n.enumVals, decodeValue(e.Raw))
+		return true
+	})
+}
+
+func parsePropertiesKeyword(c *keywordCtx, val gjson.Result) {
+	c.n.hasProps = true
+	if !val.IsObject() {
+		c.invalid("properties must be an object")
+		return
+	}
+	val.ForEach(func(pk, pv gjson.Result) bool {
+		name := pk.String()
+		c.n.props = append(c.n.props, schemaProp{name: name, node: c.p.parse(c.sub+"/"+escapePointer(name), pv)})
+		return true
+	})
 }
 
 // resolveAll resolves every $ref, parsing the nodes they point at (which

@@ -323,28 +323,7 @@ func (b *treeBuilder) param(n *schemaNode, name, path string, required bool, dep
 			oneOf = nil
 		}
 		if only != nil {
-			q := b.param(only, name, path, required, depth, stack)
-			q.Nullable = q.Nullable || p.Nullable
-			if p.Description != "" {
-				q.Description = p.Description
-			}
-			if p.Default != nil {
-				q.Default = p.Default
-			}
-			if p.Enum != nil && q.Enum == nil {
-				q.Enum = p.Enum
-			}
-			if p.Format != "" && q.Format == "" {
-				q.Format = p.Format
-			}
-			notes = append(notes, b.constraintNotes(&f, q.Type)...)
-			if len(notes) > 0 {
-				if q.Unsupported != "" {
-					notes = append(notes, q.Unsupported)
-				}
-				q.Unsupported = strings.Join(notes, "; ")
-			}
-			return q
+			return b.mergeOnly(p, only, &f, notes, depth, stack)
 		}
 	}
 	for _, br := range anyOf {
@@ -380,6 +359,35 @@ func (b *treeBuilder) param(n *schemaNode, name, path string, required bool, dep
 	}
 	p.Unsupported = strings.Join(notes, "; ")
 	return p
+}
+
+// mergeOnly is param for a schema whose only content is a single anyOf or
+// oneOf branch (once a null branch is dropped): the branch is the
+// parameter, with what the outer schema p says of it (description, default,
+// enum, format) and the outer constraints' notes added.
+func (b *treeBuilder) mergeOnly(p protocol.Parameter, only *schemaNode, f *flat, notes []string, depth int, stack []*schemaNode) protocol.Parameter {
+	q := b.param(only, p.Name, p.Path, p.Required, depth, stack)
+	q.Nullable = q.Nullable || p.Nullable
+	if p.Description != "" {
+		q.Description = p.Description
+	}
+	if p.Default != nil {
+		q.Default = p.Default
+	}
+	if p.Enum != nil && q.Enum == nil {
+		q.Enum = p.Enum
+	}
+	if p.Format != "" && q.Format == "" {
+		q.Format = p.Format
+	}
+	notes = append(notes, b.constraintNotes(f, q.Type)...)
+	if len(notes) > 0 {
+		if q.Unsupported != "" {
+			notes = append(notes, q.Unsupported)
+		}
+		q.Unsupported = strings.Join(notes, "; ")
+	}
+	return q
 }
 
 // fill sets the members of p that depend on its type: bounds, lengths,
