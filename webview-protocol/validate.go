@@ -259,6 +259,36 @@ func explainKeywords(s *jsonschema.Schema, inst any, path string, errs *fieldErr
 	if s.Not != nil && matches(s.Not, inst) {
 		errs.add(path, "not allowed here")
 	}
+	if !explainKind(s, inst, path, errs) {
+		return
+	}
+	switch v := inst.(type) {
+	case string:
+		explainString(s, v, path, errs)
+	case float64:
+		explainNumber(s, v, path, errs)
+	case []any:
+		explainArray(s, v, path, errs)
+	case map[string]any:
+		explainObject(s, v, path, errs)
+	}
+	for _, sub := range s.AllOf {
+		explain(sub, inst, path, errs)
+	}
+	if s.If != nil {
+		if matches(s.If, inst) {
+			explain(s.Then, inst, path, errs)
+		} else {
+			explain(s.Else, inst, path, errs)
+		}
+	}
+	explainAlternatives(s, inst, path, errs)
+}
+
+// explainKind explains a value of the wrong type, or not one of enum or
+// const; it reports whether the value's own keywords are worth explaining
+// too (false when its kind or value is already wrong).
+func explainKind(s *jsonschema.Schema, inst any, path string, errs *fieldErrors) bool {
 	kind := instKind(inst)
 	if s.Type != "" || s.Types != nil {
 		want := s.Types
@@ -278,7 +308,7 @@ func explainKeywords(s *jsonschema.Schema, inst any, path string, errs *fieldErr
 			} else {
 				errs.add(path, "want %s, got %s", articles(want), got)
 			}
-			return
+			return false
 		}
 	}
 	if s.Enum != nil && !slices.ContainsFunc(s.Enum, func(e any) bool { return reflect.DeepEqual(e, inst) }) {
@@ -287,92 +317,99 @@ func explainKeywords(s *jsonschema.Schema, inst any, path string, errs *fieldErr
 			vals[i] = jsonText(e, 40)
 		}
 		errs.add(path, "must be one of %s, got %s", strings.Join(vals, ", "), jsonText(inst, 40))
-		return
+		return false
 	}
 	if s.Const != nil && !reflect.DeepEqual(*s.Const, inst) {
 		errs.add(path, "must be %s, got %s", jsonText(*s.Const, 40), jsonText(inst, 40))
-		return
+		return false
 	}
-	switch v := inst.(type) {
-	case string:
-		n := utf8.RuneCountInString(v)
-		if s.MinLength != nil && n < *s.MinLength {
-			if *s.MinLength == 1 {
-				errs.add(path, "must not be empty")
-			} else {
-				errs.add(path, "too short: %d characters, at least %d", n, *s.MinLength)
-			}
-		}
-		if s.MaxLength != nil && n > *s.MaxLength {
-			errs.add(path, "too long: %d characters, at most %d", n, *s.MaxLength)
-		}
-		if s.Pattern != "" {
-			if re := compiledPattern(s.Pattern); re != nil && !re.MatchString(v) {
-				errs.add(path, "must match %s, got %q", s.Pattern, truncate(v, 40))
-			}
-		}
-	case float64:
-		lo, hi := s.Minimum, s.Maximum
-		switch {
-		case lo != nil && hi != nil && (v < *lo || v > *hi):
-			errs.add(path, "must be between %s and %s, got %s", num(*lo), num(*hi), num(v))
-		case lo != nil && v < *lo:
-			errs.add(path, "must be at least %s, got %s", num(*lo), num(v))
-		case hi != nil && v > *hi:
-			errs.add(path, "must be at most %s, got %s", num(*hi), num(v))
-		}
-	case []any:
-		if s.MinItems != nil && len(v) < *s.MinItems {
-			errs.add(path, "must have at least %d items, got %d", *s.MinItems, len(v))
-		}
-		if s.UniqueItems {
-		unique:
-			for i := range v {
-				for j := i + 1; j < len(v); j++ {
-					if reflect.DeepEqual(v[i], v[j]) {
-						errs.add(path, "items must be unique: [%d] and [%d] are equal", i, j)
-						break unique
-					}
-				}
-			}
-		}
-		if s.Items != nil {
-			for i, item := range v {
-				explain(s.Items, item, fmt.Sprintf("%s[%d]", path, i), errs)
-			}
-		}
-	case map[string]any:
-		for _, name := range s.Required {
-			if _, ok := v[name]; !ok {
-				errs.add(joinPath(path, name), "required")
-			}
-		}
-		for _, name := range sortedKeys(v) {
-			p := joinPath(path, name)
-			if ps, ok := s.Properties[name]; ok {
-				explain(ps, v[name], p, errs)
-			} else if s.AdditionalProperties != nil {
-				explain(s.AdditionalProperties, v[name], p, errs)
-			}
-			if s.PropertyNames != nil {
-				var e fieldErrors
-				explain(s.PropertyNames, name, "", &e)
-				for _, fe := range e {
-					errs.add(path, "key %q: %s", truncate(name, 40), fe.Message)
-				}
-			}
-		}
-	}
-	for _, sub := range s.AllOf {
-		explain(sub, inst, path, errs)
-	}
-	if s.If != nil {
-		if matches(s.If, inst) {
-			explain(s.Then, inst, path, errs)
+	return true
+}
+
+// explainString explains a string's length and pattern.
+func explainString(s *jsonschema.Schema, v string, path string, errs *fieldErrors) {
+	n := utf8.RuneCountInString(v)
+	if s.MinLength != nil && n < *s.MinLength {
+		if *s.MinLength == 1 {
+			errs.add(path, "must not be empty")
 		} else {
-			explain(s.Else, inst, path, errs)
+			errs.add(path, "too short: %d characters, at least %d", n, *s.MinLength)
 		}
 	}
+	if s.MaxLength != nil && n > *s.MaxLength {
+		errs.add(path, "too long: %d characters, at most %d", n, *s.MaxLength)
+	}
+	if s.Pattern != "" {
+		if re := compiledPattern(s.Pattern); re != nil && !re.MatchString(v) {
+			errs.add(path, "must match %s, got %q", s.Pattern, truncate(v, 40))
+		}
+	}
+}
+
+// explainNumber explains a number's bounds.
+func explainNumber(s *jsonschema.Schema, v float64, path string, errs *fieldErrors) {
+	lo, hi := s.Minimum, s.Maximum
+	switch {
+	case lo != nil && hi != nil && (v < *lo || v > *hi):
+		errs.add(path, "must be between %s and %s, got %s", num(*lo), num(*hi), num(v))
+	case lo != nil && v < *lo:
+		errs.add(path, "must be at least %s, got %s", num(*lo), num(v))
+	case hi != nil && v > *hi:
+		errs.add(path, "must be at most %s, got %s", num(*hi), num(v))
+	}
+}
+
+// explainArray explains an array's length, uniqueness and items.
+func explainArray(s *jsonschema.Schema, v []any, path string, errs *fieldErrors) {
+	if s.MinItems != nil && len(v) < *s.MinItems {
+		errs.add(path, "must have at least %d items, got %d", *s.MinItems, len(v))
+	}
+	if s.UniqueItems {
+	unique:
+		for i := range v {
+			for j := i + 1; j < len(v); j++ {
+				if reflect.DeepEqual(v[i], v[j]) {
+					errs.add(path, "items must be unique: [%d] and [%d] are equal", i, j)
+					break unique
+				}
+			}
+		}
+	}
+	if s.Items != nil {
+		for i, item := range v {
+			explain(s.Items, item, fmt.Sprintf("%s[%d]", path, i), errs)
+		}
+	}
+}
+
+// explainObject explains an object's required members, its properties and
+// their names.
+func explainObject(s *jsonschema.Schema, v map[string]any, path string, errs *fieldErrors) {
+	for _, name := range s.Required {
+		if _, ok := v[name]; !ok {
+			errs.add(joinPath(path, name), "required")
+		}
+	}
+	for _, name := range sortedKeys(v) {
+		p := joinPath(path, name)
+		if ps, ok := s.Properties[name]; ok {
+			explain(ps, v[name], p, errs)
+		} else if s.AdditionalProperties != nil {
+			explain(s.AdditionalProperties, v[name], p, errs)
+		}
+		if s.PropertyNames != nil {
+			var e fieldErrors
+			explain(s.PropertyNames, name, "", &e)
+			for _, fe := range e {
+				errs.add(path, "key %q: %s", truncate(name, 40), fe.Message)
+			}
+		}
+	}
+}
+
+// explainAlternatives explains a value that matches none of anyOf's or
+// oneOf's forms (or, for oneOf, more than one).
+func explainAlternatives(s *jsonschema.Schema, inst any, path string, errs *fieldErrors) {
 	for _, alts := range [][]*jsonschema.Schema{s.AnyOf, s.OneOf} {
 		if len(alts) == 0 {
 			continue
