@@ -303,11 +303,34 @@ func (s *Session) scrubToolResults(ev *stream.Event) {
 	if ev.Type != stream.TypeUser || !bytes.Contains(ev.JSON, []byte(`"tool_result"`)) {
 		return
 	}
-	cfg := s.mcpConfig()
-	if cfg == nil || cfg.Resolved == nil {
-		return
+	if sec := s.secrets(); sec != nil {
+		ev.JSON = scrubEventJSON(ev.JSON, sec.Scrub)
 	}
-	ev.JSON = scrubEventJSON(ev.JSON, cfg.Resolved.Secrets().Scrub)
+}
+
+// sessionSecrets is the secret set of a session made from one
+// configuration.
+type sessionSecrets struct {
+	cfg *MCPConfig
+	sec *mcpconfig.Secrets
+}
+
+// secrets returns the secret set of the session: the configured secrets
+// of its MCP configuration (the client's servers among them) and the
+// secret-named environment values of ccproxy and claude (mcpHub's
+// envSecrets). It is made again only when the configuration changes, so
+// that Scrub's matcher is built once per set. Safe for concurrent use.
+func (s *Session) secrets() *mcpconfig.Secrets {
+	cfg := s.mcpConfig()
+	if c := s.secretsCache.Load(); c != nil && c.cfg == cfg {
+		return c.sec
+	}
+	sec := s.srv.mcp.envSecrets
+	if cfg != nil && cfg.Resolved != nil {
+		sec = mcpconfig.MergeSecrets(cfg.Resolved.Secrets(), sec)
+	}
+	s.secretsCache.Store(&sessionSecrets{cfg: cfg, sec: sec})
+	return sec
 }
 
 // scrubEventJSON returns the JSON event b with scrub applied to its text
@@ -360,11 +383,8 @@ func scrubJSONStrings(b []byte, scrub func(string) string) []byte {
 	return out
 }
 
-// scrubClient masks in text the secrets of the session's configuration,
-// the client's servers among them (mcpHub.scrub knows the proxy's only).
+// scrubClient masks in text the secrets of the session (see secrets), the
+// client's servers among them (mcpHub.scrub knows the proxy's only).
 func (s *Session) scrubClient(text string) string {
-	if cfg := s.mcpConfig(); cfg != nil && cfg.Resolved != nil {
-		return cfg.Resolved.Secrets().Scrub(text)
-	}
-	return text
+	return s.secrets().Scrub(text)
 }
