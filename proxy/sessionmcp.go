@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -334,53 +333,12 @@ func (s *Session) secrets() *mcpconfig.Secrets {
 }
 
 // scrubEventJSON returns the JSON event b with scrub applied to its text
-// (b itself when scrub changes nothing): as one text when that leaves
-// valid JSON, else string by string (scrubJSONStrings).
+// (mcpconfig.ScrubJSON), or a user event saying it could not be read.
 func scrubEventJSON(b []byte, scrub func(string) string) []byte {
-	text := unsafe.String(unsafe.SliceData(b), len(b))
-	out := scrub(text)
-	if out == text {
-		return b
+	if out, ok := mcpconfig.ScrubJSON(b, scrub); ok {
+		return out
 	}
-	if json.Valid([]byte(out)) {
-		return []byte(out)
-	}
-	return scrubJSONStrings(b, scrub)
-}
-
-// scrubJSONStrings applies scrub to every string (and key) of the JSON
-// value b and encodes it again: for a secret the plain text scrub could
-// not mask without breaking the JSON. b is valid JSON (the normalizer's).
-func scrubJSONStrings(b []byte, scrub func(string) string) []byte {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return []byte(`{"type":"user","error":"a tool result could not be read to mask its secrets"}`)
-	}
-	var walk func(any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case string:
-			return scrub(x)
-		case []any:
-			for i := range x {
-				x[i] = walk(x[i])
-			}
-		case map[string]any:
-			m := make(map[string]any, len(x))
-			for k, e := range x {
-				m[scrub(k)] = walk(e)
-			}
-			return m
-		}
-		return v
-	}
-	out, err := json.Marshal(walk(v))
-	if err != nil {
-		return []byte(`{"type":"user","error":"a tool result could not be read to mask its secrets"}`)
-	}
-	return out
+	return []byte(`{"type":"user","error":"a tool result could not be read to mask its secrets"}`)
 }
 
 // scrubClient masks in text the secrets of the session (see secrets), the
