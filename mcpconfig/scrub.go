@@ -24,6 +24,7 @@ type matcher struct {
 	filter [filterBits / 64]uint64 // bit hash(gram) of the grams at offsets 0–4 of every pattern
 	pats   map[uint64][]pattern    // by first 8-byte word, longest first
 	short  []pattern               // URLs under 8 bytes: replaced one by one first
+	one    *pattern                // the only pattern, if so (a single API key, say): found with strings.Index
 }
 
 // pattern is a value (masked) or a configured URL (replaced by its
@@ -69,7 +70,53 @@ func newMatcher(values []string, urls [][2]string) *matcher {
 		slices.SortStableFunc(ps, func(x, y pattern) int { return len(y.s) - len(x.s) })
 	}
 	slices.SortStableFunc(m.short, func(x, y pattern) int { return len(y.s) - len(x.s) })
+	if len(m.pats) == 1 {
+		for _, ps := range m.pats {
+			if len(ps) == 1 && ps[0].repl == "" {
+				m.one = &ps[0]
+			}
+		}
+	}
 	return m
+}
+
+// scrubOne is scrub for a set of one value: strings.Index (vectorized)
+// beats the gram filter when there is a single pattern to look for.
+func (m *matcher) scrubOne(text string) string {
+	v := m.one.s
+	var b strings.Builder
+	last := 0
+	runStart, runEnd := -1, -1
+	for from := 0; from <= len(text)-len(v); {
+		k := strings.Index(text[from:], v)
+		if k < 0 {
+			break
+		}
+		i, end := from+k, from+k+len(v)
+		from = i + 1
+		if m.one.word && (i > 0 && isWordByte(text[i-1]) || end < len(text) && isWordByte(text[end])) {
+			continue
+		}
+		if i < runEnd { // overlapping the previous match: one run
+			runEnd = end
+			continue
+		}
+		if runEnd >= 0 {
+			b.WriteString(text[last:runStart])
+			b.WriteString(Mask)
+			last = runEnd
+		} else {
+			b.Grow(len(text))
+		}
+		runStart, runEnd = i, end
+	}
+	if runEnd < 0 {
+		return text
+	}
+	b.WriteString(text[last:runStart])
+	b.WriteString(Mask)
+	b.WriteString(text[runEnd:])
+	return b.String()
 }
 
 // scrub returns text with every pattern replaced (see Secrets.Scrub).
@@ -80,6 +127,9 @@ func (m *matcher) scrub(text string) string {
 	n := len(text)
 	if n < MinSecretLen {
 		return text
+	}
+	if m.one != nil {
+		return m.scrubOne(text)
 	}
 	tb := unsafe.Slice(unsafe.StringData(text), n) // read only
 	var b strings.Builder

@@ -52,6 +52,31 @@ func urlSecrets(u string) *Secrets {
 	return b.done()
 }
 
+// A set of one value (scrubOne) masks as a set of many does.
+func TestScrubOneValue(t *testing.T) {
+	for _, tt := range []struct{ v, in, want string }{
+		{"abababababababab", "x abababababababababab y", "x *** y"}, // overlapping itself: one run
+		{"abababab", "x abababababab y", "x abababababab y"},        // inside a longer word: kept
+		{"abababab", "abababab abababab", "*** ***"},
+		{"word8val", "word8val xword8val word8val_ (word8val)", "*** xword8val word8val_ (***)"},
+		{"long-secret-value", "pre_long-secret-value_post long-secret-valu", "pre_***_post long-secret-valu"},
+		{"long-secret-value", "none", "none"},
+	} {
+		sec := NewSecrets(tt.v)
+		if sec.matcher().one == nil {
+			t.Fatalf("%q: not a one-value matcher", tt.v)
+		}
+		if got := sec.Scrub(tt.in); got != tt.want {
+			t.Errorf("Scrub(%q) with %q = %q, want %q", tt.in, tt.v, got, tt.want)
+		}
+		// The general path agrees.
+		two := NewSecrets(tt.v, "another-unrelated-value")
+		if got := two.Scrub(tt.in); got != tt.want {
+			t.Errorf("two values: Scrub(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
 // TestScrubManySecretsLargeInput: 200 random values, each placed many
 // times in a 1 MiB text (at its start and end too): none is left, and
 // every other byte is kept.
