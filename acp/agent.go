@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -40,6 +42,14 @@ type Agent struct {
 	// History, when set, is where session/load finds Claude Code's stored
 	// sessions (package history); without it session/load is not offered.
 	History *history.Store
+
+	// Secrets returns the secret set session/load masks the tool results
+	// it replays from History with (SPEC §10: the proxy masks live ones).
+	// NewAgent sets the secret-named environment values of this process
+	// (mcpconfig.ProcessSecrets); with an in-process proxy, give its
+	// proxy.Server.Secrets, which adds the configured MCP secrets and
+	// claude's environment. Change it before Serve.
+	Secrets func() *mcpconfig.Secrets
 
 	// IdleTimeout is how long a session may stay idle (no turn running,
 	// no prompt waiting for its turn, no permission asked) before it is
@@ -138,7 +148,9 @@ func (s *session) claudeSession() string {
 // NewAgent returns an agent over b. Call Serve to speak ACP.
 func NewAgent(b *Backend, log *slog.Logger) *Agent {
 	ctx, stop := context.WithCancel(context.Background())
-	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}, IdleTimeout: DefaultIdleTimeout}
+	own := mcpconfig.ProcessSecrets()
+	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}, IdleTimeout: DefaultIdleTimeout,
+		Secrets: func() *mcpconfig.Secrets { return own }}
 }
 
 // Serve speaks ACP on r/w until r ends (or the backend's connection
@@ -1374,9 +1386,13 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 		// Empty or unreadable: claude could not resume it either.
 		return nil, nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: stored session %q has no conversation to continue (its file is empty or holds no readable event)", method, id)})
 	}
+	var sec *mcpconfig.Secrets
+	if replay != nil && a.Secrets != nil {
+		sec = a.Secrets()
+	}
 	for err == nil && replay != nil {
 		for _, ev := range page.Events {
-			ups, _ := replay.Map(ev.JSON)
+			ups, _ := replay.Map(scrubStored(ev.JSON, sec))
 			for _, u := range ups {
 				if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
 					return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
@@ -1470,4 +1486,18 @@ const rfc3339Millis = "2006-01-02T15:04:05.000Z07:00"
 // defaultModes is the mode state a new, loaded or resumed session starts in.
 func defaultModes() *sdk.SessionModeState {
 	return &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}
+}
+
+// scrubStored masks sec's values in a stored event that carries tool
+// results (a tool may have printed a secret: Bash env, say), as the proxy
+// masks live ones; an event it cannot mask is replaced by an empty user
+// event.
+func scrubStored(ev []byte, sec *mcpconfig.Secrets) []byte {
+	if sec == nil || !bytes.Contains(ev, []byte(`"tool_result"`)) {
+		return ev
+	}
+	if out, ok := mcpconfig.ScrubJSON(ev, sec.Scrub); ok {
+		return out
+	}
+	return []byte(`{"type":"user","message":{"role":"user","content":[]}}`)
 }

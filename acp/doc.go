@@ -74,6 +74,17 @@
 // closing session's pushes are dropped before its session/close (its
 // closed state must not end the turn of the prompt resuming it).
 //
+// # Secrets in tool output
+//
+// Live tool output comes in the proxy's session/event frames, masked by the
+// proxy (SPEC §10). session/load reads the store itself, so it masks each
+// stored event with tool results (scrubStored, mcpconfig.ScrubJSON) with
+// Agent.Secrets before the Mapper sees it: NewAgent's default is this
+// process's secret-named environment values (mcpconfig.ProcessSecrets);
+// `ccproxy acp` without --connect gives the in-process proxy's set
+// (proxy.Server.Secrets: its MCP configuration's secrets and claude's
+// environment's too).
+//
 // # Stored sessions (session/load, session/resume, session/list)
 //
 // All three read Agent.History (a history.Store over Claude Code's

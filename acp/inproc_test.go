@@ -1,7 +1,9 @@
 package acp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -415,5 +417,52 @@ func TestAgentPermissionErrorDenies(t *testing.T) {
 	r, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
 	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
 		t.Errorf("the turn whose permission prompt failed: %+v %v, want it to end (denied)", r, err)
+	}
+}
+
+// session/load masks in the tool results it replays the secret-named
+// environment values of ccproxy, as the proxy masks live ones: the stored
+// session's echo tool printed "hello history", here the value of a
+// *_TOKEN variable.
+func TestAgentLoadSessionMasksEnvSecrets(t *testing.T) {
+	const secret = "hello history"
+	t.Setenv("CCPROXY_TEST_HISTORY_TOKEN", secret)
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
+		t.Fatal(err)
+	}
+	store, err := history.Open(history.Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, conn, _, stop := inProcess(t, store)
+	defer stop()
+	bg := context.Background()
+	if _, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.LoadSession(bg, sdk.LoadSessionRequest{SessionId: "a53a96ea-6d00-48d2-90ad-6cb56a9ff999", Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	masked := 0
+	for _, u := range cl.updates {
+		if u.ToolCallUpdate == nil { // the result (a tool_call holds the model's input, not a tool's output)
+			continue
+		}
+		b, err := json.Marshal([]any{u.ToolCallUpdate.Content, u.ToolCallUpdate.RawOutput})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("a replayed tool update holds the secret: %.300s", b)
+		}
+		if bytes.Contains(b, []byte("Echo: ***")) {
+			masked++
+		}
+	}
+	if masked == 0 {
+		t.Errorf(`no replayed tool update (of %d updates) reads "Echo: ***"`, len(cl.updates))
 	}
 }

@@ -154,15 +154,25 @@
 // shown. Server.Secrets holds a definition's configured values (env and
 // header values, URL and argument secrets, strings of unknown keys, the
 // value of every ${VAR} it uses, as written and expanded); Config.Secrets
-// all servers' values; EnvSecrets the values of ccproxy's own environment
-// variables whose names look secret (KEY, TOKEN, SECRET, PASSWORD,
-// CREDENTIAL, AUTH). The redacted views (Redacted, RedactURL, RedactArgs,
-// ListEntry.RedactedTarget) mask by position and, given a Secrets, by
-// value; Secrets.Scrub masks the values in free text — a server's stderr,
-// its error messages — before a client, the call log or the log sees it.
-// Values shorter than MinSecretLen (6 bytes) are never matched by value,
-// and those shorter than WordSecretLen only as whole words, so that short
-// settings ("true", "prod") do not turn text into asterisks.
+// all servers' values; EnvSecrets the values of the variables of an
+// environment whose names look secret (KEY, TOKEN, SECRET, PASSWORD,
+// CREDENTIAL, AUTH), and ProcessSecrets those of ccproxy's own environment
+// and of claude's. MergeSecrets makes one set of several: the proxy's set
+// is the configuration's secrets and ProcessSecrets, made again when the
+// configuration changes. The redacted views (Redacted, RedactURL,
+// RedactArgs, ListEntry.RedactedTarget) mask by position and, given a
+// Secrets, by value; Secrets.Scrub masks the values in free text — a
+// server's stderr, its error messages, a tool's output — before a client,
+// the call log, a file or the log sees it, and ScrubJSON does it to a
+// JSON value (an event, a tool's input) keeping it valid JSON.
+//
+// Scrub reads the text once whatever the number of values (scrub.go: a
+// filter of 4-byte grams tested every 5 bytes, patterns found by their
+// first 8 bytes, longest first; overlapping values masked as one run); its
+// matcher is built at a set's first Scrub, once per set. Values shorter
+// than MinSecretLen (8 bytes) are not secrets, and those shorter than
+// WordSecretLen (12) are masked only as whole words, so that short
+// settings ("true", "prod", "sk-test") do not turn text into asterisks.
 //
 // On Windows mode bits do not keep other users out of a private file:
 // privdir.OwnerOnly gives a file or directory a protected ACL

@@ -2,8 +2,10 @@ package mcpconfig
 
 import (
 	"net/url"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -14,7 +16,10 @@ import (
 // turn ordinary text into asterisks; they are still masked where they stand
 // as an env or header value, after a secret-looking flag, and so on (the
 // views mask by position, not by value).
-const MinSecretLen = 6
+//
+// Eight bytes also let Scrub find every value by its first eight bytes
+// (see matcher).
+const MinSecretLen = 8
 
 // WordSecretLen: Scrub masks a value shorter than this only where it stands
 // alone (not inside a longer word of letters, digits and '_'), so that a
@@ -36,6 +41,15 @@ const WordSecretLen = 12
 type Secrets struct {
 	values []string    // distinct, each at least MinSecretLen bytes, longest first
 	urls   [][2]string // a configured URL and its redacted form, replaced whole by Scrub
+
+	once sync.Once
+	m    *matcher // Scrub's automaton, built at its first call
+}
+
+// matcher returns the set's matcher, built once.
+func (sec *Secrets) matcher() *matcher {
+	sec.once.Do(func() { sec.m = newMatcher(sec.values, sec.urls) })
+	return sec.m
 }
 
 // NewSecrets returns the set of values (those shorter than MinSecretLen are
@@ -95,6 +109,21 @@ func EnvSecrets(environ []string) *Secrets {
 	return b.done()
 }
 
+// ProcessSecrets returns the secret-named environment values (see
+// EnvSecrets) of ccproxy itself (os.Environ now: call it once, at start,
+// and keep the set) and of each environ given: the environment claude or a server is
+// started with, which may hold values ccproxy's own does not (a session's
+// or an option's). With the configured values of an MCP configuration
+// (Config.Secrets, merged with MergeSecrets) they are the set every text a
+// tool or server wrote is scrubbed of before it leaves ccproxy.
+func ProcessSecrets(environs ...[]string) *Secrets {
+	sets := []*Secrets{EnvSecrets(os.Environ())}
+	for _, env := range environs {
+		sets = append(sets, EnvSecrets(env))
+	}
+	return MergeSecrets(sets...)
+}
+
 // Values returns the values of the set, longest first.
 func (sec *Secrets) Values() []string {
 	if sec == nil {
@@ -114,23 +143,19 @@ func (sec *Secrets) has(v string) bool {
 // Scrub masks every value of the set in text (see WordSecretLen), and
 // replaces each configured URL by its redacted form. Use it on all text
 // that comes from a server or a process ccproxy started (stderr tails,
-// error messages, failed tool results) before a client, the call log or the
-// log sees it.
+// error messages, tool results) before a client, the call log or the log
+// sees it.
+//
+// It reads text once, whatever the number of values (see matcher): at
+// each position the longest value or URL that starts there is taken;
+// values that overlap (one starting inside another's match) are masked
+// as one run, so no part of either is left in clear. When nothing
+// matches, text itself is returned.
 func (sec *Secrets) Scrub(text string) string {
 	if sec == nil {
 		return text
 	}
-	for _, u := range sec.urls {
-		text = strings.ReplaceAll(text, u[0], u[1])
-	}
-	for _, v := range sec.values {
-		if len(v) >= WordSecretLen {
-			text = strings.ReplaceAll(text, v, Mask)
-		} else {
-			text = replaceWord(text, v)
-		}
-	}
-	return text
+	return sec.matcher().scrub(text)
 }
 
 // ScrubCut is Scrub for text cut out of a longer one (the tail of a
@@ -163,31 +188,6 @@ func (sec *Secrets) ScrubCut(text string, cutStart, cutEnd bool) string {
 
 // minCutLen is the shortest part of a cut value ScrubCut masks.
 const minCutLen = 4
-
-// replaceWord replaces the occurrences of w in text that are not part of a
-// longer word (letters, digits, '_', any non-ASCII byte).
-func replaceWord(text, w string) string {
-	if !strings.Contains(text, w) {
-		return text
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(text, w)
-		if i < 0 {
-			b.WriteString(text)
-			return b.String()
-		}
-		end := i + len(w)
-		if (i > 0 && isWordByte(text[i-1])) || (end < len(text) && isWordByte(text[end])) {
-			b.WriteString(text[:i+1])
-			text = text[i+1:]
-			continue
-		}
-		b.WriteString(text[:i])
-		b.WriteString(Mask)
-		text = text[end:]
-	}
-}
 
 func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80

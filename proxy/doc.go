@@ -234,9 +234,9 @@
 // the broker applies; mcp/config and mcp/status keep showing the files'.
 // The reply to session/create says what became of each server
 // (ClientStatus); a server not started is also logged, with the reason.
-// Their secrets are not in mcpHub.scrub's set: the session's call pairing
-// (sessionCalls.scrub) masks them too in the output of a failed call
-// before the call log gets it.
+// Their secrets are not in mcpHub.scrub's set: the session's set
+// (Session.secrets) has them, and the session's call pairing
+// (sessionCalls.scrub) masks them in the call log's entries.
 //
 // # Managing servers (mcpmanage.go)
 //
@@ -392,16 +392,25 @@
 //
 // Logs use log/slog with constant keys; the token, environment values of
 // MCP servers and header values never appear in a log line or a frame.
-// Text a server wrote reaches clients only scrubbed by mcpconfig.Secrets
-// (its configured values and ccproxy's secret-looking environment values):
-// the prober scrubs its messages, stderr tails and call results, a
-// session scrubs the user events that carry tool results with the Secrets
-// of its own configuration (scrubToolResults, on the stdout loop before
-// the event is logged or sent: a tool may print its environment), history/read
-// does the same to stored tool results with mcpHub.scrub, and
-// mcpHub.scrub (the Secrets of the configuration in force, an atomic
-// pointer set under mcpHub.mu) the errors sessions report in mcp_status
-// and the outputs of failed calls before they go to the call log.
+// Text a tool or server wrote reaches clients, files and the log only
+// scrubbed by an mcpconfig.Secrets set (SPEC §10): the configured values
+// and the secret-named environment values of ccproxy and of claude's
+// environment (mcpHub.envSecrets, mcpconfig.ProcessSecrets at start).
+// mcpHub.secrets (the configuration in force's set with envSecrets, an
+// atomic pointer set under mcpHub.mu when the configuration changes;
+// mcpHub.scrub, Server.Secrets) and Session.secrets (the session's own
+// configuration, client servers included, with envSecrets; cached per
+// configuration in an atomic pointer, so Scrub's matcher is built once
+// per set) are the two sets. The prober scrubs its messages, stderr tails
+// and call results; a session scrubs the user events that carry tool
+// results with its set (scrubToolResults, on the stdout loop before
+// hub.append: the replay log, its spill files and every frame hold the
+// scrubbed event; content and tool_use_result alike, Bash's output as an
+// MCP tool's), history/read does the same to stored tool results with
+// mcpHub.scrub, mcpHub.scrub masks the errors sessions report in
+// mcp_status, and the call log gets every entry's input and output
+// scrubbed (the session's set, then mcpHub.scrub in logEntry); the
+// mcp/log reply is scrubbed again as it is read.
 // Client frames that are not valid UTF-8 are refused whole by
 // protocol.ParseFrame, so no raw client byte is echoed in a reply.
 package proxy

@@ -68,6 +68,7 @@ func e2eResponder(release <-chan struct{}) fakeapi.Responder {
 		fakeapi.OnText("ECHO-2", fakeapi.CallTool("mcp__everything__echo", map[string]any{"message": "two"})),
 		fakeapi.OnText("SUM", fakeapi.CallTool("mcp__everything__get-sum", map[string]any{"a": 1, "b": 2})),
 		fakeapi.OnText("GETENV", fakeapi.CallTool("mcp__everything__get-env", nil)),
+		fakeapi.OnText("BASH-ENV", fakeapi.CallTool("Bash", map[string]any{"command": "env", "description": "print the environment"})),
 		fakeapi.OnText("ASKQ", fakeapi.CallTool("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
 			"question": "Which color?", "header": "Color", "multiSelect": false,
 			"options": []any{map[string]any{"label": "Red", "description": "warm"}, map[string]any{"label": "Blue", "description": "cold"}}}}})),
@@ -79,6 +80,7 @@ func e2eResponder(release <-chan struct{}) fakeapi.Responder {
 // startE2E starts the fake API and a proxy whose project has a .mcp.json
 // with server-everything and ccproxy-testmcp (trusted, so active), every
 // tool of which is allowed without asking (serve --allow-mcp-tools).
+// opts.ClaudeEnv, if any, is added to the fake API's environment.
 func startE2E(t *testing.T, opts Options) *e2e {
 	t.Helper()
 	return startE2EWith(t, opts, func(o *mcpconfig.Options) { o.AllowServerTools = true })
@@ -123,7 +125,7 @@ func startE2EWith(t *testing.T, opts Options, setup func(*mcpconfig.Options)) *e
 	}
 	e.src = src
 	opts.ClaudePath = claude
-	opts.ClaudeEnv = claudeEnv
+	opts.ClaudeEnv = append(claudeEnv, opts.ClaudeEnv...) // the caller's, added
 	opts.Project = e.env.project
 	opts.MCP = src
 	if opts.PermissionTimeout == 0 {

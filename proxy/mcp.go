@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -167,10 +166,12 @@ type mcpHub struct {
 
 	applyMu sync.Mutex // serializes applying configuration changes
 
-	envSecrets *mcpconfig.Secrets // ccproxy's secret-looking environment values
+	// envSecrets are the secret-named environment values of ccproxy
+	// (at start) and of claude's environment (mcpconfig.ProcessSecrets).
+	envSecrets *mcpconfig.Secrets
 	// secrets are cfg's configured secrets and envSecrets, scrubbed from
-	// the errors servers report (see scrub). Written under mu, read
-	// without it.
+	// tool output and the errors servers report (see scrub). Written
+	// under mu, read without it.
 	secrets atomic.Pointer[mcpconfig.Secrets]
 
 	mu          sync.Mutex
@@ -185,9 +186,11 @@ type mcpHub struct {
 	now         func() time.Time
 }
 
-func newMCPHub(log *slog.Logger) *mcpHub {
+// newMCPHub makes the hub; claudeEnv is the environment claude processes
+// get, whose secret-named values are secrets as ccproxy's own are.
+func newMCPHub(log *slog.Logger, claudeEnv ...string) *mcpHub {
 	h := &mcpHub{log: log, defs: map[string][32]byte{}, obs: map[string]*serverObs{}, subs: map[*client]struct{}{}, now: time.Now}
-	h.envSecrets = mcpconfig.EnvSecrets(os.Environ())
+	h.envSecrets = mcpconfig.ProcessSecrets(claudeEnv)
 	h.secrets.Store(h.envSecrets)
 	h.status.Servers = []protocol.MCPServerStatus{}
 	h.cfgFrame, _ = encodePush(protocol.TypeMCPConfig, protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}})
@@ -195,10 +198,16 @@ func newMCPHub(log *slog.Logger) *mcpHub {
 	return h
 }
 
-// scrub masks in text, written by an MCP server, the secrets of the
-// configuration in force and ccproxy's secret-looking environment values.
-// It takes no lock.
+// scrub masks in text, written by an MCP server or a tool, the secrets of
+// the configuration in force and the secret-named environment values of
+// ccproxy and claude. It takes no lock.
 func (h *mcpHub) scrub(text string) string { return h.secrets.Load().Scrub(text) }
+
+// Secrets returns the secret set of the configuration in force: its
+// configured secrets and the secret-named environment values of ccproxy
+// and claude, the values tool output is masked of (SPEC §10). The set is
+// made again only when the configuration changes. Safe for concurrent use.
+func (s *Server) Secrets() *mcpconfig.Secrets { return s.mcp.secrets.Load() }
 
 // setConfig installs cfg and reports what changed from the configuration
 // in force: pushed when anything did (mcp/config and mcp/status were then

@@ -281,6 +281,9 @@ func (m *mcpCalls) reqLog(c *client, id json.RawMessage, d *protocol.MCPLog) {
 		if entries == nil {
 			entries = []protocol.LogEntry{}
 		}
+		for i := range entries { // a log written before a secret was known
+			scrubEntry(&entries[i], m.srv.mcp.scrub)
+		}
 		return protocol.MCPLogResult{Entries: entries}, nil
 	})
 }
@@ -294,8 +297,8 @@ type sessionCalls struct {
 	maxPending int // the Pairer's MaxPending, for the log
 	log        *slog.Logger
 	dropped    int // p.Dropped() when last reported
-	// scrub, when set, also masks the secrets of the servers the
-	// session's client sent (they are not in the proxy's configuration).
+	// scrub, when set, masks the session's secrets (Session.secrets: the
+	// servers its client sent are not in the proxy's configuration).
 	scrub func(string) string
 }
 
@@ -322,9 +325,8 @@ func (sc *sessionCalls) observe(ev *stream.Event) {
 		return
 	}
 	for _, e := range sc.p.Observe(*ev, time.Now()) {
-		if sc.scrub != nil && e.IsError && e.Output != nil {
-			out := sc.scrub(*e.Output)
-			e.Output = &out
+		if sc.scrub != nil {
+			scrubEntry(&e, sc.scrub)
 		}
 		sc.m.logEntry(e)
 	}
@@ -335,17 +337,28 @@ func (sc *sessionCalls) observe(ev *stream.Event) {
 	}
 }
 
-// logEntry appends e to the call log; the output of a failed call (error
-// text from the server) is scrubbed of secrets first, as everywhere else.
+// logEntry appends e to the call log; its input and output (a tool's or
+// server's text) are scrubbed of secrets first (mcpHub.scrub), as
+// everywhere else.
 func (m *mcpCalls) logEntry(e protocol.LogEntry) {
 	if m.clog == nil {
 		return
 	}
-	if e.IsError && e.Output != nil {
-		out := m.srv.mcp.scrub(*e.Output)
-		e.Output = &out
-	}
+	scrubEntry(&e, m.srv.mcp.scrub)
 	if err := m.clog.Append(e); err != nil {
 		m.srv.log.Warn("writing the MCP call log", "server", e.Server, "tool", e.Tool, "err", err)
+	}
+}
+
+// scrubEntry masks secrets in a call log entry's input and output, the
+// parts a tool, a server or the model wrote.
+func scrubEntry(e *protocol.LogEntry, scrub func(string) string) {
+	if e.Output != nil {
+		if out := scrub(*e.Output); out != *e.Output {
+			e.Output = &out
+		}
+	}
+	if len(e.Input) > 0 {
+		e.Input = scrubEventJSON(e.Input, scrub)
 	}
 }

@@ -918,3 +918,47 @@ func BenchmarkMCPCallsObserve(b *testing.B) {
 		}
 	})
 }
+
+// The call log holds no secret of ccproxy's environment: a direct call's
+// arguments and output are masked before they are written (the file on
+// disk), and mcp/log masks what it reads (an entry written before the
+// secret was known, here by an earlier process).
+func TestMCPCallLogMasksEnvSecrets(t *testing.T) {
+	const secret = "log-secret-Hq7Zt2Vw9Kx4"
+	t.Setenv("CCPROXY_TEST_LOG_TOKEN", secret)
+	good := mcptest.ServeHTTP(t)
+	src := newProbeSource(t, map[string]any{"testmcp": map[string]any{"type": "http", "url": good.URL}}, nil)
+	dir := t.TempDir()
+	path := calllog.ProjectFile(dir, src.env.project)
+	old, err := calllog.Open(path, calllog.Options{StoreIO: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := "earlier output with " + secret
+	if err := old.Append(protocol.LogEntry{Time: time.Now(), Kind: protocol.LogKindDirect, Server: "testmcp", Tool: "echo",
+		Input: json.RawMessage(`{"message":"` + secret + `"}`), Output: &out}); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: dir, CallLogIO: true})
+	c := ts.dial(t)
+	c.do(protocol.TypeMCPCall, map[string]any{"name": "testmcp", "tool": mcptest.ToolEcho, "arguments": map[string]any{"message": "now " + secret}})
+	entries := callLog(t, c, map[string]any{})
+	if len(entries) != 2 {
+		t.Fatalf("mcp/log: %d entries, want 2", len(entries))
+	}
+	for _, e := range entries {
+		b, _ := json.Marshal(e)
+		if strings.Contains(string(b), secret) || !strings.Contains(string(e.Input), "***") || e.Output == nil || !strings.Contains(*e.Output, "***") {
+			t.Errorf("mcp/log entry not masked: %s", b)
+		}
+	}
+	ts.stop() // the call log closed
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), secret); n != 2 { // the earlier entry's input and output, as they were written
+		t.Errorf("the call log file holds the secret %d times, want 2 (the earlier entry's only): %s", n, b)
+	}
+}

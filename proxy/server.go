@@ -93,7 +93,7 @@ func New(opts Options) (*Server, error) {
 		sessions:  map[string]*Session{},
 		clients:   map[*client]struct{}{},
 	}
-	s.mcp = newMCPHub(s.log)
+	s.mcp = newMCPHub(s.log, s.claudeEnv()...)
 	s.metrics = newMetrics(s)
 	s.metricsHandler = newMetricsHandler(s.metrics, s)
 	if opts.MCP != nil {

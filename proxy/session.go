@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
@@ -41,6 +42,8 @@ type Session struct {
 	log       *slog.Logger
 	cfg       sessionConfig
 	createdAt time.Time
+
+	secretsCache atomic.Pointer[sessionSecrets] // see secrets
 
 	mu             sync.Mutex
 	state          string
@@ -217,7 +220,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		}
 	}
 	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
-	if calls != nil && s.cfg.client != nil {
+	if calls != nil {
 		calls.scrub = s.scrubClient
 	}
 	o := s.srv.opts

@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -303,68 +302,47 @@ func (s *Session) scrubToolResults(ev *stream.Event) {
 	if ev.Type != stream.TypeUser || !bytes.Contains(ev.JSON, []byte(`"tool_result"`)) {
 		return
 	}
-	cfg := s.mcpConfig()
-	if cfg == nil || cfg.Resolved == nil {
-		return
+	if sec := s.secrets(); sec != nil {
+		ev.JSON = scrubEventJSON(ev.JSON, sec.Scrub)
 	}
-	ev.JSON = scrubEventJSON(ev.JSON, cfg.Resolved.Secrets().Scrub)
+}
+
+// sessionSecrets is the secret set of a session made from one
+// configuration.
+type sessionSecrets struct {
+	cfg *MCPConfig
+	sec *mcpconfig.Secrets
+}
+
+// secrets returns the secret set of the session: the configured secrets
+// of its MCP configuration (the client's servers among them) and the
+// secret-named environment values of ccproxy and claude (mcpHub's
+// envSecrets). It is made again only when the configuration changes, so
+// that Scrub's matcher is built once per set. Safe for concurrent use.
+func (s *Session) secrets() *mcpconfig.Secrets {
+	cfg := s.mcpConfig()
+	if c := s.secretsCache.Load(); c != nil && c.cfg == cfg {
+		return c.sec
+	}
+	sec := s.srv.mcp.envSecrets
+	if cfg != nil && cfg.Resolved != nil {
+		sec = mcpconfig.MergeSecrets(cfg.Resolved.Secrets(), sec)
+	}
+	s.secretsCache.Store(&sessionSecrets{cfg: cfg, sec: sec})
+	return sec
 }
 
 // scrubEventJSON returns the JSON event b with scrub applied to its text
-// (b itself when scrub changes nothing): as one text when that leaves
-// valid JSON, else string by string (scrubJSONStrings).
+// (mcpconfig.ScrubJSON), or a user event saying it could not be read.
 func scrubEventJSON(b []byte, scrub func(string) string) []byte {
-	text := unsafe.String(unsafe.SliceData(b), len(b))
-	out := scrub(text)
-	if out == text {
-		return b
+	if out, ok := mcpconfig.ScrubJSON(b, scrub); ok {
+		return out
 	}
-	if json.Valid([]byte(out)) {
-		return []byte(out)
-	}
-	return scrubJSONStrings(b, scrub)
+	return []byte(`{"type":"user","error":"a tool result could not be read to mask its secrets"}`)
 }
 
-// scrubJSONStrings applies scrub to every string (and key) of the JSON
-// value b and encodes it again: for a secret the plain text scrub could
-// not mask without breaking the JSON. b is valid JSON (the normalizer's).
-func scrubJSONStrings(b []byte, scrub func(string) string) []byte {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return []byte(`{"type":"user","error":"a tool result could not be read to mask its secrets"}`)
-	}
-	var walk func(any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case string:
-			return scrub(x)
-		case []any:
-			for i := range x {
-				x[i] = walk(x[i])
-			}
-		case map[string]any:
-			m := make(map[string]any, len(x))
-			for k, e := range x {
-				m[scrub(k)] = walk(e)
-			}
-			return m
-		}
-		return v
-	}
-	out, err := json.Marshal(walk(v))
-	if err != nil {
-		return []byte(`{"type":"user","error":"a tool result could not be read to mask its secrets"}`)
-	}
-	return out
-}
-
-// scrubClient masks in text the secrets of the session's configuration,
-// the client's servers among them (mcpHub.scrub knows the proxy's only).
+// scrubClient masks in text the secrets of the session (see secrets), the
+// client's servers among them (mcpHub.scrub knows the proxy's only).
 func (s *Session) scrubClient(text string) string {
-	if cfg := s.mcpConfig(); cfg != nil && cfg.Resolved != nil {
-		return cfg.Resolved.Secrets().Scrub(text)
-	}
-	return text
+	return s.secrets().Scrub(text)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/mcpconfig"
 )
 
 const acpLong = `An Agent Client Protocol agent on stdin/stdout, for editors (Zed,
@@ -125,6 +126,7 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 
 	var url, token string
 	var served chan error
+	var secrets func() *mcpconfig.Secrets // the in-process proxy's
 	if cfg.connect != "" {
 		url = cfg.connect
 		if token, err = cfg.serve.tok.read("acp"); err != nil {
@@ -141,6 +143,7 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 		}
 		defer srv.Close() // after Serve returned
 		token = srv.token
+		secrets = srv.Secrets
 		ln, err := listen(cfg.serve.addr)
 		if err != nil {
 			return err
@@ -162,6 +165,9 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 	log.Info("ccproxy acp ready", "proxy", url, "connected", cfg.connect != "")
 	agent := acp.NewAgent(b, log.With("component", "acp"))
 	agent.IdleTimeout = cfg.idle
+	if secrets != nil {
+		agent.Secrets = secrets
+	}
 	// session/load, session/list and session/resume read Claude Code's
 	// stored sessions on this machine (with --connect, the daemon's claude
 	// resumes them: the same machine and user is assumed).
