@@ -355,12 +355,13 @@ func LocationOf(opts Options, scope Scope) (Location, error) {
 	return Location{}, badInput("Invalid scope: %s. Must be one of: local, user, project", scope)
 }
 
-// styleFor is how a file of that scope is written when new: as the CLI
+// styleFor is how the file of a scope's location is written when new: as the CLI
 // writes ~/.claude.json and .mcp.json (two spaces, no final newline);
 // ~/.claude.json private.
-func styleFor(scope Scope) fileStyle {
-	if scope == ScopeProject {
-		return fileStyle{newMode: 0o644}
+// A project's .mcp.json must not link outside the project (confine).
+func styleFor(loc Location) fileStyle {
+	if loc.Scope == ScopeProject {
+		return fileStyle{newMode: 0o644, within: filepath.Dir(loc.File)}
 	}
 	return fileStyle{newMode: 0o600}
 }
@@ -428,7 +429,7 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 			sec = cfg.Secrets()
 		}
 	}
-	_, err = updateJSONFile(loc.File, styleFor(scope), func(d *doc, exists bool) ([]byte, error) {
+	_, err = updateJSONFile(loc.File, styleFor(loc), func(d *doc, exists bool) ([]byte, error) {
 		servers := loc.serversIn(d.root)
 		if servers.Exists() && !servers.IsObject() {
 			return nil, d.errAt(servers.Index, "", "mcpServers must be an object, not %s", kind(servers))
@@ -620,7 +621,7 @@ func RemoveServer(opts Options, scope Scope, name string) (Location, error) {
 			return Location{}, err
 		}
 	}
-	_, err := updateJSONFile(loc.File, styleFor(loc.Scope), func(d *doc, exists bool) ([]byte, error) {
+	_, err := updateJSONFile(loc.File, styleFor(loc), func(d *doc, exists bool) ([]byte, error) {
 		if !member(loc.serversIn(d.root), name).Exists() {
 			return nil, &MissingServerError{Name: name, Scope: loc.Scope}
 		}
@@ -695,7 +696,7 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 		return nil, badInput("no server name given")
 	}
 	path := "projects." + pathKey(loc.Project) + ".disabledMcpServers"
-	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
+	_, err = updateJSONFile(loc.File, styleFor(loc), func(d *doc, exists bool) ([]byte, error) {
 		entry, err := d.projectEntry(loc.Project)
 		if err != nil {
 			return nil, err
@@ -749,7 +750,7 @@ func TrustWorkspace(opts Options) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
+	_, err = updateJSONFile(loc.File, styleFor(loc), func(d *doc, exists bool) ([]byte, error) {
 		entry, err := d.projectEntry(loc.Project)
 		if err != nil {
 			return nil, err
