@@ -53,7 +53,7 @@ func (e *LinkError) Error() string {
 // will be created. A link whose target does not exist is resolved as far
 // as its target exists.
 func confine(root, path string) (string, error) {
-	realRoot, err := filepath.EvalSymlinks(root)
+	realRoot, err := resolveLinks(root, maxLinks) // it may not exist yet
 	if err != nil {
 		return "", fmt.Errorf("resolve the project directory %s: %w", root, err)
 	}

@@ -239,10 +239,13 @@ func mcpError(c *client, typ, name string, err error) error {
 		me *mcpconfig.MissingServerError
 		se *mcpconfig.ScopesError
 		fe *mcpconfig.FileError
+		le *mcpconfig.LinkError
 	)
 	switch {
 	case errors.As(err, &pe):
 		return pe
+	case errors.As(err, &le):
+		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, le.Error())
 	case errors.As(err, &ee):
 		return protocol.Errorf(protocol.CodeMCPServerExists, "%s: %s", typ, ee.Error())
 	case errors.As(err, &me):

@@ -290,7 +290,10 @@ func (s *Server) reqApproval(c *client, id json.RawMessage, name string, decide 
 	approval, err := decide(name)
 	if err != nil {
 		var pe *protocol.Error
-		if !errors.As(err, &pe) {
+		var le *mcpconfig.LinkError
+		if errors.As(err, &le) { // a project file linking outside the project: the user's to fix
+			err = protocol.Errorf(protocol.CodeBadRequest, "%s", le.Error())
+		} else if !errors.As(err, &pe) {
 			c.log.Error("recording an MCP approval failed", "server", name, "err", err)
 			err = protocol.Errorf(protocol.CodeInternal, "recording the decision about %.80q failed; see the proxy's log", name)
 		}
