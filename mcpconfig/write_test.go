@@ -81,7 +81,7 @@ func TestNormalizeDefinition(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ in, want string }{
-		{`{"command":"node",}`, `server "n": invalid JSON`},
+		{`{"command":"node",}`, `server "n": not JSON at line 1, column 20`},
 		{`"x"`, `the definition must be a JSON object, not a string`},
 		{`{"type":"sse"}`, `"url" is missing`},
 		{`{"command":"bin/x"}`, `d:1:12: server "n": command "bin/x" is a relative path`},
