@@ -126,8 +126,9 @@ func syntaxMessage(se *json.SyntaxError) string {
 	return msg
 }
 
-// quotedChar is the character encoding/json quotes in a syntax error:
-// 'x', '\'', '\x01', 'é'.
+// quotedChar is the character encoding/json quotes in a syntax error,
+// between single quotes: a character, or an escape (a quote, a backslash,
+// a control character as \x01).
 var quotedChar = regexp.MustCompile(`^invalid character '(?:\\.[^']*|[^'\\]+)'`)
 
 func firstNonSpace(b []byte) int {
