@@ -37,6 +37,9 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 	if !approve {
 		verb = "reject"
 	}
+	if err := CheckNameRef(name); err != nil {
+		return nil, err
+	}
 	r, err := newResolver(opts)
 	if err != nil {
 		return nil, err

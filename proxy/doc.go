@@ -272,7 +272,7 @@
 //
 // With an MCP source, on platforms where childproc.OpenTerminal works
 // (Linux), the proxy offers mcp.auth: mcp/login runs the CLI's own
-// `claude [prefix] mcp login NAME --no-browser` (claude's binary,
+// `claude [prefix] mcp login --no-browser -- NAME` (claude's binary,
 // environment without the token, Options.Project as directory) so the
 // tokens land where Claude Code keeps them. The CLI refuses a stdin that
 // is not a terminal, so its stdin is the tty of a pseudo-terminal (the
