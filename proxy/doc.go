@@ -280,7 +280,7 @@
 // stdout is a pipe read line by line (lines cut at 16 KiB, terminal escapes
 // removed) for the indented authorization URL, its stderr a 16 KiB tail.
 //
-//	mcp/login ─► checks (configured, http/sse, not only in ccproxy's extra files) ─► claude mcp login
+//	mcp/login ─► checks (no "-" first in the name, configured, http/sse, not only in ccproxy's extra files) ─► claude mcp login --no-browser -- NAME
 //	          ─► URL line ─► reply {name, url} + push mcp/login {state: url}
 //	          ─► exit 0 ─► mcp_reconnect in every live session (mcpLiveEach) ─► push {state: done}
 //	          ─► exit ≠ 0, MCPLoginTimeout, mcp/logout or a new mcp/login of NAME ─► push {state: failed}
