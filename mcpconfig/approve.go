@@ -37,6 +37,9 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 	if !approve {
 		verb = "reject"
 	}
+	if err := CheckNameRef(name); err != nil {
+		return nil, err
+	}
 	r, err := newResolver(opts)
 	if err != nil {
 		return nil, err
@@ -46,7 +49,7 @@ func setApproval(opts Options, name string, approve bool) (*Config, error) {
 		return nil, fmt.Errorf("mcpconfig: %s %q: no .mcp.json of %s defines a server with that name", verb, name, r.opts.ProjectDir)
 	}
 	path := filepath.Join(r.opts.ProjectDir, ".claude", "settings.local.json")
-	changed, err := updateSettings(path, func(d *doc, exists bool) ([]byte, error) {
+	changed, err := updateSettings(r.opts.ProjectDir, path, func(d *doc, exists bool) ([]byte, error) {
 		enabled, errs := d.stringList(d.root, "enabledMcpjsonServers", "")
 		var disabled []string
 		if len(errs) == 0 {
@@ -123,6 +126,13 @@ func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
 	if target, err := filepath.EvalSymlinks(path); err == nil {
 		path = target
 	}
+	return replaceFile(path, data, mode)
+}
+
+// replaceFile is writeFileAtomic without following a link at path: the
+// rename replaces what is there. The temporary file is created
+// exclusively (never through a link).
+func replaceFile(path string, data []byte, mode fs.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)

@@ -103,6 +103,41 @@
 // (an invalid file or a duplicate key: error, file unchanged), edit, write a
 // temporary file, rename it over the file.
 //
+// # Links
+//
+// A project's files (.mcp.json, .claude/settings*.json) come with a
+// repository someone cloned, links included. updateJSONFile, told the
+// project directory (fileStyle.within: every write of .mcp.json and of
+// .claude/settings.local.json), resolves the links between the project
+// directory and the file once (confine, links.go) and refuses the write
+// with *LinkError, naming the link and where it resolves, when one of them
+// — the file itself or a folder on the way, a dangling one too — resolves
+// outside the project: nothing is written, and neither the lock file nor
+// the temporary file is created there. Otherwise it works on the resolved
+// path only: the lock file is opened with O_NOFOLLOW (a lock file that is
+// a link is refused), the temporary file is created exclusively, and the
+// rename replaces whatever is at the resolved path instead of following
+// it (replaceFile), so a link put there after the check is replaced, not
+// written through. Links inside the project are followed. The user's own
+// files (~/.claude.json, ~/.claude/settings.json) are followed wherever
+// they point (dotfile managers link them). Reading follows links in every
+// scope, as the CLI does; a file that is not JSON is reported as "not
+// JSON at line L, column C" with encoding/json's reason minus the
+// character it quotes, never a byte of the file.
+//
+// # Server names
+//
+// CheckName is the rule for a name being defined (AddServer,
+// ResolveUnsaved, ParseClientServers): the CLI's, measured on 2.1.329 and
+// 2.1.332 (ASCII letters, digits, "-" and "_", any length), and no "-"
+// first, which the CLI accepts but which reads as an option on a command
+// line. CheckNameRef is the rule for a name that is only referred to
+// (RemoveServer, FindServer, Approve, Reject, SetServerDisabled, and the
+// proxy's requests naming a configured server): not empty, no "-" first.
+// A name a file already holds is read as it is: a server "a.b" loads and
+// can be approved or removed; a server "-h" loads too, but every function
+// that names it refuses it (rename it in its file).
+//
 // # Writing server definitions
 //
 // AddServer and RemoveServer write what `claude mcp add/add-json/remove`

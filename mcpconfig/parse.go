@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -93,9 +95,11 @@ func parseDoc(file string, data []byte) (*doc, *FileError) {
 			if se.Offset >= int64(len(data)) {
 				off = len(data)
 			}
-			return nil, d.errAt(off, "", "invalid JSON: %s", syntaxMessage(se))
+			line, col := d.pos(off)
+			return nil, &FileError{File: file, Line: line, Column: col,
+				Message: fmt.Sprintf("not JSON at line %d, column %d: %s", line, col, syntaxMessage(se))}
 		}
-		return nil, &FileError{File: file, Message: "invalid JSON: " + err.Error()}
+		return nil, &FileError{File: file, Message: "not JSON"}
 	}
 	d.root = gjson.Parse(d.text)
 	if !d.root.IsObject() {
@@ -104,15 +108,28 @@ func parseDoc(file string, data []byte) (*doc, *FileError) {
 	return d, nil
 }
 
-// syntaxMessage is encoding/json's message without its "json: " style
-// prefixes; it names at most one character of the input.
+// syntaxMessage is encoding/json's message without the character it
+// quotes ("invalid character 'x' looking for beginning of value" becomes
+// "invalid character looking for beginning of value"): a configuration
+// file may hold secrets, and not even one of its bytes is shown.
 func syntaxMessage(se *json.SyntaxError) string {
 	msg := se.Error()
 	if msg == "unexpected end of JSON input" {
 		return "unexpected end of file"
 	}
+	if m := quotedChar.ReplaceAllString(msg, "invalid character"); m != msg {
+		return m
+	}
+	if strings.Contains(msg, "'") || strings.Contains(msg, `"`) {
+		return "syntax error" // a message that may quote the input
+	}
 	return msg
 }
+
+// quotedChar is the character encoding/json quotes in a syntax error,
+// between single quotes: a character, or an escape (a quote, a backslash,
+// a control character as \x01).
+var quotedChar = regexp.MustCompile(`^invalid character '(?:\\.[^']*|[^'\\]+)'`)
 
 func firstNonSpace(b []byte) int {
 	for i, c := range b {

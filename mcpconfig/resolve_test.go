@@ -301,7 +301,7 @@ func TestResolveInvalid(t *testing.T) {
 		{proj, 20, 42, "env_null", `"env" must be an object of strings, not null`},
 		{proj, 21, 44, "args_null", `"args" must be an array of strings, not null`},
 		{proj, 23, 32, "command_array", `"command" must be a string, not an array`},
-		{f.path("work/.mcp.json"), 4, 3, "", "invalid JSON: invalid character '}'"},
+		{f.path("work/.mcp.json"), 4, 3, "", "not JSON at line 4, column 3: invalid character looking for beginning of object key string"},
 		{f.path("work/project/.claude/settings.local.json"), 0, 0, "", "file is empty"},
 		{f.path("home/.claude.json"), 1, 55, "u_bad", `"url" is missing`},
 		{f.path("home/.claude/settings.json"), 1, 40, "", "enabledMcpjsonServers[1] must be a string, not a number"},

@@ -34,8 +34,10 @@ func lockPath(path string) string {
 // every settings write (approvals, permission rules): updateJSONFile with
 // duplicate keys refused and the file written as the CLI writes settings
 // (two-space indentation, a final newline, 0600 when new).
-func updateSettings(path string, edit func(d *doc, exists bool) ([]byte, error)) (changed bool, err error) {
-	return updateJSONFile(path, fileStyle{refuseDuplicates: true, finalNewline: true, newMode: 0o600, forceIndent: true}, edit)
+// project is the project directory the file belongs to (its links must
+// stay inside it, see confine).
+func updateSettings(project, path string, edit func(d *doc, exists bool) ([]byte, error)) (changed bool, err error) {
+	return updateJSONFile(path, fileStyle{refuseDuplicates: true, finalNewline: true, newMode: 0o600, forceIndent: true, within: project}, edit)
 }
 
 // fileStyle says how updateJSONFile checks and writes one kind of file.
@@ -44,6 +46,10 @@ type fileStyle struct {
 	finalNewline     bool        // a new file ends with a newline
 	newMode          fs.FileMode // permissions of a new file
 	forceIndent      bool        // always two spaces, whatever the file had (settings files)
+	// within is the project directory of a project file: a link on the
+	// way that resolves outside it is refused (confine). "": a user file,
+	// links followed.
+	within string
 }
 
 // updateJSONFile is the one read-modify-write of a JSON file ccproxy
@@ -56,11 +62,24 @@ type fileStyle struct {
 // permissions kept. The existing file's formatting style is kept unless
 // style.forceIndent: its indentation (two spaces, four, a tab, or compact)
 // and whether it ends with a newline; key order is kept. A new file is
-// written with two spaces. The folder is created when missing.
+// written with two spaces. The folder is created when missing. A file of
+// a project (style.within) is written at its path with the links on the
+// way resolved, and not at all when one resolves outside the project
+// (confine, *LinkError).
+//
 // lockFile takes the lock of ccproxy's writes to path (its lock file,
-// beside it; settingsMu is the caller's): unlock releases it.
-func lockFile(path string) (unlock func(), err error) {
-	lf, err := os.OpenFile(lockPath(path), os.O_RDWR|os.O_CREATE, 0o600)
+// beside it; settingsMu is the caller's): unlock releases it. With
+// noFollow (a project's file) a lock file that is a link is refused, not
+// opened.
+func lockFile(path string, noFollow bool) (unlock func(), err error) {
+	flags := os.O_RDWR | os.O_CREATE
+	if noFollow {
+		if fi, err := os.Lstat(lockPath(path)); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fmt.Errorf("lock %s: the lock file %s is a link: not following it", path, lockPath(path))
+		}
+		flags |= oNoFollow
+	}
+	lf, err := os.OpenFile(lockPath(path), flags, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -74,11 +93,19 @@ func lockFile(path string) (unlock func(), err error) {
 func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool) ([]byte, error)) (changed bool, err error) {
 	settingsMu.Lock()
 	defer settingsMu.Unlock()
+	// name is the file as the user knows it (messages); path, from here
+	// on, the file written.
+	name := path
+	if style.within != "" {
+		if path, err = confine(style.within, path); err != nil {
+			return false, err
+		}
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, fmt.Errorf("create %s: %w", dir, err)
 	}
-	unlock, err := lockFile(path)
+	unlock, err := lockFile(path, style.within != "")
 	if err != nil {
 		return false, err
 	}
@@ -86,18 +113,18 @@ func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool)
 
 	data, exists, err := readConfigFile(path)
 	if err != nil {
-		return false, fmt.Errorf("read %s: %s", path, errorText(err))
+		return false, fmt.Errorf("read %s: %s", name, errorText(err))
 	}
 	mode := style.newMode
 	indent, newline := "  ", style.finalNewline
-	d := &doc{file: path, text: "{}", root: gjson.Parse("{}")}
+	d := &doc{file: name, text: "{}", root: gjson.Parse("{}")}
 	if exists {
 		var ferr *FileError
-		if d, ferr = parseDoc(path, data); ferr == nil && style.refuseDuplicates {
+		if d, ferr = parseDoc(name, data); ferr == nil && style.refuseDuplicates {
 			ferr = d.duplicateKey()
 		}
 		if ferr != nil {
-			return false, fmt.Errorf("not changing %s: %w", path, ferr)
+			return false, fmt.Errorf("not changing %s: %w", name, ferr)
 		}
 		if st, err := os.Stat(path); err == nil {
 			mode = st.Mode().Perm()
@@ -123,7 +150,11 @@ func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool)
 	if newline {
 		pretty.WriteByte('\n')
 	}
-	if err := writeFileAtomic(path, pretty.Bytes(), mode); err != nil {
+	write := writeFileAtomic
+	if style.within != "" {
+		write = replaceFile // path is resolved: a link put there meanwhile is replaced, not followed
+	}
+	if err := write(path, pretty.Bytes(), mode); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -267,7 +298,7 @@ func AllowRules(opts Options, rules ...string) (*Config, error) {
 		return nil, err
 	}
 	path := filepath.Join(r.opts.ProjectDir, ".claude", "settings.local.json")
-	changed, err := updateSettings(path, func(d *doc, exists bool) ([]byte, error) {
+	changed, err := updateSettings(r.opts.ProjectDir, path, func(d *doc, exists bool) ([]byte, error) {
 		perms := member(d.root, "permissions")
 		if perms.Exists() && !perms.IsObject() {
 			return nil, d.errAt(perms.Index, "", "permissions must be an object, not %s", kind(perms))

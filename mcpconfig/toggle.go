@@ -41,7 +41,7 @@ func UnrecordedToggle(opts Options, toggle func() error) (undone bool, err error
 	path := loc.File
 	settingsMu.Lock()
 	defer settingsMu.Unlock()
-	unlock, err := lockFile(path)
+	unlock, err := lockFile(path, false)
 	if err != nil {
 		return false, err
 	}

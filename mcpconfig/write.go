@@ -43,10 +43,37 @@ var WritableScopes = []Scope{ScopeLocal, ScopeProject, ScopeUser}
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 
-// CheckName returns the CLI's error for a server name it refuses.
+// CheckName checks the name of a server being defined: written to a file
+// (AddServer, so `ccproxy mcp add|add-json`, mcp/add, mcp/update),
+// probed unsaved (ResolveUnsaved, mcp/test) or sent by a client
+// (ParseClientServers: session/create's and ACP's mcpServers). The rule
+// is the CLI's, measured on 2.1.329 and 2.1.332 (docs/CLI-NOTES.md): one
+// or more ASCII letters, digits, hyphens and underscores, any length,
+// with the CLI's message; and, stricter than the CLI, which accepts "-h"
+// or "--version" given after "--", no "-" first (CheckNameRef): such a
+// name reads as an option on every command line that carries it.
 func CheckName(name string) error {
+	if err := CheckNameRef(name); err != nil {
+		return err
+	}
 	if !nameRE.MatchString(name) {
 		return badInput("Invalid name %s. Names can only contain letters, numbers, hyphens, and underscores.", name)
+	}
+	return nil
+}
+
+// CheckNameRef checks the name of a server that is only referred to, as
+// configured (removed, approved, rejected, disabled, signed in or out,
+// toggled, reconnected): a name someone wrote in a file by hand may break
+// CheckName's rule ("a.b") and is still accepted, but never an empty one
+// or one starting with "-", which ccproxy refuses everywhere. (Command
+// lines that carry a name put "--" before it all the same.)
+func CheckNameRef(name string) error {
+	switch {
+	case name == "":
+		return badInput("Invalid name: the server name is empty")
+	case strings.HasPrefix(name, "-"):
+		return badInput("Invalid name %s. A server name must not start with \"-\" (it would read as an option); rename the server", name)
 	}
 	return nil
 }
@@ -355,12 +382,13 @@ func LocationOf(opts Options, scope Scope) (Location, error) {
 	return Location{}, badInput("Invalid scope: %s. Must be one of: local, user, project", scope)
 }
 
-// styleFor is how a file of that scope is written when new: as the CLI
+// styleFor is how the file of a scope's location is written when new: as the CLI
 // writes ~/.claude.json and .mcp.json (two spaces, no final newline);
 // ~/.claude.json private.
-func styleFor(scope Scope) fileStyle {
-	if scope == ScopeProject {
-		return fileStyle{newMode: 0o644}
+// A project's .mcp.json must not link outside the project (confine).
+func styleFor(loc Location) fileStyle {
+	if loc.Scope == ScopeProject {
+		return fileStyle{newMode: 0o644, within: filepath.Dir(loc.File)}
 	}
 	return fileStyle{newMode: 0o600}
 }
@@ -428,7 +456,7 @@ func AddServer(opts Options, scope Scope, name string, def json.RawMessage, mode
 			sec = cfg.Secrets()
 		}
 	}
-	_, err = updateJSONFile(loc.File, styleFor(scope), func(d *doc, exists bool) ([]byte, error) {
+	_, err = updateJSONFile(loc.File, styleFor(loc), func(d *doc, exists bool) ([]byte, error) {
 		servers := loc.serversIn(d.root)
 		if servers.Exists() && !servers.IsObject() {
 			return nil, d.errAt(servers.Index, "", "mcpServers must be an object, not %s", kind(servers))
@@ -530,6 +558,9 @@ type Found struct {
 // CLI's order (local, project, user). A file that cannot be read or is not
 // valid JSON is an error naming it.
 func FindServer(opts Options, name string) ([]Found, error) {
+	if err := CheckNameRef(name); err != nil {
+		return nil, err
+	}
 	var out []Found
 	for _, scope := range WritableScopes {
 		loc, err := LocationOf(opts, scope)
@@ -596,6 +627,9 @@ func (e *MissingServerError) Error() string {
 // name in several scopes is refused with *ScopesError, a name in none with
 // *MissingServerError), with the same locked, atomic write as AddServer.
 func RemoveServer(opts Options, scope Scope, name string) (Location, error) {
+	if err := CheckNameRef(name); err != nil {
+		return Location{}, err
+	}
 	var loc Location
 	if scope == "" {
 		found, err := FindServer(opts, name)
@@ -620,7 +654,7 @@ func RemoveServer(opts Options, scope Scope, name string) (Location, error) {
 			return Location{}, err
 		}
 	}
-	_, err := updateJSONFile(loc.File, styleFor(loc.Scope), func(d *doc, exists bool) ([]byte, error) {
+	_, err := updateJSONFile(loc.File, styleFor(loc), func(d *doc, exists bool) ([]byte, error) {
 		if !member(loc.serversIn(d.root), name).Exists() {
 			return nil, &MissingServerError{Name: name, Scope: loc.Scope}
 		}
@@ -691,11 +725,11 @@ func SetServerDisabled(opts Options, name string, disabled bool) (*Config, error
 	if err != nil {
 		return nil, err
 	}
-	if name == "" {
-		return nil, badInput("no server name given")
+	if err := CheckNameRef(name); err != nil {
+		return nil, err
 	}
 	path := "projects." + pathKey(loc.Project) + ".disabledMcpServers"
-	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
+	_, err = updateJSONFile(loc.File, styleFor(loc), func(d *doc, exists bool) ([]byte, error) {
 		entry, err := d.projectEntry(loc.Project)
 		if err != nil {
 			return nil, err
@@ -749,7 +783,7 @@ func TrustWorkspace(opts Options) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = updateJSONFile(loc.File, styleFor(ScopeLocal), func(d *doc, exists bool) ([]byte, error) {
+	_, err = updateJSONFile(loc.File, styleFor(loc), func(d *doc, exists bool) ([]byte, error) {
 		entry, err := d.projectEntry(loc.Project)
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package mcpconfig
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,7 +82,7 @@ func TestNormalizeDefinition(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ in, want string }{
-		{`{"command":"node",}`, `server "n": invalid JSON`},
+		{`{"command":"node",}`, `server "n": not JSON at line 1, column 20`},
 		{`"x"`, `the definition must be a JSON object, not a string`},
 		{`{"type":"sse"}`, `"url" is missing`},
 		{`{"command":"bin/x"}`, `d:1:12: server "n": command "bin/x" is a relative path`},
@@ -177,5 +178,89 @@ func TestRemoveServerColonName(t *testing.T) {
 	var doc struct{ MCPServers map[string]json.RawMessage }
 	if err := json.Unmarshal(data, &doc); err != nil || len(doc.MCPServers) != 1 || doc.MCPServers["x"] == nil {
 		t.Errorf("after removing \":x\": %s (%v), want only \"x\" left", data, err)
+	}
+}
+
+// TestCheckNameRule: the rule of new server names is the CLI's, measured
+// on 2.1.329 and 2.1.332 (docs/CLI-NOTES.md: `claude mcp add -- NAME
+// /bin/echo` in a temporary HOME), except that a name starting with "-"
+// (which the CLI accepts) is refused; CheckNameRef, for names already
+// configured, refuses only that and the empty name.
+func TestCheckNameRule(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cli, ref bool // accepted by the CLI; by CheckNameRef
+		want     string
+	}{
+		{"", false, false, "the server name is empty"},
+		{"-h", true, false, `Invalid name -h. A server name must not start with "-"`},
+		{"-x", true, false, `must not start with "-"`},
+		{"--version", true, false, `must not start with "-"`},
+		{"-", true, false, `must not start with "-"`},
+		{"a b", false, true, "Invalid name a b. Names can only contain letters, numbers, hyphens, and underscores."},
+		{"a.b", false, true, "Invalid name a.b."},
+		{"a/b", false, true, "Invalid name a/b."},
+		{"a:b", false, true, "Invalid name a:b."},
+		{"héllo", false, true, "Invalid name héllo."},
+		{strings.Repeat("b", 5000), true, true, ""},
+		{"a-b_c", true, true, ""},
+		{"_a", true, true, ""},
+		{"123", true, true, ""},
+		{"a-", true, true, ""},
+	} {
+		err := CheckName(tc.name)
+		wantOK := tc.cli && !strings.HasPrefix(tc.name, "-")
+		if (err == nil) != wantOK || (err != nil && (!strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrBadInput))) {
+			t.Errorf("CheckName(%.20q) = %v, want ok=%v %q", tc.name, err, wantOK, tc.want)
+		}
+		if err := CheckNameRef(tc.name); (err == nil) != tc.ref {
+			t.Errorf("CheckNameRef(%.20q) = %v, want ok=%v", tc.name, err, tc.ref)
+		}
+	}
+}
+
+// TestOptionNameRefusedEverywhere: every function of the package that
+// takes a server name refuses one starting with "-", also when a file
+// defines it (the CLI writes `claude mcp add -- -h …`), and writes
+// nothing; a configured name that breaks the rule of new names is still
+// found and removed.
+func TestOptionNameRefusedEverywhere(t *testing.T) {
+	f := newFixture(t, "trusted")
+	f.write(t, "work/project/.mcp.json", `{"mcpServers": {"-h": {"command": "true"}, "a.b": {"command": "true"}}}`)
+	f.write(t, "home/.claude.json", `{"mcpServers": {"-h": {"command": "true"}}}`)
+	def := json.RawMessage(`{"type":"stdio","command":"true","args":[],"env":{}}`)
+	before := map[string]string{}
+	for _, p := range []string{"work/project/.mcp.json", "home/.claude.json", "work/project/.claude/settings.local.json"} {
+		b, _ := os.ReadFile(f.path(p))
+		before[p] = string(b)
+	}
+	for what, call := range map[string]func() error{
+		"AddServer":         func() error { _, err := AddServer(f.opts, ScopeUser, "-h", def, AddOrReplace); return err },
+		"RemoveServer":      func() error { _, err := RemoveServer(f.opts, ScopeUser, "-h"); return err },
+		"FindServer":        func() error { _, err := FindServer(f.opts, "-h"); return err },
+		"Approve":           func() error { _, err := Approve(f.opts, "-h"); return err },
+		"Reject":            func() error { _, err := Reject(f.opts, "-h"); return err },
+		"SetServerDisabled": func() error { _, err := SetServerDisabled(f.opts, "-h", true); return err },
+		"ResolveUnsaved":    func() error { _, err := ResolveUnsaved(f.opts, "-h", def); return err },
+		"ParseClientServers": func() error {
+			_, err := ParseClientServers("mcpServers", []byte(`{"-h": {"command": "true"}}`))
+			return err
+		},
+	} {
+		err := call()
+		if err == nil || !strings.Contains(err.Error(), `Invalid name -h. A server name must not start with "-"`) {
+			t.Errorf("%s(-h): %v", what, err)
+		}
+	}
+	for p, b := range before {
+		if after, _ := os.ReadFile(f.path(p)); string(after) != b {
+			t.Errorf("%s changed:\n%s", p, after)
+		}
+	}
+	if found, err := FindServer(f.opts, "a.b"); err != nil || len(found) != 1 {
+		t.Errorf("FindServer(a.b) = %v, %v", found, err)
+	}
+	if _, err := RemoveServer(f.opts, ScopeProject, "a.b"); err != nil {
+		t.Errorf("RemoveServer(a.b): %v", err)
 	}
 }

@@ -146,7 +146,8 @@ func TestSessionCreateClientMCPServersRefused(t *testing.T) {
 		{map[string]any{"rel": map[string]any{"command": "./bin/srv"}}, `data.mcpServers["rel"]: command "./bin/srv" is a relative path`},
 		{map[string]any{"odd": map[string]any{"type": "pigeon", "url": "https://x.example"}}, `data.mcpServers["odd"]: unknown "type"`},
 		{map[string]any{"nourl": map[string]any{"type": "http"}}, `data.mcpServers["nourl"]: "url" is missing`},
-		{map[string]any{"bad name": map[string]any{"command": "/bin/x"}}, `data.mcpServers: key "bad name": a server name is 1 to 256 letters, digits, _ or -`},
+		{map[string]any{"bad name": map[string]any{"command": "/bin/x"}}, `data.mcpServers: key "bad name": a server name is 1 to 256 letters, digits, _ or -, not - first`},
+		{map[string]any{"-h": map[string]any{"command": "/bin/x"}}, `data.mcpServers: key "-h": a server name is 1 to 256 letters, digits, _ or -, not - first`},
 		{[]any{map[string]any{"name": "x", "command": "/bin/x"}}, `mcpServers: want an object`},
 	} {
 		pe := c.doErr(protocol.TypeSessionCreate, map[string]any{"mcpServers": tc.servers})

@@ -272,7 +272,7 @@
 //
 // With an MCP source, on platforms where childproc.OpenTerminal works
 // (Linux), the proxy offers mcp.auth: mcp/login runs the CLI's own
-// `claude [prefix] mcp login NAME --no-browser` (claude's binary,
+// `claude [prefix] mcp login --no-browser -- NAME` (claude's binary,
 // environment without the token, Options.Project as directory) so the
 // tokens land where Claude Code keeps them. The CLI refuses a stdin that
 // is not a terminal, so its stdin is the tty of a pseudo-terminal (the
@@ -280,7 +280,7 @@
 // stdout is a pipe read line by line (lines cut at 16 KiB, terminal escapes
 // removed) for the indented authorization URL, its stderr a 16 KiB tail.
 //
-//	mcp/login ─► checks (configured, http/sse, not only in ccproxy's extra files) ─► claude mcp login
+//	mcp/login ─► checks (no "-" first in the name, configured, http/sse, not only in ccproxy's extra files) ─► claude mcp login --no-browser -- NAME
 //	          ─► URL line ─► reply {name, url} + push mcp/login {state: url}
 //	          ─► exit 0 ─► mcp_reconnect in every live session (mcpLiveEach) ─► push {state: done}
 //	          ─► exit ≠ 0, MCPLoginTimeout, mcp/logout or a new mcp/login of NAME ─► push {state: failed}

@@ -28,7 +28,7 @@ import (
 // CLI keeps the tokens in ~/.claude/.credentials.json, where every claude
 // process finds them, and a live session picks them up on mcp_reconnect.
 //
-//	mcp/login ─► `claude mcp login NAME --no-browser` (stdin: a pseudo-terminal, which the CLI
+//	mcp/login ─► `claude mcp login --no-browser -- NAME` (stdin: a pseudo-terminal, which the CLI
 //	             insists on; stdout, stderr: pipes, bounded) ─► "  https://…/authorize?…" line
 //	          ─► reply {name, url} + push {state: url}
 //	          … the user's browser approves; the authorization server redirects to the CLI's
@@ -37,7 +37,7 @@ import (
 //	             or push {state: failed, error} (exit ≠ 0, LoginTimeout, cancelled)
 //	mcp/login {name, redirect} (browser on another machine) ─► GET redirect, which must be the
 //	             login's loopback redirect_uri, = the CLI's callback ─► reply {name}
-//	mcp/logout ─► cancel a running login of NAME ─► `claude mcp logout NAME` ─► mcp_reconnect
+//	mcp/logout ─► cancel a running login of NAME ─► `claude mcp logout -- NAME` ─► mcp_reconnect
 //	             in every live session (→ needs-auth) ─► reply
 //
 // A login runs in a goroutine of its connection (client.async), which owns
@@ -140,9 +140,13 @@ func (s *Server) authTarget(typ, name string) error {
 	return nil
 }
 
-// loginCommand builds `claude [prefix] mcp SUB NAME [extra]` as sessions
-// run claude: same binary, environment (without the proxy's token) and
-// directory (the project).
+// loginCommand builds `claude [prefix] mcp login --no-browser -- NAME` or
+// `claude [prefix] mcp logout -- NAME` as sessions run claude: same
+// binary, environment (without the proxy's token) and directory (the
+// project). The name comes after "--", so that no configured name reads
+// as an option (2.1.329 and 2.1.332 take a name after "--";
+// docs/CLI-NOTES.md); authTarget has refused one starting with "-"
+// already.
 func (s *Server) loginCommand(typ string, args ...string) (*exec.Cmd, error) {
 	claude, err := s.findClaude()
 	if err != nil {
@@ -166,7 +170,7 @@ func (s *Server) reqMCPLogin(c *client, id json.RawMessage, d *protocol.MCPLogin
 		c.replyErr(id, err)
 		return
 	}
-	cmd, err := s.loginCommand(typ, "mcp", "login", name, "--no-browser")
+	cmd, err := s.loginCommand(typ, "mcp", "login", "--no-browser", "--", name)
 	if err != nil {
 		c.replyErr(id, err)
 		return
@@ -438,7 +442,7 @@ func (s *Server) reqMCPLogout(c *client, id json.RawMessage, name string) {
 		c.replyErr(id, err)
 		return
 	}
-	cmd, err := s.loginCommand(typ, "mcp", "logout", name)
+	cmd, err := s.loginCommand(typ, "mcp", "logout", "--", name)
 	if err != nil {
 		c.replyErr(id, err)
 		return

@@ -17,16 +17,18 @@ import (
 )
 
 // startAuthServer starts a proxy on the fake claude whose configuration has
-// an http server "oa" (project scope) and a stdio server "local", with env
-// for the fake's `mcp login`.
+// an http server "oa" (project scope) and a stdio server "local" (unless
+// opts.MCP is given), with env for the fake's `mcp login`.
 func startAuthServer(t *testing.T, opts Options, env ...string) (*testServer, *wsClient) {
 	t.Helper()
 	if !childproc.TerminalSupported {
 		t.Skip("no pseudo-terminals on this platform")
 	}
-	src := newTestSource(t, map[string]string{"oa": `{"type":"http","url":"http://127.0.0.1:1/mcp"}`, "local": `{"command":"x","args":[]}`})
-	src.set(src.servers, map[string]string{"oa": protocol.ApprovalApproved})
-	opts.MCP = src
+	if opts.MCP == nil {
+		src := newTestSource(t, map[string]string{"oa": `{"type":"http","url":"http://127.0.0.1:1/mcp"}`, "local": `{"command":"x","args":[]}`})
+		src.set(src.servers, map[string]string{"oa": protocol.ApprovalApproved})
+		opts.MCP = src
+	}
 	ts := startServer(t, opts, env...)
 	c := ts.dial(t)
 	if caps := helloCaps(t, c); !slices.Contains(caps, protocol.CapMCPAuth) {
@@ -110,7 +112,7 @@ func TestMCPLoginFlow(t *testing.T) {
 		}
 	}
 	b, _ := os.ReadFile(argsFile)
-	if string(b) != `["mcp","login","oa","--no-browser"]` {
+	if string(b) != `["mcp","login","--no-browser","--","oa"]` {
 		t.Errorf("claude ran with %s", b)
 	}
 	release()

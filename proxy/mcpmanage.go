@@ -227,6 +227,17 @@ func (s *Server) reqMCPTest(c *client, id json.RawMessage, d *protocol.MCPTest) 
 	})
 }
 
+// serverNameErr is the bad_request of request typ for a server name
+// ccproxy refuses everywhere (mcpconfig.CheckNameRef: empty, or "-"
+// first), naming the field; nil for any other name, as configured ones
+// may break the rule of new names.
+func serverNameErr(typ, name string) error {
+	if err := mcpconfig.CheckNameRef(name); err != nil {
+		return protocol.Errorf(protocol.CodeBadRequest, "%s: name: %s", typ, err.Error())
+	}
+	return nil
+}
+
 // mcpError turns an error of mcpconfig's writes into the reply error:
 // mcp_server_exists, mcp_server_not_found, bad_request for bad input (a
 // definition's field error, an invalid name or scope, a name in several
@@ -239,10 +250,13 @@ func mcpError(c *client, typ, name string, err error) error {
 		me *mcpconfig.MissingServerError
 		se *mcpconfig.ScopesError
 		fe *mcpconfig.FileError
+		le *mcpconfig.LinkError
 	)
 	switch {
 	case errors.As(err, &pe):
 		return pe
+	case errors.As(err, &le):
+		return protocol.Errorf(protocol.CodeBadRequest, "%s: %s", typ, le.Error())
 	case errors.As(err, &ee):
 		return protocol.Errorf(protocol.CodeMCPServerExists, "%s: %s", typ, ee.Error())
 	case errors.As(err, &me):
@@ -263,8 +277,12 @@ func mcpError(c *client, typ, name string, err error) error {
 func (s *Server) offersLive() bool { return s.opts.MCP != nil }
 
 // configuredServer returns the view of server name in the proxy's MCP
-// configuration, or the mcp_server_not_found error of request typ.
+// configuration, or the mcp_server_not_found error of request typ. A name
+// that reads as an option is refused first (serverNameErr).
 func (s *Server) configuredServer(typ, name string) (*protocol.MCPConfigServer, error) {
+	if err := serverNameErr(typ, name); err != nil {
+		return nil, err
+	}
 	if cfg := s.mcp.config(); cfg != nil {
 		if i := slices.IndexFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }); i >= 0 {
 			return &cfg.View.Servers[i], nil

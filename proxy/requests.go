@@ -96,9 +96,9 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		s.mcp.unsubscribe(c)
 		c.reply(id, nil)
 	case *protocol.MCPApprove:
-		c.async(func() { s.reqApproval(c, id, d.Name, s.opts.MCP.Approve) })
+		c.async(func() { s.reqApproval(c, id, f.Type, d.Name, s.opts.MCP.Approve) })
 	case *protocol.MCPReject:
-		c.async(func() { s.reqApproval(c, id, d.Name, s.opts.MCP.Reject) })
+		c.async(func() { s.reqApproval(c, id, f.Type, d.Name, s.opts.MCP.Reject) })
 	case *protocol.MCPProbe:
 		s.calls.reqProbe(c, id, d)
 	case *protocol.MCPTools:
@@ -286,11 +286,18 @@ func controlError(what string, err error) error {
 	}
 }
 
-func (s *Server) reqApproval(c *client, id json.RawMessage, name string, decide func(string) (string, error)) {
+func (s *Server) reqApproval(c *client, id json.RawMessage, typ, name string, decide func(string) (string, error)) {
+	if err := serverNameErr(typ, name); err != nil {
+		c.replyErr(id, err)
+		return
+	}
 	approval, err := decide(name)
 	if err != nil {
 		var pe *protocol.Error
-		if !errors.As(err, &pe) {
+		var le *mcpconfig.LinkError
+		if errors.As(err, &le) { // a project file linking outside the project: the user's to fix
+			err = protocol.Errorf(protocol.CodeBadRequest, "%s", le.Error())
+		} else if !errors.As(err, &pe) {
 			c.log.Error("recording an MCP approval failed", "server", name, "err", err)
 			err = protocol.Errorf(protocol.CodeInternal, "recording the decision about %.80q failed; see the proxy's log", name)
 		}

@@ -114,7 +114,7 @@ func (SessionCreate) schemaRules(s *jsonschema.Schema) {
 	}
 	p.Type, p.Types = "object", nil
 	p.MaxProperties = ptrInt(MaxClientMCPServers)
-	p.PropertyNames = withMessage(&jsonschema.Schema{Pattern: "^[A-Za-z0-9_-]{1,256}$"}, "a server name is 1 to 256 letters, digits, _ or -")
+	p.PropertyNames = withMessage(&jsonschema.Schema{Pattern: "^[A-Za-z0-9_][A-Za-z0-9_-]{0,255}$"}, "a server name is 1 to 256 letters, digits, _ or -, not - first")
 	p.AdditionalProperties = withMessage(&jsonschema.Schema{Type: "object"}, "a server definition is an object")
 }
 

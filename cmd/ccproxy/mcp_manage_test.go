@@ -162,7 +162,7 @@ func TestMCPAddBadInput(t *testing.T) {
 		{[]string{"add", "-t", "http", "-H", "bad header", "w", "https://x.example"}, `Invalid header format: "bad header"`},
 		{[]string{"add", "-H", "X: y", "w", "--", "node"}, "-H/--header is for http and sse servers"},
 		{[]string{"add", "w"}, "want NAME and a COMMAND"},
-		{[]string{"add-json", "w", "{bad"}, `Invalid configuration: the JSON argument:1:2: server "w": invalid JSON`},
+		{[]string{"add-json", "w", "{bad"}, `Invalid configuration: the JSON argument:1:2: server "w": not JSON at line 1, column 2`},
 		{[]string{"add-json", "w", "[1]"}, "the definition must be a JSON object, not an array"},
 		{[]string{"add-json", "w", `{"type":"http"}`}, `"url" is missing`},
 		{[]string{"add-json", "w", `{"url":"https://x"}`}, `has "url" but no "type"`},
@@ -201,7 +201,7 @@ func TestMCPAddUnwritable(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errs, code := runMCPCmd(t, "add", "--project", project, "-s", "user", "w", "--", "node")
-	if code == 0 || !strings.Contains(errs, "not changing "+cj+": "+cj+":1:10: invalid JSON") {
+	if code == 0 || !strings.Contains(errs, "not changing "+cj+": "+cj+":1:10: not JSON at line 1, column 10") {
 		t.Errorf("invalid ~/.claude.json: exit %d, %q", code, errs)
 	}
 	if data, _ := os.ReadFile(cj); string(data) != `{"a": 1,}` {
@@ -398,7 +398,7 @@ func TestMCPAddJSONStdin(t *testing.T) {
 		t.Errorf("written %v", got)
 	}
 	err = run(context.Background(), []string{"mcp", "add-json", "--project", project, "bad", "-"}, strings.NewReader("{\n  \"command\": node\n}"), &out, &errb)
-	if err == nil || !strings.Contains(err.Error(), "Invalid configuration: stdin:2:15: server \"bad\": invalid JSON") {
+	if err == nil || !strings.Contains(err.Error(), "Invalid configuration: stdin:2:15: server \"bad\": not JSON at line 2, column 15") {
 		t.Errorf("bad stdin: %v", err)
 	}
 }

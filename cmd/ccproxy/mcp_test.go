@@ -162,7 +162,7 @@ func TestMCPConfigText(t *testing.T) {
 	for _, want := range []string{
 		"SERVER", "ok_stdio", "awaiting approval",
 		proj + `:3:13: server "no_url": "url" is missing`,
-		filepath.Join(root, "work", ".mcp.json") + ":4:3: invalid JSON",
+		filepath.Join(root, "work", ".mcp.json") + ":4:3: not JSON at line 4, column 3",
 		"--allowedTools: mcp__ok_stdio mcp__u_ok\n", // ok_stdio: approved in ~/.claude/settings.json
 	} {
 		if !strings.Contains(out, want) {

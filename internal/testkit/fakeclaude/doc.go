@@ -21,7 +21,7 @@
 // # What Main does
 //
 //   - --version prints "VERSION (Claude Code)": Version, or $FAKE_VERSION.
-//   - mcp login NAME / mcp logout NAME play the CLI's MCP OAuth commands
+//   - mcp login [--no-browser] [--] NAME / mcp logout [--] NAME play the CLI's MCP OAuth commands (-h before "--": the usage, exit 0)
 //     (see mcpAuth: FAKE_LOGIN, FAKE_LOGIN_GATE, FAKE_LOGIN_PIDFILE,
 //     FAKE_LOGOUT).
 //   - Otherwise it reads stream-json lines on stdin until EOF, then exits

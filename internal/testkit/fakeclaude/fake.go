@@ -76,8 +76,8 @@ func Main(args []string) int {
 		b, _ := json.Marshal(args)
 		os.WriteFile(f, b, 0o644)
 	}
-	if len(args) >= 3 && args[0] == "mcp" && (args[1] == "login" || args[1] == "logout") {
-		return mcpAuth(args[1], args[2])
+	if len(args) >= 2 && args[0] == "mcp" && (args[1] == "login" || args[1] == "logout") {
+		return mcpAuthArgs(args[1], args[2:])
 	}
 	if os.Getenv("FAKE_IGNORE_TERM") == "1" {
 		signal.Ignore(syscall.SIGTERM)

@@ -4,7 +4,41 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
+
+// mcpAuthArgs reads the arguments of `mcp login|logout` as the CLI's
+// option parser does (2.1.329, 2.1.332; docs/CLI-NOTES.md): -h/--help
+// anywhere before "--" prints the usage and exits 0 (so `mcp login -h
+// --no-browser` "succeeds" without signing in), another option is
+// refused, the first other argument, or the one after "--", is NAME.
+func mcpAuthArgs(sub string, args []string) int {
+	name, named := "", false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if !named && i+1 < len(args) {
+				name, named = args[i+1], true
+			}
+			i = len(args)
+		case a == "-h" || a == "--help":
+			fmt.Printf("Usage: claude mcp %s [options] <name>\n", sub)
+			return 0
+		case a == "--no-browser" && sub == "login":
+		case strings.HasPrefix(a, "-"):
+			fmt.Fprintf(os.Stderr, "error: unknown option '%s'\n", a)
+			return 1
+		case !named:
+			name, named = a, true
+		}
+	}
+	if !named {
+		fmt.Fprintln(os.Stderr, "error: missing required argument 'name'")
+		return 1
+	}
+	return mcpAuth(sub, name)
+}
 
 // mcpAuth plays `claude mcp login NAME --no-browser` and `claude mcp
 // logout NAME` as measured on 2.1.329 (docs/CLI-NOTES.md): login refuses
