@@ -76,8 +76,10 @@
 //	            version is main.version when a release build stamped it
 //	            (scripts/release.sh), else the module version in the build info.
 //
-// At start, serve (and acp, through newServer) removes the private --mcp-config directories that killed
-// ccproxy processes left (mcpconfig.RemoveStale). Every child ccproxy starts
+// At start, serve (and acp, through newServer), in every mode, --demo too,
+// removes the private --mcp-config directories that killed ccproxy
+// processes left (mcpconfig.RemoveStale); at a clean shutdown server.Close
+// removes its own once empty (mcpconfig.ReleasePrivateDir). Every child ccproxy starts
 // goes through childproc's guard, which on Linux is this binary re-executed:
 // the package's init runs it before main (see internal/childproc).
 package main
