@@ -311,10 +311,11 @@
 // the listen address or every address of the machine on a wildcard, and
 // loopback names on loopback) make the own origins (https:// under TLS) and
 // the Host header check that every request passes before the Origin check
-// (DNS rebinding: 421). POST /v1/login is rate-limited per client address
-// (IPv4 address or IPv6 /64) by a token bucket in a map bounded by
-// Options.MaxLoginClients; when it is full, newcomers share one bucket and
-// it is logged. Under TLS the login cookie is Secure. GET /v1/health
+// (DNS rebinding: 421). Failed POST /v1/login are rate-limited per client
+// address (IPv4 address or IPv6 /64) by a token bucket of failures in an
+// LRU table bounded by Options.MaxLoginClients (when it is full, the
+// address whose last failure is oldest is forgotten; logged once); a valid
+// code is never refused. Under TLS the login cookie is Secure. GET /v1/health
 // summarizes the proxy (Health) for `ccproxy status`. SelfSignedCert,
 // CertFingerprint and SPKIHash serve `serve --tls-self-signed`.
 //
