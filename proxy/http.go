@@ -105,11 +105,8 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 // websocket in a ccproxy.token.T subprotocol, in constant time. Tokens in
 // the URL are never accepted.
 func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, tok, ok := strings.Cut(h, " ")
-		if ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok)) {
-			return true
-		}
+	if s.bearerOK(r) {
+		return true
 	}
 	if subprotocol {
 		for _, p := range websocket.Subprotocols(r) {
@@ -126,6 +123,17 @@ func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
 		return s.cookieOK(r)
 	}
 	return false
+}
+
+// bearerOK reports whether the request carries the token in its
+// Authorization header.
+func (s *Server) bearerOK(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return false
+	}
+	scheme, tok, ok := strings.Cut(h, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok))
 }
 
 func (s *Server) tokenOK(t string) bool {

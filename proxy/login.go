@@ -287,14 +287,27 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 	writeHTTPError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "this login link was already used or has expired: get a new one with `ccproxy login-url` (or POST /v1/login/code with the token)")
 }
 
-// serveLoginCode is POST /v1/login/code, with the token: it mints a code
-// valid for LoginCodeTTL, so that an extension host holding the token can
-// open the web UI in a browser: {"code", "url"}.
+// serveLoginCode is POST /v1/login/code: it mints a code valid for
+// LoginCodeTTL, {"code", "url"}, so that an extension host holding the
+// token can open the web UI in a browser, or a logged-in browser can hand
+// a link to a phone. With the token (Authorization: Bearer) it always
+// does. With the login cookie alone, only for a page of the proxy's own
+// origin (or an --allow-origin one), which must say so with its Origin
+// header: a request without one is refused too (403), so that no
+// cross-site request a browser sends without Origin (a form, a link) ever
+// mints a link, whatever the cookie's SameSite attribute does.
 func (s *Server) serveLoginCode(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
 		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "POST /v1/login/code mints a login link")
 		return
+	}
+	if !s.bearerOK(r) {
+		if origin := r.Header.Get("Origin"); origin == "" || !s.origins.ownOrExtra(origin) {
+			s.log.Warn("login link refused: the login cookie without the proxy's own Origin", "origin", truncate(origin, 100))
+			writeHTTPError(w, http.StatusForbidden, protocol.CodeForbiddenOrigin, "minting a login link with the login cookie takes a request from the web UI's own page (its Origin header); with the token, send Authorization: Bearer")
+			return
+		}
 	}
 	code := s.NewLoginCode(LoginCodeTTL)
 	w.Header().Set("Content-Type", "application/json")
