@@ -112,7 +112,10 @@
 // (a privdir.Run under SpoolDir: 0700, locked while the process lives, on
 // Windows too; a dead process's is removed at start)
 // with an in-memory offset index, read back with ReadAt. Only beyond
-// ReplayDiskBytes per session are events dropped. An exited session keeps
+// ReplayDiskBytes per session are events dropped, or when a spill fails (a
+// full disk): the frames on disk are then given up, the failure logged
+// once per session and counted (ccproxy_replay_log_spill_failures_total),
+// and a subscriber behind them gets session/gap. An exited session keeps
 // 1 MiB of its log in memory; SessionTTL after its exit it is reaped
 // (subscribers get session/state closed, reason reaped; its files are
 // removed). It counts against MaxSessions until then.

@@ -130,6 +130,9 @@ type Options struct {
 	// disk, one subdirectory per ccproxy process (default DefaultSpoolDir()).
 	// Subdirectories of ccproxy processes that are gone are removed at start.
 	SpoolDir string
+	// spillCreate, when set (by tests), creates the spill files instead of
+	// createSpillFile: a stand-in for a full disk.
+	spillCreate func(path string) (spillFile, error)
 
 	// MaxPendingPermissions bounds the permission requests of a session
 	// waiting for an answer (default DefaultMaxPendingPermissions); beyond
