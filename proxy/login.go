@@ -242,7 +242,9 @@ func (s *Server) cookieOK(r *http.Request) bool {
 // same address is every local process on loopback, or a whole network
 // behind NAT: others' failures must not lock its holder out). A wrong one
 // is charged to the client address: past its failures, 429 with
-// Retry-After instead of 401.
+// Retry-After instead of 401. A code is 192 random bits, so the limit is
+// not what stops guessing; it tells a failing client to back off and
+// keeps the log short.
 func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
