@@ -168,8 +168,10 @@
 // At spawn: MCPConfigFile writes the active servers to a private file (0600;
 // Close removes it), by default in the process's own 0700 directory
 // (PrivateDir: a privdir.Run, <TMPDIR>/ccproxy-<uid>/run-<pid>-*, locked
-// while the process lives; RemoveStale, called by ccproxy serve at start,
-// removes the directories of processes that are gone, even by SIGKILL),
+// while the process lives; RemoveStale, called by every ccproxy serve and
+// acp at start, --demo too, removes the directories of processes that are
+// gone, even by SIGKILL; ReleasePrivateDir, at a clean shutdown, removes
+// the process's own once it holds no file),
 // and ConfigFile.Args gives --strict-mcp-config
 // --mcp-config PATH, so claude loads exactly what ccproxy shows; AllowedTools
 // and DisallowedTools give the --allowedTools and --disallowedTools entries.
@@ -229,7 +231,9 @@
 // (settingsMu, held around the file lock) and across processes (the lock
 // file), and replace the file atomically. PrivateDir creates the directory on
 // first use (again if it was removed meanwhile) and keeps its lock file open
-// while it is in use; a mutex guards that state; RemoveStale may run
+// while it is in use; a mutex guards that state, and is held while a file
+// is created there (createPrivate), so that ReleasePrivateDir never
+// removes the directory under a file being made; RemoveStale may run
 // concurrently with it and with other processes: a directory whose lock is
 // held is never touched. A Watcher owns one goroutine; its methods are
 // safe for concurrent use and Close is idempotent and waits for the

@@ -24,14 +24,13 @@ type ConfigFile struct {
 // PrivateDir when dir is ""), readable and writable by the owner only
 // (0600).
 func (c *Config) MCPConfigFile(dir string) (*ConfigFile, error) {
+	var f *os.File
+	var err error
 	if dir == "" {
-		d, err := PrivateDir()
-		if err != nil {
-			return nil, err
-		}
-		dir = d
+		f, err = createPrivate("ccproxy-mcp-*.json")
+	} else {
+		f, err = os.CreateTemp(dir, "ccproxy-mcp-*.json")
 	}
-	f, err := os.CreateTemp(dir, "ccproxy-mcp-*.json")
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: create --mcp-config file: %w", err)
 	}

@@ -100,3 +100,44 @@ func TestWriteFollowsSymlinks(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// At a clean shutdown ReleasePrivateDir removes the private directory once
+// its files are gone (and not before); the next file makes a new one.
+// RemoveStale makes no directory.
+func TestReleasePrivateDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	base := filepath.Join(tmp, "ccproxy-"+strconv.Itoa(os.Getuid()))
+	if removed, err := RemoveStale(); err != nil || len(removed) != 0 {
+		t.Fatalf("RemoveStale = %v, %v", removed, err)
+	}
+	if _, err := os.Lstat(base); err == nil {
+		t.Fatal("RemoveStale made the base directory")
+	}
+	f, err := (&Config{}).MCPConfigFile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(f.Path)
+	if removed, err := ReleasePrivateDir(); removed || err != nil {
+		t.Fatalf("ReleasePrivateDir with a file in it = %v, %v; want it kept", removed, err)
+	}
+	if _, err := os.Stat(f.Path); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if removed, err := ReleasePrivateDir(); !removed || err != nil {
+		t.Fatalf("ReleasePrivateDir once empty = %v, %v; want it removed", removed, err)
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		t.Fatalf("%s is still there", dir)
+	}
+	f2, err := (&Config{}).MCPConfigFile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	if d := filepath.Dir(f2.Path); d == dir || filepath.Dir(d) != base {
+		t.Errorf("after the release the file went to %s; want a new directory under %s", d, base)
+	}
+}

@@ -516,11 +516,7 @@ func ResolveUnsaved(opts Options, name string, def json.RawMessage) (*Config, er
 	// In the process's private directory, like MCPConfigFile: the
 	// definition may hold secrets, and a killed ccproxy's leftovers are
 	// removed at the next start (RemoveStale).
-	dir, err := PrivateDir()
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(dir, "ccproxy-mcp-test-*.json")
+	f, err := createPrivate("ccproxy-mcp-test-*.json")
 	if err != nil {
 		return nil, fmt.Errorf("mcpconfig: test %q: %w", name, err)
 	}

@@ -112,7 +112,10 @@
 // (a privdir.Run under SpoolDir: 0700, locked while the process lives, on
 // Windows too; a dead process's is removed at start)
 // with an in-memory offset index, read back with ReadAt. Only beyond
-// ReplayDiskBytes per session are events dropped. An exited session keeps
+// ReplayDiskBytes per session are events dropped, or when a spill fails (a
+// full disk): the frames on disk are then given up, the failure logged
+// once per session and counted (ccproxy_replay_log_spill_failures_total),
+// and a subscriber behind them gets session/gap. An exited session keeps
 // 1 MiB of its log in memory; SessionTTL after its exit it is reaped
 // (subscribers get session/state closed, reason reaped; its files are
 // removed). It counts against MaxSessions until then.
@@ -311,10 +314,11 @@
 // the listen address or every address of the machine on a wildcard, and
 // loopback names on loopback) make the own origins (https:// under TLS) and
 // the Host header check that every request passes before the Origin check
-// (DNS rebinding: 421). POST /v1/login is rate-limited per client address
-// (IPv4 address or IPv6 /64) by a token bucket in a map bounded by
-// Options.MaxLoginClients; when it is full, newcomers share one bucket and
-// it is logged. Under TLS the login cookie is Secure. GET /v1/health
+// (DNS rebinding: 421). Failed POST /v1/login are rate-limited per client
+// address (IPv4 address or IPv6 /64) by a token bucket of failures in an
+// LRU table bounded by Options.MaxLoginClients (when it is full, the
+// address whose last failure is oldest is forgotten; logged once); a valid
+// code is never refused. Under TLS the login cookie is Secure. GET /v1/health
 // summarizes the proxy (Health) for `ccproxy status`. SelfSignedCert,
 // CertFingerprint and SPKIHash serve `serve --tls-self-signed`.
 //

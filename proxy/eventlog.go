@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -14,7 +15,11 @@ import (
 // directory, with an in-memory offset index (4 bytes per event), and read
 // back with ReadAt (the page cache does the caching). Segments are dropped,
 // oldest first, when the frames on disk exceed diskMax bytes: only then
-// are events lost (a subscriber behind them gets session/gap).
+// are events lost (a subscriber behind them gets session/gap) — or when a
+// spill fails (a full disk, no spool directory): the frames on disk are
+// then given up, the error kept for the hub to log once and the failure
+// counted (ccproxy_replay_log_spill_failures_total). Spill files are made
+// by create (createSpillFile; tests put in one that fails).
 //
 // Frames are immutable once appended and shared with the clients' send
 // queues, so fan-out and in-memory replay never copy them.
@@ -28,6 +33,7 @@ type eventLog struct {
 	diskMax int64         // bound on disk bytes; 0: no disk
 	segMax  int64         // size at which a new segment is started
 	dir     func() string // the directory for segments ("" when unavailable)
+	create  func(path string) (spillFile, error)
 	name    string        // file name prefix (the session id)
 	global  *atomic.Int64 // every log's memory bytes, for the server's budget; may be nil
 
@@ -45,6 +51,7 @@ type eventLog struct {
 	diskBytes int64
 	diskFirst int64
 	diskErr   error  // the last write error, for the hub to log once
+	diskFails int    // spills that failed since the hub last took the count (takeDiskFails)
 	wbuf      []byte // frames of the newest segment not written yet (from its flushed to size)
 }
 
@@ -60,7 +67,7 @@ var logClock atomic.Int64
 // segment is one spill file: frames first..first+len(offs)-1 at offs,
 // each ending where the next starts (the last at size).
 type segment struct {
-	f       *os.File
+	f       spillFile
 	path    string
 	first   int64
 	offs    []uint32
@@ -86,9 +93,23 @@ func (g *segment) end(i int) int64 {
 
 const maxSegBytes = 64 << 20
 
+// spillFile is an open spill file: an *os.File (createSpillFile), or a
+// test's stand-in that fails like a full disk.
+type spillFile interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+}
+
+// createSpillFile creates the spill file at path, which must not exist,
+// readable and writable by the owner only.
+func createSpillFile(path string) (spillFile, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+}
+
 func newEventLog(memMax, diskMax int64, dir func() string, name string, global *atomic.Int64) *eventLog {
 	seg := min(max(diskMax/8, 1), maxSegBytes)
-	return &eventLog{memMax: memMax, diskMax: diskMax, segMax: seg, dir: dir, name: name, global: global,
+	return &eventLog{memMax: memMax, diskMax: diskMax, segMax: seg, dir: dir, create: createSpillFile, name: name, global: global,
 		ring: make([]memFrame, 64), memFirst: 1, diskFirst: 1}
 }
 
@@ -185,14 +206,12 @@ func (l *eventLog) spill(seq int64, frame []byte) {
 	}
 	if g == nil {
 		if err := l.flush(); err != nil {
-			l.diskErr = err
-			l.dropDisk(seq + 1)
+			l.spillFailed(err, seq+1)
 			return
 		}
 		var err error
 		if g, err = l.newSegment(seq); err != nil {
-			l.diskErr = err
-			l.dropDisk(seq + 1)
+			l.spillFailed(err, seq+1)
 			return
 		}
 	}
@@ -200,15 +219,13 @@ func (l *eventLog) spill(seq int64, frame []byte) {
 	// tail) and written together: one write per wbufBytes, not per event.
 	if len(l.wbuf)+len(frame) > wbufBytes {
 		if err := l.flushTo(g); err != nil {
-			l.diskErr = err
-			l.dropDisk(seq + 1)
+			l.spillFailed(err, seq+1)
 			return
 		}
 	}
 	if len(frame) >= wbufBytes {
 		if _, err := g.f.WriteAt(frame, g.size); err != nil {
-			l.diskErr = fmt.Errorf("writing %s: %w", g.path, err)
-			l.dropDisk(seq + 1)
+			l.spillFailed(fmt.Errorf("writing %s: %w", g.path, err), seq+1)
 			return
 		}
 		g.flushed = g.size + int64(len(frame))
@@ -230,6 +247,22 @@ func (l *eventLog) spill(seq int64, frame []byte) {
 	for l.diskBytes > l.diskMax && len(l.segs) > 0 {
 		l.dropSegment()
 	}
+}
+
+// spillFailed records a failed spill (err, for the hub to log, and one
+// more for the count it takes) and gives up the frames on disk: the log
+// starts at next, and a subscriber behind it gets session/gap.
+func (l *eventLog) spillFailed(err error, next int64) {
+	l.diskErr = err
+	l.diskFails++
+	l.dropDisk(next)
+}
+
+// takeDiskFails returns the spills that failed since it was last called.
+func (l *eventLog) takeDiskFails() int {
+	n := l.diskFails
+	l.diskFails = 0
+	return n
 }
 
 // wbufBytes is the size of the write buffer of the newest segment.
@@ -269,7 +302,7 @@ func (l *eventLog) newSegment(first int64) (*segment, error) {
 	}
 	l.segNo++
 	path := filepath.Join(dir, fmt.Sprintf("%s.%d.log", l.name, l.segNo))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := l.create(path)
 	if err != nil {
 		return nil, fmt.Errorf("creating a spill file: %w", err)
 	}
@@ -358,8 +391,7 @@ func (l *eventLog) collect(seq int64, maxFrames, maxBytes int) chunk {
 		off, end := int64(g.offs[i]), g.end(i)
 		if end > g.flushed {
 			if err := l.flush(); err != nil {
-				l.diskErr = err
-				l.dropDisk(l.memFirst)
+				l.spillFailed(err, l.memFirst)
 				c.release()
 				return chunk{}
 			}

@@ -105,11 +105,8 @@ func (s *Server) requireAuth(next http.Handler) http.Handler {
 // websocket in a ccproxy.token.T subprotocol, in constant time. Tokens in
 // the URL are never accepted.
 func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
-	if h := r.Header.Get("Authorization"); h != "" {
-		scheme, tok, ok := strings.Cut(h, " ")
-		if ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok)) {
-			return true
-		}
+	if s.bearerOK(r) {
+		return true
 	}
 	if subprotocol {
 		for _, p := range websocket.Subprotocols(r) {
@@ -126,6 +123,17 @@ func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
 		return s.cookieOK(r)
 	}
 	return false
+}
+
+// bearerOK reports whether the request carries the token in its
+// Authorization header.
+func (s *Server) bearerOK(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return false
+	}
+	scheme, tok, ok := strings.Cut(h, " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok))
 }
 
 func (s *Server) tokenOK(t string) bool {
@@ -355,6 +363,9 @@ func (p *originPolicy) setServed(port int, hosts []string, tls bool) {
 		if i == 0 {
 			p.base = o
 		}
+		if n, err := parseOrigin(o); err == nil {
+			o = n // as an Origin header names it: without a default port
+		}
 		p.own[o] = true
 		p.hosts[h] = true
 	}
@@ -397,7 +408,12 @@ func (p *originPolicy) allowed(origin string) bool {
 }
 
 // parseOrigin normalizes an origin: scheme://host[:port] with scheme and
-// host lower-cased, or "null".
+// host lower-cased (both are case-insensitive), the port in decimal and
+// left out when it is the scheme's default (80 for http and ws, 443 for
+// https and wss: a browser never sends it, and an explicit one names the
+// same origin), or "null". An origin is exactly that serialization (RFC
+// 6454 §6.2): anything after the host or port — a path, even a lone "/",
+// a query, a fragment — or a user before it, is refused, not trimmed.
 func parseOrigin(o string) (string, error) {
 	if o == "null" {
 		return o, nil
@@ -406,13 +422,23 @@ func parseOrigin(o string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("not an origin (scheme://host[:port]): %w", err)
 	}
-	if u.Scheme == "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("not an origin: want scheme://host[:port]")
+	if u.Scheme == "" || u.Host == "" || !strings.EqualFold(o, u.Scheme+"://"+u.Host) {
+		return "", fmt.Errorf("not an origin: want scheme://host[:port] and nothing else (no user, no path, not even a trailing \"/\", no query, no fragment)")
 	}
-	if i := strings.LastIndexByte(u.Host, ':'); i >= 0 && !strings.HasSuffix(u.Host, "]") {
-		if n, err := strconv.Atoi(u.Host[i+1:]); err != nil || n < 1 || n > 65535 {
-			return "", fmt.Errorf("not an origin: port %q is not a port number (1 to 65535)", truncate(u.Host[i+1:], 20))
-		}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	i := strings.LastIndexByte(host, ':')
+	if i < 0 || strings.HasSuffix(host, "]") {
+		return scheme + "://" + host, nil
 	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host), nil
+	n, err := strconv.Atoi(host[i+1:])
+	if err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("not an origin: port %q is not a port number (1 to 65535)", truncate(host[i+1:], 20))
+	}
+	if n == defaultPorts[scheme] {
+		return scheme + "://" + host[:i], nil
+	}
+	return scheme + "://" + host[:i] + ":" + strconv.Itoa(n), nil
 }
+
+// defaultPorts are the ports an origin leaves out.
+var defaultPorts = map[string]int{"http": 80, "ws": 80, "https": 443, "wss": 443}

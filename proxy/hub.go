@@ -61,6 +61,8 @@ type hub struct {
 	exited     bool // the session exited: its memory is evicted first
 	released   bool
 	diskLogged bool // a spill error was logged
+
+	spillFailed func(n int) // counts failed spills (metrics); may be nil
 }
 
 // subscription is one client's subscription to one session. While it
@@ -104,6 +106,18 @@ func newHub(session string, log *slog.Logger, budget *logBudget, memMax, diskMax
 	if budget != nil {
 		budget.add(h)
 	}
+	return h
+}
+
+// newSessionHub is the hub of a new session of s: its replay log spills
+// to s's spool (through Options.spillCreate when a test set it) and its
+// failed spills are counted in s's metrics.
+func (s *Server) newSessionHub(id string) *hub {
+	h := newHub(id, s.log.With("session", id), s.logs, s.opts.ReplayBytes, max(s.opts.ReplayDiskBytes, 0), s.spool.Dir)
+	if s.opts.spillCreate != nil {
+		h.elog.create = s.opts.spillCreate
+	}
+	h.spillFailed = s.metrics.spillFailed
 	return h
 }
 
@@ -164,6 +178,9 @@ func (h *hub) sendEventLocked(sub *subscription, seq int64, frame []byte) {
 }
 
 func (h *hub) checkDiskLocked() {
+	if n := h.elog.takeDiskFails(); n > 0 && h.spillFailed != nil {
+		h.spillFailed(n)
+	}
 	if err := h.elog.diskErr; err != nil {
 		h.elog.diskErr = nil
 		if !h.diskLogged {

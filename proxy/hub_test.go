@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,8 +131,8 @@ func TestEventLogWithoutDisk(t *testing.T) {
 	if l.FirstSeq() < 30 || l.DiskBytes() != 0 {
 		t.Fatalf("first %d, disk %d", l.FirstSeq(), l.DiskBytes())
 	}
-	if l.diskErr == nil {
-		t.Error("no error reported")
+	if l.diskErr == nil || l.takeDiskFails() == 0 {
+		t.Error("no error reported, or no failure counted")
 	}
 	if got := readAll(t, l, l.FirstSeq()); !bytes.Equal(got[len(got)-1], testFrame(40, 95)) {
 		t.Fatal("last frame differs")
@@ -692,4 +693,64 @@ func testAppend(t *testing.T, h *hub, seq int64, frame []byte) bool {
 		t.Fatalf("the hub gave event seq %d, want %d", got, seq)
 	}
 	return over
+}
+
+// fullDisk is a spill file on a disk that fills up for a moment: the
+// first write past room bytes (of all the process's spill files) fails
+// with ENOSPC; later ones succeed (space was freed).
+type fullDisk struct {
+	spillFile
+	used   *atomic.Int64
+	room   int64
+	failed *atomic.Bool
+}
+
+func (f fullDisk) WriteAt(p []byte, off int64) (int, error) {
+	if f.used.Add(int64(len(p))) > f.room && f.failed.CompareAndSwap(false, true) {
+		return 0, &fs.PathError{Op: "write", Path: "spill", Err: syscall.ENOSPC}
+	}
+	return f.spillFile.WriteAt(p, off)
+}
+
+// A spill that fails (a full disk) is logged, counted in /metrics
+// (ccproxy_replay_log_spill_failures_total), and a subscriber that lost
+// events by it gets session/gap, then the rest.
+func TestSpillFailureCountedAndGap(t *testing.T) {
+	var used atomic.Int64
+	var failed atomic.Bool
+	ts := startServer(t, Options{ReplayBytes: 64 << 10, ReplayDiskBytes: 8 << 20,
+		spillCreate: func(path string) (spillFile, error) {
+			f, err := createSpillFile(path)
+			if err != nil {
+				return nil, err
+			}
+			return fullDisk{spillFile: f, used: &used, room: 300 << 10, failed: &failed}, nil
+		}})
+	m, _ := scrape(t, ts)
+	wantMetrics(t, "at start", m, map[string]float64{"ccproxy_replay_log_spill_failures_total": 0})
+
+	a := ts.dial(t)
+	s := a.create(nil)
+	a.turn(s, "flood 400 2000") // 800 KB: the disk is full at 300 KB
+	m, _ = scrape(t, ts)
+	if n := m["ccproxy_replay_log_spill_failures_total"]; !failed.Load() || n != 1 {
+		t.Errorf("ccproxy_replay_log_spill_failures_total %v after a write failed (%v) with ENOSPC, want 1", n, failed.Load())
+	}
+	if !strings.Contains(ts.logBuf.String(), "spilling to disk failed") || !strings.Contains(ts.logBuf.String(), "no space left on device") {
+		t.Error("the failed spill was not logged with its cause")
+	}
+
+	c := ts.dial(t)
+	var sub protocol.SessionSubscribeResult
+	mustUnmarshal(t, c.do(protocol.TypeSessionSubscribe, map[string]any{"session": s, "afterSeq": 0}), &sub)
+	if sub.FirstSeq <= 1 {
+		t.Fatalf("first seq %d: the log still reaches back to 1 after its disk part was given up", sub.FirstSeq)
+	}
+	var gap protocol.SessionGap
+	c.waitPush(0, protocol.TypeSessionGap, &gap, nil)
+	if gap.FirstSeq != sub.FirstSeq {
+		t.Errorf("gap %+v, want it to name the first seq held, %d", gap, sub.FirstSeq)
+	}
+	c.waitEvent(0, s, "replay end", func(ev protocol.SessionEvent) bool { return ev.Seq == sub.LastSeq })
+	checkSeqs(t, c.events(s), gap.FirstSeq)
 }

@@ -130,3 +130,54 @@ func TestWebUILogin(t *testing.T) {
 		t.Errorf("a login code or the cookie was logged")
 	}
 }
+
+// TestLoginCodeWithCookie: POST /v1/login/code mints a link with the token
+// (any Origin the proxy allows, or none), and with the login cookie only
+// from the proxy's own origin or an --allow-origin one, said in the Origin
+// header: the cookie with no Origin, a foreign one or a webview's is
+// refused, and nothing is refused 401.
+func TestLoginCodeWithCookie(t *testing.T) {
+	ts := startServer(t, Options{AllowOrigins: []string{"https://front.example"}})
+	resp, body := postLogin(t, ts, ts.srv.NewLoginCode(0), http.Header{"Origin": {ts.url}})
+	if resp.StatusCode != 204 || len(resp.Cookies()) != 1 {
+		t.Fatalf("login: %s %s", resp.Status, body)
+	}
+	cookie := resp.Cookies()[0]
+	jar := cookie.Name + "=" + cookie.Value
+	for _, tc := range []struct {
+		name   string
+		h      http.Header
+		status int
+	}{
+		{"cookie, own origin", http.Header{"Cookie": {jar}, "Origin": {ts.url}}, 200},
+		{"cookie, an --allow-origin origin", http.Header{"Cookie": {jar}, "Origin": {"https://front.example"}}, 200},
+		{"cookie, no origin", http.Header{"Cookie": {jar}}, 403},
+		{"cookie, own origin with a slash", http.Header{"Cookie": {jar}, "Origin": {ts.url + "/"}}, 403},
+		{"cookie, a foreign origin", http.Header{"Cookie": {jar}, "Origin": {"http://evil.example"}}, 403},
+		{"cookie, a webview", http.Header{"Cookie": {jar}, "Origin": {"vscode-webview://abc"}}, 401},
+		{"token, no origin", http.Header{"Authorization": {"Bearer " + testToken}}, 200},
+		{"token, a webview", http.Header{"Authorization": {"Bearer " + testToken}, "Origin": {"vscode-webview://abc"}}, 200},
+		{"nothing", nil, 401},
+		{"nothing, own origin", http.Header{"Origin": {ts.url}}, 401},
+	} {
+		resp, body := httpGet(t, "POST", ts.url+"/v1/login/code", tc.h)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: %s %s, want %d", tc.name, resp.Status, body, tc.status)
+			continue
+		}
+		if tc.status != 200 {
+			if strings.Contains(string(body), `"url"`) {
+				t.Errorf("%s: a refusal carries a link: %s", tc.name, body)
+			}
+			continue
+		}
+		var minted struct{ Code, URL string }
+		mustUnmarshal(t, body, &minted)
+		if minted.URL != ts.url+"/#code="+minted.Code {
+			t.Errorf("%s: minted %s", tc.name, body)
+		}
+		if resp, _ := postLogin(t, ts, minted.Code, http.Header{"Origin": {ts.url}}); resp.StatusCode != 204 {
+			t.Errorf("%s: the minted code logs in: %s", tc.name, resp.Status)
+		}
+	}
+}

@@ -44,6 +44,7 @@ type metrics struct {
 	exits                    *prometheus.CounterVec // reason, how
 	normalize                prometheus.Histogram
 	sessionsCreated, reapedN prometheus.Counter
+	spillFails               prometheus.Counter
 }
 
 // Label values.
@@ -111,6 +112,7 @@ func newMetrics(s *Server) *metrics {
 	m.reg.MustRegister(m.normalize)
 	m.sessionsCreated = counter("ccproxy_sessions_created_total", "Sessions created (session/create that started claude).")
 	m.reapedN = counter("ccproxy_sessions_reaped_total", "Exited sessions forgotten SessionTTL after their exit.")
+	m.spillFails = counter("ccproxy_replay_log_spill_failures_total", "Replay-log spills to disk that failed (a write or file creation error such as a full disk, or no spool directory): the session's events on disk were given up, and a subscriber behind them gets session/gap.")
 	for _, r := range []string{dropQueueFull, dropWriteTimeout, dropPongTimeout} {
 		m.dropped.WithLabelValues(r)
 	}
@@ -125,6 +127,14 @@ func newMetrics(s *Server) *metrics {
 }
 
 // ---------------------------------------------------------------- events
+
+// spillFailed counts failed spills of a replay log (hub.checkDiskLocked).
+func (m *metrics) spillFailed(n int) {
+	if m == nil {
+		return
+	}
+	m.spillFails.Add(float64(n))
+}
 
 // eventLogged counts an event and its frame (Session.appendEvent).
 func (m *metrics) eventLogged(frame []byte) {

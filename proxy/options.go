@@ -130,6 +130,9 @@ type Options struct {
 	// disk, one subdirectory per ccproxy process (default DefaultSpoolDir()).
 	// Subdirectories of ccproxy processes that are gone are removed at start.
 	SpoolDir string
+	// spillCreate, when set (by tests), creates the spill files instead of
+	// createSpillFile: a stand-in for a full disk.
+	spillCreate func(path string) (spillFile, error)
 
 	// MaxPendingPermissions bounds the permission requests of a session
 	// waiting for an answer (default DefaultMaxPendingPermissions); beyond
@@ -148,14 +151,15 @@ type Options struct {
 	// one put in login links. A request whose Host header names no served
 	// host is refused (a DNS-rebinding defence).
 	Hosts []string
-	// LoginBurst and LoginEvery rate-limit POST /v1/login per client
-	// address (IPv4 address or IPv6 /64): a token bucket of LoginBurst
-	// attempts (10), one more every LoginEvery (6 s). Beyond it: 429.
+	// LoginBurst and LoginEvery rate-limit failed POST /v1/login per
+	// client address (IPv4 address or IPv6 /64): a token bucket of
+	// LoginBurst failures (10), one more every LoginEvery (6 s). Beyond it:
+	// 429. A valid code is always accepted.
 	LoginBurst int
 	LoginEvery time.Duration
-	// MaxLoginClients bounds the addresses the login rate limit remembers
-	// (4096); when they are all in use, the addresses not remembered share
-	// one bucket, and it is logged.
+	// MaxLoginClients bounds the failing addresses the login rate limit
+	// remembers (4096; under 300 bytes each); when it is full, the one
+	// whose last failure is oldest is forgotten, and it is logged once.
 	MaxLoginClients int
 
 	// Session history (history.go): history/list and history/read.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -77,9 +78,10 @@ func doReq(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []b
 	return resp, b
 }
 
-// TestLoginRateLimit: login attempts are counted per client address; past
+// TestLoginRateLimit: failed logins are counted per client address; past
 // the burst they get 429 with a clear message and Retry-After, and another
-// address is not affected.
+// address is not affected. A valid code is accepted all the same, from the
+// limited address too (on loopback it is every local process's).
 func TestLoginRateLimit(t *testing.T) {
 	ts := startServer(t, Options{LoginBurst: 3, LoginEvery: time.Hour})
 	own := http.Header{"Origin": {ts.url}}
@@ -88,84 +90,156 @@ func TestLoginRateLimit(t *testing.T) {
 			t.Fatalf("attempt %d: %s %s", i+1, resp.Status, body)
 		}
 	}
-	code := ts.srv.NewLoginCode(0)
-	resp, body := postLogin(t, ts, code, own)
+	resp, body := postLogin(t, ts, "wrong-code", own)
 	if resp.StatusCode != http.StatusTooManyRequests || errorCode(t, body) != protocol.CodeLimitExceeded ||
-		!strings.Contains(string(body), "too many login attempts from 127.0.0.1") || resp.Header.Get("Retry-After") != "3600" {
-		t.Fatalf("4th attempt: %s %s (Retry-After %q); want 429 limit_exceeded naming the address, Retry-After 3600", resp.Status, body, resp.Header.Get("Retry-After"))
+		!strings.Contains(string(body), "too many failed login attempts from 127.0.0.1") || resp.Header.Get("Retry-After") != "3600" {
+		t.Fatalf("4th failure: %s %s (Retry-After %q); want 429 limit_exceeded naming the address, Retry-After 3600", resp.Status, body, resp.Header.Get("Retry-After"))
 	}
-	if !strings.Contains(ts.logBuf.String(), "too many from one address") {
-		t.Errorf("the refusal was not logged")
+	if resp, _ := postLogin(t, ts, "wrong-code", own); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("5th failure: %s, want 429", resp.Status)
+	}
+	if n := strings.Count(ts.logBuf.String(), "too many failures from one address"); n != 1 {
+		t.Errorf("the refusal was logged %d times, want once", n)
 	}
 
-	// From 127.0.0.2 (loopback too, another address): its own bucket, and
-	// the code, unspent by the refused attempt, works.
-	other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
-	req, _ := http.NewRequest("POST", ts.url+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
-	req.Header.Set("Origin", ts.url)
-	if resp, body := doReq(t, other, req); resp.StatusCode != 204 {
-		t.Errorf("login from another address: %s %s", resp.Status, body)
+	// From 127.0.0.2 (loopback too, another address): its own bucket.
+	other := clientFrom(net.IPv4(127, 0, 0, 2))
+	if resp, body := postLoginWith(t, ts, other, "wrong-code"); resp.StatusCode != 401 {
+		t.Errorf("a failure from another address: %s %s, want 401", resp.Status, body)
+	}
+	// The limited address with a valid code: logged in.
+	if resp, body := postLogin(t, ts, ts.srv.NewLoginCode(0), own); resp.StatusCode != 204 {
+		t.Errorf("a valid code from the limited address: %s %s, want 204", resp.Status, body)
 	}
 }
 
-// TestLoginLimiter: the token bucket refills, and its map of addresses is
-// bounded: full buckets are dropped first, then newcomers share one bucket
-// (reported once).
-func TestLoginLimiter(t *testing.T) {
-	now := time.Unix(1000, 0)
-	l := newLoginLimiter(2, 10*time.Second, 2)
-	l.now = func() time.Time { return now }
-	allow := func(key string) (bool, bool) {
-		ok, _, full := l.allow(key)
-		return ok, full
-	}
-	for i, want := range []bool{true, true, false} {
-		if ok, _ := allow("a"); ok != want {
-			t.Fatalf("a attempt %d: %v", i+1, ok)
+// TestLoginLimiterFull: with the table of failing addresses full, and
+// addresses beyond it failing too, a new address with a valid code logs in
+// (it got 429 when newcomers shared one bucket), and one failing anew has
+// its own bucket.
+func TestLoginLimiterFull(t *testing.T) {
+	ts := startServer(t, Options{LoginBurst: 2, LoginEvery: time.Hour, MaxLoginClients: 2})
+	for i := byte(2); i < 8; i++ {
+		c := clientFrom(net.IPv4(127, 0, 0, i))
+		for range 3 {
+			postLoginWith(t, ts, c, "wrong-code")
 		}
 	}
-	if _, wait, _ := l.allow("a"); wait != 10*time.Second {
-		t.Errorf("wait %v, want 10s", wait)
+	if n := ts.srv.logins.limit.size(); n != 2 {
+		t.Errorf("%d addresses remembered, want 2", n)
+	}
+	if !strings.Contains(ts.logBuf.String(), "the table of failing addresses is full") {
+		t.Error("the full table was not logged")
+	}
+	fresh := clientFrom(net.IPv4(127, 0, 0, 9))
+	if resp, body := postLoginWith(t, ts, fresh, ts.srv.NewLoginCode(LoginCodeTTL)); resp.StatusCode != 204 {
+		t.Errorf("a new address with a valid code, the table full: %s %s, want 204", resp.Status, body)
+	}
+	late := clientFrom(net.IPv4(127, 0, 0, 10))
+	for i, want := range []int{401, 401, 429} {
+		if resp, body := postLoginWith(t, ts, late, "wrong-code"); resp.StatusCode != want {
+			t.Errorf("failure %d of a new address, the table full: %s %s, want %d", i+1, resp.Status, body, want)
+		}
+	}
+}
+
+// clientFrom is an HTTP client whose connections come from ip (a loopback
+// address other than 127.0.0.1 is another client address).
+func clientFrom(ip net.IP) *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}}).DialContext}}
+}
+
+func postLoginWith(t *testing.T, ts *testServer, c *http.Client, code string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", ts.url+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
+	req.Header.Set("Origin", ts.url)
+	return doReq(t, c, req)
+}
+
+// TestLoginLimiter: failures are charged to a bucket per address that
+// refills; the table is an LRU bounded in entries: the address whose last
+// failure is oldest is forgotten first (reported once); a login forgets
+// the address.
+func TestLoginLimiter(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := newLoginLimiter(2, 10*time.Second, 3)
+	l.now = func() time.Time { return now }
+	fail := func(key string) bool {
+		ok, _, _, _ := l.fail(key)
+		return ok
+	}
+	for i, want := range []bool{true, true, false} {
+		if ok := fail("a"); ok != want {
+			t.Fatalf("a failure %d: %v", i+1, ok)
+		}
+	}
+	if ok, wait, log, _ := l.fail("a"); ok || wait != 10*time.Second || log {
+		t.Errorf("a again: ok %v, wait %v, log %v; want refused for 10s, not logged again", ok, wait, log)
 	}
 	now = now.Add(10 * time.Second)
-	if ok, _ := allow("a"); !ok {
+	if !fail("a") {
 		t.Errorf("a after a refill: refused")
 	}
-	if ok, full := allow("b"); !ok || full {
-		t.Errorf("b: %v %v", ok, full)
+	fail("b")
+	fail("c")
+	fail("a") // a is now the most recent; b the least
+	if _, _, _, evicted := l.fail("d"); !evicted {
+		t.Error("the first eviction was not reported")
 	}
-	// The map is full (a, b; neither refilled): c and d share the overflow
-	// bucket, reported once.
-	if ok, full := allow("c"); !ok || !full {
-		t.Errorf("c: ok %v, full %v; want ok and full reported", ok, full)
+	if _, kept := l.entries["b"]; kept || l.size() != 3 {
+		t.Errorf("after d: b kept %v, %d remembered; want b forgotten, 3", kept, l.size())
 	}
-	if ok, full := allow("d"); !ok || full {
-		t.Errorf("d: ok %v, full %v; want ok, full not reported again", ok, full)
+	if _, _, _, evicted := l.fail("e"); evicted {
+		t.Error("the second eviction was reported again")
 	}
-	if ok, _ := allow("e"); ok {
-		t.Errorf("e: the overflow bucket must be empty after c and d")
+	for i := range 1000 {
+		l.fail(fmt.Sprint("x", i))
+		if l.size() > 3 || len(l.entries) != l.lru.Len() {
+			t.Fatalf("after %d newcomers: %d entries, %d in the map; want at most 3, equal", i+1, l.lru.Len(), len(l.entries))
+		}
 	}
-	if len(l.buckets) != 2 {
-		t.Errorf("%d addresses remembered, want at most 2", len(l.buckets))
-	}
-	// Once a and b have refilled, they make room.
-	now = now.Add(time.Minute)
-	if ok, full := allow("f"); !ok || full {
-		t.Errorf("f after the refill: %v %v", ok, full)
-	}
-	if _, kept := l.buckets["f"]; !kept || len(l.buckets) > 2 {
-		t.Errorf("f not remembered, or the map grew: %v", l.buckets)
+	l.fail("z")
+	l.forget("z")
+	if _, kept := l.entries["z"]; kept || l.size() != 2 {
+		t.Errorf("forget: z kept %v, size %d", kept, l.size())
 	}
 
 	for _, tc := range []struct{ in, want string }{
 		{"192.0.2.7:5555", "192.0.2.7"},
 		{"[2001:db8:1:2:3:4:5:6]:443", "2001:db8:1:2::/64"},
 		{"[::ffff:192.0.2.7]:1", "192.0.2.7"},
+		{strings.Repeat("x", 100), strings.Repeat("x", maxClientKey) + "…"},
 	} {
 		if got := clientKey(tc.in); got != tc.want {
 			t.Errorf("clientKey(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// TestLoginLimiterBytes: a full table of the longest keys (IPv6 /64s)
+// takes under 300 bytes an address, the bound login.go states.
+func TestLoginLimiterBytes(t *testing.T) {
+	const n = DefaultMaxLoginClients
+	l := newLoginLimiter(DefaultLoginBurst, DefaultLoginEvery, n)
+	keys := make([]string, 2*n)
+	for i := range keys {
+		keys[i] = clientKey(fmt.Sprintf("[2001:db8:%x:%x:1:2:3:4]:443", i>>16|0xf000, i&0xffff|0xf000))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for _, k := range keys { // the second half evicts the first
+		l.fail(k)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
+	t.Logf("%d addresses (keys of %d bytes): %d bytes each", l.size(), len(keys[0]), per)
+	if l.size() != n || per >= 300 {
+		t.Errorf("%d addresses, %d bytes each; want %d, under 300", l.size(), per, n)
+	}
+	runtime.KeepAlive(keys)
+	runtime.KeepAlive(l)
 }
 
 // tlsServer serves a proxy over TLS with a self-signed certificate on

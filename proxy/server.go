@@ -522,7 +522,7 @@ func (s *Server) newSession(cfg sessionConfig) *Session {
 		modelChosen: cfg.model,
 		createdAt:   time.Now(),
 		state:       protocol.StateStarting,
-		hub:         newHub(id, s.log.With("session", id), s.logs, s.opts.ReplayBytes, max(s.opts.ReplayDiskBytes, 0), s.spool.Dir),
+		hub:         s.newSessionHub(id),
 		final:       make(chan struct{}),
 	}
 }

@@ -62,8 +62,10 @@
 //	            login link also drawn as a QR code (qr.go, yeqown/go-qrcode,
 //	            Unicode half blocks) on stderr.
 //	mcp         MCP config resolution and inspection (package mcpconfig);
-//	            mcp probe exits 1 when a probed server failed, mcp config
-//	            when entries have errors (unless --allow-errors).
+//	            mcp probe exits 1 when a server asked for is not connected
+//	            (failed, or not started: not active), mcp tools and mcp call
+//	            when their server is not, mcp config when entries have
+//	            errors (unless --allow-errors).
 //	status      GET /v1/health of a running serve, printed on one screen;
 //	            a self-signed server is trusted by its certificate's SHA-256.
 //	login-url   POST /v1/login/code of a running serve (with the token): a new
@@ -74,8 +76,10 @@
 //	            version is main.version when a release build stamped it
 //	            (scripts/release.sh), else the module version in the build info.
 //
-// At start, serve (and acp, through newServer) removes the private --mcp-config directories that killed
-// ccproxy processes left (mcpconfig.RemoveStale). Every child ccproxy starts
+// At start, serve (and acp, through newServer), in every mode, --demo too,
+// removes the private --mcp-config directories that killed ccproxy
+// processes left (mcpconfig.RemoveStale); at a clean shutdown server.Close
+// removes its own once empty (mcpconfig.ReleasePrivateDir). Every child ccproxy starts
 // goes through childproc's guard, which on Linux is this binary re-executed:
 // the package's init runs it before main (see internal/childproc).
 package main

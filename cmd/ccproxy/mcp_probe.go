@@ -91,7 +91,8 @@ func newMCPProbeCmd() *cobra.Command {
 		`Connects to every configured MCP server (or NAME) with the MCP Go SDK,
 initializes and lists its tools, resources and prompts. Servers that are
 not active (awaiting approval, rejected, disabled) are not started. Exits
-1 when a probed server failed.`,
+1, after printing every result, when a server asked for is not connected:
+one that failed, or one not started because it is not active.`,
 		func(c *cobra.Command, args []string) error {
 			return runMCPProbe(c.Context(), &pf, asJSON, concurrency, args, c.OutOrStdout(), c.ErrOrStderr())
 		})
@@ -137,20 +138,25 @@ func runMCPProbe(ctx context.Context, pf *probeFlags, asJSON bool, concurrency i
 	return probeFailures(results)
 }
 
-// probeFailures is the error of a probe of every server, whose results are
-// printed: the probed servers that did not connect (those not active were
-// not probed and are no failure), or nil.
+// probeFailures is the error of a probe whose results are printed: the
+// servers asked for that are not connected — probed and failed, or not
+// started because they are not active (awaiting approval, rejected,
+// disabled) — or nil when every one is.
 func probeFailures(results []protocol.ProbeResult) error {
 	var failed []string
 	for _, r := range results {
-		if !r.OK && (r.Error == nil || r.Error.Code != protocol.ProbeNotActive) {
+		switch {
+		case r.OK:
+		case r.Error != nil && r.Error.Code == protocol.ProbeNotActive:
+			failed = append(failed, r.Name+" ("+string(r.Status)+", not started)")
+		default:
 			failed = append(failed, r.Name+" ("+string(r.Status)+")")
 		}
 	}
 	if len(failed) == 0 {
 		return nil
 	}
-	return fmt.Errorf("mcp probe: %d of the probed servers failed: %s", len(failed), strings.Join(failed, ", "))
+	return fmt.Errorf("mcp probe: %d of %d servers not connected: %s", len(failed), len(results), strings.Join(failed, ", "))
 }
 
 // printProbe prints the probe table, then failure details.

@@ -62,11 +62,11 @@ func runWithStdin(t *testing.T, stdin string, args ...string) (stdout, stderr st
 
 func TestMCPProbeCommand(t *testing.T) {
 	flags := probeSetup(t)
-	// A probed server failed (missing): exit 1 after the table; the server
-	// not started (pending) is no failure.
+	// A probed server failed (missing) and one was not started (pending):
+	// exit 1 after the table, naming both.
 	out, errOut, code := runMCPCmd(t, append([]string{"probe"}, flags...)...)
-	if code != 1 || !strings.HasSuffix(errOut, "ccproxy: mcp probe: 1 of the probed servers failed: missing (failed)\n") {
-		t.Fatalf("exit %d: %s; want exit 1 naming missing, and only it", code, errOut)
+	if code != 1 || !strings.HasSuffix(errOut, "ccproxy: mcp probe: 2 of 4 servers not connected: missing (failed), pending (awaiting-approval, not started)\n") {
+		t.Fatalf("exit %d: %s; want exit 1 naming missing and pending, and only them", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "SERVER") || !strings.Contains(lines[0], "LATENCY") {
@@ -115,6 +115,28 @@ func TestMCPProbeCommand(t *testing.T) {
 	}
 	if _, errOut, code := runMCPCmd(t, append([]string{"probe", "nope"}, flags...)...); code != 1 || !strings.Contains(errOut, `no MCP server named "nope"`) {
 		t.Errorf("probe nope: exit %d, %s", code, errOut)
+	}
+	// A server not started (awaiting approval) is not ok: exit 1, with its
+	// result printed, asked for by name or among servers that all
+	// connected otherwise.
+	if out, errOut, code := runMCPCmd(t, append([]string{"probe", "pending", "--json"}, flags...)...); code != 1 || !strings.Contains(out, `"ok": false`) || !strings.Contains(errOut, "pending is awaiting-approval (NOT_ACTIVE)") {
+		t.Errorf("probe pending --json: exit %d\n%s\n%s", code, out, errOut)
+	}
+	onlyGood := filepath.Join(t.TempDir(), "good.json")
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"web": map[string]any{"type": "http", "url": mcptest.ServeHTTP(t).URL}}})
+	if err := os.WriteFile(onlyGood, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := append([]string(nil), flags...)
+	good[3] = onlyGood // --mcp-config
+	out, errOut, code = runMCPCmd(t, append([]string{"probe", "--json"}, good...)...)
+	if code != 1 || !strings.Contains(out, `"ok": true`) || !strings.Contains(out, `"ok": false`) ||
+		!strings.HasSuffix(errOut, "ccproxy: mcp probe: 1 of 2 servers not connected: pending (awaiting-approval, not started)\n") {
+		t.Errorf("probe of web and pending: exit %d\n%s\n%s; want exit 1 naming pending", code, out, errOut)
+	}
+	// The rule of mcp tools and mcp call: a server not started is a failure.
+	if _, errOut, code := runMCPCmd(t, append([]string{"call", "pending", "echo", "--args", `{"message":"x"}`}, flags...)...); code != 1 || !strings.Contains(errOut, "NOT_ACTIVE") {
+		t.Errorf("call of an unapproved server: exit %d, %s", code, errOut)
 	}
 }
 

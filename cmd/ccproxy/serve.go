@@ -88,29 +88,36 @@ type server struct {
 	hosts     []string // the served hosts (proxy.ServedHosts); the first goes in links
 	cert      *tls.Certificate
 	src       *proxy.MCPConfigSource // nil with --demo and --replay
+	log       *slog.Logger
 }
 
 // Close releases what newServer made besides the server: the MCP config
-// source and its files. Call it after Serve returned (no claude uses them
-// any more).
+// source and its files, then this process's private directory for them
+// once it is empty (a clean shutdown leaves none behind). Call it after
+// Serve returned (no claude uses them any more).
 func (s *server) Close() {
 	if s.src != nil {
 		s.src.Close()
+	}
+	if _, err := mcpconfig.ReleasePrivateDir(); err != nil {
+		s.log.Warn("removing this process's --mcp-config directory; the next start removes it", "err", err)
 	}
 }
 
 // newServer builds the server cfg describes, the one setup that serve and
 // acp share: the token (--token-file, --token, $CCPROXY_TOKEN or a random
 // one), the proxy options, the replay stand-in of the CLI (this very
-// program) with --demo or --replay, else the MCP config source (after the
-// files of killed ccproxy processes are removed), and TLS. cmd prefixes
+// program) with --demo or --replay, else the MCP config source, and TLS.
+// First, in every mode, the --mcp-config files killed ccproxy processes
+// left are removed (a demo may follow a killed live serve). cmd prefixes
 // the messages.
 func newServer(cmd string, cfg *serveConfig, log *slog.Logger, stderr io.Writer) (*server, error) {
 	token, err := cfg.tok.read(cmd)
 	if err != nil {
 		return nil, err
 	}
-	s := &server{token: token}
+	removeStaleMCPConfigs(log)
+	s := &server{token: token, log: log}
 	if s.token == "" {
 		var b [32]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -139,7 +146,6 @@ func newServer(cmd string, cfg *serveConfig, log *slog.Logger, stderr io.Writer)
 			opts.Replay = cfg.replay
 		}
 	} else {
-		removeStaleMCPConfigs(log)
 		s.src, err = proxy.NewMCPConfigSource(mcpconfig.Options{
 			ProjectDir:       cfg.project,
 			Extra:            cfg.mcpConfigs,

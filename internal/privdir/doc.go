@@ -10,10 +10,12 @@
 // LockFileEx on Windows); the kernel releases it when the process dies,
 // however. RemoveStale, called by a process at start, removes the Run
 // directories in a base whose lock is free: what dead processes left,
-// never a live one's. A lock file is closed before its directory is
-// removed, and on Windows it is created shared for deletion
-// (createLockFile): Windows neither renames nor deletes a file open
-// without that.
+// never a live one's; Sweep does the same without making the base, for a
+// start that may never make a Run (ccproxy serve --demo). RemoveIfEmpty,
+// at a clean shutdown, removes a Run that holds nothing but its lock. A
+// lock file is closed before its directory is removed, and on Windows it
+// is created shared for deletion (createLockFile): Windows neither renames
+// nor deletes a file open without that.
 //
 // Lock is the same exclusive file lock, also used by mcpconfig to
 // serialize settings writes across processes. Where the platform has no

@@ -98,6 +98,26 @@ func (r *Run) Remove() error {
 // stale: the next RemoveStale in base removes it).
 func (r *Run) Release() { r.lock.Close() }
 
+// RemoveIfEmpty removes the directory, as Remove does, when it holds
+// nothing but its lock file, and reports whether it did. A directory that
+// still holds files is left locked: its owner may still use them. The
+// caller must keep files from being created in it meanwhile.
+func (r *Run) RemoveIfEmpty() (bool, error) {
+	entries, err := os.ReadDir(r.Dir)
+	if err != nil {
+		return false, fmt.Errorf("privdir: %w", err)
+	}
+	for _, e := range entries {
+		if e.Name() != lockName {
+			return false, nil
+		}
+	}
+	if err := r.Remove(); err != nil {
+		return false, fmt.Errorf("privdir: removing %s: %w", r.Dir, err)
+	}
+	return true, nil
+}
+
 // RemoveStale removes the Run directories in base whose lock is free (their
 // process is gone), never those of a live process, and returns the
 // directories it removed.
@@ -142,6 +162,21 @@ func RemoveStale(base string) ([]string, error) {
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// Sweep is RemoveStale for a start that may never make a Run in base:
+// nothing is created, a missing base holds nothing to remove, and one that
+// is not private (Base's check) is left alone, with an error. Every start
+// of a process that keeps Runs in base calls it (or RemoveStale), whether
+// or not it makes one, so that what a killed predecessor left goes.
+func Sweep(base string) ([]string, error) {
+	if _, err := os.Lstat(base); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err := checkPrivate(base); err != nil {
+		return nil, err
+	}
+	return RemoveStale(base)
 }
 
 // UserTemp returns <temp dir>/<name>-<uid>: a per-user name under the

@@ -123,3 +123,58 @@ func TestRunRemove(t *testing.T) {
 		t.Fatalf("RemoveStale after Release = %v, %v; want %s", removed, err, run2.Dir)
 	}
 }
+
+// RemoveIfEmpty removes a Run holding nothing but its lock, and keeps one
+// that holds a file (locked: still a live process's).
+func TestRunRemoveIfEmpty(t *testing.T) {
+	base := t.TempDir()
+	run, err := NewRun(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(run.Dir, "mcp.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := run.RemoveIfEmpty(); removed || err != nil {
+		t.Fatalf("RemoveIfEmpty with a file = %v, %v; want it kept", removed, err)
+	}
+	if removed, err := RemoveStale(base); err != nil || len(removed) != 0 || !run.Present() {
+		t.Fatalf("after RemoveIfEmpty kept it: RemoveStale = %v, %v, present %v; want it still locked", removed, err, run.Present())
+	}
+	os.Remove(file)
+	if removed, err := run.RemoveIfEmpty(); !removed || err != nil {
+		t.Fatalf("RemoveIfEmpty when empty = %v, %v; want it removed", removed, err)
+	}
+	if entries, _ := os.ReadDir(base); len(entries) != 0 {
+		t.Errorf("left in the base: %v", entries)
+	}
+}
+
+// Sweep makes no base, removes nothing from a missing one, and otherwise
+// removes what RemoveStale removes.
+func TestSweep(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "base")
+	if removed, err := Sweep(base); err != nil || len(removed) != 0 {
+		t.Fatalf("Sweep of a missing base = %v, %v", removed, err)
+	}
+	if _, err := os.Lstat(base); err == nil {
+		t.Fatal("Sweep made the base")
+	}
+	if err := Base(base); err != nil {
+		t.Fatal(err)
+	}
+	live, err := NewRun(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Remove()
+	gone, err := NewRun(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Release()
+	if removed, err := Sweep(base); err != nil || len(removed) != 1 || removed[0] != gone.Dir || !live.Present() {
+		t.Fatalf("Sweep = %v, %v, live present %v; want only %s", removed, err, live.Present(), gone.Dir)
+	}
+}

@@ -44,3 +44,14 @@ func TestUserTemp(t *testing.T) {
 		t.Errorf("UserTemp = %q, want %q", got, want)
 	}
 }
+
+// Sweep leaves a base that is not private alone, saying why.
+func TestSweepNotPrivate(t *testing.T) {
+	base := t.TempDir()
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Sweep(base); err == nil || !strings.Contains(err.Error(), base) {
+		t.Errorf("Sweep of a 0755 base = %v, want an error naming it", err)
+	}
+}
