@@ -103,6 +103,19 @@
 // (an invalid file or a duplicate key: error, file unchanged), edit, write a
 // temporary file, rename it over the file.
 //
+// ~/.claude.json is also written by every claude, under a lock of its own:
+// the folder ~/.claude.json.lock (proper-lockfile: mkdir, stale after 10 s
+// untouched), inside which it re-reads the file, writes a temporary file
+// and renames it over the file (measured on 2.1.329 and 2.1.332,
+// docs/CLI-NOTES.md; a first start saves it about eight times, each
+// mcp_toggle once). A write of ccproxy's landing between that read and the
+// rename was lost. So ccproxy's writes of ~/.claude.json (AddServer and
+// RemoveServer in user and local scope, SetServerDisabled, TrustWorkspace,
+// UnrecordedToggle's undo) also take that lock (lockCLIConfig, clilock.go),
+// inside their own: they wait while a claude holds it (polling every 10 ms,
+// up to 30 s, then an error naming the lock folder), take over a stale one
+// as proper-lockfile does, and remove it when done.
+//
 // # Writing server definitions
 //
 // AddServer and RemoveServer write what `claude mcp add/add-json/remove`
@@ -124,9 +137,13 @@
 // that it would activate.
 // UnrecordedToggle is the opposite: the CLI records every live mcp_toggle
 // in projects["<dir>"].disabledMcpServers (so every later process starts
-// the server disabled); it runs the toggle under the same lock and takes
-// that record back, byte for byte when nothing else wrote the file
-// meanwhile, else by putting back only the project's list.
+// the server disabled); it runs the toggle under the same lock (ccproxy's,
+// not the CLI's, which the answering claude takes to save its record) and
+// takes that record back under both locks, byte for byte when nothing else
+// wrote the file meanwhile, else by putting back only the project's list.
+// The claude may answer before its save is renamed into place (seen on
+// 2.1.329 and 2.1.332); waiting for its lock before reading the file is
+// what makes the undo see the record.
 //
 // # What the proxy passes to claude
 //
@@ -182,7 +199,9 @@
 // no shared state and may run concurrently. Approve, Reject, AllowRules,
 // AddServer, RemoveServer and UnrecordedToggle (for the whole toggle) serialize their read-modify-write within the process
 // (settingsMu, held around the file lock) and across processes (the lock
-// file), and replace the file atomically. PrivateDir creates the directory on
+// file; for ~/.claude.json also the CLI's lock folder, taken last and held
+// only around the read-modify-write, so no claude waits on ccproxy for
+// longer than that), and replace the file atomically. PrivateDir creates the directory on
 // first use (again if it was removed meanwhile) and keeps its lock file open
 // while it is in use; a mutex guards that state; RemoveStale may run
 // concurrently with it and with other processes: a directory whose lock is

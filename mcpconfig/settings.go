@@ -44,6 +44,7 @@ type fileStyle struct {
 	finalNewline     bool        // a new file ends with a newline
 	newMode          fs.FileMode // permissions of a new file
 	forceIndent      bool        // always two spaces, whatever the file had (settings files)
+	cliLock          bool        // also take the CLI's own lock of the file (~/.claude.json: lockCLIConfig)
 }
 
 // updateJSONFile is the one read-modify-write of a JSON file ccproxy
@@ -83,6 +84,13 @@ func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool)
 		return false, err
 	}
 	defer unlock()
+	if style.cliLock {
+		release, err := lockCLIConfig(path)
+		if err != nil {
+			return false, err
+		}
+		defer release()
+	}
 
 	data, exists, err := readConfigFile(path)
 	if err != nil {

@@ -357,12 +357,14 @@ func LocationOf(opts Options, scope Scope) (Location, error) {
 
 // styleFor is how a file of that scope is written when new: as the CLI
 // writes ~/.claude.json and .mcp.json (two spaces, no final newline);
-// ~/.claude.json private.
+// ~/.claude.json private, and written under the CLI's own lock of it too
+// (lockCLIConfig), so that a claude's save of it never overwrites ccproxy's
+// change.
 func styleFor(scope Scope) fileStyle {
 	if scope == ScopeProject {
 		return fileStyle{newMode: 0o644}
 	}
-	return fileStyle{newMode: 0o600}
+	return fileStyle{newMode: 0o600, cliLock: true}
 }
 
 // ExistsError is AddServer's refusal of a name already defined in the scope.
