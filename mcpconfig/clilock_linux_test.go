@@ -25,13 +25,15 @@ import (
 // lock (the folder ~/.claude.json.lock): it re-reads the file under the
 // lock, writes a temporary file and renames it over the file (measured on
 // 2.1.329 and 2.1.332, docs/CLI-NOTES.md; a first start in a fresh HOME
-// saves it about eight times, each mcp_toggle once). An AddServer (local
+// saves it about seven times, each mcp_toggle once). An AddServer (local
 // and user scope) that lands between that read and the rename was lost:
 // the rename put back the file as the claude had read it (the loss
 // 01767ea saw under load). Here the claude is stopped (SIGSTOP, waited for) exactly
-// there — its lock taken, its temporary file created, not yet renamed —
+// there — its lock taken, its temporary file written, not yet renamed —
 // and AddServer runs: it must wait for the claude's lock, and the server
 // must still be in the file after the claude has saved and exited.
+// Without the lock, AddServer never waits (that check fails every time)
+// and the server was gone in 7 of 12 subtests on 2.1.329.
 func TestCLISaveKeepsServerWrite(t *testing.T) {
 	for _, scope := range []mcpconfig.Scope{mcpconfig.ScopeLocal, mcpconfig.ScopeUser} {
 		t.Run(string(scope), func(t *testing.T) { cliSaveRace(t, scope) })

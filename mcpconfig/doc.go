@@ -107,7 +107,7 @@
 // the folder ~/.claude.json.lock (proper-lockfile: mkdir, stale after 10 s
 // untouched), inside which it re-reads the file, writes a temporary file
 // and renames it over the file (measured on 2.1.329 and 2.1.332,
-// docs/CLI-NOTES.md; a first start saves it about eight times, each
+// docs/CLI-NOTES.md; a first start saves it about seven times, each
 // mcp_toggle once). A write of ccproxy's landing between that read and the
 // rename was lost. So ccproxy's writes of ~/.claude.json (AddServer and
 // RemoveServer in user and local scope, SetServerDisabled, TrustWorkspace,
