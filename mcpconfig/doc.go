@@ -142,8 +142,10 @@
 // takes that record back under both locks, byte for byte when nothing else
 // wrote the file meanwhile, else by putting back only the project's list.
 // The claude may answer before its save is renamed into place (seen on
-// 2.1.329 and 2.1.332); waiting for its lock before reading the file is
-// what makes the undo see the record.
+// 2.1.329 and 2.1.332); waiting for its lock before reading the file
+// makes the undo see a save started before the answer. A save started
+// after the answer (seen on 2.1.332) is not waited for: that record stays
+// (docs/CLI-NOTES.md, open).
 //
 // # What the proxy passes to claude
 //
