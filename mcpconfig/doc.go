@@ -143,9 +143,10 @@
 // wrote the file meanwhile, else by putting back only the project's list.
 // The claude may answer before its save is renamed into place (seen on
 // 2.1.329 and 2.1.332); waiting for its lock before reading the file
-// makes the undo see a save started before the answer. A save started
-// after the answer (seen on 2.1.332) is not waited for: that record stays
-// (docs/CLI-NOTES.md, open).
+// makes the undo see a save started before the answer. On 2.1.332 the
+// record was seen to come back after the undo (a save started after the
+// answer, or a later save writing the claude's in-memory entry back; not
+// measured which): that is open (docs/CLI-NOTES.md).
 //
 // # What the proxy passes to claude
 //
