@@ -34,3 +34,11 @@ func (s CLIServer) CLISource() string {
 	}
 	return string(s.Scope)
 }
+
+// SetCLILockHeld has f called when a write finds the CLI's lock of
+// ~/.claude.json held (lockCLIConfig); restore puts the previous hook back.
+func SetCLILockHeld(f func(lockDir string)) (restore func()) {
+	old := cliLockHeld
+	cliLockHeld = f
+	return func() { cliLockHeld = old }
+}

@@ -49,7 +49,8 @@ type fileStyle struct {
 	// within is the project directory of a project file: a link on the
 	// way that resolves outside it is refused (confine). "": a user file,
 	// links followed.
-	within string
+	within  string
+	cliLock bool // also take the CLI's own lock of the file (~/.claude.json: lockCLIConfig)
 }
 
 // updateJSONFile is the one read-modify-write of a JSON file ccproxy
@@ -110,6 +111,13 @@ func updateJSONFile(path string, style fileStyle, edit func(d *doc, exists bool)
 		return false, err
 	}
 	defer unlock()
+	if style.cliLock {
+		release, err := lockCLIConfig(path)
+		if err != nil {
+			return false, err
+		}
+		defer release()
+	}
 
 	data, exists, err := readConfigFile(path)
 	if err != nil {

@@ -15,8 +15,9 @@ import (
 // project of opts, and takes back what the CLI records for it, so a
 // toggle changes only the session that ran it.
 //
-// The CLI (2.1.329, docs/CLI-NOTES.md) records every mcp_toggle in
-// ~/.claude.json before it answers: projects["<project>"].disabledMcpServers
+// The CLI (2.1.329, 2.1.332, docs/CLI-NOTES.md) records every mcp_toggle
+// in ~/.claude.json, a save it starts (under its lock) before it answers
+// but may rename into place just after: projects["<project>"].disabledMcpServers
 // gets the name (disable) or loses it (enable), the project entry is
 // created with the CLI's defaults when missing; every scope, --mcp-config
 // servers too. New claude processes then start the server disabled. It
@@ -24,12 +25,14 @@ import (
 // session as toggled.
 //
 // The file is held under the lock of ccproxy's own writes (settingsMu and
-// the lock file) from before toggle until the record is undone. When the
+// the lock file) from before toggle until the record is undone; the undo
+// (after toggle) also holds the CLI's own lock of the file
+// (lockCLIConfig). When the
 // file after the toggle differs from the file before only by that record,
 // the bytes from before are written back (the file is removed when the
 // toggle created it): the file is byte-identical. When something else
-// changed it meanwhile (the CLI takes no lock and writes the file on its
-// own time), only the project's disabledMcpServers is put back as it was
+// changed it meanwhile (another save of the claude's, e.g. its
+// pluginUsage), only the project's disabledMcpServers is put back as it was
 // (the project entry is removed when the toggle created it). undone reports whether the
 // file was written; toggle's error is returned as is (the record is still
 // undone if the CLI wrote one).
@@ -57,6 +60,15 @@ func UnrecordedToggle(opts Options, toggle func() error) (undone bool, err error
 
 	terr := toggle()
 
+	// The CLI has saved its record (under its own lock) before it
+	// answered; the undo is a read-modify-write like any other of
+	// ~/.claude.json, so it takes the CLI's lock too (never around
+	// toggle: the claude answering it takes that lock itself).
+	release, err := lockCLIConfig(path)
+	if err != nil {
+		return false, err
+	}
+	defer release()
 	after, exists, err := readConfigFile(path)
 	if err != nil {
 		return false, fmt.Errorf("read %s after mcp_toggle: %s", path, errorText(err))

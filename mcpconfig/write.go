@@ -384,13 +384,14 @@ func LocationOf(opts Options, scope Scope) (Location, error) {
 
 // styleFor is how the file of a scope's location is written when new: as the CLI
 // writes ~/.claude.json and .mcp.json (two spaces, no final newline);
-// ~/.claude.json private.
-// A project's .mcp.json must not link outside the project (confine).
+// ~/.claude.json private, and written under the CLI's own lock of it too
+// (lockCLIConfig), so that a claude's save of it never overwrites ccproxy's
+// change. A project's .mcp.json must not link outside the project (confine).
 func styleFor(loc Location) fileStyle {
 	if loc.Scope == ScopeProject {
 		return fileStyle{newMode: 0o644, within: filepath.Dir(loc.File)}
 	}
-	return fileStyle{newMode: 0o600}
+	return fileStyle{newMode: 0o600, cliLock: true}
 }
 
 // ExistsError is AddServer's refusal of a name already defined in the scope.

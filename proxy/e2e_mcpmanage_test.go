@@ -215,10 +215,11 @@ func TestE2EMCPToggleSessionOnly(t *testing.T) {
 	}
 
 	// A configuration change sends A mcp_set_servers: testmcp stays off in A.
-	// Project scope (.mcp.json): a claude that starts for the first time
-	// rewrites ~/.claude.json and can drop a local-scope server written
-	// meanwhile (seen under load; see the closing note of this change).
-	mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": "unrelated", "scope": "project", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
+	// Local scope (~/.claude.json), while B's claude, started for the
+	// first time in this HOME, may still be saving the file: ccproxy's
+	// write takes the CLI's lock, so it is not lost (mcpconfig
+	// TestCLISaveKeepsServerWrite).
+	mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": "unrelated", "scope": "local", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
 	waitStatus(c, from, "unrelated connected", func(st protocol.MCPStatus) bool {
 		x := statusOf(st, "unrelated")
 		return x != nil && x.Status == protocol.MCPConnected
@@ -283,8 +284,8 @@ func TestE2EMCPDownServerNoRestart(t *testing.T) {
 	})
 	for i, name := range []string{"unrelated1", "unrelated2"} {
 		from := c.count()
-		// Project scope, as in TestE2EMCPToggleSessionOnly.
-		mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": name, "scope": "project", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
+		// Local scope, as in TestE2EMCPToggleSessionOnly.
+		mustUnmarshal(t, c.do(protocol.TypeMCPAdd, map[string]any{"name": name, "scope": "local", "definition": map[string]any{"command": e.testmcp}}), new(protocol.MCPManageResult))
 		waitStatus(c, from, name+" connected", func(st protocol.MCPStatus) bool {
 			x := statusOf(st, name)
 			return x != nil && x.Status == protocol.MCPConnected && x.Origin == protocol.OriginSession

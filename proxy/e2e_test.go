@@ -455,7 +455,11 @@ func TestE2EReconnectReplay(t *testing.T) {
 // and the next is sent only once the fast client has the previous result,
 // so only the slow client can fall behind.
 func TestE2ESlowClient(t *testing.T) {
-	e := startE2E(t, Options{SendQueueFrames: 64, WriteWait: waitTimeout})
+	// The slow client reads nothing, not even pings, until it catches up:
+	// PongWait (60 s by default) must outlast the turns it takes to fall
+	// behind, however slow the machine or the CLI (on 2.1.332 under load
+	// it fell behind after 38 s and was dropped at 60 s, before it read).
+	e := startE2E(t, Options{SendQueueFrames: 64, WriteWait: waitTimeout, PongWait: 10 * time.Minute})
 	fast := e.dial(t)
 	s := fast.create(nil)
 	slow := dialSlow(t, e.testServer, s)

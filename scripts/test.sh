@@ -7,7 +7,7 @@
 # Windows (amd64) and macOS (arm64), and runs `go test ./...` (with -race on the
 # packages that run goroutines) against the pinned Claude Code CLI. Then it runs
 # the tests that used the real CLI again against the newest CLI
-# ($CCPROXY_CLAUDE_NEWEST, 2.1.330 by default; set it empty to skip that run).
+# ($CCPROXY_CLAUDE_NEWEST, 2.1.332 by default; set it empty to skip that run).
 # Extra arguments are passed to `go test`, in both runs.
 #
 # With CI=true a test whose real dependency (the Claude Code CLI, an MCP server,
@@ -24,7 +24,7 @@ export CCPROXY_DEPS=$deps
 claude_pinned=2.1.329
 # The newest Claude Code CLI: the real-CLI tests run against it too, from its
 # own npm prefix (testkit.ClaudeInstallDir). Empty: no second run.
-claude_newest=${CCPROXY_CLAUDE_NEWEST-2.1.330}
+claude_newest=${CCPROXY_CLAUDE_NEWEST-2.1.332}
 npm_pkgs=(
   "@anthropic-ai/claude-code@$claude_pinned"
   "@modelcontextprotocol/server-everything@2026.8.31"
