@@ -21,6 +21,7 @@ import (
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // Modes are the permission modes offered as ACP session modes.
@@ -32,7 +33,7 @@ var Modes = []sdk.SessionMode{
 	// which session/new cannot ask for, so it could never be set.
 }
 
-// Agent is an ACP agent backed by ccproxy sessions over a Backend. Each
+// Agent is an ACP agent backed by ccproxy sessions over a client.Client (webview-protocol/client). Each
 // ACP session is one ccproxy session this agent created and subscribed
 // to, or, suspended while idle, none until its next prompt resumes it in
 // a new one; Close closes them all.
@@ -49,7 +50,7 @@ type Agent struct {
 	// before Serve.
 	IdleTimeout time.Duration
 
-	b    *Backend
+	b    *client.Client
 	conn *sdk.AgentSideConnection
 	log  *slog.Logger
 	ctx  context.Context // ends with Close: stops permission prompts in flight
@@ -136,7 +137,7 @@ func (s *session) claudeSession() string {
 }
 
 // NewAgent returns an agent over b. Call Serve to speak ACP.
-func NewAgent(b *Backend, log *slog.Logger) *Agent {
+func NewAgent(b *client.Client, log *slog.Logger) *Agent {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}, IdleTimeout: DefaultIdleTimeout}
 }
@@ -156,7 +157,7 @@ func (a *Agent) Serve(w io.Writer, r io.Reader) error {
 	case <-a.conn.Done():
 	case <-a.b.Done():
 		if a.ctx.Err() == nil { // not Close's doing
-			err = ErrClosed
+			err = client.ErrClosed
 			a.log.Error("the connection to ccproxy ended")
 		}
 	}
@@ -1274,7 +1275,7 @@ func (a *Agent) askEditor(ctx context.Context, s *session, ccID string, req prot
 // internal (-32603).
 func rpcError(method string, err error) error {
 	var pe *protocol.Error
-	if errors.As(err, &pe) { // also wrapped: Backend.Request's own validation of what it sends
+	if errors.As(err, &pe) { // also wrapped: client.Request's own validation of what it sends
 		data := map[string]any{"error": method + ": " + pe.Message, "code": string(pe.Code)}
 		if pe.Code == protocol.CodeBadRequest {
 			return sdk.NewInvalidParams(data)

@@ -19,9 +19,9 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/gorilla/websocket"
 
-	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // goClient is the ACP client side of the Go SDK, recording what it gets.
@@ -227,7 +227,7 @@ func TestACPConnectSIGTERMClosesSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent.Wait() // its exit status after a signal is not the point
-	b, err := acp.Dial(ctx, d.url, token)
+	b, err := client.Dial(ctx, d.url, token)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 //
 // # Data flow
 //
-//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600; Agent.order) ─► sdk.AgentSideConnection ─► Agent methods ─► Backend.Request ─► websocket ─► ccproxy (webview-protocol)
+//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600; Agent.order) ─► sdk.AgentSideConnection ─► Agent methods ─► client.Request ─► websocket ─► ccproxy (webview-protocol)
 //	                                                           session/new → session/create {cwd, mcpServers} + session/subscribe
 //	                                                           session/prompt → session/send, then waits for the turn's result
 //	                                                           session/cancel → session/interrupt; session/set_mode → session/setPermissionMode
@@ -17,13 +17,13 @@
 //	idle timer (Agent.IdleTimeout) or the session limit ─► suspend: session/close (the ACP session is kept)
 //	                                                           next session/prompt or session/set_mode → session/create {resume, cwd, permissionMode, mcpServers} + subscribe
 //
-//	ccproxy ─ websocket ─► Backend read loop ─► the session's push handler (Agent.push):
+//	ccproxy ─ websocket ─► client read loop ─► the session's push handler (Agent.push):
 //	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
 //	                         session/state (permissionMode) ─► current_mode_update; exited/closed ends the waiting prompt
 //	                         permission/request ─► goroutine: session/request_permission ─► permission/respond
 //	                         permission/resolved ─► withdraws the editor's prompt (its context is cancelled)
 //
-// The Backend is the same websocket client whether the proxy runs in this
+// The client (webview-protocol/client) is the same websocket client whether the proxy runs in this
 // process (cmd/ccproxy starts a proxy.Server on a loopback port with a
 // random token, configured like serve) or is a running `ccproxy serve`
 // (--connect; DialTLS takes the TLS configuration of an https one, e.g. a
@@ -189,7 +189,7 @@
 // connection reads that pipe in its goroutine and runs each request
 // in a goroutine of its own; it ends when stdin does, and Agent.Serve then
 // closes every session this agent created (session/close) and waits for
-// its goroutines. Backend.readLoop (owned by the Backend, ended by Close or
+// its goroutines. the client's read loop (owned by the client.Client, ended by Close or
 // the connection's end) is the only reader of the websocket; it calls push
 // handlers synchronously, so a session's pushes are handled in order and a
 // slow editor slows the read (the proxy lets this client catch up from its
@@ -201,8 +201,8 @@
 // Agent.timers (added under Agent.mu while Agent.ctx is live, so that
 // Close, which stops every timer, waits for the ones running), and either
 // suspends the session or re-arms the timer. A suspend made to make room
-// runs in the request that needs the room. Backend.mu guards its pending requests, routes and
-// end error; Backend.writeMu the websocket's writes; Agent.mu the session
+// runs in the request that needs the room. client.Client has its own
+// locks (webview-protocol/client/doc.go); Agent.mu guards the session
 // table (Close cancels Agent.ctx first, so a session opened after it sees
 // that under Agent.mu and is closed at once; a session is taken out of the
 // table only if its entry is still that session); session.mu the running

@@ -20,6 +20,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/proxy"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // The agent in this process (so that -race sees it) over an in-process
@@ -100,13 +101,13 @@ func TestAgentInProcess(t *testing.T) {
 // inProcess starts a proxy replaying the demo and an Agent (with store as
 // its history) in this process, and a Go SDK client on it; stop closes the
 // client's side and waits for the agent to close its sessions.
-func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *acp.Backend, func()) {
+func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *client.Client, func()) {
 	cl, conn, b, _, stop := inProcessAgent(t, store)
 	return cl, conn, b, stop
 }
 
 // inProcessAgent is inProcess, with the Agent.
-func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
+func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *client.Client, *acp.Agent, func()) {
 	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +118,7 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 // inProcessWith is inProcessAgent with the proxy's claude options in opts,
 // the agent's logger, and setup (when not nil) run on the agent before it
 // serves.
-func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
+func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *client.Client, *acp.Agent, func()) {
 	token := "in-process-acp-test-token-012345"
 	opts.Token, opts.SpoolDir, opts.Logger, opts.NoUI = token, t.TempDir(), slog.New(slog.DiscardHandler), true
 	srv, err := proxy.New(opts)
@@ -133,7 +134,7 @@ func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *
 	go func() { served <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() { cancel(); <-served })
 
-	b, err := acp.Dial(ctx, "http://"+ln.Addr().String(), token)
+	b, err := client.Dial(ctx, "http://"+ln.Addr().String(), token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +322,7 @@ func TestAgentLoadOpenSessionAgain(t *testing.T) {
 	// The proxy's sessions when the agent writes each replayed user
 	// prompt: the agent waits for onSend, which asks on a websocket of its
 	// own (the agent's may be busy delivering a live update).
-	b2, err := acp.Dial(bg, cl.proxy, cl.token)
+	b2, err := client.Dial(bg, cl.proxy, cl.token)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/history"
+	wsclient "github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 const acpLong = `An Agent Client Protocol agent on stdin/stdout, for editors (Zed,
@@ -154,7 +155,7 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	b, err := acp.DialTLS(ctx, url, token, tlsConfig)
+	b, err := wsclient.DialTLS(ctx, url, token, tlsConfig)
 	if err != nil {
 		return fmt.Errorf("acp: %w", err)
 	}
