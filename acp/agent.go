@@ -18,8 +18,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
 
-	"github.com/ccproxy/ccproxy/history"
-	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
@@ -38,10 +36,6 @@ var Modes = []sdk.SessionMode{
 // to, or, suspended while idle, none until its next prompt resumes it in
 // a new one; Close closes them all.
 type Agent struct {
-	// History, when set, is where session/load finds Claude Code's stored
-	// sessions (package history); without it session/load is not offered.
-	History *history.Store
-
 	// IdleTimeout is how long a session may stay idle (no turn running,
 	// no prompt waiting for its turn, no permission asked) before it is
 	// suspended: its ccproxy session is closed (claude stops) and the ACP
@@ -189,7 +183,7 @@ func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.
 	return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("authenticate: methodId %q is not one of the authMethods initialize offered (none: claude uses its own login)", p.MethodId)})
 }
 
-func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	v := p.ProtocolVersion
 	if v > sdk.ProtocolVersionNumber || v < 1 {
 		v = sdk.ProtocolVersionNumber // the newest we speak; the client decides
@@ -199,9 +193,9 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentInfo:       &sdk.Implementation{Name: "ccproxy", Version: Version},
 		AgentCapabilities: sdk.AgentCapabilities{
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
-			LoadSession:        a.History != nil,
-			// session/list and session/resume read the same store.
-			SessionCapabilities: sessionCaps(a.History != nil),
+			LoadSession:        a.hasHistory(ctx),
+			// session/list and session/resume read the same history.
+			SessionCapabilities: sessionCaps(a.hasHistory(ctx)),
 			// stdio always; http and sse as Claude Code takes them (mcp.go).
 			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 		},
@@ -209,8 +203,16 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	}, nil
 }
 
+// hasHistory reports whether the proxy serves its session history
+// (history/list, history/read: its hello's capability "history"), which
+// session/load, session/list and session/resume read.
+func (a *Agent) hasHistory(ctx context.Context) bool {
+	h, err := a.b.Hello(ctx)
+	return err == nil && slices.Contains(h.Capabilities, "history")
+}
+
 // sessionCaps offers session/close, and session/list and session/resume
-// when there is a history store.
+// when the proxy serves its history.
 func sessionCaps(history bool) sdk.SessionCapabilities {
 	caps := sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}}
 	if history {
@@ -1312,10 +1314,10 @@ func (a *Agent) forget(s *session) {
 // its own in history mode (user prompts as user_message_chunk, images
 // inline), page by page, before the response, as the protocol asks.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	if a.History == nil {
+	if !a.hasHistory(ctx) {
 		return sdk.LoadSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionLoad)
 	}
-	m := NewMapper(nil)
+	m := NewMapper(func(u string) ([]byte, error) { return a.b.Blob(ctx, u) })
 	m.history = true
 	s, res, err := a.continueStored(ctx, "session/load", p.SessionId, p.Cwd, p.McpServers, m)
 	if err != nil {
@@ -1328,7 +1330,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // ResumeSession continues a stored Claude Code session live, as
 // LoadSession does, without replaying it: the editor already shows it.
 func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	if a.History == nil {
+	if !a.hasHistory(ctx) {
 		return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
 	}
 	s, res, err := a.continueStored(ctx, "session/resume", p.SessionId, p.Cwd, p.McpServers, nil)
@@ -1361,46 +1363,66 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 	for _, old := range olds {
 		a.closeSession(old)
 	}
-	limit := 1 // resume: the first page only tells that the session is there
-	if replay != nil {
-		limit = history.MaxReadLimit
+	if err := a.replay(ctx, method, id, cwd, replay); err != nil {
+		return nil, nil, err
 	}
-	opts := history.ReadOptions{ID: string(id), Project: cwd, Limit: limit, Normalize: stream.Options{Attachments: stream.AttachInline}}
-	page, err := a.History.Read(ctx, opts)
-	if errors.Is(err, history.ErrNotFound) && cwd != "" { // kept under another project folder
-		opts.Project = ""
-		page, err = a.History.Read(ctx, opts)
+	return a.open(ctx, method, &protocol.SessionCreate{Cwd: cwd, Resume: string(id), MCPServers: servers}, id, replay)
+}
+
+// replay reads the stored session id with history/read (the proxy's
+// history: under cwd's project folder, else any; tool results masked by
+// the proxy, attachments as /v1/blobs urls) and, when m is not nil, sends
+// it to the editor through m page by page. Without m it reads one event:
+// is the session there? An unknown or malformed id is invalid params, and
+// so is a session with no readable event (claude could not resume it).
+func (a *Agent) replay(ctx context.Context, method string, id sdk.SessionId, cwd string, m *Mapper) error {
+	limit := int64(1) // resume: the first page only tells that the session is there
+	if m != nil {
+		limit = protocol.MaxHistoryReadLimit
+	}
+	req := protocol.HistoryRead{ID: string(id), Project: cwd, Limit: &limit}
+	var page protocol.HistoryReadResult
+	err := a.b.Request(ctx, protocol.TypeHistoryRead, &req, &page)
+	if isCode(err, protocol.CodeNotFound) && cwd != "" { // kept under another project folder
+		req.Project = ""
+		err = a.b.Request(ctx, protocol.TypeHistoryRead, &req, &page)
 	}
 	if err == nil && len(page.Events) == 0 && !page.More {
 		// Empty or unreadable: claude could not resume it either.
-		return nil, nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: stored session %q has no conversation to continue (its file is empty or holds no readable event)", method, id)})
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: stored session %q has no conversation to continue (its file is empty or holds no readable event)", method, id)})
 	}
-	for err == nil && replay != nil {
+	for err == nil && m != nil {
 		for _, ev := range page.Events {
-			ups, _ := replay.Map(ev.JSON)
+			ups, _ := m.Map(ev.Event)
 			for _, u := range ups {
 				if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
-					return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
+					return sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
 				}
 			}
 		}
 		if !page.More {
 			break
 		}
-		opts.Cursor = page.Next
-		page, err = a.History.Read(ctx, opts)
+		req.Cursor, page = page.Next, protocol.HistoryReadResult{}
+		err = a.b.Request(ctx, protocol.TypeHistoryRead, &req, &page)
 	}
 	switch {
-	case errors.Is(err, history.ErrNotFound), errors.Is(err, history.ErrBadID):
-		return nil, nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: no stored Claude Code session %q under %s", method, id, a.History.Root())})
+	case isCode(err, protocol.CodeNotFound), isCode(err, protocol.CodeBadRequest):
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: no stored Claude Code session %q in the proxy's history", method, id)})
 	case err != nil:
-		return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
+		return sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
 	}
-	return a.open(ctx, method, &protocol.SessionCreate{Cwd: cwd, Resume: string(id), MCPServers: servers}, id, replay)
+	return nil
 }
 
-// ListSessions lists the Claude Code sessions of the history store, newest
-// first, a page of history.DefaultListLimit at a time: those of cwd when
+// isCode reports whether err is the proxy's error reply of code c.
+func isCode(err error, c protocol.Code) bool {
+	var pe *protocol.Error
+	return errors.As(err, &pe) && pe.Code == c
+}
+
+// ListSessions lists the Claude Code sessions of the proxy's history
+// (history/list), newest first, a page of its default size at a time: those of cwd when
 // it is given (an absolute path), else all. The cursor is history's own
 // (opaque to the editor). A session's id is its Claude session id (what
 // session/load and session/resume take), its title the store's (the
@@ -1409,28 +1431,31 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 // with _meta.ccproxy.openAs: the ACP session id they are open as (a
 // session/new's differs from its Claude session id).
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	if a.History == nil {
+	if !a.hasHistory(ctx) {
 		return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
 	}
-	var opts history.ListOptions
+	var req protocol.HistoryList
 	if p.Cwd != nil {
 		if err := absCwd("session/list", *p.Cwd); err != nil {
 			return sdk.ListSessionsResponse{}, err
 		}
-		opts.Project = filepath.Clean(*p.Cwd)
+		req.Project = filepath.Clean(*p.Cwd)
+	} else {
+		req.All = true
 	}
 	if len(p.AdditionalDirectories) > 0 { // not offered in initialize
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": "session/list: additionalDirectories is not supported"})
 	}
 	if p.Cursor != nil {
-		opts.Cursor = *p.Cursor
+		req.Cursor = *p.Cursor
 	}
-	page, err := a.History.List(ctx, opts)
+	var page protocol.HistoryListResult
+	err := a.b.Request(ctx, protocol.TypeHistoryList, &req, &page)
 	switch {
-	case errors.Is(err, history.ErrBadCursor):
-		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session/list: cursor %q is not a nextCursor of session/list", opts.Cursor)})
+	case isCode(err, protocol.CodeBadRequest) && req.Cursor != "":
+		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session/list: cursor %q is not a nextCursor of session/list", req.Cursor)})
 	case err != nil:
-		return sdk.ListSessionsResponse{}, sdk.NewInternalError(map[string]any{"error": "session/list: " + err.Error()})
+		return sdk.ListSessionsResponse{}, rpcError("session/list", err)
 	}
 	openAs := map[string]sdk.SessionId{} // Claude session id -> the ACP id this agent has it open as
 	a.mu.Lock()
@@ -1444,7 +1469,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	for _, s := range page.Sessions {
 		cwd := s.Project
 		if cwd == "" { // no record names it: the folder's, when asked for
-			cwd = opts.Project
+			cwd = req.Project
 		}
 		if cwd == "" { // the folder's name cannot be turned back into a path
 			a.log.Debug("session/list: a session without a cwd is left out", "session", s.ID, "folder", s.Folder)

@@ -10,10 +10,10 @@
 //	                                                           session/new → session/create {cwd, mcpServers} + session/subscribe
 //	                                                           session/prompt → session/send, then waits for the turn's result
 //	                                                           session/cancel → session/interrupt; session/set_mode → session/setPermissionMode
-//	                                                           session/load → history.Store.Read pages ─► Mapper (history mode) ─► session/update,
+//	                                                           session/load → history/read pages ─► Mapper (history mode) ─► session/update,
 //	                                                                          then session/create {resume} + subscribe (ACP id = the Claude session id)
-//	                                                           session/resume → history.Store.Read (one event: is it there?), then as session/load
-//	                                                           session/list → history.Store.List {cwd, cursor} ─► SessionInfo (+ _meta.ccproxy.openAs)
+//	                                                           session/resume → history/read (one event: is it there?), then as session/load
+//	                                                           session/list → history/list {project or all, cursor} ─► SessionInfo (+ _meta.ccproxy.openAs)
 //	idle timer (Agent.IdleTimeout) or the session limit ─► suspend: session/close (the ACP session is kept)
 //	                                                           next session/prompt or session/set_mode → session/create {resume, cwd, permissionMode, mcpServers} + subscribe
 //
@@ -76,20 +76,26 @@
 //
 // # Stored sessions (session/load, session/resume, session/list)
 //
-// All three read Agent.History (a history.Store over Claude Code's
-// ~/.claude/projects) and are offered in initialize (loadSession,
-// sessionCapabilities.list and .resume) only when it is set. session/load
-// and session/resume share continueStored: the editor's MCP servers are
-// checked (clientServers), the session is looked up under cwd's project
-// folder, then under any (an unknown or malformed id is -32602 naming it
-// and the store; so is one with no readable event, empty or garbage, which
-// claude could not resume either), load replays it (the user's prompts as
-// user_message_chunk, but not the texts the CLI stored as user messages in
-// the user's place: an interrupt's marker, a background task's notice;
-// cliNotice), and a ccproxy session
-// is created with resume. session/list is one history.Store.List page (its default size),
-// newest first, of every project or of an absolute cwd (else -32602); its
-// nextCursor is history's cursor, passed through (a bad one is -32602).
+// All three read the proxy's own history over the connection
+// (history/list and history/read, SPEC §3), like every other client of
+// the proxy: with --connect, the running serve's sessions on its machine;
+// stored tool results masked by the proxy with the secrets of its MCP
+// configuration; attachments as /v1/blobs urls, fetched with Client.Blob
+// as live ones are. They are offered in initialize (loadSession,
+// sessionCapabilities.list and .resume) only when the proxy's hello
+// announces the history capability. session/load and session/resume
+// share continueStored: the editor's MCP servers are checked
+// (clientServers), the session is read (replay) under cwd's project
+// folder, then under any (an unknown or malformed id, the proxy's
+// not_found or bad_request, is -32602 naming it; so is one with no
+// readable event, empty or garbage, which claude could not resume
+// either), load replays it (the user's prompts as user_message_chunk, but
+// not the texts the CLI stored as user messages in the user's place: an
+// interrupt's marker, a background task's notice; cliNotice), and a
+// ccproxy session is created with resume. session/list is one
+// history/list page (its default size), newest first, of every project
+// (all) or of an absolute cwd (else -32602); its nextCursor is the
+// proxy's cursor, passed through (a bad one, bad_request, is -32602).
 // Each entry: sessionId the Claude session id, cwd the session's (the
 // requested cwd for a session whose records name none; with no cwd asked
 // for, such a session is left out: its folder name cannot be turned back

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -98,8 +99,9 @@ func TestAgentInProcess(t *testing.T) {
 	}
 }
 
-// inProcess starts a proxy replaying the demo and an Agent (with store as
-// its history) in this process, and a Go SDK client on it; stop closes the
+// inProcess starts a proxy replaying the demo (whose history is store's:
+// its HistoryHome is the home of store's .claude/projects) and an Agent
+// in this process, and a Go SDK client on it; stop closes the
 // client's side and waits for the agent to close its sessions.
 func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *client.Client, func()) {
 	cl, conn, b, _, stop := inProcessAgent(t, store)
@@ -121,6 +123,15 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *client.Client, *acp.Agent, func()) {
 	token := "in-process-acp-test-token-012345"
 	opts.Token, opts.SpoolDir, opts.Logger, opts.NoUI = token, t.TempDir(), slog.New(slog.DiscardHandler), true
+	// The agent reads the proxy's history (history/list, history/read):
+	// the proxy's home is the one whose .claude/projects store is; none
+	// without a store.
+	if opts.HistoryHome == "" {
+		opts.HistoryHome = "-"
+		if store != nil {
+			opts.HistoryHome = filepath.Dir(filepath.Dir(store.Root()))
+		}
+	}
 	srv, err := proxy.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +151,6 @@ func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *
 	}
 	t.Cleanup(func() { b.Close() })
 	agent := acp.NewAgent(b, log)
-	agent.History = store
 	if setup != nil {
 		setup(agent)
 	}
@@ -159,7 +169,7 @@ func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *
 // session/load replays a real stored session (testdata/history) as
 // updates before answering, then continues it live with resume.
 func TestAgentLoadSession(t *testing.T) {
-	root := t.TempDir()
+	root := filepath.Join(t.TempDir(), ".claude", "projects")
 	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +300,7 @@ func TestAgentOpenAfterClose(t *testing.T) {
 // on one session file), and session/list shows the loaded session open
 // before its first prompt.
 func TestAgentLoadOpenSessionAgain(t *testing.T) {
-	root := t.TempDir()
+	root := filepath.Join(t.TempDir(), ".claude", "projects")
 	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/acp"
-	"github.com/ccproxy/ccproxy/history"
 	wsclient "github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
@@ -163,14 +162,9 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 	log.Info("ccproxy acp ready", "proxy", url, "connected", cfg.connect != "")
 	agent := acp.NewAgent(b, log.With("component", "acp"))
 	agent.IdleTimeout = cfg.idle
-	// session/load, session/list and session/resume read Claude Code's
-	// stored sessions on this machine (with --connect, the daemon's claude
-	// resumes them: the same machine and user is assumed).
-	if store, err := history.Open(history.Options{Logger: log.With("component", "history")}); err != nil {
-		log.Warn("no session/load, session/list or session/resume: Claude Code's session store cannot be read", "err", err)
-	} else {
-		agent.History = store
-	}
+	// session/load, session/list and session/resume read the proxy's own
+	// history (history/list, history/read): with --connect, the running
+	// serve's, on its machine, masked by it.
 	done := make(chan struct{})
 	var serveErr error
 	go func() { // ends with stdin (Serve returns) or with ctx (the signal closes the backend)
