@@ -85,7 +85,7 @@
 // sessionCapabilities.list and .resume) only when the proxy's hello
 // announces the history capability. session/load and session/resume
 // share continueStored: the editor's MCP servers are checked
-// (clientServers), the session is read (replay) under cwd's project
+// (clientServers), the session is read (replayStored) under cwd's project
 // folder, then under any (an unknown or malformed id, the proxy's
 // not_found or bad_request, is -32602 naming it; so is one with no
 // readable event, empty or garbage, which claude could not resume
@@ -137,7 +137,11 @@
 // from stop_reason; error_max_turns: max_turn_requests; an interrupt:
 // cancelled; other errors: a JSON-RPC error with the CLI's text).
 //
-// Cancellation and turns. Each Prompt takes a number (session.started).
+// Cancellation and turns (prompt.go, queue.go). Each Prompt is a
+// promptRun in steps: begin (it takes a number, promptQueue.started),
+// enqueue (it waits for its turn: promptQueue.takeLocked), resume (a
+// suspended session), the send, wait (the turn's end) and end. Each
+// Prompt takes a number (session.started).
 // session/cancel interrupts the running turn (session/interrupt, sent only
 // after the turn's session/send was answered, so it cannot overtake it),
 // whose prompt answers cancelled when the turn's result comes, and cancels
@@ -211,20 +215,22 @@
 // locks (webview-protocol/client/doc.go); Agent.mu guards the session
 // table (Close cancels Agent.ctx first, so a session opened after it sees
 // that under Agent.mu and is closed at once; a session is taken out of the
-// table only if its entry is still that session); session.mu the running
-// turn (whose gaveUp and done channels are closed once, under the lock),
-// whether its prompt has answered after a failed interrupt (abandoned),
-// the cancelled and closing flags, the received, started, cancelTo and
-// latest counts and the wake channel (closed and replaced when they
-// change), each turn's ending flag, the pending permission prompts,
-// the Claude session id (taken under
-// Agent.mu by evictLocked, ListSessions, makeRoom and noRoom: Agent.mu
-// before session.mu, never the other way), and what suspend and resume
-// use: the ccproxy session id, suspended, moving (closed when a suspend
-// or resume ends), busy, used, the mode, the proxy's state and the idle
-// timer (a turn's unsent flag too), and the config options' state: the
-// model, the models, the model chosen and what the editor was last told
-// (configSent). A session's cwd and MCP servers are
+// table only if its entry is still that session); session.mu guards the
+// session's three parts and its own flags: its promptQueue (queue.go: the
+// running turn, whose gaveUp and done channels are closed once, under the
+// lock; whether its prompt has answered after a failed interrupt,
+// abandoned; the cancelled flag; the received, started, cancelTo and
+// latest counts and the wake channel, closed and replaced when they
+// change; each turn's ending and unsent flags), its liveState (what
+// suspend and resume use: the ccproxy session id, suspended, moving,
+// closed when a suspend or resume ends, busy, used, the proxy's state and
+// the idle timer), its sessionConfig (the mode, the model, the models, the
+// model chosen and what the editor was last told, configSent), and the
+// closing flag, the pending permission prompts and the Claude session id
+// (taken under Agent.mu by evictLocked, ListSessions, makeRoom and
+// noRoom). Lock order: Agent.mu before session.mu, never the other way;
+// neither is held across a request to the proxy, and client.Client's
+// locks are only taken inside its methods. A session's cwd and MCP servers are
 // set before it is published and only read after. A Mapper
 // is used only by the read loop (a replay's Mapper only by its
 // session/load).
