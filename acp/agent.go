@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -17,12 +16,9 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-	"github.com/tidwall/gjson"
 
-	"github.com/ccproxy/ccproxy/history"
-	"github.com/ccproxy/ccproxy/mcpconfig"
-	"github.com/ccproxy/ccproxy/stream"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // Modes are the permission modes offered as ACP session modes.
@@ -34,23 +30,11 @@ var Modes = []sdk.SessionMode{
 	// which session/new cannot ask for, so it could never be set.
 }
 
-// Agent is an ACP agent backed by ccproxy sessions over a Backend. Each
+// Agent is an ACP agent backed by ccproxy sessions over a client.Client (webview-protocol/client). Each
 // ACP session is one ccproxy session this agent created and subscribed
 // to, or, suspended while idle, none until its next prompt resumes it in
 // a new one; Close closes them all.
 type Agent struct {
-	// History, when set, is where session/load finds Claude Code's stored
-	// sessions (package history); without it session/load is not offered.
-	History *history.Store
-
-	// Secrets returns the secret set session/load masks the tool results
-	// it replays from History with (SPEC §10: the proxy masks live ones).
-	// NewAgent sets the secret-named environment values of this process
-	// (mcpconfig.ProcessSecrets); with an in-process proxy, give its
-	// proxy.Server.Secrets, which adds the configured MCP secrets and
-	// claude's environment. Change it before Serve.
-	Secrets func() *mcpconfig.Secrets
-
 	// IdleTimeout is how long a session may stay idle (no turn running,
 	// no prompt waiting for its turn, no permission asked) before it is
 	// suspended: its ccproxy session is closed (claude stops) and the ACP
@@ -59,7 +43,7 @@ type Agent struct {
 	// before Serve.
 	IdleTimeout time.Duration
 
-	b    *Backend
+	b    *client.Client
 	conn *sdk.AgentSideConnection
 	log  *slog.Logger
 	ctx  context.Context // ends with Close: stops permission prompts in flight
@@ -77,65 +61,45 @@ type Agent struct {
 // DefaultIdleTimeout is Agent.IdleTimeout's default.
 const DefaultIdleTimeout = 10 * time.Minute
 
+// session is one ACP session. Its parts under mu: the prompt queue
+// (promptQueue, queue.go), what a suspend and resume use (liveState) and
+// the mode and model the editor is told of (sessionConfig, config.go);
+// each is embedded, so its fields read as the session's.
 type session struct {
 	acpID   sdk.SessionId   // the editor's name for it: its first ccproxy session id, or the Claude session id it loaded
 	mapper  *Mapper         // owned by the backend's read loop (also across a suspend and resume)
 	cwd     string          // where its claude runs: a resume runs there
 	servers json.RawMessage // the editor's MCP servers (may hold secrets: never logged), for a resume
 
-	mu        sync.Mutex                    // guards what follows
-	id        string                        // the ccproxy session: a new one at each resume (stale while suspended)
-	suspended bool                          // idle, its ccproxy session closed: the next prompt or set_mode resumes it
-	moving    chan struct{}                 // non-nil while a suspend or resume of it runs; closed when it is over
-	busy      int                           // Prompt and SetSessionMode calls in flight: not idle
-	used      uint64                        // Agent.clock at its last use
-	mode      string                        // its permission mode, as claude last reported it or set_mode set it: a resume starts in it
-	pstate    string                        // the proxy's state of it (session/state): running or restarting is not idle
-	idle      *time.Timer                   // its idle timer (nil without IdleTimeout): re-armed by touch, stopped by closeSession
-	turn      *turn                         // the running turn (nil between turns)
-	abandoned bool                          // the running turn's prompt answered cancelled after a failed interrupt; the turn's result ends it
-	cancelled bool                          // the running turn is interrupted (or being interrupted)
-	received  int                           // session/prompt requests the guard passed on for this session
-	started   int                           // session/prompt requests that reached Prompt (each Prompt's number)
-	entered   chan struct{}                 // a Prompt has started (cap 1): for the guard's wait before a session/cancel
-	cancelTo  int                           // prompts numbered up to this were cancelled (session/cancel) before their turn began
-	latest    int                           // the newest valid prompt: an older one still waiting for its turn gives way
-	wake      chan struct{}                 // closed (and replaced) when cancelTo or latest changes: waiting prompts look again
-	closing   bool                          // closeSession has begun: a turn it ends is cancelled, no new one starts
-	asks      map[string]context.CancelFunc // pending permission prompts by requestId
-	claudeID  string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it; never suspended then)
+	mu            sync.Mutex                    // guards what follows
+	liveState                                   // its ccproxy session, suspended or not
+	promptQueue                                 // its prompts' order and running turn
+	sessionConfig                               // its mode and model
+	closing       bool                          // closeSession has begun: a turn it ends is cancelled, no new one starts
+	asks          map[string]context.CancelFunc // pending permission prompts by requestId
+	claudeID      string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it; never suspended then)
+}
 
+// liveState is a session's ccproxy session and what suspending and
+// resuming it use (guarded by session.mu).
+type liveState struct {
+	id        string        // the ccproxy session: a new one at each resume (stale while suspended)
+	suspended bool          // idle, its ccproxy session closed: the next prompt or set_mode resumes it
+	moving    chan struct{} // non-nil while a suspend or resume of it runs; closed when it is over
+	busy      int           // Prompt and SetSessionMode calls in flight: not idle
+	used      uint64        // Agent.clock at its last use
+	pstate    string        // the proxy's state of it (session/state): running or restarting is not idle
+	idle      *time.Timer   // its idle timer (nil without IdleTimeout): re-armed by touch, stopped by closeSession
+}
+
+// sessionConfig is a session's permission mode and model, and what the
+// editor was last told of them (guarded by session.mu).
+type sessionConfig struct {
+	mode        string               // its permission mode, as claude last reported it or set_mode set it: a resume starts in it
 	model       string               // the model it runs, as the proxy's session/state (or subscribe reply) last said
 	models      []protocol.ModelInfo // the models claude offers (session/state): the model config option's values
 	modelChosen string               // the model set_config_option chose ("" none): a resume after a suspend keeps it
 	configSent  string               // configKeyLocked as the editor was last told it: a config_option_update goes when it changes
-}
-
-// turn is one prompt's turn of a session.
-type turn struct {
-	result chan *Result  // the turn's end, for its prompt (room for one)
-	gaveUp chan struct{} // closed (under session.mu) when an interrupt of the turn failed: its prompt answers cancelled
-	done   chan struct{} // closed (under session.mu) when the turn is over: the session takes another
-	sent   chan struct{} // closed when session/send was answered, or when the turn was not sent (unsent): an interrupt goes after it
-
-	unsent bool // the prompt returned before sending the turn (a resume failed, or it was cancelled or closed meanwhile): nothing to interrupt (session.mu)
-
-	ending       bool           // its prompt is returning: no new interrupt targets it (session.mu)
-	interrupting sync.WaitGroup // interrupts of it in flight: the turn ends after them, so none reaches the next
-}
-
-// endTurnLocked ends t if it is s's running turn (s.mu held).
-func (s *session) endTurnLocked(t *turn) {
-	if s.turn == t {
-		s.turn, s.abandoned = nil, false
-		close(t.done)
-	}
-}
-
-// wakeLocked has the prompts waiting for their turn look again (s.mu held).
-func (s *session) wakeLocked() {
-	close(s.wake)
-	s.wake = make(chan struct{})
 }
 
 // claudeSession returns the Claude session id of s, "" if not known yet.
@@ -146,11 +110,9 @@ func (s *session) claudeSession() string {
 }
 
 // NewAgent returns an agent over b. Call Serve to speak ACP.
-func NewAgent(b *Backend, log *slog.Logger) *Agent {
+func NewAgent(b *client.Client, log *slog.Logger) *Agent {
 	ctx, stop := context.WithCancel(context.Background())
-	own := mcpconfig.ProcessSecrets()
-	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}, IdleTimeout: DefaultIdleTimeout,
-		Secrets: func() *mcpconfig.Secrets { return own }}
+	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}, IdleTimeout: DefaultIdleTimeout}
 }
 
 // Serve speaks ACP on r/w until r ends (or the backend's connection
@@ -168,7 +130,7 @@ func (a *Agent) Serve(w io.Writer, r io.Reader) error {
 	case <-a.conn.Done():
 	case <-a.b.Done():
 		if a.ctx.Err() == nil { // not Close's doing
-			err = ErrClosed
+			err = client.ErrClosed
 			a.log.Error("the connection to ccproxy ended")
 		}
 	}
@@ -200,7 +162,7 @@ func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.
 	return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("authenticate: methodId %q is not one of the authMethods initialize offered (none: claude uses its own login)", p.MethodId)})
 }
 
-func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	v := p.ProtocolVersion
 	if v > sdk.ProtocolVersionNumber || v < 1 {
 		v = sdk.ProtocolVersionNumber // the newest we speak; the client decides
@@ -210,9 +172,9 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentInfo:       &sdk.Implementation{Name: "ccproxy", Version: Version},
 		AgentCapabilities: sdk.AgentCapabilities{
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
-			LoadSession:        a.History != nil,
-			// session/list and session/resume read the same store.
-			SessionCapabilities: sessionCaps(a.History != nil),
+			LoadSession:        hasHistory(ctx, a.b),
+			// session/list and session/resume read the same history.
+			SessionCapabilities: sessionCaps(hasHistory(ctx, a.b)),
 			// stdio always; http and sse as Claude Code takes them (mcp.go).
 			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 		},
@@ -220,8 +182,16 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	}, nil
 }
 
+// hasHistory reports whether the proxy serves its session history
+// (history/list, history/read: its hello's capability "history"), which
+// session/load, session/list and session/resume read.
+func hasHistory(ctx context.Context, b *client.Client) bool {
+	h, err := b.Hello(ctx)
+	return err == nil && slices.Contains(h.Capabilities, "history")
+}
+
 // sessionCaps offers session/close, and session/list and session/resume
-// when there is a history store.
+// when the proxy serves its history.
 func sessionCaps(history bool) sdk.SessionCapabilities {
 	caps := sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}}
 	if history {
@@ -296,8 +266,8 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	// later name another. It is busy until subscribed: not suspended
 	// before.
 	id := res.Session
-	s := &session{id: id, acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume, entered: make(chan struct{}, 1), wake: make(chan struct{}),
-		cwd: res.Cwd, servers: create.MCPServers, mode: create.PermissionMode, busy: 1}
+	s := &session{acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume, promptQueue: newPromptQueue(),
+		cwd: res.Cwd, servers: create.MCPServers, sessionConfig: sessionConfig{mode: create.PermissionMode}, liveState: liveState{id: id, busy: 1}}
 	if s.cwd == "" {
 		s.cwd = create.Cwd
 	}
@@ -326,7 +296,7 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	}
 	a.sessions[string(acpID)] = s
 	a.mu.Unlock()
-	a.b.Handle(id, a.handler(s, id))
+	a.b.Handle(id, func(f protocol.Frame) { a.push(s, id, f) })
 	if err := a.subscribe(ctx, s, id); err != nil {
 		a.forget(s)
 		a.closeSession(s)
@@ -379,11 +349,6 @@ func (a *Agent) create(ctx context.Context, create *protocol.SessionCreate) (*pr
 	return res, nil
 }
 
-// handler is the push handler of s's ccproxy session id.
-func (a *Agent) handler(s *session, id string) func(protocol.Frame) {
-	return func(f protocol.Frame) { a.push(s, id, f) }
-}
-
 // closeSession closes s's ccproxy session, or forgets s if suspended; a
 // suspend or resume of it in progress ends first.
 func (a *Agent) closeSession(s *session) {
@@ -398,7 +363,7 @@ func (a *Agent) closeSession(s *session) {
 	if moving == nil {
 		a.b.Handle(id, nil) // no result of it now: its prompt answers cancelled
 	}
-	a.deliver(s, nil)
+	s.deliver(nil, a.log)
 	s.mu.Lock()
 	s.withdrawAsksLocked()
 	s.mu.Unlock()
@@ -647,7 +612,7 @@ func (a *Agent) reopen(s *session, create *protocol.SessionCreate) (string, erro
 		return "", err
 	}
 	id := res.Session
-	a.b.Handle(id, a.handler(s, id))
+	a.b.Handle(id, func(f protocol.Frame) { a.push(s, id, f) })
 	if err := a.subscribe(a.ctx, s, id); err != nil {
 		a.b.Handle(id, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
@@ -718,292 +683,6 @@ func (a *Agent) session(id sdk.SessionId) (*session, error) {
 		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: no session %q", id)})
 	}
 	return s, nil
-}
-
-// Prompt runs one turn. session/cancel (Cancel) interrupts the running
-// turn, whose prompt answers cancelled once the turn's result comes, and
-// cancels the prompts that have not begun their turn. A newer valid prompt
-// replaces the running turn: it interrupts it, waits for its end, then
-// runs; an older prompt still waiting gives way to it. (The SDK's own
-// per-prompt context is not used for this: it keeps one per session and
-// forgets the newer prompt's when an older one returns.) If the interrupt
-// fails, the prompt answers cancelled at once (as ACP asks) and the turn
-// runs on: until its result, the session refuses prompts, saying why (so
-// that result is not taken for the next prompt's), and session/cancel
-// tries the interrupt again. The turn also ends when the session is closed
-// (cancelled), or when the editor, the agent or the connection to ccproxy
-// goes. A suspended session is resumed once the prompt holds its turn,
-// before the turn is sent (a cancel or close meanwhile: cancelled, nothing
-// sent); a resume that fails is the prompt's error.
-func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
-	s, err := a.session(p.SessionId)
-	if err != nil {
-		return sdk.PromptResponse{}, err
-	}
-	s.mu.Lock()
-	s.started++
-	s.busy++ // not idle until it returns
-	seq, ccID := s.started, s.id
-	s.mu.Unlock()
-	// Last: its turn has ended (or runs on: not idle either).
-	defer a.release(s)
-	select { // the guard may wait for this before passing a session/cancel on
-	case s.entered <- struct{}{}:
-	default:
-	}
-	// Its session is set again below: a resume gives s another.
-	send, err := turnOf(ccID, p.Prompt)
-	if err != nil { // refused before it could replace anything
-		return sdk.PromptResponse{}, err
-	}
-	s.mu.Lock()
-	if seq > s.latest {
-		s.latest = seq
-		s.wakeLocked()
-	}
-	s.mu.Unlock()
-	t := &turn{result: make(chan *Result, 1), gaveUp: make(chan struct{}), done: make(chan struct{}), sent: make(chan struct{})}
-	for {
-		s.mu.Lock()
-		if seq <= s.cancelTo || seq < s.latest || s.closing { // cancelled, replaced or closed before its turn began: nothing was sent
-			s.mu.Unlock()
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-		}
-		old, abandoned, wake := s.turn, s.abandoned, s.wake
-		if old == nil {
-			s.turn, s.cancelled = t, false
-			s.mu.Unlock()
-			break
-		}
-		s.mu.Unlock()
-		if abandoned {
-			return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": "session/prompt: the cancelled turn of this session has not ended (claude did not take the interrupt); send session/cancel again, or close the session"})
-		}
-		// This prompt replaces the running turn: interrupted, its end awaited.
-		a.interrupt(s)
-		select {
-		case <-old.done:
-		case <-old.gaveUp: // refused above, next time round
-		case <-wake:
-		case <-a.ctx.Done():
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-		case <-a.b.Done():
-			return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "session/prompt: the connection to ccproxy ended"})
-		}
-	}
-	runsOn := false // the prompt gave up on its turn, which has not ended: deliver ends it
-	defer func() {
-		if !runsOn {
-			s.mu.Lock()
-			t.ending = true
-			s.mu.Unlock()
-			t.interrupting.Wait() // a late interrupt must not end the next turn
-			s.mu.Lock()
-			s.endTurnLocked(t)
-			s.mu.Unlock()
-		}
-	}()
-	// A suspended session is resumed first: this prompt holds its turn,
-	// so it is not suspended again meanwhile (a suspend in progress is
-	// waited for).
-	send.Session, err = a.live(s, "session/prompt")
-	s.mu.Lock()
-	stopped := s.cancelled || s.closing // during the resume: nothing sent, nothing to interrupt
-	if err != nil || stopped {
-		t.unsent = true
-	}
-	s.mu.Unlock()
-	switch {
-	case errors.Is(err, errClosing) || err == nil && stopped:
-		close(t.sent)
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-	case err != nil:
-		close(t.sent)
-		return sdk.PromptResponse{}, err
-	}
-	// Not under ctx: a session/cancel may come before the reply (claude can
-	// ask for a permission before the proxy's reply arrives); the turn is
-	// then interrupted below, not abandoned half-sent.
-	err = a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil)
-	close(t.sent)
-	if err != nil {
-		return sdk.PromptResponse{}, rpcError("session/prompt", err)
-	}
-	var r *Result
-	for r == nil {
-		select {
-		case r = <-t.result:
-			if r == nil { // the session ended
-				s.mu.Lock()
-				closing := s.closing
-				s.mu.Unlock()
-				if closing {
-					return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-				}
-				return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "the session ended during the turn"})
-			}
-		case <-t.gaveUp:
-			runsOn = s.runsOn(t)
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-		case <-a.conn.Done(): // the editor is gone
-			a.interrupt(s)
-			select { // the turn's result follows the interrupt: its updates come first
-			case <-t.result:
-			case <-t.gaveUp:
-				runsOn = s.runsOn(t)
-			case <-a.ctx.Done():
-			case <-a.b.Done():
-			}
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-		case <-a.ctx.Done():
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-		case <-a.b.Done():
-			return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": "session/prompt: the connection to ccproxy ended during the turn"})
-		}
-	}
-	s.mu.Lock()
-	cancelled := s.cancelled
-	s.mu.Unlock()
-	if cancelled {
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-	}
-	if r.IsError {
-		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": r.Text, "subtype": r.Subtype})
-	}
-	return sdk.PromptResponse{StopReason: r.Stop}, nil
-}
-
-// interrupt interrupts s's running turn, unless it is being interrupted
-// (again after a failed interrupt). If that fails, the turn's prompt gives
-// up waiting (gaveUp).
-func (a *Agent) interrupt(s *session) {
-	s.mu.Lock()
-	t := s.turn
-	if t == nil || t.ending || s.cancelled && !s.abandoned {
-		s.mu.Unlock()
-		return
-	}
-	s.cancelled = true
-	t.interrupting.Add(1)
-	s.mu.Unlock()
-	defer t.interrupting.Done()
-	select { // before the turn's session/send, the interrupt would find nothing to interrupt
-	case <-t.sent:
-	case <-a.ctx.Done():
-		return
-	}
-	s.mu.Lock()
-	unsent, id := t.unsent, s.id // settled: a resume ends before the turn is sent
-	s.mu.Unlock()
-	if unsent {
-		return
-	}
-	ctx, cancel := context.WithTimeout(a.ctx, closeTimeout)
-	defer cancel()
-	err := a.b.Request(ctx, protocol.TypeSessionInterrupt, &protocol.SessionInterrupt{Session: id}, nil)
-	if err == nil {
-		return
-	}
-	if a.ctx.Err() != nil { // the agent is closing: its sessions go
-		a.log.Debug("interrupt not sent: the agent is closing", "session", id)
-		return
-	}
-	a.log.Warn("interrupting: the turn's prompt answers cancelled; the session takes no prompt until the turn ends", "session", id, "err", err)
-	s.mu.Lock()
-	if s.turn == t && !s.abandoned {
-		s.abandoned = true
-		close(t.gaveUp)
-	}
-	s.mu.Unlock()
-}
-
-// runsOn reports whether t, whose prompt gave up on it, has not ended: its
-// result has not come (deliver, under s.mu, either sent it to t.result or
-// will see the turn abandoned).
-func (s *session) runsOn(t *turn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(t.result) == 0
-}
-
-// Cancel interrupts the session's running turn. The guard, in order,
-// cancelled the prompts sent before it that have not begun their turn.
-func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
-	s, err := a.session(p.SessionId)
-	if err != nil {
-		return err
-	}
-	a.interrupt(s) // the prompts before it were cancelled by the guard (order)
-	return nil
-}
-
-// order is the guard's hook, called with each message before the SDK gets
-// it, in the order the editor sent them. It counts the session/prompt
-// requests the SDK will hand to Prompt (those its own decoding and
-// validation accept), and holds a session/cancel until every one of them
-// has reached Prompt: the SDK runs requests in goroutines of their own
-// but notifications in order, so a cancel sent right after a prompt could
-// otherwise find no prompt to cancel and be lost.
-func (a *Agent) order(line []byte) (code int, msg string) {
-	switch gjson.GetBytes(line, "method").Str {
-	case sdk.AgentMethodSessionPrompt:
-		if !gjson.GetBytes(line, "id").Exists() {
-			return 0, ""
-		}
-		// The SDK reads a block of a type it does not know as an empty text
-		// block: refused here, where the type is still there to name.
-		for i, b := range gjson.GetBytes(line, "params.prompt").Array() {
-			switch t := b.Get("type").Str; t {
-			case "text", "image", "audio", "resource_link", "resource":
-			default:
-				return -32602, fmt.Sprintf("Invalid params: prompt[%d]: unknown content block type %q (text, image, resource_link and resource are taken)", i, t)
-			}
-		}
-		var m struct {
-			Params sdk.PromptRequest `json:"params"`
-		}
-		if json.Unmarshal(line, &m) != nil || m.Params.Validate() != nil {
-			return 0, ""
-		}
-		if s := a.lookup(string(m.Params.SessionId)); s != nil {
-			s.mu.Lock()
-			s.received++
-			s.mu.Unlock()
-		}
-	case sdk.AgentMethodSessionCancel:
-		s := a.lookup(gjson.GetBytes(line, "params.sessionId").Str)
-		if s == nil {
-			return 0, ""
-		}
-		bound := time.NewTimer(closeTimeout) // a safety bound: Prompt is reached at once
-		defer bound.Stop()
-		for {
-			s.mu.Lock()
-			behind := s.started < s.received
-			if !behind {
-				// Every prompt sent before this cancel has its number, and
-				// none sent after it has one yet: those up to here are
-				// cancelled (the running one by Cancel's interrupt).
-				s.cancelTo = s.received
-				s.wakeLocked()
-			}
-			s.mu.Unlock()
-			if !behind {
-				return 0, ""
-			}
-			select {
-			case <-s.entered:
-			case <-bound.C:
-				a.log.Warn("session/cancel passed on before an earlier session/prompt reached the agent", "session", s.acpID)
-				s.mu.Lock()
-				s.received = s.started // in step again: that prompt never came
-				s.mu.Unlock()
-			case <-a.ctx.Done():
-				return 0, ""
-			}
-		}
-	}
-	return 0, ""
 }
 
 // lookup returns the session the editor calls id, or nil.
@@ -1080,7 +759,7 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 				s.pstate = protocol.StateIdle
 			}
 			s.mu.Unlock()
-			a.deliver(s, res)
+			s.deliver(res, a.log)
 		}
 	case protocol.TypeSessionState:
 		var st protocol.SessionState
@@ -1113,7 +792,7 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 		a.configUpdate(s) // when the mode, the model or the models changed
 		switch {
 		case (st.State == protocol.StateExited || st.State == protocol.StateClosed) && current:
-			a.deliver(s, nil)
+			s.deliver(nil, a.log)
 		case st.State == protocol.StateIdle:
 			a.touch(s) // also the end of a turn claude started by itself
 		}
@@ -1153,20 +832,13 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 }
 
 // deliver hands a turn's end to the waiting prompt, if any.
-func (a *Agent) deliver(s *session, r *Result) {
+func (s *session) deliver(r *Result, log *slog.Logger) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	t := s.turn
-	switch {
-	case t == nil:
-	case s.abandoned: // its prompt has answered: the turn is over now
-		s.endTurnLocked(t)
-		a.log.Info("the turn whose interrupt failed has ended", "session", s.id)
-	default:
-		select {
-		case t.result <- r:
-		default: // a result is already waiting
-		}
+	ended := s.deliverLocked(r)
+	id := s.id
+	s.mu.Unlock()
+	if ended {
+		log.Info("the turn whose interrupt failed has ended", "session", id)
 	}
 }
 
@@ -1286,7 +958,7 @@ func (a *Agent) askEditor(ctx context.Context, s *session, ccID string, req prot
 // internal (-32603).
 func rpcError(method string, err error) error {
 	var pe *protocol.Error
-	if errors.As(err, &pe) { // also wrapped: Backend.Request's own validation of what it sends
+	if errors.As(err, &pe) { // also wrapped: client.Request's own validation of what it sends
 		data := map[string]any{"error": method + ": " + pe.Message, "code": string(pe.Code)}
 		if pe.Code == protocol.CodeBadRequest {
 			return sdk.NewInvalidParams(data)
@@ -1323,10 +995,10 @@ func (a *Agent) forget(s *session) {
 // its own in history mode (user prompts as user_message_chunk, images
 // inline), page by page, before the response, as the protocol asks.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	if a.History == nil {
+	if !hasHistory(ctx, a.b) {
 		return sdk.LoadSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionLoad)
 	}
-	m := NewMapper(nil)
+	m := NewMapper(func(u string) ([]byte, error) { return a.b.Blob(ctx, u) })
 	m.history = true
 	s, res, err := a.continueStored(ctx, "session/load", p.SessionId, p.Cwd, p.McpServers, m)
 	if err != nil {
@@ -1339,7 +1011,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // ResumeSession continues a stored Claude Code session live, as
 // LoadSession does, without replaying it: the editor already shows it.
 func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	if a.History == nil {
+	if !hasHistory(ctx, a.b) {
 		return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
 	}
 	s, res, err := a.continueStored(ctx, "session/resume", p.SessionId, p.Cwd, p.McpServers, nil)
@@ -1372,50 +1044,66 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 	for _, old := range olds {
 		a.closeSession(old)
 	}
-	limit := 1 // resume: the first page only tells that the session is there
-	if replay != nil {
-		limit = history.MaxReadLimit
+	if err := replayStored(ctx, a.b, a.conn, method, id, cwd, replay); err != nil {
+		return nil, nil, err
 	}
-	opts := history.ReadOptions{ID: string(id), Project: cwd, Limit: limit, Normalize: stream.Options{Attachments: stream.AttachInline}}
-	page, err := a.History.Read(ctx, opts)
-	if errors.Is(err, history.ErrNotFound) && cwd != "" { // kept under another project folder
-		opts.Project = ""
-		page, err = a.History.Read(ctx, opts)
+	return a.open(ctx, method, &protocol.SessionCreate{Cwd: cwd, Resume: string(id), MCPServers: servers}, id, replay)
+}
+
+// replayStored reads the stored session id with history/read (the proxy's
+// history: under cwd's project folder, else any; tool results masked by
+// the proxy, attachments as /v1/blobs urls) and, when m is not nil, sends
+// it to the editor through m page by page. Without m it reads one event:
+// is the session there? An unknown or malformed id is invalid params, and
+// so is a session with no readable event (claude could not resume it).
+func replayStored(ctx context.Context, b *client.Client, conn *sdk.AgentSideConnection, method string, id sdk.SessionId, cwd string, m *Mapper) error {
+	limit := int64(1) // resume: the first page only tells that the session is there
+	if m != nil {
+		limit = protocol.MaxHistoryReadLimit
+	}
+	req := protocol.HistoryRead{ID: string(id), Project: cwd, Limit: &limit}
+	var page protocol.HistoryReadResult
+	err := b.Request(ctx, protocol.TypeHistoryRead, &req, &page)
+	if isCode(err, protocol.CodeNotFound) && cwd != "" { // kept under another project folder
+		req.Project = ""
+		err = b.Request(ctx, protocol.TypeHistoryRead, &req, &page)
 	}
 	if err == nil && len(page.Events) == 0 && !page.More {
 		// Empty or unreadable: claude could not resume it either.
-		return nil, nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: stored session %q has no conversation to continue (its file is empty or holds no readable event)", method, id)})
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: stored session %q has no conversation to continue (its file is empty or holds no readable event)", method, id)})
 	}
-	var sec *mcpconfig.Secrets
-	if replay != nil && a.Secrets != nil {
-		sec = a.Secrets()
-	}
-	for err == nil && replay != nil {
+	for err == nil && m != nil {
 		for _, ev := range page.Events {
-			ups, _ := replay.Map(scrubStored(ev.JSON, sec))
+			ups, _ := m.Map(ev.Event)
 			for _, u := range ups {
-				if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
-					return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
+				if err := conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+					return sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
 				}
 			}
 		}
 		if !page.More {
 			break
 		}
-		opts.Cursor = page.Next
-		page, err = a.History.Read(ctx, opts)
+		req.Cursor, page = page.Next, protocol.HistoryReadResult{}
+		err = b.Request(ctx, protocol.TypeHistoryRead, &req, &page)
 	}
 	switch {
-	case errors.Is(err, history.ErrNotFound), errors.Is(err, history.ErrBadID):
-		return nil, nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: no stored Claude Code session %q under %s", method, id, a.History.Root())})
+	case isCode(err, protocol.CodeNotFound), isCode(err, protocol.CodeBadRequest):
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("%s: sessionId: no stored Claude Code session %q in the proxy's history", method, id)})
 	case err != nil:
-		return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
+		return sdk.NewInternalError(map[string]any{"error": method + ": " + err.Error()})
 	}
-	return a.open(ctx, method, &protocol.SessionCreate{Cwd: cwd, Resume: string(id), MCPServers: servers}, id, replay)
+	return nil
 }
 
-// ListSessions lists the Claude Code sessions of the history store, newest
-// first, a page of history.DefaultListLimit at a time: those of cwd when
+// isCode reports whether err is the proxy's error reply of code c.
+func isCode(err error, c protocol.Code) bool {
+	var pe *protocol.Error
+	return errors.As(err, &pe) && pe.Code == c
+}
+
+// ListSessions lists the Claude Code sessions of the proxy's history
+// (history/list), newest first, a page of its default size at a time: those of cwd when
 // it is given (an absolute path), else all. The cursor is history's own
 // (opaque to the editor). A session's id is its Claude session id (what
 // session/load and session/resume take), its title the store's (the
@@ -1424,28 +1112,31 @@ func (a *Agent) continueStored(ctx context.Context, method string, id sdk.Sessio
 // with _meta.ccproxy.openAs: the ACP session id they are open as (a
 // session/new's differs from its Claude session id).
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	if a.History == nil {
+	if !hasHistory(ctx, a.b) {
 		return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
 	}
-	var opts history.ListOptions
+	var req protocol.HistoryList
 	if p.Cwd != nil {
 		if err := absCwd("session/list", *p.Cwd); err != nil {
 			return sdk.ListSessionsResponse{}, err
 		}
-		opts.Project = filepath.Clean(*p.Cwd)
+		req.Project = filepath.Clean(*p.Cwd)
+	} else {
+		req.All = true
 	}
 	if len(p.AdditionalDirectories) > 0 { // not offered in initialize
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": "session/list: additionalDirectories is not supported"})
 	}
 	if p.Cursor != nil {
-		opts.Cursor = *p.Cursor
+		req.Cursor = *p.Cursor
 	}
-	page, err := a.History.List(ctx, opts)
+	var page protocol.HistoryListResult
+	err := a.b.Request(ctx, protocol.TypeHistoryList, &req, &page)
 	switch {
-	case errors.Is(err, history.ErrBadCursor):
-		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session/list: cursor %q is not a nextCursor of session/list", opts.Cursor)})
+	case isCode(err, protocol.CodeBadRequest) && req.Cursor != "":
+		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("session/list: cursor %q is not a nextCursor of session/list", req.Cursor)})
 	case err != nil:
-		return sdk.ListSessionsResponse{}, sdk.NewInternalError(map[string]any{"error": "session/list: " + err.Error()})
+		return sdk.ListSessionsResponse{}, rpcError("session/list", err)
 	}
 	openAs := map[string]sdk.SessionId{} // Claude session id -> the ACP id this agent has it open as
 	a.mu.Lock()
@@ -1459,7 +1150,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	for _, s := range page.Sessions {
 		cwd := s.Project
 		if cwd == "" { // no record names it: the folder's, when asked for
-			cwd = opts.Project
+			cwd = req.Project
 		}
 		if cwd == "" { // the folder's name cannot be turned back into a path
 			a.log.Debug("session/list: a session without a cwd is left out", "session", s.ID, "folder", s.Folder)
@@ -1486,18 +1177,4 @@ const rfc3339Millis = "2006-01-02T15:04:05.000Z07:00"
 // defaultModes is the mode state a new, loaded or resumed session starts in.
 func defaultModes() *sdk.SessionModeState {
 	return &sdk.SessionModeState{CurrentModeId: protocol.PermissionModeDefault, AvailableModes: Modes}
-}
-
-// scrubStored masks sec's values in a stored event that carries tool
-// results (a tool may have printed a secret: Bash env, say), as the proxy
-// masks live ones; an event it cannot mask is replaced by an empty user
-// event.
-func scrubStored(ev []byte, sec *mcpconfig.Secrets) []byte {
-	if sec == nil || !bytes.Contains(ev, []byte(`"tool_result"`)) {
-		return ev
-	}
-	if out, ok := mcpconfig.ScrubJSON(ev, sec.Scrub); ok {
-		return out
-	}
-	return []byte(`{"type":"user","message":{"role":"user","content":[]}}`)
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,9 +20,9 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/gorilla/websocket"
 
-	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // goClient is the ACP client side of the Go SDK, recording what it gets.
@@ -227,7 +228,7 @@ func TestACPConnectSIGTERMClosesSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent.Wait() // its exit status after a signal is not the point
-	b, err := acp.Dial(ctx, d.url, token)
+	b, err := client.Dial(ctx, d.url, token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,6 +274,13 @@ type connected struct {
 // agent's stdin closed when the test ends.
 func startConnected(t *testing.T, token, answer string) *connected {
 	t.Helper()
+	return startConnectedHomes(t, token, answer, "", "")
+}
+
+// startConnectedHomes is startConnected with serve's and the agent's HOME
+// (each when not "": the test's otherwise).
+func startConnectedHomes(t *testing.T, token, answer, serveHome, agentHome string) *connected {
+	t.Helper()
 	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {
 		t.Fatal(err)
@@ -284,6 +292,9 @@ func startConnected(t *testing.T, token, answer string) *connected {
 	serve := exec.Command(bin, "serve", "--demo", "--demo-speed", "0", "--no-ui", "--token-file", tokenFile, "--spool-dir", t.TempDir())
 	testkit.DieWithTest(serve)
 	serve.Env = env
+	if serveHome != "" {
+		serve.Env = append(slices.Clip(env), "HOME="+serveHome)
+	}
 	serve.Stderr = os.Stderr
 	sout, _ := serve.StdoutPipe()
 	if err := serve.Start(); err != nil {
@@ -298,6 +309,9 @@ func startConnected(t *testing.T, token, answer string) *connected {
 
 	d := &connected{url: first.URL, serve: serve, agent: exec.Command(bin, "acp", "--connect", first.URL, "--token-file", tokenFile)}
 	d.agent.Env = env
+	if agentHome != "" {
+		d.agent.Env = append(slices.Clip(env), "HOME="+agentHome)
+	}
 	testkit.DieWithTest(d.agent)
 	d.agent.Stderr = os.Stderr
 	d.ain, _ = d.agent.StdinPipe()

@@ -6,24 +6,24 @@
 //
 // # Data flow
 //
-//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600; Agent.order) ─► sdk.AgentSideConnection ─► Agent methods ─► Backend.Request ─► websocket ─► ccproxy (webview-protocol)
+//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600; Agent.order) ─► sdk.AgentSideConnection ─► Agent methods ─► client.Request ─► websocket ─► ccproxy (webview-protocol)
 //	                                                           session/new → session/create {cwd, mcpServers} + session/subscribe
 //	                                                           session/prompt → session/send, then waits for the turn's result
 //	                                                           session/cancel → session/interrupt; session/set_mode → session/setPermissionMode
-//	                                                           session/load → history.Store.Read pages ─► Mapper (history mode) ─► session/update,
+//	                                                           session/load → history/read pages ─► Mapper (history mode) ─► session/update,
 //	                                                                          then session/create {resume} + subscribe (ACP id = the Claude session id)
-//	                                                           session/resume → history.Store.Read (one event: is it there?), then as session/load
-//	                                                           session/list → history.Store.List {cwd, cursor} ─► SessionInfo (+ _meta.ccproxy.openAs)
+//	                                                           session/resume → history/read (one event: is it there?), then as session/load
+//	                                                           session/list → history/list {project or all, cursor} ─► SessionInfo (+ _meta.ccproxy.openAs)
 //	idle timer (Agent.IdleTimeout) or the session limit ─► suspend: session/close (the ACP session is kept)
 //	                                                           next session/prompt or session/set_mode → session/create {resume, cwd, permissionMode, mcpServers} + subscribe
 //
-//	ccproxy ─ websocket ─► Backend read loop ─► the session's push handler (Agent.push):
+//	ccproxy ─ websocket ─► client read loop ─► the session's push handler (Agent.push):
 //	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
 //	                         session/state (permissionMode) ─► current_mode_update; exited/closed ends the waiting prompt
 //	                         permission/request ─► goroutine: session/request_permission ─► permission/respond
 //	                         permission/resolved ─► withdraws the editor's prompt (its context is cancelled)
 //
-// The Backend is the same websocket client whether the proxy runs in this
+// The client (webview-protocol/client) is the same websocket client whether the proxy runs in this
 // process (cmd/ccproxy starts a proxy.Server on a loopback port with a
 // random token, configured like serve) or is a running `ccproxy serve`
 // (--connect; DialTLS takes the TLS configuration of an https one, e.g. a
@@ -76,31 +76,35 @@
 //
 // # Secrets in tool output
 //
-// Live tool output comes in the proxy's session/event frames, masked by the
-// proxy (SPEC §10). session/load reads the store itself, so it masks each
-// stored event with tool results (scrubStored, mcpconfig.ScrubJSON) with
-// Agent.Secrets before the Mapper sees it: NewAgent's default is this
-// process's secret-named environment values (mcpconfig.ProcessSecrets);
-// `ccproxy acp` without --connect gives the in-process proxy's set
-// (proxy.Server.Secrets: its MCP configuration's secrets and claude's
-// environment's too).
+// Live tool output comes in the proxy's session/event frames, and stored
+// tool output (session/load) in its history/read replies: both masked by
+// the proxy with its one secret set (SPEC §10: its MCP configuration's
+// secrets, its own and claude's secret-named environment values), so the
+// agent masks nothing itself, and with --connect the running serve's set
+// applies.
 //
 // # Stored sessions (session/load, session/resume, session/list)
 //
-// All three read Agent.History (a history.Store over Claude Code's
-// ~/.claude/projects) and are offered in initialize (loadSession,
-// sessionCapabilities.list and .resume) only when it is set. session/load
-// and session/resume share continueStored: the editor's MCP servers are
-// checked (clientServers), the session is looked up under cwd's project
-// folder, then under any (an unknown or malformed id is -32602 naming it
-// and the store; so is one with no readable event, empty or garbage, which
-// claude could not resume either), load replays it (the user's prompts as
-// user_message_chunk, but not the texts the CLI stored as user messages in
-// the user's place: an interrupt's marker, a background task's notice;
-// cliNotice), and a ccproxy session
-// is created with resume. session/list is one history.Store.List page (its default size),
-// newest first, of every project or of an absolute cwd (else -32602); its
-// nextCursor is history's cursor, passed through (a bad one is -32602).
+// All three read the proxy's own history over the connection
+// (history/list and history/read, SPEC §3), like every other client of
+// the proxy: with --connect, the running serve's sessions on its machine;
+// stored tool results masked by the proxy with the secrets of its MCP
+// configuration; attachments as /v1/blobs urls, fetched with Client.Blob
+// as live ones are. They are offered in initialize (loadSession,
+// sessionCapabilities.list and .resume) only when the proxy's hello
+// announces the history capability. session/load and session/resume
+// share continueStored: the editor's MCP servers are checked
+// (clientServers), the session is read (replayStored) under cwd's project
+// folder, then under any (an unknown or malformed id, the proxy's
+// not_found or bad_request, is -32602 naming it; so is one with no
+// readable event, empty or garbage, which claude could not resume
+// either), load replays it (the user's prompts as user_message_chunk, but
+// not the texts the CLI stored as user messages in the user's place: an
+// interrupt's marker, a background task's notice; cliNotice), and a
+// ccproxy session is created with resume. session/list is one
+// history/list page (its default size), newest first, of every project
+// (all) or of an absolute cwd (else -32602); its nextCursor is the
+// proxy's cursor, passed through (a bad one, bad_request, is -32602).
 // Each entry: sessionId the Claude session id, cwd the session's (the
 // requested cwd for a session whose records name none; with no cwd asked
 // for, such a session is left out: its folder name cannot be turned back
@@ -142,7 +146,11 @@
 // from stop_reason; error_max_turns: max_turn_requests; an interrupt:
 // cancelled; other errors: a JSON-RPC error with the CLI's text).
 //
-// Cancellation and turns. Each Prompt takes a number (session.started).
+// Cancellation and turns (prompt.go, queue.go). Each Prompt is a
+// promptRun in steps: begin (it takes a number, promptQueue.started),
+// enqueue (it waits for its turn: promptQueue.takeLocked), resume (a
+// suspended session), the send, wait (the turn's end) and end. Each
+// Prompt takes a number (session.started).
 // session/cancel interrupts the running turn (session/interrupt, sent only
 // after the turn's session/send was answered, so it cannot overtake it),
 // whose prompt answers cancelled when the turn's result comes, and cancels
@@ -200,7 +208,7 @@
 // connection reads that pipe in its goroutine and runs each request
 // in a goroutine of its own; it ends when stdin does, and Agent.Serve then
 // closes every session this agent created (session/close) and waits for
-// its goroutines. Backend.readLoop (owned by the Backend, ended by Close or
+// its goroutines. the client's read loop (owned by the client.Client, ended by Close or
 // the connection's end) is the only reader of the websocket; it calls push
 // handlers synchronously, so a session's pushes are handled in order and a
 // slow editor slows the read (the proxy lets this client catch up from its
@@ -212,24 +220,26 @@
 // Agent.timers (added under Agent.mu while Agent.ctx is live, so that
 // Close, which stops every timer, waits for the ones running), and either
 // suspends the session or re-arms the timer. A suspend made to make room
-// runs in the request that needs the room. Backend.mu guards its pending requests, routes and
-// end error; Backend.writeMu the websocket's writes; Agent.mu the session
+// runs in the request that needs the room. client.Client has its own
+// locks (webview-protocol/client/doc.go); Agent.mu guards the session
 // table (Close cancels Agent.ctx first, so a session opened after it sees
 // that under Agent.mu and is closed at once; a session is taken out of the
-// table only if its entry is still that session); session.mu the running
-// turn (whose gaveUp and done channels are closed once, under the lock),
-// whether its prompt has answered after a failed interrupt (abandoned),
-// the cancelled and closing flags, the received, started, cancelTo and
-// latest counts and the wake channel (closed and replaced when they
-// change), each turn's ending flag, the pending permission prompts,
-// the Claude session id (taken under
-// Agent.mu by evictLocked, ListSessions, makeRoom and noRoom: Agent.mu
-// before session.mu, never the other way), and what suspend and resume
-// use: the ccproxy session id, suspended, moving (closed when a suspend
-// or resume ends), busy, used, the mode, the proxy's state and the idle
-// timer (a turn's unsent flag too), and the config options' state: the
-// model, the models, the model chosen and what the editor was last told
-// (configSent). A session's cwd and MCP servers are
+// table only if its entry is still that session); session.mu guards the
+// session's three parts and its own flags: its promptQueue (queue.go: the
+// running turn, whose gaveUp and done channels are closed once, under the
+// lock; whether its prompt has answered after a failed interrupt,
+// abandoned; the cancelled flag; the received, started, cancelTo and
+// latest counts and the wake channel, closed and replaced when they
+// change; each turn's ending and unsent flags), its liveState (what
+// suspend and resume use: the ccproxy session id, suspended, moving,
+// closed when a suspend or resume ends, busy, used, the proxy's state and
+// the idle timer), its sessionConfig (the mode, the model, the models, the
+// model chosen and what the editor was last told, configSent), and the
+// closing flag, the pending permission prompts and the Claude session id
+// (taken under Agent.mu by evictLocked, ListSessions, makeRoom and
+// noRoom). Lock order: Agent.mu before session.mu, never the other way;
+// neither is held across a request to the proxy, and client.Client's
+// locks are only taken inside its methods. A session's cwd and MCP servers are
 // set before it is published and only read after. A Mapper
 // is used only by the read loop (a replay's Mapper only by its
 // session/load).

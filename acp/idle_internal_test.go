@@ -11,7 +11,7 @@ import (
 // way and its Claude session is known: each condition alone keeps it.
 func TestSessionIdleConditions(t *testing.T) {
 	idle := func() *session {
-		return &session{claudeID: "c", asks: map[string]context.CancelFunc{}, pstate: protocol.StateIdle}
+		return &session{claudeID: "c", asks: map[string]context.CancelFunc{}, liveState: liveState{pstate: protocol.StateIdle}}
 	}
 	if !idle().idleLocked() {
 		t.Fatal("a session with nothing under way is not idle")

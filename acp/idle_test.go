@@ -23,11 +23,12 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 	"github.com/ccproxy/ccproxy/proxy"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // fakeAgent is an in-process agent over the fake claude (opts adds to
 // ClaudePath), set up by setup before it serves, initialized.
-func fakeAgent(t *testing.T, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
+func fakeAgent(t *testing.T, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *client.Client, *acp.Agent, func()) {
 	t.Helper()
 	opts.ClaudePath = fakeClaudePath
 	cl, conn, b, agent, stop := inProcessWith(t, nil, opts, log, setup)
@@ -55,7 +56,7 @@ func promptOK(t *testing.T, conn *sdk.ClientSideConnection, id sdk.SessionId, te
 }
 
 // proxySessions lists the proxy's sessions (ids), asked over b.
-func proxySessions(t *testing.T, b *acp.Backend) []string {
+func proxySessions(t *testing.T, b *client.Client) []string {
 	t.Helper()
 	var list protocol.SessionListResult
 	if err := b.Request(context.Background(), protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/proxy"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // The agent in this process (so that -race sees it) over an in-process
@@ -99,16 +101,17 @@ func TestAgentInProcess(t *testing.T) {
 	}
 }
 
-// inProcess starts a proxy replaying the demo and an Agent (with store as
-// its history) in this process, and a Go SDK client on it; stop closes the
+// inProcess starts a proxy replaying the demo (whose history is store's:
+// its HistoryHome is the home of store's .claude/projects) and an Agent
+// in this process, and a Go SDK client on it; stop closes the
 // client's side and waits for the agent to close its sessions.
-func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *acp.Backend, func()) {
+func inProcess(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *client.Client, func()) {
 	cl, conn, b, _, stop := inProcessAgent(t, store)
 	return cl, conn, b, stop
 }
 
 // inProcessAgent is inProcess, with the Agent.
-func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
+func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientSideConnection, *client.Client, *acp.Agent, func()) {
 	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {
 		t.Fatal(err)
@@ -119,9 +122,18 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 // inProcessWith is inProcessAgent with the proxy's claude options in opts,
 // the agent's logger, and setup (when not nil) run on the agent before it
 // serves.
-func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *acp.Backend, *acp.Agent, func()) {
+func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *client.Client, *acp.Agent, func()) {
 	token := "in-process-acp-test-token-012345"
 	opts.Token, opts.SpoolDir, opts.Logger, opts.NoUI = token, t.TempDir(), slog.New(slog.DiscardHandler), true
+	// The agent reads the proxy's history (history/list, history/read):
+	// the proxy's home is the one whose .claude/projects store is; none
+	// without a store.
+	if opts.HistoryHome == "" {
+		opts.HistoryHome = "-"
+		if store != nil {
+			opts.HistoryHome = filepath.Dir(filepath.Dir(store.Root()))
+		}
+	}
 	srv, err := proxy.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -135,13 +147,12 @@ func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *
 	go func() { served <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() { cancel(); <-served })
 
-	b, err := acp.Dial(ctx, "http://"+ln.Addr().String(), token)
+	b, err := client.Dial(ctx, "http://"+ln.Addr().String(), token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
 	agent := acp.NewAgent(b, log)
-	agent.History = store
 	if setup != nil {
 		setup(agent)
 	}
@@ -160,7 +171,7 @@ func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *
 // session/load replays a real stored session (testdata/history) as
 // updates before answering, then continues it live with resume.
 func TestAgentLoadSession(t *testing.T) {
-	root := t.TempDir()
+	root := filepath.Join(t.TempDir(), ".claude", "projects")
 	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +302,7 @@ func TestAgentOpenAfterClose(t *testing.T) {
 // on one session file), and session/list shows the loaded session open
 // before its first prompt.
 func TestAgentLoadOpenSessionAgain(t *testing.T) {
-	root := t.TempDir()
+	root := filepath.Join(t.TempDir(), ".claude", "projects")
 	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +334,7 @@ func TestAgentLoadOpenSessionAgain(t *testing.T) {
 	// The proxy's sessions when the agent writes each replayed user
 	// prompt: the agent waits for onSend, which asks on a websocket of its
 	// own (the agent's may be busy delivering a live update).
-	b2, err := acp.Dial(bg, cl.proxy, cl.token)
+	b2, err := client.Dial(bg, cl.proxy, cl.token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,13 +432,14 @@ func TestAgentPermissionErrorDenies(t *testing.T) {
 }
 
 // session/load masks in the tool results it replays the secret-named
-// environment values of ccproxy, as the proxy masks live ones: the stored
+// environment values of ccproxy, as the proxy masks live ones (it reads
+// them with history/read, which the proxy masks: SPEC §10): the stored
 // session's echo tool printed "hello history", here the value of a
 // *_TOKEN variable.
 func TestAgentLoadSessionMasksEnvSecrets(t *testing.T) {
 	const secret = "hello history"
 	t.Setenv("CCPROXY_TEST_HISTORY_TOKEN", secret)
-	root := t.TempDir()
+	root := filepath.Join(t.TempDir(), ".claude", "projects")
 	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
 		t.Fatal(err)
 	}

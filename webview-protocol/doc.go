@@ -76,7 +76,10 @@
 // package stream byte for byte: it is never decoded or re-encoded here.
 //
 // Go clients (tests, tools) use the mirror image: NewRequest to send,
-// ParseFrame with DecodePush or DecodeResult to receive.
+// ParseFrame with DecodePush or DecodeResult to receive. Package client
+// (client/) is the Go client built on them: a connection's dial, its
+// requests, the hello and the pushes routed by session, and blob
+// downloads; `ccproxy acp` and Go tests use it.
 //
 // # The npm package @ccproxy/client (ts/)
 //

@@ -11,8 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/acp"
-	"github.com/ccproxy/ccproxy/history"
-	"github.com/ccproxy/ccproxy/mcpconfig"
+	wsclient "github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 const acpLong = `An Agent Client Protocol agent on stdin/stdout, for editors (Zed,
@@ -126,7 +125,6 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 
 	var url, token string
 	var served chan error
-	var secrets func() *mcpconfig.Secrets // the in-process proxy's
 	if cfg.connect != "" {
 		url = cfg.connect
 		if token, err = cfg.serve.tok.read("acp"); err != nil {
@@ -143,7 +141,6 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 		}
 		defer srv.Close() // after Serve returned
 		token = srv.token
-		secrets = srv.Secrets
 		ln, err := listen(cfg.serve.addr)
 		if err != nil {
 			return err
@@ -157,7 +154,7 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	b, err := acp.DialTLS(ctx, url, token, tlsConfig)
+	b, err := wsclient.DialTLS(ctx, url, token, tlsConfig)
 	if err != nil {
 		return fmt.Errorf("acp: %w", err)
 	}
@@ -165,17 +162,9 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 	log.Info("ccproxy acp ready", "proxy", url, "connected", cfg.connect != "")
 	agent := acp.NewAgent(b, log.With("component", "acp"))
 	agent.IdleTimeout = cfg.idle
-	if secrets != nil {
-		agent.Secrets = secrets
-	}
-	// session/load, session/list and session/resume read Claude Code's
-	// stored sessions on this machine (with --connect, the daemon's claude
-	// resumes them: the same machine and user is assumed).
-	if store, err := history.Open(history.Options{Logger: log.With("component", "history")}); err != nil {
-		log.Warn("no session/load, session/list or session/resume: Claude Code's session store cannot be read", "err", err)
-	} else {
-		agent.History = store
-	}
+	// session/load, session/list and session/resume read the proxy's own
+	// history (history/list, history/read): with --connect, the running
+	// serve's, on its machine, masked by it.
 	done := make(chan struct{})
 	var serveErr error
 	go func() { // ends with stdin (Serve returns) or with ctx (the signal closes the backend)

@@ -1,22 +1,22 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"github.com/ccproxy/ccproxy/proxy"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	wsclient "github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // TestServeTLSUsage: off loopback only with TLS; the TLS flags go
@@ -92,22 +92,38 @@ func TestServeTLSSelfSigned(t *testing.T) {
 
 	// A session over wss, trusted by the fingerprint.
 	pin, _ := proxy.ParseFingerprint(srv.first.TLSFingerprint)
-	d := websocket.Dialer{TLSClientConfig: pinnedTLS(pin), HandshakeTimeout: 30 * time.Second}
-	ws, _, err := d.Dial("wss://"+srv.first.URL[len("https://"):]+"/v1/ws", http.Header{"Authorization": {"Bearer " + srv.first.Token}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // fail, never hang
+	defer cancel()
+	c, err := wsclient.DialTLS(ctx, srv.first.URL, srv.first.Token, pinnedTLS(pin))
 	if err != nil {
 		t.Fatalf("wss: %v", err)
 	}
-	defer ws.Close()
-	ws.SetReadDeadline(time.Now().Add(60 * time.Second)) // fail, never hang
-	c := &client{t: t, conn: ws}
-	session := c.do(protocol.TypeSessionCreate, map[string]any{})["session"].(string)
+	defer c.Close()
+	var created protocol.SessionCreateResult
+	if err := c.Request(ctx, protocol.TypeSessionCreate, &protocol.SessionCreate{}, &created); err != nil {
+		t.Fatal(err)
+	}
+	session := created.Session
+	idle := make(chan struct{})
+	var once sync.Once
+	c.Handle(session, func(f protocol.Frame) {
+		var st protocol.SessionState
+		if f.Type == protocol.TypeSessionState && json.Unmarshal(f.Data, &st) == nil && st.State == protocol.StateIdle {
+			once.Do(func() { close(idle) })
+		}
+	})
 	// The subscribe reply has the state now; a session/state push follows
 	// only when it changes (a loaded machine may have it idle already).
-	if c.do(protocol.TypeSessionSubscribe, map[string]any{"session": session})["state"] != "idle" {
-		c.next("idle", func(f map[string]any) bool {
-			d, _ := f["data"].(map[string]any)
-			return f["type"] == protocol.TypeSessionState && d["state"] == "idle"
-		})
+	var sub protocol.SessionSubscribeResult
+	if err := c.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: session}, &sub); err != nil {
+		t.Fatal(err)
+	}
+	if sub.State != protocol.StateIdle {
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			t.Fatal("waiting for idle: the session did not become idle")
+		}
 	}
 
 	t.Setenv("CCPROXY_TOKEN", srv.first.Token)

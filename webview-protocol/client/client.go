@@ -1,4 +1,4 @@
-package acp
+package client
 
 import (
 	"context"
@@ -31,14 +31,15 @@ const (
 	writeWait   = 10 * time.Second
 )
 
-// Backend is one websocket connection to a ccproxy (in-process or a
+// Client is one websocket connection to a ccproxy (in-process or a
 // running `ccproxy serve`), speaking webview-protocol. Its read loop (the
 // one goroutine it owns, ended by Close or the connection's end) delivers
 // replies to the waiting Request and hands every push of a session to
 // that session's handler, synchronously and in order: a slow handler
 // slows the read, and the proxy then lets this client catch up from its
 // replay log (SPEC §5.4), so nothing here is buffered without bound.
-type Backend struct {
+// Every method is safe for concurrent use (doc.go).
+type Client struct {
 	ws    *websocket.Conn
 	base  *url.URL // http(s)://host:port of the proxy
 	token string
@@ -51,20 +52,24 @@ type Backend struct {
 	pending  map[string]chan protocol.Frame
 	handlers map[string]func(protocol.Frame)
 	err      error // why the read loop ended
+	hello    *protocol.Hello
 
-	done chan struct{} // closed when the read loop ended
+	helloed   chan struct{} // closed when the hello came (hello set) or the read loop ended
+	done      chan struct{} // closed when the read loop ended
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Dial connects to the proxy at base (http://host:port or ws://…/v1/ws)
 // with the token, and starts the read loop.
-func Dial(ctx context.Context, base, token string) (*Backend, error) {
+func Dial(ctx context.Context, base, token string) (*Client, error) {
 	return DialTLS(ctx, base, token, nil)
 }
 
 // DialTLS is Dial with the TLS configuration of an https proxy (nil: the
 // system's roots), e.g. one that trusts a self-signed certificate by its
 // fingerprint. It is used for the websocket and for blob downloads.
-func DialTLS(ctx context.Context, base, token string, tlsConfig *tls.Config) (*Backend, error) {
+func DialTLS(ctx context.Context, base, token string, tlsConfig *tls.Config) (*Client, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return nil, fmt.Errorf("proxy URL %q: %w", base, err)
@@ -96,24 +101,49 @@ func DialTLS(ctx context.Context, base, token string, tlsConfig *tls.Config) (*B
 	ws.SetReadLimit(64 << 20)
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tlsConfig
-	b := &Backend{ws: ws, base: u, token: token, http: &http.Client{Transport: tr}, pending: map[string]chan protocol.Frame{},
-		handlers: map[string]func(protocol.Frame){}, done: make(chan struct{})}
+	b := &Client{ws: ws, base: u, token: token, http: &http.Client{Transport: tr}, pending: map[string]chan protocol.Frame{},
+		handlers: map[string]func(protocol.Frame){}, helloed: make(chan struct{}), done: make(chan struct{})}
 	go b.readLoop()
 	return b, nil
 }
 
-// Close ends the connection; the read loop ends with it.
-func (b *Backend) Close() error {
-	err := b.ws.Close()
+// Close ends the connection and waits for the read loop to end (a push
+// handler running returns first: Close must not be called from one).
+// Requests waiting for their reply, and any made after, return ErrClosed.
+// It may be called more than once, from any goroutine; each call returns
+// the first one's error.
+func (b *Client) Close() error {
+	b.closeOnce.Do(func() { b.closeErr = b.ws.Close() })
 	<-b.done
-	return err
+	return b.closeErr
 }
 
-// Done is closed when the connection ended.
-func (b *Backend) Done() <-chan struct{} { return b.done }
+// Done is closed when the connection ended (Close, or the proxy's end).
+func (b *Client) Done() <-chan struct{} { return b.done }
 
-// Handle routes the pushes of session to h (nil removes the route).
-func (b *Backend) Handle(session string, h func(protocol.Frame)) {
+// Hello waits for the proxy's hello (the first frame of every connection,
+// SPEC §1.4) and returns it: its capabilities say which requests the proxy
+// takes. It returns ErrClosed if the connection ended before it came, and
+// ctx's error if ctx ends first. Safe for concurrent use.
+func (b *Client) Hello(ctx context.Context) (*protocol.Hello, error) {
+	select {
+	case <-b.helloed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.hello == nil {
+		return nil, ErrClosed
+	}
+	return b.hello, nil
+}
+
+// Handle routes the pushes of session to h (nil removes the route). h runs
+// on the read loop, one push at a time, in the order the proxy sent them.
+// Handle does not wait for a handler that is running: it may finish the
+// push it has. Safe for concurrent use, also from a handler.
+func (b *Client) Handle(session string, h func(protocol.Frame)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if h == nil {
@@ -123,8 +153,14 @@ func (b *Backend) Handle(session string, h func(protocol.Frame)) {
 	}
 }
 
-func (b *Backend) readLoop() {
+func (b *Client) readLoop() {
 	defer close(b.done)
+	helloed := false
+	defer func() {
+		if !helloed {
+			close(b.helloed)
+		}
+	}()
 	var err error
 	for {
 		var msg []byte
@@ -135,6 +171,17 @@ func (b *Backend) readLoop() {
 		f, perr := protocol.ParseFrame(msg)
 		if perr != nil {
 			continue // not ours to fix; the proxy validates what it sends
+		}
+		if f.Type == protocol.TypeHello && !helloed {
+			var h protocol.Hello
+			if json.Unmarshal(f.Data, &h) == nil {
+				b.mu.Lock()
+				b.hello = &h
+				b.mu.Unlock()
+				helloed = true
+				close(b.helloed)
+			}
+			continue
 		}
 		if f.IsReply() {
 			b.mu.Lock()
@@ -175,7 +222,7 @@ var ErrClosed = errors.New("the connection to ccproxy ended")
 // returns at once without its reply, although the proxy carries the
 // request out (so a request that creates something is sent with a ctx
 // that does not end before its reply: Agent.create).
-func (b *Backend) Request(ctx context.Context, typ string, data protocol.Data, result any) error {
+func (b *Client) Request(ctx context.Context, typ string, data protocol.Data, result any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -230,15 +277,16 @@ func (b *Backend) Request(ctx context.Context, typ string, data protocol.Data, r
 	}
 }
 
-func (b *Backend) forget(id json.RawMessage) {
+func (b *Client) forget(id json.RawMessage) {
 	b.mu.Lock()
 	delete(b.pending, string(id))
 	b.mu.Unlock()
 }
 
 // Blob fetches an attachment url (/v1/blobs/<sha256>) from the proxy, at
-// most maxBlobBytes.
-func (b *Backend) Blob(ctx context.Context, rel string) ([]byte, error) {
+// most maxBlobBytes, within blobTimeout. Safe for concurrent use; it does
+// not use the websocket, so it may be called from a push handler.
+func (b *Client) Blob(ctx context.Context, rel string) ([]byte, error) {
 	if !strings.HasPrefix(rel, "/v1/blobs/") {
 		return nil, fmt.Errorf("attachment url %q is not a blob of the proxy", rel)
 	}
