@@ -206,25 +206,10 @@ func describeOffer(versions []string) string {
 }
 
 func (s *Server) helloFrame(connID string) []byte {
-	caps := []string{protocol.CapSessions, protocol.CapImages, protocol.CapPartialMessages,
-		protocol.CapPermissions, protocol.CapBlobs, protocol.CapMCPStatus}
-	if s.opts.MCP != nil {
-		caps = append(caps, protocol.CapMCPApproval, protocol.CapMCPLive)
-	}
-	if s.offersAuth() {
-		caps = append(caps, protocol.CapMCPAuth) // mcp/login, mcp/logout
-	}
-	caps = append(caps, s.calls.capabilities()...) // mcp.probe, mcp.tools, mcp.call, mcp.log when wired
-	if s.hist != nil {
-		caps = append(caps, protocol.CapHistory)
-	}
-	if s.manager() != nil {
-		caps = append(caps, protocol.CapMCPManage) // mcp/add, mcp/update, mcp/remove, mcp/test
-	}
 	h := protocol.Hello{
 		Protocol:     protocol.Version,
 		Server:       protocol.Software{Name: "ccproxy", Version: s.opts.Version},
-		Capabilities: caps,
+		Capabilities: s.features.capabilities(), // the feature table (features.go)
 		Limits: protocol.Limits{
 			MaxFrameBytes:   s.opts.MaxFrameBytes,
 			SendQueueFrames: int64(s.opts.SendQueueFrames),

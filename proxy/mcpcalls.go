@@ -72,29 +72,6 @@ func newMCPCalls(s *Server) (*mcpCalls, error) {
 	return m, nil
 }
 
-// capabilities lists the hello capabilities of what is wired.
-func (m *mcpCalls) capabilities() []string {
-	var caps []string
-	if m.prober != nil {
-		caps = append(caps, protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall)
-	}
-	if m.clog != nil {
-		caps = append(caps, protocol.CapMCPLog)
-	}
-	return caps
-}
-
-// offers reports whether the request type typ (one of the four) is wired.
-func (m *mcpCalls) offers(typ string) bool {
-	switch typ {
-	case protocol.TypeMCPProbe, protocol.TypeMCPTools, protocol.TypeMCPCall:
-		return m.prober != nil
-	case protocol.TypeMCPLog:
-		return m.clog != nil
-	}
-	return false
-}
-
 // start starts the auto-probe loop (Options.AutoProbe), which probes the
 // active servers at once and after every configuration change. Serve
 // calls it once; the loop ends with shutdown.

@@ -41,6 +41,7 @@ type Server struct {
 	calls     *mcpCalls      // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
 	hist      *historyReqs   // history/list, history/read; nil when HistoryHome is "-"
 	runners   []*asyncRunner // of calls and hist: shut down and waited for by Serve
+	features  featureTable   // what the proxy offers: hello, offers and dispatch (features.go)
 	tokenHash [32]byte
 	origins   originPolicy
 	logins    *logins
@@ -111,6 +112,7 @@ func New(opts Options) (*Server, error) {
 	if s.hist != nil {
 		s.runners = append(s.runners, s.hist.reqs)
 	}
+	s.features = s.newFeatures() // after calls and hist, which it refers to
 	s.origins = newOriginPolicy(opts.AllowOrigins)
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize: 16 << 10,
