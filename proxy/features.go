@@ -158,6 +158,8 @@ func replies[T protocol.Data](typ string, h func(c *client, id json.RawMessage, 
 func (s *Server) newFeatures() featureTable {
 	mcp := func() bool { return s.opts.MCP != nil }
 	prober := func() bool { return s.calls.prober != nil }
+	callsRunner := func() *asyncRunner { return s.calls.reqs }
+	histRunner := func() *asyncRunner { return s.hist.reqs }
 	return featureTable{
 		{capability: protocol.CapSessions, types: []requestType{
 			now(protocol.TypeSessionCreate, s.reqCreate),
@@ -220,20 +222,24 @@ func (s *Server) newFeatures() featureTable {
 			}),
 		}},
 		{capability: protocol.CapMCPProbe, offered: prober, types: []requestType{
-			replies(protocol.TypeMCPProbe, s.calls.reqProbe),
+			run(protocol.TypeMCPProbe, callsRunner, s.calls.probe),
 		}},
 		{capability: protocol.CapMCPTools, offered: prober, types: []requestType{
-			replies(protocol.TypeMCPTools, s.calls.reqTools),
+			run(protocol.TypeMCPTools, callsRunner, s.calls.tools),
 		}},
 		{capability: protocol.CapMCPCall, offered: prober, types: []requestType{
-			replies(protocol.TypeMCPCall, s.calls.reqCall),
+			run(protocol.TypeMCPCall, callsRunner, s.calls.call),
 		}},
 		{capability: protocol.CapMCPLog, offered: func() bool { return s.calls.clog != nil }, types: []requestType{
-			replies(protocol.TypeMCPLog, s.calls.reqLog),
+			run(protocol.TypeMCPLog, callsRunner, s.calls.callLog),
 		}},
 		{capability: protocol.CapHistory, offered: func() bool { return s.hist != nil }, types: []requestType{
-			replies(protocol.TypeHistoryList, func(c *client, id json.RawMessage, d *protocol.HistoryList) { s.hist.reqList(c, id, d) }),
-			replies(protocol.TypeHistoryRead, func(c *client, id json.RawMessage, d *protocol.HistoryRead) { s.hist.reqRead(c, id, d) }),
+			run(protocol.TypeHistoryList, histRunner, func(ctx context.Context, c *client, d *protocol.HistoryList) (protocol.Data, error) {
+				return s.hist.list(ctx, c, d)
+			}),
+			run(protocol.TypeHistoryRead, histRunner, func(ctx context.Context, c *client, d *protocol.HistoryRead) (protocol.Data, error) {
+				return s.hist.read(ctx, c, d)
+			}),
 		}},
 		{capability: protocol.CapMCPManage, offered: func() bool { return s.manager() != nil }, types: []requestType{
 			replies(protocol.TypeMCPAdd, func(c *client, id json.RawMessage, d *protocol.MCPAdd) {
