@@ -15,6 +15,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/proxy/wsconn"
+
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -178,14 +180,14 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if selected != "" {
 		hdr = http.Header{"Sec-Websocket-Protocol": {selected}}
 	}
-	hj := &batchHijacker{ResponseWriter: w, wait: s.opts.WriteWait}
+	hj := &wsconn.Hijacker{ResponseWriter: w, Wait: s.opts.WriteWait}
 	conn, err := s.upgrader.Upgrade(hj, r, hdr)
 	if err != nil {
 		s.log.Debug("websocket upgrade failed", "conn", id, "err", err)
 		return
 	}
 	c := newClient(s, id, conn)
-	c.batch = hj.conn
+	c.batch = hj.Conn
 	if !s.addClient(c) {
 		c.closeGracefully()
 	}
