@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/ccproxy/ccproxy/proxy/wsconn"
 
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -24,8 +25,8 @@ import (
 //
 // Frames reach the write pump through a queue bounded by bytes
 // (SendQueueBytes) and frames (SendQueueFrames), counting the frames the
-// pump has taken and not yet handed to the connection (what batchConn
-// gathers, at most batchBytes, is not counted). Whoever queues never
+// pump has taken and not yet handed to the connection (what wsconn.BatchConn
+// gathers, at most wsconn.BatchBytes, is not counted). Whoever queues never
 // waits. An event that does not fit is not queued: its subscription goes
 // back to catching up (the hub), and the write pump pulls the events from
 // the session's log once the queue is empty, so a client that keeps
@@ -45,7 +46,7 @@ type client struct {
 	log  *slog.Logger
 	// batch is conn's network connection, which gathers the writes of a
 	// batch (nil in tests that build a client without a connection).
-	batch *batchConn
+	batch *wsconn.BatchConn
 
 	wake     chan struct{} // (cap 1) a frame was queued or a subscription started catching up
 	killed   chan struct{} // closed by kill: close with killCode, drop the queue
@@ -338,7 +339,7 @@ func (c *client) serve() {
 
 // readPump reads frames until the connection fails. A frame larger than
 // MaxFrameBytes is read to its end without being kept and answered with
-// frame_too_large, echoing the frame's id when its first frameHeadBytes show
+// frame_too_large, echoing the frame's id when its first wsconn.FrameHeadBytes show
 // it (else null); the connection stays open. The memory frames take
 // while they are read and handled comes from the server's inbound budget
 // (InboundBytes, all connections): a frame that would exceed it is read
@@ -363,26 +364,26 @@ func (c *client) readPump() {
 		}
 		c.conn.SetReadDeadline(time.Now().Add(pongWait))
 		var held int64 // inbound budget taken for this frame
-		data, status, err := readFrame(r, buf[:0], max, func(grow int64) bool {
-			if !c.srv.inbound.tryAcquire(grow) {
+		data, status, err := wsconn.ReadFrame(r, buf[:0], max, func(grow int64) bool {
+			if !c.srv.inbound.TryAcquire(grow) {
 				return false
 			}
 			held += grow
 			return true
 		})
 		if err != nil {
-			c.srv.inbound.release(held)
+			c.srv.inbound.Release(held)
 			c.readError(err)
 			return
 		}
-		c.ws.received(status.size)
+		c.ws.received(status.Size)
 		switch {
-		case status.tooLarge:
-			c.replyErr(status.id, protocol.Errorf(protocol.CodeFrameTooLarge,
-				"frame of %d bytes is larger than limits.maxFrameBytes (%d); it was discarded", status.size, max))
-		case status.refused:
-			c.replyErr(status.id, protocol.Errorf(protocol.CodeLimitExceeded,
-				"frame of %d bytes refused: ccproxy is reading and handling other large frames (at most %d bytes at once, all connections); it was discarded, send it again later", status.size, c.srv.opts.InboundBytes))
+		case status.TooLarge:
+			c.replyErr(status.ID, protocol.Errorf(protocol.CodeFrameTooLarge,
+				"frame of %d bytes is larger than limits.maxFrameBytes (%d); it was discarded", status.Size, max))
+		case status.Refused:
+			c.replyErr(status.ID, protocol.Errorf(protocol.CodeLimitExceeded,
+				"frame of %d bytes refused: ccproxy is reading and handling other large frames (at most %d bytes at once, all connections); it was discarded, send it again later", status.Size, c.srv.opts.InboundBytes))
 		case mt != websocket.TextMessage:
 			c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeBadRequest, "binary frames are not accepted: send each request as a JSON text frame"))
 		default:
@@ -394,7 +395,7 @@ func (c *client) readPump() {
 		if cap(buf) > 64<<10 {
 			buf = nil
 		}
-		c.srv.inbound.release(held)
+		c.srv.inbound.Release(held)
 		select {
 		case <-c.killed:
 			return
@@ -415,92 +416,6 @@ func (c *client) readError(err error) {
 		return
 	}
 	c.log.Debug("websocket read ended", "err", err)
-}
-
-type frameStatus struct {
-	size     int64           // bytes the frame had (all of it, also when discarded)
-	tooLarge bool            // over max: discarded
-	refused  bool            // the budget refused to grow buf: discarded
-	id       json.RawMessage // of a discarded frame: its id, when its first bytes show it (protocol.PeekID); else nil
-}
-
-// frameHeadBytes bounds the look at a discarded frame's first bytes for its
-// id: room for the type and the longest id, escaped, as clients put them
-// (type and id before data).
-const frameHeadBytes = 4 << 10
-
-// readFrame reads one frame from r into buf, growing it (in doublings,
-// from 64 KiB) only as far as take allows and maxBytes permits; a frame that
-// does not fit is read to its end and discarded, its id read from its first
-// frameHeadBytes (what buf already holds, or, when it holds less, those
-// bytes completed in a small array of that size; never more).
-func readFrame(r io.Reader, buf []byte, maxBytes int64, take func(grow int64) bool) ([]byte, frameStatus, error) {
-	var st frameStatus
-	for {
-		if len(buf) == cap(buf) {
-			if int64(len(buf)) > maxBytes {
-				st.tooLarge = true
-				break
-			}
-			newCap := min(max(int64(2*cap(buf)), 64<<10), maxBytes+1)
-			if !take(newCap - int64(cap(buf))) {
-				st.refused = true
-				break
-			}
-			grown := make([]byte, len(buf), newCap)
-			copy(grown, buf)
-			buf = grown
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if errors.Is(err, io.EOF) {
-			st.size = int64(len(buf))
-			return buf, st, nil
-		}
-		if err != nil {
-			return buf, st, err
-		}
-	}
-	head, read := buf, int64(len(buf))
-	if len(head) < frameHeadBytes {
-		var small [frameHeadBytes]byte
-		n := copy(small[:], head)
-		m, err := io.ReadFull(r, small[n:])
-		read += int64(m)
-		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-			return buf[:0], st, err
-		}
-		head = small[:n+m]
-	}
-	st.id = protocol.PeekID(head[:min(len(head), frameHeadBytes)])
-	rest, err := io.Copy(io.Discard, r)
-	st.size = read + rest
-	return buf[:0], st, err
-}
-
-// byteBudget is a count of bytes in use, bounded; safe for concurrent use.
-type byteBudget struct {
-	mu   sync.Mutex
-	max  int64
-	used int64
-}
-
-func newByteBudget(max int64) *byteBudget { return &byteBudget{max: max} }
-
-func (b *byteBudget) tryAcquire(n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.max {
-		return false
-	}
-	b.used += n
-	return true
-}
-
-func (b *byteBudget) release(n int64) {
-	b.mu.Lock()
-	b.used -= n
-	b.mu.Unlock()
 }
 
 // writePump is the only writer of the connection: queued frames first,
@@ -561,13 +476,13 @@ func (c *client) writePump() {
 // writeBatch writes frames (or, for a subscription catching up, the
 // frames pulled from its log) and whatever else is queued, up to
 // maxBatchFrames frames or pulls, gathered by the connection into as few
-// writes as its bound allows (batchConn), so a burst of frames costs a few
+// writes as its bound allows (wsconn.BatchConn), so a burst of frames costs a few
 // syscalls instead of one per frame. Nothing waits for frames to arrive:
 // a batch is what was already queued, so it adds no latency. frames' array
 // (of capacity maxBatchFrames) is reused for what is taken next.
 func (c *client) writeBatch(frames []outFrame, sub *subscription) bool {
 	if c.batch != nil {
-		c.batch.begin()
+		c.batch.Begin()
 	} else {
 		c.conn.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteWait))
 	}
@@ -602,7 +517,7 @@ func (c *client) writeBatch(frames []outFrame, sub *subscription) bool {
 	if c.batch == nil {
 		return true
 	}
-	if err := c.batch.flush(); err != nil {
+	if err := c.batch.Flush(); err != nil {
 		c.writeError(err)
 		return false
 	}

@@ -509,3 +509,43 @@ func TestQueueBoundsCountFramesInHand(t *testing.T) {
 		t.Errorf("metrics count %d frames, %d bytes sent; want 4, %d", sent, sentBytes, 4*len(event.data))
 	}
 }
+
+// A client that subscribes to a session with many events gets them from
+// the log in batches: all of them, in order, in far fewer writes to its
+// connection than frames.
+func TestCatchUpIsBatched(t *testing.T) {
+	ts := startServer(t, Options{})
+	first := ts.dial(t)
+	s := first.create(nil)
+	for range 10 {
+		first.turn(s, "flood 100 100")
+	}
+	evs := first.events(s)
+	last := evs[len(evs)-1].Seq
+
+	late := ts.dial(t)
+	late.do(protocol.TypeSessionSubscribe, map[string]any{"session": s})
+	late.waitEvent(0, s, "the last event", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
+	checkSeqs(t, late.events(s), 1)
+	if got := len(late.events(s)); int64(got) != last {
+		t.Fatalf("the late client got %d events, want %d", got, last)
+	}
+	var lateClient *client
+	ts.srv.mu.Lock()
+	for c := range ts.srv.clients {
+		if lateClient == nil || c.id > lateClient.id { // c-000002 > c-000001
+			lateClient = c
+		}
+	}
+	ts.srv.mu.Unlock()
+	if lateClient.batch == nil {
+		t.Fatal("the client has no wsconn.BatchConn")
+	}
+	// The late client's writes: the hello, the reply, and the catch-up of
+	// every event.
+	writes := lateClient.batch.Writes()
+	if writes*10 > last {
+		t.Errorf("%d writes for %d events: the frames were not batched", writes, last)
+	}
+	t.Logf("%d events in %d writes", last, writes)
+}

@@ -11,10 +11,21 @@
 //	                                   store, /v1/blobs)        replay log: memory tail ─(spill)─► disk segments
 //	                                                            queued for every live subscriber that keeps up
 //	                                                                 │
-//	client ◄─ batchConn ◄─ websocket ◄─ write pump (the only writer) ◄── send queue, bounded in bytes and frames
-//	   (frames of a batch in one write)              ◄── pulls from the replay log (memory or disk) while a subscription catches up
+//	client ◄─ wsconn.BatchConn ◄─ websocket ◄─ write pump (the only writer) ◄── send queue, bounded in bytes and frames
+//	   (frames of a batch in one write)                     ◄── pulls from the replay log (memory or disk) while a subscription catches up
 //
-//	client ─► read pump (inbound byte budget) ─► validate (protocol) ─► request handlers ─► stream builders ─► stdin writer ─► claude stdin
+//	client ─► read pump (wsconn.ReadFrame, inbound wsconn.Budget) ─► validate (protocol) ─► feature table (features.go) ─► handler ─► stream builders ─► stdin writer ─► claude stdin
+//	                                                                                                        └─► its reply (or an error with a code) ─► send queue
+//
+// The feature table lists each capability once with the request types it
+// serves and their handlers; hello's capabilities, the check that a type
+// is offered (unknown_type otherwise) and dispatch all read it. A handler
+// takes the decoded request and returns its reply; one whose slow part
+// runs in the background returns that part (later), runs in a goroutine
+// of the connection (async) or under a feature's asyncRunner (run). The
+// handlers of subscriptions, session/send, session/interrupt and the MCP
+// management, auth and live requests still queue their replies through
+// the connection themselves (replies).
 //
 //	mcpconfig.Watcher ─► MCPSource ─► flags at spawn (--mcp-config, --allowedTools)
 //	                                 mcp_set_servers + mcp_status to live sessions when the active servers changed (mcpconfig.Diff; refused, or a server of the process's --mcp-config gone: restart with --resume; per-server errors: logged)
@@ -145,7 +156,7 @@
 // (InboundBytes) while they are read and handled; a frame that would
 // exceed it is discarded and refused with limit_exceeded. A discarded
 // frame (refused, or over MaxFrameBytes) is answered with its id when its
-// first 4 KiB show it (readFrame, protocol.PeekID; a fixed look per frame,
+// first 4 KiB show it (wsconn.ReadFrame, protocol.PeekID; a fixed look per frame,
 // outside the budget), so that the client can fail that request.
 //
 // # Probes, direct calls and the call log
@@ -342,7 +353,8 @@
 // Goroutines and their owners: Server.Serve owns the HTTP server, the MCP
 // loop, the auto-probe loop and every connection handler (joined before
 // Serve returns); a connection handler runs the read pump and owns the
-// write pump and the goroutines of slow requests. The slow requests of
+// write pump and the goroutines of slow requests (client.async: the slow
+// part of a request the feature table marks async or later). The slow requests of
 // MCP probes and calls (mcp/probe, mcp/tools, mcp/call, mcp/log, mcp/test)
 // and of history (history/list, history/read) go through one asyncRunner
 // per feature (runner.go; Server.runners): bounded slots (limit_exceeded),
@@ -382,14 +394,15 @@
 // request).
 //
 // The write pump sends what it finds queued (or pulls) as one batch: the
-// websocket library writes each frame to the connection's batchConn, which
-// gathers them in a pooled buffer of at most batchBytes (64 KiB) and writes
+// websocket library writes each frame to the connection's wsconn.BatchConn, which
+// gathers them in a pooled buffer of at most wsconn.BatchBytes (64 KiB) and writes
 // it with one write(2), a larger frame with the gathered bytes in one
 // writev(2). A batch is only what was already waiting, so it adds no
-// latency; batchConn.mu orders the pump's flush with a pong the read pump
+// latency; BatchConn.mu orders the pump's flush with a pong the read pump
 // writes meanwhile. It is taken with no other lock held (by the websocket
-// library's writes and the pump's begin/flush), and held across a network
-// write, as the library's own write lock is. A frame is encoded once for every subscriber (the hub
+// library's writes and the pump's Begin/Flush), and held across a network
+// write, as the library's own write lock is. The inbound wsconn.Budget's
+// mu is taken alone, by the read pumps. A frame is encoded once for every subscriber (the hub
 // queues the same bytes to each). Each connection has its own 4 KiB write
 // buffer in the library (a frame's start is copied there, the rest passed
 // through); a shared pool of them cost an allocation per frame.

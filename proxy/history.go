@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strconv"
@@ -68,47 +67,45 @@ func historyError(c *client, typ string, err error) error {
 	return protocol.Errorf(protocol.CodeInternal, "%s: reading the session history failed; see the proxy's log", typ)
 }
 
-func (h *historyReqs) reqList(c *client, id json.RawMessage, d *protocol.HistoryList) {
-	h.reqs.run(c, id, protocol.TypeHistoryList, func(ctx context.Context) (protocol.Data, error) {
-		opts := history.ListOptions{Project: d.Project, Cursor: d.Cursor}
-		switch {
-		case d.All:
-			opts.Project = ""
-		case opts.Project == "":
-			opts.Project = h.project
-		}
-		if d.Limit != nil {
-			opts.Limit = int(*d.Limit)
-		}
-		page, err := h.store.List(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		r := protocol.HistoryListResult{Sessions: make([]protocol.HistorySession, 0, len(page.Sessions)),
-			Next: page.Next, Total: page.Total, Skipped: page.Skipped}
-		for _, s := range page.Sessions {
-			r.Sessions = append(r.Sessions, protocol.HistorySession(s)) // same fields: a mismatch does not compile
-		}
-		return r, nil
-	})
+// list serves history/list (under the runner h.reqs).
+func (h *historyReqs) list(ctx context.Context, _ *client, d *protocol.HistoryList) (protocol.Data, error) {
+	opts := history.ListOptions{Project: d.Project, Cursor: d.Cursor}
+	switch {
+	case d.All:
+		opts.Project = ""
+	case opts.Project == "":
+		opts.Project = h.project
+	}
+	if d.Limit != nil {
+		opts.Limit = int(*d.Limit)
+	}
+	page, err := h.store.List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := protocol.HistoryListResult{Sessions: make([]protocol.HistorySession, 0, len(page.Sessions)),
+		Next: page.Next, Total: page.Total, Skipped: page.Skipped}
+	for _, s := range page.Sessions {
+		r.Sessions = append(r.Sessions, protocol.HistorySession(s)) // same fields: a mismatch does not compile
+	}
+	return r, nil
 }
 
-func (h *historyReqs) reqRead(c *client, id json.RawMessage, d *protocol.HistoryRead) {
-	h.reqs.run(c, id, protocol.TypeHistoryRead, func(ctx context.Context) (protocol.Data, error) {
-		// MaxBytes: the store stops reading at the reply's budget, so a
-		// page is held (and its attachments stored) at most one event past
-		// it, or twice it while a tool use waits for its result.
-		opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor, MaxBytes: h.replyBytes,
-			Normalize: stream.Options{Attachments: stream.AttachSink, Sink: h.blobs}}
-		if d.Limit != nil {
-			opts.Limit = int(*d.Limit)
-		}
-		page, err := h.store.Read(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		return h.result(page), nil
-	})
+// read serves history/read (under the runner h.reqs).
+func (h *historyReqs) read(ctx context.Context, _ *client, d *protocol.HistoryRead) (protocol.Data, error) {
+	// MaxBytes: the store stops reading at the reply's budget, so a
+	// page is held (and its attachments stored) at most one event past
+	// it, or twice it while a tool use waits for its result.
+	opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor, MaxBytes: h.replyBytes,
+		Normalize: stream.Options{Attachments: stream.AttachSink, Sink: h.blobs}}
+	if d.Limit != nil {
+		opts.Limit = int(*d.Limit)
+	}
+	page, err := h.store.Read(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return h.result(page), nil
 }
 
 // result turns a page into the reply, cut short when its events exceed

@@ -15,6 +15,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/proxy/wsconn"
+
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -186,14 +188,14 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if selected != "" {
 		hdr = http.Header{"Sec-Websocket-Protocol": {selected}}
 	}
-	hj := &batchHijacker{ResponseWriter: w, wait: s.opts.WriteWait}
+	hj := &wsconn.Hijacker{ResponseWriter: w, Wait: s.opts.WriteWait}
 	conn, err := s.upgrader.Upgrade(hj, r, hdr)
 	if err != nil {
 		s.log.Debug("websocket upgrade failed", "conn", id, "err", err)
 		return
 	}
 	c := newClient(s, id, conn)
-	c.batch = hj.conn
+	c.batch = hj.Conn
 	if !s.addClient(c) {
 		c.closeGracefully()
 	}
@@ -214,25 +216,10 @@ func describeOffer(versions []string) string {
 }
 
 func (s *Server) helloFrame(connID string) []byte {
-	caps := []string{protocol.CapSessions, protocol.CapImages, protocol.CapPartialMessages,
-		protocol.CapPermissions, protocol.CapBlobs, protocol.CapMCPStatus}
-	if s.opts.MCP != nil {
-		caps = append(caps, protocol.CapMCPApproval, protocol.CapMCPLive)
-	}
-	if s.offersAuth() {
-		caps = append(caps, protocol.CapMCPAuth) // mcp/login, mcp/logout
-	}
-	caps = append(caps, s.calls.capabilities()...) // mcp.probe, mcp.tools, mcp.call, mcp.log when wired
-	if s.hist != nil {
-		caps = append(caps, protocol.CapHistory)
-	}
-	if s.manager() != nil {
-		caps = append(caps, protocol.CapMCPManage) // mcp/add, mcp/update, mcp/remove, mcp/test
-	}
 	h := protocol.Hello{
 		Protocol:     protocol.Version,
 		Server:       protocol.Software{Name: "ccproxy", Version: s.opts.Version},
-		Capabilities: caps,
+		Capabilities: s.features.capabilities(), // the feature table (features.go)
 		Limits: protocol.Limits{
 			MaxFrameBytes:   s.opts.MaxFrameBytes,
 			SendQueueFrames: int64(s.opts.SendQueueFrames),

@@ -369,7 +369,7 @@ func TestInboundBudget(t *testing.T) {
 	c := ts.dial(t)
 	s := c.create(nil)
 	// Another connection is in the middle of a large frame.
-	if !ts.srv.inbound.tryAcquire(1<<20 - 32<<10) {
+	if !ts.srv.inbound.TryAcquire(1<<20 - 32<<10) {
 		t.Fatal("budget")
 	}
 	big := map[string]any{"session": s, "text": "echo " + strings.Repeat("y", 200<<10)}
@@ -385,13 +385,11 @@ func TestInboundBudget(t *testing.T) {
 	if e.Error.Code != protocol.CodeLimitExceeded || !strings.Contains(e.Error.Message, "refused") {
 		t.Fatalf("reply %s, want limit_exceeded", f.raw)
 	}
-	ts.srv.inbound.release(1<<20 - 32<<10)
+	ts.srv.inbound.Release(1<<20 - 32<<10)
 	c.do(protocol.TypeSessionSend, big) // accepted now
 	// The read pump gives a frame's budget back before it reads the next.
 	c.do(protocol.TypeSessionList, map[string]any{})
-	ts.srv.inbound.mu.Lock()
-	used := ts.srv.inbound.used
-	ts.srv.inbound.mu.Unlock()
+	used := ts.srv.inbound.Used()
 	if used > 64<<10 { // the small list frame may still be held
 		t.Errorf("budget still holds %d bytes", used)
 	}

@@ -121,10 +121,6 @@ func (m *mcpLogins) wait() {
 	}
 }
 
-// offersAuth reports whether mcp/login and mcp/logout are offered: with an
-// MCP source, where ccproxy can give the CLI a terminal.
-func (s *Server) offersAuth() bool { return s.opts.MCP != nil && childproc.TerminalSupported }
-
 // authTarget checks that name can sign in with OAuth: configured, of type
 // http or sse, in Claude Code's own configuration.
 func (s *Server) authTarget(typ, name string) error {

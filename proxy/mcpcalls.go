@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,29 +69,6 @@ func newMCPCalls(s *Server) (*mcpCalls, error) {
 		s.log.Info("logging MCP tool calls", "file", path, "store_io", s.opts.CallLogIO)
 	}
 	return m, nil
-}
-
-// capabilities lists the hello capabilities of what is wired.
-func (m *mcpCalls) capabilities() []string {
-	var caps []string
-	if m.prober != nil {
-		caps = append(caps, protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall)
-	}
-	if m.clog != nil {
-		caps = append(caps, protocol.CapMCPLog)
-	}
-	return caps
-}
-
-// offers reports whether the request type typ (one of the four) is wired.
-func (m *mcpCalls) offers(typ string) bool {
-	switch typ {
-	case protocol.TypeMCPProbe, protocol.TypeMCPTools, protocol.TypeMCPCall:
-		return m.prober != nil
-	case protocol.TypeMCPLog:
-		return m.clog != nil
-	}
-	return false
 }
 
 // start starts the auto-probe loop (Options.AutoProbe), which probes the
@@ -203,89 +179,81 @@ func (m *mcpCalls) resolved(typ string) (*mcpconfig.Config, map[string][32]byte,
 	return cfg.Resolved, defs, nil
 }
 
-// reqProbe serves mcp/probe. The results are MCP status observations:
+// probe serves mcp/probe (under the runner m.reqs). The results are MCP status observations:
 // mcp/status reflects them before the reply is queued.
-func (m *mcpCalls) reqProbe(c *client, id json.RawMessage, d *protocol.MCPProbe) {
-	m.reqs.run(c, id, protocol.TypeMCPProbe, func(ctx context.Context) (protocol.Data, error) {
-		cfg, defs, err := m.resolved(protocol.TypeMCPProbe)
+func (m *mcpCalls) probe(ctx context.Context, _ *client, d *protocol.MCPProbe) (protocol.Data, error) {
+	cfg, defs, err := m.resolved(protocol.TypeMCPProbe)
+	if err != nil {
+		return nil, err
+	}
+	var results []protocol.ProbeResult
+	if d.Name != "" {
+		res, err := m.prober.Probe(ctx, cfg, d.Name)
 		if err != nil {
 			return nil, err
 		}
-		var results []protocol.ProbeResult
-		if d.Name != "" {
-			res, err := m.prober.Probe(ctx, cfg, d.Name)
-			if err != nil {
-				return nil, err
-			}
-			results = []protocol.ProbeResult{res}
-		} else {
-			results = m.prober.ProbeAll(ctx, cfg)
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err() // cut short: not observations
-		}
-		m.srv.metrics.probed(results)
-		m.srv.mcp.observeProbes(results, defs)
-		if results == nil {
-			results = []protocol.ProbeResult{}
-		}
-		return protocol.MCPProbeResult{Results: results}, nil
-	})
+		results = []protocol.ProbeResult{res}
+	} else {
+		results = m.prober.ProbeAll(ctx, cfg)
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // cut short: not observations
+	}
+	m.srv.metrics.probed(results)
+	m.srv.mcp.observeProbes(results, defs)
+	if results == nil {
+		results = []protocol.ProbeResult{}
+	}
+	return protocol.MCPProbeResult{Results: results}, nil
 }
 
-// reqTools serves mcp/tools.
-func (m *mcpCalls) reqTools(c *client, id json.RawMessage, d *protocol.MCPTools) {
-	m.reqs.run(c, id, protocol.TypeMCPTools, func(ctx context.Context) (protocol.Data, error) {
-		cfg, _, err := m.resolved(protocol.TypeMCPTools)
-		if err != nil {
-			return nil, err
-		}
-		tools, err := m.prober.Tools(ctx, cfg, d.Name)
-		if err != nil {
-			return nil, err
-		}
-		if tools == nil {
-			tools = []protocol.Tool{}
-		}
-		return protocol.MCPToolsResult{Server: d.Name, Tools: tools}, nil
-	})
+// tools serves mcp/tools (under the runner m.reqs).
+func (m *mcpCalls) tools(ctx context.Context, _ *client, d *protocol.MCPTools) (protocol.Data, error) {
+	cfg, _, err := m.resolved(protocol.TypeMCPTools)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := m.prober.Tools(ctx, cfg, d.Name)
+	if err != nil {
+		return nil, err
+	}
+	if tools == nil {
+		tools = []protocol.Tool{}
+	}
+	return protocol.MCPToolsResult{Server: d.Name, Tools: tools}, nil
 }
 
-// reqCall serves mcp/call; a call that got a result goes to the call log.
-func (m *mcpCalls) reqCall(c *client, id json.RawMessage, d *protocol.MCPCall) {
-	m.reqs.run(c, id, protocol.TypeMCPCall, func(ctx context.Context) (protocol.Data, error) {
-		cfg, _, err := m.resolved(protocol.TypeMCPCall)
-		if err != nil {
-			return nil, err
-		}
-		res, err := m.prober.Call(ctx, cfg, d.Name, d.Tool, d.Arguments)
-		if err != nil {
-			return nil, err
-		}
-		m.logEntry(calllog.DirectEntry(res, d.Arguments, time.Now()))
-		return res, nil
-	})
+// call serves mcp/call (under the runner m.reqs); a call that got a result goes to the call log.
+func (m *mcpCalls) call(ctx context.Context, _ *client, d *protocol.MCPCall) (protocol.Data, error) {
+	cfg, _, err := m.resolved(protocol.TypeMCPCall)
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.prober.Call(ctx, cfg, d.Name, d.Tool, d.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	m.logEntry(calllog.DirectEntry(res, d.Arguments, time.Now()))
+	return res, nil
 }
 
-// reqLog serves mcp/log.
-func (m *mcpCalls) reqLog(c *client, id json.RawMessage, d *protocol.MCPLog) {
+// callLog serves mcp/log (under the runner m.reqs).
+func (m *mcpCalls) callLog(_ context.Context, _ *client, d *protocol.MCPLog) (protocol.Data, error) {
 	limit := int64(protocol.DefaultLogLimit)
 	if d.Limit != nil {
 		limit = *d.Limit
 	}
-	m.reqs.run(c, id, protocol.TypeMCPLog, func(context.Context) (protocol.Data, error) {
-		entries, err := m.clog.Last(int(limit), d.Server)
-		if err != nil {
-			return nil, fmt.Errorf("reading the MCP call log: %w", err)
-		}
-		if entries == nil {
-			entries = []protocol.LogEntry{}
-		}
-		for i := range entries { // a log written before a secret was known
-			scrubEntry(&entries[i], m.srv.mcp.scrub)
-		}
-		return protocol.MCPLogResult{Entries: entries}, nil
-	})
+	entries, err := m.clog.Last(int(limit), d.Server)
+	if err != nil {
+		return nil, fmt.Errorf("reading the MCP call log: %w", err)
+	}
+	if entries == nil {
+		entries = []protocol.LogEntry{}
+	}
+	for i := range entries { // a log written before a secret was known
+		scrubEntry(&entries[i], m.srv.mcp.scrub)
+	}
+	return protocol.MCPLogResult{Entries: entries}, nil
 }
 
 // sessionCalls pairs the MCP tool calls of one session's events for the

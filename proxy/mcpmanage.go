@@ -134,19 +134,6 @@ func (s *Server) manager() MCPManager {
 	return m
 }
 
-// offersManage reports whether typ (mcp/add, mcp/update, mcp/remove,
-// mcp/test) is offered: with an MCPManager source, and for mcp/test a
-// prober.
-func (s *Server) offersManage(typ string) bool {
-	if s.manager() == nil {
-		return false
-	}
-	if typ == protocol.TypeMCPTest {
-		return s.calls.prober != nil
-	}
-	return true
-}
-
 // reqMCPWrite serves mcp/add, mcp/update and mcp/remove: the write, then
 // mcp/config and mcp/status to subscribers, then the reply with the
 // resulting configuration.
@@ -271,10 +258,6 @@ func mcpError(c *client, typ, name string, err error) error {
 	c.log.Error("MCP configuration write failed", "type", typ, "server", name, "err", err)
 	return protocol.Errorf(protocol.CodeInternal, "%s %.80q failed; see the proxy's log", typ, name)
 }
-
-// offersLive reports whether mcp/toggle and mcp/reconnect are offered:
-// with an MCP source (the name is checked against its configuration).
-func (s *Server) offersLive() bool { return s.opts.MCP != nil }
 
 // configuredServer returns the view of server name in the proxy's MCP
 // configuration, or the mcp_server_not_found error of request typ. A name

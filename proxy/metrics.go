@@ -415,9 +415,7 @@ func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descReplay, int(disk), "disk")
 	gauge(descReplayMax, int(s.logs.max))
 
-	s.inbound.mu.Lock()
-	inbound := s.inbound.used
-	s.inbound.mu.Unlock()
+	inbound := s.inbound.Used()
 	gauge(descInbound, int(inbound))
 
 	byStatus := map[string]int{}

@@ -10,10 +10,12 @@ import (
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
-// handleFrame validates one client frame and executes it. Requests are
-// processed in the order received; the slow part of a request (waiting
-// for claude, closing a process) runs in a goroutine of the connection so
-// later requests are not held up. Every request gets exactly one reply.
+// handleFrame validates one client frame and executes it: the feature
+// table (features.go) finds the request type's handler, which gets the
+// decoded data. Requests are processed in the order received; the slow
+// part of a request (waiting for claude, closing a process) runs in a
+// goroutine of the connection so later requests are not held up. Every
+// request gets exactly one reply.
 func (s *Server) handleFrame(c *client, data []byte) {
 	f, err := protocol.ParseFrame(data)
 	if err != nil {
@@ -24,7 +26,8 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeBadRequest, "%s: id: required (every request carries an id; a frame without one is not executed)", truncate(f.Type, 60)))
 		return
 	}
-	if !s.offers(f.Type) {
+	rt, ok := s.features.lookup(f.Type)
+	if !ok {
 		c.replyErr(f.ID, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q (see hello.capabilities)", f.Type))
 		return
 	}
@@ -37,139 +40,13 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		c.replyErr(f.ID, err)
 		return
 	}
-	id := f.ID
-	switch d := d.(type) {
-	case *protocol.SessionCreate:
-		s.reqCreate(c, id, d)
-	case *protocol.SessionSend:
-		s.reqSend(c, id, d)
-	case *protocol.SessionSubscribe:
-		s.reqSubscribe(c, id, d)
-	case *protocol.SessionUnsubscribe:
-		sess, err := s.session(d.Session)
-		if err != nil {
-			c.replyErr(id, err)
-			return
-		}
-		sess.unsubscribe(c)
-		c.reply(id, nil)
-	case *protocol.SessionInterrupt:
-		s.reqInterrupt(c, id, d)
-	case *protocol.SessionClose:
-		sess, err := s.forget(d.Session)
-		if err != nil {
-			c.replyErr(id, err)
-			return
-		}
-		c.async(func() {
-			sess.close(protocol.ExitClosed)
-			c.reply(id, nil)
-		})
-	case *protocol.SessionList:
-		c.reply(id, protocol.SessionListResult{Sessions: s.sessionList()})
-	case *protocol.SessionSetPermissionMode:
-		s.controlRequest(c, id, d.Session, func(ctx context.Context, sess *Session) (protocol.Data, error) {
-			mode, err := sess.setPermissionMode(ctx, d.Mode)
-			return protocol.SessionSetPermissionModeResult{Mode: mode}, err
-		})
-	case *protocol.SessionSetModel:
-		s.controlRequest(c, id, d.Session, func(ctx context.Context, sess *Session) (protocol.Data, error) {
-			return sess.setModel(ctx, d.Model)
-		})
-	case *protocol.PermissionRespond:
-		sess, err := s.session(d.Session)
-		if err != nil {
-			c.replyErr(id, err)
-			return
-		}
-		ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
-		defer cancel()
-		if err := sess.respondPermission(ctx, d); err != nil {
-			c.replyErr(id, err)
-			return
-		}
-		c.reply(id, nil)
-	case *protocol.MCPSubscribe:
-		c.reply(id, nil)
-		s.mcp.subscribe(c)
-	case *protocol.MCPUnsubscribe:
-		s.mcp.unsubscribe(c)
-		c.reply(id, nil)
-	case *protocol.MCPApprove:
-		c.async(func() { s.reqApproval(c, id, f.Type, d.Name, s.opts.MCP.Approve) })
-	case *protocol.MCPReject:
-		c.async(func() { s.reqApproval(c, id, f.Type, d.Name, s.opts.MCP.Reject) })
-	case *protocol.MCPProbe:
-		s.calls.reqProbe(c, id, d)
-	case *protocol.MCPTools:
-		s.calls.reqTools(c, id, d)
-	case *protocol.MCPCall:
-		s.calls.reqCall(c, id, d)
-	case *protocol.MCPLog:
-		s.calls.reqLog(c, id, d)
-	case *protocol.HistoryList:
-		s.hist.reqList(c, id, d)
-	case *protocol.HistoryRead:
-		s.hist.reqRead(c, id, d)
-	case *protocol.MCPAdd:
-		s.reqMCPWrite(c, id, f.Type, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
-			return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.AddNew)
-		})
-	case *protocol.MCPUpdate:
-		s.reqMCPWrite(c, id, f.Type, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
-			return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.ReplaceOnly)
-		})
-	case *protocol.MCPRemove:
-		s.reqMCPWrite(c, id, f.Type, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
-			return m.RemoveServer(d.Name, d.Scope)
-		})
-	case *protocol.MCPTest:
-		s.reqMCPTest(c, id, d)
-	case *protocol.MCPTrust:
-		s.reqMCPTrust(c, id)
-	case *protocol.MCPToggle:
-		s.reqMCPToggle(c, id, d)
-	case *protocol.MCPReconnect:
-		s.reqMCPLive(c, id, f.Type, d.Name, d.Session, reconnectMCP(d.Name))
-	case *protocol.MCPLogin:
-		s.reqMCPLogin(c, id, d)
-	case *protocol.MCPLogout:
-		s.reqMCPLogout(c, id, d.Name)
-	default:
-		c.replyErr(id, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q", f.Type))
-	}
+	rt.serve(c, f.ID, d)
 }
 
-// offers reports whether the request type belongs to a capability this
-// proxy announces.
-func (s *Server) offers(typ string) bool {
-	switch typ {
-	case protocol.TypeSessionCreate, protocol.TypeSessionSend, protocol.TypeSessionSubscribe,
-		protocol.TypeSessionUnsubscribe, protocol.TypeSessionInterrupt, protocol.TypeSessionClose,
-		protocol.TypeSessionList, protocol.TypeSessionSetMode, protocol.TypeSessionSetModel, protocol.TypePermissionRespond,
-		protocol.TypeMCPSubscribe, protocol.TypeMCPUnsubscribe:
-		return true
-	case protocol.TypeMCPApprove, protocol.TypeMCPReject:
-		return s.opts.MCP != nil
-	case protocol.TypeMCPProbe, protocol.TypeMCPTools, protocol.TypeMCPCall, protocol.TypeMCPLog:
-		return s.calls.offers(typ)
-	case protocol.TypeHistoryList, protocol.TypeHistoryRead:
-		return s.hist != nil
-	case protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest, protocol.TypeMCPTrust:
-		return s.offersManage(typ)
-	case protocol.TypeMCPToggle, protocol.TypeMCPReconnect:
-		return s.offersLive()
-	case protocol.TypeMCPLogin, protocol.TypeMCPLogout:
-		return s.offersAuth()
-	}
-	return false
-}
-
-func (s *Server) reqCreate(c *client, id json.RawMessage, d *protocol.SessionCreate) {
+func (s *Server) reqCreate(_ context.Context, c *client, d *protocol.SessionCreate) (protocol.Data, error) {
 	sess, err := s.createSession(d)
 	if err != nil {
-		c.replyErr(id, err)
-		return
+		return nil, err
 	}
 	res := protocol.SessionCreateResult{Session: sess.id, State: protocol.StateStarting, Cwd: sess.cfg.cwd}
 	if sess.cfg.client != nil {
@@ -180,7 +57,39 @@ func (s *Server) reqCreate(c *client, id json.RawMessage, d *protocol.SessionCre
 	} else {
 		sess.log.Info("session created", "conn", c.id, "cwd", sess.cfg.cwd)
 	}
-	c.reply(id, res)
+	return res, nil
+}
+
+func (s *Server) reqUnsubscribe(_ context.Context, c *client, d *protocol.SessionUnsubscribe) (protocol.Data, error) {
+	sess, err := s.session(d.Session)
+	if err != nil {
+		return nil, err
+	}
+	sess.unsubscribe(c)
+	return nil, nil
+}
+
+// reqClose forgets the session at once, in request order, and closes it
+// in the background.
+func (s *Server) reqClose(_ *client, d *protocol.SessionClose) (slowPart, error) {
+	sess, err := s.forget(d.Session)
+	if err != nil {
+		return nil, err
+	}
+	return func(context.Context) (protocol.Data, error) {
+		sess.close(protocol.ExitClosed)
+		return nil, nil
+	}, nil
+}
+
+func (s *Server) reqPermissionRespond(ctx context.Context, _ *client, d *protocol.PermissionRespond) (protocol.Data, error) {
+	sess, err := s.session(d.Session)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ControlTimeout)
+	defer cancel()
+	return nil, sess.respondPermission(ctx, d)
 }
 
 func (s *Server) reqSend(c *client, id json.RawMessage, d *protocol.SessionSend) {
@@ -286,10 +195,11 @@ func controlError(what string, err error) error {
 	}
 }
 
-func (s *Server) reqApproval(c *client, id json.RawMessage, typ, name string, decide func(string) (string, error)) {
+// reqApproval serves mcp/approve and mcp/reject (typ; decide records the
+// decision).
+func (s *Server) reqApproval(c *client, typ, name string, decide func(string) (string, error)) (protocol.Data, error) {
 	if err := serverNameErr(typ, name); err != nil {
-		c.replyErr(id, err)
-		return
+		return nil, err
 	}
 	approval, err := decide(name)
 	if err != nil {
@@ -301,31 +211,24 @@ func (s *Server) reqApproval(c *client, id json.RawMessage, typ, name string, de
 			c.log.Error("recording an MCP approval failed", "server", name, "err", err)
 			err = protocol.Errorf(protocol.CodeInternal, "recording the decision about %.80q failed; see the proxy's log", name)
 		}
-		c.replyErr(id, err)
-		return
+		return nil, err
 	}
 	s.applyMCP() // mcp/config and mcp/status reach subscribers before the reply
-	c.reply(id, protocol.MCPApprovalResult{Name: name, Approval: approval})
+	return protocol.MCPApprovalResult{Name: name, Approval: approval}, nil
 }
 
 // controlRequest serves a request that asks session's claude something
-// (a control request): run, in the background with the control timeout,
-// then its result or error as the reply. An unknown session is answered
-// at once.
-func (s *Server) controlRequest(c *client, id json.RawMessage, session string, run func(context.Context, *Session) (protocol.Data, error)) {
+// (a control request): an unknown session is answered at once; else the
+// slow part runs ask with the control timeout, and its result or error is
+// the reply.
+func (s *Server) controlRequest(session string, ask func(context.Context, *Session) (protocol.Data, error)) (slowPart, error) {
 	sess, err := s.session(session)
 	if err != nil {
-		c.replyErr(id, err)
-		return
+		return nil, err
 	}
-	c.async(func() {
-		ctx, cancel := context.WithTimeout(c.ctx, s.opts.ControlTimeout)
+	return func(ctx context.Context) (protocol.Data, error) {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.ControlTimeout)
 		defer cancel()
-		res, err := run(ctx, sess)
-		if err != nil {
-			c.replyErr(id, err)
-			return
-		}
-		c.reply(id, res)
-	})
+		return ask(ctx, sess)
+	}, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/proxy/wsconn"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -36,11 +37,12 @@ type Server struct {
 	blobs     *blobStore
 	logs      *logBudget // the memory of every session's replay log
 	spool     *spool     // where replay logs spill to disk
-	inbound   *byteBudget
+	inbound   *wsconn.Budget
 	mcp       *mcpHub
 	calls     *mcpCalls      // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
 	hist      *historyReqs   // history/list, history/read; nil when HistoryHome is "-"
 	runners   []*asyncRunner // of calls and hist: shut down and waited for by Serve
+	features  featureTable   // what the proxy offers: hello, offers and dispatch (features.go)
 	tokenHash [32]byte
 	origins   originPolicy
 	logins    *logins
@@ -86,7 +88,7 @@ func New(opts Options) (*Server, error) {
 		blobs:     newBlobStore(opts.BlobBytes),
 		logs:      newLogBudget(opts.ReplayMemoryBytes),
 		spool:     newSpool(opts.SpoolDir, opts.Logger),
-		inbound:   newByteBudget(opts.InboundBytes),
+		inbound:   wsconn.NewBudget(opts.InboundBytes),
 		tokenHash: sha256.Sum256([]byte(opts.Token)),
 		logins:    newLogins(opts),
 		auth:      mcpLogins{running: map[string]*mcpLogin{}},
@@ -111,12 +113,13 @@ func New(opts Options) (*Server, error) {
 	if s.hist != nil {
 		s.runners = append(s.runners, s.hist.reqs)
 	}
+	s.features = s.newFeatures() // after calls and hist, which it refers to
 	s.origins = newOriginPolicy(opts.AllowOrigins)
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize: 16 << 10,
 		// Each connection keeps a small write buffer of its own: the
 		// library copies a frame's start into it on the way to the
-		// connection's batchConn, which gathers the frames; larger frames
+		// connection's wsconn.BatchConn, which gathers the frames; larger frames
 		// pass the rest through without a copy. (A shared pool of larger
 		// buffers cost an allocation per frame sent: 650,000 in a
 		// BenchmarkFanout op.)

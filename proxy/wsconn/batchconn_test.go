@@ -1,9 +1,8 @@
-package proxy
+package wsconn
 
 import (
 	"bytes"
 	"errors"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 	"net"
 	"sync"
 	"testing"
@@ -41,14 +40,14 @@ func (r *recConn) all() []byte { return bytes.Join(r.writes, nil) }
 
 func TestBatchConnGathersABatch(t *testing.T) {
 	rc := &recConn{}
-	b := &batchConn{Conn: rc, wait: time.Second}
+	b := &BatchConn{Conn: rc, wait: time.Second}
 
 	// Outside a batch a write goes straight through.
 	b.Write([]byte("a"))
 	if len(rc.writes) != 1 {
 		t.Fatalf("outside a batch: %d writes, want 1", len(rc.writes))
 	}
-	b.begin()
+	b.Begin()
 	var want []byte
 	for i := range 100 {
 		p := bytes.Repeat([]byte{byte('0' + i%10)}, 100)
@@ -61,13 +60,13 @@ func TestBatchConnGathersABatch(t *testing.T) {
 	if len(rc.writes) != 1 || rc.deadlines != 0 {
 		t.Fatalf("during the batch: %d writes and %d deadlines reached the connection, want none", len(rc.writes)-1, rc.deadlines)
 	}
-	if err := b.flush(); err != nil {
+	if err := b.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if len(rc.writes) != 2 || !bytes.Equal(rc.writes[1], want) || rc.deadlines != 1 {
 		t.Fatalf("flush: %d writes (want 2, the second the 100 frames in order), %d deadlines (want 1)", len(rc.writes), rc.deadlines)
 	}
-	if err := b.flush(); err != nil || len(rc.writes) != 2 {
+	if err := b.Flush(); err != nil || len(rc.writes) != 2 {
 		t.Fatalf("a second flush wrote again (%d writes) or failed: %v", len(rc.writes), err)
 	}
 	if b.buf != nil {
@@ -75,15 +74,15 @@ func TestBatchConnGathersABatch(t *testing.T) {
 	}
 }
 
-// A write that would take the batch over batchBytes writes what is held
+// A write that would take the batch over BatchBytes writes what is held
 // and itself at once: a batch never holds more than its bound, and the
 // bytes stay in order.
 func TestBatchConnBound(t *testing.T) {
 	rc := &recConn{}
-	b := &batchConn{Conn: rc, wait: time.Second}
-	b.begin()
-	small := bytes.Repeat([]byte("s"), batchBytes-10)
-	big := bytes.Repeat([]byte("B"), 3*batchBytes)
+	b := &BatchConn{Conn: rc, wait: time.Second}
+	b.Begin()
+	small := bytes.Repeat([]byte("s"), BatchBytes-10)
+	big := bytes.Repeat([]byte("B"), 3*BatchBytes)
 	tail := []byte("tail")
 	b.Write(small)
 	if len(rc.writes) != 0 {
@@ -97,7 +96,7 @@ func TestBatchConnBound(t *testing.T) {
 		t.Fatalf("%d bytes still held after writing over the bound", len(*b.buf))
 	}
 	b.Write(tail)
-	if err := b.flush(); err != nil {
+	if err := b.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if want := bytes.Join([][]byte{small, big, tail}, nil); !bytes.Equal(rc.all(), want) {
@@ -110,19 +109,19 @@ func TestBatchConnBound(t *testing.T) {
 func TestBatchConnErrorSticks(t *testing.T) {
 	boom := errors.New("boom")
 	rc := &recConn{}
-	b := &batchConn{Conn: rc, wait: time.Second}
-	b.begin()
+	b := &BatchConn{Conn: rc, wait: time.Second}
+	b.Begin()
 	b.Write([]byte("frame"))
 	rc.fail = boom
-	if err := b.flush(); !errors.Is(err, boom) {
+	if err := b.Flush(); !errors.Is(err, boom) {
 		t.Fatalf("flush = %v, want boom", err)
 	}
 	rc.fail = nil
 	if _, err := b.Write([]byte("x")); !errors.Is(err, boom) {
 		t.Fatalf("Write after a failure = %v, want boom", err)
 	}
-	b.begin()
-	if err := b.flush(); !errors.Is(err, boom) || len(rc.writes) != 0 {
+	b.Begin()
+	if err := b.Flush(); !errors.Is(err, boom) || len(rc.writes) != 0 {
 		t.Fatalf("flush after a failure = %v with %d writes, want boom and none", err, len(rc.writes))
 	}
 }
@@ -131,9 +130,9 @@ func TestBatchConnErrorSticks(t *testing.T) {
 // is gathered in its place; run with -race.
 func TestBatchConnConcurrentWrite(t *testing.T) {
 	rc := &recConn{}
-	b := &batchConn{Conn: rc, wait: time.Second}
+	b := &BatchConn{Conn: rc, wait: time.Second}
 	for range 50 {
-		b.begin()
+		b.Begin()
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
@@ -144,7 +143,7 @@ func TestBatchConnConcurrentWrite(t *testing.T) {
 			b.Write([]byte("f"))
 		}
 		wg.Wait()
-		if err := b.flush(); err != nil {
+		if err := b.Flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,44 +151,4 @@ func TestBatchConnConcurrentWrite(t *testing.T) {
 	if len(got) != 50*11 || bytes.Count(got, []byte("P")) != 50 {
 		t.Fatalf("wrote %d bytes with %d pongs, want %d with 50", len(got), bytes.Count(got, []byte("P")), 50*11)
 	}
-}
-
-// A client that subscribes to a session with many events gets them from
-// the log in batches: all of them, in order, in far fewer writes to its
-// connection than frames.
-func TestCatchUpIsBatched(t *testing.T) {
-	ts := startServer(t, Options{})
-	first := ts.dial(t)
-	s := first.create(nil)
-	for range 10 {
-		first.turn(s, "flood 100 100")
-	}
-	evs := first.events(s)
-	last := evs[len(evs)-1].Seq
-
-	late := ts.dial(t)
-	late.do(protocol.TypeSessionSubscribe, map[string]any{"session": s})
-	late.waitEvent(0, s, "the last event", func(ev protocol.SessionEvent) bool { return ev.Seq == last })
-	checkSeqs(t, late.events(s), 1)
-	if got := len(late.events(s)); int64(got) != last {
-		t.Fatalf("the late client got %d events, want %d", got, last)
-	}
-	var lateClient *client
-	ts.srv.mu.Lock()
-	for c := range ts.srv.clients {
-		if lateClient == nil || c.id > lateClient.id { // c-000002 > c-000001
-			lateClient = c
-		}
-	}
-	ts.srv.mu.Unlock()
-	if lateClient.batch == nil {
-		t.Fatal("the client has no batchConn")
-	}
-	// The late client's writes: the hello, the reply, and the catch-up of
-	// every event.
-	writes := lateClient.batch.writes.Load()
-	if writes*10 > last {
-		t.Errorf("%d writes for %d events: the frames were not batched", writes, last)
-	}
-	t.Logf("%d events in %d writes", last, writes)
 }

@@ -1,4 +1,4 @@
-package proxy
+package wsconn
 
 import (
 	"bufio"
@@ -9,28 +9,28 @@ import (
 	"time"
 )
 
-// batchBytes bounds the bytes a batchConn holds before it writes them: a
+// BatchBytes bounds the bytes a BatchConn holds before it writes them: a
 // batch of queued frames goes out in one write(2) (or writev(2)) of at most
 // about this much, instead of one per frame.
-const batchBytes = 64 << 10
+const BatchBytes = 64 << 10
 
 // batchBufs recycles the batch buffers, so an idle connection holds none.
-var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, batchBytes); return &b }}
+var batchBufs = sync.Pool{New: func() any { b := make([]byte, 0, BatchBytes); return &b }}
 
-// batchConn is the network connection under a websocket: the websocket
+// BatchConn is the network connection under a websocket: the websocket
 // library writes each message (and each control frame) to it with a
-// Write of its own. Between begin and flush — the write pump sending the
+// Write of its own. Between Begin and Flush — the write pump sending the
 // frames it found queued — those writes are gathered in a buffer of at
-// most batchBytes and written together; outside a batch they go straight
+// most BatchBytes and written together; outside a batch they go straight
 // through. A write that would take the buffer over its bound writes the
 // buffer and itself at once (writev), so a batch never holds more.
 //
-// The library serializes its writes; mu orders them with flush, which the
+// The library serializes its writes; mu orders them with Flush, which the
 // write pump calls outside the library (a pong the read pump sends in the
 // middle of a batch is gathered in its place). A write error is kept and
-// returned by every later Write and by flush: the frames gathered were
+// returned by every later Write and by Flush: the frames gathered were
 // reported written to the library, so the connection is closed.
-type batchConn struct {
+type BatchConn struct {
 	net.Conn
 	wait time.Duration // write deadline of each write of a batch, from its start
 
@@ -38,11 +38,11 @@ type batchConn struct {
 	batching bool
 	buf      *[]byte // from batchBufs while batching
 	err      error
-	writes   atomic.Int64 // writes to Conn (syscalls, but for a short write)
+	writes   atomic.Int64 // writes to Conn (syscalls, but for a short write): Writes
 }
 
 // write writes bufs to the connection (one writev for several), counted.
-func (b *batchConn) write(bufs ...[]byte) error {
+func (b *BatchConn) write(bufs ...[]byte) error {
 	b.writes.Add(1)
 	var err error
 	if len(bufs) == 1 {
@@ -57,7 +57,7 @@ func (b *batchConn) write(bufs ...[]byte) error {
 	return err
 }
 
-func (b *batchConn) Write(p []byte) (int, error) {
+func (b *BatchConn) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.err != nil {
@@ -94,7 +94,7 @@ func (b *batchConn) Write(p []byte) (int, error) {
 // SetWriteDeadline sets the connection's write deadline, except during a
 // batch: the websocket library sets one before each frame it writes, but
 // a batch writes later, each write with a deadline wait from its start.
-func (b *batchConn) SetWriteDeadline(t time.Time) error {
+func (b *BatchConn) SetWriteDeadline(t time.Time) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.batching {
@@ -103,16 +103,16 @@ func (b *batchConn) SetWriteDeadline(t time.Time) error {
 	return b.Conn.SetWriteDeadline(t)
 }
 
-// begin starts gathering writes.
-func (b *batchConn) begin() {
+// Begin starts gathering writes.
+func (b *BatchConn) Begin() {
 	b.mu.Lock()
 	b.batching = true
 	b.mu.Unlock()
 }
 
-// flush writes what was gathered since begin and stops gathering. It
+// Flush writes what was gathered since Begin and stops gathering. It
 // returns the first write error of the connection, if any.
-func (b *batchConn) flush() error {
+func (b *BatchConn) Flush() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.batching = false
@@ -129,20 +129,24 @@ func (b *batchConn) flush() error {
 	return b.err
 }
 
-// batchHijacker is the http.ResponseWriter given to the websocket
+// Hijacker is the http.ResponseWriter given to the websocket
 // upgrader: its Hijack hands the upgrader the connection wrapped in a
-// batchConn, kept in conn.
-type batchHijacker struct {
+// BatchConn, kept in Conn.
+type Hijacker struct {
 	http.ResponseWriter
-	wait time.Duration // batchConn.wait
-	conn *batchConn
+	Wait time.Duration // BatchConn.wait
+	Conn *BatchConn    // set by Hijack
 }
 
-func (h *batchHijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (h *Hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, brw, err := http.NewResponseController(h.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
 	}
-	h.conn = &batchConn{Conn: c, wait: h.wait}
-	return h.conn, brw, nil
+	h.Conn = &BatchConn{Conn: c, wait: h.Wait}
+	return h.Conn, brw, nil
 }
+
+// Writes returns the writes made to the network connection so far (a
+// batch's gathered frames count one).
+func (b *BatchConn) Writes() int64 { return b.writes.Load() }
