@@ -215,31 +215,9 @@ func (n *Normalizer) normalize(line []byte) Event {
 	if n.texts = n.texts[:0]; cap(n.texts) > retainBytes {
 		n.texts = nil // let a huge buffer from an earlier event go
 	}
-	line = bytes.TrimSpace(line)
-	sanitized := false
-	view, ok := n.readView(line)
-	// The validator checked the UTF-8 of every string of a line read
-	// without a skeleton, so of the whole line if it is valid JSON.
-	if !(ok && len(line) < n.skelMin && !n.badUTF8 || utf8.Valid(line)) {
-		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
-		sanitized = true
-		if ok {
-			view, ok = n.readView(line)
-		}
-	}
+	line, view, sanitized, ok := n.prepare(line)
 	if !ok {
 		return n.noise(line)
-	}
-	// A raw "\r" inside a valid JSON line can only be whitespace between
-	// tokens (the validator saw it there); readers that split on "\r"
-	// would cut the line there.
-	if n.sawCR {
-		line = bytes.ReplaceAll(line, []byte{'\r'}, []byte{' '})
-		if len(n.spans) == 0 {
-			view = line // the same offsets
-			n.view = bstr(view)
-		}
-		sanitized = true
 	}
 	n.line = line
 
@@ -333,6 +311,38 @@ func (n *Normalizer) normalize(line []byte) Event {
 		}
 	}
 	return ev
+}
+
+// prepare trims line, reads its view (readView) and makes it safe to pass
+// on: invalid UTF-8 replaced, a raw "\r" made a space. sanitized reports a
+// change; ok false means line is not a JSON object (noise).
+func (n *Normalizer) prepare(line []byte) (out, view []byte, sanitized, ok bool) {
+	line = bytes.TrimSpace(line)
+	view, ok = n.readView(line)
+	// The validator checked the UTF-8 of every string of a line read
+	// without a skeleton, so of the whole line if it is valid JSON.
+	if !(ok && len(line) < n.skelMin && !n.badUTF8 || utf8.Valid(line)) {
+		line = bytes.ToValidUTF8(line, []byte("\uFFFD"))
+		sanitized = true
+		if ok {
+			view, ok = n.readView(line)
+		}
+	}
+	if !ok {
+		return line, nil, sanitized, false
+	}
+	// A raw "\r" inside a valid JSON line can only be whitespace between
+	// tokens (the validator saw it there); readers that split on "\r"
+	// would cut the line there.
+	if n.sawCR {
+		line = bytes.ReplaceAll(line, []byte{'\r'}, []byte{' '})
+		if len(n.spans) == 0 {
+			view = line // the same offsets
+			n.view = bstr(view)
+		}
+		sanitized = true
+	}
+	return line, view, sanitized, true
 }
 
 // done lets go of what points into the line just normalized.
