@@ -6,9 +6,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -60,7 +58,7 @@ func (s *Server) Handler() http.Handler {
 // checkOrigin applies the Host check, the Origin check and CORS.
 func (s *Server) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.origins.hostAllowed(r.Host) {
+		if !s.origins.HostAllowed(r.Host) {
 			// DNS rebinding: a page of another site whose name now
 			// points here. Which names are served is not said: the
 			// page could read it.
@@ -69,7 +67,7 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 			return
 		}
 		origin := r.Header.Get("Origin")
-		if !s.origins.allowed(origin) {
+		if !s.origins.Allowed(origin) {
 			s.log.Warn("request from a forbidden origin refused", "origin", truncate(origin, 100), "path", r.URL.Path)
 			writeHTTPError(w, http.StatusForbidden, protocol.CodeForbiddenOrigin, fmt.Sprintf("origin %.100q may not use this proxy (allowed: its own origin, vscode-webview://, --allow-origin)", origin))
 			return
@@ -121,7 +119,7 @@ func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
 	// the operator allowed with --allow-origin (a reverse proxy in front),
 	// and requests that carry no Origin (such as <img> loads); never from
 	// webviews of any extension.
-	if origin := r.Header.Get("Origin"); origin == "" || s.origins.ownOrExtra(origin) {
+	if origin := r.Header.Get("Origin"); origin == "" || s.origins.OwnOrExtra(origin) {
 		return s.cookieOK(r)
 	}
 	return false
@@ -306,126 +304,3 @@ func writeHTTPError(w http.ResponseWriter, status int, code protocol.Code, msg s
 	w.WriteHeader(status)
 	w.Write(b)
 }
-
-// originPolicy decides which browser origins may use the proxy (SPEC §1.3)
-// and which names a request's Host header may carry. It is written by
-// prepareListener before the HTTP server starts and only read afterwards.
-type originPolicy struct {
-	extra map[string]bool // normalized scheme://host[:port], or "null"
-	own   map[string]bool // SCHEME://HOST:PORT for every served host
-	hosts map[string]bool // served hosts and the hosts of extra origins: the Host header check
-	base  string          // SCHEME://HOST:PORT of the first served host
-	port  int
-	tls   bool
-}
-
-func newOriginPolicy(extra []string) originPolicy {
-	p := originPolicy{extra: map[string]bool{}, own: map[string]bool{}, hosts: map[string]bool{}}
-	for _, o := range extra {
-		n, err := parseOrigin(o)
-		if err != nil {
-			continue // checked by Options.setDefaults
-		}
-		p.extra[n] = true
-		if u, err := url.Parse(n); err == nil && u.Hostname() != "" {
-			// A reverse proxy in front (--allow-origin) may pass its
-			// own name on.
-			p.hosts[strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")] = true
-		}
-	}
-	return p
-}
-
-// setServed derives the proxy's own origins from the port it listens on
-// and the hosts it serves (ServedHosts): SCHEME://HOST:PORT, https under
-// TLS, http otherwise.
-func (p *originPolicy) setServed(port int, hosts []string, tls bool) {
-	scheme := "http"
-	if tls {
-		scheme = "https"
-	}
-	p.port, p.tls = port, tls
-	for i, h := range hosts {
-		o := scheme + "://" + strings.ToLower(net.JoinHostPort(h, strconv.Itoa(port)))
-		if i == 0 {
-			p.base = o
-		}
-		if n, err := parseOrigin(o); err == nil {
-			o = n // as an Origin header names it: without a default port
-		}
-		p.own[o] = true
-		p.hosts[h] = true
-	}
-}
-
-// hostAllowed reports whether a Host header names a served host (or the
-// host of an --allow-origin origin); its port is not checked.
-func (p *originPolicy) hostAllowed(hostHeader string) bool {
-	h := hostOfHeader(hostHeader)
-	return h != "" && p.hosts[h]
-}
-
-// ownOrExtra reports whether origin is the proxy's own (from its listen
-// address) or one given with --allow-origin.
-func (p *originPolicy) ownOrExtra(origin string) bool {
-	n, err := parseOrigin(origin)
-	return err == nil && (p.own[n] || p.extra[n])
-}
-
-func (p *originPolicy) listenPort() int { return p.port }
-
-// baseURL is SCHEME://HOST:PORT of the first served host.
-func (p *originPolicy) baseURL() string { return p.base }
-
-func (p *originPolicy) allowed(origin string) bool {
-	if origin == "" {
-		return true // not a browser; the token is still required
-	}
-	if origin == "null" {
-		return p.extra["null"] // only if --allow-origin null
-	}
-	n, err := parseOrigin(origin)
-	if err != nil {
-		return false
-	}
-	if strings.HasPrefix(n, "vscode-webview://") {
-		return true
-	}
-	return p.own[n] || p.extra[n]
-}
-
-// parseOrigin normalizes an origin: scheme://host[:port] with scheme and
-// host lower-cased (both are case-insensitive), the port in decimal and
-// left out when it is the scheme's default (80 for http and ws, 443 for
-// https and wss: a browser never sends it, and an explicit one names the
-// same origin), or "null". An origin is exactly that serialization (RFC
-// 6454 §6.2): anything after the host or port — a path, even a lone "/",
-// a query, a fragment — or a user before it, is refused, not trimmed.
-func parseOrigin(o string) (string, error) {
-	if o == "null" {
-		return o, nil
-	}
-	u, err := url.Parse(o)
-	if err != nil {
-		return "", fmt.Errorf("not an origin (scheme://host[:port]): %w", err)
-	}
-	if u.Scheme == "" || u.Host == "" || !strings.EqualFold(o, u.Scheme+"://"+u.Host) {
-		return "", fmt.Errorf("not an origin: want scheme://host[:port] and nothing else (no user, no path, not even a trailing \"/\", no query, no fragment)")
-	}
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	i := strings.LastIndexByte(host, ':')
-	if i < 0 || strings.HasSuffix(host, "]") {
-		return scheme + "://" + host, nil
-	}
-	n, err := strconv.Atoi(host[i+1:])
-	if err != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("not an origin: port %q is not a port number (1 to 65535)", truncate(host[i+1:], 20))
-	}
-	if n == defaultPorts[scheme] {
-		return scheme + "://" + host[:i], nil
-	}
-	return scheme + "://" + host[:i] + ":" + strconv.Itoa(n), nil
-}
-
-// defaultPorts are the ports an origin leaves out.
-var defaultPorts = map[string]int{"http": 80, "ws": 80, "https": 443, "wss": 443}

@@ -221,7 +221,7 @@ func (l *logins) redeem(code string) bool {
 }
 
 func (s *Server) cookieName() string {
-	if p := s.origins.listenPort(); p != 0 {
+	if p := s.origins.Port(); p != 0 {
 		return "ccproxy_session_" + strconv.Itoa(p)
 	}
 	return "ccproxy_session"
@@ -261,7 +261,7 @@ func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{
 			Name: s.cookieName(), Value: s.logins.cookie, Path: "/",
 			HttpOnly: true, SameSite: http.SameSiteStrictMode,
-			Secure: s.origins.tls, // under TLS, never sent over plain HTTP
+			Secure: s.origins.TLS(), // under TLS, never sent over plain HTTP
 		})
 		s.log.Info("browser logged in with a one-time code")
 		w.WriteHeader(http.StatusNoContent)
@@ -305,7 +305,7 @@ func (s *Server) serveLoginCode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.bearerOK(r) {
-		if origin := r.Header.Get("Origin"); origin == "" || !s.origins.ownOrExtra(origin) {
+		if origin := r.Header.Get("Origin"); origin == "" || !s.origins.OwnOrExtra(origin) {
 			s.log.Warn("login link refused: the login cookie without the proxy's own Origin", "origin", truncate(origin, 100))
 			writeHTTPError(w, http.StatusForbidden, protocol.CodeForbiddenOrigin, "minting a login link with the login cookie takes a request from the web UI's own page (its Origin header); with the token, send Authorization: Bearer")
 			return
@@ -314,7 +314,7 @@ func (s *Server) serveLoginCode(w http.ResponseWriter, r *http.Request) {
 	code := s.NewLoginCode(LoginCodeTTL)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(map[string]string{"code": code, "url": s.origins.baseURL() + "/#code=" + code})
+	json.NewEncoder(w).Encode(map[string]string{"code": code, "url": s.origins.BaseURL() + "/#code=" + code})
 }
 
 func randomString(n int) string {

@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -44,7 +45,7 @@ type Server struct {
 	runners   []*asyncRunner // of calls and hist: shut down and waited for by Serve
 	features  featureTable   // what the proxy offers: hello, offers and dispatch (features.go)
 	tokenHash [32]byte
-	origins   originPolicy
+	origins   *remote.Policy // Host and Origin rules (proxy/remote)
 	logins    *logins
 	auth      mcpLogins // mcp/login runs (mcpauth.go)
 	upgrader  websocket.Upgrader
@@ -114,7 +115,7 @@ func New(opts Options) (*Server, error) {
 		s.runners = append(s.runners, s.hist.reqs)
 	}
 	s.features = s.newFeatures() // after calls and hist, which it refers to
-	s.origins = newOriginPolicy(opts.AllowOrigins)
+	s.origins = remote.NewPolicy(opts.AllowOrigins)
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize: 16 << 10,
 		// Each connection keeps a small write buffer of its own: the
@@ -124,7 +125,7 @@ func New(opts Options) (*Server, error) {
 		// buffers cost an allocation per frame sent: 650,000 in a
 		// BenchmarkFanout op.)
 		WriteBufferSize: 4 << 10,
-		CheckOrigin:     func(r *http.Request) bool { return s.origins.allowed(r.Header.Get("Origin")) },
+		CheckOrigin:     func(r *http.Request) bool { return s.origins.Allowed(r.Header.Get("Origin")) },
 		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
 			writeHTTPError(w, status, protocol.CodeBadRequest, "websocket upgrade failed: "+reason.Error())
 		},
@@ -147,11 +148,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.served = true
 	s.mu.Unlock()
-	served, err := s.prepareListener(ln) // remote.go: TLS, served hosts, origins
+	// TLS, served hosts, own origins (proxy/remote); the start time for
+	// /v1/health.
+	served, err := s.origins.Listen(ln, s.opts.TLS, s.opts.Hosts)
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	s.started = time.Now()
 	ln = served
 
 	switch c, err := s.findClaude(); {
