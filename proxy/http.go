@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
@@ -35,16 +34,16 @@ func (s *Server) Handler() http.Handler {
 	private.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
 	private.HandleFunc("/v1/health", s.serveHealth)
 	private.HandleFunc("/metrics", s.serveMetrics)
-	private.HandleFunc(loginPath+"/code", s.serveLoginCode)
+	private.HandleFunc(remote.LoginPath+"/code", s.gate.ServeLoginCode)
 	private.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no such endpoint: "+truncate(r.URL.Path, 100))
 	})
-	authed := s.requireAuth(private)
+	authed := s.gate.RequireAuth(private)
 
 	ui := s.uiHandler()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", authed)
-	mux.HandleFunc(loginPath, s.serveLogin)
+	mux.HandleFunc(remote.LoginPath, s.gate.ServeLogin)
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ui != nil && isUIPath(r.URL.Path) {
 			ui.ServeHTTP(w, r)
@@ -52,94 +51,14 @@ func (s *Server) Handler() http.Handler {
 		}
 		authed.ServeHTTP(w, r)
 	}))
-	return s.checkOrigin(mux)
+	return s.gate.Check(mux) // Host, Origin, CORS (proxy/remote)
 }
 
-// checkOrigin applies the Host check, the Origin check and CORS.
-func (s *Server) checkOrigin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.origins.HostAllowed(r.Host) {
-			// DNS rebinding: a page of another site whose name now
-			// points here. Which names are served is not said: the
-			// page could read it.
-			s.log.Warn("request for a host this proxy does not serve refused", "host", truncate(r.Host, 100), "path", r.URL.Path)
-			writeHTTPError(w, http.StatusMisdirectedRequest, protocol.CodeForbiddenOrigin, fmt.Sprintf("host %.100q is not a name this proxy is served by (its listen address, loopback names on loopback, or a name given with --host)", r.Host))
-			return
-		}
-		origin := r.Header.Get("Origin")
-		if !s.origins.Allowed(origin) {
-			s.log.Warn("request from a forbidden origin refused", "origin", truncate(origin, 100), "path", r.URL.Path)
-			writeHTTPError(w, http.StatusForbidden, protocol.CodeForbiddenOrigin, fmt.Sprintf("origin %.100q may not use this proxy (allowed: its own origin, vscode-webview://, --allow-origin)", origin))
-			return
-		}
-		if origin != "" {
-			h := w.Header()
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Add("Vary", "Origin")
-			if r.Method == http.MethodOptions {
-				h.Set("Access-Control-Allow-Methods", "GET, HEAD")
-				h.Set("Access-Control-Allow-Headers", "Authorization")
-				h.Set("Access-Control-Max-Age", "600")
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// requireAuth answers 401 unless the request carries the token (or, from
-// the proxy's own origin, the session cookie).
-func (s *Server) requireAuth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorized(r, r.URL.Path == "/v1/ws") {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ccproxy"`)
-			writeHTTPError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "missing or wrong token: send Authorization: Bearer <token> (or, for a websocket from a browser, the subprotocols ccproxy.v1 and ccproxy.token.<token>; or log the web UI in with a login link)")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// authorized checks the token in the Authorization header, or for the
-// websocket in a ccproxy.token.T subprotocol, in constant time. Tokens in
-// the URL are never accepted.
-func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
-	if s.bearerOK(r) {
-		return true
-	}
-	if subprotocol {
-		for _, p := range websocket.Subprotocols(r) {
-			if t, ok := strings.CutPrefix(p, protocol.TokenSubprotocolPrefix); ok && s.tokenOK(t) {
-				return true
-			}
-		}
-	}
-	// The web UI's cookie, accepted only from the proxy's own pages, origins
-	// the operator allowed with --allow-origin (a reverse proxy in front),
-	// and requests that carry no Origin (such as <img> loads); never from
-	// webviews of any extension.
-	if origin := r.Header.Get("Origin"); origin == "" || s.origins.OwnOrExtra(origin) {
-		return s.cookieOK(r)
-	}
-	return false
-}
-
-// bearerOK reports whether the request carries the token in its
-// Authorization header.
-func (s *Server) bearerOK(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		return false
-	}
-	scheme, tok, ok := strings.Cut(h, " ")
-	return ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok))
-}
-
-func (s *Server) tokenOK(t string) bool {
-	h := sha256.Sum256([]byte(t))
-	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
-}
+// NewLoginCode mints a one-time code for the web UI's login (see
+// remote.Gate.NewLoginCode): the page at /#code=CODE exchanges it for a
+// session cookie. ttl 0 means the code stays valid until used (the one
+// printed at launch).
+func (s *Server) NewLoginCode(ttl time.Duration) string { return s.gate.NewLoginCode(ttl) }
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {

@@ -325,13 +325,13 @@ func (o *Options) remoteDefaults() error {
 		return errors.New("TLS: the configuration holds no certificate")
 	}
 	if o.LoginBurst <= 0 {
-		o.LoginBurst = DefaultLoginBurst
+		o.LoginBurst = remote.DefaultLoginBurst
 	}
 	if o.LoginEvery <= 0 {
-		o.LoginEvery = DefaultLoginEvery
+		o.LoginEvery = remote.DefaultLoginEvery
 	}
 	if o.MaxLoginClients <= 0 {
-		o.MaxLoginClients = DefaultMaxLoginClients
+		o.MaxLoginClients = remote.DefaultMaxLoginClients
 	}
 	return nil
 }

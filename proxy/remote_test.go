@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -126,14 +125,14 @@ func TestLoginLimiterFull(t *testing.T) {
 			postLoginWith(t, ts, c, "wrong-code")
 		}
 	}
-	if n := ts.srv.logins.limit.size(); n != 2 {
+	if n := ts.srv.gate.FailingClients(); n != 2 {
 		t.Errorf("%d addresses remembered, want 2", n)
 	}
 	if !strings.Contains(ts.logBuf.String(), "the table of failing addresses is full") {
 		t.Error("the full table was not logged")
 	}
 	fresh := clientFrom(net.IPv4(127, 0, 0, 9))
-	if resp, body := postLoginWith(t, ts, fresh, ts.srv.NewLoginCode(LoginCodeTTL)); resp.StatusCode != 204 {
+	if resp, body := postLoginWith(t, ts, fresh, ts.srv.NewLoginCode(remote.LoginCodeTTL)); resp.StatusCode != 204 {
 		t.Errorf("a new address with a valid code, the table full: %s %s, want 204", resp.Status, body)
 	}
 	late := clientFrom(net.IPv4(127, 0, 0, 10))
@@ -152,95 +151,9 @@ func clientFrom(ip net.IP) *http.Client {
 
 func postLoginWith(t *testing.T, ts *testServer, c *http.Client, code string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", ts.url+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
+	req, _ := http.NewRequest("POST", ts.url+remote.LoginPath, strings.NewReader(`{"code":"`+code+`"}`))
 	req.Header.Set("Origin", ts.url)
 	return doReq(t, c, req)
-}
-
-// TestLoginLimiter: failures are charged to a bucket per address that
-// refills; the table is an LRU bounded in entries: the address whose last
-// failure is oldest is forgotten first (reported once); a login forgets
-// the address.
-func TestLoginLimiter(t *testing.T) {
-	now := time.Unix(1000, 0)
-	l := newLoginLimiter(2, 10*time.Second, 3)
-	l.now = func() time.Time { return now }
-	fail := func(key string) bool {
-		ok, _, _, _ := l.fail(key)
-		return ok
-	}
-	for i, want := range []bool{true, true, false} {
-		if ok := fail("a"); ok != want {
-			t.Fatalf("a failure %d: %v", i+1, ok)
-		}
-	}
-	if ok, wait, log, _ := l.fail("a"); ok || wait != 10*time.Second || log {
-		t.Errorf("a again: ok %v, wait %v, log %v; want refused for 10s, not logged again", ok, wait, log)
-	}
-	now = now.Add(10 * time.Second)
-	if !fail("a") {
-		t.Errorf("a after a refill: refused")
-	}
-	fail("b")
-	fail("c")
-	fail("a") // a is now the most recent; b the least
-	if _, _, _, evicted := l.fail("d"); !evicted {
-		t.Error("the first eviction was not reported")
-	}
-	if _, kept := l.entries["b"]; kept || l.size() != 3 {
-		t.Errorf("after d: b kept %v, %d remembered; want b forgotten, 3", kept, l.size())
-	}
-	if _, _, _, evicted := l.fail("e"); evicted {
-		t.Error("the second eviction was reported again")
-	}
-	for i := range 1000 {
-		l.fail(fmt.Sprint("x", i))
-		if l.size() > 3 || len(l.entries) != l.lru.Len() {
-			t.Fatalf("after %d newcomers: %d entries, %d in the map; want at most 3, equal", i+1, l.lru.Len(), len(l.entries))
-		}
-	}
-	l.fail("z")
-	l.forget("z")
-	if _, kept := l.entries["z"]; kept || l.size() != 2 {
-		t.Errorf("forget: z kept %v, size %d", kept, l.size())
-	}
-
-	for _, tc := range []struct{ in, want string }{
-		{"192.0.2.7:5555", "192.0.2.7"},
-		{"[2001:db8:1:2:3:4:5:6]:443", "2001:db8:1:2::/64"},
-		{"[::ffff:192.0.2.7]:1", "192.0.2.7"},
-		{strings.Repeat("x", 100), strings.Repeat("x", maxClientKey) + "…"},
-	} {
-		if got := clientKey(tc.in); got != tc.want {
-			t.Errorf("clientKey(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-// TestLoginLimiterBytes: a full table of the longest keys (IPv6 /64s)
-// takes under 300 bytes an address, the bound login.go states.
-func TestLoginLimiterBytes(t *testing.T) {
-	const n = DefaultMaxLoginClients
-	l := newLoginLimiter(DefaultLoginBurst, DefaultLoginEvery, n)
-	keys := make([]string, 2*n)
-	for i := range keys {
-		keys[i] = clientKey(fmt.Sprintf("[2001:db8:%x:%x:1:2:3:4]:443", i>>16|0xf000, i&0xffff|0xf000))
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for _, k := range keys { // the second half evicts the first
-		l.fail(k)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
-	t.Logf("%d addresses (keys of %d bytes): %d bytes each", l.size(), len(keys[0]), per)
-	if l.size() != n || per >= 300 {
-		t.Errorf("%d addresses, %d bytes each; want %d, under 300", l.size(), per, n)
-	}
-	runtime.KeepAlive(keys)
-	runtime.KeepAlive(l)
 }
 
 // tlsServer serves a proxy over TLS with a self-signed certificate on
@@ -269,7 +182,7 @@ func TestTLSLogin(t *testing.T) {
 		t.Errorf("plain HTTP on the TLS port: %s %q, want Go's 400 (an HTTP request to an HTTPS server)", resp.Status, body)
 	}
 	login := func(origin, code string) (*http.Response, []byte) {
-		req, _ := http.NewRequest("POST", base+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
+		req, _ := http.NewRequest("POST", base+remote.LoginPath, strings.NewReader(`{"code":"`+code+`"}`))
 		req.Header.Set("Origin", origin)
 		return doReq(t, c, req)
 	}
