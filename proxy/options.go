@@ -141,7 +141,7 @@ type Options struct {
 	// it claude's further requests are denied at once, and it is logged.
 	MaxPendingPermissions int
 
-	// Reaching the proxy from other machines (remote.go, login.go).
+	// Reaching the proxy from other machines (proxy/remote).
 
 	// TLS, when set, serves HTTPS with its certificates (TLS 1.2 or newer,
 	// HTTP/1.1): the proxy's own origins are then https://, and the login
