@@ -319,19 +319,14 @@
 //
 // # Reaching the proxy from other machines
 //
-// Serve first readies its listener (remote.go): an address off loopback is
-// refused unless Options.TLS is set; with it, the listener is wrapped in TLS
-// (1.2 or newer, HTTP/1.1). The served hosts (ServedHosts: Options.Hosts,
-// the listen address or every address of the machine on a wildcard, and
-// loopback names on loopback) make the own origins (https:// under TLS) and
-// the Host header check that every request passes before the Origin check
-// (DNS rebinding: 421). Failed POST /v1/login are rate-limited per client
-// address (IPv4 address or IPv6 /64) by a token bucket of failures in an
-// LRU table bounded by Options.MaxLoginClients (when it is full, the
-// address whose last failure is oldest is forgotten; logged once); a valid
-// code is never refused. Under TLS the login cookie is Secure. GET /v1/health
-// summarizes the proxy (Health) for `ccproxy status`. SelfSignedCert,
-// CertFingerprint and SPKIHash serve `serve --tls-self-signed`.
+// Remote access lives in proxy/remote (its doc.go): the Host and Origin
+// rules, the token and login-cookie check, login codes and their rate
+// limit, TLS on the listener and the certificate helpers. New makes a
+// remote.Gate from the Options; Serve readies its listener through it
+// (an address off loopback without Options.TLS is refused), Handler wraps
+// the mux in Gate.Check and the private endpoints in Gate.RequireAuth, and
+// serves /v1/login and /v1/login/code with the Gate's handlers. GET
+// /v1/health summarizes the proxy (Health) for `ccproxy status`.
 //
 // # Metrics
 //
@@ -373,9 +368,9 @@
 // Server.mu, then each client.mu and each Session.mu (one at a time); then,
 // with none held, logBudget.mu and each hub.mu; Server.retired is guarded
 // by Server.mu. Queueing a frame never blocks; disk
-// reads of a catch-up hold no lock. logins.mu guards the login codes and
-// loginLimiter.mu the rate limit's buckets; each is taken alone. The origin
-// policy (served hosts, own origins) is written before the HTTP server
+// reads of a catch-up hold no lock. The locks of proxy/remote (logins.mu,
+// loginLimiter.mu) are leaves taken alone, with none of the proxy's held;
+// its Policy (served hosts, own origins) is written before the HTTP server
 // starts and only read after.
 // MCPConfigSource owns the goroutine forwarding its Watcher's events;
 // its toggleMu is held by UnrecordedToggle for one live mcp_toggle (taken

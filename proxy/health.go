@@ -41,8 +41,8 @@ func (s *Server) health() Health {
 	h := Health{
 		Version: s.opts.Version,
 		Started: s.started.UTC().Truncate(time.Second),
-		TLS:     s.origins.tls,
-		URL:     s.origins.baseURL(),
+		TLS:     s.gate.Policy().TLS(),
+		URL:     s.gate.Policy().BaseURL(),
 		ByState: map[string]int{}, MCPByStatus: map[string]int{},
 	}
 	h.UptimeSeconds = time.Since(s.started).Truncate(time.Second).Seconds()

@@ -2,19 +2,16 @@ package proxy
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
@@ -37,16 +34,16 @@ func (s *Server) Handler() http.Handler {
 	private.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
 	private.HandleFunc("/v1/health", s.serveHealth)
 	private.HandleFunc("/metrics", s.serveMetrics)
-	private.HandleFunc(loginPath+"/code", s.serveLoginCode)
+	private.HandleFunc(remote.LoginPath+"/code", s.gate.ServeLoginCode)
 	private.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no such endpoint: "+truncate(r.URL.Path, 100))
 	})
-	authed := s.requireAuth(private)
+	authed := s.gate.RequireAuth(private)
 
 	ui := s.uiHandler()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", authed)
-	mux.HandleFunc(loginPath, s.serveLogin)
+	mux.HandleFunc(remote.LoginPath, s.gate.ServeLogin)
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ui != nil && isUIPath(r.URL.Path) {
 			ui.ServeHTTP(w, r)
@@ -54,94 +51,14 @@ func (s *Server) Handler() http.Handler {
 		}
 		authed.ServeHTTP(w, r)
 	}))
-	return s.checkOrigin(mux)
+	return s.gate.Check(mux) // Host, Origin, CORS (proxy/remote)
 }
 
-// checkOrigin applies the Host check, the Origin check and CORS.
-func (s *Server) checkOrigin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.origins.hostAllowed(r.Host) {
-			// DNS rebinding: a page of another site whose name now
-			// points here. Which names are served is not said: the
-			// page could read it.
-			s.log.Warn("request for a host this proxy does not serve refused", "host", truncate(r.Host, 100), "path", r.URL.Path)
-			writeHTTPError(w, http.StatusMisdirectedRequest, protocol.CodeForbiddenOrigin, fmt.Sprintf("host %.100q is not a name this proxy is served by (its listen address, loopback names on loopback, or a name given with --host)", r.Host))
-			return
-		}
-		origin := r.Header.Get("Origin")
-		if !s.origins.allowed(origin) {
-			s.log.Warn("request from a forbidden origin refused", "origin", truncate(origin, 100), "path", r.URL.Path)
-			writeHTTPError(w, http.StatusForbidden, protocol.CodeForbiddenOrigin, fmt.Sprintf("origin %.100q may not use this proxy (allowed: its own origin, vscode-webview://, --allow-origin)", origin))
-			return
-		}
-		if origin != "" {
-			h := w.Header()
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Add("Vary", "Origin")
-			if r.Method == http.MethodOptions {
-				h.Set("Access-Control-Allow-Methods", "GET, HEAD")
-				h.Set("Access-Control-Allow-Headers", "Authorization")
-				h.Set("Access-Control-Max-Age", "600")
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// requireAuth answers 401 unless the request carries the token (or, from
-// the proxy's own origin, the session cookie).
-func (s *Server) requireAuth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorized(r, r.URL.Path == "/v1/ws") {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ccproxy"`)
-			writeHTTPError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "missing or wrong token: send Authorization: Bearer <token> (or, for a websocket from a browser, the subprotocols ccproxy.v1 and ccproxy.token.<token>; or log the web UI in with a login link)")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// authorized checks the token in the Authorization header, or for the
-// websocket in a ccproxy.token.T subprotocol, in constant time. Tokens in
-// the URL are never accepted.
-func (s *Server) authorized(r *http.Request, subprotocol bool) bool {
-	if s.bearerOK(r) {
-		return true
-	}
-	if subprotocol {
-		for _, p := range websocket.Subprotocols(r) {
-			if t, ok := strings.CutPrefix(p, protocol.TokenSubprotocolPrefix); ok && s.tokenOK(t) {
-				return true
-			}
-		}
-	}
-	// The web UI's cookie, accepted only from the proxy's own pages, origins
-	// the operator allowed with --allow-origin (a reverse proxy in front),
-	// and requests that carry no Origin (such as <img> loads); never from
-	// webviews of any extension.
-	if origin := r.Header.Get("Origin"); origin == "" || s.origins.ownOrExtra(origin) {
-		return s.cookieOK(r)
-	}
-	return false
-}
-
-// bearerOK reports whether the request carries the token in its
-// Authorization header.
-func (s *Server) bearerOK(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		return false
-	}
-	scheme, tok, ok := strings.Cut(h, " ")
-	return ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(strings.TrimSpace(tok))
-}
-
-func (s *Server) tokenOK(t string) bool {
-	h := sha256.Sum256([]byte(t))
-	return subtle.ConstantTimeCompare(h[:], s.tokenHash[:]) == 1
-}
+// NewLoginCode mints a one-time code for the web UI's login (see
+// remote.Gate.NewLoginCode): the page at /#code=CODE exchanges it for a
+// session cookie. ttl 0 means the code stays valid until used (the one
+// printed at launch).
+func (s *Server) NewLoginCode(ttl time.Duration) string { return s.gate.NewLoginCode(ttl) }
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
@@ -306,126 +223,3 @@ func writeHTTPError(w http.ResponseWriter, status int, code protocol.Code, msg s
 	w.WriteHeader(status)
 	w.Write(b)
 }
-
-// originPolicy decides which browser origins may use the proxy (SPEC §1.3)
-// and which names a request's Host header may carry. It is written by
-// prepareListener before the HTTP server starts and only read afterwards.
-type originPolicy struct {
-	extra map[string]bool // normalized scheme://host[:port], or "null"
-	own   map[string]bool // SCHEME://HOST:PORT for every served host
-	hosts map[string]bool // served hosts and the hosts of extra origins: the Host header check
-	base  string          // SCHEME://HOST:PORT of the first served host
-	port  int
-	tls   bool
-}
-
-func newOriginPolicy(extra []string) originPolicy {
-	p := originPolicy{extra: map[string]bool{}, own: map[string]bool{}, hosts: map[string]bool{}}
-	for _, o := range extra {
-		n, err := parseOrigin(o)
-		if err != nil {
-			continue // checked by Options.setDefaults
-		}
-		p.extra[n] = true
-		if u, err := url.Parse(n); err == nil && u.Hostname() != "" {
-			// A reverse proxy in front (--allow-origin) may pass its
-			// own name on.
-			p.hosts[strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")] = true
-		}
-	}
-	return p
-}
-
-// setServed derives the proxy's own origins from the port it listens on
-// and the hosts it serves (ServedHosts): SCHEME://HOST:PORT, https under
-// TLS, http otherwise.
-func (p *originPolicy) setServed(port int, hosts []string, tls bool) {
-	scheme := "http"
-	if tls {
-		scheme = "https"
-	}
-	p.port, p.tls = port, tls
-	for i, h := range hosts {
-		o := scheme + "://" + strings.ToLower(net.JoinHostPort(h, strconv.Itoa(port)))
-		if i == 0 {
-			p.base = o
-		}
-		if n, err := parseOrigin(o); err == nil {
-			o = n // as an Origin header names it: without a default port
-		}
-		p.own[o] = true
-		p.hosts[h] = true
-	}
-}
-
-// hostAllowed reports whether a Host header names a served host (or the
-// host of an --allow-origin origin); its port is not checked.
-func (p *originPolicy) hostAllowed(hostHeader string) bool {
-	h := hostOfHeader(hostHeader)
-	return h != "" && p.hosts[h]
-}
-
-// ownOrExtra reports whether origin is the proxy's own (from its listen
-// address) or one given with --allow-origin.
-func (p *originPolicy) ownOrExtra(origin string) bool {
-	n, err := parseOrigin(origin)
-	return err == nil && (p.own[n] || p.extra[n])
-}
-
-func (p *originPolicy) listenPort() int { return p.port }
-
-// baseURL is SCHEME://HOST:PORT of the first served host.
-func (p *originPolicy) baseURL() string { return p.base }
-
-func (p *originPolicy) allowed(origin string) bool {
-	if origin == "" {
-		return true // not a browser; the token is still required
-	}
-	if origin == "null" {
-		return p.extra["null"] // only if --allow-origin null
-	}
-	n, err := parseOrigin(origin)
-	if err != nil {
-		return false
-	}
-	if strings.HasPrefix(n, "vscode-webview://") {
-		return true
-	}
-	return p.own[n] || p.extra[n]
-}
-
-// parseOrigin normalizes an origin: scheme://host[:port] with scheme and
-// host lower-cased (both are case-insensitive), the port in decimal and
-// left out when it is the scheme's default (80 for http and ws, 443 for
-// https and wss: a browser never sends it, and an explicit one names the
-// same origin), or "null". An origin is exactly that serialization (RFC
-// 6454 §6.2): anything after the host or port — a path, even a lone "/",
-// a query, a fragment — or a user before it, is refused, not trimmed.
-func parseOrigin(o string) (string, error) {
-	if o == "null" {
-		return o, nil
-	}
-	u, err := url.Parse(o)
-	if err != nil {
-		return "", fmt.Errorf("not an origin (scheme://host[:port]): %w", err)
-	}
-	if u.Scheme == "" || u.Host == "" || !strings.EqualFold(o, u.Scheme+"://"+u.Host) {
-		return "", fmt.Errorf("not an origin: want scheme://host[:port] and nothing else (no user, no path, not even a trailing \"/\", no query, no fragment)")
-	}
-	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-	i := strings.LastIndexByte(host, ':')
-	if i < 0 || strings.HasSuffix(host, "]") {
-		return scheme + "://" + host, nil
-	}
-	n, err := strconv.Atoi(host[i+1:])
-	if err != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("not an origin: port %q is not a port number (1 to 65535)", truncate(host[i+1:], 20))
-	}
-	if n == defaultPorts[scheme] {
-		return scheme + "://" + host[:i], nil
-	}
-	return scheme + "://" + host[:i] + ":" + strconv.Itoa(n), nil
-}
-
-// defaultPorts are the ports an origin leaves out.
-var defaultPorts = map[string]int{"http": 80, "ws": 80, "https": 443, "wss": 443}

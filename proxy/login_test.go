@@ -9,12 +9,13 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/proxy/remote"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 func postLogin(t *testing.T, ts *testServer, code string, h http.Header) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest("POST", ts.url+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
+	req, err := http.NewRequest("POST", ts.url+remote.LoginPath, strings.NewReader(`{"code":"`+code+`"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig/probe"
+	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -139,7 +141,7 @@ type Options struct {
 	// it claude's further requests are denied at once, and it is logged.
 	MaxPendingPermissions int
 
-	// Reaching the proxy from other machines (remote.go, login.go).
+	// Reaching the proxy from other machines (proxy/remote).
 
 	// TLS, when set, serves HTTPS with its certificates (TLS 1.2 or newer,
 	// HTTP/1.1): the proxy's own origins are then https://, and the login
@@ -179,7 +181,7 @@ func (o *Options) setDefaults() error {
 		return err
 	}
 	for _, ao := range o.AllowOrigins {
-		if _, err := parseOrigin(ao); err != nil {
+		if _, err := remote.ParseOrigin(ao); err != nil {
 			return fmt.Errorf("allowed origin %q: %w", ao, err)
 		}
 	}
@@ -248,7 +250,7 @@ func (o *Options) setDefaults() error {
 	defInt(&o.StderrTailBytes, 8<<10)
 	defInt(&o.MaxMCPRequests, 64)
 	defInt(&o.MaxPendingPermissions, DefaultMaxPendingPermissions)
-	if err := o.remoteDefaults(); err != nil { // remote.go
+	if err := o.remoteDefaults(); err != nil {
 		return err
 	}
 	if err := o.historyDefaults(); err != nil {
@@ -305,6 +307,31 @@ func (o *Options) historyDefaults() error {
 	}
 	if o.HistoryReplyBytes <= 0 {
 		o.HistoryReplyBytes = min(o.SendQueueBytes/2, 8<<20)
+	}
+	return nil
+}
+
+// remoteDefaults checks and completes the remote-access Options.
+func (o *Options) remoteDefaults() error {
+	o.Hosts = append([]string(nil), o.Hosts...) // the caller's slice stays as it was
+	for i, h := range o.Hosts {
+		n, err := remote.NormalizeHost(h)
+		if err != nil {
+			return err
+		}
+		o.Hosts[i] = n
+	}
+	if o.TLS != nil && len(o.TLS.Certificates) == 0 && o.TLS.GetCertificate == nil {
+		return errors.New("TLS: the configuration holds no certificate")
+	}
+	if o.LoginBurst <= 0 {
+		o.LoginBurst = remote.DefaultLoginBurst
+	}
+	if o.LoginEvery <= 0 {
+		o.LoginEvery = remote.DefaultLoginEvery
+	}
+	if o.MaxLoginClients <= 0 {
+		o.MaxLoginClients = remote.DefaultMaxLoginClients
 	}
 	return nil
 }

@@ -9,13 +9,13 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/proxy/remote"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
@@ -125,14 +125,14 @@ func TestLoginLimiterFull(t *testing.T) {
 			postLoginWith(t, ts, c, "wrong-code")
 		}
 	}
-	if n := ts.srv.logins.limit.size(); n != 2 {
+	if n := ts.srv.gate.FailingClients(); n != 2 {
 		t.Errorf("%d addresses remembered, want 2", n)
 	}
 	if !strings.Contains(ts.logBuf.String(), "the table of failing addresses is full") {
 		t.Error("the full table was not logged")
 	}
 	fresh := clientFrom(net.IPv4(127, 0, 0, 9))
-	if resp, body := postLoginWith(t, ts, fresh, ts.srv.NewLoginCode(LoginCodeTTL)); resp.StatusCode != 204 {
+	if resp, body := postLoginWith(t, ts, fresh, ts.srv.NewLoginCode(remote.LoginCodeTTL)); resp.StatusCode != 204 {
 		t.Errorf("a new address with a valid code, the table full: %s %s, want 204", resp.Status, body)
 	}
 	late := clientFrom(net.IPv4(127, 0, 0, 10))
@@ -151,102 +151,16 @@ func clientFrom(ip net.IP) *http.Client {
 
 func postLoginWith(t *testing.T, ts *testServer, c *http.Client, code string) (*http.Response, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", ts.url+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
+	req, _ := http.NewRequest("POST", ts.url+remote.LoginPath, strings.NewReader(`{"code":"`+code+`"}`))
 	req.Header.Set("Origin", ts.url)
 	return doReq(t, c, req)
-}
-
-// TestLoginLimiter: failures are charged to a bucket per address that
-// refills; the table is an LRU bounded in entries: the address whose last
-// failure is oldest is forgotten first (reported once); a login forgets
-// the address.
-func TestLoginLimiter(t *testing.T) {
-	now := time.Unix(1000, 0)
-	l := newLoginLimiter(2, 10*time.Second, 3)
-	l.now = func() time.Time { return now }
-	fail := func(key string) bool {
-		ok, _, _, _ := l.fail(key)
-		return ok
-	}
-	for i, want := range []bool{true, true, false} {
-		if ok := fail("a"); ok != want {
-			t.Fatalf("a failure %d: %v", i+1, ok)
-		}
-	}
-	if ok, wait, log, _ := l.fail("a"); ok || wait != 10*time.Second || log {
-		t.Errorf("a again: ok %v, wait %v, log %v; want refused for 10s, not logged again", ok, wait, log)
-	}
-	now = now.Add(10 * time.Second)
-	if !fail("a") {
-		t.Errorf("a after a refill: refused")
-	}
-	fail("b")
-	fail("c")
-	fail("a") // a is now the most recent; b the least
-	if _, _, _, evicted := l.fail("d"); !evicted {
-		t.Error("the first eviction was not reported")
-	}
-	if _, kept := l.entries["b"]; kept || l.size() != 3 {
-		t.Errorf("after d: b kept %v, %d remembered; want b forgotten, 3", kept, l.size())
-	}
-	if _, _, _, evicted := l.fail("e"); evicted {
-		t.Error("the second eviction was reported again")
-	}
-	for i := range 1000 {
-		l.fail(fmt.Sprint("x", i))
-		if l.size() > 3 || len(l.entries) != l.lru.Len() {
-			t.Fatalf("after %d newcomers: %d entries, %d in the map; want at most 3, equal", i+1, l.lru.Len(), len(l.entries))
-		}
-	}
-	l.fail("z")
-	l.forget("z")
-	if _, kept := l.entries["z"]; kept || l.size() != 2 {
-		t.Errorf("forget: z kept %v, size %d", kept, l.size())
-	}
-
-	for _, tc := range []struct{ in, want string }{
-		{"192.0.2.7:5555", "192.0.2.7"},
-		{"[2001:db8:1:2:3:4:5:6]:443", "2001:db8:1:2::/64"},
-		{"[::ffff:192.0.2.7]:1", "192.0.2.7"},
-		{strings.Repeat("x", 100), strings.Repeat("x", maxClientKey) + "…"},
-	} {
-		if got := clientKey(tc.in); got != tc.want {
-			t.Errorf("clientKey(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-// TestLoginLimiterBytes: a full table of the longest keys (IPv6 /64s)
-// takes under 300 bytes an address, the bound login.go states.
-func TestLoginLimiterBytes(t *testing.T) {
-	const n = DefaultMaxLoginClients
-	l := newLoginLimiter(DefaultLoginBurst, DefaultLoginEvery, n)
-	keys := make([]string, 2*n)
-	for i := range keys {
-		keys[i] = clientKey(fmt.Sprintf("[2001:db8:%x:%x:1:2:3:4]:443", i>>16|0xf000, i&0xffff|0xf000))
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for _, k := range keys { // the second half evicts the first
-		l.fail(k)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / n
-	t.Logf("%d addresses (keys of %d bytes): %d bytes each", l.size(), len(keys[0]), per)
-	if l.size() != n || per >= 300 {
-		t.Errorf("%d addresses, %d bytes each; want %d, under 300", l.size(), per, n)
-	}
-	runtime.KeepAlive(keys)
-	runtime.KeepAlive(l)
 }
 
 // tlsServer serves a proxy over TLS with a self-signed certificate on
 // loopback, and returns it, its https URL and a client that trusts the
 // certificate.
 func tlsServer(t *testing.T, opts Options) (*testServer, string, *http.Client, *x509.CertPool) {
-	cert, err := SelfSignedCert([]string{"127.0.0.1", "localhost"})
+	cert, err := remote.SelfSignedCert([]string{"127.0.0.1", "localhost"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +182,7 @@ func TestTLSLogin(t *testing.T) {
 		t.Errorf("plain HTTP on the TLS port: %s %q, want Go's 400 (an HTTP request to an HTTPS server)", resp.Status, body)
 	}
 	login := func(origin, code string) (*http.Response, []byte) {
-		req, _ := http.NewRequest("POST", base+loginPath, strings.NewReader(`{"code":"`+code+`"}`))
+		req, _ := http.NewRequest("POST", base+remote.LoginPath, strings.NewReader(`{"code":"`+code+`"}`))
 		req.Header.Set("Origin", origin)
 		return doReq(t, c, req)
 	}
@@ -329,79 +243,6 @@ func TestServeOffLoopbackNeedsTLS(t *testing.T) {
 	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		t.Errorf("the refused listener is still open")
 	}
-}
-
-// TestServedHostsAndCert: the served hosts of a listen address, and a
-// self-signed certificate that covers them.
-func TestServedHostsAndCert(t *testing.T) {
-	hosts, err := ServedHosts(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, []string{"Phone.Lan.", "[fd00::1]"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"phone.lan", "fd00::1", "127.0.0.1", "localhost", "::1"}
-	if strings.Join(hosts, ",") != strings.Join(want, ",") {
-		t.Errorf("served hosts %v, want %v", hosts, want)
-	}
-	all, err := ServedHosts(&net.TCPAddr{IP: net.IPv4zero, Port: 1}, nil)
-	if err != nil || len(all) == 0 || !contains(all, "127.0.0.1") || !contains(all, "localhost") {
-		t.Errorf("0.0.0.0 serves %v (%v): want every interface address, loopback included", all, err)
-	}
-	for _, h := range all {
-		if ip := net.ParseIP(h); ip != nil && ip.To4() == nil {
-			t.Errorf("0.0.0.0 claims the IPv6 address %s", h)
-		}
-	}
-	for _, bad := range []string{"", "a b", "-x.example", "x..example", "evil.example/path"} {
-		if _, err := ServedHosts(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, []string{bad}); err == nil {
-			t.Errorf("host name %q accepted", bad)
-		}
-	}
-
-	cert, err := SelfSignedCert(hosts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cert.Leaf.PublicKeyAlgorithm != x509.ECDSA {
-		t.Errorf("key algorithm %v, want ECDSA", cert.Leaf.PublicKeyAlgorithm)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert.Leaf)
-	for _, h := range hosts {
-		if _, err := cert.Leaf.Verify(x509.VerifyOptions{DNSName: h, Roots: pool}); err != nil {
-			t.Errorf("the certificate does not cover %s: %v", h, err)
-		}
-	}
-	if _, err := cert.Leaf.Verify(x509.VerifyOptions{DNSName: "other.lan", Roots: pool}); err == nil {
-		t.Errorf("the certificate covers a host it was not made for")
-	}
-	fp := CertFingerprint(cert.Certificate[0])
-	if len(fp) != 95 || strings.ToUpper(fp) != fp {
-		t.Errorf("fingerprint %q: want 32 upper-case hex bytes joined by colons", fp)
-	}
-	parsed, err := ParseFingerprint(strings.ToLower(strings.ReplaceAll(fp, ":", "")))
-	if err != nil || CertFingerprint(cert.Certificate[0]) != fingerprintString(parsed) {
-		t.Errorf("ParseFingerprint(%s): %v", fp, err)
-	}
-	if _, err := ParseFingerprint("AB:CD"); err == nil || !strings.Contains(err.Error(), "64 hex digits") {
-		t.Errorf("short fingerprint: %v", err)
-	}
-}
-
-func fingerprintString(b [32]byte) string {
-	var parts []string
-	for _, c := range b {
-		parts = append(parts, fmt.Sprintf("%02X", c))
-	}
-	return strings.Join(parts, ":")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestHealth: GET /v1/health needs the token and summarizes the proxy:

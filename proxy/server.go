@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base32"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
@@ -32,22 +32,20 @@ import (
 // connection handler and background configuration push; each Session owns
 // its own. Serve returns only when all of them have ended.
 type Server struct {
-	opts      Options
-	log       *slog.Logger
-	blobs     *blobStore
-	logs      *logBudget // the memory of every session's replay log
-	spool     *spool     // where replay logs spill to disk
-	inbound   *wsconn.Budget
-	mcp       *mcpHub
-	calls     *mcpCalls      // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
-	hist      *historyReqs   // history/list, history/read; nil when HistoryHome is "-"
-	runners   []*asyncRunner // of calls and hist: shut down and waited for by Serve
-	features  featureTable   // what the proxy offers: hello, offers and dispatch (features.go)
-	tokenHash [32]byte
-	origins   originPolicy
-	logins    *logins
-	auth      mcpLogins // mcp/login runs (mcpauth.go)
-	upgrader  websocket.Upgrader
+	opts     Options
+	log      *slog.Logger
+	blobs    *blobStore
+	logs     *logBudget // the memory of every session's replay log
+	spool    *spool     // where replay logs spill to disk
+	inbound  *wsconn.Budget
+	mcp      *mcpHub
+	calls    *mcpCalls      // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
+	hist     *historyReqs   // history/list, history/read; nil when HistoryHome is "-"
+	runners  []*asyncRunner // of calls and hist: shut down and waited for by Serve
+	features featureTable   // what the proxy offers: hello, offers and dispatch (features.go)
+	gate     *remote.Gate   // Host and Origin rules, the token, login codes and cookie (proxy/remote)
+	auth     mcpLogins      // mcp/login runs (mcpauth.go)
+	upgrader websocket.Upgrader
 
 	metrics        *metrics     // metrics.go: GET /metrics
 	metricsHandler http.Handler // of metrics' own registry
@@ -83,17 +81,15 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		opts:      opts,
-		log:       opts.Logger,
-		blobs:     newBlobStore(opts.BlobBytes),
-		logs:      newLogBudget(opts.ReplayMemoryBytes),
-		spool:     newSpool(opts.SpoolDir, opts.Logger),
-		inbound:   wsconn.NewBudget(opts.InboundBytes),
-		tokenHash: sha256.Sum256([]byte(opts.Token)),
-		logins:    newLogins(opts),
-		auth:      mcpLogins{running: map[string]*mcpLogin{}},
-		sessions:  map[string]*Session{},
-		clients:   map[*client]struct{}{},
+		opts:     opts,
+		log:      opts.Logger,
+		blobs:    newBlobStore(opts.BlobBytes),
+		logs:     newLogBudget(opts.ReplayMemoryBytes),
+		spool:    newSpool(opts.SpoolDir, opts.Logger),
+		inbound:  wsconn.NewBudget(opts.InboundBytes),
+		auth:     mcpLogins{running: map[string]*mcpLogin{}},
+		sessions: map[string]*Session{},
+		clients:  map[*client]struct{}{},
 	}
 	s.mcp = newMCPHub(s.log, s.claudeEnv()...)
 	s.metrics = newMetrics(s)
@@ -114,7 +110,11 @@ func New(opts Options) (*Server, error) {
 		s.runners = append(s.runners, s.hist.reqs)
 	}
 	s.features = s.newFeatures() // after calls and hist, which it refers to
-	s.origins = newOriginPolicy(opts.AllowOrigins)
+	s.gate = remote.NewGate(remote.Config{
+		Token: opts.Token, AllowOrigins: opts.AllowOrigins,
+		LoginBurst: opts.LoginBurst, LoginEvery: opts.LoginEvery, MaxLoginClients: opts.MaxLoginClients,
+		Log: s.log, WriteError: writeHTTPError,
+	})
 	s.upgrader = websocket.Upgrader{
 		ReadBufferSize: 16 << 10,
 		// Each connection keeps a small write buffer of its own: the
@@ -124,7 +124,7 @@ func New(opts Options) (*Server, error) {
 		// buffers cost an allocation per frame sent: 650,000 in a
 		// BenchmarkFanout op.)
 		WriteBufferSize: 4 << 10,
-		CheckOrigin:     func(r *http.Request) bool { return s.origins.allowed(r.Header.Get("Origin")) },
+		CheckOrigin:     func(r *http.Request) bool { return s.gate.Policy().Allowed(r.Header.Get("Origin")) },
 		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
 			writeHTTPError(w, status, protocol.CodeBadRequest, "websocket upgrade failed: "+reason.Error())
 		},
@@ -147,11 +147,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.served = true
 	s.mu.Unlock()
-	served, err := s.prepareListener(ln) // remote.go: TLS, served hosts, origins
+	// TLS, served hosts, own origins (proxy/remote); the start time for
+	// /v1/health.
+	served, err := s.gate.Listen(ln, s.opts.TLS, s.opts.Hosts)
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	s.started = time.Now()
 	ln = served
 
 	switch c, err := s.findClaude(); {

@@ -58,7 +58,7 @@
 //	            (package stream), so `claude ... | ccproxy normalize` works.
 //	serve       live sessions over a websocket (package proxy); on loopback,
 //	            or anywhere over TLS (--tls-cert/--tls-key, --tls-self-signed:
-//	            proxy.SelfSignedCert for the proxy.ServedHosts), the one-time
+//	            remote.SelfSignedCert for the remote.ServedHosts), the one-time
 //	            login link also drawn as a QR code (qr.go, yeqown/go-qrcode,
 //	            Unicode half blocks) on stderr.
 //	mcp         MCP config resolution and inspection (package mcpconfig);

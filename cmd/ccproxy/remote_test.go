@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/proxy"
+	"github.com/ccproxy/ccproxy/proxy/remote"
 	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 	wsclient "github.com/ccproxy/ccproxy/webview-protocol/client"
 )
@@ -80,10 +81,10 @@ func TestServeTLSSelfSigned(t *testing.T) {
 	}
 	peer := conn.ConnectionState().PeerCertificates[0]
 	conn.Close()
-	if got := proxy.CertFingerprint(peer.Raw); got != srv.first.TLSFingerprint {
+	if got := remote.CertFingerprint(peer.Raw); got != srv.first.TLSFingerprint {
 		t.Errorf("the server presents %s, the first line says %s", got, srv.first.TLSFingerprint)
 	}
-	if got := proxy.SPKIHash(peer); got != srv.first.TLSSPKI {
+	if got := remote.SPKIHash(peer); got != srv.first.TLSSPKI {
 		t.Errorf("SPKI %s, the first line says %s", got, srv.first.TLSSPKI)
 	}
 	if err := peer.VerifyHostname("127.0.0.1"); err != nil {
@@ -91,7 +92,7 @@ func TestServeTLSSelfSigned(t *testing.T) {
 	}
 
 	// A session over wss, trusted by the fingerprint.
-	pin, _ := proxy.ParseFingerprint(srv.first.TLSFingerprint)
+	pin, _ := remote.ParseFingerprint(srv.first.TLSFingerprint)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // fail, never hang
 	defer cancel()
 	c, err := wsclient.DialTLS(ctx, srv.first.URL, srv.first.Token, pinnedTLS(pin))
@@ -243,7 +244,7 @@ func TestRenderQR(t *testing.T) {
 // certificate, announces its fingerprint, and warns when it does not cover
 // the host in the login links.
 func TestServeTLSCertFiles(t *testing.T) {
-	cert, err := proxy.SelfSignedCert([]string{"ccproxy.test"})
+	cert, err := remote.SelfSignedCert([]string{"ccproxy.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestServeTLSCertFiles(t *testing.T) {
 	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
 
 	srv := startServe(t, ccproxyBinary(t), "--demo", "--tls-cert", certFile, "--tls-key", keyFile)
-	if want := proxy.CertFingerprint(cert.Certificate[0]); srv.first.TLSFingerprint != want {
+	if want := remote.CertFingerprint(cert.Certificate[0]); srv.first.TLSFingerprint != want {
 		t.Errorf("fingerprint %q, want the file's %s", srv.first.TLSFingerprint, want)
 	}
 	if !srv.stderr.waitFor("warning: the --tls-cert certificate does not cover 127.0.0.1", uiWait) {

@@ -25,6 +25,7 @@ import (
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
 	"github.com/ccproxy/ccproxy/proxy"
+	"github.com/ccproxy/ccproxy/proxy/remote"
 )
 
 const serveLong = `Runs live Claude Code sessions for webviews over a websocket at /v1/ws.
@@ -85,7 +86,7 @@ type server struct {
 	*proxy.Server
 	token     string   // what clients present
 	generated bool     // token was made up: serve prints it
-	hosts     []string // the served hosts (proxy.ServedHosts); the first goes in links
+	hosts     []string // the served hosts (remote.ServedHosts); the first goes in links
 	cert      *tls.Certificate
 	src       *proxy.MCPConfigSource // nil with --demo and --replay
 	log       *slog.Logger
@@ -218,8 +219,8 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 		first["token"] = srv.token // stdout goes to whoever spawned ccproxy, not to a log
 	}
 	if cert != nil {
-		first["tlsFingerprint"] = proxy.CertFingerprint(cert.Leaf.Raw)
-		first["tlsSPKI"] = proxy.SPKIHash(cert.Leaf)
+		first["tlsFingerprint"] = remote.CertFingerprint(cert.Leaf.Raw)
+		first["tlsSPKI"] = remote.SPKIHash(cert.Leaf)
 	}
 	if !cfg.opts.NoUI {
 		// A one-time link for a browser: the code is in the fragment, which
@@ -396,7 +397,7 @@ func (cfg *serveConfig) check(cmd string, args []string, stderr io.Writer) error
 	return checkAddr(cfg.addr)
 }
 
-// serveTLS returns the hosts served at cfg.addr (proxy.ServedHosts) and,
+// serveTLS returns the hosts served at cfg.addr (remote.ServedHosts) and,
 // with --tls-cert/--tls-key or --tls-self-signed, the certificate, whose
 // fingerprint it prints on stderr (nil without TLS).
 func serveTLS(cfg *serveConfig, stderr io.Writer) ([]string, *tls.Certificate, error) {
@@ -408,14 +409,14 @@ func serveTLS(cfg *serveConfig, stderr io.Writer) ([]string, *tls.Certificate, e
 	if ip == nil {
 		return nil, nil, usagef("serve: --addr %q: want an IP address or localhost (name other hosts with --host)", cfg.addr)
 	}
-	hosts, err := proxy.ServedHosts(&net.TCPAddr{IP: ip}, cfg.hosts)
+	hosts, err := remote.ServedHosts(&net.TCPAddr{IP: ip}, cfg.hosts)
 	if err != nil {
 		return nil, nil, usagef("serve: --host: %v", err)
 	}
 	var cert tls.Certificate
 	switch {
 	case cfg.tlsSelfSigned:
-		if cert, err = proxy.SelfSignedCert(hosts); err != nil {
+		if cert, err = remote.SelfSignedCert(hosts); err != nil {
 			return nil, nil, fmt.Errorf("serve: %w", err)
 		}
 	case cfg.tlsCert != "":
@@ -428,7 +429,7 @@ func serveTLS(cfg *serveConfig, stderr io.Writer) ([]string, *tls.Certificate, e
 	default:
 		return hosts, nil, nil
 	}
-	fmt.Fprintf(stderr, "ccproxy: TLS certificate SHA-256 fingerprint: %s\n", proxy.CertFingerprint(cert.Leaf.Raw))
+	fmt.Fprintf(stderr, "ccproxy: TLS certificate SHA-256 fingerprint: %s\n", remote.CertFingerprint(cert.Leaf.Raw))
 	return hosts, &cert, nil
 }
 

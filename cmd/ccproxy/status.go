@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/proxy"
+	"github.com/ccproxy/ccproxy/proxy/remote"
 )
 
 const statusLong = `Prints a one-screen summary of a running ccproxy serve, from its GET
@@ -160,7 +161,7 @@ func fingerprintTLS(cmd string, fs *pflag.FlagSet, fp string) (*tls.Config, erro
 	if fp == "" {
 		return nil, nil
 	}
-	want, err := proxy.ParseFingerprint(fp)
+	want, err := remote.ParseFingerprint(fp)
 	if err != nil {
 		return nil, usagef("%s: %s: %v", cmd, flagSource(fs, "tls-fingerprint"), err)
 	}
@@ -178,7 +179,7 @@ func pinnedTLS(want [32]byte) *tls.Config {
 			}
 			got := sha256.Sum256(raw[0])
 			if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-				return fmt.Errorf("the server's certificate has the fingerprint %s, not the one given", proxy.CertFingerprint(raw[0]))
+				return fmt.Errorf("the server's certificate has the fingerprint %s, not the one given", remote.CertFingerprint(raw[0]))
 			}
 			return nil
 		},

@@ -1,4 +1,4 @@
-package proxy
+package remote
 
 import (
 	"container/list"
@@ -6,17 +6,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
-	"fmt"
-	"io"
-	"math"
 	"net"
-	"net/http"
-	"strconv"
 	"sync"
 	"time"
-
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // Browser login. A browser cannot send the token on a websocket or an <img>
@@ -30,7 +22,7 @@ import (
 //
 // Failed login attempts are rate-limited per client address
 // (loginLimiter): a token bucket of failures per IPv4 address or IPv6 /64,
-// in an LRU table bounded by Options.MaxLoginClients. A valid code is
+// in an LRU table bounded by Config.MaxLoginClients. A valid code is
 // never refused.
 
 const (
@@ -39,7 +31,8 @@ const (
 	maxLoginCodes = 32
 	// LoginCodeTTL is how long a code minted on request stays valid.
 	LoginCodeTTL = 5 * time.Minute
-	loginPath    = "/v1/login"
+	// LoginPath is the login endpoint; LoginPath+"/code" mints codes.
+	LoginPath = "/v1/login"
 
 	// DefaultLoginBurst and DefaultLoginEvery are the limit of failed
 	// logins per client address: 10 at once, then one every 6 s.
@@ -63,8 +56,8 @@ type logins struct {
 	limit  *loginLimiter
 }
 
-func newLogins(opts Options) *logins {
-	l := &logins{cookie: randomString(32), limit: newLoginLimiter(opts.LoginBurst, opts.LoginEvery, opts.MaxLoginClients)}
+func newLogins(c Config) *logins {
+	l := &logins{cookie: randomString(32), limit: newLoginLimiter(c.LoginBurst, c.LoginEvery, c.MaxLoginClients)}
 	l.hash = sha256.Sum256([]byte(l.cookie))
 	return l
 }
@@ -72,7 +65,7 @@ func newLogins(opts Options) *logins {
 // loginLimiter counts failed logins per client address: a token bucket of
 // burst failures per address, one more every every; an address with none
 // left is refused (429). Only failures are charged: a valid code is never
-// refused, whatever the limiter holds (see serveLogin).
+// refused, whatever the limiter holds (see Gate.ServeLogin).
 //
 // The addresses are kept in an LRU list bounded at max entries: when it
 // is full, a new failing address takes the place of the one whose last
@@ -186,16 +179,13 @@ func clientKey(remoteAddr string) string {
 	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
-// NewLoginCode mints a one-time code for the web UI's login: the page at
-// /#code=CODE exchanges it for a session cookie. ttl 0 means the code stays
-// valid until used (the one printed at launch).
-func (s *Server) NewLoginCode(ttl time.Duration) string {
+// mint makes a one-time code valid for ttl (0: until used).
+func (l *logins) mint(ttl time.Duration) string {
 	code := randomString(24)
 	lc := loginCode{hash: sha256.Sum256([]byte(code))}
 	if ttl > 0 {
 		lc.expires = time.Now().Add(ttl)
 	}
-	l := s.logins
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.codes) == maxLoginCodes {
@@ -218,103 +208,6 @@ func (l *logins) redeem(code string) bool {
 		}
 	}
 	return false
-}
-
-func (s *Server) cookieName() string {
-	if p := s.origins.listenPort(); p != 0 {
-		return "ccproxy_session_" + strconv.Itoa(p)
-	}
-	return "ccproxy_session"
-}
-
-// cookieOK reports whether the request carries this launch's session cookie.
-func (s *Server) cookieOK(r *http.Request) bool {
-	c, err := r.Cookie(s.cookieName())
-	if err != nil {
-		return false
-	}
-	h := sha256.Sum256([]byte(c.Value))
-	return subtle.ConstantTimeCompare(h[:], s.logins.hash[:]) == 1
-}
-
-// serveLogin is POST /v1/login {"code"}: a valid code sets the cookie.
-// A valid, unused code is always accepted, whatever the limiter holds (the
-// same address is every local process on loopback, or a whole network
-// behind NAT: others' failures must not lock its holder out). A wrong one
-// is charged to the client address: past its failures, 429 with
-// Retry-After instead of 401. A code is 192 random bits, so the limit is
-// not what stops guessing; it tells a failing client to back off and
-// keeps the log short.
-func (s *Server) serveLogin(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "login takes POST {\"code\": …}")
-		return
-	}
-	key := clientKey(r.RemoteAddr)
-	var body struct {
-		Code string `json:"code"`
-	}
-	err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&body)
-	if err == nil && body.Code != "" && s.logins.redeem(body.Code) {
-		s.logins.limit.forget(key)
-		http.SetCookie(w, &http.Cookie{
-			Name: s.cookieName(), Value: s.logins.cookie, Path: "/",
-			HttpOnly: true, SameSite: http.SameSiteStrictMode,
-			Secure: s.origins.tls, // under TLS, never sent over plain HTTP
-		})
-		s.log.Info("browser logged in with a one-time code")
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
-	ok, wait, log, evicted := s.logins.limit.fail(key)
-	if evicted {
-		s.log.Warn("login rate limit: the table of failing addresses is full; the least recently failing ones are forgotten", "slots", s.opts.MaxLoginClients)
-	}
-	if !ok {
-		secs := int(math.Ceil(wait.Seconds()))
-		if log {
-			s.log.Warn("login attempts refused: too many failures from one address", "client", key)
-		}
-		w.Header().Set("Retry-After", strconv.Itoa(secs))
-		writeHTTPError(w, http.StatusTooManyRequests, protocol.CodeLimitExceeded,
-			fmt.Sprintf("too many failed login attempts from %s: try again in %d s (at most %d failures at once, then one every %s; a valid login link is always accepted)", key, secs, s.opts.LoginBurst, s.opts.LoginEvery))
-		return
-	}
-	if err != nil || body.Code == "" {
-		writeHTTPError(w, http.StatusBadRequest, protocol.CodeBadRequest, "login: the body must be {\"code\": \"…\"} with the code from the login link")
-		return
-	}
-	s.log.Warn("login with an unknown, used or expired code refused")
-	writeHTTPError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "this login link was already used or has expired: get a new one with `ccproxy login-url` (or POST /v1/login/code with the token)")
-}
-
-// serveLoginCode is POST /v1/login/code: it mints a code valid for
-// LoginCodeTTL, {"code", "url"}, so that an extension host holding the
-// token can open the web UI in a browser, or a logged-in browser can hand
-// a link to a phone. With the token (Authorization: Bearer) it always
-// does. With the login cookie alone, only for a page of the proxy's own
-// origin (or an --allow-origin one), which must say so with its Origin
-// header: a request without one is refused too (403), so that no
-// cross-site request a browser sends without Origin (a form, a link) ever
-// mints a link, whatever the cookie's SameSite attribute does.
-func (s *Server) serveLoginCode(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "POST /v1/login/code mints a login link")
-		return
-	}
-	if !s.bearerOK(r) {
-		if origin := r.Header.Get("Origin"); origin == "" || !s.origins.ownOrExtra(origin) {
-			s.log.Warn("login link refused: the login cookie without the proxy's own Origin", "origin", truncate(origin, 100))
-			writeHTTPError(w, http.StatusForbidden, protocol.CodeForbiddenOrigin, "minting a login link with the login cookie takes a request from the web UI's own page (its Origin header); with the token, send Authorization: Bearer")
-			return
-		}
-	}
-	code := s.NewLoginCode(LoginCodeTTL)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	json.NewEncoder(w).Encode(map[string]string{"code": code, "url": s.origins.baseURL() + "/#code=" + code})
 }
 
 func randomString(n int) string {

@@ -1,4 +1,4 @@
-package proxy
+package remote
 
 import (
 	"crypto/ecdsa"
@@ -43,7 +43,7 @@ func ServedHosts(listen net.Addr, extra []string) ([]string, error) {
 		}
 	}
 	for _, e := range extra {
-		h, err := normalizeHostName(e)
+		h, err := NormalizeHost(e)
 		if err != nil {
 			return nil, err
 		}
@@ -94,10 +94,10 @@ func ServedHosts(listen net.Addr, extra []string) ([]string, error) {
 	return out, nil
 }
 
-// normalizeHostName checks a host name given by the operator: an IP
+// NormalizeHost checks a host name given by the operator: an IP
 // literal, or a DNS name of letters, digits, '-' and '.' (a trailing dot
 // dropped), lower-cased.
-func normalizeHostName(h string) (string, error) {
+func NormalizeHost(h string) (string, error) {
 	orig := h
 	h = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(h, "]"), "["), ".")
 	if ip := net.ParseIP(h); ip != nil {
@@ -129,7 +129,7 @@ func hostOfHeader(v string) string {
 	} else if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
 		host = v[1 : len(v)-1]
 	}
-	n, err := normalizeHostName(host)
+	n, err := NormalizeHost(host)
 	if err != nil {
 		return ""
 	}
@@ -227,16 +227,17 @@ func serverTLSConfig(c *tls.Config) *tls.Config {
 	return c
 }
 
-// prepareListener readies ln for Serve: it refuses an address off
-// loopback without Options.TLS, wraps ln in TLS when it is set, derives
-// the served hosts and own origins, and notes the start time for
-// /v1/health.
-func (s *Server) prepareListener(ln net.Listener) (net.Listener, error) {
+// Listen readies ln for the proxy's Serve: it refuses an address off
+// loopback without tlsConf, derives the served hosts (ServedHosts of ln's
+// address and extraHosts) and from them p's own origins, and wraps ln in
+// TLS when tlsConf is set. It is called once, before the HTTP server
+// starts (p is only read after).
+func (p *Policy) Listen(ln net.Listener, tlsConf *tls.Config, extraHosts []string) (net.Listener, error) {
 	tcp, _ := ln.Addr().(*net.TCPAddr)
-	if s.opts.TLS == nil && (tcp == nil || !tcp.IP.IsLoopback()) {
+	if tlsConf == nil && (tcp == nil || !tcp.IP.IsLoopback()) {
 		return nil, fmt.Errorf("proxy: listening on %s, off loopback, needs TLS (Options.TLS): whoever reaches the port could read the token and drive Claude Code", ln.Addr())
 	}
-	hosts, err := ServedHosts(ln.Addr(), s.opts.Hosts)
+	hosts, err := ServedHosts(ln.Addr(), extraHosts)
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
@@ -244,35 +245,9 @@ func (s *Server) prepareListener(ln net.Listener) (net.Listener, error) {
 	if tcp != nil {
 		port = tcp.Port
 	}
-	s.origins.setServed(port, hosts, s.opts.TLS != nil)
-	s.started = time.Now()
-	if s.opts.TLS != nil {
-		ln = tls.NewListener(ln, serverTLSConfig(s.opts.TLS))
+	p.SetServed(port, hosts, tlsConf != nil)
+	if tlsConf != nil {
+		ln = tls.NewListener(ln, serverTLSConfig(tlsConf))
 	}
 	return ln, nil
-}
-
-// remoteDefaults checks and completes the remote-access Options.
-func (o *Options) remoteDefaults() error {
-	o.Hosts = append([]string(nil), o.Hosts...) // the caller's slice stays as it was
-	for i, h := range o.Hosts {
-		n, err := normalizeHostName(h)
-		if err != nil {
-			return err
-		}
-		o.Hosts[i] = n
-	}
-	if o.TLS != nil && len(o.TLS.Certificates) == 0 && o.TLS.GetCertificate == nil {
-		return errors.New("TLS: the configuration holds no certificate")
-	}
-	if o.LoginBurst <= 0 {
-		o.LoginBurst = DefaultLoginBurst
-	}
-	if o.LoginEvery <= 0 {
-		o.LoginEvery = DefaultLoginEvery
-	}
-	if o.MaxLoginClients <= 0 {
-		o.MaxLoginClients = DefaultMaxLoginClients
-	}
-	return nil
 }
