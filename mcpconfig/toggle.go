@@ -12,9 +12,14 @@ import (
 	"github.com/tidwall/sjson"
 )
 
-// UnrecordedToggle runs toggle, a CLI's mcp_toggle control request in the
-// project of opts, and takes back what the CLI records for it, so a
-// toggle changes only the session that ran it.
+// UnrecordedToggle runs toggle, a CLI's mcp_toggle control request of
+// server name to enabled in the project of opts, and takes back what the
+// CLI records for it, so a toggle changes only the session that ran it.
+// When the file before says a record is due (the project's
+// disabledMcpServers does not already say so) and toggle succeeded, it
+// waits for that record (awaitToggleRecord, up to toggleRecordWait) before
+// it undoes it: the claude may save it after it answered (2.1.332 saves
+// pluginUsage first and the record in a second save).
 //
 // The CLI (2.1.329, 2.1.332, docs/CLI-NOTES.md) records every mcp_toggle
 // in ~/.claude.json, a save it starts (under its lock) before it answers
