@@ -122,7 +122,7 @@ func TestUnrecordedToggleCLILock(t *testing.T) {
 	record := cliToggle(t, opts, "srv", false, "")
 	done := make(chan error, 1)
 	go func() {
-		_, err := UnrecordedToggle(opts, func() error {
+		_, err := UnrecordedToggle(opts, "srv", false, func() error {
 			if _, err := os.Stat(lock); !os.IsNotExist(err) {
 				t.Errorf("the CLI's lock is held around the toggle: %v", err)
 			}

@@ -176,12 +176,16 @@
 // not the CLI's, which the answering claude takes to save its record) and
 // takes that record back under both locks, byte for byte when nothing else
 // wrote the file meanwhile, else by putting back only the project's list.
-// The claude may answer before its save is renamed into place (seen on
-// 2.1.329 and 2.1.332); waiting for its lock before reading the file
-// makes the undo see a save started before the answer. On 2.1.332 the
-// record was seen to come back after the undo (a save started after the
-// answer, or a later save writing the claude's in-memory entry back; not
-// measured which): that is open (docs/CLI-NOTES.md).
+// The claude may answer before its record is in the file: its save may be
+// renamed into place after the answer (2.1.329, 2.1.332), and 2.1.332
+// saves twice for a toggle, pluginUsage first and the record in a second
+// save a few milliseconds later (docs/CLI-NOTES.md). So UnrecordedToggle
+// is given the server's name and the state toggled to; when the file from
+// before says a record is due (the project's disabledMcpServers does not
+// already say so), it waits for that record after the answer, polling the
+// file every 10 ms (a read without any lock: the CLI renames), for at most
+// toggleRecordWait (5 s), then takes the CLI's lock and undoes it. A record
+// that does not come in time is left to that one look under the lock.
 //
 // # What the proxy passes to claude
 //

@@ -6,14 +6,20 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 )
 
-// UnrecordedToggle runs toggle, a CLI's mcp_toggle control request in the
-// project of opts, and takes back what the CLI records for it, so a
-// toggle changes only the session that ran it.
+// UnrecordedToggle runs toggle, a CLI's mcp_toggle control request of
+// server name to enabled in the project of opts, and takes back what the
+// CLI records for it, so a toggle changes only the session that ran it.
+// When the file before says a record is due (the project's
+// disabledMcpServers does not already say so) and toggle succeeded, it
+// waits for that record (awaitToggleRecord, up to toggleRecordWait) before
+// it undoes it: the claude may save it after it answered (2.1.332 saves
+// pluginUsage first and the record in a second save).
 //
 // The CLI (2.1.329, 2.1.332, docs/CLI-NOTES.md) records every mcp_toggle
 // in ~/.claude.json, a save it starts (under its lock) before it answers
@@ -36,7 +42,7 @@ import (
 // (the project entry is removed when the toggle created it). undone reports whether the
 // file was written; toggle's error is returned as is (the record is still
 // undone if the CLI wrote one).
-func UnrecordedToggle(opts Options, toggle func() error) (undone bool, err error) {
+func UnrecordedToggle(opts Options, name string, enabled bool, toggle func() error) (undone bool, err error) {
 	loc, err := LocationOf(opts, ScopeLocal)
 	if err != nil {
 		return false, err
@@ -59,6 +65,11 @@ func UnrecordedToggle(opts Options, toggle func() error) (undone bool, err error
 	}
 
 	terr := toggle()
+	if terr == nil && toggleRecordDue(before, existed, loc.Project, name, enabled) {
+		// The claude may start its save only after it answered (2.1.332):
+		// wait for the record that is due, so the undo below sees it.
+		awaitToggleRecord(path, loc.Project, name, enabled)
+	}
 
 	// The CLI has saved its record (under its own lock) before it
 	// answered; the undo is a read-modify-write like any other of
@@ -151,4 +162,67 @@ func onlyToggleRecord(before []byte, existed bool, after []byte, project string)
 		}
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// toggleRecordWait bounds how long UnrecordedToggle waits for a due record
+// to land after the claude answered. The CLI saves it within about 150 ms
+// of its answer (2.1.329, 2.1.332, docs/CLI-NOTES.md); when another
+// claude holds the lock it retries after 200, 400, 800 and 1600 ms
+// (proper-lockfile), 3 s in all, so 5 s covers a few such retries on a
+// loaded machine. A record that has not landed by then is left to the
+// look under the CLI's lock that follows (a CLI that stopped recording
+// costs each toggle this wait, and no more).
+var toggleRecordWait = 5 * time.Second
+
+// toggleRecordAwait, when set (tests), is called once when UnrecordedToggle
+// starts to wait for a due record.
+var toggleRecordAwait func()
+
+// toggleListed reports whether name is in the project's disabledMcpServers
+// in data, and whether that data could be read as JSON.
+func toggleListed(data []byte, project, name string) (listed, ok bool) {
+	if !gjson.ValidBytes(data) {
+		return false, false
+	}
+	for _, v := range gjson.GetBytes(data, "projects."+pathKey(project)+".disabledMcpServers").Array() {
+		if v.String() == name {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// toggleRecordDue reports whether the CLI records a successful mcp_toggle
+// of name to enabled, given the file before it (data; existed false when
+// there was none): it writes nothing when the project's
+// disabledMcpServers already says so (docs/CLI-NOTES.md). A file that is
+// not JSON: no record is known to be due.
+func toggleRecordDue(before []byte, existed bool, project, name string, enabled bool) bool {
+	if !existed {
+		return !enabled
+	}
+	listed, ok := toggleListed(before, project, name)
+	return ok && listed == enabled
+}
+
+// awaitToggleRecord waits until the file at path records name as enabled
+// or disabled in project, polling it every cliLockPoll (a read without the
+// lock: the CLI replaces the file by a rename, so a read sees the whole
+// old file or the whole new one), for at most toggleRecordWait.
+func awaitToggleRecord(path, project, name string, enabled bool) bool {
+	if toggleRecordAwait != nil {
+		toggleRecordAwait()
+	}
+	deadline := time.Now().Add(toggleRecordWait)
+	for {
+		if data, exists, err := readConfigFile(path); err == nil && exists {
+			if listed, ok := toggleListed(data, project, name); ok && listed != enabled {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(cliLockPoll)
+	}
 }

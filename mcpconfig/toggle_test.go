@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
@@ -89,7 +90,7 @@ func TestUnrecordedToggle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			undone, err := UnrecordedToggle(opts, cliToggle(t, opts, "srv", c.enabled, c.extra))
+			undone, err := UnrecordedToggle(opts, "srv", c.enabled, cliToggle(t, opts, "srv", c.enabled, c.extra))
 			if err != nil || !undone {
 				t.Fatalf("undone %v, err %v", undone, err)
 			}
@@ -125,13 +126,27 @@ func TestUnrecordedToggle(t *testing.T) {
 			t.Fatal(err)
 		}
 		boom := errors.New("Server not found: srv")
-		undone, err := UnrecordedToggle(opts, func() error { return boom })
+		undone, err := UnrecordedToggle(opts, "srv", false, func() error { return boom })
 		if undone || !errors.Is(err, boom) {
 			t.Errorf("failed toggle: undone %v, err %v", undone, err)
 		}
-		undone, err = UnrecordedToggle(opts, func() error { return nil })
+		// Enabling a server the list does not name: no record is due, so
+		// nothing is waited for.
+		toggleRecordAwait = func() { t.Error("waited for a record that is not due") }
+		undone, err = UnrecordedToggle(opts, "srv", true, func() error { return nil })
+		toggleRecordAwait = nil
 		if undone || err != nil {
 			t.Errorf("toggle writing nothing: undone %v, err %v", undone, err)
+		}
+		// A due record that never comes: waited for, up to toggleRecordWait.
+		defer func(d time.Duration) { toggleRecordWait = d }(toggleRecordWait)
+		toggleRecordWait = 50 * time.Millisecond
+		waited := false
+		toggleRecordAwait = func() { waited = true }
+		defer func() { toggleRecordAwait = nil }()
+		undone, err = UnrecordedToggle(opts, "srv", false, func() error { return nil })
+		if undone || err != nil || !waited {
+			t.Errorf("due record that never came: undone %v, err %v, waited %v", undone, err, waited)
 		}
 		if got, _ := os.ReadFile(path); string(got) != base {
 			t.Errorf("file changed: %s", got)
@@ -151,4 +166,86 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// TestUnrecordedToggleRecordAfterAnswer: a claude that starts saving its
+// mcp_toggle record only after it answered (seen on 2.1.332,
+// docs/CLI-NOTES.md) — under its lock folder, by a rename — still has the
+// record taken back: UnrecordedToggle waits for the record that is due
+// before it undoes it. The fake claude starts its save once
+// UnrecordedToggle waits for it, or once UnrecordedToggle returned, so
+// without the wait the record is left in the file every time.
+func TestUnrecordedToggleRecordAfterAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		initial string
+		enabled bool
+	}{
+		{name: "disable", initial: `{"numStartups":1,"projects":{"PROJ":{"disabledMcpServers":["other"]}}}`},
+		{name: "enable", initial: `{"projects":{"PROJ":{"allowedTools":[],"disabledMcpServers":["srv"]}}}`, enabled: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := writeEnv(t)
+			path := filepath.Join(opts.HomeDir, ".claude.json")
+			lock := path + ".lock"
+			initial := bytes.ReplaceAll([]byte(c.initial), []byte("PROJ"), []byte(opts.ProjectDir))
+			if err := os.WriteFile(path, initial, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// The record as the claude would write it, made on a copy.
+			other := Options{HomeDir: t.TempDir(), ProjectDir: opts.ProjectDir}
+			if err := os.WriteFile(filepath.Join(other.HomeDir, ".claude.json"), initial, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := cliToggle(t, other, "srv", c.enabled, "")(); err != nil {
+				t.Fatal(err)
+			}
+			record, err := os.ReadFile(filepath.Join(other.HomeDir, ".claude.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			waiting := make(chan struct{})
+			toggleRecordAwait = func() { close(waiting) }
+			defer func() { toggleRecordAwait = nil }()
+			answered := make(chan struct{})
+			returned := make(chan struct{})
+			saved := make(chan error, 1)
+			go func() { // the claude's save, after its answer
+				<-answered
+				select {
+				case <-waiting:
+				case <-returned:
+				}
+				if err := os.Mkdir(lock, 0o777); err != nil {
+					saved <- err
+					return
+				}
+				tmp := path + ".tmp.fake"
+				err := os.WriteFile(tmp, record, 0o600)
+				if err == nil {
+					err = os.Rename(tmp, path)
+				}
+				if rerr := os.Remove(lock); err == nil {
+					err = rerr
+				}
+				saved <- err
+			}()
+			undone, err := UnrecordedToggle(opts, "srv", c.enabled, func() error {
+				close(answered)
+				return nil
+			})
+			close(returned)
+			if serr := <-saved; serr != nil {
+				t.Fatal(serr)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := os.ReadFile(path)
+			if !undone || !bytes.Equal(got, initial) {
+				t.Errorf("the record saved after the answer was not taken back (undone %v):\nwas %s\nnow %s", undone, initial, got)
+			}
+		})
+	}
 }

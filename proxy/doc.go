@@ -270,8 +270,10 @@
 // and ask each session for mcp_status afterwards. A live toggle runs in
 // Session.toggleMCP (under the session's mcpMu) through the source's
 // MCPToggleRecorder: MCPConfigSource.UnrecordedToggle holds toggleMu
-// (Watcher events wait) while mcpconfig.UnrecordedToggle sends it and takes
-// back the CLI's record in ~/.claude.json, and the session keeps the
+// (Watcher events wait) while mcpconfig.UnrecordedToggle sends it, waits
+// (up to 5 s) for the record that is due (it is given the server's name
+// and the state toggled to) and takes back the CLI's record in
+// ~/.claude.json, and the session keeps the
 // choice in mcpOff, left out of its later mcp_set_servers (which would
 // enable the server again) and toggled off again in a restarted process
 // (reapplyMCPOff, run by the restart). mcp/toggle with persist instead records the choice with

@@ -289,18 +289,18 @@ func (s *Server) mcpConfigured(c *client, id json.RawMessage, typ, name string) 
 // toggle and takes that record back, so a live mcp/toggle changes only the
 // session it ran in. Without it the toggle runs as is.
 type MCPToggleRecorder interface {
-	UnrecordedToggle(toggle func() error) error
+	UnrecordedToggle(name string, enabled bool, toggle func() error) error
 }
 
 // UnrecordedToggle implements MCPToggleRecorder with
 // mcpconfig.UnrecordedToggle in the watched project and home.
 // The Watcher's events wait meanwhile (toggleMu), so the CLI's record
 // never reaches mcp/config or other sessions.
-func (s *MCPConfigSource) UnrecordedToggle(toggle func() error) error {
+func (s *MCPConfigSource) UnrecordedToggle(name string, enabled bool, toggle func() error) error {
 	s.toggleMu.Lock()
 	defer s.toggleMu.Unlock()
 	s.toggled = true
-	undone, err := mcpconfig.UnrecordedToggle(s.opts, toggle)
+	undone, err := mcpconfig.UnrecordedToggle(s.opts, name, enabled, toggle)
 	if undone {
 		s.log.Info("took back the CLI's record of a live mcp_toggle in ~/.claude.json")
 	}
@@ -316,7 +316,7 @@ func (s *Server) reqMCPToggle(c *client, id json.RawMessage, d *protocol.MCPTogg
 	typ, name, enabled := protocol.TypeMCPToggle, d.Name, *d.Enabled
 	if !d.Persist {
 		rec, _ := s.opts.MCP.(MCPToggleRecorder)
-		var record func(func() error) error
+		var record func(string, bool, func() error) error
 		if rec != nil {
 			record = rec.UnrecordedToggle
 		}

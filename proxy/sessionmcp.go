@@ -105,7 +105,7 @@ func (s *Session) applyCurrentServers() {
 // ~/.claude.json for it; nil runs it as is), and keeps the choice in
 // mcpOff so later mcp_set_servers leave a disabled server out. Serialized
 // with applyCurrentServers.
-func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, record func(toggle func() error) error) error {
+func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, record func(name string, enabled bool, toggle func() error) error) error {
 	s.mcpMu.Lock()
 	defer s.mcpMu.Unlock()
 	var (
@@ -119,7 +119,7 @@ func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, reco
 	}
 	var ferr error // the record could not be taken back
 	if record != nil {
-		if err := record(toggle); err != nil && err != terr {
+		if err := record(name, enabled, toggle); err != nil && err != terr {
 			ferr = err
 			s.log.Error("taking back the CLI's record of mcp_toggle in ~/.claude.json", "server", name, "err", err)
 		}
@@ -165,7 +165,7 @@ func (s *Session) reapplyMCPOff() {
 	if len(names) == 0 {
 		return
 	}
-	var record func(func() error) error
+	var record func(string, bool, func() error) error
 	if rec, ok := s.srv.opts.MCP.(MCPToggleRecorder); ok {
 		record = rec.UnrecordedToggle
 	}

@@ -42,6 +42,13 @@
 //     descendant the same way (SIGKILL after parentGoneGrace, 0.5 s) and
 //     exits.
 //
+// So the command's exit (its stdout closing, say) comes before the guard's,
+// by as long as the guard takes to reap it and end the rest; a caller that
+// must tell "the command exited" from "the command closed its stdout and
+// runs on" without depending on that delay asks CommandEnded, which looks
+// at the guard's descendants in /proc (none alive, a zombie or a task
+// already exiting not counting: ended). Without a guard it knows nothing.
+//
 // Signals: the caller's pid and group id (cmd.Process.Pid) are the guard's.
 // SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM sent to the
 // guard or its group are forwarded once to the command's group, so

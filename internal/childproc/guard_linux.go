@@ -337,3 +337,51 @@ func exitLike(ws syscall.WaitStatus) {
 	time.Sleep(100 * time.Millisecond)
 	os.Exit(128 + int(sig)) // a signal whose default is not to terminate
 }
+
+// CommandEnded reports, for cmd started by Start, whether the command it
+// runs has ended (or is ending), while its guard — the process cmd waits
+// for — may not have exited yet: the guard reaps the command, ends what is
+// left of its descendants and only then exits. So a caller that saw the
+// command's stdout close can tell an exit from a command that closed it
+// and runs on, whatever the order in which it sees the two. ended is true
+// when no descendant of the guard is alive, a zombie or exiting
+// (PF_EXITING) not counting; known is false when cmd does not run under a
+// guard (the process is the command itself) or has not started.
+func CommandEnded(cmd *exec.Cmd) (ended, known bool) {
+	if cmd.Process == nil || len(cmd.Args) < 2 || cmd.Args[1] != guardFlag {
+		return false, false
+	}
+	for _, p := range descendants(cmd.Process.Pid) {
+		if !exiting(p) {
+			return false, true
+		}
+	}
+	return true, true
+}
+
+// pfExiting is the kernel's PF_EXITING task flag: set as the task begins
+// to exit, before its files are closed.
+const pfExiting = 0x4
+
+// exiting reports whether process pid is gone, a zombie, or exiting
+// (PF_EXITING in the flags of /proc/<pid>/stat, the 9th field).
+func exiting(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 7 {
+		return false
+	}
+	if f[0] == "Z" || f[0] == "X" {
+		return true
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return err == nil && flags&pfExiting != 0
+}

@@ -36,6 +36,25 @@
 // never started. A stdio server runs in its own process group, which is
 // killed and awaited before a call returns, so nothing outlives a probe.
 //
+// A stdio server whose stdout (or stdin) closes is told apart as
+// mcp_process_exited or mcp_protocol_error by whether it ended, not by
+// which of the two events this process saw first (proc.exitedByItself):
+// its exit is awaited for Grace; when it has not been seen by then (on
+// Linux the process waited for is the childproc guard, which exits only
+// after it reaped the server and ended its descendants: on a loaded
+// machine well after the stdout closed), the guard's descendants decide
+// (childproc.CommandEnded: none alive, the server ended, and the guard's
+// exit with its status is awaited, up to 5 s; one alive, it closed its
+// stdout and stays). Without a guard the server is killed at once and its
+// status decides: one that had exited keeps its own, one still running
+// ends by that SIGKILL. (On Windows the kill is exit code 1, which a
+// server exiting with 1 also has; there such a late exit stays a protocol
+// error.)
+// Nor does the timeout's deadline decide it by when the exit was seen: an
+// exit counts as the server's own when the context had not expired when
+// the failure came (the SDK closes the server's stdin only once it has),
+// and otherwise only when it was seen before the deadline.
+//
 // It lives apart from package mcpconfig so that config resolution stays
 // free of the wire protocol and the normalizer: mcpconfig imports nothing
 // of ccproxy's; probe imports mcpconfig, stream and protocol. The call log

@@ -625,21 +625,34 @@ func (ss *session) failure(ctx context.Context, step string, err error) *Error {
 	return e
 }
 
+// classifying, when set (tests), is called by classify with the context
+// of the failure, once it has noted whether that had expired.
+var classifying func(ctx context.Context)
+
 // classify finds the code of a failure, looking at what the process and
 // the HTTP layer saw before the SDK's error.
 func (ss *session) classify(ctx context.Context, step string, err error) *Error {
 	deadline, hasDeadline := ctx.Deadline()
+	// Whether the context had expired when the failure came, before any
+	// wait below. The SDK closes the server's stdin only once it has, so
+	// when it had not, an exit of the server is the server's own, however
+	// late the waiter goroutine saw it (exitAt, which may then be past the
+	// deadline on a loaded machine).
+	expired := ctx.Err() != nil
+	if classifying != nil {
+		classifying(ctx)
+	}
 	if pr := ss.proc; pr != nil {
 		if line := pr.nonJSON(); line != "" {
 			return ss.errorf(protocol.ProbeProtocolError,
 				"during %s the server wrote something that is not JSON-RPC to its stdout (servers must log to stderr): %q", step, ss.scrub.Scrub(line))
 		}
 		gone := pr.stdoutEOF.Load() || pr.writeEOF.Load() || pr.hasExited()
-		if gone && pr.waitExit(ss.p.opts.Grace) && (!hasDeadline || pr.exitAt.Before(deadline)) {
+		if gone && pr.exitedByItself(ss.p.opts.Grace) && (!expired || !hasDeadline || pr.exitAt.Before(deadline)) {
 			e := ss.errorf(protocol.ProbeProcessExited, "the server process %s during %s", pr.exitText(), step)
 			return e
 		}
-		if gone && ctx.Err() == nil {
+		if gone && !expired {
 			return ss.errorf(protocol.ProbeProtocolError, "the server closed its stdout during %s", step)
 		}
 	}

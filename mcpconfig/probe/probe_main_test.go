@@ -31,6 +31,7 @@ const (
 	fakeServe     = "fake-serve"     // a good server (mcptest over stdio)
 	fakeHang      = "fake-hang"      // never answers, ignores stdin EOF
 	fakeExit      = "fake-exit"      // writes a message on stderr and exits 3 at once
+	fakeCloseOut  = "fake-closeout"  // closes its stdout, then waits for stdin EOF (a server that broke its pipe and stays)
 	fakeGarbage   = "fake-garbage"   // logs to stdout, then waits for stdin EOF
 	fakeVersion   = "fake-version"   // answers initialize with an unknown protocol version
 	fakeRPCError  = "fake-rpcerror"  // answers initialize with a JSON-RPC error
@@ -63,6 +64,9 @@ func fakeServer(mode string) int {
 		return serveMCP()
 	case fakeHang:
 		time.Sleep(time.Hour)
+	case fakeCloseOut:
+		_ = os.Stdout.Close()
+		_, _ = io.Copy(io.Discard, os.Stdin)
 	case fakeExit:
 		fmt.Fprintln(os.Stderr, "starting fake server")
 		fmt.Fprintln(os.Stderr, fakeStderrLine)

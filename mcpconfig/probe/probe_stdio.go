@@ -102,6 +102,9 @@ func startProc(spec stdioSpec, dir string, environ []string, tailBytes int, log 
 	}
 	go func() {
 		_ = cmd.Wait() // the state is in cmd.ProcessState
+		if exitObserved != nil {
+			exitObserved()
+		}
 		p.exitAt = time.Now()
 		p.exitState = cmd.ProcessState
 		close(p.exited)
@@ -205,6 +208,37 @@ func (p *proc) waitExit(d time.Duration) bool {
 		return false
 	}
 }
+
+// exitedByItself reports whether the server, whose stdout or stdin is
+// closed, exited by itself rather than closing its pipe and staying. It
+// waits up to grace for the exit. When it has not been seen by then, the
+// answer must not depend on how fast that is seen: on Linux the process
+// waited for is the childproc guard, which exits only after it reaped the
+// server and ended what is left of its descendants (on a loaded machine
+// well after the server's stdout closed), so the guard's descendants are
+// looked at (childproc.CommandEnded): none left alive, the server ended,
+// and its guard's exit (with the server's status) is awaited, up to
+// killWait; one alive, the server stays. Without a guard the process is
+// stopped at once (SIGKILL to its group) and the way it ended decides: a
+// process that had exited, or was exiting, keeps its own status, one that
+// was still running ends by that kill (killedByStop).
+func (p *proc) exitedByItself(grace time.Duration) bool {
+	if p.waitExit(grace) {
+		return true
+	}
+	if exitSeenLate != nil {
+		exitSeenLate()
+	}
+	if ended, known := childproc.CommandEnded(p.cmd); known {
+		return ended && p.waitExit(killWait)
+	}
+	p.stop(false, grace)
+	return p.hasExited() && !killedByStop(p.exitState)
+}
+
+// exitSeenLate, when set (tests), is called when exitedByItself did not
+// see the exit within its grace.
+var exitSeenLate func()
 
 // exitText says how the process ended, e.g. "exited with status 3".
 func (p *proc) exitText() string {
@@ -326,3 +360,7 @@ func (p *proc) stderrTail() (text string, truncated bool) {
 	text, truncated = p.tail.Text()
 	return strings.TrimRight(text, "\n"), truncated
 }
+
+// exitObserved, when set (tests), is called by the waiter goroutine after
+// cmd.Wait returned, before the exit is made known (p.exited).
+var exitObserved func()
