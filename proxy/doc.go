@@ -365,10 +365,10 @@
 // waiting for its exit, plus permission timers, a restart and the flush of
 // held turns (all joined by close); Serve also owns the reap loop (exited
 // sessions past SessionTTL). Lock order: Server.mu, then Session.mu or
-// mcpHub.mu, then hub.mu, then client.mu; logBudget.mu is taken with no
+// mcpHub.mu, then hub.mu, then client.mu; eventlog.Budget.mu is taken with no
 // session lock held, before hub.mu. The metrics collector follows it:
 // Server.mu, then each client.mu and each Session.mu (one at a time); then,
-// with none held, logBudget.mu and each hub.mu; Server.retired is guarded
+// with none held, eventlog.Budget.mu and each hub.mu; Server.retired is guarded
 // by Server.mu. Queueing a frame never blocks; disk
 // reads of a catch-up hold no lock. The locks of proxy/remote (logins.mu,
 // loginLimiter.mu) are leaves taken alone, with none of the proxy's held;

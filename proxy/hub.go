@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/ccproxy/ccproxy/proxy/eventlog"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -15,7 +16,7 @@ import (
 // frames (events with their seq, state pushes, exit frames, permission
 // pushes) and the hub replays, catches up and fans out.
 //
-// The event log (eventLog: memory tail, then disk) is the only buffer of
+// The event log (eventlog.Log: memory tail, then disk) is the only buffer of
 // events. A live subscription gets each event queued on its client as it
 // is appended; when that client's queue is over its bound (bytes or
 // frames) the subscription is not dropped but goes back to catching up:
@@ -42,21 +43,21 @@ import (
 // ("slow consumer: …pushes waiting…") and reconnects.
 //
 // Goroutines: none of its own. The session's stdout loop appends; client
-// write pumps pull (disk reads happen without any lock: collect pins the
+// write pumps pull (disk reads happen without any lock: Log.Collect pins the
 // segments read); the server's budget trims memory.
 //
 // Locking: mu guards the log, subs and every subscription's next, live,
 // wasLive, sentState and pending. Lock order: Server.mu, then Session.mu, then
-// hub.mu, then client.mu; logBudget.mu comes before hub.mu and is never
+// hub.mu, then client.mu; eventlog.Budget.mu comes before hub.mu and is never
 // taken with a session's lock held. Turning live takes Session.mu then
 // hub.mu, so it is atomic with respect to everything the session pushes.
 type hub struct {
 	session string
 	log     *slog.Logger
-	budget  *logBudget
+	budget  *eventlog.Budget
 
 	mu         sync.Mutex
-	elog       *eventLog
+	elog       *eventlog.Log
 	subs       map[*client]*subscription
 	exited     bool // the session exited: its memory is evicted first
 	released   bool
@@ -96,15 +97,15 @@ type pendingPush struct {
 // holds; over it its client is closed 1008 (it reconnects and resumes).
 const maxPendingPushBytes = 1 << 20
 
-func newHub(session string, log *slog.Logger, budget *logBudget, memMax, diskMax int64, dir func() string) *hub {
+func newHub(session string, log *slog.Logger, budget *eventlog.Budget, memMax, diskMax int64, dir func() string) *hub {
 	h := &hub{session: session, log: log, budget: budget, subs: map[*client]*subscription{}}
 	var global *atomic.Int64
 	if budget != nil {
-		global = &budget.used
+		global = budget.Used()
 	}
-	h.elog = newEventLog(memMax, diskMax, dir, session, global)
+	h.elog = eventlog.New(memMax, diskMax, dir, session, global)
 	if budget != nil {
-		budget.add(h)
+		budget.Add(h)
 	}
 	return h
 }
@@ -115,7 +116,7 @@ func newHub(session string, log *slog.Logger, budget *logBudget, memMax, diskMax
 func (s *Server) newSessionHub(id string) *hub {
 	h := newHub(id, s.log.With("session", id), s.logs, s.opts.ReplayBytes, max(s.opts.ReplayDiskBytes, 0), s.spool.Dir)
 	if s.opts.spillCreate != nil {
-		h.elog.create = s.opts.spillCreate
+		h.elog.SetCreate(s.opts.spillCreate)
 	}
 	h.spillFailed = s.metrics.spillFailed
 	return h
@@ -159,7 +160,7 @@ func (h *hub) append(build func(seq int64) []byte) (frame []byte, overBudget boo
 	}
 	h.checkDiskLocked()
 	h.mu.Unlock()
-	return frame, h.budget != nil && h.budget.over()
+	return frame, h.budget != nil && h.budget.Over()
 }
 
 func (h *hub) sendEventLocked(sub *subscription, seq int64, frame []byte) {
@@ -178,11 +179,10 @@ func (h *hub) sendEventLocked(sub *subscription, seq int64, frame []byte) {
 }
 
 func (h *hub) checkDiskLocked() {
-	if n := h.elog.takeDiskFails(); n > 0 && h.spillFailed != nil {
+	if n := h.elog.TakeDiskFails(); n > 0 && h.spillFailed != nil {
 		h.spillFailed(n)
 	}
-	if err := h.elog.diskErr; err != nil {
-		h.elog.diskErr = nil
+	if err := h.elog.TakeDiskErr(); err != nil {
 		if !h.diskLogged {
 			h.diskLogged = true
 			h.log.Warn("replay log: spilling to disk failed; older events are dropped instead", "err", err)
@@ -280,7 +280,7 @@ func (h *hub) setExited() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.exited = true
-	h.elog.trimMem(min(h.elog.memMax, exitedMemBytes))
+	h.elog.TrimMem(min(h.elog.MemMax(), exitedMemBytes))
 	h.checkDiskLocked()
 }
 
@@ -361,15 +361,15 @@ func (h *hub) pull(sub *subscription) (frames [][]byte, atEnd bool) {
 		// Up to the event the oldest pending push follows.
 		n = int(min(int64(n), sub.pending[0].after-from+1))
 	}
-	ch := h.elog.collect(from, n, pullBytes)
+	ch := h.elog.Collect(from, n, pullBytes)
 	h.mu.Unlock()
 
-	got, err := ch.read()
+	got, err := ch.Read()
 
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch.release()
-	sub.next = from + int64(len(ch.items))
+	ch.Release()
+	sub.next = from + int64(ch.Len())
 	if err != nil {
 		h.log.Warn("replay log: reading spilled events failed; the client gets session/gap", "err", err)
 		if gap := h.gapFrame(sub.next); gap != nil {
@@ -427,89 +427,31 @@ func (h *hub) release() {
 	h.released = true
 	h.mu.Unlock()
 	if h.budget != nil {
-		h.budget.remove(h)
+		h.budget.Remove(h)
 	}
 }
 
-// spill moves the oldest frames in memory to disk until memory holds at
+// Spill moves the oldest frames in memory to disk until memory holds at
 // most keep bytes; it returns how many bytes it freed.
-func (h *hub) spill(keep int64) int64 {
+func (h *hub) Spill(keep int64) int64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	before := h.elog.MemBytes()
-	h.elog.trimMem(keep)
+	h.elog.TrimMem(keep)
 	h.checkDiskLocked()
 	return before - h.elog.MemBytes()
 }
 
-func (h *hub) evictionInfo() (exited bool, mem, oldest int64) {
+// EvictionInfo is for the budget (eventlog.Member).
+func (h *hub) EvictionInfo() (exited bool, mem, oldest int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.exited, h.elog.MemBytes(), h.elog.oldestStamp()
+	return h.exited, h.elog.MemBytes(), h.elog.OldestStamp()
 }
 
-// logBudget bounds the memory of all replay logs together: when over
-// max, exited sessions' logs are spilled to disk first, then the oldest
-// events of any log.
-//
-// mu guards hubs and serializes trims; it is never taken with a session's
-// or a hub's lock held (trim takes hub locks under it).
-type logBudget struct {
-	max  int64
-	used atomic.Int64 // memory bytes of every log (eventLog.global)
-
-	mu   sync.Mutex
-	hubs map[*hub]struct{}
-}
-
-func newLogBudget(max int64) *logBudget { return &logBudget{max: max, hubs: map[*hub]struct{}{}} }
-
-func (b *logBudget) over() bool { return b.used.Load() > b.max }
-
-func (b *logBudget) add(h *hub) {
-	b.mu.Lock()
-	b.hubs[h] = struct{}{}
-	b.mu.Unlock()
-}
-
-func (b *logBudget) remove(h *hub) {
-	b.mu.Lock()
-	delete(b.hubs, h)
-	b.mu.Unlock()
-}
-
-// trim spills memory to disk until the logs are under 15/16 of the
-// budget: the exited sessions' logs first, then the oldest frames.
-func (b *logBudget) trim() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	target := b.max - b.max/16
-	if b.used.Load() <= target {
-		return
-	}
-	for h := range b.hubs {
-		if exited, mem, _ := h.evictionInfo(); exited && mem > 0 {
-			h.spill(max(0, mem-(b.used.Load()-target)))
-			if b.used.Load() <= target {
-				return
-			}
-		}
-	}
-	for b.used.Load() > target {
-		var oldest *hub
-		var oldestStamp, oldestMem int64
-		for h := range b.hubs {
-			if _, mem, st := h.evictionInfo(); mem > 0 && (oldest == nil || st < oldestStamp) {
-				oldest, oldestStamp, oldestMem = h, st, mem
-			}
-		}
-		if oldest == nil {
-			return
-		}
-		// A batch at a time (1 MiB or the excess), then look again.
-		need := min(b.used.Load()-target, 1<<20)
-		if oldest.spill(max(0, oldestMem-need)) == 0 {
-			return
-		}
-	}
+// LogBytes is the memory and disk bytes of the log (eventlog.Member).
+func (h *hub) LogBytes() (mem, disk int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.elog.MemBytes(), h.elog.DiskBytes()
 }

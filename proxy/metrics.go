@@ -344,7 +344,7 @@ func (m *metrics) probed(results []protocol.ProbeResult) {
 
 // serverCollector reads the Server's state at scrape time. Lock order as
 // everywhere: Server.mu, then each Session.mu (state, pending permissions);
-// then, with no session lock held, logBudget.mu and each hub.mu (replay
+// then, with no session lock held, eventlog.Budget.mu and each hub.mu (replay
 // bytes); mcpHub's status on its own.
 type serverCollector struct{ s *Server }
 
@@ -410,10 +410,10 @@ func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descWSBytes, ws.inBytes, "in")
 	counter(descWSBytes, ws.outBytes, "out")
 
-	mem, disk := s.logs.bytes()
+	mem, disk := s.logs.Bytes()
 	gauge(descReplay, int(mem), "memory")
 	gauge(descReplay, int(disk), "disk")
-	gauge(descReplayMax, int(s.logs.max))
+	gauge(descReplayMax, int(s.logs.Max()))
 
 	inbound := s.inbound.Used()
 	gauge(descInbound, int(inbound))
@@ -428,20 +428,6 @@ func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, status := range append(mcpStatuses, "other") {
 		gauge(descMCPServers, byStatus[status], status)
 	}
-}
-
-// bytes returns the memory and disk bytes of every replay log. It takes
-// b.mu, then each hub's lock; no session lock may be held.
-func (b *logBudget) bytes() (mem, disk int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for h := range b.hubs {
-		h.mu.Lock()
-		mem += h.elog.MemBytes()
-		disk += h.elog.DiskBytes()
-		h.mu.Unlock()
-	}
-	return mem, disk
 }
 
 // serveMetrics is GET /metrics: the registry in Prometheus' text format

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/ccproxy/ccproxy/proxy/eventlog"
 	"io"
 	"log/slog"
 	"os"
@@ -133,8 +134,8 @@ type Options struct {
 	// Subdirectories of ccproxy processes that are gone are removed at start.
 	SpoolDir string
 	// spillCreate, when set (by tests), creates the spill files instead of
-	// createSpillFile: a stand-in for a full disk.
-	spillCreate func(path string) (spillFile, error)
+	// eventlog.CreateSpillFile: a stand-in for a full disk.
+	spillCreate func(path string) (eventlog.SpillFile, error)
 
 	// MaxPendingPermissions bounds the permission requests of a session
 	// waiting for an answer (default DefaultMaxPendingPermissions); beyond
@@ -335,3 +336,7 @@ func (o *Options) remoteDefaults() error {
 	}
 	return nil
 }
+
+// DefaultSpoolDir is where spill files go when Options.SpoolDir is empty
+// (eventlog.DefaultSpoolDir).
+func DefaultSpoolDir() string { return eventlog.DefaultSpoolDir() }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ccproxy/ccproxy/proxy/eventlog"
 	"log/slog"
 	"net"
 	"net/http"
@@ -35,8 +36,8 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	blobs    *blobStore
-	logs     *logBudget // the memory of every session's replay log
-	spool    *spool     // where replay logs spill to disk
+	logs     *eventlog.Budget // the memory of every session's replay log
+	spool    *eventlog.Spool  // where replay logs spill to disk
 	inbound  *wsconn.Budget
 	mcp      *mcpHub
 	calls    *mcpCalls      // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
@@ -84,8 +85,8 @@ func New(opts Options) (*Server, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		blobs:    newBlobStore(opts.BlobBytes),
-		logs:     newLogBudget(opts.ReplayMemoryBytes),
-		spool:    newSpool(opts.SpoolDir, opts.Logger),
+		logs:     eventlog.NewBudget(opts.ReplayMemoryBytes),
+		spool:    eventlog.NewSpool(opts.SpoolDir, opts.Logger),
 		inbound:  wsconn.NewBudget(opts.InboundBytes),
 		auth:     mcpLogins{running: map[string]*mcpLogin{}},
 		sessions: map[string]*Session{},
@@ -175,7 +176,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	s.spool.Dir() // removes what a killed ccproxy left, makes ours
-	defer s.spool.close()
+	defer s.spool.Close()
 	loopCtx, stopLoop := context.WithCancel(context.Background())
 	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.mcpLoop(loopCtx) }()

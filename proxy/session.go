@@ -372,7 +372,7 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	}
 	s.mu.Unlock()
 	if overBudget {
-		s.srv.logs.trim() // without the session's lock
+		s.srv.logs.Trim() // without the session's lock
 	}
 
 	if reports != nil {

@@ -1,4 +1,4 @@
-package proxy
+package eventlog
 
 import (
 	"log/slog"
@@ -9,15 +9,15 @@ import (
 	"github.com/ccproxy/ccproxy/internal/privdir"
 )
 
-// spool is this process's private directory for the replay logs' spill
-// files: a privdir.Run under SpoolDir (a privdir.Base), locked while the
+// Spool is this process's private directory for the replay logs' spill
+// files: a privdir.Run under the root (proxy: Options.SpoolDir) (a privdir.Base), locked while the
 // process lives. At start, the Run directories of ccproxy processes that
 // died (killed before they could clean up) are removed; a live ccproxy's
-// directory is never touched. Serve removes its own directory when it
-// returns.
+// directory is never touched. Close (proxy: when Serve returns) removes
+// its own directory.
 //
 // The directory is made on first use; it is safe for concurrent use.
-type spool struct {
+type Spool struct {
 	root string
 	log  *slog.Logger
 
@@ -35,12 +35,12 @@ func DefaultSpoolDir() string {
 	return filepath.Join(privdir.UserTemp("ccproxy"), "spool")
 }
 
-func newSpool(root string, log *slog.Logger) *spool { return &spool{root: root, log: log} }
+func NewSpool(root string, log *slog.Logger) *Spool { return &Spool{root: root, log: log} }
 
 // Dir returns the process's spool directory, making it (and removing the
 // stale ones) on first use; "" when it cannot be made (the reason is
 // logged once): the logs then keep only their memory tail.
-func (sp *spool) Dir() string {
+func (sp *Spool) Dir() string {
 	sp.once.Do(func() {
 		if err := sp.open(); err != nil {
 			sp.log.Warn("no spool directory: replay logs keep only their memory part", "dir", sp.root, "err", err)
@@ -52,7 +52,7 @@ func (sp *spool) Dir() string {
 	return sp.run.Dir
 }
 
-func (sp *spool) open() error {
+func (sp *Spool) open() error {
 	// The spool's root is ccproxy's own (under the user's cache directory
 	// by default): made private if it is not, unlike a shared temporary
 	// directory, where Base refuses what it did not make itself.
@@ -80,7 +80,7 @@ func (sp *spool) open() error {
 
 // removeStale removes the directories of ccproxy processes that are gone:
 // those whose lock nobody holds.
-func (sp *spool) removeStale() {
+func (sp *Spool) removeStale() {
 	removed, err := privdir.RemoveStale(sp.root)
 	for _, dir := range removed {
 		sp.log.Info("removed the spill files of a ccproxy that is gone", "dir", dir)
@@ -90,8 +90,8 @@ func (sp *spool) removeStale() {
 	}
 }
 
-// close removes the process's directory.
-func (sp *spool) close() {
+// Close removes the process's directory.
+func (sp *Spool) Close() {
 	sp.once.Do(func() {}) // never make it now
 	if sp.run != nil {
 		if err := sp.run.Remove(); err != nil {

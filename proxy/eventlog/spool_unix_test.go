@@ -1,6 +1,6 @@
 //go:build unix
 
-package proxy
+package eventlog
 
 import (
 	"os"
@@ -24,11 +24,11 @@ func TestSpoolSymlinkLeftAlone(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	sp := newSpool(link, testDiscardLogger())
+	sp := NewSpool(link, testDiscardLogger())
 	if dir := sp.Dir(); dir != "" {
 		t.Errorf("a symlinked SpoolDir was used: %s", dir)
 	}
-	sp.close()
+	sp.Close()
 	if info, err := os.Stat(target); err != nil || info.Mode().Perm() != 0o755 {
 		t.Fatalf("the symlink's target: %v, %v; want mode 0755 kept", info.Mode(), err)
 	}

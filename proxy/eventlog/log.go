@@ -1,4 +1,4 @@
-package proxy
+package eventlog
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 )
 
-// eventLog is a session's replay log: the session/event frames of its
+// Log is a session's replay log: the session/event frames of its
 // events, in seq order. The newest frames are kept in memory (at most
 // memMax bytes, and less when the server's global budget asks for it);
 // older ones are spilled to append-only segment files in the spool
@@ -17,23 +17,24 @@ import (
 // oldest first, when the frames on disk exceed diskMax bytes: only then
 // are events lost (a subscriber behind them gets session/gap) — or when a
 // spill fails (a full disk, no spool directory): the frames on disk are
-// then given up, the error kept for the hub to log once and the failure
-// counted (ccproxy_replay_log_spill_failures_total). Spill files are made
-// by create (createSpillFile; tests put in one that fails).
+// then given up, the error kept for the owner to log once (TakeDiskErr) and
+// the failure counted (TakeDiskFails; in proxy,
+// ccproxy_replay_log_spill_failures_total). Spill files are made by create (CreateSpillFile; tests put in one that fails).
 //
 // Frames are immutable once appended and shared with the clients' send
 // queues, so fan-out and in-memory replay never copy them.
 //
-// It is not safe for concurrent use; the hub's mutex guards it. Disk reads
-// happen without that lock: collect pins the segments it refers to
+// It is not safe for concurrent use: one lock of its owner guards it (in
+// proxy, hub.mu), and every method but Chunk.Read is called with it held. Disk reads
+// happen without that lock: Collect pins the segments it refers to
 // (segment.refs, guarded by the same mutex) so that a segment dropped
 // meanwhile stays open until its readers are done.
-type eventLog struct {
+type Log struct {
 	memMax  int64         // bound on memory bytes, > 0
 	diskMax int64         // bound on disk bytes; 0: no disk
 	segMax  int64         // size at which a new segment is started
 	dir     func() string // the directory for segments ("" when unavailable)
-	create  func(path string) (spillFile, error)
+	create  func(path string) (SpillFile, error)
 	name    string        // file name prefix (the session id)
 	global  *atomic.Int64 // every log's memory bytes, for the server's budget; may be nil
 
@@ -51,7 +52,7 @@ type eventLog struct {
 	diskBytes int64
 	diskFirst int64
 	diskErr   error  // the last write error, for the hub to log once
-	diskFails int    // spills that failed since the hub last took the count (takeDiskFails)
+	diskFails int    // spills that failed since the hub last took the count (TakeDiskFails)
 	wbuf      []byte // frames of the newest segment not written yet (from its flushed to size)
 }
 
@@ -67,13 +68,13 @@ var logClock atomic.Int64
 // segment is one spill file: frames first..first+len(offs)-1 at offs,
 // each ending where the next starts (the last at size).
 type segment struct {
-	f       spillFile
+	f       SpillFile
 	path    string
 	first   int64
 	offs    []uint32
 	size    int64
-	flushed int64 // bytes written to the file; the rest (to size) is in eventLog.wbuf
-	refs    int   // readers between collect and release
+	flushed int64 // bytes written to the file; the rest (to size) is in Log.wbuf
+	refs    int   // readers between Collect and Chunk.Release
 	dropped bool  // removed from the log: discard when refs reaches 0
 }
 
@@ -93,28 +94,32 @@ func (g *segment) end(i int) int64 {
 
 const maxSegBytes = 64 << 20
 
-// spillFile is an open spill file: an *os.File (createSpillFile), or a
+// SpillFile is an open spill file: an *os.File (CreateSpillFile), or a
 // test's stand-in that fails like a full disk.
-type spillFile interface {
+type SpillFile interface {
 	io.ReaderAt
 	io.WriterAt
 	io.Closer
 }
 
-// createSpillFile creates the spill file at path, which must not exist,
+// CreateSpillFile creates the spill file at path, which must not exist,
 // readable and writable by the owner only.
-func createSpillFile(path string) (spillFile, error) {
+func CreateSpillFile(path string) (SpillFile, error) {
 	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 }
 
-func newEventLog(memMax, diskMax int64, dir func() string, name string, global *atomic.Int64) *eventLog {
+// New is an empty log of at most memMax bytes in memory and diskMax on disk
+// (0: none), spilling to segment files named name.N.log in dir() ("" when
+// there is none: then it keeps only its memory tail). global, when not
+// nil, follows the memory bytes of the log (Budget.Used).
+func New(memMax, diskMax int64, dir func() string, name string, global *atomic.Int64) *Log {
 	seg := min(max(diskMax/8, 1), maxSegBytes)
-	return &eventLog{memMax: memMax, diskMax: diskMax, segMax: seg, dir: dir, create: createSpillFile, name: name, global: global,
+	return &Log{memMax: memMax, diskMax: diskMax, segMax: seg, dir: dir, create: CreateSpillFile, name: name, global: global,
 		ring: make([]memFrame, 64), memFirst: 1, diskFirst: 1}
 }
 
 // FirstSeq is the oldest seq the log holds, or LastSeq+1 when it is empty.
-func (l *eventLog) FirstSeq() int64 {
+func (l *Log) FirstSeq() int64 {
 	if len(l.segs) > 0 {
 		return l.diskFirst
 	}
@@ -122,16 +127,16 @@ func (l *eventLog) FirstSeq() int64 {
 }
 
 // LastSeq is the newest seq assigned so far (0 when none).
-func (l *eventLog) LastSeq() int64 { return l.last }
+func (l *Log) LastSeq() int64 { return l.last }
 
 // MemBytes is the size of the frames held in memory.
-func (l *eventLog) MemBytes() int64 { return l.memBytes }
+func (l *Log) MemBytes() int64 { return l.memBytes }
 
 // DiskBytes is the size of the frames held on disk.
-func (l *eventLog) DiskBytes() int64 { return l.diskBytes }
+func (l *Log) DiskBytes() int64 { return l.diskBytes }
 
-// oldestStamp is the stamp of the oldest frame in memory (0: none).
-func (l *eventLog) oldestStamp() int64 {
+// OldestStamp is the stamp of the oldest frame in memory (0: none).
+func (l *Log) OldestStamp() int64 {
 	if l.n == 0 {
 		return 0
 	}
@@ -140,9 +145,9 @@ func (l *eventLog) oldestStamp() int64 {
 
 // Append adds the frame of event seq, which must be LastSeq()+1, then
 // spills the oldest frames to disk while memory is over its bound.
-func (l *eventLog) Append(seq int64, frame []byte) {
+func (l *Log) Append(seq int64, frame []byte) {
 	if seq != l.last+1 {
-		panic("eventLog: seq out of order")
+		panic("Log: seq out of order")
 	}
 	if l.n == len(l.ring) {
 		l.resize(2 * len(l.ring))
@@ -154,17 +159,17 @@ func (l *eventLog) Append(seq int64, frame []byte) {
 	l.n++
 	l.last = seq
 	l.addMem(int64(len(frame)))
-	l.trimMem(l.memMax)
+	l.TrimMem(l.memMax)
 }
 
-func (l *eventLog) addMem(d int64) {
+func (l *Log) addMem(d int64) {
 	l.memBytes += d
 	if l.global != nil {
 		l.global.Add(d)
 	}
 }
 
-func (l *eventLog) resize(size int) {
+func (l *Log) resize(size int) {
 	grown := make([]memFrame, size)
 	for i := 0; i < l.n; i++ {
 		grown[i] = l.ring[(l.head+i)%len(l.ring)]
@@ -172,8 +177,8 @@ func (l *eventLog) resize(size int) {
 	l.ring, l.head = grown, 0
 }
 
-// trimMem spills the oldest frames until memory holds at most max bytes.
-func (l *eventLog) trimMem(max int64) {
+// TrimMem spills the oldest frames until memory holds at most max bytes.
+func (l *Log) TrimMem(max int64) {
 	for l.memBytes > max && l.n > 0 {
 		f := l.ring[l.head]
 		l.ring[l.head] = memFrame{}
@@ -195,7 +200,7 @@ func (l *eventLog) trimMem(max int64) {
 // spill appends the frame of seq (== memFirst) to the newest segment. When
 // it cannot (no disk, a write error) the frames on disk are given up: the
 // log then starts in memory.
-func (l *eventLog) spill(seq int64, frame []byte) {
+func (l *Log) spill(seq int64, frame []byte) {
 	if l.diskMax <= 0 || int64(len(frame)) > l.diskMax {
 		l.dropDisk(seq + 1)
 		return
@@ -252,14 +257,14 @@ func (l *eventLog) spill(seq int64, frame []byte) {
 // spillFailed records a failed spill (err, for the hub to log, and one
 // more for the count it takes) and gives up the frames on disk: the log
 // starts at next, and a subscriber behind it gets session/gap.
-func (l *eventLog) spillFailed(err error, next int64) {
+func (l *Log) spillFailed(err error, next int64) {
 	l.diskErr = err
 	l.diskFails++
 	l.dropDisk(next)
 }
 
-// takeDiskFails returns the spills that failed since it was last called.
-func (l *eventLog) takeDiskFails() int {
+// TakeDiskFails returns the spills that failed since it was last called.
+func (l *Log) TakeDiskFails() int {
 	n := l.diskFails
 	l.diskFails = 0
 	return n
@@ -269,9 +274,9 @@ func (l *eventLog) takeDiskFails() int {
 const wbufBytes = 256 << 10
 
 // flush writes the buffered tail of the newest segment.
-func (l *eventLog) flush() error { return l.flushTo(lastSeg(l.segs)) }
+func (l *Log) flush() error { return l.flushTo(lastSeg(l.segs)) }
 
-func (l *eventLog) flushTo(g *segment) error {
+func (l *Log) flushTo(g *segment) error {
 	if len(l.wbuf) == 0 || g == nil {
 		l.wbuf = l.wbuf[:0]
 		return nil
@@ -292,7 +297,7 @@ func lastSeg(segs []*segment) *segment {
 	return segs[len(segs)-1]
 }
 
-func (l *eventLog) newSegment(first int64) (*segment, error) {
+func (l *Log) newSegment(first int64) (*segment, error) {
 	dir := ""
 	if l.dir != nil {
 		dir = l.dir()
@@ -310,7 +315,7 @@ func (l *eventLog) newSegment(first int64) (*segment, error) {
 }
 
 // dropSegment removes the oldest segment; its events are lost.
-func (l *eventLog) dropSegment() {
+func (l *Log) dropSegment() {
 	g := l.segs[0]
 	l.segs[0] = nil
 	l.segs = l.segs[1:]
@@ -326,12 +331,12 @@ func (l *eventLog) dropSegment() {
 	g.dropped = true
 	if g.refs == 0 {
 		g.discard()
-	} // else the last reader's release does
+	} // else the last reader's Chunk.Release does
 
 }
 
 // dropDisk gives up every frame on disk; the log starts at next.
-func (l *eventLog) dropDisk(next int64) {
+func (l *Log) dropDisk(next int64) {
 	for len(l.segs) > 0 {
 		l.dropSegment()
 	}
@@ -339,12 +344,12 @@ func (l *eventLog) dropDisk(next int64) {
 }
 
 // Release frees everything: memory, segments and their files.
-func (l *eventLog) Release() {
+func (l *Log) Release() {
 	l.trimMemNoSpill()
 	l.dropDisk(l.last + 1)
 }
 
-func (l *eventLog) trimMemNoSpill() {
+func (l *Log) trimMemNoSpill() {
 	for l.n > 0 {
 		l.addMem(-int64(len(l.ring[l.head].data)))
 		l.ring[l.head] = memFrame{}
@@ -356,9 +361,9 @@ func (l *eventLog) trimMemNoSpill() {
 	l.head = 0
 }
 
-// chunk is what collect found: frames in memory, or places on disk to
+// Chunk is what Collect found: frames in memory, or places on disk to
 // read without the lock.
-type chunk struct {
+type Chunk struct {
 	items []chunkItem
 	size  int
 }
@@ -369,12 +374,12 @@ type chunkItem struct {
 	off, end int64
 }
 
-// collect returns the frames from seq on, at most maxFrames and about
+// Collect returns the frames from seq on, at most maxFrames and about
 // maxBytes (always at least one frame when seq is held). seq must be
 // within [FirstSeq, LastSeq]. Segments it refers to are pinned until
-// release.
-func (l *eventLog) collect(seq int64, maxFrames, maxBytes int) chunk {
-	var c chunk
+// Release.
+func (l *Log) Collect(seq int64, maxFrames, maxBytes int) Chunk {
+	var c Chunk
 	for seq <= l.last && len(c.items) < maxFrames && c.size < maxBytes {
 		if seq >= l.memFirst {
 			f := l.ring[(l.head+int(seq-l.memFirst))%len(l.ring)].data
@@ -392,8 +397,8 @@ func (l *eventLog) collect(seq int64, maxFrames, maxBytes int) chunk {
 		if end > g.flushed {
 			if err := l.flush(); err != nil {
 				l.spillFailed(err, l.memFirst)
-				c.release()
-				return chunk{}
+				c.Release()
+				return Chunk{}
 			}
 		}
 		if k := len(c.items); k > 0 && c.items[k-1].seg == g && c.items[k-1].end == off {
@@ -409,7 +414,7 @@ func (l *eventLog) collect(seq int64, maxFrames, maxBytes int) chunk {
 	return c
 }
 
-func (l *eventLog) segFor(seq int64) *segment {
+func (l *Log) segFor(seq int64) *segment {
 	for _, g := range l.segs { // a handful at most (diskMax / segMax)
 		if seq >= g.first && seq < g.first+int64(len(g.offs)) {
 			return g
@@ -418,9 +423,9 @@ func (l *eventLog) segFor(seq int64) *segment {
 	return nil
 }
 
-// read fills in the frames of c that are on disk. It runs without the
-// lock: the regions read were written before collect and never change.
-func (c *chunk) read() ([][]byte, error) {
+// Read fills in the frames of c that are on disk. It runs without the
+// lock: the regions read were written before Collect and never change.
+func (c *Chunk) Read() ([][]byte, error) {
 	frames := make([][]byte, len(c.items))
 	for i := 0; i < len(c.items); {
 		it := c.items[i]
@@ -445,8 +450,8 @@ func (c *chunk) read() ([][]byte, error) {
 	return frames, nil
 }
 
-// release unpins the segments of c (under the hub's lock).
-func (c *chunk) release() {
+// Release unpins the segments of c, under the lock that guards the log.
+func (c *Chunk) Release() {
 	var prev *segment
 	var prevEnd int64
 	for _, it := range c.items {
@@ -463,3 +468,21 @@ func (c *chunk) release() {
 		prev, prevEnd = it.seg, it.end
 	}
 }
+
+// MemMax is the log's bound on memory bytes.
+func (l *Log) MemMax() int64 { return l.memMax }
+
+// SetCreate replaces how spill files are created (CreateSpillFile); tests
+// put in one that fails like a full disk.
+func (l *Log) SetCreate(create func(path string) (SpillFile, error)) { l.create = create }
+
+// TakeDiskErr returns the last spill error and forgets it (nil: none since
+// the last call), for the owner to log.
+func (l *Log) TakeDiskErr() error {
+	err := l.diskErr
+	l.diskErr = nil
+	return err
+}
+
+// Len is the number of frames in c.
+func (c *Chunk) Len() int { return len(c.items) }
