@@ -114,9 +114,11 @@
 //
 // # Replay and slow clients
 //
-// Each session's hub (hub.go) holds its event log and its subscriptions.
-// Every event gets the next seq and goes into the log, the only buffer of
-// events: its newest frames in memory (ReplayBytes per session, and
+// Each session's hub (hub.go) holds its event log (an eventlog.Log; the
+// log, its spill files, the spool and the memory budget of all sessions
+// are package proxy/eventlog, whose doc.go gives their data flow and
+// locks) and its subscriptions. Every event gets the next seq and goes
+// into the log, the only buffer of events: its newest frames in memory (ReplayBytes per session, and
 // ReplayMemoryBytes for all sessions together: over it, exited sessions'
 // frames are spilled first, then the oldest), the older ones in an
 // append-only segment file per session in this process's spool directory
@@ -366,7 +368,8 @@
 // held turns (all joined by close); Serve also owns the reap loop (exited
 // sessions past SessionTTL). Lock order: Server.mu, then Session.mu or
 // mcpHub.mu, then hub.mu, then client.mu; eventlog.Budget.mu is taken with no
-// session lock held, before hub.mu. The metrics collector follows it:
+// session lock held, before hub.mu (the hub is the budget's
+// eventlog.Member; hub.mu guards its eventlog.Log, see eventlog's doc.go). The metrics collector follows it:
 // Server.mu, then each client.mu and each Session.mu (one at a time); then,
 // with none held, eventlog.Budget.mu and each hub.mu; Server.retired is guarded
 // by Server.mu. Queueing a frame never blocks; disk
