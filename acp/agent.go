@@ -52,7 +52,7 @@ type Agent struct {
 
 	timers sync.WaitGroup                       // idle timer callbacks running (Add under mu while ctx is live, so Close's Wait follows every Add)
 	clock  atomic.Uint64                        // counts uses of sessions (session.used): the least recently used idle one makes room
-	hook   func(event string, id sdk.SessionId) // tests (set before Serve): "suspend" once a suspend has begun, before it checks again that s is quiet; "close" after that check, just before its ccproxy session is closed; "wait" when a request waits for a suspend or resume to end
+	hook   func(event string, id sdk.SessionId) // tests (set before Serve): "suspend" once a suspend has begun, before it checks again that s is quiet; "close" after that check, just before its ccproxy session is closed; "wait" when a request waits for a suspend or resume to end; "send" just before a prompt sends its turn
 
 	mu       sync.Mutex // guards sessions
 	sessions map[string]*session

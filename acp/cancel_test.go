@@ -233,3 +233,27 @@ func promptAsync(conn *sdk.ClientSideConnection, id sdk.SessionId, text string) 
 	}()
 	return ch
 }
+
+// A session/close that lands after a prompt took its turn and just before
+// it sends it (held at the "send" hook): the proxy then knows no such
+// session, and the prompt answers cancelled (ACP: closing a session
+// cancels its work), not an internal error. Before the fix the prompt
+// answered -32603 unknown_session (seen in CI as a flake of
+// TestAgentReplaceThenCancelOrClose/close).
+func TestAgentCloseBeforeSend(t *testing.T) {
+	setup, began, release := holdAt("send")
+	_, conn, _, _, stop := fakeAgent(t, proxy.Options{}, slog.New(slog.DiscardHandler), setup)
+	defer stop()
+	free := sync.OnceFunc(func() { close(release) })
+	defer free()
+	id := newSession(t, conn)
+	answer := promptAsync(conn, id, "hello")
+	<-began // the prompt holds its turn and is about to send it
+	if _, err := conn.CloseSession(context.Background(), sdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	free()
+	if a := <-answer; a.err != nil || a.r.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("the prompt whose session closed before its send: %+v %v, want cancelled", a.r, a.err)
+	}
+}

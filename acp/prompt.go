@@ -52,12 +52,29 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	// Not under ctx: a session/cancel may come before the reply (claude can
 	// ask for a permission before the proxy's reply arrives); the turn is
 	// then interrupted, not abandoned half-sent.
+	if a.hook != nil {
+		a.hook("send", s.acpID)
+	}
 	err = a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil)
 	close(r.t.sent)
 	if err != nil {
-		return sdk.PromptResponse{}, rpcError("session/prompt", err)
+		return r.sendFailed(err)
 	}
 	return r.wait()
+}
+
+// sendFailed answers a prompt whose session/send failed: cancelled when
+// the session was closed meanwhile (session/close sets closing before it
+// closes the ccproxy session, so the proxy's unknown_session then comes
+// from that close), else the error.
+func (r *promptRun) sendFailed(err error) (sdk.PromptResponse, error) {
+	r.s.mu.Lock()
+	closing := r.s.closing
+	r.s.mu.Unlock()
+	if closing {
+		return cancelled, nil
+	}
+	return sdk.PromptResponse{}, rpcError("session/prompt", err)
 }
 
 // cancelled is a prompt's answer when it was cancelled.
