@@ -415,7 +415,7 @@
 // environment (mcpHub.envSecrets, mcpconfig.ProcessSecrets at start).
 // mcpHub.secrets (the configuration in force's set with envSecrets, an
 // atomic pointer set under mcpHub.mu when the configuration changes;
-// mcpHub.scrub, Server.Secrets) and Session.secrets (the session's own
+// mcpHub.scrub) and Session.secrets (the session's own
 // configuration, client servers included, with envSecrets; cached per
 // configuration in an atomic pointer, so Scrub's matcher is built once
 // per set) are the two sets. The prober scrubs its messages, stderr tails

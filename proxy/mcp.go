@@ -203,12 +203,6 @@ func newMCPHub(log *slog.Logger, claudeEnv ...string) *mcpHub {
 // ccproxy and claude. It takes no lock.
 func (h *mcpHub) scrub(text string) string { return h.secrets.Load().Scrub(text) }
 
-// Secrets returns the secret set of the configuration in force: its
-// configured secrets and the secret-named environment values of ccproxy
-// and claude, the values tool output is masked of (SPEC §10). The set is
-// made again only when the configuration changes. Safe for concurrent use.
-func (s *Server) Secrets() *mcpconfig.Secrets { return s.mcp.secrets.Load() }
-
 // setConfig installs cfg and reports what changed from the configuration
 // in force: pushed when anything did (mcp/config and mcp/status were then
 // pushed to subscribers), active when the active servers did, so live
