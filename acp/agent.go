@@ -17,8 +17,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
-	"github.com/ccproxy/ccproxy/webview-protocol/client"
+	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/protocol/client"
 )
 
 // Modes are the permission modes offered as ACP session modes.
@@ -30,7 +30,7 @@ var Modes = []sdk.SessionMode{
 	// which session/new cannot ask for, so it could never be set.
 }
 
-// Agent is an ACP agent backed by ccproxy sessions over a client.Client (webview-protocol/client). Each
+// Agent is an ACP agent backed by ccproxy sessions over a client.Client (protocol/client). Each
 // ACP session is one ccproxy session this agent created and subscribed
 // to, or, suspended while idle, none until its next prompt resumes it in
 // a new one; Close closes them all.

@@ -15,7 +15,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // The ids of the config options.

@@ -21,8 +21,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
-	"github.com/ccproxy/ccproxy/webview-protocol/client"
+	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/protocol/client"
 )
 
 // goClient is the ACP client side of the Go SDK, recording what it gets.

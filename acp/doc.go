@@ -6,7 +6,7 @@
 //
 // # Data flow
 //
-//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600; Agent.order) ─► sdk.AgentSideConnection ─► Agent methods ─► client.Request ─► websocket ─► ccproxy (webview-protocol)
+//	editor ─ JSON-RPC (stdin) ─► guard (malformed lines answered -32700/-32600; Agent.order) ─► sdk.AgentSideConnection ─► Agent methods ─► client.Request ─► websocket ─► ccproxy (protocol)
 //	                                                           session/new → session/create {cwd, mcpServers} + session/subscribe
 //	                                                           session/prompt → session/send, then waits for the turn's result
 //	                                                           session/cancel → session/interrupt; session/set_mode → session/setPermissionMode
@@ -23,7 +23,7 @@
 //	                         permission/request ─► goroutine: session/request_permission ─► permission/respond
 //	                         permission/resolved ─► withdraws the editor's prompt (its context is cancelled)
 //
-// The client (webview-protocol/client) is the same websocket client whether the proxy runs in this
+// The client (protocol/client) is the same websocket client whether the proxy runs in this
 // process (cmd/ccproxy starts a proxy.Server on a loopback port with a
 // random token, configured like serve) or is a running `ccproxy serve`
 // (--connect; DialTLS takes the TLS configuration of an https one, e.g. a
@@ -134,7 +134,7 @@
 // definitions may hold secrets (env, headers): they go to the proxy only,
 // never to a log.
 //
-// The Mapper turns normalized events (webview-protocol SPEC §7) into ACP
+// The Mapper turns normalized events (protocol SPEC §7) into ACP
 // updates: text and thinking from stream_event deltas (a whole assistant
 // message whose deltas were seen is not sent again), tool uses as
 // tool_call (kind, title, locations; Edit/Write with a diff of their
@@ -221,7 +221,7 @@
 // Close, which stops every timer, waits for the ones running), and either
 // suspends the session or re-arms the timer. A suspend made to make room
 // runs in the request that needs the room. client.Client has its own
-// locks (webview-protocol/client/doc.go); Agent.mu guards the session
+// locks (protocol/client/doc.go); Agent.mu guards the session
 // table (Close cancels Agent.ctx first, so a session opened after it sees
 // that under Agent.mu and is closed at once; a session is taken out of the
 // table only if its entry is still that session); session.mu guards the

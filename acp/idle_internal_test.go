@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // A session is idle (may be suspended) only when nothing of it is under

@@ -12,8 +12,8 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/ccproxy/ccproxy/acp"
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // holdAt returns an agent setup whose suspend stops at hook event at until

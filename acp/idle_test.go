@@ -21,9 +21,9 @@ import (
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
+	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/protocol/client"
 	"github.com/ccproxy/ccproxy/proxy"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
-	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // fakeAgent is an in-process agent over the fake claude (opts adds to

@@ -21,9 +21,9 @@ import (
 	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/protocol/client"
 	"github.com/ccproxy/ccproxy/proxy"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
-	"github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // The agent in this process (so that -race sees it) over an in-process

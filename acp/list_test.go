@@ -14,7 +14,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/internal/testkit"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // The sessions captured from the real CLI (testdata/history), as

@@ -8,7 +8,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // clientServers converts ACP's mcpServers into session/create's: an

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // gatedRecorder is an MCPConfigSource whose AllowRules waits, once

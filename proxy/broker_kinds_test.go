@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // AskUserQuestion and ExitPlanMode are told apart from tool uses; questions

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // answerText is what the fake says after a permission turn.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // client is one websocket connection.

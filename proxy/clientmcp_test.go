@@ -11,7 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // initServers returns the names of the MCP servers of the first system/init

@@ -1,7 +1,7 @@
 // Package proxy runs live Claude Code sessions for webviews: one long-lived
 // claude process per session, its events numbered, logged and fanned out
 // over a websocket, permission prompts brokered, MCP configuration applied
-// live, and an MCP status feed. The wire protocol is webview-protocol/SPEC.md
+// live, and an MCP status feed. The wire protocol is protocol/SPEC.md
 // (package protocol).
 //
 // # Data flow

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/history"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // With the real CLI: a session it wrote is listed by history/list (HOME

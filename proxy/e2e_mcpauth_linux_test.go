@@ -11,7 +11,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
 	"github.com/ccproxy/ccproxy/internal/testkit/oauthmcp"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // openAuthURL plays the user's browser: GET the authorization URL and

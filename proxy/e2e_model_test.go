@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // The real CLI: session/state lists claude's models and reports "default"

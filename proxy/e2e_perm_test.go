@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // turnFrames sends text and waits for the turn's result, answering every

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // A tool that prints its environment (the everything server's get-env,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // The feature table: what the proxy offers. Each feature registers once

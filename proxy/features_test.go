@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/internal/childproc"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // allRequestTypes is every client -> proxy request type of the protocol.

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // outFrame is one frame queued for a client. sub, when set, is the

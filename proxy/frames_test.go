@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // permissionRequest is a permission/request whose input is size bytes of

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // Health is the body of GET /v1/health (token or cookie required): a

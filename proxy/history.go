@@ -9,8 +9,8 @@ import (
 	"strconv"
 
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // maxHistoryRequests bounds the history/list and history/read requests

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // historyHome returns a home directory holding the sessions captured

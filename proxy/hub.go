@@ -9,7 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // hub is a session's event log and its subscriptions: the session hands it

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 
 	"github.com/ccproxy/ccproxy/proxy/eventlog"
 )

@@ -9,8 +9,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/remote"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 func postLogin(t *testing.T, ts *testServer, code string, h http.Header) (*http.Response, []byte) {

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 func (h *mcpHub) currentStatus() protocol.MCPStatus {

@@ -20,7 +20,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // OAuth sign-in of MCP servers through the CLI's own `claude mcp login` /

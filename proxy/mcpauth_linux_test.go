@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/childproc"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // startAuthServer starts a proxy on the fake claude whose configuration has

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // TestMCPWritesRefuseProjectLinkOutside: mcp/approve, mcp/reject, mcp/add,

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // MCPManager is an MCPSource that can also change the configuration files

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 func viewServer(cfg protocol.MCPConfig, name string) *protocol.MCPConfigServer {

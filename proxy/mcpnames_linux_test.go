@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // TestMCPOptionNameRefused: a configured server whose name starts with

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // Secrets of TestMCPHidesSecrets' configuration, none of which a client or

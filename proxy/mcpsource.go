@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // MCPConfigSource is the MCPSource of package mcpconfig: a Watcher keeps

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // mcpEnv is a home and a project directory for package mcpconfig.

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // metrics are the proxy's Prometheus metrics, in a registry of the

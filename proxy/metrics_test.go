@@ -14,8 +14,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // scrape GETs /metrics with the token and returns its series by their

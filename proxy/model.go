@@ -16,8 +16,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // modelEntry is one model claude offers: what clients see, and the model

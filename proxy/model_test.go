@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // fakeModelInfos are the models of the fake claude's initialize reply as

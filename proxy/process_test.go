@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // fakePID asks the fake claude of session for its pid.

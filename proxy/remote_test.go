@@ -15,8 +15,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/remote"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // TestHostHeaderCheck: a request whose Host names no served host is

@@ -6,8 +6,8 @@ import (
 	"errors"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // handleFrame validates one client frame and executes it: the feature

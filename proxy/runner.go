@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // asyncRunner runs the slow requests of one feature (history/list and

@@ -21,9 +21,9 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // Server runs sessions and serves them to websocket clients.

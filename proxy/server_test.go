@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // blockSpawn makes the first claude that src's configuration starts wait,

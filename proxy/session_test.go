@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // textOf returns the text of an assistant event ("" for others).

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // claudeMCPStatus asks the session's claude for mcp_status and returns

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // testSource is an MCPSource for tests: servers by name with their JSON

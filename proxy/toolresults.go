@@ -12,7 +12,7 @@ import (
 	"regexp"
 	"strings"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // toolResultsPath serves the files the Claude Code CLI saved in a

@@ -10,8 +10,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // The state of a session follows claude's events, not what was sent:

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 // The session's state follows claude's events: scripts of what the real

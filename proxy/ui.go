@@ -6,7 +6,7 @@ import (
 	"path"
 	"strings"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // uiHandler serves the reference web UI embedded in package protocol, with

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // TestInvalidUTF8Frames: a text frame that is not valid UTF-8 — in the

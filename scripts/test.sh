@@ -31,8 +31,8 @@ npm_pkgs=(
   "@modelcontextprotocol/server-filesystem@2026.8.31"
   "@modelcontextprotocol/server-memory@2026.8.31"
   "typescript@5.9.3"
-  "ws@8.23.0" # the websocket of @ccproxy/client's Node tests (webview-protocol/ts), whose package.json pins the same
-  "json-schema-to-typescript@16.0.0" # generates ts/protocol.gen.ts from the schemas (webview-protocol/internal/gen)
+  "ws@8.23.0" # the websocket of @ccproxy/client's Node tests (protocol/ts), whose package.json pins the same
+  "json-schema-to-typescript@16.0.0" # generates ts/protocol.gen.ts from the schemas (protocol/internal/gen)
   "@agentclientprotocol/sdk@2.4.0"
 )
 

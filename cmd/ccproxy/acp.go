@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ccproxy/ccproxy/acp"
-	wsclient "github.com/ccproxy/ccproxy/webview-protocol/client"
+	wsclient "github.com/ccproxy/ccproxy/protocol/client"
 )
 
 const acpLong = `An Agent Client Protocol agent on stdin/stdout, for editors (Zed,

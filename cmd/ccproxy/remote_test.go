@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/protocol"
+	wsclient "github.com/ccproxy/ccproxy/protocol/client"
 	"github.com/ccproxy/ccproxy/proxy"
 	"github.com/ccproxy/ccproxy/proxy/remote"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
-	wsclient "github.com/ccproxy/ccproxy/webview-protocol/client"
 )
 
 // TestServeTLSUsage: off loopback only with TLS; the TLS flags go

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // TestWebUIMCPLiveButtons: with mcp.live announced, a failed server gets

@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // The web UI's permission dialog for each kind of request: a tool (with

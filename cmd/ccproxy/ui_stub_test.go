@@ -8,7 +8,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // stubPush is a push the stub backend sends.

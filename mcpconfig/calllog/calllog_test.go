@@ -14,8 +14,8 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 )
 
 var t0 = time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)

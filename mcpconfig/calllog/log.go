@@ -17,8 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
 	"github.com/tidwall/gjson"
 )
 

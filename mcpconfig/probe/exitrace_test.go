@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // TestProbeExitSeenLate: a stdio server that exits during initialize is

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // For tests only.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // Bounds on tool schemas. A schema beyond them is still usable: what is cut

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // paramsDir holds the tool schemas of the real servers the suite runs

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // paramsJSON encodes parameters for comparison.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // RootPath is the Parameter.Path and FieldError.Path of the arguments

@@ -13,7 +13,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // Codes of argument errors (protocol.FieldError.Code), as the SPEC lists

@@ -17,7 +17,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // Config is what a Gate takes from the proxy.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 
-	protocol "github.com/ccproxy/ccproxy/webview-protocol"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // FrameStatus is what ReadFrame saw of a frame besides its bytes.
