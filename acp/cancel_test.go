@@ -45,7 +45,7 @@ func (h *msgSignal) Handle(_ context.Context, r slog.Record) error {
 // its own result.
 func TestAgentCancelWhenTheInterruptFails(t *testing.T) {
 	ended := &msgSignal{msg: "the turn whose interrupt failed has ended", ch: make(chan struct{})}
-	cl, conn, ns, stop := withFake(t, proxy.Options{ClaudeEnv: append(os.Environ(), "FAKE_IGNORE_CONTROL=interrupt:1"), ControlTimeout: 2 * time.Second}, slog.New(ended))
+	cl, conn, ns, stop := withFake(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_IGNORE_CONTROL=interrupt:1"), ControlTimeout: 2 * time.Second}}, slog.New(ended))
 	defer stop()
 	bg := context.Background()
 	for _, m := range ns.Modes.AvailableModes {

@@ -88,7 +88,7 @@ func (w *configWatch) options(initial []sdk.SessionConfigOption) []sdk.SessionCo
 // the session is suspended and resumed.
 func TestAgentConfigOptions(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
-	cl, conn, _, agent, stop := fakeAgent(t, proxy.Options{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, slog.New(slog.DiscardHandler),
+	cl, conn, _, agent, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}}, slog.New(slog.DiscardHandler),
 		func(a *acp.Agent) { a.IdleTimeout = 0 })
 	defer stop()
 	watch := watchConfig(cl)

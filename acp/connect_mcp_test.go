@@ -50,8 +50,15 @@ func TestACPConnectClientMCPServers(t *testing.T) {
 	}
 	t.Cleanup(func() { src.Close() })
 	const token = "acp-connect-mcp-token-0123456789"
-	srv, err := proxy.New(proxy.Options{Token: token, ClaudePath: claude, ClaudeEnv: append(api.Env(home), "CCPROXY_TEST_MARKER="+marker),
-		Project: project, SpoolDir: t.TempDir(), Logger: log, NoUI: true, MCP: src})
+	srv, err := proxy.New(proxy.Options{
+		Token:         token,
+		Project:       project,
+		Logger:        log,
+		NoUI:          true,
+		CLIOptions:    proxy.CLIOptions{ClaudePath: claude, ClaudeEnv: append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)},
+		ReplayOptions: proxy.ReplayOptions{SpoolDir: t.TempDir()},
+		MCPOptions:    proxy.MCPOptions{MCP: src},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

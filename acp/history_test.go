@@ -70,7 +70,7 @@ func TestAgentLoadSessionToolSecretMasked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, conn, _, _, stop := inProcessWith(t, store, proxy.Options{ClaudePath: bin, ClaudePrefixArgs: []string{"replay-claude", "--speed", "0"}, Project: project, MCP: src},
+	cl, conn, _, _, stop := inProcessWith(t, store, proxy.Options{Project: project, CLIOptions: proxy.CLIOptions{ClaudePath: bin, ClaudePrefixArgs: []string{"replay-claude", "--speed", "0"}}, MCPOptions: proxy.MCPOptions{MCP: src}},
 		slog.New(slog.DiscardHandler), nil)
 	defer stop()
 	initialize(t, conn)

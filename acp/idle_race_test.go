@@ -84,7 +84,7 @@ func TestAgentIdleCloseDuringResume(t *testing.T) {
 	began, release := make(chan struct{}), make(chan struct{})
 	var armed, once sync.Once
 	arm := make(chan struct{})
-	_, conn, b, agent, stop := fakeAgent(t, proxy.Options{MaxSessions: 1}, slog.New(slog.DiscardHandler),
+	_, conn, b, agent, stop := fakeAgent(t, proxy.Options{SessionLimits: proxy.SessionLimits{MaxSessions: 1}}, slog.New(slog.DiscardHandler),
 		func(a *acp.Agent) {
 			a.IdleTimeout = 0
 			a.SetHook(func(ev string, _ sdk.SessionId) {
@@ -125,7 +125,7 @@ func TestAgentIdleCloseDuringResume(t *testing.T) {
 // the one the editor chose before.
 func TestAgentIdleResumeKeepsOthersModel(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
-	_, conn, b, agent, stop := fakeAgent(t, proxy.Options{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, slog.New(slog.DiscardHandler),
+	_, conn, b, agent, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}}, slog.New(slog.DiscardHandler),
 		func(a *acp.Agent) { a.IdleTimeout = 0 })
 	defer stop()
 	bg := context.Background()

@@ -107,7 +107,7 @@ const suspendedMsg = "suspended an idle session: claude stopped; its next prompt
 func TestAgentIdleSuspendResume(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
 	suspended := &msgSignal{msg: suspendedMsg, ch: make(chan struct{})}
-	cl, conn, b, _, stop := fakeAgent(t, proxy.Options{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, slog.New(suspended),
+	cl, conn, b, _, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}}, slog.New(suspended),
 		func(a *acp.Agent) { a.IdleTimeout = time.Millisecond })
 	defer stop()
 	id := newSession(t, conn)
@@ -142,7 +142,7 @@ func TestAgentIdleSuspendResume(t *testing.T) {
 func TestAgentIdleMakesRoom(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
 	working := make(chan string, 8)
-	cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{MaxSessions: 2, ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, slog.New(slog.DiscardHandler),
+	cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, SessionLimits: proxy.SessionLimits{MaxSessions: 2}}, slog.New(slog.DiscardHandler),
 		func(a *acp.Agent) { a.IdleTimeout = 0 })
 	defer stop()
 	cl.mu.Lock()
@@ -222,7 +222,7 @@ func TestAgentIdlePromptRacesSuspend(t *testing.T) {
 			argsFile := filepath.Join(t.TempDir(), "args.json")
 			began, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{})
 			var onceBegan, onceWait sync.Once
-			cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, slog.New(slog.DiscardHandler),
+			cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}}, slog.New(slog.DiscardHandler),
 				func(a *acp.Agent) {
 					a.IdleTimeout = 0
 					a.SetHook(func(ev string, _ sdk.SessionId) {
@@ -356,7 +356,7 @@ func TestAgentIdleRealCLI(t *testing.T) {
 	}
 	marker := "acp-idle-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
-	cl, conn, b, agent, stop := inProcessWith(t, store, proxy.Options{ClaudePath: claude, ClaudeEnv: env}, slog.New(slog.DiscardHandler),
+	cl, conn, b, agent, stop := inProcessWith(t, store, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudePath: claude, ClaudeEnv: env}}, slog.New(slog.DiscardHandler),
 		func(a *acp.Agent) { a.IdleTimeout = 0 })
 	initialize(t, conn)
 	bg := context.Background()

@@ -116,7 +116,7 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 	if err != nil {
 		t.Fatal(err)
 	}
-	return inProcessWith(t, store, proxy.Options{ClaudePath: bin, ClaudePrefixArgs: []string{"replay-claude", "--speed", "0"}}, slog.New(slog.DiscardHandler), nil)
+	return inProcessWith(t, store, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudePath: bin, ClaudePrefixArgs: []string{"replay-claude", "--speed", "0"}}}, slog.New(slog.DiscardHandler), nil)
 }
 
 // inProcessWith is inProcessAgent with the proxy's claude options in opts,

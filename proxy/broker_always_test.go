@@ -159,7 +159,7 @@ func TestPermissionAlwaysInvalidWritesNoRule(t *testing.T) {
 // fire, and claude gets the allow. A deny that came first wins and the
 // "always" that follows records nothing.
 func TestPermissionAlwaysClaimsRequest(t *testing.T) {
-	e := newAlwaysEnv(t, true, Options{PermissionTimeout: time.Hour})
+	e := newAlwaysEnv(t, true, Options{SessionLimits: SessionLimits{PermissionTimeout: time.Hour}})
 	a, b := e.ts.dial(t), e.ts.dial(t)
 	e.create(t, a)
 	b.do(protocol.TypeSessionSubscribe, map[string]any{"session": e.s})
@@ -210,7 +210,7 @@ func TestPermissionAlwaysClaimsRequest(t *testing.T) {
 // A write that fails releases the claim; if the timeout ran during it, the
 // request is denied then (not left pending with no timer).
 func TestPermissionAlwaysFailedWriteThenTimeout(t *testing.T) {
-	e := newAlwaysEnv(t, true, Options{PermissionTimeout: time.Hour})
+	e := newAlwaysEnv(t, true, Options{SessionLimits: SessionLimits{PermissionTimeout: time.Hour}})
 	c := e.ts.dial(t)
 	e.create(t, c)
 	bad := "{\"permissions\": {}, \"permissions\": {}}\n"
@@ -278,7 +278,7 @@ func TestPermissionAlwaysLogsNoRuleContent(t *testing.T) {
 // new process is not launched in it; another mode is what it starts in.
 func TestSetPermissionModeDuringRestart(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
-	ts := startServer(t, Options{CloseGrace: waitTimeout}, "FAKE_EXIT_ON_USR1=1", "FAKE_ARGS_FILE="+argsFile)
+	ts := startServer(t, Options{CLIOptions: CLIOptions{CloseGrace: waitTimeout}}, "FAKE_EXIT_ON_USR1=1", "FAKE_ARGS_FILE="+argsFile)
 	c := ts.dial(t)
 	s := c.create(nil)
 	pid := fakePID(t, c, s)

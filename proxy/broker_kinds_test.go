@@ -113,7 +113,7 @@ func TestPermissionAlwaysRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	ts := startServer(t, Options{MCP: src, Project: env.project})
+	ts := startServer(t, Options{Project: env.project, MCPOptions: MCPOptions{MCP: src}})
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	s := c.create(nil)

@@ -116,7 +116,7 @@ func TestPermissionDeny(t *testing.T) {
 
 // Unanswered requests are denied after the timeout, with a message.
 func TestPermissionTimeout(t *testing.T) {
-	ts := startServer(t, Options{PermissionTimeout: 300 * time.Millisecond})
+	ts := startServer(t, Options{SessionLimits: SessionLimits{PermissionTimeout: 300 * time.Millisecond}})
 	c := ts.dial(t)
 	var hello protocol.Hello
 	c.waitPush(0, protocol.TypeHello, &hello, nil)
@@ -198,7 +198,7 @@ func TestUnhandledControlRequest(t *testing.T) {
 // added after claude started).
 func TestPermissionAllowedByConfig(t *testing.T) {
 	src := newTestSource(t, map[string]string{"beta": `{"command":"x","args":[]}`})
-	ts := startServer(t, Options{MCP: src})
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	from := c.count()
@@ -286,7 +286,7 @@ func TestAllowsRules(t *testing.T) {
 // Beyond MaxPendingPermissions a request is denied at once; the pending one
 // is still answered by the client.
 func TestPermissionPendingBound(t *testing.T) {
-	ts := startServer(t, Options{MaxPendingPermissions: 1})
+	ts := startServer(t, Options{SessionLimits: SessionLimits{MaxPendingPermissions: 1}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	from := c.count()

@@ -52,7 +52,7 @@ func TestSessionCreateClientMCPServers(t *testing.T) {
 			}
 			t.Cleanup(func() { src.Close() })
 			argsFile := filepath.Join(t.TempDir(), "args.json")
-			ts := startServer(t, Options{MCP: src, Project: e.project}, "FAKE_ARGS_FILE="+argsFile)
+			ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}}, "FAKE_ARGS_FILE="+argsFile)
 			c := ts.dial(t)
 			var r protocol.SessionCreateResult
 			mustUnmarshal(t, c.do(protocol.TypeSessionCreate, map[string]any{"mcpServers": servers}), &r)
@@ -137,7 +137,7 @@ func TestSessionCreateClientMCPServersRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	ts := startServer(t, Options{MCP: src, Project: e.project})
+	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
 	c := ts.dial(t)
 	for _, tc := range []struct {
 		servers any
@@ -188,7 +188,7 @@ func TestCallLogScrubsClientServerSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	ts := startServer(t, Options{MCP: src, Project: e.project, CallLogDir: t.TempDir(), CallLogIO: true})
+	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src, CallLogDir: t.TempDir(), CallLogIO: true}})
 	c := ts.dial(t)
 	s := c.create(map[string]any{"mcpServers": map[string]any{"cli": map[string]any{"command": "/opt/cli", "env": map[string]any{"CLI_TOKEN": secret}}}})
 	c.turn(s, "mcpfail cli login with "+secret+" refused")

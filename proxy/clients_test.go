@@ -30,7 +30,7 @@ import (
 func TestSlowClientCatchesUp(t *testing.T) {
 	// WriteWait is long so the proxy's write to the stalled client does
 	// not time out before the test reads again.
-	ts := startServer(t, Options{SendQueueFrames: 16, ReplayBytes: 1 << 20, WriteWait: waitTimeout})
+	ts := startServer(t, Options{ReplayOptions: ReplayOptions{ReplayBytes: 1 << 20}, WebSocketOptions: WebSocketOptions{SendQueueFrames: 16, WriteWait: waitTimeout}})
 	fast := ts.dial(t)
 	s := fast.create(nil)
 
@@ -90,7 +90,7 @@ func TestSlowClientCatchesUp(t *testing.T) {
 // live ones; when the log no longer reaches back, session/gap says where it
 // starts.
 func TestReplayAndGap(t *testing.T) {
-	ts := startServer(t, Options{ReplayBytes: 64 << 10, ReplayDiskBytes: -1})
+	ts := startServer(t, Options{ReplayOptions: ReplayOptions{ReplayBytes: 64 << 10, ReplayDiskBytes: -1}})
 	a := ts.dial(t)
 	s := a.create(nil)
 	a.turn(s, "flood 20 100")
@@ -223,7 +223,7 @@ func TestInterrupt(t *testing.T) {
 // Bad input gets an error reply that says what and where; the connection
 // and the session live on.
 func TestBadInput(t *testing.T) {
-	ts := startServer(t, Options{MaxFrameBytes: 4096, MaxImageBytes: 100})
+	ts := startServer(t, Options{SessionLimits: SessionLimits{MaxImageBytes: 100}, WebSocketOptions: WebSocketOptions{MaxFrameBytes: 4096}})
 	c := ts.dial(t)
 	s := c.create(nil)
 
@@ -334,7 +334,7 @@ func TestSendImage(t *testing.T) {
 // (one byte over it: TestBadInput).
 func TestSendImageLimit(t *testing.T) {
 	limit := stream.MaxImageBytes + 1024
-	ts := startServer(t, Options{MaxImageBytes: int64(limit)})
+	ts := startServer(t, Options{SessionLimits: SessionLimits{MaxImageBytes: int64(limit)}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	from := c.count()
@@ -352,7 +352,7 @@ func TestSendImageLimit(t *testing.T) {
 
 // Several sessions at once, each with its own process and seqs.
 func TestSeveralSessions(t *testing.T) {
-	ts := startServer(t, Options{MaxSessions: 2})
+	ts := startServer(t, Options{SessionLimits: SessionLimits{MaxSessions: 2}})
 	c := ts.dial(t)
 	s1, s2 := c.create(nil), c.create(nil)
 	if e := c.doErr(protocol.TypeSessionCreate, map[string]any{}); e.Code != protocol.CodeLimitExceeded {
@@ -409,7 +409,7 @@ func smallBufferDialer() *websocket.Dialer {
 // Keep-alive: a client that answers pings stays; one that reads but never
 // answers them (and sends nothing) is dropped after PongWait.
 func TestPingPong(t *testing.T) {
-	ts := startServer(t, Options{PingInterval: 20 * time.Millisecond, PongWait: 300 * time.Millisecond})
+	ts := startServer(t, Options{WebSocketOptions: WebSocketOptions{PingInterval: 20 * time.Millisecond, PongWait: 300 * time.Millisecond}})
 	alive := ts.dial(t) // gorilla answers pings while it reads
 	conn, _, err := websocket.DefaultDialer.Dial(ts.wsURL(), http.Header{"Authorization": {"Bearer " + testToken}})
 	if err != nil {
@@ -459,7 +459,7 @@ func (h *lockCheckHandler) Handle(_ context.Context, r slog.Record) error {
 func TestKillLogsWithoutTheLock(t *testing.T) {
 	var c *client
 	h := &lockCheckHandler{msg: "dropping websocket client", c: &c}
-	srv := &Server{log: slog.New(h), opts: Options{SendQueueFrames: 1}}
+	srv := &Server{log: slog.New(h), opts: Options{WebSocketOptions: WebSocketOptions{SendQueueFrames: 1}}}
 	c = newClient(srv, "c-test", nil)
 	c.kill(websocket.ClosePolicyViolation, "slow consumer: send queue full (1 frames)")
 	c.kill(websocket.ClosePolicyViolation, "slow consumer: send queue full (1 frames)")
@@ -473,7 +473,7 @@ func TestKillLogsWithoutTheLock(t *testing.T) {
 // that stopped reading does not let the queue take a bound's worth more.
 // Once they are written, the queue takes frames again.
 func TestQueueBoundsCountFramesInHand(t *testing.T) {
-	srv := &Server{log: slog.New(slog.DiscardHandler), opts: Options{SendQueueFrames: 4, SendQueueBytes: 1 << 20}}
+	srv := &Server{log: slog.New(slog.DiscardHandler), opts: Options{WebSocketOptions: WebSocketOptions{SendQueueFrames: 4, SendQueueBytes: 1 << 20}}}
 	c := newClient(srv, "c-test", nil)
 	sub := &subscription{c: c}
 	event := outFrame{data: []byte(`{"type":"session/event"}`), sub: sub}

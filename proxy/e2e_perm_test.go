@@ -167,7 +167,7 @@ func TestE2EMCPToolRules(t *testing.T) {
 // is a cli_error with its message; in plan mode ExitPlanMode is a plan to
 // approve, which never times out, and approving it leaves plan mode.
 func TestE2EPermissionModeAndPlan(t *testing.T) {
-	e := startE2EWith(t, Options{PermissionTimeout: time.Millisecond}, nil)
+	e := startE2EWith(t, Options{SessionLimits: SessionLimits{PermissionTimeout: time.Millisecond}}, nil)
 	c := e.dial(t)
 	s := c.create(nil)
 	c.turn(s, "PING-1")
@@ -219,7 +219,7 @@ func TestE2EPermissionModeAndPlan(t *testing.T) {
 // AskUserQuestion is a question with options, never timed out; the answers
 // reach claude in the format it expects.
 func TestE2EAskUserQuestion(t *testing.T) {
-	e := startE2EWith(t, Options{PermissionTimeout: time.Millisecond}, nil)
+	e := startE2EWith(t, Options{SessionLimits: SessionLimits{PermissionTimeout: time.Millisecond}}, nil)
 	c := e.dial(t)
 	s := c.create(nil)
 	from := c.count()

@@ -377,7 +377,7 @@ func TestE2EPermissions(t *testing.T) {
 }
 
 func TestE2EPermissionTimeout(t *testing.T) {
-	e := startE2E(t, Options{PermissionTimeout: 500 * time.Millisecond})
+	e := startE2E(t, Options{SessionLimits: SessionLimits{PermissionTimeout: 500 * time.Millisecond}})
 	c := e.dial(t)
 	s := c.create(nil)
 	from := c.count()
@@ -459,7 +459,7 @@ func TestE2ESlowClient(t *testing.T) {
 	// PongWait (60 s by default) must outlast the turns it takes to fall
 	// behind, however slow the machine or the CLI (on 2.1.332 under load
 	// it fell behind after 38 s and was dropped at 60 s, before it read).
-	e := startE2E(t, Options{SendQueueFrames: 64, WriteWait: waitTimeout, PongWait: 10 * time.Minute})
+	e := startE2E(t, Options{WebSocketOptions: WebSocketOptions{SendQueueFrames: 64, WriteWait: waitTimeout, PongWait: 10 * time.Minute}})
 	fast := e.dial(t)
 	s := fast.create(nil)
 	slow := dialSlow(t, e.testServer, s)

@@ -58,12 +58,9 @@ func TestE2EProcessEnvSecretMasked(t *testing.T) {
 	t.Setenv("CCPROXY_TEST_SECRET_TOKEN", own)
 	spool, callDir := t.TempDir(), t.TempDir()
 	e := startE2E(t, Options{
-		ClaudeEnv:         []string{"CCPROXY_TEST_SECRET_TOKEN=" + own, "CCPROXY_TEST_CLAUDE_AUTH=" + claudeOnly},
-		SpoolDir:          spool,
-		ReplayBytes:       4 << 10, // spill nearly everything
-		ReplayMemoryBytes: 4 << 10,
-		CallLogDir:        callDir,
-		CallLogIO:         true,
+		CLIOptions:    CLIOptions{ClaudeEnv: []string{"CCPROXY_TEST_SECRET_TOKEN=" + own, "CCPROXY_TEST_CLAUDE_AUTH=" + claudeOnly}},
+		ReplayOptions: ReplayOptions{SpoolDir: spool, ReplayBytes: 4 << 10, ReplayMemoryBytes: 4 << 10}, // spill nearly everything
+		MCPOptions:    MCPOptions{CallLogDir: callDir, CallLogIO: true},
 	})
 	secrets := []string{own, claudeOnly}
 	c := e.dial(t)

@@ -36,7 +36,7 @@ func TestE2EStateFollowsSelfStartedTurn(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Options{ClaudePath: claude, ClaudeEnv: api.Env(home), Project: t.TempDir(), PermissionTimeout: -1})
+	ts := startServer(t, Options{Project: t.TempDir(), CLIOptions: CLIOptions{ClaudePath: claude, ClaudeEnv: api.Env(home)}, SessionLimits: SessionLimits{PermissionTimeout: -1}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	from := c.count()
@@ -83,7 +83,7 @@ func TestE2EStateAfterSlashCommand(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Options{ClaudePath: claude, ClaudeEnv: api.Env(home), Project: t.TempDir(), PermissionTimeout: -1})
+	ts := startServer(t, Options{Project: t.TempDir(), CLIOptions: CLIOptions{ClaudePath: claude, ClaudeEnv: api.Env(home)}, SessionLimits: SessionLimits{PermissionTimeout: -1}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.turn(s, "ping")

@@ -27,7 +27,7 @@ var allRequestTypes = []string{
 // whose handler takes the type the protocol decodes it into: dispatch
 // never falls through to "unknown request type".
 func TestFeatureTableCoversTheProtocol(t *testing.T) {
-	s, err := New(Options{Token: testToken, ClaudePath: fakeClaudePath, Project: t.TempDir(), SpoolDir: t.TempDir(), HistoryHome: "-"})
+	s, err := New(Options{Token: testToken, Project: t.TempDir(), CLIOptions: CLIOptions{ClaudePath: fakeClaudePath}, ReplayOptions: ReplayOptions{SpoolDir: t.TempDir()}, HistoryOptions: HistoryOptions{HistoryHome: "-"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,15 +82,15 @@ func TestFeatureTableAgrees(t *testing.T) {
 		opts func(t *testing.T) Options
 		caps []string
 	}{
-		{"no history", func(t *testing.T) Options { return Options{HistoryHome: "-"} }, base},
-		{"history", func(t *testing.T) Options { return Options{HistoryHome: t.TempDir()} },
+		{"no history", func(t *testing.T) Options { return Options{HistoryOptions: HistoryOptions{HistoryHome: "-"}} }, base},
+		{"history", func(t *testing.T) Options { return Options{HistoryOptions: HistoryOptions{HistoryHome: t.TempDir()}} },
 			append(slices.Clone(base), protocol.CapHistory)},
 		{"MCP source", func(t *testing.T) Options {
-			return Options{HistoryHome: "-", MCP: newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})}
+			return Options{MCPOptions: MCPOptions{MCP: newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})}, HistoryOptions: HistoryOptions{HistoryHome: "-"}}
 		}, slices.Concat(base, live)},
 		{"MCP probes and call log", func(t *testing.T) Options {
 			src := newProbeSource(t, map[string]any{}, nil)
-			return Options{HistoryHome: "-", MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: t.TempDir()}
+			return Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir()}, HistoryOptions: HistoryOptions{HistoryHome: "-"}}
 		}, slices.Concat(base, live, []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog})},
 		{"MCP manager", func(t *testing.T) Options {
 			e := newMCPEnv(t)
@@ -99,7 +99,7 @@ func TestFeatureTableAgrees(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { src.Close() })
-			return Options{HistoryHome: t.TempDir(), MCP: src, Project: e.project}
+			return Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: t.TempDir()}}
 		}, slices.Concat(base, live, []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapHistory, protocol.CapMCPManage})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -55,7 +55,7 @@ func evField(t *testing.T, ev json.RawMessage, key string) string {
 
 func TestHistoryListAndRead(t *testing.T) {
 	project := t.TempDir()
-	ts := startServer(t, Options{Project: project, HistoryHome: historyHome(t, project)})
+	ts := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: historyHome(t, project)}})
 	c := ts.dial(t)
 
 	var hello protocol.Hello
@@ -177,7 +177,7 @@ func TestHistoryListAndRead(t *testing.T) {
 // reading on from it with agent and cursor gives the rest.
 func TestHistoryReadMore(t *testing.T) {
 	project := t.TempDir()
-	ts := startServer(t, Options{Project: project, HistoryHome: historyHome(t, project)})
+	ts := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: historyHome(t, project)}})
 	c := ts.dial(t)
 	var l protocol.HistoryListResult
 	mustUnmarshal(t, c.do(protocol.TypeHistoryList, map[string]any{}), &l)
@@ -209,8 +209,8 @@ func TestHistoryReadMore(t *testing.T) {
 func TestHistoryReadReplyBudget(t *testing.T) {
 	project := t.TempDir()
 	home := historyHome(t, project)
-	whole := startServer(t, Options{Project: project, HistoryHome: home}).dial(t)
-	small := startServer(t, Options{Project: project, HistoryHome: home, HistoryReplyBytes: 2000}).dial(t)
+	whole := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: home}}).dial(t)
+	small := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: home, HistoryReplyBytes: 2000}}).dial(t)
 	var l protocol.HistoryListResult
 	mustUnmarshal(t, whole.do(protocol.TypeHistoryList, map[string]any{}), &l)
 	id := l.Sessions[0].ID
@@ -269,7 +269,7 @@ func TestHistoryCorruptLine(t *testing.T) {
 	f.WriteString("{\"type\":\"user\",\"mess\x00age garbage\n[1,2]\n")
 	f.Close()
 	id := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
-	c := startServer(t, Options{Project: project, HistoryHome: home}).dial(t)
+	c := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: home}}).dial(t)
 	var l protocol.HistoryListResult
 	mustUnmarshal(t, c.do(protocol.TypeHistoryList, map[string]any{}), &l)
 	for _, s := range l.Sessions {
@@ -285,7 +285,7 @@ func TestHistoryCorruptLine(t *testing.T) {
 
 // HistoryHome "-" turns history off: no capability, unknown_type.
 func TestHistoryOff(t *testing.T) {
-	c := startServer(t, Options{HistoryHome: "-"}).dial(t)
+	c := startServer(t, Options{HistoryOptions: HistoryOptions{HistoryHome: "-"}}).dial(t)
 	var hello protocol.Hello
 	c.waitPush(0, protocol.TypeHello, &hello, nil)
 	if slices.Contains(hello.Capabilities, protocol.CapHistory) {
@@ -300,7 +300,7 @@ func TestHistoryOff(t *testing.T) {
 // exactly one reply, ok (and right) or limit_exceeded, never anything else.
 func TestHistoryConcurrent(t *testing.T) {
 	project := t.TempDir()
-	ts := startServer(t, Options{Project: project, HistoryHome: historyHome(t, project)})
+	ts := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: historyHome(t, project)}})
 	var ids []string
 	{
 		var l protocol.HistoryListResult
@@ -355,7 +355,7 @@ func TestHistoryToolResultSecretMasked(t *testing.T) {
 	}
 	t.Cleanup(func() { src.Close() })
 	home := historyHome(t, e.project)
-	ts := startServer(t, Options{Project: e.project, HistoryHome: home, MCP: src})
+	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: home}})
 	c := ts.dial(t)
 	var l protocol.HistoryListResult
 	mustUnmarshal(t, c.do(protocol.TypeHistoryList, map[string]any{}), &l)

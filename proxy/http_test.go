@@ -49,7 +49,7 @@ func errorCode(t *testing.T, body []byte) protocol.Code {
 // The websocket upgrade: token by header or subprotocol, never by URL;
 // origin checked; version negotiated; the token never echoed or logged.
 func TestWebsocketAuthAndOrigin(t *testing.T) {
-	ts := startServer(t, Options{AllowOrigins: []string{"https://App.Example:8443"}})
+	ts := startServer(t, Options{RemoteOptions: RemoteOptions{AllowOrigins: []string{"https://App.Example:8443"}}})
 	port := ts.addr[strings.LastIndexByte(ts.addr, ':')+1:]
 	bearer := "Bearer " + testToken
 	type result struct {

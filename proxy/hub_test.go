@@ -85,7 +85,7 @@ func TestLogBudgetEvictsExitedFirst(t *testing.T) {
 // back from disk. One that subscribes after the disk budget dropped the
 // start gets session/gap, then the rest.
 func TestReplayFromDisk(t *testing.T) {
-	ts := startServer(t, Options{ReplayBytes: 64 << 10, ReplayDiskBytes: 1 << 20, SendQueueFrames: 4})
+	ts := startServer(t, Options{ReplayOptions: ReplayOptions{ReplayBytes: 64 << 10, ReplayDiskBytes: 1 << 20}, WebSocketOptions: WebSocketOptions{SendQueueFrames: 4}})
 	a := ts.dial(t)
 	s := a.create(nil)
 	a.turn(s, "flood 200 2000") // 400 KB: 6 times the memory
@@ -126,7 +126,7 @@ func TestReplayFromDisk(t *testing.T) {
 // MaxSessions.
 func TestExitedSessionReaped(t *testing.T) {
 	spool := t.TempDir()
-	ts := startServer(t, Options{MaxSessions: 1, SessionTTL: waitTimeout, ReplayBytes: 4 << 10, SpoolDir: spool})
+	ts := startServer(t, Options{SessionLimits: SessionLimits{MaxSessions: 1, SessionTTL: waitTimeout}, ReplayOptions: ReplayOptions{ReplayBytes: 4 << 10, SpoolDir: spool}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.turn(s, "flood 50 1000") // spills to disk
@@ -162,7 +162,7 @@ func TestExitedSessionReaped(t *testing.T) {
 
 // The reap loop does it by itself once the TTL has passed.
 func TestReapLoop(t *testing.T) {
-	ts := startServer(t, Options{SessionTTL: 1})
+	ts := startServer(t, Options{SessionLimits: SessionLimits{SessionTTL: 1}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "exit 3"})
@@ -200,7 +200,7 @@ func spillFiles(t *testing.T, root string) []string {
 // its id (read from the frame's first bytes); the connection goes on, and
 // once the budget is free the same frame is accepted.
 func TestInboundBudget(t *testing.T) {
-	ts := startServer(t, Options{MaxFrameBytes: 1 << 20, InboundBytes: 1 << 20})
+	ts := startServer(t, Options{WebSocketOptions: WebSocketOptions{MaxFrameBytes: 1 << 20, InboundBytes: 1 << 20}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	// Another connection is in the middle of a large frame.
@@ -233,7 +233,7 @@ func TestInboundBudget(t *testing.T) {
 // A client whose socket accepts nothing for WriteWait is closed, as
 // before the log was the only buffer; the others go on.
 func TestStalledClientClosed(t *testing.T) {
-	ts := startServer(t, Options{SendQueueFrames: 16, WriteWait: 300 * time.Millisecond})
+	ts := startServer(t, Options{WebSocketOptions: WebSocketOptions{SendQueueFrames: 16, WriteWait: 300 * time.Millisecond}})
 	fast := ts.dial(t)
 	s := fast.create(nil)
 	slow := dialSlow(t, ts, s)
@@ -260,7 +260,7 @@ func TestStalledClientClosed(t *testing.T) {
 // time: the request and its resolution, and then, reading again, every
 // event and the state it missed; nothing twice.
 func TestBehindClientGetsPermissionPushes(t *testing.T) {
-	ts := startServer(t, Options{SendQueueFrames: 16, ReplayBytes: 1 << 20, WriteWait: waitTimeout})
+	ts := startServer(t, Options{ReplayOptions: ReplayOptions{ReplayBytes: 1 << 20}, WebSocketOptions: WebSocketOptions{SendQueueFrames: 16, WriteWait: waitTimeout}})
 	fast := ts.dial(t)
 	s := fast.create(nil)
 	slow := dialSlow(t, ts, s)
@@ -305,7 +305,7 @@ func TestBehindClientGetsPermissionPushes(t *testing.T) {
 // and session/state each right after the event it followed, not before
 // events that came earlier nor after later ones.
 func TestBehindClientKeepsPushOrder(t *testing.T) {
-	ts := startServer(t, Options{SendQueueFrames: 16, ReplayBytes: 1 << 20, WriteWait: waitTimeout})
+	ts := startServer(t, Options{ReplayOptions: ReplayOptions{ReplayBytes: 1 << 20}, WebSocketOptions: WebSocketOptions{SendQueueFrames: 16, WriteWait: waitTimeout}})
 	fast := ts.dial(t)
 	s := fast.create(nil)
 	slow := dialSlow(t, ts, s)
@@ -551,14 +551,15 @@ func (f fullDisk) WriteAt(p []byte, off int64) (int, error) {
 func TestSpillFailureCountedAndGap(t *testing.T) {
 	var used atomic.Int64
 	var failed atomic.Bool
-	ts := startServer(t, Options{ReplayBytes: 64 << 10, ReplayDiskBytes: 8 << 20,
-		spillCreate: func(path string) (eventlog.SpillFile, error) {
+	ts := startServer(t, Options{
+		ReplayOptions: ReplayOptions{ReplayBytes: 64 << 10, ReplayDiskBytes: 8 << 20, spillCreate: func(path string) (eventlog.SpillFile, error) {
 			f, err := eventlog.CreateSpillFile(path)
 			if err != nil {
 				return nil, err
 			}
 			return fullDisk{SpillFile: f, used: &used, room: 300 << 10, failed: &failed}, nil
-		}})
+		}},
+	})
 	m, _ := scrape(t, ts)
 	wantMetrics(t, "at start", m, map[string]float64{"ccproxy_replay_log_spill_failures_total": 0})
 

@@ -138,7 +138,7 @@ func TestWebUILogin(t *testing.T) {
 // header: the cookie with no Origin, a foreign one or a webview's is
 // refused, and nothing is refused 401.
 func TestLoginCodeWithCookie(t *testing.T) {
-	ts := startServer(t, Options{AllowOrigins: []string{"https://front.example"}})
+	ts := startServer(t, Options{RemoteOptions: RemoteOptions{AllowOrigins: []string{"https://front.example"}}})
 	resp, body := postLogin(t, ts, ts.srv.NewLoginCode(0), http.Header{"Origin": {ts.url}})
 	if resp.StatusCode != 204 || len(resp.Cookies()) != 1 {
 		t.Fatalf("login: %s %s", resp.Status, body)

@@ -52,7 +52,7 @@ func waitStatus(c *wsClient, from int, what string, pred func(st protocol.MCPSta
 // mcp_set_servers without a restart.
 func TestMCPStatusAndHotReload(t *testing.T) {
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
-	ts := startServer(t, Options{MCP: src, MCPRefresh: 20 * time.Millisecond})
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src, MCPRefresh: 20 * time.Millisecond}})
 	c := ts.dial(t)
 	var hello protocol.Hello
 	c.waitPush(0, protocol.TypeHello, &hello, nil)
@@ -119,7 +119,7 @@ func TestMCPStatusAndHotReload(t *testing.T) {
 func TestMCPRefusedRestarts(t *testing.T) {
 	dir := t.TempDir()
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
-	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1", "FAKE_ARGS_FILE="+filepath.Join(dir, "args.json"))
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src}}, "FAKE_REFUSE_SET=1", "FAKE_ARGS_FILE="+filepath.Join(dir, "args.json"))
 	c := ts.dial(t)
 	s := c.create(nil)
 	before := c.count()
@@ -172,7 +172,7 @@ func TestMCPRefusedRestarts(t *testing.T) {
 // a refusal: the session does not restart, however often it happens.
 func TestMCPServerErrorsNoRestart(t *testing.T) {
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
-	ts := startServer(t, Options{MCP: src}, "FAKE_SET_ERRORS=1")
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src}}, "FAKE_SET_ERRORS=1")
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.turn(s, "first")
@@ -202,7 +202,7 @@ func TestMCPServerErrorsNoRestart(t *testing.T) {
 // every configured server, and the proxy disables it there again.
 func TestMCPToggleSurvivesRestart(t *testing.T) {
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`, "gamma": `{"command":"c","args":[]}`})
-	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1")
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src}}, "FAKE_REFUSE_SET=1")
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	s := c.create(nil)
@@ -236,7 +236,7 @@ func TestMCPToggleSurvivesRestart(t *testing.T) {
 // the system's words), which go to the log.
 func TestRestartFailureHidesDetails(t *testing.T) {
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
-	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1")
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src}}, "FAKE_REFUSE_SET=1")
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.turn(s, "first")
@@ -257,7 +257,7 @@ func TestRestartFailureHidesDetails(t *testing.T) {
 // The old fake exits only on SIGUSR1, so the restart is surely in progress
 // when the turn is sent.
 func TestTurnHeldDuringRestart(t *testing.T) {
-	ts := startServer(t, Options{CloseGrace: waitTimeout}, "FAKE_EXIT_ON_USR1=1")
+	ts := startServer(t, Options{CLIOptions: CLIOptions{CloseGrace: waitTimeout}}, "FAKE_EXIT_ON_USR1=1")
 	c := ts.dial(t)
 	s := c.create(nil)
 	pid := fakePID(t, c, s)
@@ -290,7 +290,7 @@ func TestMCPApproval(t *testing.T) {
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`, "proj": `{"command":"p","args":[]}`})
 	src.set(src.servers, map[string]string{"proj": protocol.ApprovalAwaiting})
 	<-src.Changes()
-	ts := startServer(t, Options{MCP: src, MCPRefresh: 20 * time.Millisecond})
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src, MCPRefresh: 20 * time.Millisecond}})
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	st, _ := waitStatus(c, 0, "status", func(protocol.MCPStatus) bool { return true })

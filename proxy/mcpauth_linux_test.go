@@ -236,7 +236,7 @@ func TestMCPLoginStops(t *testing.T) {
 		t.Errorf("the CLI of a closed connection's login (pid %d) still runs", pid)
 	}
 
-	_, c4 := startAuthServer(t, Options{MCPLoginTimeout: time.Millisecond}, "FAKE_LOGIN=hang")
+	_, c4 := startAuthServer(t, Options{MCPOptions: MCPOptions{MCPLoginTimeout: time.Millisecond}}, "FAKE_LOGIN=hang")
 	f := c4.reply(c4.send(protocol.TypeMCPLogin, map[string]any{"name": "oa"}))
 	var perr *protocol.Error
 	if f.OK != nil && *f.OK { // the URL came first: the timeout is pushed

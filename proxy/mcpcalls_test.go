@@ -182,7 +182,7 @@ func callLog(t *testing.T, c *wsClient, data map[string]any) []protocol.LogEntry
 // Without a resolved configuration and a call log the four requests are
 // not offered: unknown_type, and hello does not announce them.
 func TestMCPCallsNotWired(t *testing.T) {
-	ts := startServer(t, Options{MCP: newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})})
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})}})
 	c := ts.dial(t)
 	for _, cp := range []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog} {
 		if slices.Contains(helloCaps(t, c), cp) {
@@ -214,7 +214,7 @@ func TestMCPProbeToolsCall(t *testing.T) {
 		map[string]any{"waiting": map[string]any{"type": "http", "url": good.URL}},
 		"off")
 	logDir := t.TempDir()
-	ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: logDir})
+	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: logDir}})
 	c := ts.dial(t)
 	caps := helloCaps(t, c)
 	for _, cp := range []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog} {
@@ -524,7 +524,7 @@ func TestMCPAutoProbe(t *testing.T) {
 		"good":    map[string]any{"type": "http", "url": good.URL},
 		"missing": map[string]any{"command": missing},
 	}, map[string]any{"waiting": map[string]any{"type": "http", "url": good.URL}})
-	ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), AutoProbe: true})
+	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), AutoProbe: true}})
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	st, _ := waitStatus(c, 0, "good and missing probed", func(st protocol.MCPStatus) bool {
@@ -596,7 +596,7 @@ func TestMCPCallLog(t *testing.T) {
 				"testmcp": map[string]any{"type": "http", "url": good.URL},
 				"other":   map[string]any{"type": "http", "url": good.URL},
 			}, nil)
-			ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), CallLogIO: withIO})
+			ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), CallLogIO: withIO}})
 			c := ts.dial(t)
 			s := c.create(nil)
 			// The fake calls mcp__testmcp__image and gets an image back.
@@ -675,7 +675,7 @@ func TestMCPCallLog(t *testing.T) {
 func TestMCPRequestsBoundAndCancelled(t *testing.T) {
 	good := mcptest.ServeHTTP(t)
 	src := newProbeSource(t, map[string]any{"good": map[string]any{"type": "http", "url": good.URL}}, nil)
-	ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), MaxMCPRequests: 1})
+	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), MaxMCPRequests: 1}})
 	c := ts.dial(t)
 	// A call of two minutes (the test's wait limit is one): the proxy
 	// must not wait for it when it shuts down.
@@ -698,7 +698,7 @@ func TestMCPRequestsBoundAndCancelled(t *testing.T) {
 // blob is served over HTTP); a session turn that calls an MCP tool and the
 // direct calls are in mcp/log.
 func TestE2EMCPProbeToolsCallLog(t *testing.T) {
-	e := startE2E(t, Options{AutoProbe: true, CallLogDir: t.TempDir()})
+	e := startE2E(t, Options{MCPOptions: MCPOptions{AutoProbe: true, CallLogDir: t.TempDir()}})
 	c := e.dial(t)
 	caps := helloCaps(t, c)
 	for _, cp := range []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog} {
@@ -940,7 +940,7 @@ func TestMCPCallLogMasksEnvSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	old.Close()
-	ts := startServer(t, Options{MCP: src, Project: src.env.project, MCPProbe: probeOpts(), CallLogDir: dir, CallLogIO: true})
+	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: dir, CallLogIO: true}})
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPCall, map[string]any{"name": "testmcp", "tool": mcptest.ToolEcho, "arguments": map[string]any{"message": "now " + secret}})
 	entries := callLog(t, c, map[string]any{})

@@ -59,7 +59,7 @@ func TestMCPWritesRefuseProjectLinkOutside(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { src.Close() })
-			ts := startServer(t, Options{MCP: src, Project: e.project})
+			ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
 			cl := ts.dial(t)
 			perr := cl.doErr(c.typ, c.data)
 			realLink := link

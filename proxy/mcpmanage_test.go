@@ -33,7 +33,7 @@ func TestMCPManageProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Options{MCP: src, Project: e.project})
+	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
 	t.Cleanup(func() { src.Close() })
 	c := ts.dial(t)
 	if caps := helloCaps(t, c); !slices.Contains(caps, protocol.CapMCPManage) {
@@ -179,7 +179,7 @@ func TestMCPTrustAndKeepUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Options{MCP: src, Project: e.project})
+	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
 	t.Cleanup(func() { src.Close() })
 	c := ts.dial(t)
 	helloCaps(t, c)
@@ -273,7 +273,7 @@ func TestMCPManageBadFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Options{MCP: src, Project: e.project})
+	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
 	t.Cleanup(func() { src.Close() })
 	c := ts.dial(t)
 	claudeJSON := filepath.Join(e.home, ".claude.json")

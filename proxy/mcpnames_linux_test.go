@@ -23,7 +23,7 @@ func TestMCPOptionNameRefused(t *testing.T) {
 		"a.b": `{"type":"http","url":"http://127.0.0.1:1/mcp"}`,
 	})
 	src.set(src.servers, map[string]string{"-h": protocol.ApprovalAwaiting, "a.b": protocol.ApprovalApproved})
-	_, c := startAuthServer(t, Options{MCP: src}, "FAKE_ARGS_FILE="+argsFile, "FAKE_LOGIN=early")
+	_, c := startAuthServer(t, Options{MCPOptions: MCPOptions{MCP: src}}, "FAKE_ARGS_FILE="+argsFile, "FAKE_LOGIN=early")
 	for _, tc := range []struct {
 		typ  string
 		data map[string]any

@@ -246,7 +246,7 @@ func BenchmarkMetricsPerEvent(b *testing.B) {
 // second initialize; the MCP servers are counted by status.
 func TestMetricsRestartAndMCP(t *testing.T) {
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
-	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1")
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src}}, "FAKE_REFUSE_SET=1")
 	c := ts.dial(t)
 	s := c.create(nil)
 	before := c.count()
@@ -291,7 +291,7 @@ func sumOf(m map[string]float64, prefix string) float64 {
 // (counted, nothing lost); one whose queue of replies then goes twice over
 // its bound is dropped with 1008 and counted as send_queue_full, once.
 func TestMetricsSlowClients(t *testing.T) {
-	ts := startServer(t, Options{SendQueueFrames: 4, ReplayBytes: 1 << 20, WriteWait: waitTimeout})
+	ts := startServer(t, Options{ReplayOptions: ReplayOptions{ReplayBytes: 1 << 20}, WebSocketOptions: WebSocketOptions{SendQueueFrames: 4, WriteWait: waitTimeout}})
 	fast := ts.dial(t)
 	s := fast.create(nil)
 	conn, _, err := smallBufferDialer().Dial(ts.wsURL(), http.Header{"Authorization": {"Bearer " + testToken}})
@@ -348,7 +348,7 @@ func TestMetricsSlowClients(t *testing.T) {
 // pong_timeout; one whose write makes no progress for WriteWait as
 // write_timeout.
 func TestMetricsTimeouts(t *testing.T) {
-	ts := startServer(t, Options{PingInterval: 20 * time.Millisecond, PongWait: 300 * time.Millisecond})
+	ts := startServer(t, Options{WebSocketOptions: WebSocketOptions{PingInterval: 20 * time.Millisecond, PongWait: 300 * time.Millisecond}})
 	conn, _, err := websocket.DefaultDialer.Dial(ts.wsURL(), http.Header{"Authorization": {"Bearer " + testToken}})
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +367,7 @@ func TestMetricsTimeouts(t *testing.T) {
 	m, _ := scrape(t, ts)
 	wantMetrics(t, "no pong", m, map[string]float64{`ccproxy_clients_dropped_total{reason="pong_timeout"}`: 1, `ccproxy_clients_dropped_total{reason="write_timeout"}`: 0})
 
-	ts = startServer(t, Options{SendQueueFrames: 16, WriteWait: 300 * time.Millisecond})
+	ts = startServer(t, Options{WebSocketOptions: WebSocketOptions{SendQueueFrames: 16, WriteWait: 300 * time.Millisecond}})
 	fast := ts.dial(t)
 	s := fast.create(nil)
 	dialSlow(t, ts, s)

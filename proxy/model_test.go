@@ -210,7 +210,7 @@ func TestSessionModelsBounded(t *testing.T) {
 // launches with too.
 func TestSetModelAndRestart(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
-	ts := startServer(t, Options{CloseGrace: waitTimeout}, "FAKE_EXIT_ON_USR1=1", "FAKE_ARGS_FILE="+argsFile)
+	ts := startServer(t, Options{CLIOptions: CLIOptions{CloseGrace: waitTimeout}}, "FAKE_EXIT_ON_USR1=1", "FAKE_ARGS_FILE="+argsFile)
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.do(protocol.TypeSessionSetModel, map[string]any{"session": s, "model": "sonnet"})

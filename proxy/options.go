@@ -36,15 +36,34 @@ const (
 	DefaultMaxPendingPermissions = 64
 )
 
-// Options configure a Server. Zero values take the defaults listed.
+// Options configure a Server. Zero values take the defaults listed. The
+// options are grouped by what they configure; the groups are embedded, so
+// opts.MaxSessions reads SessionLimits.MaxSessions.
 type Options struct {
 	// Token authenticates clients (required): Authorization: Bearer T, or
 	// the websocket subprotocol ccproxy.token.T. Characters A-Z a-z 0-9 . _ ~ -.
 	Token string
-	// AllowOrigins are extra browser origins allowed besides the proxy's own
-	// and vscode-webview://* (exact scheme://host[:port], or "null").
-	AllowOrigins []string
+	// Project is the default working directory of sessions (default: the
+	// current directory).
+	Project string
+	// Logger receives the proxy's log (default: discard).
+	Logger *slog.Logger
+	// Version is ccproxy's version, announced in hello.
+	Version string
+	// NoUI turns off the reference web UI served at / (and its login).
+	NoUI bool
 
+	CLIOptions
+	SessionLimits
+	ReplayOptions
+	WebSocketOptions
+	MCPOptions
+	RemoteOptions
+	HistoryOptions
+}
+
+// CLIOptions say which Claude Code CLI runs and how its processes are driven.
+type CLIOptions struct {
 	// ClaudePath is the Claude Code CLI to run (--claude). When empty it is
 	// looked up with FindClaude: $CCPROXY_CLAUDE, then PATH.
 	ClaudePath string
@@ -64,11 +83,54 @@ type Options struct {
 	MinClaudeVersion string
 	// ClaudeEnv is the environment of claude processes (default: this
 	// process's environment). CCPROXY_TOKEN is always removed from it.
-	ClaudeEnv []string
+	ClaudeEnv       []string
+	MaxLineBytes    int           // longest stdout line of claude kept whole (stream.DefaultMaxLine)
+	ControlTimeout  time.Duration // wait for claude to answer a control request (15 s)
+	CloseGrace      time.Duration // after stdin EOF, before SIGTERM (5 s)
+	TermGrace       time.Duration // after SIGTERM, before SIGKILL (3 s)
+	StderrTailBytes int           // claude stderr kept for the exit report (8 KiB)
+}
 
-	// Project is the default working directory of sessions (default: the
-	// current directory).
-	Project string
+// SessionLimits bound the sessions and what they hold.
+type SessionLimits struct {
+	MaxSessions       int           // live sessions at once (16)
+	SessionTTL        time.Duration // an exited session is forgotten this long after its exit (10 min)
+	PermissionTimeout time.Duration // unanswered permission requests are denied after it; <0: never (5 min)
+	// MaxPendingPermissions bounds the permission requests of a session
+	// waiting for an answer (default DefaultMaxPendingPermissions); beyond
+	// it claude's further requests are denied at once, and it is logged.
+	MaxPendingPermissions int
+	BlobBytes             int64 // bytes of attachments kept for /v1/blobs (256 MiB)
+	MaxImageBytes         int64 // largest decoded image in session/send (stream.MaxImageBytes)
+}
+
+// ReplayOptions bound the replay logs of sessions (proxy/eventlog): memory, disk, where they spill.
+type ReplayOptions struct {
+	ReplayBytes       int64 // bytes of each session's replay log kept in memory; older events go to disk (64 MiB)
+	ReplayDiskBytes   int64 // bytes of each session's replay log kept on disk; older events are lost (1 GiB); <0: no disk
+	ReplayMemoryBytes int64 // bytes of all replay logs kept in memory together (256 MiB)
+	// SpoolDir is the private directory (0700) where replay logs spill to
+	// disk, one subdirectory per ccproxy process (default DefaultSpoolDir()).
+	// Subdirectories of ccproxy processes that are gone are removed at start.
+	SpoolDir string
+	// spillCreate, when set (by tests), creates the spill files instead of
+	// eventlog.CreateSpillFile: a stand-in for a full disk.
+	spillCreate func(path string) (eventlog.SpillFile, error)
+}
+
+// WebSocketOptions bound the clients' websocket connections (proxy/wsconn).
+type WebSocketOptions struct {
+	MaxFrameBytes   int64         // largest client frame (16 MiB)
+	SendQueueFrames int           // frames queued per client; beyond, a subscription catches up from the log (1024)
+	SendQueueBytes  int64         // bytes queued per client; beyond, a subscription catches up from the log (16 MiB)
+	InboundBytes    int64         // bytes of client frames being read and handled at once, all connections (48 MiB, at least MaxFrameBytes)
+	PingInterval    time.Duration // websocket pings (30 s)
+	PongWait        time.Duration // drop a silent connection after it (60 s)
+	WriteWait       time.Duration // deadline of one websocket write (10 s)
+}
+
+// MCPOptions configure the MCP features: the configuration source, probes, the call log, sign-ins.
+type MCPOptions struct {
 	// MCP supplies MCP configuration: flags at spawn, live changes,
 	// approvals. Nil runs claude with no MCP flags (it then reads the
 	// user's own configuration) and offers no mcp.approval capability.
@@ -95,55 +157,17 @@ type Options struct {
 	// MaxMCPRequests bounds the mcp/probe, mcp/tools, mcp/call and mcp/log
 	// requests running at once, over all connections (64).
 	MaxMCPRequests int
-
-	MaxFrameBytes     int64         // largest client frame (16 MiB)
-	SendQueueFrames   int           // frames queued per client; beyond, a subscription catches up from the log (1024)
-	SendQueueBytes    int64         // bytes queued per client; beyond, a subscription catches up from the log (16 MiB)
-	ReplayBytes       int64         // bytes of each session's replay log kept in memory; older events go to disk (64 MiB)
-	ReplayDiskBytes   int64         // bytes of each session's replay log kept on disk; older events are lost (1 GiB); <0: no disk
-	ReplayMemoryBytes int64         // bytes of all replay logs kept in memory together (256 MiB)
-	SessionTTL        time.Duration // an exited session is forgotten this long after its exit (10 min)
-	InboundBytes      int64         // bytes of client frames being read and handled at once, all connections (48 MiB, at least MaxFrameBytes)
-	MaxSessions       int           // live sessions at once (16)
-	MaxLineBytes      int           // longest stdout line of claude kept whole (stream.DefaultMaxLine)
-	BlobBytes         int64         // bytes of attachments kept for /v1/blobs (256 MiB)
-	MaxImageBytes     int64         // largest decoded image in session/send (stream.MaxImageBytes)
-	PermissionTimeout time.Duration // unanswered permission requests are denied after it; <0: never (5 min)
-	ControlTimeout    time.Duration // wait for claude to answer a control request (15 s)
-	CloseGrace        time.Duration // after stdin EOF, before SIGTERM (5 s)
-	TermGrace         time.Duration // after SIGTERM, before SIGKILL (3 s)
-	PingInterval      time.Duration // websocket pings (30 s)
-	PongWait          time.Duration // drop a silent connection after it (60 s)
-	WriteWait         time.Duration // deadline of one websocket write (10 s)
-	MCPRefresh        time.Duration // ask mcp_status this often while a server is pending (1 s)
+	MCPRefresh     time.Duration // ask mcp_status this often while a server is pending (1 s)
 	// MCPLoginTimeout bounds an mcp/login: the CLI is stopped if the
 	// browser has not completed the sign-in by then (10 min).
 	MCPLoginTimeout time.Duration
-	StderrTailBytes int // claude stderr kept for the exit report (8 KiB)
+}
 
-	// Logger receives the proxy's log (default: discard).
-	Logger *slog.Logger
-	// Version is ccproxy's version, announced in hello.
-	Version string
-
-	// NoUI turns off the reference web UI served at / (and its login).
-	NoUI bool
-
-	// SpoolDir is the private directory (0700) where replay logs spill to
-	// disk, one subdirectory per ccproxy process (default DefaultSpoolDir()).
-	// Subdirectories of ccproxy processes that are gone are removed at start.
-	SpoolDir string
-	// spillCreate, when set (by tests), creates the spill files instead of
-	// eventlog.CreateSpillFile: a stand-in for a full disk.
-	spillCreate func(path string) (eventlog.SpillFile, error)
-
-	// MaxPendingPermissions bounds the permission requests of a session
-	// waiting for an answer (default DefaultMaxPendingPermissions); beyond
-	// it claude's further requests are denied at once, and it is logged.
-	MaxPendingPermissions int
-
-	// Reaching the proxy from other machines (proxy/remote).
-
+// RemoteOptions say how the proxy is reached from browsers and other machines (proxy/remote).
+type RemoteOptions struct {
+	// AllowOrigins are extra browser origins allowed besides the proxy's own
+	// and vscode-webview://* (exact scheme://host[:port], or "null").
+	AllowOrigins []string
 	// TLS, when set, serves HTTPS with its certificates (TLS 1.2 or newer,
 	// HTTP/1.1): the proxy's own origins are then https://, and the login
 	// cookie is Secure. A listen address off loopback is served only with
@@ -164,9 +188,10 @@ type Options struct {
 	// remembers (4096; under 300 bytes each); when it is full, the one
 	// whose last failure is oldest is forgotten, and it is logged once.
 	MaxLoginClients int
+}
 
-	// Session history (history.go): history/list and history/read.
-
+// HistoryOptions configure session history (history/list, history/read).
+type HistoryOptions struct {
 	// HistoryHome is the home directory whose .claude/projects holds the
 	// CLI's session files (default: HOME of ClaudeEnv, else this process's
 	// home directory). "-" turns history off: no history capability.

@@ -95,7 +95,7 @@ func TestCloseEscalates(t *testing.T) {
 		{"kill", "FAKE_IGNORE_EOF=1\x00FAKE_IGNORE_TERM=1", "SIGKILL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := startServer(t, Options{CloseGrace: 100 * time.Millisecond, TermGrace: 200 * time.Millisecond}, strings.Split(tc.env, "\x00")...)
+			ts := startServer(t, Options{CLIOptions: CLIOptions{CloseGrace: 100 * time.Millisecond, TermGrace: 200 * time.Millisecond}}, strings.Split(tc.env, "\x00")...)
 			c := ts.dial(t)
 			s := c.create(nil)
 			child := 0
@@ -173,7 +173,7 @@ func TestKilledFromOutside(t *testing.T) {
 // A claude that exits by itself reports its code and the end of its stderr,
 // bounded.
 func TestExitStderrTail(t *testing.T) {
-	ts := startServer(t, Options{StderrTailBytes: 1024})
+	ts := startServer(t, Options{CLIOptions: CLIOptions{StderrTailBytes: 1024}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.turn(s, "stderr 3000")
@@ -198,7 +198,7 @@ func TestExitStderrTail(t *testing.T) {
 // Output that is not JSON, and lines over the cap, become ccproxy events;
 // the session goes on.
 func TestMalformedOutput(t *testing.T) {
-	ts := startServer(t, Options{MaxLineBytes: 64 << 10})
+	ts := startServer(t, Options{CLIOptions: CLIOptions{MaxLineBytes: 64 << 10}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	var types []string
@@ -229,7 +229,7 @@ func TestClaudeCommandLine(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"x","args":[]}`})
 	t.Setenv("CCPROXY_TOKEN", testToken)
-	ts := startServer(t, Options{MCP: src, ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)})
+	ts := startServer(t, Options{CLIOptions: CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, MCPOptions: MCPOptions{MCP: src}})
 	c := ts.dial(t)
 	s := c.create(map[string]any{"model": "claude-x-1", "permissionMode": "plan", "resume": "abc-123"})
 	evs := c.turn(s, "hi")
@@ -271,7 +271,7 @@ func TestClaudeUnavailable(t *testing.T) {
 		{"old", oldClaudePath, "is Claude Code 2.0.14, ccproxy needs 2.1.329 or newer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := startServer(t, Options{ClaudePath: tc.path})
+			ts := startServer(t, Options{CLIOptions: CLIOptions{ClaudePath: tc.path}})
 			c := ts.dial(t)
 			var hello protocol.Hello
 			c.waitPush(0, protocol.TypeHello, &hello, nil)

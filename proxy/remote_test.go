@@ -23,7 +23,7 @@ import (
 // refused (DNS rebinding), whatever its path, before any other check; the
 // served names, --host names and the hosts of --allow-origin pass.
 func TestHostHeaderCheck(t *testing.T) {
-	ts := startServer(t, Options{Hosts: []string{"Box.Example."}, AllowOrigins: []string{"https://front.example"}})
+	ts := startServer(t, Options{RemoteOptions: RemoteOptions{Hosts: []string{"Box.Example."}, AllowOrigins: []string{"https://front.example"}}})
 	_, port, _ := net.SplitHostPort(ts.addr)
 	auth := http.Header{"Authorization": {"Bearer " + testToken}}
 	for _, tc := range []struct {
@@ -83,7 +83,7 @@ func doReq(t *testing.T, c *http.Client, req *http.Request) (*http.Response, []b
 // address is not affected. A valid code is accepted all the same, from the
 // limited address too (on loopback it is every local process's).
 func TestLoginRateLimit(t *testing.T) {
-	ts := startServer(t, Options{LoginBurst: 3, LoginEvery: time.Hour})
+	ts := startServer(t, Options{RemoteOptions: RemoteOptions{LoginBurst: 3, LoginEvery: time.Hour}})
 	own := http.Header{"Origin": {ts.url}}
 	for i := range 3 {
 		if resp, body := postLogin(t, ts, "wrong-code", own); resp.StatusCode != 401 {
@@ -118,7 +118,7 @@ func TestLoginRateLimit(t *testing.T) {
 // (it got 429 when newcomers shared one bucket), and one failing anew has
 // its own bucket.
 func TestLoginLimiterFull(t *testing.T) {
-	ts := startServer(t, Options{LoginBurst: 2, LoginEvery: time.Hour, MaxLoginClients: 2})
+	ts := startServer(t, Options{RemoteOptions: RemoteOptions{LoginBurst: 2, LoginEvery: time.Hour, MaxLoginClients: 2}})
 	for i := byte(2); i < 8; i++ {
 		c := clientFrom(net.IPv4(127, 0, 0, i))
 		for range 3 {
@@ -228,7 +228,7 @@ func TestTLSLogin(t *testing.T) {
 // TestServeOffLoopbackNeedsTLS: Serve refuses a listener off loopback
 // unless Options.TLS is set (the command line refuses it earlier).
 func TestServeOffLoopbackNeedsTLS(t *testing.T) {
-	srv, err := New(Options{Token: testToken, ClaudePath: fakeClaudePath, Project: t.TempDir()})
+	srv, err := New(Options{Token: testToken, Project: t.TempDir(), CLIOptions: CLIOptions{ClaudePath: fakeClaudePath}})
 	if err != nil {
 		t.Fatal(err)
 	}

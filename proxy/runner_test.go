@@ -40,7 +40,7 @@ func waitRunning(t *testing.T, running <-chan string, n int) {
 // for those replies.
 func TestHistoryShutdownRepliesShuttingDown(t *testing.T) {
 	project := t.TempDir()
-	ts := startServer(t, Options{Project: project, HistoryHome: historyHome(t, project)})
+	ts := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: historyHome(t, project)}})
 	release := make(chan struct{}) // never closed: only the shutdown ends the requests
 	running := blockRunner(ts.srv.hist.reqs, release)
 	c := ts.dial(t)
@@ -69,7 +69,7 @@ func TestHistoryShutdownRepliesShuttingDown(t *testing.T) {
 // before the shutdown began).
 func TestRunnerRefusesAfterShutdown(t *testing.T) {
 	project := t.TempDir()
-	ts := startServer(t, Options{Project: project, HistoryHome: historyHome(t, project)})
+	ts := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: historyHome(t, project)}})
 	ran := make(chan string, 1)
 	ts.srv.hist.reqs.running = func(_ context.Context, typ string) { ran <- typ }
 	ts.srv.hist.reqs.shutdown()
@@ -90,7 +90,7 @@ func TestRunnerRefusesAfterShutdown(t *testing.T) {
 // before the runner was shared; once they end, they reply and new ones run.
 func TestHistoryRequestsBound(t *testing.T) {
 	project := t.TempDir()
-	ts := startServer(t, Options{Project: project, HistoryHome: historyHome(t, project)})
+	ts := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: historyHome(t, project)}})
 	release := make(chan struct{})
 	running := blockRunner(ts.srv.hist.reqs, release)
 	a, b := ts.dial(t), ts.dial(t)

@@ -75,7 +75,7 @@ func TestMultiTurnChat(t *testing.T) {
 // While a session restarts, at most maxHeldTurns turns are held; one more
 // is refused with limit_exceeded, and the held ones are written afterwards.
 func TestHeldTurnsBounded(t *testing.T) {
-	ts := startServer(t, Options{CloseGrace: waitTimeout}, "FAKE_EXIT_ON_USR1=1")
+	ts := startServer(t, Options{CLIOptions: CLIOptions{CloseGrace: waitTimeout}}, "FAKE_EXIT_ON_USR1=1")
 	c := ts.dial(t)
 	s := c.create(nil)
 	pid := fakePID(t, c, s)
@@ -106,7 +106,7 @@ func TestHeldTurnsBounded(t *testing.T) {
 // A control request claude never answers is forgotten after ControlTimeout:
 // the interrupt is answered with timeout and leaves nothing pending.
 func TestControlTimeoutForgotten(t *testing.T) {
-	ts := startServer(t, Options{ControlTimeout: 500 * time.Millisecond}, "FAKE_IGNORE_CONTROL=interrupt")
+	ts := startServer(t, Options{CLIOptions: CLIOptions{ControlTimeout: 500 * time.Millisecond}}, "FAKE_IGNORE_CONTROL=interrupt")
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.turn(s, "hello")
@@ -135,7 +135,7 @@ func TestControlTimeoutForgotten(t *testing.T) {
 // refresh asks again.
 func TestMCPStatusRefreshedAfterTimeout(t *testing.T) {
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
-	ts := startServer(t, Options{MCP: src, ControlTimeout: 500 * time.Millisecond, MCPRefresh: 20 * time.Millisecond}, "FAKE_IGNORE_CONTROL=mcp_status:1")
+	ts := startServer(t, Options{CLIOptions: CLIOptions{ControlTimeout: 500 * time.Millisecond}, MCPOptions: MCPOptions{MCP: src, MCPRefresh: 20 * time.Millisecond}}, "FAKE_IGNORE_CONTROL=mcp_status:1")
 	c := ts.dial(t)
 	from := c.count()
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})

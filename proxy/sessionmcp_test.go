@@ -48,7 +48,7 @@ func TestMCPRemovedLaunchedServerRestarts(t *testing.T) {
 	src := newTestSource(t, nil)
 	src.set(map[string]string{"alpha": `{"command":"a","args":[]}`, "beta": `{"command":"b","args":[]}`},
 		map[string]string{"beta": protocol.ApprovalApproved})
-	ts := startServer(t, Options{MCP: src}, "FAKE_ARGS_FILE="+argsFile)
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src}}, "FAKE_ARGS_FILE="+argsFile)
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	s := c.create(nil)

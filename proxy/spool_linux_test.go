@@ -12,7 +12,7 @@ import (
 // removed, so a file left open there would outlive the process.
 func TestShutdownClosesSpillFiles(t *testing.T) {
 	spool := t.TempDir()
-	ts := startServer(t, Options{ReplayBytes: 4 << 10, SpoolDir: spool})
+	ts := startServer(t, Options{ReplayOptions: ReplayOptions{ReplayBytes: 4 << 10, SpoolDir: spool}})
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.turn(s, "flood 300 200") // 60 KB of events: most of them spill

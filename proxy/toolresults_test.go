@@ -34,7 +34,7 @@ func TestToolResultsRoute(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub.txt"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Options{HistoryHome: home})
+	ts := startServer(t, Options{HistoryOptions: HistoryOptions{HistoryHome: home}})
 	auth := http.Header{"Authorization": {"Bearer " + testToken}}
 	base := ts.url + "/v1/tool-results/" + id + "/"
 
@@ -70,7 +70,7 @@ func TestToolResultsRoute(t *testing.T) {
 			t.Errorf("GET %s: %s %.100q, want %d", c.path, resp.Status, body, c.code)
 		}
 	}
-	off := startServer(t, Options{HistoryHome: "-"})
+	off := startServer(t, Options{HistoryOptions: HistoryOptions{HistoryHome: "-"}})
 	if resp, _ := httpGet(t, "GET", off.url+"/v1/tool-results/"+id+"/big.txt", auth); resp.StatusCode != 404 {
 		t.Errorf("history off: %s", resp.Status)
 	}

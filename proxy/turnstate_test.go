@@ -183,7 +183,7 @@ func TestStateFollowsSelfStartedTurn(t *testing.T) {
 // waits behind it: it begins only after that turn's result.
 func TestDeferredRestartWaitsForSelfStartedTurn(t *testing.T) {
 	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
-	ts := startServer(t, Options{MCP: src}, "FAKE_REFUSE_SET=1", "FAKE_REPLAY=1")
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src}}, "FAKE_REFUSE_SET=1", "FAKE_REPLAY=1")
 	c := ts.dial(t)
 	s := c.create(nil)
 	from := c.count()
@@ -223,7 +223,7 @@ func waitLog(t *testing.T, ts *testServer, want string) {
 // At most maxQueuedTurns user turns wait for claude to start them; one
 // more gets limit_exceeded, and the session goes on.
 func TestQueuedTurnsBounded(t *testing.T) {
-	ts := startServer(t, Options{CloseGrace: 50 * time.Millisecond}, "FAKE_REPLAY=1") // at the end, the fake still hangs: SIGTERM it soon
+	ts := startServer(t, Options{CLIOptions: CLIOptions{CloseGrace: 50 * time.Millisecond}}, "FAKE_REPLAY=1") // at the end, the fake still hangs: SIGTERM it soon
 	c := ts.dial(t)
 	s := c.create(nil)
 	from := c.count()

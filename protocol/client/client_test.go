@@ -30,8 +30,14 @@ const token = "client-test-token-0123456789abcdef"
 // returns its base URL.
 func start(t *testing.T) string {
 	t.Helper()
-	srv, err := proxy.New(proxy.Options{Token: token, ClaudePath: fakeClaudePath, SpoolDir: t.TempDir(), HistoryHome: "-",
-		Logger: slog.New(slog.DiscardHandler), NoUI: true})
+	srv, err := proxy.New(proxy.Options{
+		Token:          token,
+		Logger:         slog.New(slog.DiscardHandler),
+		NoUI:           true,
+		CLIOptions:     proxy.CLIOptions{ClaudePath: fakeClaudePath},
+		ReplayOptions:  proxy.ReplayOptions{SpoolDir: t.TempDir()},
+		HistoryOptions: proxy.HistoryOptions{HistoryHome: "-"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,8 +204,14 @@ func TestClientCloseIdempotent(t *testing.T) {
 // A request waiting for its reply when the connection ends returns
 // ErrClosed, and so does every request after: here the proxy goes.
 func TestClientRequestsAfterTheEnd(t *testing.T) {
-	srv, err := proxy.New(proxy.Options{Token: token, ClaudePath: fakeClaudePath, SpoolDir: t.TempDir(), HistoryHome: "-",
-		Logger: slog.New(slog.DiscardHandler), NoUI: true})
+	srv, err := proxy.New(proxy.Options{
+		Token:          token,
+		Logger:         slog.New(slog.DiscardHandler),
+		NoUI:           true,
+		CLIOptions:     proxy.CLIOptions{ClaudePath: fakeClaudePath},
+		ReplayOptions:  proxy.ReplayOptions{SpoolDir: t.TempDir()},
+		HistoryOptions: proxy.HistoryOptions{HistoryHome: "-"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
