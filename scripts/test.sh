@@ -5,7 +5,8 @@
 # ignores; the newest Claude Code CLI into its own prefix .deps/claude-<version>;
 # Debian's chromium), then runs `go vet ./...`, builds and vets every package for
 # Windows (amd64) and macOS (arm64), and runs `go test ./...` (with -race on the
-# packages that run goroutines) against the pinned Claude Code CLI. Then it runs
+# packages that run goroutines, the two runs side by side) against the pinned
+# Claude Code CLI. Then it runs
 # the tests that used the real CLI again against the newest CLI
 # ($CCPROXY_CLAUDE_NEWEST, 2.1.332 by default; set it empty to skip that run).
 # Extra arguments are passed to `go test`, in both runs.
@@ -139,15 +140,35 @@ else
   trap 'rm -f "$claude_tests"' EXIT
 fi
 
-echo "test.sh: go test (Claude Code $claude_pinned)" >&2
-# shellcheck disable=SC2086
-CCPROXY_CLAUDE_VERSION=$claude_pinned CCPROXY_CLAUDE_TESTS_LOG=$claude_tests \
-  go test -count=1 $plain_pkgs "$@" || status=$?
-if [ -n "$race_pkgs" ]; then
-  # shellcheck disable=SC2086
-  CCPROXY_CLAUDE_VERSION=$claude_pinned CCPROXY_CLAUDE_TESTS_LOG=$claude_tests \
-    go test -count=1 -race $race_pkgs "$@" || status=$?
-fi
+# The plain and the race runs share nothing but the machine, and their tests
+# spend most of their time waiting on processes (the CLI, MCP servers,
+# chromium): they run side by side. Each line of their output is prefixed
+# "plain| " or "race| " so that the two can be told apart.
+side_by_side() { # $1 = CLI version, $2 = plain packages, $3 = race packages, then go test's extra arguments
+  local version=$1 plain=$2 race=$3 rcdir pids=() kind rc
+  shift 3
+  rcdir=$(mktemp -d "${TMPDIR:-/tmp}/ccproxy-test-rc.XXXXXX")
+  if [ -n "$plain" ]; then
+    # shellcheck disable=SC2086
+    { CCPROXY_CLAUDE_VERSION=$version go test -count=1 $plain "$@" 2>&1; echo $? >"$rcdir/plain"; } | sed -u 's/^/plain| /' &
+    pids+=($!)
+  fi
+  if [ -n "$race" ]; then
+    # shellcheck disable=SC2086
+    { CCPROXY_CLAUDE_VERSION=$version go test -count=1 -race $race "$@" 2>&1; echo $? >"$rcdir/race"; } | sed -u 's/^/race| /' &
+    pids+=($!)
+  fi
+  for pid in "${pids[@]}"; do wait "$pid" || true; done
+  for kind in plain race; do
+    [ -f "$rcdir/$kind" ] || continue
+    rc=$(cat "$rcdir/$kind")
+    [ "$rc" = 0 ] || { echo "test.sh: FAIL: the $kind run (Claude Code $version) exited $rc" >&2; status=1; }
+  done
+  rm -rf "$rcdir"
+}
+
+echo "test.sh: go test (Claude Code $claude_pinned): plain and -race side by side" >&2
+CCPROXY_CLAUDE_TESTS_LOG=$claude_tests side_by_side "$claude_pinned" "$plain_pkgs" "$race_pkgs" "$@"
 
 # Second run: only the tests recorded above, in only their packages, against
 # the newest CLI, with the same flags as the first run. One -run pattern for
@@ -167,12 +188,7 @@ if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then
       if grep -qxF "$p" <<<"$race_pkgs"; then again_race+=("$p"); else again_plain+=("$p"); fi
     done
     echo "test.sh: go test (Claude Code $claude_newest): $(cut -f2 "$claude_tests" | sort -u | wc -l) real-CLI tests in ${#pkgs[@]} packages" >&2
-    if [ ${#again_plain[@]} -gt 0 ]; then
-      CCPROXY_CLAUDE_VERSION=$claude_newest go test -count=1 "${again_plain[@]}" "$@" -run "^($names)\$" || status=$?
-    fi
-    if [ ${#again_race[@]} -gt 0 ]; then
-      CCPROXY_CLAUDE_VERSION=$claude_newest go test -count=1 -race "${again_race[@]}" "$@" -run "^($names)\$" || status=$?
-    fi
+    side_by_side "$claude_newest" "${again_plain[*]}" "${again_race[*]}" "$@" -run "^($names)\$"
   fi
 fi
 exit $status
