@@ -124,7 +124,8 @@ func (a *Agent) Serve(w io.Writer, r io.Reader) error {
 	a.conn = sdk.NewAgentSideConnection(a, lw, pr)
 	a.conn.SetLogger(a.log)
 	// Only now a message can reach the SDK, whose handlers use a.conn.
-	go guard(r, pw, lw, a.log, a.order) // ends with r, or when pr is closed below
+	guarded := make(chan struct{})
+	go func() { defer close(guarded); guard(r, pw, lw, a.log, a.order) }()
 	var err error
 	select {
 	case <-a.conn.Done():
@@ -136,7 +137,28 @@ func (a *Agent) Serve(w io.Writer, r io.Reader) error {
 	}
 	pr.Close()
 	a.Close()
+	stopGuard(r, guarded, a.log)
 	return err
+}
+
+// stopGuard ends the guard, which reads r, and waits for it. The guard
+// ends by itself when r ends; when Serve ends first (ccproxy went away),
+// a reader with a read deadline (stdin as an *os.File on a pipe or a
+// terminal) is given one in the past, which ends its pending read. A
+// reader without one (a file, an io.Pipe: the caller owns it and closes
+// it) cannot be interrupted, so the guard is left to end with r.
+func stopGuard(r io.Reader, guarded <-chan struct{}, log *slog.Logger) {
+	select {
+	case <-guarded:
+		return
+	default:
+	}
+	d, ok := r.(interface{ SetReadDeadline(time.Time) error })
+	if !ok || d.SetReadDeadline(time.Now()) != nil {
+		log.Debug("the client's input cannot be interrupted; its reader ends with it")
+		return
+	}
+	<-guarded
 }
 
 // Close closes every session this agent created, and waits for its

@@ -203,8 +203,11 @@
 //
 // # Goroutines and locks
 //
-// guard reads stdin in its goroutine (started by Serve; it ends with stdin,
-// or at its next line once Serve closed the pipe to the SDK). The SDK's
+// guard reads stdin in its goroutine, owned by Serve: it ends with stdin;
+// when Serve ends first (ccproxy went away), Serve gives stdin a read
+// deadline in the past (an *os.File on a pipe or terminal) and waits for
+// the guard (TestServeJoinsGuard); an input without deadlines is the
+// caller's to close, and the guard ends with it. The SDK's
 // connection reads that pipe in its goroutine and runs each request
 // in a goroutine of its own; it ends when stdin does, and Agent.Serve then
 // closes every session this agent created (session/close) and waits for
