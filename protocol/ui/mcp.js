@@ -6,9 +6,11 @@
 // or edits a server (mcp/test, then mcp/add or mcp/update).
 //
 // app.js hands it the connection and every push (setupMCP(conn).push(type,
-// data)). State: the last mcp/status and mcp/config, and what the open panel
-// fetched (tools, probe). Everything a server, a tool or a file returns is
-// put into the page as text (textContent), never as HTML.
+// data)). State, in the store (store.js): the last mcp/status and
+// mcp/config (state.mcp; "mcp" re-renders the strip and the panel), what
+// the open panel fetched (tools, probe; state.panel, "panel") and the
+// form's mode (state.form). Everything a server, a tool or a file returns
+// is put into the page as text (textContent), never as HTML.
 //
 // Editing: the UI only ever sees a definition redacted (secrets as ***).
 // The edit form shows it as it is; a value left as shown goes back as
@@ -16,6 +18,9 @@
 // unchanged", SPEC mcp/update). A changed value replaces it.
 
 import { $, el } from "./dom.js";
+import * as store from "./store.js";
+
+const { state, has } = store;
 
 const button = (cls, label, onclick) => {
   const b = el("button", cls, label);
@@ -24,22 +29,25 @@ const button = (cls, label, onclick) => {
   return b;
 };
 
-let conn = null;
-let capabilities = [];
-const has = (cap) => capabilities.includes(cap);
-
-let servers = []; // the last mcp/status
-const config = new Map(); // name -> entry of the last mcp/config
-let project = ""; // the proxy's project directory (mcp/config)
-const logins = new Map(); // name -> the last mcp/login state {state, url?, error?}
+const deps = {}; // {conn}: set by setupMCP
+const { config, logins } = state.mcp; // name -> entry of the last mcp/config; name -> the last mcp/login state {state, url?, error?}
 const WRITABLE = ["local", "project", "user"];
 
 // setupMCP wires the MCP UI to conn and returns what app.js calls: push,
-// with every push frame (hello, mcp/status, mcp/config, mcp/login, …).
+// with every push frame (mcp/status, mcp/config, mcp/login, …); hello's
+// capabilities come through the store.
 export function setupMCP(connection) {
-  conn = connection;
+  deps.conn = connection;
   setupMCPForm();
   setupPanel();
+  store.on("capabilities", () => {
+    $("#mcp-add").hidden = !has("mcp.manage");
+  });
+  store.on("mcp", () => {
+    renderMCP(state.mcp.servers);
+    panel.update();
+  });
+  store.on("panel", () => panel.update());
   return {
     push(type, d) {
       const handler = pushes[type];
@@ -49,26 +57,15 @@ export function setupMCP(connection) {
 }
 
 const pushes = {
-  hello(d) {
-    capabilities = d.capabilities || [];
-    $("#mcp-add").hidden = !has("mcp.manage");
-  },
   "mcp/status"(d) {
-    servers = d.servers || [];
-    renderMCP(servers);
-    panel.update();
+    store.setMCPStatus(d.servers);
   },
   "mcp/config"(d) {
-    config.clear();
-    for (const s of d.servers || []) config.set(s.name, s);
-    project = d.project || "";
-    renderMCP(servers);
-    panel.update();
+    store.setMCPConfig(d);
   },
   // The sign-in started by mcp/login goes on: url (open it), done, failed.
   "mcp/login"(d) {
-    logins.set(d.name, d);
-    panel.update();
+    store.setLogin(d.name, d);
   },
 };
 
@@ -103,7 +100,7 @@ function renderMCP(list) {
       const waitsForTrust = config.get(s.name)?.needsTrust;
       for (const [label, type] of waitsForTrust ? [["reject", "mcp/reject"]] : [["approve", "mcp/approve"], ["reject", "mcp/reject"]]) {
         const btn = el("button", type.slice(4), label);
-        btn.onclick = () => conn.request(type, { name: s.name }).catch((err) => alert(err.message));
+        btn.onclick = () => deps.conn.request(type, { name: s.name }).catch((err) => alert(err.message));
         item.append(btn);
       }
     }
@@ -132,7 +129,7 @@ function liveAction(s) {
   return {
     label,
     async run() {
-      const r = await conn.request(type, { name: s.name, ...extra });
+      const r = await deps.conn.request(type, { name: s.name, ...extra });
       const failed = r.sessions.filter((x) => !x.ok);
       if (failed.length) throw new Error(failed.map((x) => `${x.session}: ${x.error.message}`).join("\n"));
       return r;
@@ -151,54 +148,47 @@ function removeButton(s, onError) {
       btn.textContent = `remove ${s.name} from ${s.scope} config?`;
       return;
     }
-    conn.request("mcp/remove", { name: s.name, scope: s.scope }).catch(onError);
+    deps.conn.request("mcp/remove", { name: s.name, scope: s.scope }).catch(onError);
   };
   return btn;
 }
 
 // ---- the server panel (inspector) ----
 
+// The panel's state is state.panel: name (the server shown), probe (the
+// last mcp/probe result of it, or {error}), probing, failureProbed (the
+// current failure was probed), tools (mcp/tools reply, or null: not
+// fetched), toolsFor ("connected" once listed while connected, "stale"
+// after it left that state), message ({text, error} of the last action),
+// trustAsked (the trust confirmation is shown).
+const ps = state.panel;
+
 const panel = {
-  name: null, // the server shown
-  probe: null, // the last mcp/probe result of it, or {error}
-  probing: false,
-  failureProbed: false, // the current failure was probed
-  tools: null, // mcp/tools reply, or null (not fetched)
-  toolsFor: "", // "connected" once listed while connected, "stale" after it left that state
-  message: null, // {text, error} of the last action
-  trustAsked: false, // the trust confirmation is shown
+  get name() {
+    return ps.name;
+  },
 
   open(name) {
     const dlg = $("#mcp-panel");
-    if (this.name !== name) {
-      this.name = name;
-      this.probe = null;
-      this.failureProbed = false;
-      this.tools = null;
-      this.toolsFor = "";
-      this.message = null;
-      this.trustAsked = false;
-      dlg.querySelector(".mcp-tools-list").replaceChildren();
-    }
+    if (ps.name !== name) dlg.querySelector(".mcp-tools-list").replaceChildren();
     dlg.dataset.server = name;
     if (!dlg.open) dlg.showModal();
-    this.update();
+    store.openPanel(name);
   },
 
   close() {
-    this.name = null;
+    store.closePanel();
     const dlg = $("#mcp-panel");
     delete dlg.dataset.server;
     if (dlg.open) dlg.close();
   },
 
   status() {
-    return servers.find((s) => s.name === this.name);
+    return state.mcp.servers.find((s) => s.name === ps.name);
   },
 
   say(text, error) {
-    this.message = { text, error: !!error };
-    this.update();
+    store.panelSay(text, error);
   },
 
   // update renders what may change with every push (info, actions,
@@ -221,61 +211,57 @@ const panel = {
     renderFailure(dlg.querySelector(".mcp-failure"), s);
     // A failed server is probed once per failure (the probe has the
     // stderr tail); tools are listed again each time it connects.
-    if (!s || s.status !== "failed") this.failureProbed = false;
-    else if (!this.failureProbed && !this.probing && has("mcp.probe")) {
-      this.failureProbed = true;
-      this.probe = null;
+    if (!s || s.status !== "failed") store.patchPanel({ failureProbed: false });
+    else if (!ps.failureProbed && !ps.probing && has("mcp.probe")) {
+      store.patchPanel({ failureProbed: true, probe: null });
       this.runProbe();
     }
-    if (!s || s.status !== "connected") this.toolsFor = this.toolsFor && "stale";
+    if (!s || s.status !== "connected") store.patchPanel({ toolsFor: ps.toolsFor && "stale" });
     const toolsBox = dlg.querySelector(".mcp-tools");
     toolsBox.hidden = !has("mcp.tools");
-    if (has("mcp.tools") && s && s.status === "connected" && this.toolsFor !== "connected") this.loadTools();
+    if (has("mcp.tools") && s && s.status === "connected" && ps.toolsFor !== "connected") this.loadTools();
     if (has("mcp.tools") && (!s || s.status !== "connected")) {
-      dlg.querySelector(".mcp-tools-state").textContent = this.toolsFor === "stale"
+      dlg.querySelector(".mcp-tools-state").textContent = ps.toolsFor === "stale"
         ? "The server is not connected now; the tools below are those it had."
         : "Tools are listed once the server is connected.";
     }
   },
 
   async runProbe() {
-    const name = this.name;
-    this.probing = true;
-    this.update();
+    const name = ps.name;
+    let result = {};
+    store.probeStarted();
     try {
-      const r = await conn.request("mcp/probe", { name });
+      const r = await deps.conn.request("mcp/probe", { name });
       const res = r.results[0];
-      if (this.name === name) {
-        this.probe = res;
-        const s = this.status();
-        if (!s || s.status !== "failed") {
-          this.message = res.ok
-            ? { text: `probe: connected · ${res.toolCount} tools · ${Math.round(res.latencyMs.total)} ms`, error: false }
-            : { text: `probe: ${res.status}${res.error ? ` — ${res.error.code}: ${res.error.message}` : ""}`, error: true };
-        }
+      result = { probe: res };
+      const s = this.status();
+      if (!s || s.status !== "failed") {
+        result.message = res.ok
+          ? { text: `probe: connected · ${res.toolCount} tools · ${Math.round(res.latencyMs.total)} ms`, error: false }
+          : { text: `probe: ${res.status}${res.error ? ` — ${res.error.code}: ${res.error.message}` : ""}`, error: true };
       }
     } catch (err) {
-      if (this.name === name) this.probe = { error: { code: err.code || "error", message: err.message } };
+      result = { probe: { error: { code: err.code || "error", message: err.message } } };
     } finally {
-      this.probing = false;
-      if (this.name === name) this.update();
+      store.probeDone(name, result);
     }
   },
 
   async loadTools() {
-    const name = this.name;
-    this.toolsFor = "connected";
+    const name = ps.name;
+    store.patchPanel({ toolsFor: "connected" });
     const state = $("#mcp-panel .mcp-tools-state");
     state.textContent = "loading tools…";
     try {
-      const r = await conn.request("mcp/tools", { name });
-      if (this.name !== name) return;
-      this.tools = r;
+      const r = await deps.conn.request("mcp/tools", { name });
+      if (ps.name !== name) return;
+      store.patchPanel({ tools: r });
       state.textContent = r.tools.length ? `${r.tools.length} tool${r.tools.length === 1 ? "" : "s"}` : "This server has no tools.";
       renderTools($("#mcp-panel .mcp-tools-list"), name, r.tools);
     } catch (err) {
-      if (this.name !== name) return;
-      this.toolsFor = "";
+      if (ps.name !== name) return;
+      store.patchPanel({ toolsFor: "" });
       state.textContent = `Could not list the tools: ${err.message}`;
     }
   },
@@ -288,7 +274,7 @@ function setupPanel() {
   // runs, a click may have opened the panel again (for another server).
   dlg.addEventListener("close", () => {
     if (dlg.open) return;
-    panel.name = null;
+    store.closePanel();
     delete dlg.dataset.server;
   });
 }
@@ -348,13 +334,13 @@ function renderActions(box, s, c) {
   if (s && s.status === "awaiting-approval" || c && c.approval === "awaiting") {
     // Approved already (it waits for trust): no second approve.
     if (!(c && c.needsTrust)) act("approve", "Approve", async () => {
-      const r = await conn.request("mcp/approve", { name });
+      const r = await deps.conn.request("mcp/approve", { name });
       const cur = config.get(name);
       // mcp/config arrived before the reply: needsTrust is current.
       if (r.approval !== "approved" && cur && cur.needsTrust) panel.say("Approval recorded in the project's settings; it counts once the workspace is trusted (below).");
       else panel.say(`approval: ${r.approval}`);
     });
-    act("reject", "Reject", async () => panel.say(`approval: ${(await conn.request("mcp/reject", { name })).approval}`));
+    act("reject", "Reject", async () => panel.say(`approval: ${(await deps.conn.request("mcp/reject", { name })).approval}`));
   }
   // Enable/disable: for the project (mcp/toggle persist, recorded where
   // the CLI records it) when the proxy writes the configuration; else in
@@ -363,7 +349,7 @@ function renderActions(box, s, c) {
   if (s && has("mcp.manage") && c && (s.status === "connected" || persisted)) {
     const enable = persisted;
     act(enable ? "enable" : "disable", enable ? "Enable for this project" : "Disable for this project", async () => {
-      await conn.request("mcp/toggle", { name, enabled: enable, persist: true });
+      await deps.conn.request("mcp/toggle", { name, enabled: enable, persist: true });
       panel.say(enable ? "Enabled for this project." : "Disabled for this project (disabledMcpServers in ~/.claude.json).");
     });
   }
@@ -377,13 +363,13 @@ function renderActions(box, s, c) {
   }
   const remote = c ? c.type !== "stdio" : s && s.transport && s.transport !== "stdio";
   if (s && s.status === "needs-auth") act("login", "Sign in", () => signIn(name));
-  if (remote && s && s.status === "connected" && capabilities.some((x) => /^mcp\.(login|auth|oauth)$/.test(x))) {
+  if (remote && s && s.status === "connected" && state.capabilities.some((x) => /^mcp\.(login|auth|oauth)$/.test(x))) {
     act("logout", "Sign out", async () => {
-      await conn.request("mcp/logout", { name });
+      await deps.conn.request("mcp/logout", { name });
       panel.say("signed out");
     });
   }
-  if (has("mcp.probe")) act("probe", panel.probing ? "Probing…" : "Probe", () => panel.runProbe());
+  if (has("mcp.probe")) act("probe", ps.probing ? "Probing…" : "Probe", () => panel.runProbe());
   if (has("mcp.manage") && c && WRITABLE.includes(c.scope) && c.config) {
     act("edit", "Edit…", async () => openForm({ mode: "edit", entry: c }));
     box.append(removeButton(c, fail));
@@ -392,7 +378,7 @@ function renderActions(box, s, c) {
 
 function renderNotices(box, s, c) {
   box.replaceChildren();
-  if (panel.message) box.append(el("p", `mcp-message${panel.message.error ? " error" : ""}`, panel.message.text));
+  if (ps.message) box.append(el("p", `mcp-message${ps.message.error ? " error" : ""}`, ps.message.text));
   const login = logins.get(panel.name);
   if (login) box.append(loginNotice(login));
   if (c && c.needsTrust) box.append(trustNotice());
@@ -403,17 +389,14 @@ function renderNotices(box, s, c) {
 // that trusting enables.
 function trustNotice() {
   const box = el("div", "mcp-trust");
-  const where = project || "this project";
+  const where = state.mcp.project || "this project";
   box.append(el("p", "", `This server is approved in the project's settings, but the workspace ${where} is not trusted, so Claude Code ignores those settings and the server stays off.`));
   if (!has("mcp.manage")) {
     box.append(el("p", "", "Open claude in the project once and accept its trust dialog to fix this."));
     return box;
   }
-  if (!panel.trustAsked) {
-    box.append(button("trust", "Trust this workspace…", () => {
-      panel.trustAsked = true;
-      panel.update();
-    }));
+  if (!ps.trustAsked) {
+    box.append(button("trust", "Trust this workspace…", () => store.setTrustAsked(true)));
     return box;
   }
   const enables = [...config.values()].filter((x) => x.needsTrust).map((x) => x.name);
@@ -422,18 +405,15 @@ function trustNotice() {
   const yes = button("trust-confirm", `Trust and enable ${enables.join(", ")}`, async () => {
     yes.disabled = true;
     try {
-      const r = await conn.request("mcp/trust", {});
-      panel.trustAsked = false;
+      const r = await deps.conn.request("mcp/trust", {});
+      store.patchPanel({ trustAsked: false });
       panel.say(`Workspace trusted${r.enabled.length ? `; enabled: ${r.enabled.join(", ")}` : ""}.`);
     } catch (err) {
       yes.disabled = false;
       panel.say(err.message, true);
     }
   });
-  const no = button("trust-cancel", "Cancel", () => {
-    panel.trustAsked = false;
-    panel.update();
-  });
+  const no = button("trust-cancel", "Cancel", () => store.setTrustAsked(false));
   confirm.append(yes, no);
   box.append(confirm);
   return box;
@@ -443,17 +423,15 @@ function trustNotice() {
 // or pushes, the authorization URL, which opens in a new tab (a link too,
 // for when the browser blocks the tab), then done or failed.
 async function signIn(name) {
-  logins.set(name, { name, state: "starting" });
-  panel.update();
+  store.setLogin(name, { name, state: "starting" });
   try {
-    const r = await conn.request("mcp/login", { name });
-    if (r && r.state) logins.set(name, { ...r, name });
+    const r = await deps.conn.request("mcp/login", { name });
+    if (r && r.state) store.setLogin(name, { ...r, name });
     const cur = logins.get(name);
     if (cur.state === "url" && webURL(cur.url)) window.open(cur.url, "_blank", "noopener");
   } catch (err) {
-    logins.set(name, { name, state: "failed", error: err.message });
+    store.setLogin(name, { name, state: "failed", error: err.message });
   }
-  panel.update();
 }
 
 // webURL reports whether u is an http(s) address: a sign-in URL comes from
@@ -485,10 +463,10 @@ function renderFailure(box, s) {
   const failed = s && s.status === "failed";
   box.hidden = !failed;
   if (!failed) return;
-  const pr = panel.probe;
+  const pr = ps.probe;
   const out = box.querySelector(".mcp-failure-text");
   const tail = box.querySelector(".stderr");
-  if (panel.probing && !pr) {
+  if (ps.probing && !pr) {
     out.textContent = "probing the server…";
     tail.hidden = true;
     return;
@@ -631,7 +609,7 @@ function callForm(server, tool) {
     out.dataset.state = "calling";
     out.replaceChildren(el("div", "meta", "calling…"));
     try {
-      const r = await conn.request("mcp/call", { name: server, tool: tool.name, arguments: args });
+      const r = await deps.conn.request("mcp/call", { name: server, tool: tool.name, arguments: args });
       showResult(out, r);
     } catch (e) {
       out.dataset.state = "error";
@@ -692,7 +670,8 @@ function showResult(out, r) {
 
 // ---- MCP server form (mcp/test, then mcp/add or mcp/update) ----
 
-let formMode = { mode: "add" }; // or {mode: "edit", entry: the mcp/config entry}
+// The form's mode is state.form: {mode: "add"} or {mode: "edit", entry:
+// the mcp/config entry}.
 
 // mcpDefinition builds the definition the form describes, as a
 // configuration file holds it; the proxy checks it as it checks files.
@@ -715,8 +694,8 @@ function mcpDefinition(form) {
     def = { type: transport, url: v("target").trim() };
     if (Object.keys(pairs).length) def.headers = pairs;
   }
-  if (formMode.mode === "edit") {
-    for (const [k, val] of Object.entries(formMode.entry.config || {})) {
+  if (state.form.mode === "edit") {
+    for (const [k, val] of Object.entries(state.form.entry.config || {})) {
       if (!["type", "command", "args", "env", "url", "headers"].includes(k)) def[k] = val;
     }
   }
@@ -728,7 +707,7 @@ function mcpDefinition(form) {
 function openForm(mode) {
   const dlg = $("#mcp-form");
   const form = dlg.querySelector("form");
-  formMode = mode;
+  store.setFormMode(mode);
   form.reset();
   const e = form.elements;
   e.pairs.classList.remove("shown");
@@ -770,7 +749,7 @@ function setupMCPForm() {
     if (!form.reportValidity()) return;
     show("testing…", true);
     try {
-      const r = await conn.request("mcp/test", { name: form.elements.name.value, definition: mcpDefinition(form) });
+      const r = await deps.conn.request("mcp/test", { name: form.elements.name.value, definition: mcpDefinition(form) });
       const res = r.results[0];
       if (res.ok) show(`${res.status} · ${res.toolCount} tools · ${Math.round(res.latencyMs.total)} ms`, true);
       else show(`${res.status}: ${res.error ? `${res.error.code}: ${res.error.message}` : ""}${res.error?.stderrTail ? "\n" + res.error.stderrTail : ""}`, false);
@@ -782,8 +761,8 @@ function setupMCPForm() {
     ev.preventDefault();
     try {
       const e = form.elements;
-      const editing = formMode.mode === "edit";
-      await conn.request(editing ? "mcp/update" : "mcp/add", { name: e.name.value, scope: e.scope.value, definition: mcpDefinition(form) });
+      const editing = state.form.mode === "edit";
+      await deps.conn.request(editing ? "mcp/update" : "mcp/add", { name: e.name.value, scope: e.scope.value, definition: mcpDefinition(form) });
       dlg.close();
       if (editing) panel.say("Saved.");
     } catch (err) {
