@@ -32,13 +32,15 @@
 //   mcp           servers (the last mcp/status), config (name -> entry of the last mcp/config),
 //                 project (mcp/config's), logins (name -> the last mcp/login state)
 //                                               mcp.js's pushes: setMCPStatus, setMCPConfig -> "mcp": the strip
-//                                               and the panel; setLogin -> "panel"
+//                                               (mcp-strip.js) and the panel; setLogin (also mcp-access.js's
+//                                               sign-in) -> "panel"
 //   panel         the server panel: name (shown), probe, probing, failureProbed, tools, toolsFor,
-//                 message, trustAsked       mcp.js: openPanel, closePanel, panelSay, setTrustAsked,
-//                                               probeStarted, probeDone, patchPanel (bookkeeping while it
-//                                               renders, no notification) -> "panel": the panel
+//                 message, trustAsked       mcp-panel.js: openPanel, closePanel, panelSay, probeStarted,
+//                                               probeDone, patchPanel (bookkeeping while it renders, no
+//                                               notification); mcp-access.js: setTrustAsked, panelSay;
+//                                               mcp-form.js: panelSay -> "panel": the panel (mcp-panel.js)
 //   form          the MCP form's mode: {mode: "add"} or {mode: "edit", entry}
-//                                               mcp.js: setFormMode
+//                                               mcp-form.js: setFormMode
 //
 // A view's own rendering bookkeeping (log, msgs, streaming, tools,
 // pendingTurns, past, next, loading, moreButton) belongs to the renderer of
