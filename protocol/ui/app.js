@@ -11,22 +11,16 @@ import { initPermissions, permissionRequested, permissionResolved, showPermissio
 import { initModels, showModel } from "./models.js";
 import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./layout.js";
 import { initNotify, notify, unnotify } from "./notify.js";
+import * as store from "./store.js";
 
-const sessions = new Map(); // id -> view
-let current = null;
+const { state } = store; // read here, changed through store's functions
 // The status line while a permission dialog waits.
 const WAITING = "waiting for your answer…";
 // ended reports whether live session v takes no more turns.
 const ended = (v) => ["exited", "closed"].includes(v.state);
 
-function view(id) {
-  let v = sessions.get(id);
-  if (!v) {
-    v = newView(id);
-    sessions.set(id, v);
-  }
-  return v;
-}
+// view returns the view of live session id, made the first time.
+const view = (id) => store.liveView(id, newView);
 
 // newView returns what the renderer keeps of one conversation: a live
 // session's (view) or a past one's (openPast).
@@ -63,15 +57,8 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
       await conn.request("mcp/subscribe");
       const { sessions: list } = await conn.request("session/list");
       for (const s of list) updateSession(s.session, s.state, s);
-      for (const v of sessions.values()) {
-        if (!list.some((s) => s.session === v.id)) {
-          v.state = "closed";
-          continue;
-        }
-        await subscribe(v);
-      }
-      if (!current && !shownPast && list.length) select(list[list.length - 1].session);
-      renderSessions();
+      for (const v of store.closeMissing(list.map((s) => s.session))) await subscribe(v);
+      if (!state.current && !state.shownPast && list.length) select(list[list.length - 1].session);
     } catch (err) {
       notice(null, `could not resume: ${err.message}`, true);
     }
@@ -85,51 +72,50 @@ const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://
 
 async function subscribe(v) {
   const r = await conn.request("session/subscribe", { session: v.id, afterSeq: v.lastSeq });
-  v.subscribed = true;
+  store.markSubscribed(v);
   showModel(v.id, r.model, r.models);
   updateSession(v.id, r.state);
 }
 
-let capabilities = [];
+store.on("capabilities", () => {
+  $("#history").hidden = !store.has("history");
+  if (store.has("history")) loadHistory(false);
+});
 const mcp = setupMCP(conn);
 
 const pushes = {
   hello(d) {
-    capabilities = d.capabilities || [];
-    $("#history").hidden = !capabilities.includes("history");
-    if (capabilities.includes("history")) loadHistory(false);
+    store.setCapabilities(d.capabilities);
   },
   "session/event"({ session, seq, event }) {
     const v = view(session);
-    if (seq <= v.lastSeq) return; // already rendered (replay after reconnect)
-    v.lastSeq = seq;
+    if (!store.advanceSeq(v, seq)) return; // already rendered (replay after reconnect)
     renderEvent(v, event);
-    if (!v.info.prompt && (v.info.prompt = promptOf(event))) renderSessions();
+    if (!v.info.prompt) store.setPrompt(v, promptOf(event));
   },
-  "session/state"({ session, state, claudeSessionId, permissionMode, model, models }) {
+  "session/state"({ session, state: st, claudeSessionId, permissionMode, model, models }) {
     const v = view(session);
-    if (claudeSessionId) v.info.claudeSessionId = claudeSessionId;
-    if (v.state === "running" && state === "idle") notify(`turn:${session}`, "Claude finished", `${sessionName(v, sessions.values())}`, () => select(session));
+    if (v.state === "running" && st === "idle") notify(`turn:${session}`, "Claude finished", `${sessionName(v, state.sessions.values())}`, () => select(session));
     showPermissionMode(session, permissionMode);
     showModel(session, model, models);
-    updateSession(session, state);
+    updateSession(session, st, claudeSessionId ? { claudeSessionId } : undefined);
   },
   "session/exited"({ session, code, signal, stderrTail, reason }) {
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
     notice(view(session), `claude ${how}${reason ? ` (${reason})` : ""}${stderrTail ? "\n" + stderrTail : ""}`, code !== 0 || !!signal);
-    if (capabilities.includes("history")) loadHistory(false); // the session is history now
+    if (store.has("history")) loadHistory(false); // the session is history now
   },
   "session/gap"({ session, firstSeq }) {
     notice(view(session), `Some earlier events are no longer available (the log starts at #${firstSeq}).`, true);
   },
   "permission/request"(d) {
-    if (d.session === current) $("#status-line").textContent = WAITING;
+    if (d.session === state.current) $("#status-line").textContent = WAITING;
     if (permissionRequested(d)) notify(`perm:${d.session}:${d.requestId}`, "Claude is waiting for you", describe(d), () => select(d.session));
   },
   "permission/resolved"(d) {
     const { session, behavior, reason } = d;
     unnotify(`perm:${session}:${d.requestId}`);
-    if (session === current && $("#status-line").textContent === WAITING) $("#status-line").textContent = "";
+    if (session === state.current && $("#status-line").textContent === WAITING) $("#status-line").textContent = "";
     const what = { allow: "Allowed", deny: "Denied", cancelled: "Permission request withdrawn" }[behavior] || `Permission: ${behavior}`;
     const why = { timeout: "no answer in time", cancelled: "claude withdrew it", session_exited: "the session ended" }[reason];
     notice(view(session), why ? `${what} (${why})` : what);
@@ -139,25 +125,34 @@ const pushes = {
 
 // ---- sessions ----
 
-function updateSession(id, state, info) {
+// updateSession records a session's state and info (both optional).
+function updateSession(id, st, info) {
   const v = view(id);
-  if (state) v.state = state;
-  if (info) Object.assign(v.info, info);
   if (info && info.permissionMode) showPermissionMode(id, info.permissionMode);
-  renderSessions();
-  if (id === current) updateComposer();
+  store.updateSession(v, st, info);
 }
+
+// The list, and the composer when the session it shows changed.
+store.on("sessions", (id) => {
+  renderSessions();
+  if (id !== null && id === state.current) updateComposer();
+});
+store.on("shown", () => {
+  markHistory();
+  renderSessions();
+  updateComposer();
+});
 
 function renderSessions() {
   const ul = $("#sessions");
   ul.replaceChildren();
-  for (const v of sessions.values()) {
+  for (const v of state.sessions.values()) {
     if (v.state === "closed") continue;
     const li = el("li");
     li.dataset.session = v.id;
-    li.setAttribute("aria-current", String(v.id === current));
+    li.setAttribute("aria-current", String(v.id === state.current));
     if (v.info.claudeSessionId) li.dataset.claudeSession = v.info.claudeSessionId;
-    li.append(el("span", "name", sessionName(v, sessions.values())), el("span", "state", v.state));
+    li.append(el("span", "name", sessionName(v, state.sessions.values())), el("span", "state", v.state));
     li.title = `${v.info.cwd || ""} ${v.info.model || ""} (${v.id})`.trim();
     li.onclick = () => select(v.id);
     ul.append(li);
@@ -165,24 +160,20 @@ function renderSessions() {
 }
 
 function select(id) {
-  current = id;
-  shownPast = null;
-  $("#history-bar").hidden = true;
-  markHistory();
   const v = view(id);
+  $("#history-bar").hidden = true;
   $("#empty").hidden = true;
   $("#log").replaceChildren(v.log);
+  store.showLive(id);
   if (!v.subscribed) subscribe(v).catch((err) => notice(v, err.message, true));
-  renderSessions();
-  updateComposer();
   scrollDown(true);
 }
 
 function updateComposer() {
-  const v = current && sessions.get(current);
+  const v = state.current && state.sessions.get(state.current);
   const live = v && !ended(v);
   // With no session (and no past one) shown, Send creates one first.
-  $("#send").disabled = v ? !live : !!shownPast;
+  $("#send").disabled = v ? !live : !!state.shownPast;
   $("#interrupt").disabled = !(v && v.state === "running");
   showPermissionMode(null, "", live);
   showModel(null, "", undefined, !!live);
@@ -216,16 +207,17 @@ $("#composer").addEventListener("submit", async (e) => {
   e.preventDefault();
   const ta = e.target.text;
   const text = ta.value;
-  if (!text.trim() || (!current && shownPast)) return;
-  if (!current && !(await createSession())) return;
-  const v = view(current);
-  if (!v.info.prompt) v.info.prompt = text;
+  if (!text.trim() || (!state.current && state.shownPast)) return;
+  if (!state.current && !(await createSession())) return;
+  const session = state.current;
+  const v = view(session);
+  store.setPrompt(v, text, true); // named by it at the next render
   const bubble = userBubble(v, text, []);
   bubble.classList.add("pending");
   v.pendingTurns.push({ text, bubble });
   ta.value = "";
   try {
-    await conn.request("session/send", { session: current, text });
+    await conn.request("session/send", { session, text });
   } catch (err) {
     // Not sent (no connection) or refused by the proxy: the message goes
     // back in the box to send again, its bubble goes. (A connection lost
@@ -248,10 +240,10 @@ $("#composer").addEventListener("submit", async (e) => {
 // Continue, an ended session takes no more turns.
 const touch = matchMedia("(pointer: coarse)");
 function composerHint() {
-  const v = current && sessions.get(current);
+  const v = state.current && state.sessions.get(state.current);
   const ta = $("#composer textarea");
   if (!$("#login-error").hidden) return; // showLoginHelp's
-  if (!v && shownPast) ta.placeholder = "A past session: press Continue (above) to go on with it";
+  if (!v && state.shownPast) ta.placeholder = "A past session: press Continue (above) to go on with it";
   else if (v && ended(v)) ta.placeholder = "This session has ended: start a new one from the sessions";
   else ta.placeholder = touch.matches ? "Message Claude… (Send to send)" : "Message Claude… (Enter to send, Shift+Enter for a new line)";
 }
@@ -264,33 +256,27 @@ $("#composer textarea").addEventListener("keydown", (e) => {
 });
 
 $("#interrupt").addEventListener("click", () => {
-  if (current) conn.request("session/interrupt", { session: current }).catch((err) => notice(view(current), err.message, true));
+  const session = state.current;
+  if (session) conn.request("session/interrupt", { session }).catch((err) => notice(view(session), err.message, true));
 });
 
 configureRenderer({
-  isCurrent: (v) => v.id === current,
-  onInfo: () => renderSessions(),
   request: (type, data) => conn.request(type, data),
 });
 
 // ---- history: past sessions (history/list, history/read) ----
 
-// capabilities (of the proxy, from hello) is declared with the pushes above.
-const past = new Map(); // Claude session id -> view of a past session
-let shownPast = null; // the Claude session id shown, if a past one is
-let historyNext = ""; // cursor of the next page of history/list
-
 async function loadHistory(more) {
   const data = { limit: 200 };
-  if (more && historyNext) data.cursor = historyNext;
+  if (more && state.historyNext) data.cursor = state.historyNext;
   const empty = $("#history-empty");
   try {
     const r = await conn.request("history/list", data);
     const ul = $("#history-list");
     if (!more) ul.replaceChildren();
     for (const s of r.sessions) ul.append(historyItem(s));
-    historyNext = r.next || "";
-    $("#history-more").hidden = !historyNext;
+    store.setHistoryNext(r.next);
+    $("#history-more").hidden = !state.historyNext;
     empty.textContent = "No past sessions in this project.";
     empty.hidden = r.total !== 0;
     filterHistory();
@@ -319,7 +305,7 @@ function filterHistory() {
 }
 
 function markHistory() {
-  for (const li of $("#history-list").children) li.setAttribute("aria-current", String(li.dataset.history === shownPast));
+  for (const li of $("#history-list").children) li.setAttribute("aria-current", String(li.dataset.history === state.shownPast));
 }
 
 $("#history-search").addEventListener("input", filterHistory);
@@ -327,17 +313,13 @@ $("#history-more").addEventListener("click", () => loadHistory(true));
 
 // openPast shows a past session, rendered by the same code as live ones.
 async function openPast(s) {
-  let v = past.get(s.id);
-  const first = !v;
-  if (first) {
-    v = newView(`history:${s.id}`);
+  const [v, first] = store.pastView(s, () => {
+    const v = newView(`history:${s.id}`);
     v.state = "history";
     v.past = s;
     v.next = "";
-    past.set(s.id, v);
-  }
-  current = null;
-  shownPast = s.id;
+    return v;
+  });
   $("#empty").hidden = true;
   const bar = $("#history-bar");
   bar.hidden = false;
@@ -347,9 +329,7 @@ async function openPast(s) {
   bar.querySelector(".history-meta").textContent = `${isNaN(when) ? "" : when.toLocaleString()} · ${s.project || ""}`;
   $("#status-line").textContent = "";
   $("#log").replaceChildren(v.log);
-  renderSessions();
-  markHistory();
-  updateComposer();
+  store.showPast(s.id);
   if (first) await readPast(v);
 }
 
@@ -384,7 +364,7 @@ async function readPast(v) {
 // Continue: a new live session resuming the past one (session/create
 // {resume}) in its project, showing a copy of what came before.
 $("#history-continue").addEventListener("click", async () => {
-  const v = shownPast && past.get(shownPast);
+  const v = state.shownPast && state.past.get(state.shownPast);
   if (!v) return;
   const data = { resume: v.past.id };
   if (v.past.project) data.cwd = v.past.project;
@@ -410,13 +390,11 @@ $("#history-continue").addEventListener("click", async () => {
 initPermissions({
   conn,
   notice: (session, text, isError) => notice(view(session), text, isError),
-  current: () => current,
-  name: (session) => sessionName(view(session), sessions.values()),
+  name: (session) => sessionName(view(session), state.sessions.values()),
 });
 initModels({
   conn,
   notice: (session, text, isError) => notice(view(session), text, isError),
-  current: () => current,
 });
 initLayout();
 initNotify();
@@ -424,10 +402,9 @@ composerHint();
 
 // checkLogin shows how to log in, and stops reconnecting, when the proxy
 // says this browser is not logged in (why: what to say it is about).
-let loginChecks = 0;
 async function checkLogin(why) {
-  const n = ++loginChecks;
-  if ((await authState()) !== "login" || n !== loginChecks) return false;
+  const n = store.nextLoginCheck();
+  if ((await authState()) !== "login" || n !== state.loginChecks) return false;
   conn.close();
   showLoginHelp(why);
   return true;

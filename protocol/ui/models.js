@@ -7,16 +7,17 @@
 // Everything a model carries is put into the page as text.
 
 import { $, el } from "./dom.js";
+import { state, noteModel, setModelsLive } from "./store.js";
 
-let deps = null; // {conn, notice(session, text, isError), current() -> live session id or null}
-const known = new Map(); // session -> {model, models} as last reported
-let live = false; // the shown session takes turns
+// What is known of each session's models, and whether the session shown
+// (state.current) takes turns, are the store's (state.models).
+const deps = {}; // {conn, notice(session, text, isError)}
 
-// initModels gives the module the connection to ask on, how to report an
-// error in a session's log and which session the composer shows.
+// initModels gives the module the connection to ask on and how to report
+// an error in a session's log.
 export function initModels(d) {
-  deps = d;
-  $("#model-pick").addEventListener("change", (e) => setModel(deps.current(), e.target));
+  Object.assign(deps, d);
+  $("#model-pick").addEventListener("change", (e) => setModel(state.current, e.target));
 }
 
 // setModel asks claude to switch session to the model sel shows; the
@@ -38,21 +39,16 @@ async function setModel(session, sel) {
 // the composer shows that session (session null: whichever it shows;
 // isLive, when given, says whether it takes turns).
 export function showModel(session, model, models, isLive) {
-  if (session) {
-    const k = known.get(session) || { model: "", models: [] };
-    if (model) k.model = model;
-    if (Array.isArray(models)) k.models = models;
-    known.set(session, k);
-  }
-  const cur = deps && deps.current();
+  if (session) noteModel(session, model, models);
+  const cur = state.current;
   if (session !== cur && session !== null) return;
-  if (isLive !== undefined) live = isLive;
+  if (isLive !== undefined) setModelsLive(isLive);
   render(cur);
 }
 
 function render(cur) {
   const sel = $("#model-pick");
-  const k = (cur && known.get(cur)) || { model: "", models: [] };
+  const k = (cur && state.models.known.get(cur)) || { model: "", models: [] };
   const opts = k.models.map((m) => option(m.value, m.displayName || m.value, m.description));
   if (k.model && !k.models.some((m) => m.value === k.model)) opts.push(option(k.model, k.model, "")); // a model id claude reports
   if (!k.model) {
@@ -64,7 +60,7 @@ function render(cur) {
   sel.value = k.model;
   const m = k.models.find((x) => x.value === k.model);
   sel.title = m ? `Model: ${m.displayName || m.value}${m.description ? ` (${m.description})` : ""}` : "Model of this session";
-  sel.disabled = !cur || !live || document.body.dataset.conn !== "open" || opts.length < 2 && !k.model;
+  sel.disabled = !cur || !state.models.live || document.body.dataset.conn !== "open" || opts.length < 2 && !k.model;
 }
 
 function option(value, text, title) {

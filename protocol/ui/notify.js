@@ -6,7 +6,9 @@
 // most one per tag is open, so the map below stays small.
 
 import { $ } from "./dom.js";
-const open = new Map(); // tag -> Notification shown and not closed yet
+import { state, addNotification, dropNotification } from "./store.js";
+
+const open = state.notifications; // tag -> Notification shown and not closed yet; changed through the store
 
 function supported() {
   return "Notification" in window;
@@ -42,10 +44,8 @@ export function notify(tag, title, body, onclick) {
   }
   const prev = open.get(tag);
   if (prev) prev.close();
-  open.set(tag, n);
-  n.onclose = () => {
-    if (open.get(tag) === n) open.delete(tag);
-  };
+  addNotification(tag, n);
+  n.onclose = () => dropNotification(tag, n);
   n.onclick = () => {
     window.focus();
     n.close();
@@ -57,5 +57,5 @@ export function notify(tag, title, body, onclick) {
 export function unnotify(tag) {
   const n = open.get(tag);
   if (n) n.close();
-  open.delete(tag);
+  dropNotification(tag);
 }

@@ -10,18 +10,19 @@
 // maxDiffLines lines shown, line matching only up to maxDiffCells.
 
 import { $, el } from "./dom.js";
+import { state, queuePermission, dropPermission, showNextPermission, takeShownPermission, setPermissionMode } from "./store.js";
 
-const pending = []; // permission/request data, in arrival order
-let shown = null; // the request the dialog shows
-let deps = null; // {conn, notice(session, text, isError), current() -> live session id or null, name(session)}
+// The queue, the request shown and the modes are the store's
+// (state.permissions); the session the composer shows is state.current.
+const perms = state.permissions;
+const deps = {}; // {conn, notice(session, text, isError), name(session)}
 
-// initPermissions gives the module the connection to answer on, how to
-// report an error in a session's log and which session the composer shows
-// (for the mode switch).
+// initPermissions gives the module the connection to answer on and how to
+// report an error in a session's log.
 export function initPermissions(d) {
-  deps = d;
-  $("#perm-mode").addEventListener("change", (e) => setMode(deps.current(), e.target));
-  $("#permission .perm-mode").addEventListener("change", (e) => setMode(shown && shown.session, e.target));
+  Object.assign(deps, d);
+  $("#perm-mode").addEventListener("change", (e) => setMode(state.current, e.target));
+  $("#permission .perm-mode").addEventListener("change", (e) => setMode(perms.shown && perms.shown.session, e.target));
 }
 
 // setMode asks claude to switch session to the mode sel shows
@@ -31,7 +32,7 @@ async function setMode(session, sel) {
   sel.disabled = true;
   try {
     const r = await deps.conn.request("session/setPermissionMode", { session, mode: sel.value });
-    modes.set(session, r.mode);
+    setPermissionMode(session, r.mode);
   } catch (err) {
     deps.notice(session, `permission mode not changed: ${err.message}`, true);
   }
@@ -45,18 +46,17 @@ function showModeIn(sel, mode) {
   sel.value = mode;
 }
 
-const modes = new Map(); // session -> permission mode as last reported
-
 // showPermissionMode records a session's mode (from session/list or
 // session/state; mode may be empty) and updates the switch if the
 // composer shows that session (session null: none is shown).
 export function showPermissionMode(session, mode, live = true) {
-  if (session && mode) modes.set(session, mode);
-  if (shown && shown.session === session) showModeIn($("#permission .perm-mode"), modes.get(session) || "default");
-  const cur = deps && deps.current();
+  if (session && mode) setPermissionMode(session, mode);
+  const shown = perms.shown;
+  if (shown && shown.session === session) showModeIn($("#permission .perm-mode"), perms.modes.get(session) || "default");
+  const cur = state.current;
   if (session !== cur && session !== null) return;
   const sel = $("#perm-mode");
-  showModeIn(sel, (cur && modes.get(cur)) || "default");
+  showModeIn(sel, (cur && perms.modes.get(cur)) || "default");
   sel.disabled = !cur || !live;
 }
 
@@ -64,8 +64,7 @@ export function showPermissionMode(session, mode, live = true) {
 // session and request id: a resubscribe sends pending ones again). It
 // returns whether the request is new.
 export function permissionRequested(d) {
-  const fresh = !pending.some((p) => p.session === d.session && p.requestId === d.requestId);
-  if (fresh) pending.push(d);
+  const fresh = queuePermission(d);
   showPermission();
   return fresh;
 }
@@ -84,19 +83,13 @@ export function describe(p) {
 // permissionResolved drops a request that was answered (here or
 // elsewhere), timed out or was cancelled, closing the dialog if it shows it.
 export function permissionResolved({ session, requestId }) {
-  const i = pending.findIndex((p) => p.session === session && p.requestId === requestId);
-  if (i >= 0) pending.splice(i, 1);
-  if (shown && shown.session === session && shown.requestId === requestId) {
-    shown = null;
-    $("#permission").close();
-  }
+  if (dropPermission(session, requestId)) $("#permission").close();
   showPermission();
 }
 
 function showPermission() {
-  if (shown || !pending.length) return;
-  const p = pending[0];
-  shown = p;
+  const p = showNextPermission();
+  if (!p) return;
   const dlg = $("#permission");
   // kind: tool (allow, always allow, deny), question (AskUserQuestion:
   // pick options, answer), plan (ExitPlanMode: approve, keep planning).
@@ -148,7 +141,7 @@ function showPermission() {
   message.value = "";
   message.hidden = kind === "question";
   message.placeholder = kind === "plan" ? "What should change in the plan? (sent with Keep planning)" : "Tell Claude why, or what to do instead (sent with Deny)";
-  showModeIn(dlg.querySelector(".perm-mode"), modes.get(p.session) || "default");
+  showModeIn(dlg.querySelector(".perm-mode"), perms.modes.get(p.session) || "default");
   dlg.querySelector(".deny").textContent = kind === "plan" ? "Keep planning" : "Deny";
   dlg.returnValue = "";
   // Answered by a button (the form's submit, at once) or Escape (cancel:
@@ -157,8 +150,7 @@ function showPermission() {
   dlg.querySelector("form").onsubmit = (e) => answer(e.submitter ? e.submitter.value : "deny");
   dlg.oncancel = () => answer("deny");
   const answer = async (rv) => {
-    if (shown !== p) return;
-    shown = null;
+    if (!takeShownPermission(p)) return;
     const data = { session: p.session, requestId: p.requestId, behavior: rv === "allow" || rv === "always" ? "allow" : "deny" };
     if (rv === "always") data.always = true;
     if (data.behavior === "deny" && message.value.trim()) data.message = message.value.trim();

@@ -24,9 +24,11 @@
 // reader alone once they scroll up.
 //
 // app.js owns the views (newView) and tells the renderer, through
-// configure, what it needs of the rest of the page.
+// configure, how to send a request. Which session is shown, and the
+// scrolling's state, are the store's (store.js).
 
 import { $, el } from "./dom.js";
+import { state, setInfo, setFollow } from "./store.js";
 import { marked } from "./vendor/marked.esm.js";
 import DOMPurify from "./vendor/purify.es.js";
 import hljs from "./vendor/highlight/core.min.js";
@@ -44,9 +46,11 @@ import xml from "./vendor/highlight/languages/xml.min.js";
 import yaml from "./vendor/highlight/languages/yaml.min.js";
 
 
-// hooks: isCurrent(v) — whether v is the conversation shown; onInfo(v) —
-// v.info changed (model, cwd); request(type, data) — a protocol request.
-const hooks = { isCurrent: () => false, onInfo: () => {}, request: () => Promise.reject(new Error("not connected")) };
+// hooks: request(type, data) — a protocol request.
+const hooks = { request: () => Promise.reject(new Error("not connected")) };
+
+// isCurrent reports whether v is the conversation shown.
+const isCurrent = (v) => v.id === state.current;
 
 export function configure(h) {
   Object.assign(hooks, h);
@@ -147,15 +151,16 @@ marked.use({
 
 // ---- follow the conversation ----
 
-// follow.stick: the reader is at the bottom, and the view follows what
-// comes. Only the reader unsticks it, by scrolling up from where the view
-// was last put (follow.top): the scroll events of the view's own moves,
-// which may arrive after more content was added, do not count.
-const follow = { stick: true, top: 0, observed: null };
+// state.follow.stick: the reader is at the bottom, and the view follows
+// what comes. Only the reader unsticks it, by scrolling up from where the
+// view was last put (follow.top): the scroll events of the view's own
+// moves, which may arrive after more content was added, do not count.
+// follow.observed: the log's child the ResizeObserver watches.
+const follow = state.follow; // read here, changed through setFollow
 
 function toBottom(log) {
   log.scrollTop = log.scrollHeight;
-  follow.top = log.scrollTop;
+  setFollow({ top: log.scrollTop });
 }
 
 function setupFollow() {
@@ -163,9 +168,9 @@ function setupFollow() {
   if (!log) return;
   log.addEventListener("scroll", () => {
     const top = log.scrollTop;
-    if (log.scrollHeight - top - log.clientHeight < 40) follow.stick = true;
-    else if (top < follow.top - 1) follow.stick = false;
-    follow.top = top;
+    if (log.scrollHeight - top - log.clientHeight < 40) setFollow({ stick: true });
+    else if (top < follow.top - 1) setFollow({ stick: false });
+    setFollow({ top });
   });
   const stay = () => {
     if (follow.stick) toBottom(log);
@@ -176,7 +181,7 @@ function setupFollow() {
     const child = log.firstElementChild;
     if (child === follow.observed) return;
     if (follow.observed) ro.unobserve(follow.observed);
-    follow.observed = child;
+    setFollow({ observed: child });
     if (child) ro.observe(child);
   };
   new MutationObserver(watch).observe(log, { childList: true });
@@ -191,7 +196,7 @@ setupFollow();
 // (the reader sent a turn or opened a conversation) brings them back.
 export function scrollDown(force) {
   const log = $("#log");
-  if (force) follow.stick = true;
+  if (force) setFollow({ stick: true });
   if (follow.stick) toBottom(log);
 }
 
@@ -209,12 +214,11 @@ export function renderEvent(v, ev) {
   switch (ev.type) {
     case "system":
       if (ev.subtype === "init") {
-        v.info.model = ev.model;
-        v.info.cwd = ev.cwd;
-        if (ev.session_id) v.info.claudeSessionId = v.info.claudeSessionId || ev.session_id;
-        hooks.onInfo(v);
+        const info = { model: ev.model, cwd: ev.cwd };
+        if (ev.session_id && !v.info.claudeSessionId) info.claudeSessionId = ev.session_id;
+        setInfo(v, info);
       } else if (ev.subtype === "status") {
-        if (hooks.isCurrent(v)) $("#status-line").textContent = ev.status ? `${ev.status}…` : "";
+        if (isCurrent(v)) $("#status-line").textContent = ev.status ? `${ev.status}…` : "";
       } else if (ev.subtype === "api_retry") {
         notice(v, `API error, retrying (attempt ${ev.attempt ?? "?"})`, true);
       }
@@ -710,7 +714,7 @@ function result(v, ev) {
   v.log.append(line);
   if (ev.is_error && ev.result && ev.result !== v.apiError) notice(v, ev.result, true);
   v.apiError = undefined;
-  if (hooks.isCurrent(v)) $("#status-line").textContent = "";
+  if (isCurrent(v)) $("#status-line").textContent = "";
   scrollDown();
 }
 
