@@ -7,16 +7,17 @@ import (
 	"strings"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/webui"
 )
 
-// uiHandler serves the reference web UI embedded in package protocol, with
+// uiHandler serves the reference web UI of package webui, with
 // headers that keep it from being framed or sniffed and a strict CSP
 // (repeated from the page's meta tag). It returns nil when the UI is off.
 func (s *Server) uiHandler() http.Handler {
 	if s.opts.NoUI {
 		return nil
 	}
-	files := http.FileServerFS(protocol.UI())
+	files := http.FileServerFS(webui.FS())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -43,6 +44,6 @@ func isUIPath(p string) bool {
 	if !fs.ValidPath(name) {
 		return false
 	}
-	st, err := fs.Stat(protocol.UI(), name)
+	st, err := fs.Stat(webui.FS(), name)
 	return err == nil && !st.IsDir()
 }
