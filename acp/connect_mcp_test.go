@@ -51,7 +51,7 @@ func TestACPConnectClientMCPServers(t *testing.T) {
 	t.Cleanup(func() { src.Close() })
 	const token = "acp-connect-mcp-token-0123456789"
 	srv, err := proxy.New(proxy.Options{Token: token, ClaudePath: claude, ClaudeEnv: append(api.Env(home), "CCPROXY_TEST_MARKER="+marker),
-		Project: project, SpoolDir: t.TempDir(), Logger: log, NoUI: true, MCP: src})
+		Project: project, SpoolDir: t.TempDir(), Logger: log, MCP: src})
 	if err != nil {
 		t.Fatal(err)
 	}

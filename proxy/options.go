@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/ccproxy/ccproxy/proxy/eventlog"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -126,8 +127,9 @@ type Options struct {
 	// Version is ccproxy's version, announced in hello.
 	Version string
 
-	// NoUI turns off the reference web UI served at / (and its login).
-	NoUI bool
+	// UI is the reference web UI served at / (cmd/ccproxy passes
+	// webui.FS()); nil serves none (and no login page).
+	UI fs.FS
 
 	// SpoolDir is the private directory (0700) where replay logs spill to
 	// disk, one subdirectory per ccproxy process (default DefaultSpoolDir()).

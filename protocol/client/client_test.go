@@ -31,7 +31,7 @@ const token = "client-test-token-0123456789abcdef"
 func start(t *testing.T) string {
 	t.Helper()
 	srv, err := proxy.New(proxy.Options{Token: token, ClaudePath: fakeClaudePath, SpoolDir: t.TempDir(), HistoryHome: "-",
-		Logger: slog.New(slog.DiscardHandler), NoUI: true})
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestClientCloseIdempotent(t *testing.T) {
 // ErrClosed, and so does every request after: here the proxy goes.
 func TestClientRequestsAfterTheEnd(t *testing.T) {
 	srv, err := proxy.New(proxy.Options{Token: token, ClaudePath: fakeClaudePath, SpoolDir: t.TempDir(), HistoryHome: "-",
-		Logger: slog.New(slog.DiscardHandler), NoUI: true})
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
