@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"encoding/json"
