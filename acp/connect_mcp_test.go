@@ -54,7 +54,6 @@ func TestACPConnectClientMCPServers(t *testing.T) {
 		Token:         token,
 		Project:       project,
 		Logger:        log,
-		NoUI:          true,
 		CLIOptions:    proxy.CLIOptions{ClaudePath: claude, ClaudeEnv: append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)},
 		ReplayOptions: proxy.ReplayOptions{SpoolDir: t.TempDir()},
 		MCPOptions:    proxy.MCPOptions{MCP: src},

@@ -124,7 +124,7 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 // serves.
 func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *client.Client, *acp.Agent, func()) {
 	token := "in-process-acp-test-token-012345"
-	opts.Token, opts.SpoolDir, opts.Logger, opts.NoUI = token, t.TempDir(), slog.New(slog.DiscardHandler), true
+	opts.Token, opts.SpoolDir, opts.Logger = token, t.TempDir(), slog.New(slog.DiscardHandler)
 	// The agent reads the proxy's history (history/list, history/read):
 	// the proxy's home is the one whose .claude/projects store is; none
 	// without a store.

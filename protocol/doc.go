@@ -16,10 +16,10 @@
 //	                    shared definitions and enums made from the Go constant
 //	                    lists (validate.go), and the normalized-event definitions,
 //	                    the one hand-written part (schema_events.go);
-//	ts/protocol.gen.ts  json-schema-to-typescript (internal/tsgen) run on
-//	                    TypeScriptSchema (schema_ts.go), the same schemas with
-//	                    every data type a definition named as ts/protocol.ts
-//	                    exports it.
+//	ts/protocol.gen.ts  json-schema-to-typescript run by internal/tsgen on its
+//	                    Schema (internal/tsgen/schema.go), the same schemas
+//	                    (SchemaOf, SharedSchemas) with every data type a
+//	                    definition named as ts/protocol.ts exports it.
 //
 // Generated files are committed; TestGeneratedSchemasAreCurrent and
 // TestGeneratedTypeScriptIsCurrent fail when they are stale.

@@ -70,9 +70,9 @@ type schemaRuler interface {
 type generator struct {
 	refPrefix string
 	defs      map[reflect.Type]string
-	// ts marks schemas for the TypeScript generator: json.RawMessage
-	// fields get a tsType (JsonObject, JsonValue[], JsonValue).
-	ts bool
+	// field, when set, is called on each struct field's schema
+	// (SchemaOptions.Field).
+	field func(s *jsonschema.Schema, t reflect.Type, name string, sf reflect.StructField)
 }
 
 func newGenerator(refPrefix string, defs map[reflect.Type]string) *generator {
@@ -165,8 +165,8 @@ func (g *generator) fix(s *jsonschema.Schema, t reflect.Type, top bool) error {
 		if err != nil {
 			return fmt.Errorf("field %s: %w", sf.Name, err)
 		}
-		if g.ts {
-			setTSType(np, t, sf)
+		if g.field != nil {
+			g.field(np, t, name, sf)
 		}
 		s.Properties[name] = np
 	}
@@ -592,6 +592,38 @@ func SchemaFiles() (map[string][]byte, error) {
 	}
 	return out, nil
 }
+
+// SchemaOptions says how SchemaOf writes a schema.
+type SchemaOptions struct {
+	// Defs are the types written as a reference, RefPrefix+name, instead
+	// of in full (except the top level of SchemaOf's type itself).
+	RefPrefix string
+	Defs      map[reflect.Type]string
+	// Field, when set, is called on the schema of each field of a struct
+	// (tags applied) with the struct, the field's JSON name and the field:
+	// a generator adds its own annotations there.
+	Field func(s *jsonschema.Schema, t reflect.Type, name string, sf reflect.StructField)
+}
+
+// SchemaOf returns the JSON Schema of Go type t as schema/*.json give it,
+// with the references and field annotations o asks for. It is how other
+// schemas are made from the protocol's types (the TypeScript bundle of
+// protocol/internal/tsgen).
+func SchemaOf(t reflect.Type, o SchemaOptions) (*jsonschema.Schema, error) {
+	g := newGenerator(o.RefPrefix, o.Defs)
+	g.field = o.Field
+	return g.schemaOf(t)
+}
+
+// SharedSchemas returns the definitions of schema/defs.json that are not a
+// Go type's (RequestId, ErrorCode, the enumerations …), by name, referring
+// to each other as refPrefix+name.
+func SharedSchemas(refPrefix string) map[string]*jsonschema.Schema {
+	return newGenerator(refPrefix, nil).sharedDefs()
+}
+
+// MarshalSchema encodes s as schema/*.json are written (marshalSchema).
+func MarshalSchema(s *jsonschema.Schema) ([]byte, error) { return marshalSchema(s) }
 
 // marshalSchema encodes s indented, with a final newline, $schema, $id,
 // title and description first, and <, > and & unescaped.

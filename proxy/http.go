@@ -45,7 +45,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/v1/", authed)
 	mux.HandleFunc(remote.LoginPath, s.gate.ServeLogin)
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ui != nil && isUIPath(r.URL.Path) {
+		if ui != nil && s.isUIPath(r.URL.Path) {
 			ui.ServeHTTP(w, r)
 			return
 		}

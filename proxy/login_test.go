@@ -11,6 +11,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/remote"
+	"github.com/ccproxy/ccproxy/webui"
 )
 
 func postLogin(t *testing.T, ts *testServer, code string, h http.Header) (*http.Response, []byte) {
@@ -37,7 +38,7 @@ func postLogin(t *testing.T, ts *testServer, code string, h http.Header) (*http.
 // endpoints from the proxy's own origin, once; the token never appears in
 // a URL.
 func TestWebUILogin(t *testing.T) {
-	ts := startServer(t, Options{})
+	ts := startServer(t, Options{UI: webui.FS()})
 
 	for _, path := range []string{"/", "/app.js", "/client.js", "/render.js", "/style.css", "/vendor/marked.esm.js", "/vendor/highlight/languages/go.min.js"} {
 		resp, body := httpGet(t, "GET", ts.url+path, nil)
@@ -179,6 +180,18 @@ func TestLoginCodeWithCookie(t *testing.T) {
 		}
 		if resp, _ := postLogin(t, ts, minted.Code, http.Header{"Origin": {ts.url}}); resp.StatusCode != 204 {
 			t.Errorf("%s: the minted code logs in: %s", tc.name, resp.Status)
+		}
+	}
+}
+
+// TestNoWebUI: without Options.UI (`serve --no-ui`, `ccproxy acp`) the UI's
+// files are not served: / and /app.js are endpoints like any other, behind
+// the token.
+func TestNoWebUI(t *testing.T) {
+	ts := startServer(t, Options{})
+	for _, path := range []string{"/", "/app.js", "/index.html"} {
+		if resp, body := httpGet(t, "GET", ts.url+path, nil); resp.StatusCode != 401 || strings.Contains(string(body), "<html") {
+			t.Errorf("GET %s without a UI: %s %.100q, want a 401", path, resp.Status, body)
 		}
 	}
 }

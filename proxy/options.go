@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/ccproxy/ccproxy/proxy/eventlog"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -50,8 +51,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is ccproxy's version, announced in hello.
 	Version string
-	// NoUI turns off the reference web UI served at / (and its login).
-	NoUI bool
+	// UI is the reference web UI served at / (cmd/ccproxy passes
+	// webui.FS()); nil serves none (and no login page).
+	UI fs.FS
 
 	CLIOptions
 	SessionLimits

@@ -9,14 +9,15 @@ import (
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
-// uiHandler serves the reference web UI embedded in package protocol, with
+// uiHandler serves the reference web UI (Options.UI, package webui), with
 // headers that keep it from being framed or sniffed and a strict CSP
-// (repeated from the page's meta tag). It returns nil when the UI is off.
+// (repeated from the page's meta tag). It returns nil when the UI is off
+// (Options.UI nil).
 func (s *Server) uiHandler() http.Handler {
-	if s.opts.NoUI {
+	if s.opts.UI == nil {
 		return nil
 	}
-	files := http.FileServerFS(protocol.UI())
+	files := http.FileServerFS(s.opts.UI)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -34,8 +35,8 @@ func (s *Server) uiHandler() http.Handler {
 
 // isUIPath reports whether p is one of the web UI's files (or /), in its
 // top directory or below (vendor/…). A directory is not: nothing lists the
-// UI's folders.
-func isUIPath(p string) bool {
+// UI's folders. Only called when the UI is on.
+func (s *Server) isUIPath(p string) bool {
 	if p == "/" {
 		return true
 	}
@@ -43,6 +44,6 @@ func isUIPath(p string) bool {
 	if !fs.ValidPath(name) {
 		return false
 	}
-	st, err := fs.Stat(protocol.UI(), name)
+	st, err := fs.Stat(s.opts.UI, name)
 	return err == nil && !st.IsDir()
 }

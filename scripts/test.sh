@@ -89,7 +89,7 @@ check_engines() { # $1 = package.json
 check_engines "$deps/node_modules/@anthropic-ai/claude-code/package.json"
 [ -z "${newest_prefix:-}" ] || check_engines "$newest_prefix/node_modules/@anthropic-ai/claude-code/package.json"
 
-# Debian packages the browser tests need.
+# Debian packages the browser tests (package webui) need.
 if ! command -v chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     # apt's output goes to a log, shown only when it fails.
@@ -125,7 +125,9 @@ for target in ${CCPROXY_CROSS_TARGETS:-windows/amd64 darwin/arm64}; do
   fi
 done
 
-# Packages with concurrency run under the race detector; the rest run plain.
+# Packages with concurrency run under the race detector; the rest run plain
+# (webui among them: its browser tests drive a built ccproxy binary, with
+# CI=true they fail when chromium is missing).
 race_pkgs=$(go list ./... | grep -E '/(acp|proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
 plain_pkgs=$(go list ./... | grep -v -E '/(acp|proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
 

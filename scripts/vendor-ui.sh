@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Vendors the web UI's third-party libraries into protocol/ui/vendor/,
+# Vendors the web UI's third-party libraries into webui/app/vendor/,
 # so that the embedded UI works offline and from `go run` on a fresh clone,
 # with no npm step:
 #
@@ -10,7 +10,7 @@
 # below, and single-file ES module builds plus the license files copied
 # verbatim. vendor/VERSIONS lists, per package, its name, version and npm
 # integrity, and per copied file its sha256 and where in the tarball it came
-# from; protocol's TestVendoredUI checks the files against it, so a
+# from; webui's TestVendoredUI checks the files against it, so a
 # hand edit fails the tests.
 #
 # Reproducible: re-running gives the same bytes (the tarballs are pinned by
@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=protocol/ui/vendor
+out=webui/app/vendor
 
 # name version integrity
 packages=(

@@ -69,7 +69,7 @@ func newACPCmd() *cobra.Command {
 		c.Flags().AddFlag(all.Lookup(name))
 	}
 	cfg.serve.fs, cfg.serve.tok.fs = c.Flags(), c.Flags()
-	cfg.serve.opts.NoUI = true
+	cfg.serve.noUI = true
 	all.Lookup("token").Usage = "with --connect: the `TOKEN` of the running serve (env CCPROXY_TOKEN)"
 	all.Lookup("token-file").Usage = "with --connect: read the token from `PATH`"
 	all.Lookup("demo").Usage = "no CLI, no API key: sessions replay the built-in demo session"

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
 )
 
 // Bad `ccproxy acp` command lines are usage errors (exit 2) saying what is
@@ -43,16 +45,16 @@ func TestACPUsageErrors(t *testing.T) {
 // `ccproxy acp --connect` reaches a serve over TLS with a self-signed
 // certificate when given its fingerprint, and only then.
 func TestACPConnectPinnedTLS(t *testing.T) {
-	bin := ccproxyBinary(t)
-	srv := startServe(t, bin, "--demo", "--demo-speed", "0", "--tls-self-signed")
-	t.Setenv("CCPROXY_TOKEN", srv.first.Token)
+	bin := testkit.CCProxyBinary(t)
+	srv := testkit.StartServe(t, bin, "--demo", "--demo-speed", "0", "--tls-self-signed")
+	t.Setenv("CCPROXY_TOKEN", srv.First.Token)
 	t.Setenv("CCPROXY_TLS_FINGERPRINT", "")
 	acpRun := func(args ...string) (string, error) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		done := make(chan error, 1)
 		go func() {
-			err := run(context.Background(), append([]string{"acp", "--connect", srv.first.URL}, args...), inR, outW, io.Discard)
+			err := run(context.Background(), append([]string{"acp", "--connect", srv.First.URL}, args...), inR, outW, io.Discard)
 			outW.Close()
 			done <- err
 		}()
@@ -81,7 +83,7 @@ func TestACPConnectPinnedTLS(t *testing.T) {
 	if _, err := acpRun("--tls-fingerprint", wrong); err == nil || !strings.Contains(err.Error(), "fingerprint") {
 		t.Errorf("acp --connect with a wrong fingerprint: %v, want a fingerprint error", err)
 	}
-	line, err := acpRun("--tls-fingerprint", srv.first.TLSFingerprint)
+	line, err := acpRun("--tls-fingerprint", srv.First.TLSFingerprint)
 	if err != nil || !strings.Contains(line, `"sessionId"`) {
 		t.Fatalf("acp --connect with the fingerprint: %v, session/new answered %q", err, line)
 	}

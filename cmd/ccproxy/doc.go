@@ -43,8 +43,9 @@
 // into a serveConfig (acp takes a subset, acpServeFlags, with serve's
 // defaults for the rest and no web UI), serveConfig.check validates them,
 // and newServer builds the proxy.Server from it: the token (or a random
-// one), the options, the replay stand-in of the CLI (this program's
-// replay-claude) with --demo/--replay, else the MCP config source, and TLS.
+// one), the options (the web UI, webui.FS(), unless --no-ui or acp), the
+// replay stand-in of the CLI (this program's replay-claude) with
+// --demo/--replay, else the MCP config source, and TLS.
 // server.Close closes the source after Serve returned. listen reports a
 // port in use with the hint --addr HOST:0.
 //

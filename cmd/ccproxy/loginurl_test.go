@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
 )
 
 func TestLoginURLUsage(t *testing.T) {
@@ -49,23 +51,23 @@ func TestLoginURLUsage(t *testing.T) {
 // logs a browser in once; a wrong token is refused with the daemon's
 // reason; a spent code's error says how to get a new one.
 func TestLoginURL(t *testing.T) {
-	srv := startServe(t, ccproxyBinary(t), "--demo")
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo")
 	tokenFile := filepath.Join(t.TempDir(), "token")
-	if err := os.WriteFile(tokenFile, []byte(srv.first.Token+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tokenFile, []byte(srv.First.Token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), []string{"login-url", "--url", srv.first.URL, "--token-file", tokenFile}, nil, &out, &bytes.Buffer{}); err != nil {
+	if err := run(context.Background(), []string{"login-url", "--url", srv.First.URL, "--token-file", tokenFile}, nil, &out, &bytes.Buffer{}); err != nil {
 		t.Fatalf("login-url: %v", err)
 	}
 	link := strings.TrimSpace(out.String())
-	code, ok := strings.CutPrefix(link, srv.first.URL+"/#code=")
+	code, ok := strings.CutPrefix(link, srv.First.URL+"/#code=")
 	if !ok || code == "" || strings.Contains(link, "\n") {
-		t.Fatalf("login-url printed %q, want one link %s/#code=…", out.String(), srv.first.URL)
+		t.Fatalf("login-url printed %q, want one link %s/#code=…", out.String(), srv.First.URL)
 	}
 	login := func() (int, string) {
 		body, _ := json.Marshal(map[string]string{"code": code})
-		resp, err := http.Post(srv.first.URL+"/v1/login", "application/json", bytes.NewReader(body))
+		resp, err := http.Post(srv.First.URL+"/v1/login", "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +84,7 @@ func TestLoginURL(t *testing.T) {
 	}
 
 	t.Setenv("CCPROXY_TOKEN", "not-the-token-0123456789")
-	err := run(context.Background(), []string{"login-url", "--url", srv.first.URL}, nil, &bytes.Buffer{}, &bytes.Buffer{})
+	err := run(context.Background(), []string{"login-url", "--url", srv.First.URL}, nil, &bytes.Buffer{}, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "not-the-token") {
 		t.Errorf("a wrong token: %v, want the daemon's 401 without the token", err)
 	}

@@ -26,7 +26,7 @@ import (
 // directory the killed process left is removed when ccproxy serve starts
 // again; the new process's own is kept.
 func TestServeKill9LeavesNothing(t *testing.T) {
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	claude := testkit.Claude(t)
 	everything := testkit.NodeBin(t, "mcp-server-everything")
 	api := fakeapi.Start(t, fakeapi.First(fakeapi.OnText("hello", fakeapi.Say("hi"))))
@@ -45,9 +45,9 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	environ := append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), api.Env(home)...)
+	environ := append(testkit.WithoutEnv(os.Environ(), "CCPROXY_TOKEN"), api.Env(home)...)
 	environ = append(environ, "CCPROXY_TEST_MARKER="+marker, "CCPROXY_TOKEN="+serveToken, "TMPDIR="+tmp)
-	start := func() (*exec.Cmd, firstLine, *syncBuffer) {
+	start := func() (*exec.Cmd, firstLine, *testkit.SyncBuffer) {
 		cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", project, "--claude", claude, "--trust-project-mcp", "--log-level", "debug")
 		testkit.DieWithTest(cmd)
 		cmd.Env = environ
@@ -55,7 +55,7 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stderr := &syncBuffer{}
+		stderr := &testkit.SyncBuffer{}
 		cmd.Stderr = stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 	}
 	cmd2.Process.Signal(syscall.SIGTERM)
 	cmd2.Wait()
-	checkNothingLeft(t, marker)
+	testkit.CheckNothingLeft(t, marker)
 	if t.Failed() {
 		t.Logf("first log:\n%s", stderr.String())
 	}
@@ -178,7 +178,7 @@ func mcpConfigDirs(t *testing.T, tmp string) []string {
 }
 
 // loggedPID returns the pid= of the first log line of msg in log.
-func loggedPID(t *testing.T, log *syncBuffer, msg string) int {
+func loggedPID(t *testing.T, log *testkit.SyncBuffer, msg string) int {
 	t.Helper()
 	for _, line := range strings.Split(log.String(), "\n") {
 		if !strings.Contains(line, `msg="`+msg+`"`) {

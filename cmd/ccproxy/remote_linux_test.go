@@ -46,7 +46,7 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // draws the login QR code only when it listens off loopback (a phone could
 // not reach loopback).
 func TestServeQRWhenTerminal(t *testing.T) {
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	for _, tc := range []struct {
 		args []string
 		qr   bool
@@ -59,7 +59,7 @@ func TestServeQRWhenTerminal(t *testing.T) {
 			master, slave := openPTY(t)
 			marker := fmt.Sprintf("qr-test-%d", time.Now().UnixNano())
 			cmd := exec.Command(bin, append([]string{"serve", "--demo", "--project", t.TempDir()}, tc.args...)...)
-			cmd.Env = append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TEST_MARKER="+marker)
+			cmd.Env = append(testkit.WithoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TEST_MARKER="+marker)
 			cmd.Stderr = slave
 			testkit.DieWithTest(cmd)
 			stdout, err := cmd.StdoutPipe()
@@ -70,7 +70,7 @@ func TestServeQRWhenTerminal(t *testing.T) {
 				t.Fatal(err)
 			}
 			slave.Close() // the child has it; the master reads EIO once the child is gone
-			var out syncBuffer
+			var out testkit.SyncBuffer
 			copied := make(chan struct{})
 			go func() { io.Copy(&out, master); close(copied) }()
 			exited := make(chan error, 1)
@@ -84,18 +84,18 @@ func TestServeQRWhenTerminal(t *testing.T) {
 					if err != nil {
 						t.Errorf("serve: %v", err)
 					}
-				case <-time.After(uiWait):
+				case <-time.After(testkit.UIWait):
 					cmd.Process.Kill()
 					t.Errorf("serve did not exit after SIGTERM")
 				}
 				<-copied
 				master.Close()
-				checkNothingLeft(t, marker)
+				testkit.CheckNothingLeft(t, marker)
 			}()
 			if firstErr != nil {
 				t.Fatalf("no first line: %v", firstErr)
 			}
-			if !out.waitFor("ccproxy serving", uiWait) {
+			if !out.WaitFor("ccproxy serving", testkit.UIWait) {
 				t.Fatalf("serve did not say it serves:\n%s", out.String())
 			}
 			got := strings.Contains(out.String(), "Scan this one-time login link with a phone")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/protocol"
 	wsclient "github.com/ccproxy/ccproxy/protocol/client"
 	"github.com/ccproxy/ccproxy/proxy"
@@ -67,35 +68,35 @@ func TestServeTLSUsage(t *testing.T) {
 // login link is on stderr; `ccproxy status` trusts the server by that
 // fingerprint only, and summarizes it.
 func TestServeTLSSelfSigned(t *testing.T) {
-	bin := ccproxyBinary(t)
-	srv := startServe(t, bin, "--demo", "--demo-speed", "0", "--tls-self-signed", "--qr")
-	base := fmt.Sprintf("https://127.0.0.1:%d", srv.first.Port)
-	if srv.first.URL != base || !strings.HasPrefix(srv.first.LoginURL, base+"/#code=") || srv.first.Token == "" {
-		t.Fatalf("first line %+v: want url %s and an https login link", srv.first, base)
+	bin := testkit.CCProxyBinary(t)
+	srv := testkit.StartServe(t, bin, "--demo", "--demo-speed", "0", "--tls-self-signed", "--qr")
+	base := fmt.Sprintf("https://127.0.0.1:%d", srv.First.Port)
+	if srv.First.URL != base || !strings.HasPrefix(srv.First.LoginURL, base+"/#code=") || srv.First.Token == "" {
+		t.Fatalf("first line %+v: want url %s and an https login link", srv.First, base)
 	}
 
 	// The certificate presented is the one announced.
-	conn, err := tls.Dial("tcp", srv.first.URL[len("https://"):], &tls.Config{InsecureSkipVerify: true})
+	conn, err := tls.Dial("tcp", srv.First.URL[len("https://"):], &tls.Config{InsecureSkipVerify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	peer := conn.ConnectionState().PeerCertificates[0]
 	conn.Close()
-	if got := remote.CertFingerprint(peer.Raw); got != srv.first.TLSFingerprint {
-		t.Errorf("the server presents %s, the first line says %s", got, srv.first.TLSFingerprint)
+	if got := remote.CertFingerprint(peer.Raw); got != srv.First.TLSFingerprint {
+		t.Errorf("the server presents %s, the first line says %s", got, srv.First.TLSFingerprint)
 	}
-	if got := remote.SPKIHash(peer); got != srv.first.TLSSPKI {
-		t.Errorf("SPKI %s, the first line says %s", got, srv.first.TLSSPKI)
+	if got := remote.SPKIHash(peer); got != srv.First.TLSSPKI {
+		t.Errorf("SPKI %s, the first line says %s", got, srv.First.TLSSPKI)
 	}
 	if err := peer.VerifyHostname("127.0.0.1"); err != nil {
 		t.Errorf("the self-signed certificate does not cover 127.0.0.1: %v", err)
 	}
 
 	// A session over wss, trusted by the fingerprint.
-	pin, _ := remote.ParseFingerprint(srv.first.TLSFingerprint)
+	pin, _ := remote.ParseFingerprint(srv.First.TLSFingerprint)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // fail, never hang
 	defer cancel()
-	c, err := wsclient.DialTLS(ctx, srv.first.URL, srv.first.Token, pinnedTLS(pin))
+	c, err := wsclient.DialTLS(ctx, srv.First.URL, srv.First.Token, pinnedTLS(pin))
 	if err != nil {
 		t.Fatalf("wss: %v", err)
 	}
@@ -127,9 +128,9 @@ func TestServeTLSSelfSigned(t *testing.T) {
 		}
 	}
 
-	t.Setenv("CCPROXY_TOKEN", srv.first.Token)
+	t.Setenv("CCPROXY_TOKEN", srv.First.Token)
 	t.Setenv("CCPROXY_TLS_FINGERPRINT", "")
-	out, errOut, code := runCmd(t, "", "status", "--url", srv.first.URL, "--tls-fingerprint", strings.ToLower(srv.first.TLSFingerprint))
+	out, errOut, code := runCmd(t, "", "status", "--url", srv.First.URL, "--tls-fingerprint", strings.ToLower(srv.First.TLSFingerprint))
 	if code != 0 {
 		t.Fatalf("status: exit %d: %s", code, errOut)
 	}
@@ -138,18 +139,18 @@ func TestServeTLSSelfSigned(t *testing.T) {
 			t.Errorf("status output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out+errOut, srv.first.Token) {
+	if strings.Contains(out+errOut, srv.First.Token) {
 		t.Errorf("status shows the token")
 	}
-	if _, errOut, code := runCmd(t, "", "status", "--url", srv.first.URL); code != 1 || !strings.Contains(errOut, "certificate") {
+	if _, errOut, code := runCmd(t, "", "status", "--url", srv.First.URL); code != 1 || !strings.Contains(errOut, "certificate") {
 		t.Errorf("status without the pin: exit %d, %q; want 1 and a certificate error", code, errOut)
 	}
 	wrong := strings.Repeat("AB:", 31) + "AB"
-	if _, errOut, code := runCmd(t, "", "status", "--url", srv.first.URL, "--tls-fingerprint", wrong); code != 1 || !strings.Contains(errOut, "not the one given") {
+	if _, errOut, code := runCmd(t, "", "status", "--url", srv.First.URL, "--tls-fingerprint", wrong); code != 1 || !strings.Contains(errOut, "not the one given") {
 		t.Errorf("status with a wrong pin: exit %d, %q", code, errOut)
 	}
-	t.Setenv("CCPROXY_TLS_FINGERPRINT", srv.first.TLSFingerprint)
-	out, errOut, code = runCmd(t, "", "status", "--url", srv.first.URL, "--json")
+	t.Setenv("CCPROXY_TLS_FINGERPRINT", srv.First.TLSFingerprint)
+	out, errOut, code = runCmd(t, "", "status", "--url", srv.First.URL, "--json")
 	var h proxy.Health
 	if code != 0 || json.Unmarshal([]byte(out), &h) != nil || h.Sessions != 1 || !h.TLS {
 		t.Errorf("status --json: exit %d %q %s", code, out, errOut)
@@ -157,18 +158,18 @@ func TestServeTLSSelfSigned(t *testing.T) {
 
 	// stderr: the fingerprint, and a QR code of a login link of its own
 	// (printed before the log line that says it is serving).
-	if !srv.stderr.waitFor("TLS certificate SHA-256 fingerprint: "+srv.first.TLSFingerprint, uiWait) {
-		t.Errorf("stderr lacks the fingerprint:\n%s", srv.stderr.String())
+	if !srv.Stderr.WaitFor("TLS certificate SHA-256 fingerprint: "+srv.First.TLSFingerprint, testkit.UIWait) {
+		t.Errorf("stderr lacks the fingerprint:\n%s", srv.Stderr.String())
 	}
-	if !srv.stderr.waitFor("ccproxy serving", uiWait) {
-		t.Fatalf("serve did not log that it serves:\n%s", srv.stderr.String())
+	if !srv.Stderr.WaitFor("ccproxy serving", testkit.UIWait) {
+		t.Fatalf("serve did not log that it serves:\n%s", srv.Stderr.String())
 	}
-	stderr := srv.stderr.String()
+	stderr := srv.Stderr.String()
 	if !strings.Contains(stderr, "Scan this one-time login link with a phone") || !strings.Contains(stderr, "▀") {
 		t.Errorf("stderr lacks the QR code:\n%s", stderr)
 	}
 	i := strings.Index(stderr, base+"/#code=")
-	if i < 0 || strings.HasPrefix(stderr[i:], srv.first.LoginURL) {
+	if i < 0 || strings.HasPrefix(stderr[i:], srv.First.LoginURL) {
 		t.Errorf("the QR code's link must be a login link of its own, not the first line's:\n%s", stderr)
 	}
 }
@@ -176,17 +177,17 @@ func TestServeTLSSelfSigned(t *testing.T) {
 // TestStatusLoopback: the loopback default still serves plain HTTP; status
 // reads the URL and token from the environment.
 func TestStatusLoopback(t *testing.T) {
-	srv := startServe(t, ccproxyBinary(t), "--demo")
-	if !strings.HasPrefix(srv.first.URL, "http://127.0.0.1:") || srv.first.TLSFingerprint != "" {
-		t.Fatalf("first line %+v: want plain http on loopback", srv.first)
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo")
+	if !strings.HasPrefix(srv.First.URL, "http://127.0.0.1:") || srv.First.TLSFingerprint != "" {
+		t.Fatalf("first line %+v: want plain http on loopback", srv.First)
 	}
-	if !srv.stderr.waitFor("ccproxy serving", uiWait) || strings.Contains(srv.stderr.String(), "Scan this") {
-		t.Errorf("a QR code without --qr, on loopback, stderr not a terminal:\n%s", srv.stderr.String())
+	if !srv.Stderr.WaitFor("ccproxy serving", testkit.UIWait) || strings.Contains(srv.Stderr.String(), "Scan this") {
+		t.Errorf("a QR code without --qr, on loopback, stderr not a terminal:\n%s", srv.Stderr.String())
 	}
-	t.Setenv("CCPROXY_URL", srv.first.URL)
-	t.Setenv("CCPROXY_TOKEN", srv.first.Token)
+	t.Setenv("CCPROXY_URL", srv.First.URL)
+	t.Setenv("CCPROXY_TOKEN", srv.First.Token)
 	out, errOut, code := runCmd(t, "", "status")
-	if code != 0 || !(strings.HasPrefix(out, "ccproxy ") && strings.Contains(out, " at "+srv.first.URL+"\n")) || !strings.Contains(out, "sessions:    0\n") {
+	if code != 0 || !(strings.HasPrefix(out, "ccproxy ") && strings.Contains(out, " at "+srv.First.URL+"\n")) || !strings.Contains(out, "sessions:    0\n") {
 		t.Errorf("status: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Setenv("CCPROXY_TOKEN", "wrong-token-0123456789abcdef")
@@ -257,18 +258,18 @@ func TestServeTLSCertFiles(t *testing.T) {
 	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600)
 	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600)
 
-	srv := startServe(t, ccproxyBinary(t), "--demo", "--tls-cert", certFile, "--tls-key", keyFile)
-	if want := remote.CertFingerprint(cert.Certificate[0]); srv.first.TLSFingerprint != want {
-		t.Errorf("fingerprint %q, want the file's %s", srv.first.TLSFingerprint, want)
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--tls-cert", certFile, "--tls-key", keyFile)
+	if want := remote.CertFingerprint(cert.Certificate[0]); srv.First.TLSFingerprint != want {
+		t.Errorf("fingerprint %q, want the file's %s", srv.First.TLSFingerprint, want)
 	}
-	if !srv.stderr.waitFor("warning: the --tls-cert certificate does not cover 127.0.0.1", uiWait) {
-		t.Errorf("no warning that the certificate does not cover 127.0.0.1:\n%s", srv.stderr.String())
+	if !srv.Stderr.WaitFor("warning: the --tls-cert certificate does not cover 127.0.0.1", testkit.UIWait) {
+		t.Errorf("no warning that the certificate does not cover 127.0.0.1:\n%s", srv.Stderr.String())
 	}
 	// Reached by the name the certificate covers (--host would put it in
 	// the links), verified the usual way.
 	pool := x509.NewCertPool()
 	pool.AddCert(cert.Leaf)
-	conn, err := tls.Dial("tcp", srv.first.URL[len("https://"):], &tls.Config{RootCAs: pool, ServerName: "ccproxy.test"})
+	conn, err := tls.Dial("tcp", srv.First.URL[len("https://"):], &tls.Config{RootCAs: pool, ServerName: "ccproxy.test"})
 	if err != nil {
 		t.Fatalf("TLS with the file's certificate: %v", err)
 	}

@@ -15,17 +15,6 @@ import (
 	"github.com/ccproxy/ccproxy/stream"
 )
 
-// ccproxyBinary builds this command (once per test process) and returns
-// the binary's path.
-func ccproxyBinary(t *testing.T) string {
-	t.Helper()
-	path, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
-	if err != nil {
-		t.Fatalf("building ccproxy: %v", err)
-	}
-	return path
-}
-
 // proc is `ccproxy replay-claude` run as a child process, as the proxy runs
 // claude.
 type proc struct {
@@ -33,7 +22,7 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  <-chan string
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	norm   *stream.Normalizer
 }
 
@@ -45,7 +34,7 @@ var proxyArgs = []string{"-p", "--input-format", "stream-json", "--output-format
 
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(ccproxyBinary(t), append([]string{"replay-claude"}, args...)...)
+	cmd := exec.Command(testkit.CCProxyBinary(t), append([]string{"replay-claude"}, args...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +43,7 @@ func startProc(t *testing.T, args ...string) *proc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{t: t, cmd: cmd, stdin: stdin, stderr: &syncBuffer{},
+	p := &proc{t: t, cmd: cmd, stdin: stdin, stderr: &testkit.SyncBuffer{},
 		norm: stream.NewNormalizer(stream.Options{Attachments: stream.AttachInline})}
 	cmd.Stderr = p.stderr
 	cmd.WaitDelay = 5 * time.Second

@@ -26,6 +26,7 @@ import (
 	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
 	"github.com/ccproxy/ccproxy/proxy"
 	"github.com/ccproxy/ccproxy/proxy/remote"
+	"github.com/ccproxy/ccproxy/webui"
 )
 
 const serveLong = `Runs live Claude Code sessions for webviews over a websocket at /v1/ws.
@@ -54,6 +55,7 @@ type serveConfig struct {
 	trustClient                             bool // start the MCP servers clients send with session/create
 	tlsCert, tlsKey                         string
 	tlsSelfSigned, qr                       bool
+	noUI                                    bool // --no-ui: no web UI (proxy.Options.UI nil), no login link
 	hosts                                   []string
 	demoSpeed                               float64
 	opts                                    proxy.Options
@@ -133,6 +135,9 @@ func newServer(cmd string, cfg *serveConfig, log *slog.Logger, stderr io.Writer)
 	opts.ClaudePath = explicitClaude(cfg.fs)
 	opts.Logger = log
 	opts.Version = ccproxyVersion()
+	if !cfg.noUI {
+		opts.UI = webui.FS()
+	}
 	if cfg.demo || cfg.replay != "" {
 		// The replay stand-in of the CLI: this very program.
 		self, err := os.Executable()
@@ -222,7 +227,7 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 		first["tlsFingerprint"] = remote.CertFingerprint(cert.Leaf.Raw)
 		first["tlsSPKI"] = remote.SPKIHash(cert.Leaf)
 	}
-	if !cfg.opts.NoUI {
+	if !cfg.noUI {
 		// A one-time link for a browser: the code is in the fragment, which
 		// browsers never send, and the page trades it for a cookie.
 		first["loginURL"] = base + "/#code=" + srv.NewLoginCode(0)
@@ -239,7 +244,7 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 		fmt.Fprintf(stdout, "\nccproxy is ready. Open this one-time link in your browser:\n\n    %s\n\n", first["loginURL"])
 	}
 	offLoopback := !ln.Addr().(*net.TCPAddr).IP.IsLoopback()
-	if f, ok := stderr.(*os.File); !cfg.opts.NoUI && (cfg.qr || offLoopback && ok && isTerminal(f)) {
+	if f, ok := stderr.(*os.File); !cfg.noUI && (cfg.qr || offLoopback && ok && isTerminal(f)) {
 		// For a phone: only when one can reach the proxy, unless asked.
 		// A link of its own, so that the phone does not spend the one on
 		// stdout.
@@ -295,7 +300,7 @@ func addServeFlags(fs *pflag.FlagSet, cfg *serveConfig) {
 	fs.BoolVar(&cfg.demo, "demo", false, "no CLI, no API key: sessions replay a recorded demo session")
 	fs.StringVar(&cfg.replay, "replay", "", "like --demo, replaying the transcript `FILE` (.jsonl or .jsonl.gz)")
 	fs.Float64Var(&cfg.demoSpeed, "demo-speed", 1, "pace `X` of --demo and --replay: 1 is realistic, 2 twice as fast, 0 without delays")
-	fs.BoolVar(&cfg.opts.NoUI, "no-ui", false, "do not serve the web UI at / (nor its login)")
+	fs.BoolVar(&cfg.noUI, "no-ui", false, "do not serve the web UI at / (nor its login)")
 	fs.DurationVar(&cfg.opts.PermissionTimeout, "permission-timeout", proxy.DefaultPermissionTimeout, "deny permission requests nobody answered after `DURATION` (0: wait forever)")
 	fs.Int64Var(&cfg.opts.ReplayBytes, "replay-bytes", proxy.DefaultReplayBytes, "`BYTES` of each session's newest events kept in memory for replay and catch-up (older ones go to disk)")
 	fs.Int64Var(&cfg.opts.ReplayDiskBytes, "replay-disk-bytes", proxy.DefaultReplayDiskBytes, "`BYTES` of each session's older events kept on disk (beyond, clients get session/gap)")

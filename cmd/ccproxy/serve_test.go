@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -179,16 +177,6 @@ func isResultOf(session string) func(f map[string]any) bool {
 	}
 }
 
-// checkNothingLeft fails if processes started with marker (the value of
-// CCPROXY_TEST_MARKER in their environment) are still alive after a few
-// seconds (SIGKILLed ones may take a moment to go).
-func checkNothingLeft(t *testing.T, marker string) {
-	t.Helper()
-	if left := testkit.WaitGone("CCPROXY_TEST_MARKER="+marker, 5*time.Second); len(left) > 0 {
-		t.Errorf("processes left running: %v", left)
-	}
-}
-
 // The real run() on port 0 (as benbjohnson/wtf's main_test does), with the
 // real CLI against the fake API and an MCP server from the project's
 // .mcp.json: a turn calls the MCP tool; cancelling the context (what
@@ -215,7 +203,7 @@ func TestServeRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--project", project, "--claude", claude, "--trust-project-mcp", "--allow-mcp-tools", "--log-level", "debug"}, strings.NewReader(""), pw, &stderr)
@@ -256,7 +244,7 @@ func TestServeRun(t *testing.T) {
 	c.next("session/exited", func(f map[string]any) bool {
 		return f["type"] == "session/exited" && f["data"].(map[string]any)["reason"] == "shutdown"
 	})
-	checkNothingLeft(t, marker)
+	testkit.CheckNothingLeft(t, marker)
 	if strings.Contains(stderr.String(), serveToken) {
 		t.Error("the token appears in the log")
 	}
@@ -269,16 +257,16 @@ func TestServeRun(t *testing.T) {
 // and prints it on the first line, a browser-style client authenticates
 // with the subprotocol, a demo turn plays, and SIGTERM ends everything.
 func TestServeDemoBinarySIGTERM(t *testing.T) {
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	marker := fmt.Sprintf("serve-demo-%d", time.Now().UnixNano())
 	cmd := exec.Command(bin, "serve", "--demo", "--addr", "127.0.0.1:0", "--project", t.TempDir())
 	testkit.DieWithTest(cmd)
-	cmd.Env = append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TEST_MARKER="+marker)
+	cmd.Env = append(testkit.WithoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TEST_MARKER="+marker)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -331,7 +319,7 @@ func TestServeDemoBinarySIGTERM(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("ccproxy did not exit after SIGTERM")
 	}
-	checkNothingLeft(t, marker)
+	testkit.CheckNothingLeft(t, marker)
 	if strings.Contains(stderr.String(), fl.Token) {
 		t.Error("the token appears in the log")
 	}
@@ -340,7 +328,7 @@ func TestServeDemoBinarySIGTERM(t *testing.T) {
 // --replay with a relative path: each session's replay-claude runs in the
 // session's directory, yet finds the transcript.
 func TestServeReplayRelative(t *testing.T) {
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	work, project := t.TempDir(), t.TempDir()
 	transcript, err := os.ReadFile("../../testdata/transcripts/streamjson_multiturn.jsonl")
 	if err != nil {
@@ -353,12 +341,12 @@ func TestServeReplayRelative(t *testing.T) {
 	cmd := exec.Command(bin, "serve", "--replay", "t.jsonl", "--demo-speed", "0", "--addr", "127.0.0.1:0", "--project", project)
 	testkit.DieWithTest(cmd)
 	cmd.Dir = work
-	cmd.Env = append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TOKEN="+serveToken, "CCPROXY_TEST_MARKER="+marker)
+	cmd.Env = append(testkit.WithoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_TOKEN="+serveToken, "CCPROXY_TEST_MARKER="+marker)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -397,72 +385,16 @@ func TestServeReplayRelative(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("ccproxy did not exit after SIGTERM")
 	}
-	checkNothingLeft(t, marker)
-}
-
-func withoutEnv(env []string, name string) []string {
-	var out []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-type syncBuffer struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	written chan struct{} // closed by the next Write (waitFor's signal)
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.written != nil {
-		close(b.written)
-		b.written = nil
-	}
-	return b.buf.Write(p)
-}
-
-// waitFor waits until the buffer holds s (a child's output is copied from
-// its pipe by a goroutine of exec, so it may arrive after what the child
-// did next), for at most limit; it reports whether s came.
-func (b *syncBuffer) waitFor(s string, limit time.Duration) bool {
-	timeout := time.After(limit)
-	for {
-		b.mu.Lock()
-		if strings.Contains(b.buf.String(), s) {
-			b.mu.Unlock()
-			return true
-		}
-		if b.written == nil {
-			b.written = make(chan struct{})
-		}
-		w := b.written
-		b.mu.Unlock()
-		select {
-		case <-w:
-		case <-timeout:
-			return false
-		}
-	}
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	testkit.CheckNothingLeft(t, marker)
 }
 
 // Without a CLI anywhere (no --claude, no $CCPROXY_CLAUDE, no claude on
 // PATH) serve plays the built-in demo and says so; a CLI that is named but
 // missing is an error, never a demo.
 func TestServeFallsBackToDemo(t *testing.T) {
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	emptyPath := t.TempDir()
-	env := append(withoutEnv(withoutEnv(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_CLAUDE"), "PATH"), "PATH="+emptyPath)
+	env := append(testkit.WithoutEnv(testkit.WithoutEnv(testkit.WithoutEnv(os.Environ(), "CCPROXY_TOKEN"), "CCPROXY_CLAUDE"), "PATH"), "PATH="+emptyPath)
 	callLog := t.TempDir()
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--project", t.TempDir(), "--call-log-dir", callLog)
 	testkit.DieWithTest(cmd)
@@ -471,7 +403,7 @@ func TestServeFallsBackToDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -546,7 +478,7 @@ func TestServeFallsBackToDemo(t *testing.T) {
 		testkit.DieWithTest(bad)
 		bad.Env = append(slices.Clone(env), c.extra...)
 		out, _ := bad.StdoutPipe()
-		var badErr syncBuffer
+		var badErr testkit.SyncBuffer
 		bad.Stderr = &badErr
 		if err := bad.Start(); err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ import (
 // next removes the killed one's directory, file and all, and keeps the
 // live one's. A clean shutdown (SIGTERM) leaves no run directory behind.
 func TestDemoStartRemovesKilledServesFiles(t *testing.T) {
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	claude := testkit.Claude(t)
 	testmcp := mcptest.Command(t)
 	api := fakeapi.Start(t, fakeapi.First(fakeapi.OnText("hello", fakeapi.Say("hi"))))
@@ -37,14 +37,14 @@ func TestDemoStartRemovesKilledServesFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	environ := append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), api.Env(home)...)
+	environ := append(testkit.WithoutEnv(os.Environ(), "CCPROXY_TOKEN"), api.Env(home)...)
 	environ = append(environ, "CCPROXY_TEST_MARKER="+marker, "CCPROXY_TOKEN="+serveToken, "TMPDIR="+tmp)
 	defer func() {
 		for _, p := range testkit.MarkedProcesses("CCPROXY_TEST_MARKER=" + marker) {
 			syscall.Kill(p.PID, syscall.SIGKILL) // whatever this test started
 		}
 	}()
-	start := func(args ...string) (*exec.Cmd, firstLine, *syncBuffer) {
+	start := func(args ...string) (*exec.Cmd, firstLine, *testkit.SyncBuffer) {
 		cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--project", project, "--log-level", "debug"}, args...)...)
 		testkit.DieWithTest(cmd)
 		cmd.Env = environ
@@ -52,7 +52,7 @@ func TestDemoStartRemovesKilledServesFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stderr := &syncBuffer{}
+		stderr := &testkit.SyncBuffer{}
 		cmd.Stderr = stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -60,7 +60,7 @@ func TestDemoStartRemovesKilledServesFiles(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		return cmd, readFirstLine(t, bufio.NewReader(stdout)), stderr
 	}
-	live := func() (*exec.Cmd, *syncBuffer, string) {
+	live := func() (*exec.Cmd, *testkit.SyncBuffer, string) {
 		cmd, fl, stderr := start("--claude", claude, "--trust-project-mcp")
 		c := dialProxy(t, fl.URL, http.Header{"Authorization": {"Bearer " + serveToken}})
 		s := c.do("session/create", map[string]any{})["session"].(string)
@@ -78,7 +78,7 @@ func TestDemoStartRemovesKilledServesFiles(t *testing.T) {
 		}
 		return cmd, stderr, own
 	}
-	wait := func(cmd *exec.Cmd, stderr *syncBuffer) {
+	wait := func(cmd *exec.Cmd, stderr *testkit.SyncBuffer) {
 		t.Helper()
 		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -121,5 +121,5 @@ func TestDemoStartRemovesKilledServesFiles(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("after clean shutdowns, run directories are left: %v\nlog:\n%s", left, keptLog.String())
 	}
-	checkNothingLeft(t, marker)
+	testkit.CheckNothingLeft(t, marker)
 }

@@ -9,9 +9,12 @@
 // childproc alone. DieWithTest has a daemon a test starts (ccproxy serve,
 // ccproxy acp) killed when the test binary dies, so a test that times out
 // or panics before its cleanup leaves none behind (Linux; a no-op
-// elsewhere). Sub-packages hold the fake Anthropic API (fakeapi), the
-// fake Claude Code CLI of the fast unit tests (fakeclaude) and the test MCP
-// server (mcptest).
+// elsewhere). StartServe (serve.go) runs the ccproxy binary
+// (CCProxyBinary) as `serve` on a free port for the tests of cmd/ccproxy and
+// the browser tests of webui, reads its first line and stops it, checking
+// nothing is left, when the test ends. Sub-packages hold the fake
+// Anthropic API (fakeapi), the fake Claude Code CLI of the fast unit tests
+// (fakeclaude) and the test MCP server (mcptest).
 //
 // Dependencies are installed by scripts/test.sh into <module root>/.deps (or
 // $CCPROXY_DEPS). Outside CI a missing dependency skips the test with a hint;

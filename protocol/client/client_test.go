@@ -33,7 +33,6 @@ func start(t *testing.T) string {
 	srv, err := proxy.New(proxy.Options{
 		Token:          token,
 		Logger:         slog.New(slog.DiscardHandler),
-		NoUI:           true,
 		CLIOptions:     proxy.CLIOptions{ClaudePath: fakeClaudePath},
 		ReplayOptions:  proxy.ReplayOptions{SpoolDir: t.TempDir()},
 		HistoryOptions: proxy.HistoryOptions{HistoryHome: "-"},
@@ -207,7 +206,6 @@ func TestClientRequestsAfterTheEnd(t *testing.T) {
 	srv, err := proxy.New(proxy.Options{
 		Token:          token,
 		Logger:         slog.New(slog.DiscardHandler),
-		NoUI:           true,
 		CLIOptions:     proxy.CLIOptions{ClaudePath: fakeClaudePath},
 		ReplayOptions:  proxy.ReplayOptions{SpoolDir: t.TempDir()},
 		HistoryOptions: proxy.HistoryOptions{HistoryHome: "-"},

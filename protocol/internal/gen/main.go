@@ -66,11 +66,11 @@ func run(dir, json2ts string, noTS bool) error {
 	if v, err := tsgen.InstalledVersion(json2ts); err != nil || v != tsgen.Version {
 		return fmt.Errorf("%s is json-schema-to-typescript %q (%v), want %s (scripts/test.sh installs it)", json2ts, v, err, tsgen.Version)
 	}
-	bundle, err := protocol.TypeScriptSchema()
+	bundle, err := tsgen.Schema()
 	if err != nil {
 		return err
 	}
-	ts, err := tsgen.Generate(json2ts, bundle, protocol.TypeScriptImports())
+	ts, err := tsgen.Generate(json2ts, bundle, tsgen.Imports())
 	if err != nil {
 		return err
 	}

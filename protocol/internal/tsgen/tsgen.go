@@ -1,8 +1,12 @@
-// Package tsgen turns the TypeScript bundle schema of package protocol
-// (protocol.TypeScriptSchema) into TypeScript with json-schema-to-typescript
-// (json2ts, an npm package pinned in scripts/test.sh). The generator
-// (internal/gen) and the staleness test share it, so both run json2ts the
-// same way.
+// Package tsgen writes protocol/ts/protocol.gen.ts: Schema (schema.go)
+// makes one JSON Schema whose $defs are the protocol's types to declare in
+// TypeScript, from the same schemas as schema/*.json (protocol.SchemaOf,
+// protocol.SharedSchemas) with TypeScript annotations (tsType) where a
+// schema cannot say it, and Generate turns it into TypeScript with
+// json-schema-to-typescript (json2ts, an npm package pinned in
+// scripts/test.sh). The generator (internal/gen) and the staleness test
+// (protocol's TestGeneratedTypeScriptIsCurrent) share it, so both run json2ts
+// the same way. It runs no goroutines and keeps no state.
 package tsgen
 
 import (

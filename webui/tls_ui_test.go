@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
 )
 
 // TestWebUIOverTLS logs the real browser in over TLS: `serve --demo
@@ -16,15 +18,15 @@ import (
 // the tlsSPKI of serve's first line), the one-time link, a Secure cookie,
 // and a demo reply streamed over wss.
 func TestWebUIOverTLS(t *testing.T) {
-	bin := ccproxyBinary(t)
-	srv := startServe(t, bin, "--demo", "--demo-speed", "4", "--tls-self-signed")
-	base := fmt.Sprintf("https://127.0.0.1:%d", srv.first.Port)
-	if srv.first.TLSSPKI == "" || !strings.HasPrefix(srv.first.LoginURL, base+"/#code=") {
-		t.Fatalf("first line %+v: want an https login link and tlsSPKI", srv.first)
+	bin := testkit.CCProxyBinary(t)
+	srv := testkit.StartServe(t, bin, "--demo", "--demo-speed", "4", "--tls-self-signed")
+	base := fmt.Sprintf("https://127.0.0.1:%d", srv.First.Port)
+	if srv.First.TLSSPKI == "" || !strings.HasPrefix(srv.First.LoginURL, base+"/#code=") {
+		t.Fatalf("first line %+v: want an https login link and tlsSPKI", srv.First)
 	}
-	b := newBrowser(t, chromedp.Flag("ignore-certificate-errors-spki-list", srv.first.TLSSPKI))
+	b := newBrowser(t, chromedp.Flag("ignore-certificate-errors-spki-list", srv.First.TLSSPKI))
 
-	b.do("open the login link", chromedp.Navigate(srv.first.LoginURL))
+	b.do("open the login link", chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	if !eval[bool](b, `window.isSecureContext && location.protocol === "https:"`) {
 		t.Errorf("the page is not a secure https context")
@@ -33,7 +35,7 @@ func TestWebUIOverTLS(t *testing.T) {
 		t.Errorf("the login code is still in the URL: %s", h)
 	}
 
-	ctx, cancel := context.WithTimeout(b.ctx, uiWait)
+	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
 	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{base + "/"}})
 	cancel()
 	if err != nil {

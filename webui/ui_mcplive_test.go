@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
@@ -69,7 +70,7 @@ func TestWebUIMCPLiveButtons(t *testing.T) {
 			if got != c.want {
 				t.Errorf("%s sent %q, want %q", c.button, got, c.want)
 			}
-		case <-time.After(uiWait):
+		case <-time.After(testkit.UIWait):
 			t.Fatalf("the %s button sent nothing", c.button)
 		}
 	}

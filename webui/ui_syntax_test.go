@@ -1,4 +1,4 @@
-package protocol
+package webui_test
 
 import (
 	"os"
@@ -19,7 +19,7 @@ func TestUIModulesParse(t *testing.T) {
 	if err != nil {
 		testkit.Missing(t, "node", err)
 	}
-	mods, err := filepath.Glob(filepath.Join("ui", "*.js"))
+	mods, err := filepath.Glob(filepath.Join("app", "*.js"))
 	if err != nil || len(mods) == 0 {
 		t.Fatalf("no UI modules found: %v", err)
 	}
@@ -41,11 +41,11 @@ func TestUIModulesParse(t *testing.T) {
 }
 
 // TestUIHelpersFromDom checks that the DOM helpers $ and el live only in
-// ui/dom.js: every other module imports them from there instead of keeping
+// app/dom.js: every other module imports them from there instead of keeping
 // a copy (el's contract — text through textContent, never HTML — is kept
 // in one place).
 func TestUIHelpersFromDom(t *testing.T) {
-	mods, err := filepath.Glob(filepath.Join("ui", "*.js"))
+	mods, err := filepath.Glob(filepath.Join("app", "*.js"))
 	if err != nil || len(mods) == 0 {
 		t.Fatalf("no UI modules found: %v", err)
 	}

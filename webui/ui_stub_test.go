@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/webui"
 )
 
 // stubPush is a push the stub backend sends.
@@ -46,7 +47,7 @@ func stubBackend(t *testing.T, caps []string, answer func(f *protocol.Frame) (pr
 	t.Helper()
 	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
 	mux := http.NewServeMux()
-	mux.Handle("/", http.FileServerFS(protocol.UI()))
+	mux.Handle("/", http.FileServerFS(webui.FS()))
 	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
 		c, err := up.Upgrade(w, r, nil)
 		if err != nil {

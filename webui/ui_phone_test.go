@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 // What a user at a phone (390 px, touch) or with a flaky connection does,
 // as an explorer of the UI found it going wrong.
@@ -22,9 +22,9 @@ import (
 // The login link opened in the tab that shows how to log in changes only
 // the URL's fragment, which loads nothing: the page logs in all the same.
 func TestWebUILoginLinkInTheSameTab(t *testing.T) {
-	srv := startServe(t, ccproxyBinary(t), "--demo")
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo")
 	b := newBrowser(t)
-	b.do("open the page", chromedp.Navigate(srv.first.URL+"/"))
+	b.do("open the page", chromedp.Navigate(srv.First.URL+"/"))
 	b.until("the login help", `!document.querySelector("#login-error").hidden`)
 	if off, ph := eval[bool](b, `document.querySelector("#send").disabled`), eval[string](b, `document.querySelector("#composer textarea").placeholder`); !off || !strings.Contains(ph, "Log in") {
 		t.Errorf("logged out, Send is disabled %v and the message box says %q", off, ph)
@@ -38,10 +38,10 @@ func TestWebUILoginLinkInTheSameTab(t *testing.T) {
 			}
 		}
 	})
-	eval[any](b, fmt.Sprintf(`location.href = %q; null`, srv.first.LoginURL))
+	eval[any](b, fmt.Sprintf(`location.href = %q; null`, srv.First.LoginURL))
 	select {
 	case <-loaded:
-	case <-time.After(uiWait): // a bound, not a measure: the load is the signal
+	case <-time.After(testkit.UIWait): // a bound, not a measure: the load is the signal
 		t.Fatal("the page did nothing with the login link opened in its tab")
 	}
 	b.until("logged in and connected", `document.querySelector("#login-error").hidden && document.querySelector("#conn").dataset.state === "open"`)
@@ -53,10 +53,10 @@ func TestWebUILoginLinkInTheSameTab(t *testing.T) {
 // On a touch screen Enter is a new line (a soft keyboard has no Shift) and
 // the Send button sends; the box says so.
 func TestWebUIPhoneComposer(t *testing.T) {
-	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0")
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
 	b.do("a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch))
-	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.do("log in", chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	if ph := eval[string](b, `document.querySelector("#composer textarea").placeholder`); strings.Contains(ph, "Enter to send") {
 		t.Errorf("on a touch screen the message box says %q", ph)
@@ -83,11 +83,11 @@ func TestWebUIPhoneComposer(t *testing.T) {
 // permission answer reads as what happened.
 func TestWebUISendWhileDisconnected(t *testing.T) {
 	fw := newForwarder(t)
-	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0", "--allow-origin", fw.url())
-	target := fmt.Sprintf("127.0.0.1:%d", srv.first.Port)
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0", "--allow-origin", fw.url())
+	target := fmt.Sprintf("127.0.0.1:%d", srv.First.Port)
 	fw.target.Store(target)
 	b := newBrowser(t)
-	b.do("log in", chromedp.Navigate(fw.url()+srv.first.LoginURL[len(srv.first.URL):]))
+	b.do("log in", chromedp.Navigate(fw.url()+srv.First.LoginURL[len(srv.First.URL):]))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	for i, prompt := range []string{"Hi", "image", "echo"} { // the demo's third turn asks
 		b.send(prompt)
@@ -170,9 +170,9 @@ func TestWebUIAPIErrorShownOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	api := fakeapi.Start(t, fakeapi.OnText("[AUTH]", fakeapi.Fail(401, "invalid x-api-key")))
-	srv := startServeEnv(t, ccproxyBinary(t), api.Env(home), "--claude", claude, "--project", project)
+	srv := testkit.StartServeEnv(t, testkit.CCProxyBinary(t), api.Env(home), "--claude", claude, "--project", project)
 	b := newBrowser(t)
-	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.do("log in", chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	b.send("[AUTH] please")
 	b.until("the turn's end", `document.querySelectorAll(".result-line").length === 1`)
@@ -188,9 +188,9 @@ func TestWebUIAPIErrorShownOnce(t *testing.T) {
 // An interrupt reads as a notice, not as words the user typed (the CLI
 // records it as a user message, "[Request interrupted by user…]").
 func TestWebUIInterruptIsANotice(t *testing.T) {
-	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0")
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
-	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.do("log in", chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	for i, prompt := range []string{"Hi", "image"} {
 		b.send(prompt)

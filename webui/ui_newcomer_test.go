@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"fmt"
@@ -22,13 +22,13 @@ import (
 // names; a spent login link says how to get a new one, unless the browser
 // is still logged in, when the page just carries on.
 func TestWebUINewcomer(t *testing.T) {
-	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0")
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
 
-	b.do("open the plain address", chromedp.Navigate(srv.first.URL+"/"))
+	b.do("open the plain address", chromedp.Navigate(srv.First.URL+"/"))
 	b.until("the login help", `!document.querySelector("#login-error").hidden`)
 	help := eval[string](b, `document.querySelector("#login-error").innerText`)
-	for _, want := range []string{"Log in to ccproxy", "one-time login link", "ccproxy serve", "ccproxy login-url --url " + srv.first.URL, "/v1/login/code"} {
+	for _, want := range []string{"Log in to ccproxy", "one-time login link", "ccproxy serve", "ccproxy login-url --url " + srv.First.URL, "/v1/login/code"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("the plain address shows %q, which lacks %q", help, want)
 		}
@@ -42,7 +42,7 @@ func TestWebUINewcomer(t *testing.T) {
 		for _, size := range uiSizes {
 			name := size.name + map[bool]string{false: "-light", true: "-dark"}[dark]
 			b.emulate(size.width, size.height, dark)
-			b.do("reopen the plain address", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.first.URL+"/"))
+			b.do("reopen the plain address", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.First.URL+"/"))
 			b.until("the login help", `!document.querySelector("#login-error").hidden`)
 			if eval[bool](b, `(r => r.left < 0 || r.right > innerWidth || r.bottom > innerHeight)(document.querySelector("#login-error").getBoundingClientRect())`) {
 				t.Errorf("%s: the login help does not fit the screen", name)
@@ -60,7 +60,7 @@ func TestWebUINewcomer(t *testing.T) {
 
 	// Log in (at 400 px, dark); type and press Enter without creating a
 	// session first.
-	b.do("open the login link", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.first.LoginURL))
+	b.do("open the login link", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open" && document.querySelector("#login-error").hidden`)
 	if eval[bool](b, `document.querySelector("#send").disabled`) {
 		t.Errorf("Send is disabled before a session exists")
@@ -84,7 +84,7 @@ func TestWebUINewcomer(t *testing.T) {
 
 	b.emulate(1280, 860, false)
 	// The same (spent) link in a browser that is still logged in: on.
-	b.do("reopen the spent link", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.first.LoginURL))
+	b.do("reopen the spent link", chromedp.Navigate("about:blank"), chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected again", `document.querySelector("#conn").dataset.state === "open" && document.querySelectorAll("#sessions li").length === 2`)
 	if !eval[bool](b, `document.querySelector("#login-error").hidden`) {
 		t.Errorf("a logged-in browser reopening its spent link sees %q", eval[string](b, `document.querySelector("#login-error").innerText`))
@@ -92,10 +92,10 @@ func TestWebUINewcomer(t *testing.T) {
 
 	// In another browser, the spent link says so and how to get a new one.
 	b2 := newBrowser(t)
-	b2.do("open the spent link", chromedp.Navigate(srv.first.LoginURL))
+	b2.do("open the spent link", chromedp.Navigate(srv.First.LoginURL))
 	b2.until("the spent-link help", `!document.querySelector("#login-error").hidden`)
 	help = eval[string](b2, `document.querySelector("#login-error").innerText`)
-	for _, want := range []string{"already used or has expired", "ccproxy login-url --url " + srv.first.URL} {
+	for _, want := range []string{"already used or has expired", "ccproxy login-url --url " + srv.First.URL} {
 		if !strings.Contains(help, want) {
 			t.Errorf("a spent link shows %q, which lacks %q", help, want)
 		}
@@ -124,9 +124,9 @@ func TestWebUIPermissionFromRealCLI(t *testing.T) {
 		),
 		fakeapi.OnToolResults(fakeapi.Summarize),
 	))
-	srv := startServeEnv(t, ccproxyBinary(t), api.Env(home), "--claude", claude, "--project", project)
+	srv := testkit.StartServeEnv(t, testkit.CCProxyBinary(t), api.Env(home), "--claude", claude, "--project", project)
 	b := newBrowser(t)
-	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.do("log in", chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	b.send("FILES: write, edit, then touch a file")
 
@@ -180,10 +180,10 @@ func TestWebUIPermissionFromRealCLI(t *testing.T) {
 // says it is logged out and how to log in again, and stops reconnecting.
 func TestWebUILoggedOut(t *testing.T) {
 	fw := newForwarder(t)
-	srv := startServe(t, ccproxyBinary(t), "--demo", "--allow-origin", fw.url())
-	fw.target.Store(fmt.Sprintf("127.0.0.1:%d", srv.first.Port))
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--allow-origin", fw.url())
+	fw.target.Store(fmt.Sprintf("127.0.0.1:%d", srv.First.Port))
 	b := newBrowser(t)
-	b.do("log in", chromedp.Navigate(fw.url()+srv.first.LoginURL[len(srv.first.URL):]))
+	b.do("log in", chromedp.Navigate(fw.url()+srv.First.LoginURL[len(srv.First.URL):]))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	if _, err := chromedp.Call(b.ctx, network.ClearBrowserCookies, cdp.Empty{}); err != nil {
 		t.Fatalf("clearing the cookies: %v", err)

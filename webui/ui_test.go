@@ -1,19 +1,16 @@
-package main
+package webui_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,8 +27,6 @@ import (
 // backends) and, for the MCP status states, a stub proxy speaking the
 // protocol. Screenshots of the main states go to $CCPROXY_SCREENSHOTS (or a
 // folder under the system temp dir, named in the log).
-
-const uiWait = 30 * time.Second
 
 type browser struct {
 	t      *testing.T
@@ -77,7 +72,7 @@ func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) *browser {
 
 func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, uiWait)
+	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
 	defer cancel()
 	if err := chromedp.Do(ctx, steps...); err != nil {
 		b.t.Fatalf("%s: %v", what, err)
@@ -87,7 +82,7 @@ func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 // eval evaluates a JavaScript expression into a value of type T.
 func eval[T any](b *browser, expr string) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, uiWait)
+	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
 	defer cancel()
 	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
 	if err != nil {
@@ -99,16 +94,16 @@ func eval[T any](b *browser, expr string) T {
 // until waits for a JavaScript predicate to hold.
 func (b *browser) until(what, predicate string) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, uiWait)
+	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(uiWait))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(testkit.UIWait))); err != nil {
 		b.t.Fatalf("waiting for %s (%s): %v", what, predicate, err)
 	}
 }
 
 func (b *browser) screenshot(name string) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, uiWait)
+	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
@@ -141,73 +136,6 @@ func (b *browser) send(text string) {
 	js, _ := json.Marshal(text)
 	eval[any](b, `document.querySelector("#composer textarea").value = `+string(js)+`; null`)
 	b.do("send "+text, chromedp.Click("#send"))
-}
-
-// served is a `ccproxy serve` process; it is stopped (SIGTERM) when the
-// test ends, which then checks nothing it started is left.
-type served struct {
-	first struct {
-		URL, LoginURL, Token    string
-		Port                    int
-		TLSFingerprint, TLSSPKI string
-	}
-	stderr *syncBuffer // serve's stderr (the log, the fingerprint, the QR code)
-}
-
-func startServe(t *testing.T, bin string, args ...string) *served {
-	t.Helper()
-	return startServeEnv(t, bin, nil, args...)
-}
-
-// startServeEnv is startServe with env added to serve's environment.
-func startServeEnv(t *testing.T, bin string, env []string, args ...string) *served {
-	t.Helper()
-	marker := fmt.Sprintf("ui-test-%d", time.Now().UnixNano())
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--project", t.TempDir()}, args...)...)
-	cmd.Env = append(append(withoutEnv(os.Environ(), "CCPROXY_TOKEN"), env...), "CCPROXY_TEST_MARKER="+marker)
-	testkit.DieWithTest(cmd)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	br := bufio.NewReader(stdout)
-	line, err := br.ReadString('\n')
-	done := make(chan error, 1)
-	go func() {
-		io.Copy(io.Discard, br) // anything after the first line
-		done <- cmd.Wait()
-	}()
-	s := &served{stderr: &stderr}
-	if err != nil {
-		cmd.Process.Kill()
-		t.Fatalf("serve: no first line: %v\n%s", err, stderr.String())
-	}
-	if err := json.Unmarshal([]byte(line), &s.first); err != nil || s.first.LoginURL == "" {
-		cmd.Process.Kill()
-		t.Fatalf("serve: first line %q: %v", line, err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve exited with %v\n%s", err, stderr.String())
-			}
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			t.Errorf("serve did not exit after SIGTERM")
-		}
-		checkNothingLeft(t, marker)
-		if t.Failed() {
-			t.Logf("serve stderr:\n%s", stderr.String())
-		}
-	})
-	return s
 }
 
 // forwarder relays TCP connections to a target and can cut them all: a
@@ -280,7 +208,7 @@ func (f *forwarder) drop() int {
 // demoAssistantTexts returns the texts of the demo transcript's assistant
 // text blocks, in order.
 func demoAssistantTexts(t *testing.T) []string {
-	data, err := os.ReadFile("../../testdata/transcripts/captured/demo.jsonl")
+	data, err := os.ReadFile("../testdata/transcripts/captured/demo.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,11 +226,11 @@ func demoAssistantTexts(t *testing.T) []string {
 // in the middle of a streamed reply, and the MCP status dots.
 func TestWebUIDemo(t *testing.T) {
 	b := newBrowser(t)
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	fw := newForwarder(t)
-	srv := startServe(t, bin, "--demo", "--demo-speed", "2", "--allow-origin", fw.url())
-	fw.target.Store(fmt.Sprintf("127.0.0.1:%d", srv.first.Port))
-	login := fw.url() + srv.first.LoginURL[len(srv.first.URL):]
+	srv := testkit.StartServe(t, bin, "--demo", "--demo-speed", "2", "--allow-origin", fw.url())
+	fw.target.Store(fmt.Sprintf("127.0.0.1:%d", srv.First.Port))
+	login := fw.url() + srv.First.LoginURL[len(srv.First.URL):]
 
 	// The page loads, logs in, connects; the code leaves the address bar
 	// and the cookie is out of JavaScript's reach.
@@ -409,13 +337,13 @@ func TestWebUIDemo(t *testing.T) {
 // whose raw HTML must stay text.)
 func TestWebUIRendersMarkupAsText(t *testing.T) {
 	b := newBrowser(t)
-	bin := ccproxyBinary(t)
-	transcript, err := filepath.Abs("../../testdata/transcripts/captured/xss.jsonl")
+	bin := testkit.CCProxyBinary(t)
+	transcript, err := filepath.Abs("../testdata/transcripts/captured/xss.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := startServe(t, bin, "--replay", transcript, "--demo-speed", "0")
-	b.do("open", chromedp.Navigate(srv.first.LoginURL))
+	srv := testkit.StartServe(t, bin, "--replay", transcript, "--demo-speed", "0")
+	b.do("open", chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	b.do("create a session", chromedp.Click(`#new-session button[type="submit"]`))
 	b.until("a session", `!document.querySelector("#send").disabled`)
@@ -505,7 +433,7 @@ func TestWebUIMCPStatusStates(t *testing.T) {
 		if name != "f-awaiting" {
 			t.Errorf("approved %q", name)
 		}
-	case <-time.After(uiWait):
+	case <-time.After(testkit.UIWait):
 		t.Fatal("the approve button sent no mcp/approve")
 	}
 	b.noJSDialog()

@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"encoding/json"
@@ -33,7 +33,7 @@ import (
 //   - disable and enable for the project (disabledMcpServers);
 //   - at 400 px the panel and the form fit the screen.
 func TestWebUIMCPPanel(t *testing.T) {
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	claude := testkit.Claude(t)
 	testmcp := mcptest.Command(t)
 	api := fakeapi.Start(t, fakeapi.First(fakeapi.OnText("hello", fakeapi.Say("hi"))))
@@ -61,7 +61,7 @@ func TestWebUIMCPPanel(t *testing.T) {
 	claudeJSON := filepath.Join(home, ".claude.json")
 	writeJSON(claudeJSON, map[string]any{"mcpServers": map[string]any{"broken": map[string]any{"type": "stdio", "command": testmcp, "args": []string{"--no-such-flag"}, "env": map[string]any{}}}})
 	env := append(api.Env(home), "HOME="+home)
-	srv := startServeEnv(t, bin, env, "--claude", claude, "--project", project)
+	srv := testkit.StartServeEnv(t, bin, env, "--claude", claude, "--project", project)
 	const secret = "tok-secret-5f1c9a77"
 
 	b := newBrowser(t)

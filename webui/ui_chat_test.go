@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"context"
@@ -31,9 +31,9 @@ const chatMarkdown = "# Chat heading\n\nSome **bold** text and `code`.\n\n```go\
 // TodoWrite, an MCP image and audio (testmcp), a Task whose subagent runs
 // Bash, and a long answer. The tools are allowed in the project's
 // .claude/settings.local.json, so nothing asks.
-func chatServe(t *testing.T, env ...string) (*served, chan struct{}) {
+func chatServe(t *testing.T, env ...string) (*testkit.Served, chan struct{}) {
 	t.Helper()
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	claude := testkit.Claude(t)
 	testmcp := mcptest.Command(t)
 	home, project := t.TempDir(), t.TempDir()
@@ -89,7 +89,7 @@ func chatServe(t *testing.T, env ...string) (*served, chan struct{}) {
 		fakeapi.OnText("[C-SLOW]", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("Slow. " + long)}, Wait: release}),
 		fakeapi.OnToolResults(fakeapi.Summarize),
 	))
-	srv := startServeEnv(t, bin, append(api.Env(home), env...), "--project", project, "--claude", claude, "--trust-project-mcp", "--allow-mcp-tools")
+	srv := testkit.StartServeEnv(t, bin, append(api.Env(home), env...), "--project", project, "--claude", claude, "--trust-project-mcp", "--allow-mcp-tools")
 	t.Cleanup(func() {
 		select {
 		case <-release:
@@ -118,7 +118,7 @@ func TestWebUIChatRendering(t *testing.T) {
 			srv, release := chatServe(t, "CLAUDE_CODE_ENABLE_TASKS=false")
 			b := newBrowser(t)
 			b.do("viewport", chromedp.EmulateViewport(width, 860))
-			b.do("open", chromedp.Navigate(srv.first.LoginURL))
+			b.do("open", chromedp.Navigate(srv.First.LoginURL))
 			b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 			if width < 700 { // the sidebar is folded behind ☰
 				b.do("the ☰ button", chromedp.Click("#sidebar-toggle"))
@@ -280,7 +280,7 @@ func TestWebUIChatRendering(t *testing.T) {
 func TestWebUITaskList(t *testing.T) {
 	srv, _ := chatServe(t)
 	b := newBrowser(t)
-	b.do("open", chromedp.Navigate(srv.first.LoginURL))
+	b.do("open", chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	b.do("create a session", chromedp.Click(`#new-session button[type="submit"]`))
 	b.until("a session", `!document.querySelector("#send").disabled`)
@@ -309,7 +309,7 @@ func chatScreenshots(b *browser, width int64, at map[string]string) {
 		if dark {
 			f[0].Value = "dark"
 		}
-		ctx, cancel := context.WithTimeout(b.ctx, uiWait)
+		ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
 		defer cancel()
 		if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: f}); err != nil {
 			b.t.Fatalf("emulating prefers-color-scheme: %v", err)

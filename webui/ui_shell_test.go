@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
@@ -382,9 +383,9 @@ func subscribed(f *protocol.Frame, state string) protocol.SessionSubscribeResult
 // docs/screenshots/ui-<width>-<scheme>.png (copied from the folder the log
 // names).
 func TestWebUIConversationThemes(t *testing.T) {
-	srv := startServe(t, ccproxyBinary(t), "--demo", "--demo-speed", "0")
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
-	b.do("log in", chromedp.Navigate(srv.first.LoginURL))
+	b.do("log in", chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	b.send("Hi! What does this proxy do, and what am I looking at?")
 	b.until("the first reply", `document.querySelectorAll(".result-line").length === 1`)

@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"bytes"
@@ -50,10 +50,10 @@ const (
 // session (from history/read, images from /v1/blobs), and continues it as
 // a new session resumed by claude; at 1280 and 400 px.
 func TestWebUIHistory(t *testing.T) {
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	project := t.TempDir()
 	home, ids := historyHome(t, project)
-	srv := startServeEnv(t, bin, []string{"HOME=" + home}, "--demo", "--demo-speed", "0", "--project", project)
+	srv := testkit.StartServeEnv(t, bin, []string{"HOME=" + home}, "--demo", "--demo-speed", "0", "--project", project)
 	for _, width := range []int64{1280, 400} {
 		b := newBrowser(t)
 		b.do("viewport", chromedp.EmulateViewport(width, 860))
@@ -172,13 +172,13 @@ func TestWebUIHistory(t *testing.T) {
 }
 
 // loginLink mints a new one-time login link (POST /v1/login/code).
-func loginLink(t *testing.T, srv *served) string {
+func loginLink(t *testing.T, srv *testkit.Served) string {
 	t.Helper()
-	req, err := http.NewRequest("POST", srv.first.URL+"/v1/login/code", nil)
+	req, err := http.NewRequest("POST", srv.First.URL+"/v1/login/code", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+srv.first.Token)
+	req.Header.Set("Authorization", "Bearer "+srv.First.Token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

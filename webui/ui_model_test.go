@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"net/http"
@@ -23,17 +23,17 @@ import (
 // next turn's API request carries it. The header does not grow, and the
 // picker is tall enough to tap. It is off with no live session.
 func TestWebUIModelPicker(t *testing.T) {
-	bin := ccproxyBinary(t)
+	bin := testkit.CCProxyBinary(t)
 	claude := testkit.Claude(t)
 	home, project := t.TempDir(), t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	api := fakeapi.Start(t, fakeapi.First(fakeapi.OnText("HELLO", fakeapi.Say("hi there"))))
-	srv := startServeEnv(t, bin, api.Env(home), "--project", project, "--claude", claude)
+	srv := testkit.StartServeEnv(t, bin, api.Env(home), "--project", project, "--claude", claude)
 	b := newBrowser(t)
 	b.do("a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch))
-	b.do("open", chromedp.Navigate(srv.first.LoginURL))
+	b.do("open", chromedp.Navigate(srv.First.LoginURL))
 	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 	if !eval[bool](b, `document.querySelector("#model-pick").disabled`) {
 		t.Error("the model picker is enabled with no session")

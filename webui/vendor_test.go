@@ -1,4 +1,4 @@
-package protocol
+package webui_test
 
 import (
 	"bufio"
@@ -8,15 +8,17 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/ccproxy/ccproxy/webui"
 )
 
-// TestVendoredUI checks the web UI's third-party files (ui/vendor, written
-// by scripts/vendor-ui.sh) against ui/vendor/VERSIONS: every file listed is
+// TestVendoredUI checks the web UI's third-party files (app/vendor, written
+// by scripts/vendor-ui.sh) against app/vendor/VERSIONS: every file listed is
 // embedded with the sha256 recorded there, every embedded file is listed,
 // and every package has its license beside it. A hand edit of a vendored
 // file, or a file dropped in by hand, fails here.
 func TestVendoredUI(t *testing.T) {
-	ui := UI()
+	ui := webui.FS()
 	versions, err := fs.ReadFile(ui, "vendor/VERSIONS")
 	if err != nil {
 		t.Fatalf("vendor/VERSIONS: %v (run scripts/vendor-ui.sh)", err)

@@ -1,4 +1,4 @@
-package main
+package webui_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
@@ -60,7 +61,7 @@ func TestWebUIPermissionKinds(t *testing.T) {
 				t.Errorf("answer to %s, want %s", a.RequestID, id)
 			}
 			return a
-		case <-time.After(uiWait):
+		case <-time.After(testkit.UIWait):
 			t.Fatalf("no permission/respond for %s", id)
 		}
 		return protocol.PermissionRespond{}
@@ -189,7 +190,7 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 			if m != "acceptEdits" {
 				t.Errorf("%s sent session/setPermissionMode %q", what, m)
 			}
-		case <-time.After(uiWait):
+		case <-time.After(testkit.UIWait):
 			t.Fatalf("%s sent no session/setPermissionMode", what)
 		}
 	}
@@ -222,7 +223,7 @@ func testPermissionDetails(t *testing.T, name string, width, height int64, dark 
 				t.Errorf("answer to %s, want %s", a.RequestID, id)
 			}
 			return a
-		case <-time.After(uiWait):
+		case <-time.After(testkit.UIWait):
 			t.Fatalf("no answer to %s", id)
 		}
 		return protocol.PermissionRespond{}
