@@ -165,7 +165,7 @@ type Options struct {
 	// whose last failure is oldest is forgotten, and it is logged once.
 	MaxLoginClients int
 
-	// Session history (history.go): history/list and history/read.
+	// Session history (proxy/historyreq): history/list and history/read.
 
 	// HistoryHome is the home directory whose .claude/projects holds the
 	// CLI's session files (default: HOME of ClaudeEnv, else this process's
