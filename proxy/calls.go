@@ -24,8 +24,20 @@ import (
 // mcpCalls is the server's mcpcalls.Calls.
 type mcpCalls struct {
 	*mcpcalls.Calls
-	reqs   *asyncRunner  // the Calls' runner; mcp/test runs under it too (mcpmanage.go)
-	prober *probe.Prober // nil: mcp.probe, mcp.tools and mcp.call are not offered
+	reqs   *asyncRunner // the Calls' runner; mcp/test runs under it too (mcpmanage.go)
+	prober *wireProber  // nil: mcp.probe, mcp.tools and mcp.call are not offered
+}
+
+// wireProber is the prober as mcp/test (mcpmanage.go) uses it: its
+// results in the protocol's types (mcpcalls' mapping).
+type wireProber struct{ p *probe.Prober }
+
+func (w *wireProber) Probe(ctx context.Context, cfg *mcpconfig.Config, name string) (protocol.ProbeResult, error) {
+	r, err := w.p.Probe(ctx, cfg, name)
+	if err != nil {
+		return protocol.ProbeResult{}, err
+	}
+	return mcpcalls.ProbeResult(r), nil
 }
 
 // historyReqs is the server's historyreq.Requests.
@@ -61,7 +73,11 @@ func newMCPCalls(s *Server) (*mcpCalls, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mcpCalls{Calls: calls, reqs: &asyncRunner{calls.Runner()}, prober: prober}, nil
+	m := &mcpCalls{Calls: calls, reqs: &asyncRunner{calls.Runner()}}
+	if prober != nil {
+		m.prober = &wireProber{prober}
+	}
+	return m, nil
 }
 
 // newHistoryReqs returns nil when history is turned off (HistoryHome "-").
@@ -81,11 +97,11 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 
 // shutdownRequests cancels the running requests of calls and hist (and
 // the auto-probes) and refuses new ones: Serve calls it when it begins to
-// shut down.
-func (s *Server) shutdownRequests() {
-	s.calls.Shutdown()
-	if s.hist != nil {
-		s.hist.Shutdown()
+// shut down. hist may be nil.
+func shutdownRequests(calls *mcpCalls, hist *historyReqs) {
+	calls.Shutdown()
+	if hist != nil {
+		hist.Shutdown()
 	}
 }
 
@@ -93,13 +109,13 @@ func (s *Server) shutdownRequests() {
 // have queued their replies (shutting_down) and the auto-probe loop has
 // ended; it closes the call log. Serve calls it once the sessions have
 // ended, before it closes the connections.
-func (s *Server) closeRequests() {
+func closeRequests(log *slog.Logger, calls *mcpCalls, hist *historyReqs) {
 	ctx := context.Background()
-	if err := s.calls.Close(ctx); err != nil {
-		s.log.Warn("closing the MCP call log", "err", err)
+	if err := calls.Close(ctx); err != nil {
+		log.Warn("closing the MCP call log", "err", err)
 	}
-	if s.hist != nil {
-		s.hist.Close(ctx) // no error but ctx's
+	if hist != nil {
+		hist.Close(ctx) // no error but ctx's
 	}
 }
 

@@ -801,7 +801,7 @@ func TestMCPCallLogMasksEnvSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := "earlier output with " + secret
-	if err := old.Append(protocol.LogEntry{Time: time.Now(), Kind: protocol.LogKindDirect, Server: "testmcp", Tool: "echo",
+	if err := old.Append(calllog.Entry{Time: time.Now(), Kind: calllog.KindDirect, Server: "testmcp", Tool: "echo",
 		Input: json.RawMessage(`{"message":"` + secret + `"}`), Output: &out}); err != nil {
 		t.Fatal(err)
 	}

@@ -195,7 +195,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		sessions = append(sessions, sess)
 	}
 	s.mu.Unlock()
-	s.shutdownRequests() // running requests and auto-probes cancelled, new ones refused
+	shutdownRequests(s.calls, s.hist) // running requests and auto-probes cancelled, new ones refused
 	s.auth.stopAll("ccproxy is shutting down")
 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -218,8 +218,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	wg.Wait()
 
-	s.closeRequests() // cancelled requests have queued their replies (shutting_down); the call log closed
-	s.auth.wait()     // stopped logins have queued their failed pushes
+	closeRequests(s.log, s.calls, s.hist) // cancelled requests have queued their replies (shutting_down); the call log closed
+	s.auth.wait()                         // stopped logins have queued their failed pushes
 	s.mu.Lock()
 	for c := range s.clients {
 		c.closeGracefully()

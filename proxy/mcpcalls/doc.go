@@ -6,6 +6,11 @@
 // the scrub of the configuration's secrets, and a prober (package
 // mcpconfig/probe) set up with the server's environment and blob store.
 //
+// Packages probe and calllog return their own types (probe.Result,
+// probe.Tool, probe.CallResult, calllog.Entry, ...); wire.go maps them to
+// the protocol's, the one place that does (`ccproxy mcp probe|tools|call`
+// prints through it too), and turns a *probe.Error into the reply error.
+//
 // # Data flow
 //
 //	mcp/probe ─► Status.ProbeTarget ─► Prober.Probe/ProbeAll ─► Status.ObserveProbes

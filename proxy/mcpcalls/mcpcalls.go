@@ -188,7 +188,7 @@ func (m *Calls) autoProbeOnce() {
 			if err != nil || m.ctx.Err() != nil {
 				return // gone from the configuration, or shutting down: not an observation
 			}
-			m.status.ObserveProbes([]protocol.ProbeResult{res}, defs)
+			m.status.ObserveProbes([]protocol.ProbeResult{ProbeResult(res)}, defs)
 		})
 	}
 	wg.Wait()
@@ -199,7 +199,7 @@ func (m *Calls) autoProbeOnce() {
 func (m *Calls) protocolError(log *slog.Logger, typ string, err error) error {
 	var pe *probe.Error
 	if errors.As(err, &pe) {
-		e := pe.ProtocolError()
+		e := Error(pe)
 		e.Message = typ + ": " + e.Message
 		return e
 	}
@@ -234,9 +234,9 @@ func (m *Calls) Probe(ctx context.Context, d *protocol.MCPProbe) (protocol.Data,
 		if err != nil {
 			return nil, err
 		}
-		results = []protocol.ProbeResult{res}
+		results = []protocol.ProbeResult{ProbeResult(res)}
 	} else {
-		results = m.prober.ProbeAll(ctx, cfg)
+		results = ProbeResults(m.prober.ProbeAll(ctx, cfg))
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // cut short: not observations
@@ -258,10 +258,11 @@ func (m *Calls) Tools(ctx context.Context, d *protocol.MCPTools) (protocol.Data,
 	if err != nil {
 		return nil, err
 	}
-	if tools == nil {
-		tools = []protocol.Tool{}
+	out := Tools(tools)
+	if out == nil {
+		out = []protocol.Tool{}
 	}
-	return protocol.MCPToolsResult{Server: d.Name, Tools: tools}, nil
+	return protocol.MCPToolsResult{Server: d.Name, Tools: out}, nil
 }
 
 // Call serves mcp/call (under the Runner); a call that got a result goes
@@ -276,7 +277,7 @@ func (m *Calls) Call(ctx context.Context, d *protocol.MCPCall) (protocol.Data, e
 		return nil, err
 	}
 	m.LogEntry(calllog.DirectEntry(res, d.Arguments, time.Now()))
-	return res, nil
+	return CallResult(res), nil
 }
 
 // Log serves mcp/log (under the Runner).
@@ -289,19 +290,20 @@ func (m *Calls) Log(_ context.Context, d *protocol.MCPLog) (protocol.Data, error
 	if err != nil {
 		return nil, fmt.Errorf("reading the MCP call log: %w", err)
 	}
-	if entries == nil {
-		entries = []protocol.LogEntry{}
-	}
 	for i := range entries { // a log written before a secret was known
 		m.scrubEntry(&entries[i], m.scrub)
 	}
-	return protocol.MCPLogResult{Entries: entries}, nil
+	out := LogEntries(entries)
+	if out == nil {
+		out = []protocol.LogEntry{}
+	}
+	return protocol.MCPLogResult{Entries: out}, nil
 }
 
 // LogEntry appends e to the call log; its input and output (a tool's or
 // server's text) are scrubbed of secrets first (Options.Scrub), as
 // everywhere else.
-func (m *Calls) LogEntry(e protocol.LogEntry) {
+func (m *Calls) LogEntry(e calllog.Entry) {
 	if m.clog == nil {
 		return
 	}
@@ -313,7 +315,7 @@ func (m *Calls) LogEntry(e protocol.LogEntry) {
 
 // scrubEntry masks secrets in a call log entry's input and output, the
 // parts a tool, a server or the model wrote.
-func (m *Calls) scrubEntry(e *protocol.LogEntry, scrub func(string) string) {
+func (m *Calls) scrubEntry(e *calllog.Entry, scrub func(string) string) {
 	if e.Output != nil {
 		if out := scrub(*e.Output); out != *e.Output {
 			e.Output = &out
