@@ -22,7 +22,7 @@
 // is offered (unknown_type otherwise) and dispatch all read it. A handler
 // takes the decoded request and returns its reply; one whose slow part
 // runs in the background returns that part (later), runs in a goroutine
-// of the connection (async) or under a feature's asyncRunner (run). The
+// of the connection (async) or under a feature's runner (run, proxy/runner). The
 // handlers of subscriptions, session/send, session/interrupt and the MCP
 // management, auth and live requests still queue their replies through
 // the connection themselves (replies).
@@ -163,53 +163,27 @@
 //
 // # Probes, direct calls and the call log
 //
-// When the MCPSource's configurations carry the resolved configuration
-// (MCPConfigSource's do), the proxy offers mcp/probe, mcp/tools and
-// mcp/call through a probe.Prober (Options.MCPProbe): stdio servers get
-// claude's environment without the token, and binary parts of call
-// results go to the blob store like session attachments. These requests
-// block for up to the probe or call timeout, so each runs in a goroutine
-// of its connection through the MCP asyncRunner (runner.go), at most
-// Options.MaxMCPRequests at once (limit_exceeded beyond), with a context
-// cancelled when the connection ends or the proxy shuts down (the reply
-// is then shutting_down). Probe results are MCP status observations
-// (origin probe, observed at ProbedAt) merged with the sessions' reports
-// by SPEC §8: configuration first, then the newest definitive
-// observation, a session report winning a tie; results of a definition
-// that changed while probing are discarded. With Options.AutoProbe the
-// proxy probes the active servers itself at start, and after a
-// configuration change those with no definitive observation (new or
-// changed definitions, servers just approved), from one loop owned by
-// Serve. With Options.CallLogDir, every session's stdout loop has a
-// calllog.Pairer that looks only at the assistant and user events package
-// stream marked as holding MCP blocks (Event.MCP; every other event is
-// passed over unparsed), and appends each MCP call it completes to the
-// project's call log (calls it had to forget are logged as a warning); every
-// mcp/call that got a result is appended too; mcp/log reads it back.
-// Inputs and outputs are kept only with Options.CallLogIO.
+// Package proxy/mcpcalls serves mcp/probe, mcp/tools, mcp/call and mcp/log,
+// runs the auto-probes (Options.AutoProbe) and keeps the call log
+// (Options.CallLogDir); its doc.go has the flow, goroutines and locks.
+// calls.go wires it: the prober (Options.MCPProbe: stdio servers get
+// claude's environment without the token, binary parts of call results go
+// to the blob store), the MCP status hub behind mcpcalls.Status (probe
+// results counted in the metrics, then recorded as observations of origin
+// probe, SPEC §8), the secret set, and each session's call pairing
+// (forSession). mcp/test runs under its runner too.
 //
 // # Session history
 //
-// history/list and history/read (history.go) read the session files the
-// CLI keeps under <Options.HistoryHome>/.claude/projects through one
-// history.Store (its index of files by size, mtime and inode lives as long
-// as the Server):
-//
-//	history/list ─► Store.List (project: the request's, else Options.Project; or all) ─► reply
-//	history/read ─► Store.Read (MaxBytes = HistoryReplyBytes: it stops reading there;
-//	                stream.Normalizer, attachments ─► blobStore ─► /v1/blobs)
-//	             ─► cut to HistoryReplyBytes at the last place the store marks (Event.Break) ─► reply
+// Package proxy/historyreq serves history/list and history/read from
+// <Options.HistoryHome>/.claude/projects (its doc.go has the flow);
+// calls.go hands it the blob store and mcpHub.scrub. Options.HistoryHome
+// "-" offers no history capability.
 //
 // GET /v1/tool-results/<claude session>/<name> (toolresults.go) serves a file
 // the CLI saved in that session's tool-results folder, found through an
 // os.Root of <HistoryHome>/.claude/projects (no link leads out); it keeps no
 // state and takes no lock.
-//
-// Each request runs in a goroutine of its connection through the history
-// asyncRunner (historyReqs.reqs, runner.go), at most maxHistoryRequests at
-// once over all connections (beyond, limit_exceeded); it ends with the
-// read, when its connection ends (no reply), or when the proxy shuts down
-// (shutting_down). Options.HistoryHome "-" offers no history capability.
 //
 // # MCP in live sessions (sessionmcp.go)
 //
@@ -252,7 +226,7 @@
 // (ClientStatus); a server not started is also logged, with the reason.
 // Their secrets are not in mcpHub.scrub's set: the session's set
 // (Session.secrets) has them, and the session's call pairing
-// (sessionCalls.scrub) masks them in the call log's entries.
+// (sessionCalls.scrub, calls.go) masks them in the call log's entries.
 //
 // # Managing servers (mcpmanage.go)
 //
@@ -350,18 +324,19 @@
 // # Concurrency
 //
 // Goroutines and their owners: Server.Serve owns the HTTP server, the MCP
-// loop, the auto-probe loop and every connection handler (joined before
+// loop and every connection handler (joined before
 // Serve returns); a connection handler runs the read pump and owns the
 // write pump and the goroutines of slow requests (client.async: the slow
 // part of a request the feature table marks async or later). The slow requests of
 // MCP probes and calls (mcp/probe, mcp/tools, mcp/call, mcp/log, mcp/test)
-// and of history (history/list, history/read) go through one asyncRunner
-// per feature (runner.go; Server.runners): bounded slots (limit_exceeded),
-// a context of its own, and a WaitGroup of the running requests. On
-// shutdown Serve shuts every runner down (running requests cancelled and
-// answered shutting_down, new ones refused with shutting_down), closes the
-// sessions, then waits on each runner's WaitGroup, so those replies are
-// queued before the connections close. A Session owns, per process, a
+// and of history (history/list, history/read) go through the runner of
+// proxy/mcpcalls and of proxy/historyreq (package proxy/runner: bounded
+// slots, limit_exceeded beyond); mcpcalls owns the auto-probe loop. On
+// shutdown Serve shuts both down (shutdownRequests: running requests
+// cancelled and answered shutting_down, new ones refused), closes the
+// sessions, then closes both (closeRequests: they wait for those replies
+// and the auto-probe loop, and the call log is closed), so those replies
+// are queued before the connections close. A Session owns, per process, a
 // claudecli.Client (its stdin writer, stdout and stderr readers and waiter;
 // the stdout reader calls the session's handlers) and the goroutine
 // waiting for its exit, plus permission timers, a restart and the flush of
@@ -384,9 +359,8 @@
 // and toggleMCP and guards mcpOff; it is held across their control
 // request (bounded by ControlTimeout) and taken before Session.mu.
 // mcpLogins.mu guards the map of running mcp/login runs (server name →
-// run) and its closed flag; it is taken alone. asyncRunner.mu orders its
-// context's cancellation and each WaitGroup.Add before shutdown; it is taken
-// alone (a reply is queued after it is released).
+// run) and its closed flag; it is taken alone. runner.Runner.mu is taken
+// alone (see proxy/runner).
 // Session.clientMu guards the session's client configuration; it is taken
 // alone or under Session.mu, and only a configFile's lock is taken under it.
 // Session.modelMu serializes session/setModel; it is taken with no other

@@ -222,23 +222,23 @@ func (s *Server) newFeatures() featureTable {
 			}),
 		}},
 		{capability: protocol.CapMCPProbe, offered: prober, types: []requestType{
-			run(protocol.TypeMCPProbe, callsRunner, s.calls.probe),
+			run(protocol.TypeMCPProbe, callsRunner, noConn(s.calls.Probe)),
 		}},
 		{capability: protocol.CapMCPTools, offered: prober, types: []requestType{
-			run(protocol.TypeMCPTools, callsRunner, s.calls.tools),
+			run(protocol.TypeMCPTools, callsRunner, noConn(s.calls.Tools)),
 		}},
 		{capability: protocol.CapMCPCall, offered: prober, types: []requestType{
-			run(protocol.TypeMCPCall, callsRunner, s.calls.call),
+			run(protocol.TypeMCPCall, callsRunner, noConn(s.calls.Call)),
 		}},
-		{capability: protocol.CapMCPLog, offered: func() bool { return s.calls.clog != nil }, types: []requestType{
-			run(protocol.TypeMCPLog, callsRunner, s.calls.callLog),
+		{capability: protocol.CapMCPLog, offered: func() bool { return s.calls.Logging() }, types: []requestType{
+			run(protocol.TypeMCPLog, callsRunner, noConn(s.calls.Log)),
 		}},
 		{capability: protocol.CapHistory, offered: func() bool { return s.hist != nil }, types: []requestType{
-			run(protocol.TypeHistoryList, histRunner, func(ctx context.Context, c *client, d *protocol.HistoryList) (protocol.Data, error) {
-				return s.hist.list(ctx, c, d)
+			run(protocol.TypeHistoryList, histRunner, func(ctx context.Context, _ *client, d *protocol.HistoryList) (protocol.Data, error) {
+				return s.hist.List(ctx, d)
 			}),
-			run(protocol.TypeHistoryRead, histRunner, func(ctx context.Context, c *client, d *protocol.HistoryRead) (protocol.Data, error) {
-				return s.hist.read(ctx, c, d)
+			run(protocol.TypeHistoryRead, histRunner, func(ctx context.Context, _ *client, d *protocol.HistoryRead) (protocol.Data, error) {
+				return s.hist.Read(ctx, d)
 			}),
 		}},
 		{capability: protocol.CapMCPManage, offered: func() bool { return s.manager() != nil }, types: []requestType{

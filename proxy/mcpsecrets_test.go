@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
@@ -124,7 +125,7 @@ func TestCallLogScrubsErrorOutputs(t *testing.T) {
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	c.waitPush(0, protocol.TypeMCPConfig, nil, nil) // the configuration is in force
 	out := "MCP error -32603: login with " + secEnv + " failed (key " + secAPIKey + ")"
-	ts.srv.calls.logEntry(protocol.LogEntry{Time: time.Now(), Kind: "session", Session: "s-1", Server: "db", Tool: "q", IsError: true, Output: &out})
+	ts.srv.calls.LogEntry(calllog.Entry{Time: time.Now(), Kind: "session", Session: "s-1", Server: "db", Tool: "q", IsError: true, Output: &out})
 	var lr protocol.MCPLogResult
 	mustUnmarshal(t, c.do(protocol.TypeMCPLog, map[string]any{}), &lr)
 	if len(lr.Entries) != 1 || lr.Entries[0].Output == nil || *lr.Entries[0].Output != "MCP error -32603: login with *** failed (key ***)" {

@@ -192,7 +192,7 @@ type RemoteOptions struct {
 	MaxLoginClients int
 }
 
-// HistoryOptions configure session history (history/list, history/read).
+// HistoryOptions configure session history (proxy/historyreq: history/list, history/read).
 type HistoryOptions struct {
 	// HistoryHome is the home directory whose .claude/projects holds the
 	// CLI's session files (default: HOME of ClaudeEnv, else this process's

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/historyreq"
 )
 
 // blockRunner makes every request of r wait, once running, until release
@@ -14,13 +15,13 @@ import (
 // the returned channel first. Call it before the first request is sent.
 func blockRunner(r *asyncRunner, release <-chan struct{}) <-chan string {
 	running := make(chan string, 64)
-	r.running = func(ctx context.Context, typ string) {
+	r.SetRunning(func(ctx context.Context, typ string) {
 		running <- typ
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
-	}
+	})
 	return running
 }
 
@@ -71,13 +72,13 @@ func TestRunnerRefusesAfterShutdown(t *testing.T) {
 	project := t.TempDir()
 	ts := startServer(t, Options{Project: project, HistoryOptions: HistoryOptions{HistoryHome: historyHome(t, project)}})
 	ran := make(chan string, 1)
-	ts.srv.hist.reqs.running = func(_ context.Context, typ string) { ran <- typ }
-	ts.srv.hist.reqs.shutdown()
+	ts.srv.hist.reqs.SetRunning(func(_ context.Context, typ string) { ran <- typ })
+	ts.srv.hist.reqs.Shutdown()
 	c := ts.dial(t)
 	if e := c.doErr(protocol.TypeHistoryList, map[string]any{}); e.Code != protocol.CodeShuttingDown || e.Message != "history/list: ccproxy is shutting down" {
 		t.Errorf("history/list after the runner's shutdown: %+v", e)
 	}
-	ts.srv.hist.reqs.wait() // nothing runs: returns at once
+	ts.srv.hist.reqs.Close(context.Background()) // nothing runs: returns at once
 	select {
 	case typ := <-ran:
 		t.Errorf("%s ran after the runner's shutdown", typ)
@@ -85,7 +86,7 @@ func TestRunnerRefusesAfterShutdown(t *testing.T) {
 	}
 }
 
-// At most maxHistoryRequests history requests run at once, over all
+// At most historyreq.MaxRequests history requests run at once, over all
 // connections: one more gets limit_exceeded with the message clients got
 // before the runner was shared; once they end, they reply and new ones run.
 func TestHistoryRequestsBound(t *testing.T) {
@@ -98,14 +99,14 @@ func TestHistoryRequestsBound(t *testing.T) {
 		c  *wsClient
 		id []byte
 	}
-	for i := range maxHistoryRequests {
+	for i := range historyreq.MaxRequests {
 		c := []*wsClient{a, b}[i%2]
 		ids = append(ids, struct {
 			c  *wsClient
 			id []byte
 		}{c, c.send(protocol.TypeHistoryList, map[string]any{"all": true})})
 	}
-	waitRunning(t, running, maxHistoryRequests)
+	waitRunning(t, running, historyreq.MaxRequests)
 	e := b.doErr(protocol.TypeHistoryRead, map[string]any{"id": "00000000-0000-0000-0000-000000000000"})
 	if want := "history/read: 8 history requests are running; wait for one to finish"; e.Code != protocol.CodeLimitExceeded || e.Message != want {
 		t.Errorf("one request beyond the bound: %+v, want limit_exceeded %q", e, want)

@@ -40,12 +40,11 @@ type Server struct {
 	spool    *eventlog.Spool  // where replay logs spill to disk
 	inbound  *wsconn.Budget
 	mcp      *mcpHub
-	calls    *mcpCalls      // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
-	hist     *historyReqs   // history/list, history/read; nil when HistoryHome is "-"
-	runners  []*asyncRunner // of calls and hist: shut down and waited for by Serve
-	features featureTable   // what the proxy offers: hello, offers and dispatch (features.go)
-	gate     *remote.Gate   // Host and Origin rules, the token, login codes and cookie (proxy/remote)
-	auth     mcpLogins      // mcp/login runs (mcpauth.go)
+	calls    *mcpCalls    // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log (proxy/mcpcalls; calls.go)
+	hist     *historyReqs // history/list, history/read (proxy/historyreq; calls.go); nil when HistoryHome is "-"
+	features featureTable // what the proxy offers: hello, offers and dispatch (features.go)
+	gate     *remote.Gate // Host and Origin rules, the token, login codes and cookie (proxy/remote)
+	auth     mcpLogins    // mcp/login runs (mcpauth.go)
 	upgrader websocket.Upgrader
 
 	metrics        *metrics     // metrics.go: GET /metrics
@@ -103,12 +102,8 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.calls = calls
-	s.runners = append(s.runners, calls.reqs)
 	if s.hist, err = newHistoryReqs(s); err != nil {
 		return nil, err
-	}
-	if s.hist != nil {
-		s.runners = append(s.runners, s.hist.reqs)
 	}
 	s.features = s.newFeatures() // after calls and hist, which it refers to
 	s.gate = remote.NewGate(remote.Config{
@@ -134,12 +129,12 @@ func New(opts Options) (*Server, error) {
 }
 
 // Serve serves on ln until ctx is done (or the listener fails), then shuts
-// down: new work is refused, the requests of Server.runners (MCP probes
+// down: new work is refused, the requests of calls and hist (MCP probes
 // and calls, history reads) are cancelled and answered shutting_down,
 // every session is closed (subscribers get session/exited with reason
 // shutdown), every connection is closed with 1001, and Serve returns once
 // every goroutine has ended and no claude process (nor MCP server it
-// probed) is left; it then closes the MCP call log.
+// probed) is left.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	if s.served {
@@ -181,7 +176,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.wg.Add(2)
 	go func() { defer s.wg.Done(); s.mcpLoop(loopCtx) }()
 	go func() { defer s.wg.Done(); s.reapLoop(loopCtx) }()
-	s.calls.start()
+	s.calls.Start()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 
@@ -200,10 +195,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		sessions = append(sessions, sess)
 	}
 	s.mu.Unlock()
-	for _, r := range s.runners {
-		r.shutdown() // running requests cancelled, new ones refused
-	}
-	s.calls.shutdown()
+	shutdownRequests(s.calls, s.hist) // running requests and auto-probes cancelled, new ones refused
 	s.auth.stopAll("ccproxy is shutting down")
 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -226,10 +218,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	wg.Wait()
 
-	for _, r := range s.runners {
-		r.wait() // cancelled requests have queued their replies (shutting_down)
-	}
-	s.auth.wait() // stopped logins have queued their failed pushes
+	closeRequests(s.log, s.calls, s.hist) // cancelled requests have queued their replies (shutting_down); the call log closed
+	s.auth.wait()                         // stopped logins have queued their failed pushes
 	s.mu.Lock()
 	for c := range s.clients {
 		c.closeGracefully()
@@ -242,7 +232,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// open file).
 		sess.hub.release()
 	}
-	s.calls.close()
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
@@ -327,7 +316,7 @@ func (s *Server) applyMCP() {
 	pushed, active := s.mcp.setConfig(s.opts.MCP.Current())
 	s.mcp.applyMu.Unlock()
 	if pushed {
-		s.calls.configChanged()
+		s.calls.ConfigChanged()
 	}
 	if !active {
 		return

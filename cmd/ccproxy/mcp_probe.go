@@ -18,6 +18,7 @@ import (
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/mcpconfig/probe"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcpcalls"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -120,9 +121,9 @@ func runMCPProbe(ctx context.Context, pf *probeFlags, asJSON bool, concurrency i
 		if err != nil {
 			return mcpFailure(stderr, "mcp probe", err)
 		}
-		results = []protocol.ProbeResult{r}
+		results = []protocol.ProbeResult{mcpcalls.ProbeResult(r)}
 	} else {
-		results = prober.ProbeAll(ctx, cfg)
+		results = mcpcalls.ProbeResults(prober.ProbeAll(ctx, cfg))
 	}
 	if asJSON {
 		if err := writeJSON(stdout, protocol.MCPProbeResult{Results: results}); err != nil {
@@ -237,7 +238,7 @@ func runMCPTools(ctx context.Context, pf *probeFlags, asJSON bool, pos []string,
 	if asJSON {
 		res := protocol.MCPToolsResult{Server: pos[0], Tools: make([]protocol.Tool, len(tools))}
 		for i, t := range tools {
-			res.Tools[i] = t.Tool
+			res.Tools[i] = mcpcalls.Tool(t.Tool)
 		}
 		return writeJSON(stdout, res)
 	}
@@ -278,7 +279,7 @@ func printTools(w io.Writer, tools []probe.ListedTool) {
 }
 
 // printParam prints one parameter and its children, indented.
-func printParam(w io.Writer, p protocol.Parameter, indent string) {
+func printParam(w io.Writer, p probe.Parameter, indent string) {
 	typ := p.Type
 	if p.Items != nil && len(p.Items.Properties) == 0 && p.Items.Items == nil {
 		typ += " of " + p.Items.Type
@@ -414,7 +415,7 @@ func runMCPCall(ctx context.Context, pf *probeFlags, f *mcpCallFlags, pos []stri
 		return mcpFailure(stderr, "mcp call", err)
 	}
 	if f.asJSON {
-		if err := writeJSON(stdout, res); err != nil {
+		if err := writeJSON(stdout, mcpcalls.CallResult(res)); err != nil {
 			return err
 		}
 	} else {

@@ -14,24 +14,25 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/mcpconfig/probe"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
 var t0 = time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 
-func entry(server, tool string, i int) protocol.LogEntry {
+func entry(server, tool string, i int) Entry {
 	d := float64(i)
-	return protocol.LogEntry{Time: t0.Add(time.Duration(i) * time.Second), Kind: protocol.LogKindSession, Session: "s1",
+	return Entry{Time: t0.Add(time.Duration(i) * time.Second), Kind: KindSession, Session: "s1",
 		Server: server, Tool: tool, ToolUseID: fmt.Sprintf("toolu_%d", i), DurationMs: &d, ResultBytes: int64(i),
 		Input: json.RawMessage(`{"i":` + fmt.Sprint(i) + `}`), Output: ptr(fmt.Sprintf("output %d", i))}
 }
 
 func ptr(s string) *string { return &s }
 
-func checkLogShape(t testing.TB, entries []protocol.LogEntry) {
+func checkLogShape(t testing.TB, entries []Entry) {
 	t.Helper()
-	if err := (protocol.MCPLogResult{Entries: entries}).Validate(); err != nil {
+	if err := (protocol.MCPLogResult{Entries: Wire.LogEntries(entries)}).Validate(); err != nil {
 		t.Errorf("entries break the protocol: %v", err)
 	}
 }
@@ -78,7 +79,7 @@ func TestLogAppendLast(t *testing.T) {
 	}
 }
 
-func toolUseIDs(es []protocol.LogEntry) string {
+func toolUseIDs(es []Entry) string {
 	var ids []string
 	for _, e := range es {
 		ids = append(ids, strings.TrimPrefix(e.ToolUseID, "toolu_"))
@@ -173,10 +174,10 @@ func TestLogRejectsAndSkips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []protocol.LogEntry{
+	for _, bad := range []Entry{
 		{Kind: "other", Server: "a", Tool: "t"},
-		{Kind: protocol.LogKindDirect, Tool: "t"},
-		{Kind: protocol.LogKindSession, Server: "a", Tool: "t"},
+		{Kind: KindDirect, Tool: "t"},
+		{Kind: KindSession, Server: "a", Tool: "t"},
 	} {
 		if err := l.Append(bad); err == nil {
 			t.Errorf("Append(%+v) succeeded", bad)
@@ -252,11 +253,11 @@ func TestProjectFile(t *testing.T) {
 }
 
 func TestDirectEntry(t *testing.T) {
-	res := protocol.MCPCallResult{Server: "srv", Tool: "img", Content: "[image image/png 1 KiB]", DurationMs: 12.5,
-		Attachments: []protocol.Attachment{{Kind: "image", Size: 1024, SHA256: strings.Repeat("a", 64)}}}
+	res := probe.CallResult{Server: "srv", Tool: "img", Content: "[image image/png 1 KiB]", DurationMs: 12.5,
+		Attachments: []probe.Attachment{{Kind: "image", Size: 1024, SHA256: strings.Repeat("a", 64)}}}
 	e := DirectEntry(res, json.RawMessage(`{"a":1}`), t0)
-	checkLogShape(t, []protocol.LogEntry{e})
-	if e.Kind != protocol.LogKindDirect || e.ResultBytes != int64(len(res.Content))+1024 || *e.DurationMs != 12.5 || string(e.Input) != `{"a":1}` {
+	checkLogShape(t, []Entry{e})
+	if e.Kind != KindDirect || e.ResultBytes != int64(len(res.Content))+1024 || *e.DurationMs != 12.5 || string(e.Input) != `{"a":1}` {
 		t.Errorf("entry %+v", e)
 	}
 }
@@ -290,7 +291,7 @@ func normalizedEvents(t testing.TB, name string) []stream.Event {
 // with the everything server.
 func TestPairerTranscript(t *testing.T) {
 	p := NewPairer("sess-1", PairerOptions{})
-	var got []protocol.LogEntry
+	var got []Entry
 	for i, ev := range normalizedEvents(t, "everything_tools.jsonl") {
 		got = append(got, p.Observe(ev, t0.Add(time.Duration(i)*10*time.Millisecond))...)
 	}
@@ -303,7 +304,7 @@ func TestPairerTranscript(t *testing.T) {
 	}
 	errorsSeen := 0
 	for i, e := range got {
-		if e.Server != "everything" || e.Tool != wantTools[i] || e.Session != "sess-1" || e.Kind != protocol.LogKindSession {
+		if e.Server != "everything" || e.Tool != wantTools[i] || e.Session != "sess-1" || e.Kind != KindSession {
 			t.Errorf("entry %d: %+v", i, e)
 		}
 		if e.DurationMs == nil || *e.DurationMs <= 0 || e.ResultBytes <= 0 || e.Input != nil || e.Output != nil {
@@ -407,7 +408,7 @@ func TestPairerToLog(t *testing.T) {
 			}
 		}
 	}
-	if err := l.Append(DirectEntry(protocol.MCPCallResult{Server: "everything", Tool: "echo", Content: "hi", DurationMs: 3}, nil, t0.Add(time.Hour))); err != nil {
+	if err := l.Append(DirectEntry(probe.CallResult{Server: "everything", Tool: "echo", Content: "hi", DurationMs: 3}, nil, t0.Add(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
 	got, err := l.Last(3, "everything")
@@ -415,7 +416,7 @@ func TestPairerToLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLogShape(t, got)
-	b, _ := json.Marshal(protocol.MCPLogResult{Entries: got})
+	b, _ := json.Marshal(protocol.MCPLogResult{Entries: Wire.LogEntries(got)})
 	if n := gjson.GetBytes(b, "entries.#").Int(); n != 3 || gjson.GetBytes(b, "entries.2.kind").String() != "direct" ||
 		gjson.GetBytes(b, "entries.1.tool").String() != "trigger-long-running-operation" {
 		t.Errorf("mcp/log data: %s", b)

@@ -1,15 +1,16 @@
 // Package calllog keeps ccproxy's MCP call log: every MCP tool call seen in
 // a session (a tool_use paired with its tool_result) and every direct call
-// (mcp/call), appended as JSON lines to a file per project, rotated by
-// size, and read back as the last N entries, optionally of one server (the
-// data of an mcp/log reply).
+// (mcp/call, a probe.CallResult), appended as JSON lines to a file per
+// project, rotated by size, and read back as the last N entries, optionally
+// of one server (the data of an mcp/log reply, mapped to the protocol's by
+// package proxy/mcpcalls).
 //
 // # How data moves through it
 //
 //	session events (normalized by package stream)
 //	  assistant tool_use with "mcp" ──▶ Pairer ──(pending, bounded)──┐
-//	  user tool_result ───────────────▶ Pairer ──▶ protocol.LogEntry ─┤
-//	mcp/call result ──▶ DirectEntry ──▶ protocol.LogEntry ────────────┤
+//	  user tool_result ───────────────▶ Pairer ──▶ Entry ────────────┤
+//	mcp/call result ──▶ DirectEntry ──▶ Entry ───────────────────────┤
 //	                                                                  ▼
 //	                        Log.Append ──▶ FILE (JSON lines) ──rotate──▶ FILE.1 … FILE.Keep
 //	                        Log.Last(n, server) ◀── FILE, FILE.1, … (newest first)

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/mcpconfig/probe"
 	"github.com/ccproxy/ccproxy/stream"
 	"github.com/tidwall/gjson"
 )
@@ -144,13 +144,13 @@ func (l *Log) StoresIO() bool { return l.opts.StoreIO }
 // dropped unless Options.StoreIO, and capped otherwise. The entry must
 // have a kind (session or direct), a server and a tool; a session entry a
 // session.
-func (l *Log) Append(e protocol.LogEntry) error {
+func (l *Log) Append(e Entry) error {
 	switch {
-	case e.Kind != protocol.LogKindSession && e.Kind != protocol.LogKindDirect:
-		return fmt.Errorf("calllog: entry kind %q is neither %q nor %q", e.Kind, protocol.LogKindSession, protocol.LogKindDirect)
+	case e.Kind != KindSession && e.Kind != KindDirect:
+		return fmt.Errorf("calllog: entry kind %q is neither %q nor %q", e.Kind, KindSession, KindDirect)
 	case e.Server == "" || e.Tool == "":
 		return errors.New("calllog: an entry needs a server and a tool")
-	case e.Kind == protocol.LogKindSession && e.Session == "":
+	case e.Kind == KindSession && e.Session == "":
 		return errors.New("calllog: a session entry needs its session")
 	case e.ResultBytes < 0:
 		return errors.New("calllog: resultBytes is negative")
@@ -228,9 +228,9 @@ func (l *Log) rotated(i int) string { return l.path + "." + strconv.Itoa(i) }
 // one is written), not while reading them, so a reader never holds up the
 // sessions appending to the log; a rotation meanwhile does not disturb the
 // open files.
-func (l *Log) Last(n int, server string) ([]protocol.LogEntry, error) {
+func (l *Log) Last(n int, server string) ([]Entry, error) {
 	if n <= 0 {
-		return []protocol.LogEntry{}, nil
+		return []Entry{}, nil
 	}
 	files, err := l.openForReading()
 	if err != nil {
@@ -241,7 +241,7 @@ func (l *Log) Last(n int, server string) ([]protocol.LogEntry, error) {
 			f.Close()
 		}
 	}()
-	var chunks [][]protocol.LogEntry // newest file first
+	var chunks [][]Entry // newest file first
 	total := 0
 	for _, f := range files {
 		entries, err := l.readFile(f, server, n-total)
@@ -253,7 +253,7 @@ func (l *Log) Last(n int, server string) ([]protocol.LogEntry, error) {
 			break
 		}
 	}
-	out := make([]protocol.LogEntry, 0, total)
+	out := make([]Entry, 0, total)
 	for i := len(chunks) - 1; i >= 0; i-- {
 		out = append(out, chunks[i]...)
 	}
@@ -302,7 +302,7 @@ func (l *Log) openForReading() ([]limitedFile, error) {
 
 // readFile returns the last want entries of server in one file, oldest
 // first. Only the lines kept are decoded.
-func (l *Log) readFile(f limitedFile, server string, want int) ([]protocol.LogEntry, error) {
+func (l *Log) readFile(f limitedFile, server string, want int) ([]Entry, error) {
 	ring := make([][]byte, 0, min(want, 1024))
 	start := 0 // ring[start] is the oldest once the ring is full
 	r := stream.NewReader(io.LimitReader(f, f.size), maxLine)
@@ -330,9 +330,9 @@ func (l *Log) readFile(f limitedFile, server string, want int) ([]protocol.LogEn
 			start = (start + 1) % want
 		}
 	}
-	out := make([]protocol.LogEntry, 0, len(ring))
+	out := make([]Entry, 0, len(ring))
 	for _, line := range append(ring[start:], ring[:start]...) {
-		var e protocol.LogEntry
+		var e Entry
 		if json.Unmarshal(line, &e) != nil {
 			bad++
 			continue
@@ -386,18 +386,18 @@ func cutUTF8(b []byte, max int) int {
 
 // DirectEntry is the log entry of an mcp/call: its result, the arguments
 // sent and the time it ended.
-func DirectEntry(res protocol.MCPCallResult, args json.RawMessage, at time.Time) protocol.LogEntry {
+func DirectEntry(res probe.CallResult, args json.RawMessage, at time.Time) Entry {
 	d := res.DurationMs
 	out := res.Content
-	return protocol.LogEntry{
-		Time: at.UTC(), Kind: protocol.LogKindDirect, Server: res.Server, Tool: res.Tool,
+	return Entry{
+		Time: at.UTC(), Kind: KindDirect, Server: res.Server, Tool: res.Tool,
 		IsError: res.IsError, DurationMs: &d, ResultBytes: resultBytes(res.Content, res.Attachments),
 		Input: args, Output: &out,
 	}
 }
 
 // resultBytes is the size of a result: its text plus its attachments.
-func resultBytes(text string, atts []protocol.Attachment) int64 {
+func resultBytes(text string, atts []probe.Attachment) int64 {
 	n := int64(len(text))
 	for _, a := range atts {
 		n += a.Size

@@ -6,7 +6,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -66,7 +65,7 @@ func NewPairer(session string, opts PairerOptions) *Pairer {
 // Observe takes one normalized event, seen at time at, and returns the
 // entries it completes (usually none or one; several for a user event
 // with several tool results).
-func (p *Pairer) Observe(ev stream.Event, at time.Time) []protocol.LogEntry {
+func (p *Pairer) Observe(ev stream.Event, at time.Time) []Entry {
 	switch ev.Type {
 	case stream.TypeAssistant:
 		gjson.GetBytes(ev.JSON, "message.content").ForEach(func(_, b gjson.Result) bool {
@@ -76,7 +75,7 @@ func (p *Pairer) Observe(ev stream.Event, at time.Time) []protocol.LogEntry {
 			return true
 		})
 	case stream.TypeUser:
-		var out []protocol.LogEntry
+		var out []Entry
 		gjson.GetBytes(ev.JSON, "message.content").ForEach(func(_, b gjson.Result) bool {
 			if b.Get("type").String() == "tool_result" {
 				if e, ok := p.finish(b, at); ok {
@@ -143,10 +142,10 @@ func (p *Pairer) compact() {
 	}
 }
 
-func (p *Pairer) finish(b gjson.Result, at time.Time) (protocol.LogEntry, bool) {
+func (p *Pairer) finish(b gjson.Result, at time.Time) (Entry, bool) {
 	id := b.Get("tool_use_id").String()
 	if id == "" || p.done[id] {
-		return protocol.LogEntry{}, false
+		return Entry{}, false
 	}
 	pd, ok := p.pending[id]
 	if ok {
@@ -155,7 +154,7 @@ func (p *Pairer) finish(b gjson.Result, at time.Time) (protocol.LogEntry, bool) 
 	} else {
 		pd.server, pd.tool = b.Get("mcp.server").String(), b.Get("mcp.tool").String()
 		if pd.server == "" || pd.tool == "" {
-			return protocol.LogEntry{}, false // not an MCP tool
+			return Entry{}, false // not an MCP tool
 		}
 	}
 	p.markDone(id)
@@ -169,8 +168,8 @@ func (p *Pairer) finish(b gjson.Result, at time.Time) (protocol.LogEntry, bool) 
 		size += a.Get("size").Int()
 		return true
 	})
-	e := protocol.LogEntry{
-		Time: at.UTC(), Kind: protocol.LogKindSession, Session: p.session,
+	e := Entry{
+		Time: at.UTC(), Kind: KindSession, Session: p.session,
 		Server: pd.server, Tool: pd.tool, ToolUseID: id,
 		IsError: b.Get("is_error").Bool(), ResultBytes: size,
 	}

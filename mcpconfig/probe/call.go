@@ -14,7 +14,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -23,12 +22,12 @@ import (
 // order. inputSchema, outputSchema and annotations are the server's JSON
 // as sent (key order kept). Errors are *Error: SERVER_NOT_FOUND,
 // NOT_ACTIVE, or a connection failure.
-func (p *Prober) Tools(ctx context.Context, cfg *mcpconfig.Config, name string) ([]protocol.Tool, error) {
+func (p *Prober) Tools(ctx context.Context, cfg *mcpconfig.Config, name string) ([]Tool, error) {
 	listed, err := p.ListTools(ctx, cfg, name)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]protocol.Tool, len(listed))
+	out := make([]Tool, len(listed))
 	for i, t := range listed {
 		out[i] = t.Tool
 	}
@@ -38,7 +37,7 @@ func (p *Prober) Tools(ctx context.Context, cfg *mcpconfig.Config, name string) 
 // ListedTool is a tool as ListTools returns it: what Tools returns, and the
 // notes on its arguments that the parameter tree has no place for.
 type ListedTool struct {
-	protocol.Tool
+	Tool
 	// Notes is ToolSchema.Notes of the tool's inputSchema: what the tree
 	// cannot say about the arguments object as a whole.
 	Notes []string
@@ -78,8 +77,8 @@ func (p *Prober) ListTools(ctx context.Context, cfg *mcpconfig.Config, name stri
 // and parses its inputSchema once: the tree is the tool's Parameters, and
 // the schema is returned for Validate. When the schema cannot be read, the
 // error says why, and so does the one "arguments" parameter.
-func (ss *session) toolInfo(t *mcp.Tool) (protocol.Tool, *ToolSchema, error) {
-	out := protocol.Tool{Name: t.Name, Title: toolTitle(t), Description: t.Description}
+func (ss *session) toolInfo(t *mcp.Tool) (Tool, *ToolSchema, error) {
+	out := Tool{Name: t.Name, Title: toolTitle(t), Description: t.Description}
 	if raw := ss.tap.get(t.Name); raw != nil {
 		tool := gjson.ParseBytes(raw)
 		out.InputSchema = rawMember(tool, "inputSchema")
@@ -103,7 +102,7 @@ func (ss *session) toolInfo(t *mcp.Tool) (protocol.Tool, *ToolSchema, error) {
 	}
 	schema, err := ParseToolSchema(out.InputSchema)
 	if err != nil {
-		out.Parameters = []protocol.Parameter{{Name: "arguments", Path: RootPath, Type: "any", Required: true, Unsupported: err.Error()}}
+		out.Parameters = []Parameter{{Name: "arguments", Path: RootPath, Type: "any", Required: true, Unsupported: err.Error()}}
 		return out, nil, err
 	}
 	// The tree is handed over, not copied (Parameters copies): this schema
@@ -162,8 +161,8 @@ func marshalRaw(v any) json.RawMessage {
 // shows it, with the server's configured secrets masked). Errors are *Error: SERVER_NOT_FOUND, NOT_ACTIVE,
 // TOOL_NOT_FOUND, INVALID_ARGUMENTS (with Fields), or a connection failure
 // (TIMEOUT after CallTimeout, PROCESS_EXITED when the server dies, ...).
-func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool string, args json.RawMessage) (protocol.MCPCallResult, error) {
-	var zero protocol.MCPCallResult
+func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool string, args json.RawMessage) (CallResult, error) {
+	var zero CallResult
 	s, err := activeServer(cfg, name)
 	if err != nil {
 		return zero, err
@@ -173,9 +172,9 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 		args = json.RawMessage("{}") // never null: go-sdk servers panic on null arguments
 	}
 	if !gjson.ValidBytes(args) || !gjson.ParseBytes(args).IsObject() {
-		return zero, &Error{Code: CodeInvalidArguments, Status: protocol.MCPFailed,
+		return zero, &Error{Code: CodeInvalidArguments, Status: StatusFailed,
 			Message: fmt.Sprintf("invalid arguments for %s of server %q: they must be a JSON object", tool, name),
-			Fields:  []protocol.FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "must be a JSON object"}}}
+			Fields:  []FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "must be a JSON object"}}}
 	}
 	c, e := p.connect(ctx, s, p.dir(cfg))
 	if e != nil {
@@ -203,7 +202,7 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 		if len(names) > 0 {
 			msg += " (its tools: " + truncateList(names, 30) + ")"
 		}
-		return zero, &Error{Code: CodeToolNotFound, Status: protocol.MCPFailed, Message: msg}
+		return zero, &Error{Code: CodeToolNotFound, Status: StatusFailed, Message: msg}
 	}
 	if _, schema, err := ss.toolInfo(found); err == nil {
 		if fields := schema.Validate(args); len(fields) > 0 {
@@ -219,7 +218,7 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 	t0 := time.Now()
 	res, err := ss.cs.CallTool(callCtx, &mcp.CallToolParams{Name: tool, Arguments: args})
 	dur := time.Since(t0)
-	out := protocol.MCPCallResult{Server: name, Tool: tool, DurationMs: ms(dur)}
+	out := CallResult{Server: name, Tool: tool, DurationMs: ms(dur)}
 	var rpc *jsonrpc.Error
 	switch {
 	case err != nil && errors.As(err, &rpc) && callCtx.Err() == nil:
@@ -237,7 +236,7 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 	}
 	text, atts, err := stream.NormalizeToolResult(content, p.opts.Attachments)
 	if err != nil {
-		return zero, ss.errorf(protocol.ProbeProtocolError, "reading the result of %s: %v", tool, err)
+		return zero, ss.errorf(CodeProtocolError, "reading the result of %s: %v", tool, err)
 	}
 	out.IsError = res.IsError
 	// Every text the server wrote, not only an error's: a tool can print
@@ -245,7 +244,7 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 	// frame never holds a configured secret (SPEC §10).
 	out.Content = ss.scrub.Scrub(text)
 	for _, a := range atts {
-		out.Attachments = append(out.Attachments, protocol.Attachment{Kind: a.Kind, MediaType: a.MediaType, Size: int64(a.Size),
+		out.Attachments = append(out.Attachments, Attachment{Kind: a.Kind, MediaType: a.MediaType, Size: int64(a.Size),
 			SHA256: a.SHA256, URI: a.URI, URL: a.URL, Data: a.Data, Error: a.Error})
 	}
 	if res.StructuredContent != nil {
@@ -255,11 +254,11 @@ func (p *Prober) Call(ctx context.Context, cfg *mcpconfig.Config, name, tool str
 }
 
 // invalidArguments is the INVALID_ARGUMENTS failure for fields.
-func invalidArguments(server, tool string, fields []protocol.FieldError) *Error {
+func invalidArguments(server, tool string, fields []FieldError) *Error {
 	parts := make([]string, 0, len(fields))
 	for _, f := range fields {
 		parts = append(parts, f.Path+": "+f.Message)
 	}
-	return &Error{Code: CodeInvalidArguments, Status: protocol.MCPFailed, Fields: fields,
+	return &Error{Code: CodeInvalidArguments, Status: StatusFailed, Fields: fields,
 		Message: fmt.Sprintf("invalid arguments for tool %q of server %q: %s", tool, server, strings.Join(parts, "; "))}
 }

@@ -39,7 +39,7 @@ func TestToolsRealServers(t *testing.T) {
 	p := testProber(t, nil)
 	started := track(p)
 	type listing struct {
-		tools []protocol.Tool
+		tools []Tool
 		err   error
 	}
 	names := append(append([]string(nil), realServers...), "http", "sse")
@@ -61,7 +61,7 @@ func TestToolsRealServers(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		if err := (protocol.MCPToolsResult{Server: name, Tools: tools}).Validate(); err != nil {
+		if err := (protocol.MCPToolsResult{Server: name, Tools: Wire.Tools(tools)}).Validate(); err != nil {
 			t.Errorf("%s: the reply breaks the protocol: %v", name, err)
 		}
 		stored := name
@@ -130,14 +130,14 @@ func TestCallTestServer(t *testing.T) {
 		isError          bool
 		content          string // the whole text, unless contains is set
 		contains         bool
-		atts             []protocol.Attachment
+		atts             []Attachment
 		structured       string
 	}{
 		{"text without arguments", mcptest.ToolText, ``, false, mcptest.OneText, false, nil, ""},
 		{"texts joined", mcptest.ToolTexts, `{"count":2}`, false, "\n", true, nil, ""},
 		{"echo", mcptest.ToolEcho, `{"message":"héllo","mode":"upper","repeat":2,"options":{"prefix":"> ","tags":["a","b"]}}`, false, "HÉLLO", true, nil, ""},
 		{"image", mcptest.ToolImage, `{}`, false, "[image image/png ", true,
-			[]protocol.Attachment{{Kind: "image", MediaType: "image/png", Size: int64(len(png)), SHA256: sha256Hex(png), Data: base64.StdEncoding.EncodeToString(png)}}, ""},
+			[]Attachment{{Kind: "image", MediaType: "image/png", Size: int64(len(png)), SHA256: sha256Hex(png), Data: base64.StdEncoding.EncodeToString(png)}}, ""},
 		{"embedded text resource", mcptest.ToolResourceText, `{}`, false, strings.TrimSuffix(mcptest.ResourceTextBody, ""), false, nil, ""},
 		{"is_error", mcptest.ToolIsError, `{}`, true, mcptest.IsErrorText, true, nil, ""},
 		{"empty", mcptest.ToolEmpty, `{}`, false, "", false, nil, ""},
@@ -154,7 +154,7 @@ func TestCallTestServer(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := res.Validate(); err != nil {
+				if err := Wire.CallResult(res).Validate(); err != nil {
 					t.Errorf("the reply breaks the protocol: %v", err)
 				}
 				if res.Server != server || res.Tool != c.tool || res.IsError != c.isError || res.DurationMs <= 0 {
@@ -278,22 +278,22 @@ func TestCallFailures(t *testing.T) {
 		name, tool, args string
 		code             string
 		message          string
-		fields           []protocol.FieldError
+		fields           []FieldError
 		stderr           string
 	}{
 		{"unknown tool", "nope", `{}`, CodeToolNotFound, `server "s" has no tool "nope" (its tools: audio, echo, empty, fail`, nil, ""},
 		{"missing and invalid arguments", mcptest.ToolEcho, `{"mode":"shout","repeat":9}`, CodeInvalidArguments,
 			`invalid arguments for tool "echo" of server "s": message: is required; mode: must be one of "plain", "upper", "reverse", got "shout"; repeat: must be at most 5, got 9`,
-			[]protocol.FieldError{
+			[]FieldError{
 				{Path: "message", Code: ParamRequired, Message: "is required"},
 				{Path: "mode", Code: ParamEnumInvalid, Message: `must be one of "plain", "upper", "reverse", got "shout"`},
 				{Path: "repeat", Code: ParamConstraintViolated, Message: "must be at most 5, got 9"}}, ""},
 		{"nested argument", mcptest.ToolEcho, `{"message":"x","options":{"tags":["a",2]}}`, CodeInvalidArguments, "options.tags[1]: must be a string, got a number",
-			[]protocol.FieldError{{Path: "options.tags[1]", Code: ParamInvalidType, Message: "must be a string, got a number"}}, ""},
+			[]FieldError{{Path: "options.tags[1]", Code: ParamInvalidType, Message: "must be a string, got a number"}}, ""},
 		{"not an object", mcptest.ToolText, `[1]`, CodeInvalidArguments, "they must be a JSON object",
-			[]protocol.FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "must be a JSON object"}}, ""},
-		{"timeout", mcptest.ToolSlow, `{"ms":60000}`, protocol.ProbeTimeout, `server "s": no answer to tools/call within 500ms`, nil, ""},
-		{"the server dies during the call", mcptest.ToolFail, `{"mode":"exit"}`, protocol.ProbeProcessExited,
+			[]FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "must be a JSON object"}}, ""},
+		{"timeout", mcptest.ToolSlow, `{"ms":60000}`, CodeTimeout, `server "s": no answer to tools/call within 500ms`, nil, ""},
+		{"the server dies during the call", mcptest.ToolFail, `{"mode":"exit"}`, CodeProcessExited,
 			"the server process exited with status 3 during tools/call", nil, "fail mode exit: exiting with status 3"},
 	}
 	starts := 0
@@ -333,7 +333,7 @@ func TestCallFailures(t *testing.T) {
 	started.assertGone(t, starts)
 }
 
-func equalFields(a, b []protocol.FieldError) bool {
+func equalFields(a, b []FieldError) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -6,18 +6,18 @@
 //
 // # Data flow
 //
-//	mcpconfig.Config ──► Prober.ProbeAll / Probe ──► []protocol.ProbeResult   (mcp/probe; §8 observations)
-//	                 ──► Prober.Tools            ──► []protocol.Tool          (mcp/tools: schema + Parameter tree)
+//	mcpconfig.Config ──► Prober.ProbeAll / Probe ──► []Result   (mcp/probe; §8 observations)
+//	                 ──► Prober.Tools            ──► []Tool          (mcp/tools: schema + Parameter tree)
 //	                 ──► Prober.ListTools        ──► []ListedTool             (the same, with the schema's notes)
-//	                 ──► Prober.Call             ──► protocol.MCPCallResult   (mcp/call)
+//	                 ──► Prober.Call             ──► CallResult   (mcp/call)
 //	                       │ ParseToolSchema(inputSchema).Validate(args) first
 //	                       └ result content ──► stream.NormalizeToolResult (same text and attachments as in sessions)
 //
 // Each listed inputSchema is parsed once (ParseToolSchema): the tree, the
 // notes and, for Call, the validation all come from that one parse.
 //
-// Results have the shapes of the webview protocol, so the proxy forwards
-// them as they are; failures are *Error values with a stable code
+// Results are this package's own types (types.go), which package
+// proxy/mcpcalls maps to the webview protocol's; failures are *Error values with a stable code
 // (COMMAND_NOT_FOUND, SERVER_NOT_FOUND, TIMEOUT, CONNECTION_REFUSED,
 // AUTH_REQUIRED, PROCESS_EXITED, PROTOCOL_ERROR, TRANSPORT_UNSUPPORTED,
 // NOT_ACTIVE) and a message that never holds a configured secret.
@@ -57,7 +57,9 @@
 //
 // It lives apart from package mcpconfig so that config resolution stays
 // free of the wire protocol and the normalizer: mcpconfig imports nothing
-// of ccproxy's; probe imports mcpconfig, stream and protocol. The call log
+// of ccproxy's; probe imports mcpconfig and stream, not the wire protocol: it returns
+// its own types (types.go), which package proxy/mcpcalls maps to the
+// protocol's in one place. The call log
 // of MCP tool calls is package mcpconfig/calllog.
 //
 // A Prober is safe for concurrent use and has no goroutines of its own

@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // TestProbeExitSeenLate: a stdio server that exits during initialize is
@@ -24,8 +22,8 @@ func TestProbeExitSeenLate(t *testing.T) {
 	for _, c := range []struct {
 		name, mode, code, message string
 	}{
-		{"exits", fakeExit, protocol.ProbeProcessExited, "the server process exited with status 3 during initialize"},
-		{"closes stdout and stays", fakeCloseOut, protocol.ProbeProtocolError, "the server closed its stdout during initialize"},
+		{"exits", fakeExit, CodeProcessExited, "the server process exited with status 3 during initialize"},
+		{"closes stdout and stays", fakeCloseOut, CodeProtocolError, "the server closed its stdout during initialize"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var late atomic.Int32
@@ -75,7 +73,7 @@ func TestProbeExitSeenAfterDeadline(t *testing.T) {
 	if expiredEarly.Load() {
 		t.Fatalf("the timeout expired before the server's failure was seen (a machine too slow for this test): %+v", r.Error)
 	}
-	if r.OK || r.Error == nil || r.Error.Code != protocol.ProbeProcessExited || !strings.Contains(r.Error.Message, "exited with status 3 during initialize") {
-		t.Errorf("got %+v, want %s", r.Error, protocol.ProbeProcessExited)
+	if r.OK || r.Error == nil || r.Error.Code != CodeProcessExited || !strings.Contains(r.Error.Message, "exited with status 3 during initialize") {
+		t.Errorf("got %+v, want %s", r.Error, CodeProcessExited)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // Bounds on tool schemas. A schema beyond them is still usable: what is cut
@@ -49,7 +47,7 @@ const (
 // title, examples, readOnly, deprecated, ...) are ignored.
 type ToolSchema struct {
 	root   *schemaNode
-	params []protocol.Parameter
+	params []Parameter
 	notes  []string
 }
 

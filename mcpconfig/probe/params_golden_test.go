@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // paramsDir holds the tool schemas of the real servers the suite runs
@@ -25,9 +23,9 @@ type storedTool struct {
 }
 
 type storedParams struct {
-	Name       string               `json:"name"`
-	Parameters []protocol.Parameter `json:"parameters"`
-	Notes      []string             `json:"notes,omitempty"`
+	Name       string      `json:"name"`
+	Parameters []Parameter `json:"parameters"`
+	Notes      []string    `json:"notes,omitempty"`
 }
 
 func readStoredTools(t testing.TB, server string) []storedTool {

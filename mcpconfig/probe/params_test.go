@@ -12,7 +12,7 @@ import (
 )
 
 // paramsJSON encodes parameters for comparison.
-func paramsJSON(t testing.TB, ps []protocol.Parameter) string {
+func paramsJSON(t testing.TB, ps []Parameter) string {
 	t.Helper()
 	b, err := json.Marshal(ps)
 	if err != nil {
@@ -35,9 +35,9 @@ func sameJSON(t testing.TB, got, want string) bool {
 }
 
 // checkParamShape validates a tree with the protocol's rules.
-func checkParamShape(t testing.TB, ps []protocol.Parameter) {
+func checkParamShape(t testing.TB, ps []Parameter) {
 	t.Helper()
-	res := protocol.MCPToolsResult{Server: "s", Tools: []protocol.Tool{{Name: "t", InputSchema: json.RawMessage(`{}`), Parameters: ps}}}
+	res := protocol.MCPToolsResult{Server: "s", Tools: Wire.Tools([]Tool{{Name: "t", InputSchema: json.RawMessage(`{}`), Parameters: ps}})}
 	if err := res.Validate(); err != nil {
 		t.Errorf("parameter tree breaks the protocol: %v", err)
 	}
@@ -279,7 +279,7 @@ func TestValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	type fe = protocol.FieldError
+	type fe = FieldError
 	cases := []struct {
 		name string
 		args string

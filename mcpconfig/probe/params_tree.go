@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // RootPath is the Parameter.Path and FieldError.Path of the arguments
@@ -19,22 +17,22 @@ const RootPath = "$"
 // arguments object, in schema order. When the top level is not a plain
 // object (an anyOf of objects, say), it returns one Parameter named
 // "arguments" with Path RootPath. The slices are fresh copies.
-func (s *ToolSchema) Parameters() []protocol.Parameter {
-	out := make([]protocol.Parameter, len(s.params))
+func (s *ToolSchema) Parameters() []Parameter {
+	out := make([]Parameter, len(s.params))
 	for i, p := range s.params {
 		out[i] = cloneParam(p)
 	}
 	return out
 }
 
-func cloneParam(p protocol.Parameter) protocol.Parameter {
+func cloneParam(p Parameter) Parameter {
 	if p.Items != nil {
 		it := cloneParam(*p.Items)
 		p.Items = &it
 	}
-	for _, l := range []*[]protocol.Parameter{&p.Properties, &p.AnyOf, &p.OneOf} {
+	for _, l := range []*[]Parameter{&p.Properties, &p.AnyOf, &p.OneOf} {
 		if *l != nil {
-			c := make([]protocol.Parameter, len(*l))
+			c := make([]Parameter, len(*l))
 			for i, q := range *l {
 				c[i] = cloneParam(q)
 			}
@@ -58,15 +56,15 @@ type flat struct {
 	cut   string // non-empty when a $ref cycle stopped the expansion
 }
 
-func (b *treeBuilder) root(n *schemaNode, notes []string) ([]protocol.Parameter, []string) {
+func (b *treeBuilder) root(n *schemaNode, notes []string) ([]Parameter, []string) {
 	f := b.flatten(n, nil)
 	notes = append(notes, f.notes...)
 	objectish := slices.Contains(f.types, "object") || (len(f.types) == 0 && (f.hasProps || len(f.required) > 0))
 	if f.boolSchema != nil || !objectish || len(f.anyOf) > 0 || len(f.oneOf) > 0 || f.cut != "" {
 		if f.boolSchema != nil && *f.boolSchema && len(notes) == 0 {
-			return []protocol.Parameter{}, notes // true: any arguments, nothing to describe
+			return []Parameter{}, notes // true: any arguments, nothing to describe
 		}
-		return []protocol.Parameter{b.param(n, "arguments", RootPath, true, 0, nil)}, notes
+		return []Parameter{b.param(n, "arguments", RootPath, true, 0, nil)}, notes
 	}
 	stack := []*schemaNode{n}
 	if n.refNode != nil {
@@ -76,7 +74,7 @@ func (b *treeBuilder) root(n *schemaNode, notes []string) ([]protocol.Parameter,
 	notes = append(notes, objNotes...)
 	notes = append(notes, b.constraintNotes(&f, "object")...)
 	if params == nil {
-		params = []protocol.Parameter{}
+		params = []Parameter{}
 	}
 	return params, notes
 }
@@ -245,9 +243,9 @@ func (f *flat) absorb(m *schemaNode) {
 }
 
 // param builds the Parameter of node n.
-func (b *treeBuilder) param(n *schemaNode, name, path string, required bool, depth int, stack []*schemaNode) protocol.Parameter {
+func (b *treeBuilder) param(n *schemaNode, name, path string, required bool, depth int, stack []*schemaNode) Parameter {
 	b.count++
-	p := protocol.Parameter{Name: name, Path: path, Required: required}
+	p := Parameter{Name: name, Path: path, Required: required}
 	if depth > maxParamDepth || b.count > maxParams {
 		p.Type = simpleType(n)
 		if depth > maxParamDepth {
@@ -343,7 +341,7 @@ func (b *treeBuilder) param(n *schemaNode, name, path string, required bool, dep
 			one := f.schemaNode
 			one.types = []string{t}
 			one.anyOf, one.oneOf, one.allOf, one.ref, one.refNode = nil, nil, nil, "", nil
-			q := b.fill(protocol.Parameter{Name: name, Path: path, Type: t}, &flat{schemaNode: one}, depth, stack)
+			q := b.fill(Parameter{Name: name, Path: path, Type: t}, &flat{schemaNode: one}, depth, stack)
 			q.Description, q.Default, q.Format = "", nil, ""
 			p.AnyOf = append(p.AnyOf, q)
 		}
@@ -365,7 +363,7 @@ func (b *treeBuilder) param(n *schemaNode, name, path string, required bool, dep
 // oneOf branch (once a null branch is dropped): the branch is the
 // parameter, with what the outer schema p says of it (description, default,
 // enum, format) and the outer constraints' notes added.
-func (b *treeBuilder) mergeOnly(p protocol.Parameter, only *schemaNode, f *flat, notes []string, depth int, stack []*schemaNode) protocol.Parameter {
+func (b *treeBuilder) mergeOnly(p Parameter, only *schemaNode, f *flat, notes []string, depth int, stack []*schemaNode) Parameter {
 	q := b.param(only, p.Name, p.Path, p.Required, depth, stack)
 	q.Nullable = q.Nullable || p.Nullable
 	if p.Description != "" {
@@ -392,7 +390,7 @@ func (b *treeBuilder) mergeOnly(p protocol.Parameter, only *schemaNode, f *flat,
 
 // fill sets the members of p that depend on its type: bounds, lengths,
 // pattern, items and properties.
-func (b *treeBuilder) fill(p protocol.Parameter, f *flat, depth int, stack []*schemaNode) protocol.Parameter {
+func (b *treeBuilder) fill(p Parameter, f *flat, depth int, stack []*schemaNode) Parameter {
 	var notes []string
 	typ := p.Type
 	if typ == "number" || typ == "integer" || typ == "any" {
@@ -434,8 +432,8 @@ func (b *treeBuilder) fill(p protocol.Parameter, f *flat, depth int, stack []*sc
 }
 
 // properties builds the parameters of an object's properties.
-func (b *treeBuilder) properties(f *flat, path string, depth int, stack []*schemaNode) ([]protocol.Parameter, []string) {
-	var out []protocol.Parameter
+func (b *treeBuilder) properties(f *flat, path string, depth int, stack []*schemaNode) ([]Parameter, []string) {
+	var out []Parameter
 	var notes []string
 	for _, pr := range f.props {
 		out = append(out, b.param(pr.node, pr.name, joinParamPath(path, pr.name), slices.Contains(f.required, pr.name), depth, stack))
@@ -523,7 +521,7 @@ func nonObjectNotes(f *flat) []string {
 }
 
 // inferType finds the type of a schema without "type".
-func inferType(f *flat, anyOf, oneOf []protocol.Parameter) string {
+func inferType(f *flat, anyOf, oneOf []Parameter) string {
 	switch {
 	case f.hasProps || len(f.required) > 0 || f.additional != nil || f.minProps != nil || f.maxProps != nil:
 		return "object"

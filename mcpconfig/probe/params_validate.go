@@ -12,11 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/ccproxy/ccproxy/protocol"
 )
 
-// Codes of argument errors (protocol.FieldError.Code), as the SPEC lists
+// Codes of argument errors (FieldError.Code), as the SPEC lists
 // them for mcp_invalid_arguments.
 const (
 	ParamRequired           = "PARAMETER_REQUIRED"            // a required property is missing
@@ -43,7 +41,7 @@ const (
 // Keywords are applied as JSON Schema 2020-12 does, except "format" (an
 // annotation only) and those that Parameter.Unsupported lists as "not
 // checked".
-func (s *ToolSchema) Validate(args json.RawMessage) []protocol.FieldError {
+func (s *ToolSchema) Validate(args json.RawMessage) []FieldError {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
@@ -52,10 +50,10 @@ func (s *ToolSchema) Validate(args json.RawMessage) []protocol.FieldError {
 	dec.UseNumber()
 	var val any
 	if err := dec.Decode(&val); err != nil || dec.More() {
-		return []protocol.FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "the arguments are not valid JSON"}}
+		return []FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "the arguments are not valid JSON"}}
 	}
 	if _, ok := val.(map[string]any); !ok {
-		return []protocol.FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "the arguments must be an object, got " + kindName(val)}}
+		return []FieldError{{Path: RootPath, Code: ParamInvalidType, Message: "the arguments must be an object, got " + kindName(val)}}
 	}
 	v := &validator{}
 	v.check(s.root, val, "", 0)
@@ -63,7 +61,7 @@ func (s *ToolSchema) Validate(args json.RawMessage) []protocol.FieldError {
 }
 
 type validator struct {
-	errs    []protocol.FieldError
+	errs    []FieldError
 	dropped int
 }
 
@@ -75,19 +73,19 @@ func (v *validator) add(path, code, format string, args ...any) {
 		v.dropped++
 		return
 	}
-	v.errs = append(v.errs, protocol.FieldError{Path: path, Code: code, Message: fmt.Sprintf(format, args...)})
+	v.errs = append(v.errs, FieldError{Path: path, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
-func (v *validator) result() []protocol.FieldError {
+func (v *validator) result() []FieldError {
 	if v.dropped > 0 {
-		v.errs = append(v.errs, protocol.FieldError{Path: RootPath, Code: ParamConstraintViolated,
+		v.errs = append(v.errs, FieldError{Path: RootPath, Code: ParamConstraintViolated,
 			Message: fmt.Sprintf("and %d more problems", v.dropped)})
 	}
 	return v.errs
 }
 
 // try checks val against n on the side and returns the errors.
-func try(n *schemaNode, val any, path string, depth int) []protocol.FieldError {
+func try(n *schemaNode, val any, path string, depth int) []FieldError {
 	sub := &validator{}
 	sub.check(n, val, path, depth)
 	return sub.errs
@@ -301,7 +299,7 @@ func (v *validator) checkObject(n *schemaNode, obj map[string]any, path string, 
 // are reported; when none fits, one type error lists the alternatives.
 func (v *validator) alternatives(list []*schemaNode, val any, path string, depth int, one bool) {
 	matches := 0
-	var best []protocol.FieldError
+	var best []FieldError
 	bestFits := false
 	for _, br := range list {
 		errs := try(br, val, path, depth+1)
@@ -312,7 +310,7 @@ func (v *validator) alternatives(list []*schemaNode, val any, path string, depth
 			}
 			continue
 		}
-		fits := !slices.ContainsFunc(errs, func(e protocol.FieldError) bool {
+		fits := !slices.ContainsFunc(errs, func(e FieldError) bool {
 			return e.Code == ParamInvalidType && (e.Path == path || e.Path == RootPath && path == "")
 		})
 		if best == nil || fits && !bestFits || fits == bestFits && len(errs) < len(best) {

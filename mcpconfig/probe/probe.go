@@ -21,7 +21,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
-	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -179,8 +178,8 @@ func envMillis(env mcpconfig.LookupFunc, name string, def time.Duration, log *sl
 // Error is a failure of Probe, Tools or Call: a stable Code (one of the
 // protocol's probe codes, CodeToolNotFound or CodeInvalidArguments) and a
 // Message for people that names the server and never contains a configured
-// secret. ProtocolError turns it into the reply error of the webview
-// protocol.
+// secret. Package proxy/mcpcalls turns it into the reply error of the
+// webview protocol.
 type Error struct {
 	Code    string
 	Message string
@@ -192,36 +191,21 @@ type Error struct {
 	// when it wrote any.
 	StderrTail string
 	// Fields lists the invalid arguments (CodeInvalidArguments).
-	Fields []protocol.FieldError
+	Fields []FieldError
 }
 
 func (e *Error) Error() string { return e.Message }
 
-// ProtocolError is the error member of a reply for this failure:
-// mcp_<code> with details.probeCode (and stderrTail), mcp_tool_not_found,
-// or mcp_invalid_arguments with details.fields.
-func (e *Error) ProtocolError() *protocol.Error {
-	switch e.Code {
-	case CodeToolNotFound:
-		return &protocol.Error{Code: protocol.CodeMCPToolNotFound, Message: e.Message}
-	case CodeInvalidArguments:
-		return &protocol.Error{Code: protocol.CodeMCPInvalidArguments, Message: e.Message,
-			Details: &protocol.ErrorDetails{Fields: e.Fields}}
-	}
-	return &protocol.Error{Code: protocol.MCPCode(e.Code), Message: e.Message,
-		Details: &protocol.ErrorDetails{ProbeCode: e.Code, StderrTail: e.StderrTail}}
-}
-
-func (e *Error) probeError() *protocol.ProbeError {
-	return &protocol.ProbeError{Code: e.Code, Message: e.Message, StderrTail: e.StderrTail}
+func (e *Error) probeError() *Failure {
+	return &Failure{Code: e.Code, Message: e.Message, StderrTail: e.StderrTail}
 }
 
 // ProbeAll probes every configured server, the active ones concurrently
 // (within the Concurrency bound), and returns one result per server, in
 // the mcpconfig.Config's order (by name). Servers that are not active get NOT_ACTIVE
 // without being started.
-func (p *Prober) ProbeAll(ctx context.Context, cfg *mcpconfig.Config) []protocol.ProbeResult {
-	out := make([]protocol.ProbeResult, len(cfg.Servers))
+func (p *Prober) ProbeAll(ctx context.Context, cfg *mcpconfig.Config) []Result {
+	out := make([]Result, len(cfg.Servers))
 	var wg sync.WaitGroup
 	for i := range cfg.Servers {
 		wg.Go(func() { out[i] = p.probe(ctx, &cfg.Servers[i], p.dir(cfg)) })
@@ -233,10 +217,10 @@ func (p *Prober) ProbeAll(ctx context.Context, cfg *mcpconfig.Config) []protocol
 // Probe probes the server called name. The error is an *Error with code
 // SERVER_NOT_FOUND when no server has that name; every other failure is in
 // the result.
-func (p *Prober) Probe(ctx context.Context, cfg *mcpconfig.Config, name string) (protocol.ProbeResult, error) {
+func (p *Prober) Probe(ctx context.Context, cfg *mcpconfig.Config, name string) (Result, error) {
 	s, err := lookupServer(cfg, name)
 	if err != nil {
-		return protocol.ProbeResult{}, err
+		return Result{}, err
 	}
 	return p.probe(ctx, s, p.dir(cfg)), nil
 }
@@ -262,17 +246,17 @@ func lookupServer(cfg *mcpconfig.Config, name string) (*mcpconfig.Server, error)
 	if len(names) > 0 {
 		msg += " (configured: " + truncateList(names, 20) + ")"
 	}
-	return nil, &Error{Code: protocol.ProbeServerNotFound, Status: protocol.MCPFailed, Message: msg}
+	return nil, &Error{Code: CodeServerNotFound, Status: StatusFailed, Message: msg}
 }
 
 // notActive is the failure of a server that is not started.
 func notActive(s *mcpconfig.Server) *Error {
-	status, why := protocol.MCPDisabled, "it is not loaded"
+	status, why := StatusDisabled, "it is not loaded"
 	switch {
 	case s.Approval == mcpconfig.ApprovalAwaiting:
-		status, why = protocol.MCPAwaitingApproval, "it awaits approval"
+		status, why = StatusAwaitingApproval, "it awaits approval"
 	case s.Approval == mcpconfig.ApprovalRejected:
-		status, why = protocol.MCPRejected, "it was rejected"
+		status, why = StatusRejected, "it was rejected"
 	case s.Disabled:
 		why = "it is disabled for this project"
 	}
@@ -280,7 +264,7 @@ func notActive(s *mcpconfig.Server) *Error {
 		why = s.Reason
 	}
 	msg := fmt.Sprintf("server %q is not started: %s", s.Name, why)
-	return &Error{Code: protocol.ProbeNotActive, Status: status, Message: msg}
+	return &Error{Code: CodeNotActive, Status: status, Message: msg}
 }
 
 // activeServer finds the server called name and checks that it is active.
@@ -301,7 +285,7 @@ func (p *Prober) acquire(ctx context.Context, s *mcpconfig.Server) *Error {
 	case p.sem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
-		return &Error{Code: protocol.ProbeTimeout, Status: protocol.MCPFailed,
+		return &Error{Code: CodeTimeout, Status: StatusFailed,
 			Message: MessagePrefix(s.Name) + fmt.Sprintf("gave up waiting for a free connection slot (%d in use)", cap(p.sem))}
 	}
 }
@@ -341,8 +325,8 @@ func (p *Prober) connect(ctx context.Context, s *mcpconfig.Server, dir string) (
 
 // latency is the latency of each step so far, and the total since the
 // slot was taken.
-func (c *connection) latency() protocol.Latency {
-	var lat protocol.Latency
+func (c *connection) latency() Latency {
+	var lat Latency
 	if c.ss != nil {
 		lat = c.ss.lat
 	}
@@ -351,11 +335,11 @@ func (c *connection) latency() protocol.Latency {
 }
 
 // probe runs one probe.
-func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) protocol.ProbeResult {
-	res := protocol.ProbeResult{Name: s.Name, Scope: string(s.Scope), Transport: string(s.Type),
+func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) Result {
+	res := Result{Name: s.Name, Scope: string(s.Scope), Transport: string(s.Type),
 		ProbedAt: p.opts.Now().UTC()}
 	var c *connection
-	fail := func(e *Error) protocol.ProbeResult {
+	fail := func(e *Error) Result {
 		if c != nil {
 			res.LatencyMs = c.latency()
 		}
@@ -380,7 +364,7 @@ func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) pro
 
 	init := ss.cs.InitializeResult()
 	if init.ServerInfo != nil && init.ServerInfo.Name != "" {
-		res.ServerInfo = &protocol.MCPServerInfo{Name: init.ServerInfo.Name, Version: init.ServerInfo.Version, Title: init.ServerInfo.Title}
+		res.ServerInfo = &ServerInfo{Name: init.ServerInfo.Name, Version: init.ServerInfo.Version, Title: init.ServerInfo.Title}
 	}
 	res.ProtocolVersion = init.ProtocolVersion
 	caps := init.Capabilities
@@ -390,7 +374,7 @@ func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) pro
 	if b, err := json.Marshal(caps); err == nil {
 		res.Capabilities = b
 	}
-	res.Tools = []protocol.ToolSummary{}
+	res.Tools = []ToolSummary{}
 	if caps.Tools != nil {
 		t0 := time.Now()
 		tools, err := ss.listTools(c.ctx)
@@ -399,14 +383,14 @@ func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) pro
 		}
 		ss.lat.Tools = msPtr(time.Since(t0))
 		for _, t := range tools {
-			res.Tools = append(res.Tools, protocol.ToolSummary{Name: t.Name, Title: toolTitle(t), Description: t.Description})
+			res.Tools = append(res.Tools, ToolSummary{Name: t.Name, Title: toolTitle(t), Description: t.Description})
 		}
 	}
 	res.ToolCount = int64(len(res.Tools))
 	if caps.Resources != nil {
 		t0 := time.Now()
-		list, e := listOptional(c.ctx, ss, "resources/list", ss.cs.Resources(c.ctx, nil), func(r *mcp.Resource) protocol.ResourceSummary {
-			return protocol.ResourceSummary{URI: r.URI, Name: r.Name, MimeType: r.MIMEType, Description: r.Description}
+		list, e := listOptional(c.ctx, ss, "resources/list", ss.cs.Resources(c.ctx, nil), func(r *mcp.Resource) ResourceSummary {
+			return ResourceSummary{URI: r.URI, Name: r.Name, MimeType: r.MIMEType, Description: r.Description}
 		})
 		if e != nil {
 			return fail(e)
@@ -416,8 +400,8 @@ func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) pro
 	}
 	if caps.Prompts != nil {
 		t0 := time.Now()
-		list, e := listOptional(c.ctx, ss, "prompts/list", ss.cs.Prompts(c.ctx, nil), func(pr *mcp.Prompt) protocol.PromptSummary {
-			return protocol.PromptSummary{Name: pr.Name, Description: pr.Description}
+		list, e := listOptional(c.ctx, ss, "prompts/list", ss.cs.Prompts(c.ctx, nil), func(pr *mcp.Prompt) PromptSummary {
+			return PromptSummary{Name: pr.Name, Description: pr.Description}
 		})
 		if e != nil {
 			return fail(e)
@@ -426,7 +410,7 @@ func (p *Prober) probe(ctx context.Context, s *mcpconfig.Server, dir string) pro
 		res.Prompts = list
 	}
 	res.LatencyMs = c.latency()
-	res.OK, res.Status = true, protocol.MCPConnected
+	res.OK, res.Status = true, StatusConnected
 	healthy = true
 	return res
 }
@@ -495,7 +479,7 @@ type session struct {
 	tap   *toolTap
 	scrub *mcpconfig.Secrets // what every text from the server is cleaned of
 	url   string
-	lat   protocol.Latency
+	lat   Latency
 
 	closeOnce sync.Once
 }
@@ -523,7 +507,7 @@ func (p *Prober) open(ctx context.Context, s *mcpconfig.Server, dir string) (*se
 			if errors.As(err, &nf) {
 				msg = nf.msg
 			}
-			return nil, ss.errorf(protocol.ProbeCommandNotFound, "%s", msg)
+			return nil, ss.errorf(CodeCommandNotFound, "%s", msg)
 		}
 		ss.proc = pr
 		if p.onStart != nil {
@@ -535,7 +519,7 @@ func (p *Prober) open(ctx context.Context, s *mcpconfig.Server, dir string) (*se
 	case mcpconfig.TransportHTTP, mcpconfig.TransportSSE:
 		ss.url = cfg.Get("url").String()
 		if u, err := url.Parse(ss.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, ss.errorf(protocol.ProbeConnectionRefused, "the url is not an http(s) URL: %s", mcpconfig.RedactURL(ss.url))
+			return nil, ss.errorf(CodeConnectionRefused, "the url is not an http(s) URL: %s", mcpconfig.RedactURL(ss.url))
 		}
 		var headers [][2]string
 		cfg.Get("headers").ForEach(func(k, v gjson.Result) bool {
@@ -552,10 +536,10 @@ func (p *Prober) open(ctx context.Context, s *mcpconfig.Server, dir string) (*se
 		}
 		timed = &timedTransport{inner: transport}
 	case mcpconfig.TransportWS:
-		return nil, ss.errorf(protocol.ProbeTransportUnsupported,
+		return nil, ss.errorf(CodeTransportUnsupported,
 			"the ws transport is not supported by the prober (the MCP Go SDK has no websocket client); claude itself may still connect")
 	default:
-		return nil, ss.errorf(protocol.ProbeTransportUnsupported, "unknown transport %q", s.Type)
+		return nil, ss.errorf(CodeTransportUnsupported, "unknown transport %q", s.Type)
 	}
 
 	client := mcp.NewClient(&mcp.Implementation{Name: p.opts.ClientName, Version: p.opts.ClientVersion},
@@ -601,7 +585,7 @@ func (ss *session) stderrTail() string {
 }
 
 // MessagePrefix is how the message of a failure met while connecting to
-// server begins (Error.Message, and protocol.ProbeError.Message in a probe
+// server begins (Error.Message, and Failure.Message in a probe
 // result), for a caller that names the server already, in a column of a
 // table say, and trims it.
 func MessagePrefix(server string) string { return fmt.Sprintf("server %q: ", server) }
@@ -610,7 +594,7 @@ func MessagePrefix(server string) string { return fmt.Sprintf("server %q: ", ser
 // server's name and cleaned of its secrets.
 func (ss *session) errorf(code, format string, args ...any) *Error {
 	msg := MessagePrefix(ss.srv.Name) + fmt.Sprintf(format, args...)
-	return &Error{Code: code, Status: protocol.MCPFailed, Message: ss.scrub.Scrub(msg)}
+	return &Error{Code: code, Status: StatusFailed, Message: ss.scrub.Scrub(msg)}
 }
 
 // failure classifies err, met during step, closes the session (killing a
@@ -644,16 +628,16 @@ func (ss *session) classify(ctx context.Context, step string, err error) *Error 
 	}
 	if pr := ss.proc; pr != nil {
 		if line := pr.nonJSON(); line != "" {
-			return ss.errorf(protocol.ProbeProtocolError,
+			return ss.errorf(CodeProtocolError,
 				"during %s the server wrote something that is not JSON-RPC to its stdout (servers must log to stderr): %q", step, ss.scrub.Scrub(line))
 		}
 		gone := pr.stdoutEOF.Load() || pr.writeEOF.Load() || pr.hasExited()
 		if gone && pr.exitedByItself(ss.p.opts.Grace) && (!expired || !hasDeadline || pr.exitAt.Before(deadline)) {
-			e := ss.errorf(protocol.ProbeProcessExited, "the server process %s during %s", pr.exitText(), step)
+			e := ss.errorf(CodeProcessExited, "the server process %s during %s", pr.exitText(), step)
 			return e
 		}
 		if gone && !expired {
-			return ss.errorf(protocol.ProbeProtocolError, "the server closed its stdout during %s", step)
+			return ss.errorf(CodeProtocolError, "the server closed its stdout during %s", step)
 		}
 	}
 	if d := ss.diag; d != nil {
@@ -663,34 +647,34 @@ func (ss *session) classify(ctx context.Context, step string, err error) *Error 
 			octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(ss.p.opts.Timeout, 5*time.Second))
 			defer cancel()
 			if oauthMetadata(octx, ss.url, wwwAuth) {
-				e := ss.errorf(protocol.ProbeAuthRequired,
+				e := ss.errorf(CodeAuthRequired,
 					"the server requires OAuth authorization (HTTP %s; it publishes OAuth metadata): authenticate it in Claude Code (/mcp)", statusText)
-				e.Status = protocol.MCPNeedsAuth
+				e.Status = StatusNeedsAuth
 				return e
 			}
-			return ss.errorf(protocol.ProbeAuthRequired,
+			return ss.errorf(CodeAuthRequired,
 				"the server answered HTTP %s to %s and publishes no OAuth metadata: check the credentials in its headers", statusText, step)
 		}
 		if dialErr != nil {
 			msg, timeout := dialFailure(dialErr, host)
 			if timeout {
-				return ss.errorf(protocol.ProbeTimeout, "%s", msg)
+				return ss.errorf(CodeTimeout, "%s", msg)
 			}
-			return ss.errorf(protocol.ProbeConnectionRefused, "%s", msg)
+			return ss.errorf(CodeConnectionRefused, "%s", msg)
 		}
 		if ctx.Err() == nil && status != 0 {
-			return ss.errorf(protocol.ProbeProtocolError, "the server answered HTTP %s to %s", statusText, step)
+			return ss.errorf(CodeProtocolError, "the server answered HTTP %s to %s", statusText, step)
 		}
 	}
 	if ctx.Err() != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return ss.errorf(protocol.ProbeTimeout, "no answer to %s within %v", step, ss.timeoutFor(step))
+			return ss.errorf(CodeTimeout, "no answer to %s within %v", step, ss.timeoutFor(step))
 		}
-		return ss.errorf(protocol.ProbeTimeout, "cancelled during %s", step)
+		return ss.errorf(CodeTimeout, "cancelled during %s", step)
 	}
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) {
-		return ss.errorf(protocol.ProbeProtocolError, "%s failed: the server answered error %d: %s", step, rpc.Code, truncateText(ss.scrub.Scrub(rpc.Message), 300))
+		return ss.errorf(CodeProtocolError, "%s failed: the server answered error %d: %s", step, rpc.Code, truncateText(ss.scrub.Scrub(rpc.Message), 300))
 	}
 	text := err.Error()
 	if i := strings.Index(text, "unsupported protocol version"); i >= 0 {
@@ -698,12 +682,12 @@ func (ss *session) classify(ctx context.Context, step string, err error) *Error 
 		if q := strings.SplitN(text[i:], `"`, 3); len(q) == 3 {
 			version = strconv.Quote(truncateText(q[1], 40))
 		}
-		return ss.errorf(protocol.ProbeProtocolError, "the server chose protocol version %s, which this client does not speak", version)
+		return ss.errorf(CodeProtocolError, "the server chose protocol version %s, which this client does not speak", version)
 	}
 	if errors.Is(err, mcp.ErrConnectionClosed) {
-		return ss.errorf(protocol.ProbeProtocolError, "the connection closed during %s", step)
+		return ss.errorf(CodeProtocolError, "the connection closed during %s", step)
 	}
-	return ss.errorf(protocol.ProbeProtocolError, "%s failed: %s", step, truncateText(ss.scrub.Scrub(text), 300))
+	return ss.errorf(CodeProtocolError, "%s failed: %s", step, truncateText(ss.scrub.Scrub(text), 300))
 }
 
 func (ss *session) timeoutFor(step string) time.Duration {

@@ -79,9 +79,9 @@ func testProber(t testing.TB, mod func(*ProberOptions)) *Prober {
 
 // checkProbeShape validates results against the protocol's rules for
 // mcp/probe replies.
-func checkProbeShape(t testing.TB, results ...protocol.ProbeResult) {
+func checkProbeShape(t testing.TB, results ...Result) {
 	t.Helper()
-	if err := (protocol.MCPProbeResult{Results: results}).Validate(); err != nil {
+	if err := (protocol.MCPProbeResult{Results: Wire.ProbeResults(results)}).Validate(); err != nil {
 		t.Errorf("probe results break the protocol: %v", err)
 	}
 }

@@ -114,7 +114,7 @@ func TestProbeRealServers(t *testing.T) {
 	}
 	for _, r := range results {
 		w := want[r.Name]
-		if !r.OK || r.Status != protocol.MCPConnected || r.Error != nil {
+		if !r.OK || r.Status != StatusConnected || r.Error != nil {
 			t.Errorf("%s: ok=%v status=%s error=%+v", r.Name, r.OK, r.Status, r.Error)
 			continue
 		}
@@ -219,40 +219,40 @@ func TestProbeFailures(t *testing.T) {
 		stderr  string // a part of the stderr tail
 		procs   int    // server processes started
 	}{
-		{"command missing (path)", stdio("/nonexistent/dir/mcp-server"), protocol.ProbeCommandNotFound, protocol.MCPFailed,
+		{"command missing (path)", stdio("/nonexistent/dir/mcp-server"), CodeCommandNotFound, StatusFailed,
 			`command "/nonexistent/dir/mcp-server" does not exist`, "", 0},
-		{"command missing (PATH)", stdio("ccproxy-no-such-mcp-server"), protocol.ProbeCommandNotFound, protocol.MCPFailed,
+		{"command missing (PATH)", stdio("ccproxy-no-such-mcp-server"), CodeCommandNotFound, StatusFailed,
 			`command "ccproxy-no-such-mcp-server" not found in ccproxy's PATH`, "", 0},
 		{"command missing (env PATH)", map[string]any{"command": "ls", "args": []string{}, "env": map[string]string{"PATH": "/nonexistent"}},
-			protocol.ProbeCommandNotFound, protocol.MCPFailed, `not found in the PATH set in its env`, "", 0},
-		{"hangs", fake(t, fakeHang, nil), protocol.ProbeTimeout, protocol.MCPFailed, "no answer to initialize within 1.5s", "", 1},
-		{"exits at once", fake(t, fakeExit, nil), protocol.ProbeProcessExited, protocol.MCPFailed,
+			CodeCommandNotFound, StatusFailed, `not found in the PATH set in its env`, "", 0},
+		{"hangs", fake(t, fakeHang, nil), CodeTimeout, StatusFailed, "no answer to initialize within 1.5s", "", 1},
+		{"exits at once", fake(t, fakeExit, nil), CodeProcessExited, StatusFailed,
 			"the server process exited with status 3 during initialize", fakeStderrLine, 1},
-		{"logs to stdout", fake(t, fakeGarbage, nil), protocol.ProbeProtocolError, protocol.MCPFailed,
+		{"logs to stdout", fake(t, fakeGarbage, nil), CodeProtocolError, StatusFailed,
 			`not JSON-RPC to its stdout (servers must log to stderr): "Server listening on port 3000"`, "", 1},
-		{"unknown protocol version", fake(t, fakeVersion, nil), protocol.ProbeProtocolError, protocol.MCPFailed,
+		{"unknown protocol version", fake(t, fakeVersion, nil), CodeProtocolError, StatusFailed,
 			`the server chose protocol version "1999-01-01", which this client does not speak`, "", 1},
-		{"initialize refused", fake(t, fakeRPCError, nil), protocol.ProbeProtocolError, protocol.MCPFailed,
+		{"initialize refused", fake(t, fakeRPCError, nil), CodeProtocolError, StatusFailed,
 			"initialize failed: the server answered error -32600: this server only talks to its own client", "", 1},
-		{"child hangs too", fake(t, fakeSpawnHang, nil), protocol.ProbeTimeout, protocol.MCPFailed, "no answer to initialize", "", 1},
-		{"ws", map[string]any{"type": "ws", "url": "ws://127.0.0.1:1/mcp"}, protocol.ProbeTransportUnsupported, protocol.MCPFailed,
+		{"child hangs too", fake(t, fakeSpawnHang, nil), CodeTimeout, StatusFailed, "no answer to initialize", "", 1},
+		{"ws", map[string]any{"type": "ws", "url": "ws://127.0.0.1:1/mcp"}, CodeTransportUnsupported, StatusFailed,
 			"the ws transport is not supported by the prober", "", 0},
-		{"connection refused", map[string]any{"type": "http", "url": refused}, protocol.ProbeConnectionRefused, protocol.MCPFailed,
+		{"connection refused", map[string]any{"type": "http", "url": refused}, CodeConnectionRefused, StatusFailed,
 			"connection refused by 127.0.0.1:", "", 0},
-		{"sse connection refused", map[string]any{"type": "sse", "url": refused}, protocol.ProbeConnectionRefused, protocol.MCPFailed,
+		{"sse connection refused", map[string]any{"type": "sse", "url": refused}, CodeConnectionRefused, StatusFailed,
 			"connection refused by 127.0.0.1:", "", 0},
-		{"http hangs", map[string]any{"type": "http", "url": hang.URL}, protocol.ProbeTimeout, protocol.MCPFailed, "no answer to initialize within 1.5s", "", 0},
-		{"http 404", map[string]any{"type": "http", "url": notFound.URL + "/mcp"}, protocol.ProbeProtocolError, protocol.MCPFailed,
+		{"http hangs", map[string]any{"type": "http", "url": hang.URL}, CodeTimeout, StatusFailed, "no answer to initialize within 1.5s", "", 0},
+		{"http 404", map[string]any{"type": "http", "url": notFound.URL + "/mcp"}, CodeProtocolError, StatusFailed,
 			"the server answered HTTP 404 Not Found to initialize", "", 0},
-		{"401 without OAuth metadata", map[string]any{"type": "http", "url": noMeta.URL + "/mcp"}, protocol.ProbeAuthRequired, protocol.MCPFailed,
+		{"401 without OAuth metadata", map[string]any{"type": "http", "url": noMeta.URL + "/mcp"}, CodeAuthRequired, StatusFailed,
 			"answered HTTP 401 Unauthorized to initialize and publishes no OAuth metadata", "", 0},
-		{"401 with OAuth metadata (well-known)", map[string]any{"type": "http", "url": wellKnown.URL + "/mcp"}, protocol.ProbeAuthRequired, protocol.MCPNeedsAuth,
+		{"401 with OAuth metadata (well-known)", map[string]any{"type": "http", "url": wellKnown.URL + "/mcp"}, CodeAuthRequired, StatusNeedsAuth,
 			"requires OAuth authorization (HTTP 401 Unauthorized; it publishes OAuth metadata)", "", 0},
-		{"401 with OAuth metadata (WWW-Authenticate)", map[string]any{"type": "http", "url": header.URL + "/mcp"}, protocol.ProbeAuthRequired, protocol.MCPNeedsAuth,
+		{"401 with OAuth metadata (WWW-Authenticate)", map[string]any{"type": "http", "url": header.URL + "/mcp"}, CodeAuthRequired, StatusNeedsAuth,
 			"it publishes OAuth metadata", "", 0},
-		{"sse 401", map[string]any{"type": "sse", "url": sseAuth.URL + "/mcp"}, protocol.ProbeAuthRequired, protocol.MCPFailed,
+		{"sse 401", map[string]any{"type": "sse", "url": sseAuth.URL + "/mcp"}, CodeAuthRequired, StatusFailed,
 			"publishes no OAuth metadata", "", 0},
-		{"not an http url", map[string]any{"type": "http", "url": "ftp://x/y"}, protocol.ProbeConnectionRefused, protocol.MCPFailed,
+		{"not an http url", map[string]any{"type": "http", "url": "ftp://x/y"}, CodeConnectionRefused, StatusFailed,
 			"the url is not an http(s) URL", "", 0},
 	}
 	servers := map[string]any{}
@@ -266,7 +266,7 @@ func TestProbeFailures(t *testing.T) {
 			t.Parallel()
 			prober := *p // the same options, its own pid list
 			prober.sem = make(chan struct{}, 4)
-			if c.code != protocol.ProbeTimeout {
+			if c.code != CodeTimeout {
 				// Only the cases that must time out get the short timeout:
 				// a loaded machine must not turn a quick failure into one.
 				prober.opts.Timeout = time.Minute
@@ -354,7 +354,7 @@ func TestProbeNotActiveIsNotStarted(t *testing.T) {
 		t.Fatalf("results: %+v", results)
 	}
 	r := results[0]
-	if r.OK || r.Status != protocol.MCPAwaitingApproval || r.Error == nil || r.Error.Code != protocol.ProbeNotActive {
+	if r.OK || r.Status != StatusAwaitingApproval || r.Error == nil || r.Error.Code != CodeNotActive {
 		t.Errorf("result %+v %+v", r, r.Error)
 	}
 	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
@@ -368,7 +368,7 @@ func TestProbeNotActiveIsNotStarted(t *testing.T) {
 		},
 	} {
 		var e *Error
-		if err := call(); !errors.As(err, &e) || e.Code != protocol.ProbeNotActive || e.ProtocolError().Code != protocol.CodeMCPNotActive {
+		if err := call(); !errors.As(err, &e) || e.Code != CodeNotActive || e.ProtocolError().Code != protocol.CodeMCPNotActive {
 			t.Errorf("err = %v, want NOT_ACTIVE", err)
 		}
 	}
@@ -382,10 +382,10 @@ func TestProbeUnknownName(t *testing.T) {
 	p := testProber(t, nil)
 	_, err := p.Probe(context.Background(), cfg, "nope")
 	var e *Error
-	if !errors.As(err, &e) || e.Code != protocol.ProbeServerNotFound {
+	if !errors.As(err, &e) || e.Code != CodeServerNotFound {
 		t.Fatalf("err = %v", err)
 	}
-	if pe := e.ProtocolError(); pe.Code != protocol.CodeMCPServerNotFound || pe.Details.ProbeCode != protocol.ProbeServerNotFound {
+	if pe := e.ProtocolError(); pe.Code != protocol.CodeMCPServerNotFound || pe.Details.ProbeCode != CodeServerNotFound {
 		t.Errorf("protocol error %+v", pe)
 	}
 	if !strings.Contains(e.Message, `no MCP server named "nope" is configured (configured: a)`) {
@@ -401,7 +401,7 @@ func TestProbeFailureLatency(t *testing.T) {
 	started := track(p)
 	for _, r := range p.ProbeAll(context.Background(), cfg) {
 		l := r.LatencyMs
-		if r.OK || r.Error == nil || r.Error.Code != protocol.ProbeProcessExited || l.Connect == nil || l.Total < *l.Connect || l.Tools != nil {
+		if r.OK || r.Error == nil || r.Error.Code != CodeProcessExited || l.Connect == nil || l.Total < *l.Connect || l.Tools != nil {
 			t.Errorf("%s: ok=%v error %+v latency %+v", r.Name, r.OK, r.Error, l)
 			continue
 		}

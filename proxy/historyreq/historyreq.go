@@ -1,60 +1,91 @@
-package proxy
+package historyreq
 
 import (
 	"bytes"
 	"cmp"
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/runner"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
-// maxHistoryRequests bounds the history/list and history/read requests
-// running at once, over all connections.
-const maxHistoryRequests = 8
+// MaxRequests bounds the history/list and history/read requests running
+// at once, over all connections.
+const MaxRequests = 8
 
-// historyReqs serves history/list and history/read (SPEC §3) from package
-// history's Store over <HistoryHome>/.claude/projects. Attachments of past
-// tool results go to the server's blob store, as live ones do, and are
-// served by /v1/blobs.
-//
-// Goroutines: the requests run through reqs (an asyncRunner): each in a
-// goroutine of its connection, at most maxHistoryRequests at once
-// (limit_exceeded beyond), cancelled when its connection ends or the
-// server shuts down (shutting_down). The Store is safe for concurrent use
-// and starts no goroutines.
-type historyReqs struct {
-	scrub      func(string) string // the secrets of the MCP configuration in force (mcpHub.scrub): tool results of stored sessions are masked as live ones are
-	store      *history.Store
-	blobs      *blobStore
-	project    string // the default project of history/list
-	replyBytes int64  // bound on the events' bytes in one history/read reply
-	reqs       *asyncRunner
+// Options configure New.
+type Options struct {
+	// Home is the directory whose .claude/projects holds Claude Code's
+	// session files.
+	Home string
+	// Project is the default project of history/list.
+	Project string
+	// MaxLine bounds a line of a session file (history.Options.MaxLine).
+	MaxLine int
+	// ReplyBytes bounds the events' bytes in one history/read reply.
+	ReplyBytes int64
+	// Sink stores the attachments of past tool results (the server's blob
+	// store, served by /v1/blobs).
+	Sink stream.Sink
+	// ScrubEvent masks the secrets of the MCP configuration in force in a
+	// stored event's JSON that holds a tool_result, as live ones are.
+	ScrubEvent func(event []byte) []byte
+	Logger     *slog.Logger
 }
 
-// newHistoryReqs returns nil when history is turned off (HistoryHome "-").
-func newHistoryReqs(s *Server) (*historyReqs, error) {
-	if s.opts.HistoryHome == "-" {
-		return nil, nil
-	}
+// Requests serves history/list and history/read; see the package comment.
+type Requests struct {
+	scrubEvent func([]byte) []byte
+	store      *history.Store
+	sink       stream.Sink
+	project    string // the default project of history/list
+	replyBytes int64  // bound on the events' bytes in one history/read reply
+	reqs       *runner.Runner
+}
+
+// New opens the history store under o.Home.
+func New(o Options) (*Requests, error) {
 	st, err := history.Open(history.Options{
-		Root:    filepath.Join(s.opts.HistoryHome, ".claude", "projects"),
-		MaxLine: s.opts.MaxLineBytes,
-		Logger:  s.log.With("part", "history"),
+		Root:    filepath.Join(o.Home, ".claude", "projects"),
+		MaxLine: o.MaxLine,
+		Logger:  o.Logger.With("part", "history"),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &historyReqs{scrub: s.mcp.scrub, store: st, blobs: s.blobs, project: s.opts.Project,
-		replyBytes: s.opts.HistoryReplyBytes, reqs: newAsyncRunner(maxHistoryRequests, "history requests", historyError)}, nil
+	return &Requests{scrubEvent: o.ScrubEvent, store: st, sink: o.Sink, project: o.Project,
+		replyBytes: o.ReplyBytes, reqs: runner.New(MaxRequests, "history requests", historyError)}, nil
+}
+
+// Runner is the runner the requests run under (at most MaxRequests at
+// once; shut down by Shutdown and Close).
+func (h *Requests) Runner() *runner.Runner { return h.reqs }
+
+// Shutdown cancels the running requests and refuses new ones
+// (shutting_down). It may be called more than once, and on nil.
+func (h *Requests) Shutdown() {
+	if h != nil {
+		h.reqs.Shutdown()
+	}
+}
+
+// Close shuts down and returns once every request has queued its reply
+// (or ctx's error first). It may be called more than once, and on nil.
+func (h *Requests) Close(ctx context.Context) error {
+	if h == nil {
+		return nil
+	}
+	return h.reqs.Close(ctx)
 }
 
 // historyError maps package history's errors to protocol errors.
-func historyError(c *client, typ string, err error) error {
+func historyError(log *slog.Logger, typ string, err error) error {
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		return protocol.Errorf(protocol.CodeNotFound, "%s: %v", typ, err)
@@ -63,12 +94,12 @@ func historyError(c *client, typ string, err error) error {
 	case errors.Is(err, history.ErrNotAllowed):
 		return protocol.Errorf(protocol.CodeNotFound, "%s: %v", typ, err)
 	}
-	c.log.Error("reading the session history failed", "request", typ, "err", err)
+	log.Error("reading the session history failed", "request", typ, "err", err)
 	return protocol.Errorf(protocol.CodeInternal, "%s: reading the session history failed; see the proxy's log", typ)
 }
 
-// list serves history/list (under the runner h.reqs).
-func (h *historyReqs) list(ctx context.Context, _ *client, d *protocol.HistoryList) (protocol.Data, error) {
+// List serves history/list (under the runner).
+func (h *Requests) List(ctx context.Context, d *protocol.HistoryList) (protocol.Data, error) {
 	opts := history.ListOptions{Project: d.Project, Cursor: d.Cursor}
 	switch {
 	case d.All:
@@ -91,13 +122,13 @@ func (h *historyReqs) list(ctx context.Context, _ *client, d *protocol.HistoryLi
 	return r, nil
 }
 
-// read serves history/read (under the runner h.reqs).
-func (h *historyReqs) read(ctx context.Context, _ *client, d *protocol.HistoryRead) (protocol.Data, error) {
+// Read serves history/read (under the runner).
+func (h *Requests) Read(ctx context.Context, d *protocol.HistoryRead) (protocol.Data, error) {
 	// MaxBytes: the store stops reading at the reply's budget, so a
 	// page is held (and its attachments stored) at most one event past
 	// it, or twice it while a tool use waits for its result.
 	opts := history.ReadOptions{ID: d.ID, Project: d.Project, Agent: d.Agent, Cursor: d.Cursor, MaxBytes: h.replyBytes,
-		Normalize: stream.Options{Attachments: stream.AttachSink, Sink: h.blobs}}
+		Normalize: stream.Options{Attachments: stream.AttachSink, Sink: h.sink}}
 	if d.Limit != nil {
 		opts.Limit = int(*d.Limit)
 	}
@@ -115,7 +146,7 @@ func (h *historyReqs) read(ctx context.Context, _ *client, d *protocol.HistoryRe
 // worth of events is always sent. The store stops reading at the budget
 // already, so this drops at most the events after the last break, the one
 // that took the page over the budget among them.
-func (h *historyReqs) result(page history.ReadPage) protocol.HistoryReadResult {
+func (h *Requests) result(page history.ReadPage) protocol.HistoryReadResult {
 	r := protocol.HistoryReadResult{ID: page.SessionID, Agent: page.Agent, Next: page.Next, More: page.More, Truncated: page.Truncated,
 		Skipped: page.Skipped, Corrupt: page.Corrupt, Oversized: page.Oversized,
 		Events: make([]protocol.HistoryEvent, 0, len(page.Events))}
@@ -142,7 +173,7 @@ func (h *historyReqs) result(page history.ReadPage) protocol.HistoryReadResult {
 	for _, ev := range events {
 		js := ev.JSON
 		if bytes.Contains(js, []byte(`"tool_result"`)) {
-			js = scrubEventJSON(js, h.scrub)
+			js = h.scrubEvent(js)
 		}
 		r.Events = append(r.Events, protocol.HistoryEvent{Offset: ev.Offset, Event: js})
 	}

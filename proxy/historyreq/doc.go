@@ -1,0 +1,30 @@
+// Package historyreq serves history/list and history/read (SPEC §3) from
+// package history's Store over <Home>/.claude/projects, for package
+// proxy's feature table. It does not import proxy: the server hands it
+// the blob store (a stream.Sink) and the scrub of the MCP configuration's
+// secrets (Options.ScrubEvent), and runs its handlers under the Runner it
+// returns.
+//
+// # Data flow
+//
+//	history/list ─► Store.List (the index by size, mtime, inode) ─► HistoryListResult
+//	history/read ─► Store.Read (normalized like live events; attachments of past
+//	   tool results ─► the Sink, served by /v1/blobs) ─► cut at the reply budget
+//	   (ReplyBytes, at an event the store marks as a Break) ─► tool_result events
+//	   scrubbed (ScrubEvent) ─► HistoryReadResult
+//
+// # Goroutines
+//
+// The requests run through the Runner (package proxy/runner): each in a
+// goroutine of its connection, at most MaxRequests at once over all
+// connections (limit_exceeded beyond), cancelled when its connection ends
+// or at Shutdown (shutting_down). Close shuts down, then waits for the
+// requests' replies; the server calls Shutdown when it begins to shut down
+// and Close before it closes the connections. The Store is safe for
+// concurrent use and starts no goroutines.
+//
+// # Locks
+//
+// None of its own: Requests is immutable after New; the runner and the
+// Store lock themselves.
+package historyreq
