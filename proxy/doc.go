@@ -30,9 +30,9 @@
 //	mcpconfig.Watcher ─► MCPSource ─► flags at spawn (--mcp-config, --allowedTools)
 //	                                 mcp_set_servers + mcp_status to live sessions when the active servers changed (mcpconfig.Diff; refused, or a server of the process's --mcp-config gone: restart with --resume; per-server errors: logged)
 //	                                 mcp/config (when anything changed), mcp/status (with what sessions report and probes find) ─► MCP subscribers, GET /v1/mcp/status
-//	                                 MCPConfig.Resolved ─► probe.Prober ─► mcp/probe, mcp/tools, mcp/call, auto-probes
+//	                                 MCPConfig.Resolved ─► probe.Prober ─► mcp/probe, mcp/tools, mcp/call, auto-probes (proxy/mcpcalls)
 //
-//	session stdout loop ─► calllog.Pairer (assistant tool_use + user tool_result) ─┬─► calllog.Log (JSON lines per project) ─► mcp/log
+//	session stdout loop ─► calllog.Pairer (assistant tool_use + user tool_result) ─┬─► calllog.Log (JSON lines per project) ─► mcp/log (proxy/mcpcalls)
 //	mcp/call result ─► calllog.DirectEntry ────────────────────────────────────────┘
 //
 // # Sessions
