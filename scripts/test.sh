@@ -152,12 +152,12 @@ side_by_side() { # $1 = CLI version, $2 = plain packages, $3 = race packages, th
   rcdir=$(mktemp -d "${TMPDIR:-/tmp}/ccproxy-test-rc.XXXXXX")
   if [ -n "$plain" ]; then
     # shellcheck disable=SC2086
-    { CCPROXY_CLAUDE_VERSION=$version go test -count=1 $plain "$@" 2>&1; echo $? >"$rcdir/plain"; } | sed -u 's/^/plain| /' &
+    { CCPROXY_CLAUDE_VERSION=$version go test -count=1 -timeout 30m $plain "$@" 2>&1; echo $? >"$rcdir/plain"; } | sed -u 's/^/plain| /' &
     pids+=($!)
   fi
   if [ -n "$race" ]; then
     # shellcheck disable=SC2086
-    { CCPROXY_CLAUDE_VERSION=$version go test -count=1 -race $race "$@" 2>&1; echo $? >"$rcdir/race"; } | sed -u 's/^/race| /' &
+    { CCPROXY_CLAUDE_VERSION=$version go test -count=1 -timeout 30m -race $race "$@" 2>&1; echo $? >"$rcdir/race"; } | sed -u 's/^/race| /' &
     pids+=($!)
   fi
   for pid in "${pids[@]}"; do wait "$pid" || true; done
