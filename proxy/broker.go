@@ -91,7 +91,7 @@ const (
 // answers are then written by the proxy (destSession for claude); without
 // one claude writes them itself (destLocalSettings).
 func (s *Session) alwaysRecorder() (ruleRecorder, string) {
-	if rec, ok := s.srv.opts.MCP.(ruleRecorder); ok {
+	if rec := s.env.opts.rules; rec != nil {
 		return rec, destSession
 	}
 	return nil, destLocalSettings
@@ -329,7 +329,7 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 		return
 	}
 
-	timeout := s.srv.opts.PermissionTimeout
+	timeout := s.env.opts.permissionTimeout
 	if waitsForPerson(pr.Kind) {
 		timeout = 0 // never auto-denied
 	}
@@ -349,7 +349,7 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 	if s.permLocked(id) != nil || s.exited {
 		return
 	}
-	if len(s.perms) >= s.srv.opts.MaxPendingPermissions {
+	if len(s.perms) >= s.env.opts.maxPendingPermissions {
 		s.log.Warn("too many pending permission requests; denied", "request_id", id, "tool", pr.ToolName, "pending", len(s.perms))
 		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "deny",
 			"message": fmt.Sprintf("ccproxy denied this request: %d permission requests are already waiting for an answer", len(s.perms))})
@@ -357,7 +357,7 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 		return
 	}
 	s.perms = append(s.perms, perm)
-	s.srv.metrics.permissionAsked(perm.kind)
+	s.env.metrics.permissionAsked(perm.kind)
 	s.pushLocked(frame)
 	if timeout > 0 {
 		s.wg.Add(1)
@@ -401,7 +401,7 @@ func (s *Session) takePermLocked(id string) *permission {
 		s.wg.Done() // the AfterFunc will not run
 	}
 	s.resolved.add(id)
-	s.srv.metrics.permissionDone(perm)
+	s.env.metrics.permissionDone(perm)
 	return perm
 }
 
@@ -434,7 +434,7 @@ func (s *Session) permissionTimedOut(id string) {
 
 // timeOutLocked denies perm for want of an answer within its timeout.
 func (s *Session) timeOutLocked(perm *permission) {
-	timeout := s.srv.opts.PermissionTimeout
+	timeout := s.env.opts.permissionTimeout
 	s.takePermLocked(perm.id)
 	msg := fmt.Sprintf("No answer to the permission request within %v: denied by ccproxy.", timeout)
 	resp, _ := stream.ControlSuccess(perm.id, map[string]any{"behavior": "deny", "message": msg})

@@ -521,7 +521,7 @@ func (s *Server) newSession(cfg sessionConfig) *Session {
 	id := newID("s-")
 	return &Session{
 		id:          id,
-		srv:         s,
+		env:         s.newSessionEnv(),
 		log:         s.log.With("session", id),
 		cfg:         cfg,
 		mode:        cfg.permissionMode,

@@ -38,7 +38,7 @@ import (
 // applyCurrentServers and toggleMCP and guards mcpOff.
 type Session struct {
 	id        string
-	srv       *Server
+	env       sessionEnv // all it reaches of its server (session_env.go)
 	log       *slog.Logger
 	cfg       sessionConfig
 	createdAt time.Time
@@ -182,7 +182,7 @@ func (r *recentSet) has(id string) bool { _, ok := r.m[id]; return ok }
 // --replay-user-messages has claude echo each user turn as an event, so
 // every client (and a replay after a reconnect) shows what was asked.
 func (s *Session) claudeArgs(resume string, mcpArgs []string) []string {
-	args := append([]string(nil), s.srv.opts.ClaudePrefixArgs...)
+	args := append([]string(nil), s.env.opts.claudePrefixArgs...)
 	args = append(args, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
 		"--verbose", "--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio")
 	args = append(args, modelArgs(s.chosenModel())...)
@@ -219,11 +219,11 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 			launched[name] = true
 		}
 	}
-	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
+	calls := s.env.callLog(s.id, s.log) // nil without a call log
 	if calls != nil {
 		calls.scrub = s.scrubClient
 	}
-	o := s.srv.opts
+	o := s.env.opts
 	// The handlers use p only as the identity of the process (p.cli is set
 	// after Start, while they may already run).
 	p := &claudeProc{release: release, finished: make(chan struct{}), mcpLaunched: launched}
@@ -231,19 +231,19 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		Path:             claude.Path,
 		Args:             s.claudeArgs(resume, mcpArgs),
 		Dir:              s.cfg.cwd,
-		Env:              s.srv.claudeEnv(),
-		Stream:           stream.Options{Attachments: stream.AttachSink, Sink: s.srv.blobs},
-		MaxLineBytes:     o.MaxLineBytes,
-		StderrTailBytes:  o.StderrTailBytes,
+		Env:              s.env.claudeEnv(),
+		Stream:           stream.Options{Attachments: stream.AttachSink, Sink: s.env.blobs},
+		MaxLineBytes:     o.maxLineBytes,
+		StderrTailBytes:  o.stderrTailBytes,
 		StdinQueue:       stdinQueue,
-		ControlTimeout:   o.ControlTimeout,
-		CloseGrace:       o.CloseGrace,
-		TermGrace:        o.TermGrace,
+		ControlTimeout:   o.controlTimeout,
+		CloseGrace:       o.closeGrace,
+		TermGrace:        o.termGrace,
 		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
 		OnControlRequest: s.onControlRequest,
 		OnControlCancel:  s.onControlCancel,
-		OnNormalized:     s.srv.metrics.normalized,
-		OnControlDone:    s.srv.metrics.controlDone,
+		OnNormalized:     s.env.metrics.normalized,
+		OnControlDone:    s.env.metrics.controlDone,
 		Logger:           s.log,
 	})
 	if err != nil {
@@ -357,7 +357,7 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		return protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
 	})
 	if frame != nil {
-		s.srv.metrics.eventLogged(frame)
+		s.env.metrics.eventLogged(frame)
 	}
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
 		s.claudeID = ev.SessionID
@@ -372,12 +372,12 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	}
 	s.mu.Unlock()
 	if overBudget {
-		s.srv.logs.Trim() // without the session's lock
+		s.env.trimLogs() // without the session's lock
 	}
 
 	if reports != nil {
-		s.srv.mcp.observe(reports, time.Now())
-		if s.srv.mcp.needsDetail(reports) {
+		s.env.mcp.observe(reports, time.Now())
+		if s.env.mcp.needsDetail(reports) {
 			s.refreshMCPStatus() // tools and failure reasons come only from mcp_status
 		}
 	}
@@ -568,7 +568,7 @@ func (s *Session) flushHeld(p *claudeProc) {
 		s.held = s.held[1:]
 		k := s.queueTurnLocked(h.line)
 		s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)
 		h.reply(s.writeTurn(ctx, p, h.line, k))
 		cancel()
 	}
@@ -654,7 +654,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 		// was being closed) can no longer be answered.
 		s.cancelPermsLocked(p.cli)
 		s.mu.Unlock()
-		s.srv.metrics.claudeExited("restart", ex)
+		s.env.metrics.claudeExited("restart", ex)
 		s.log.Info("claude exited for a restart", logArgs...)
 		return
 	}
@@ -663,7 +663,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 		reason = protocol.ExitExited
 	}
 	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
-	s.srv.metrics.claudeExited(reason, ex)
+	s.env.metrics.claudeExited(reason, ex)
 	s.reportExitLocked(code, sig, ex.StderrTail, reason)
 	held := s.held
 	s.held = nil
@@ -826,7 +826,7 @@ func (s *Session) restart(old *claudeProc) {
 		fail("")
 		return
 	}
-	claude, err := s.srv.findClaude()
+	claude, err := s.env.findClaude()
 	if err != nil {
 		s.log.Error("restart: claude unavailable", "err", err)
 		fail("ccproxy could not restart claude: " + err.Error())
@@ -848,7 +848,7 @@ func (s *Session) restart(old *claudeProc) {
 	}
 	s.proc = p
 	s.restarting = false
-	s.srv.metrics.restarted()
+	s.env.metrics.restarted()
 	s.state = "" // so the next line announces it
 	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
 	s.mu.Unlock()

@@ -78,7 +78,7 @@ func (s *Session) applyCurrentServers() {
 			servers[name] = def
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)
 	defer cancel()
 	resp, err := s.controlWait(ctx, "mcp_set_servers", map[string]any{"servers": servers})
 	switch {
@@ -166,11 +166,11 @@ func (s *Session) reapplyMCPOff() {
 		return
 	}
 	var record func(string, bool, func() error) error
-	if rec, ok := s.srv.opts.MCP.(MCPToggleRecorder); ok {
+	if rec := s.env.opts.toggles; rec != nil {
 		record = rec.UnrecordedToggle
 	}
 	for _, name := range names {
-		ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)
 		err := s.toggleMCP(ctx, name, false, record)
 		cancel()
 		if err != nil {
@@ -206,7 +206,7 @@ func (s *Session) refreshMCPStatus() {
 			}
 			return
 		}
-		s.srv.mcp.observe(parseMCPStatus(r.resp), time.Now())
+		s.env.mcp.observe(parseMCPStatus(r.resp), time.Now())
 	})
 }
 
@@ -216,7 +216,7 @@ func (s *Session) refreshMCPStatus() {
 // that fails (a source that cannot merge) leaves the client's servers out:
 // they never start without the policy's say.
 func (s *Session) mcpConfig() *MCPConfig {
-	base := s.srv.mcp.config()
+	base := s.env.mcp.config()
 	if s.cfg.client == nil || base == nil {
 		return base
 	}
@@ -324,7 +324,7 @@ func (s *Session) secrets() *mcpconfig.Secrets {
 	if c := s.secretsCache.Load(); c != nil && c.cfg == cfg {
 		return c.sec
 	}
-	sec := s.srv.mcp.envSecrets
+	sec := s.env.envSecrets
 	if cfg != nil && cfg.Resolved != nil {
 		sec = mcpconfig.MergeSecrets(cfg.Resolved.Secrets(), sec)
 	}
