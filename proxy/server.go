@@ -317,8 +317,9 @@ func (s *Server) mcpLoop(ctx context.Context) {
 
 // applyMCP installs the source's current configuration: if anything
 // changed, MCP subscribers get mcp/config and mcp/status before it
-// returns; if the active servers changed, live sessions get
-// mcp_set_servers (then mcp_status) in the background.
+// returns; if the active servers changed, each live session is marked
+// (Session.markApply) and its one applier sends it the newest
+// configuration with mcp_set_servers (then mcp_status) in the background.
 func (s *Server) applyMCP() {
 	if s.opts.MCP == nil {
 		return
@@ -339,11 +340,7 @@ func (s *Server) applyMCP() {
 		return
 	}
 	for _, sess := range s.sessions {
-		if !sess.isLive() {
-			continue
-		}
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); sess.applyCurrentServers() }()
+		sess.markApply() // live sessions only; at most one applier each
 	}
 }
 

@@ -32,7 +32,8 @@ import (
 // session's handlers: onEvent, onControlRequest, onControlCancel, and the
 // callbacks of control requests); one per pending permission timeout
 // (time.AfterFuncs, counted when armed and released when they run or are
-// stopped); a restart; the flush of held turns.
+// stopped); a restart; the flush of held turns; the applier of MCP
+// configuration changes (markApply).
 //
 // mu guards every field below it up to mcpMu; mcpMu serializes
 // applyCurrentServers and toggleMCP and guards mcpOff.
@@ -72,6 +73,8 @@ type Session struct {
 	held           []heldTurn // turns waiting for a restarted process (at most maxHeldTurns)
 	flushing       bool       // held turns are being written
 	statusInFlight bool
+	applyWanted    bool // the MCP configuration in force changed since the applier last read it (markApply)
+	applying       bool // the applier goroutine runs (at most one: applyPending)
 
 	mcpMu   sync.Mutex      // serializes applyCurrentServers and toggleMCP
 	mcpOff  map[string]bool // servers toggled off in this session (mcp/toggle); guarded by mcpMu

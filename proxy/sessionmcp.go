@@ -21,6 +21,47 @@ import (
 	"github.com/ccproxy/ccproxy/stream"
 )
 
+// markApply is the session's pending-apply slot: the MCP configuration in
+// force changed, so the session's applier (started here unless it runs
+// already) applies the newest configuration (applyCurrentServers), and
+// again as long as newer changes arrived meanwhile. However many changes
+// come while a control request holds mcpMu, at most one goroutine waits
+// for it, and the last configuration is the one applied. An exited or
+// closing session is not marked. Called by Server.applyMCP (under
+// Server.mu: Session.mu is taken under it).
+func (s *Session) markApply() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exited || s.closing != "" {
+		return
+	}
+	s.applyWanted = true
+	if s.applying {
+		return
+	}
+	s.applying = true
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.applyPending() }()
+}
+
+// applyPending is the applier goroutine of markApply (owned by the
+// session, joined by its wg): it applies the configuration in force while
+// a change is wanted, and ends when none is, or when the session exits
+// or closes.
+func (s *Session) applyPending() {
+	for {
+		s.mu.Lock()
+		if !s.applyWanted || s.exited || s.closing != "" {
+			s.applyWanted, s.applying = false, false
+			s.mu.Unlock()
+			return
+		}
+		s.applyWanted = false
+		s.mu.Unlock()
+		s.applyCurrentServers() // reads the configuration in force once it holds mcpMu
+	}
+}
+
 // applyCurrentServers sends the full MCP server set now in force to
 // claude, less the servers toggled off in this session (mcpOff: sending
 // them would enable them again), then asks for its status.
