@@ -477,7 +477,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
 	}
 	sess.mu.Lock() // its handlers read proc already
-	sess.proc = p
+	sess.proc.cur = p
 	sess.mu.Unlock()
 	s.sessions[id] = sess
 	s.metrics.sessionCreated()
@@ -516,19 +516,7 @@ func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, e
 // newSession returns a session in state starting, with no process yet.
 func (s *Server) newSession(cfg sessionConfig) *Session {
 	id := newID("s-")
-	return &Session{
-		id:          id,
-		env:         s.newSessionEnv(),
-		log:         s.log.With("session", id),
-		cfg:         cfg,
-		mode:        cfg.permissionMode,
-		model:       cfg.model,
-		modelChosen: cfg.model,
-		createdAt:   time.Now(),
-		state:       protocol.StateStarting,
-		hub:         s.newSessionHub(id),
-		final:       make(chan struct{}),
-	}
+	return makeSession(id, s.newSessionEnv(), s.log.With("session", id), cfg, s.newSessionHub(id))
 }
 
 // spawnErrorCode and spawnErrorMessage say what a client may see of a

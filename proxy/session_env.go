@@ -56,7 +56,7 @@ type sessionOptions struct {
 	permissionTimeout     time.Duration
 	maxPendingPermissions int
 	// rules writes "always" answers' rules (the MCP source, when it can:
-	// alwaysRecorder); nil when claude writes them itself.
+	// broker.recorder); nil when claude writes them itself.
 	rules ruleRecorder
 	// toggles takes back the CLI's record of an mcp_toggle (the MCP
 	// source, when it can); nil runs the toggle as is.
