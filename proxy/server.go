@@ -516,7 +516,7 @@ func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, e
 // newSession returns a session in state starting, with no process yet.
 func (s *Server) newSession(cfg sessionConfig) *Session {
 	id := newID("s-")
-	return makeSession(id, s.newSessionEnv(), s.log.With("session", id), cfg, s.newSessionHub(id))
+	return makeSession(id, newSessionEnv(s), s.log.With("session", id), cfg, s.newSessionHub(id))
 }
 
 // spawnErrorCode and spawnErrorMessage say what a client may see of a

@@ -85,8 +85,9 @@ type mcpTarget interface {
 	needsDetail(reports []mcpReport) bool
 }
 
-// newSessionEnv builds the environment of a new session of s.
-func (s *Server) newSessionEnv() sessionEnv {
+// newSessionEnv builds the environment of a new session of s (a function
+// rather than one more method of Server).
+func newSessionEnv(s *Server) sessionEnv {
 	o := s.opts
 	env := sessionEnv{
 		opts: sessionOptions{
