@@ -98,8 +98,8 @@ func newBenchSession(b testing.TB, ts *testServer) *benchSession {
 		delete(srv.sessions, id)
 		srv.mu.Unlock()
 		sess.mu.Lock()
-		sess.exited = true // nothing to close: there is no process
-		close(sess.final)
+		sess.proc.exited = true // nothing to close: there is no process
+		close(sess.proc.final)
 		sess.mu.Unlock()
 	})
 	return bs

@@ -1,11 +1,17 @@
 package proxy
 
-// The parts of the permission broker beyond allow/deny of a tool: what kind
-// of request a can_use_tool is (a tool use, AskUserQuestion's questions,
-// ExitPlanMode's plan), how a client's answer becomes claude's reply
-// ("allow, and don't ask again", answers to questions), and the session's
-// permission mode (session/setPermissionMode, reported in session/state and
-// session/list). Measured on the real CLI 2.1.329: docs/CLI-NOTES.md.
+// The broker part of a Session: claude's can_use_tool requests become
+// permission/request pushes, and the first answer (or the timeout, for
+// tool uses) becomes claude's reply; what kind of request a can_use_tool
+// is (a tool use, AskUserQuestion's questions, ExitPlanMode's plan), how a
+// client's answer becomes claude's reply ("allow, and don't ask again",
+// answers to questions), and the session's permission mode
+// (session/setPermissionMode, reported in session/state and
+// session/list). Fields (type broker): perms, resolved and mode, guarded
+// by Session.mu (the broker holds a pointer to it: its timers and
+// respond take it); wg, the broker's own, counts its permission timers
+// and is waited for by the session's close. Measured on the real CLI
+// 2.1.329: docs/CLI-NOTES.md.
 
 import (
 	"bytes"
@@ -14,10 +20,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -87,12 +95,74 @@ const (
 	destSession       = "session"
 )
 
-// alwaysRecorder is the MCP source's ruleRecorder when it has one: "always"
+// broker is the permission broker of a session. perms, resolved and mode
+// are guarded by *mu, the session's mu (a part of the Session, not a lock
+// of its own); the other fields are set when the session is made and
+// never change.
+type broker struct {
+	mu         *sync.Mutex // Session.mu
+	session    string      // the session's id, in the pushes
+	log        *slog.Logger
+	metrics    sessionMetrics
+	timeout    time.Duration                                // Options.PermissionTimeout (<= 0: never)
+	maxPending int                                          // Options.MaxPendingPermissions
+	rules      ruleRecorder                                 // writes "always" rules (nil: claude writes them: destLocalSettings)
+	cwd        string                                       // the session's directory, where rules are written
+	push       func(frame []byte)                           // to every live subscriber (the hub); called with mu held
+	allows     func(tool string, mcp *protocol.MCPRef) bool // the session's permission rules allow the tool; called without mu
+	exited     func() bool                                  // the session has exited; called with mu held
+	wg         sync.WaitGroup                               // the permission timers (AfterFuncs): counted when armed, released when they run or are stopped
+
+	perms    []*permission // pending, in arrival order (a few at most: a linear search is fine)
+	resolved recentSet     // request ids answered, timed out or cancelled
+	mode     string        // the permission mode: claude's last report, or set by session/setPermissionMode
+}
+
+// permission is a pending can_use_tool request of claude.
+type permission struct {
+	id          string
+	proc        *claudecli.Client
+	kind        string // protocol.PermissionKind*
+	tool        string
+	input       json.RawMessage
+	suggestions json.RawMessage // the CLI's permission_suggestions (for "always")
+	frame       []byte          // the permission/request push
+	timer       *time.Timer
+	asked       time.Time // when it arrived (ccproxy_permission_wait_seconds)
+	answering   bool      // an "always" answer claimed it and is recording its rules (broker.respond)
+	expired     bool      // its timeout ran while it was claimed: denied if the claim is released
+}
+
+// recentSet remembers the last recentMax ids added.
+type recentSet struct {
+	m    map[string]struct{}
+	ring []string
+	next int
+}
+
+const recentMax = 1024
+
+func (r *recentSet) add(id string) {
+	if r.m == nil {
+		r.m = map[string]struct{}{}
+		r.ring = make([]string, recentMax)
+	}
+	if old := r.ring[r.next]; old != "" {
+		delete(r.m, old)
+	}
+	r.ring[r.next] = id
+	r.next = (r.next + 1) % recentMax
+	r.m[id] = struct{}{}
+}
+
+func (r *recentSet) has(id string) bool { _, ok := r.m[id]; return ok }
+
+// recorder is the MCP source's ruleRecorder when it has one: "always"
 // answers are then written by the proxy (destSession for claude); without
 // one claude writes them itself (destLocalSettings).
-func (s *Session) alwaysRecorder() (ruleRecorder, string) {
-	if rec, ok := s.srv.opts.MCP.(ruleRecorder); ok {
-		return rec, destSession
+func (b *broker) recorder() (ruleRecorder, string) {
+	if b.rules != nil {
+		return b.rules, destSession
 	}
 	return nil, destLocalSettings
 }
@@ -127,8 +197,8 @@ func ruleStrings(perm *permission) (rules, tools []string) {
 // updatedInput, or the request's input with the answers to its questions
 // added, in the format the CLI expects: "answers": {question: label}), and
 // with always the rules that allow the tool from now on, for claude to
-// apply at dest (alwaysRecorder). Errors are protocol errors for the client;
-// respondPermission checks them before it records any rule.
+// apply at dest (broker.recorder). Errors are protocol errors for the client;
+// broker.respond checks them before it records any rule.
 func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest string) (map[string]any, error) {
 	in := perm.input
 	if len(d.UpdatedInput) > 0 {
@@ -217,31 +287,28 @@ func alwaysRules(perm *permission, dest string) []json.RawMessage {
 	return out
 }
 
-// noteModeLocked records the permission mode claude reports in system/init
-// and system/status events, and tells the subscribers when it changed (the
-// CLI changes it itself, e.g. leaving plan mode once a plan is approved).
-func (s *Session) noteModeLocked(ev *stream.Event) {
+// noteMode records the permission mode claude reports in system/init
+// and system/status events, and reports whether it changed (the CLI
+// changes it itself, e.g. leaving plan mode once a plan is approved).
+// Called with mu held.
+func (b *broker) noteMode(ev *stream.Event) (changed bool) {
 	if ev.Type != stream.TypeSystem {
-		return
+		return false
 	}
 	if m := gjson.GetBytes(ev.JSON, "permissionMode"); m.Type == gjson.String && m.Str != "" {
-		s.setModeLocked(m.Str)
+		return b.setMode(m.Str)
 	}
+	return false
 }
 
-func (s *Session) setModeLocked(mode string) {
-	if mode == s.mode {
-		return
+// setMode sets the permission mode and reports whether it changed.
+// Called with mu held.
+func (b *broker) setMode(mode string) (changed bool) {
+	if mode == b.mode {
+		return false
 	}
-	s.mode = mode
-	s.pushStateLocked("")
-}
-
-// permissionMode is the mode a new process of the session starts in.
-func (s *Session) permissionMode() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mode
+	b.mode = mode
+	return true
 }
 
 // setPermissionMode switches the session's permission mode with claude's
@@ -259,15 +326,17 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 	const what = "session/setPermissionMode"
 	s.mu.Lock()
 	switch {
-	case s.exited || s.closing != "":
+	case s.proc.gone():
 		s.mu.Unlock()
 		return "", protocol.Errorf(protocol.CodeSessionExited, "%s: session %s has exited", what, s.id)
-	case s.restarting:
+	case s.restarts.active:
 		defer s.mu.Unlock()
-		if mode == protocol.PermissionModeBypass && s.mode != protocol.PermissionModeBypass {
-			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: the session is restarting and its new claude is launched in mode %q; claude takes bypassPermissions only when launched with it (and never as root)", what, mode, cmp.Or(s.mode, protocol.PermissionModeDefault))
+		if mode == protocol.PermissionModeBypass && s.broker.mode != protocol.PermissionModeBypass {
+			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: the session is restarting and its new claude is launched in mode %q; claude takes bypassPermissions only when launched with it (and never as root)", what, mode, cmp.Or(s.broker.mode, protocol.PermissionModeDefault))
 		}
-		s.setModeLocked(mode)
+		if s.broker.setMode(mode) {
+			s.pushStateLocked("")
+		}
 		return mode, nil
 	}
 	s.mu.Unlock()
@@ -284,7 +353,9 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 		got = mode
 	}
 	s.mu.Lock()
-	s.setModeLocked(got)
+	if s.broker.setMode(got) {
+		s.pushStateLocked("")
+	}
 	s.mu.Unlock()
 	s.log.Info("permission mode set", "mode", got)
 	return got, nil
@@ -293,14 +364,15 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 // The broker's core: a can_use_tool becomes a permission/request pushed to
 // every subscriber; the first answer (or the timeout, for tool uses) wins.
 
-func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byte) {
+// onRequest handles claude's can_use_tool id (line) of process p.
+func (b *broker) onRequest(p *claudecli.Client, id string, line []byte) {
 	req := gjson.GetBytes(line, "request")
 	input := json.RawMessage(`{}`)
 	if in := req.Get("input"); in.IsObject() {
 		input = json.RawMessage(bytes.Clone([]byte(in.Raw)))
 	}
 	pr := protocol.PermissionRequest{
-		Session:     s.id,
+		Session:     b.session,
 		RequestID:   id,
 		ToolName:    req.Get("tool_name").String(),
 		Input:       input,
@@ -322,14 +394,14 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 	// claude started, so its --allowedTools did not name it): allowed, as
 	// claude would have if it had been started now. Never a question or a
 	// plan: those are for a person.
-	if pr.Kind == protocol.PermissionKindTool && s.mcpConfig().allows(pr.ToolName, pr.MCP) {
-		s.log.Info("permission allowed by the permission rules", "tool", pr.ToolName)
+	if pr.Kind == protocol.PermissionKindTool && b.allows(pr.ToolName, pr.MCP) {
+		b.log.Info("permission allowed by the permission rules", "tool", pr.ToolName)
 		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "allow", "updatedInput": input})
-		s.answerClaude(p, resp)
+		answerClaude(p, resp)
 		return
 	}
 
-	timeout := s.srv.opts.PermissionTimeout
+	timeout := b.timeout
 	if waitsForPerson(pr.Kind) {
 		timeout = 0 // never auto-denied
 	}
@@ -338,117 +410,122 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 	}
 	frame, err := encodePush(protocol.TypePermissionRequest, pr)
 	if err != nil {
-		s.log.Error("permission request cannot be sent to clients; denied", "err", err)
+		b.log.Error("permission request cannot be sent to clients; denied", "err", err)
 		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "deny", "message": "ccproxy could not show this permission request"})
-		s.answerClaude(p, resp)
+		answerClaude(p, resp)
 		return
 	}
 	perm := &permission{id: id, proc: p, kind: pr.Kind, tool: pr.ToolName, input: input, suggestions: pr.Suggestions, frame: frame, asked: time.Now()}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.permLocked(id) != nil || s.exited {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.find(id) != nil || b.exited() {
 		return
 	}
-	if len(s.perms) >= s.srv.opts.MaxPendingPermissions {
-		s.log.Warn("too many pending permission requests; denied", "request_id", id, "tool", pr.ToolName, "pending", len(s.perms))
+	if len(b.perms) >= b.maxPending {
+		b.log.Warn("too many pending permission requests; denied", "request_id", id, "tool", pr.ToolName, "pending", len(b.perms))
 		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "deny",
-			"message": fmt.Sprintf("ccproxy denied this request: %d permission requests are already waiting for an answer", len(s.perms))})
-		s.answerClaude(p, resp) // does not block
+			"message": fmt.Sprintf("ccproxy denied this request: %d permission requests are already waiting for an answer", len(b.perms))})
+		answerClaude(p, resp) // does not block
 		return
 	}
-	s.perms = append(s.perms, perm)
-	s.srv.metrics.permissionAsked(perm.kind)
-	s.pushLocked(frame)
+	b.perms = append(b.perms, perm)
+	b.metrics.permissionAsked(perm.kind)
+	b.push(frame)
 	if timeout > 0 {
-		s.wg.Add(1)
+		b.wg.Add(1)
 		perm.timer = time.AfterFunc(timeout, func() {
-			defer s.wg.Done()
-			s.permissionTimedOut(id)
+			defer b.wg.Done()
+			b.timedOut(id)
 		})
 	}
-	s.log.Info("permission requested", "request_id", id, "tool", pr.ToolName)
+	b.log.Info("permission requested", "request_id", id, "tool", pr.ToolName)
 }
 
-// permLocked returns the pending request id, or nil.
-func (s *Session) permLocked(id string) *permission {
-	if i := slices.IndexFunc(s.perms, func(p *permission) bool { return p.id == id }); i >= 0 {
-		return s.perms[i]
+// find returns the pending request id, or nil. Called with mu held.
+func (b *broker) find(id string) *permission {
+	if i := slices.IndexFunc(b.perms, func(p *permission) bool { return p.id == id }); i >= 0 {
+		return b.perms[i]
 	}
 	return nil
 }
 
-// cancelPermsLocked cancels (session_exited) the pending requests of
-// process of, or every one when of is nil: nobody can answer them any more.
-func (s *Session) cancelPermsLocked(of *claudecli.Client) {
-	for _, perm := range slices.Clone(s.perms) {
+// cancel cancels (session_exited) the pending requests of process of, or
+// every one when of is nil: nobody can answer them any more. Called with
+// mu held.
+func (b *broker) cancel(of *claudecli.Client) {
+	for _, perm := range slices.Clone(b.perms) {
 		if of == nil || perm.proc == of {
-			s.takePermLocked(perm.id)
-			s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
+			b.take(perm.id)
+			b.pushResolved(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
 		}
 	}
 }
 
-// takePermLocked removes a pending request (nil if it is not pending),
-// stops its timer and remembers it was resolved.
-func (s *Session) takePermLocked(id string) *permission {
-	i := slices.IndexFunc(s.perms, func(p *permission) bool { return p.id == id })
+// take removes a pending request (nil if it is not pending), stops its
+// timer and remembers it was resolved. Called with mu held.
+func (b *broker) take(id string) *permission {
+	i := slices.IndexFunc(b.perms, func(p *permission) bool { return p.id == id })
 	if i < 0 {
 		return nil
 	}
-	perm := s.perms[i]
-	s.perms = slices.Delete(s.perms, i, i+1)
+	perm := b.perms[i]
+	b.perms = slices.Delete(b.perms, i, i+1)
 	if perm.timer != nil && perm.timer.Stop() {
-		s.wg.Done() // the AfterFunc will not run
+		b.wg.Done() // the AfterFunc will not run
 	}
-	s.resolved.add(id)
-	s.srv.metrics.permissionDone(perm)
+	b.resolved.add(id)
+	b.metrics.permissionDone(perm)
 	return perm
 }
 
-func (s *Session) resolvedLocked(perm *permission, behavior, reason, message string) {
+// pushResolved tells every subscriber how perm was resolved. Called with
+// mu held.
+func (b *broker) pushResolved(perm *permission, behavior, reason, message string) {
 	f, err := encodePush(protocol.TypePermissionResolved, protocol.PermissionResolved{
-		Session: s.id, RequestID: perm.id, Behavior: behavior, Reason: reason, Message: message})
+		Session: b.session, RequestID: perm.id, Behavior: behavior, Reason: reason, Message: message})
 	if err != nil {
-		s.log.Error("permission resolved", "err", err)
+		b.log.Error("permission resolved", "err", err)
 		return
 	}
-	s.pushLocked(f)
+	b.push(f)
 }
 
-func (s *Session) permissionTimedOut(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	perm := s.permLocked(id)
+// timedOut runs when the timeout of request id passed (its timer).
+func (b *broker) timedOut(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	perm := b.find(id)
 	if perm == nil {
 		return
 	}
 	perm.timer = nil // running now: nothing to stop
 	if perm.answering {
 		// An "always" answer is recording its rule: it wins unless the
-		// write fails (respondPermission then denies it).
+		// write fails (respond then denies it).
 		perm.expired = true
 		return
 	}
-	s.timeOutLocked(perm)
+	b.timeOut(perm)
 }
 
-// timeOutLocked denies perm for want of an answer within its timeout.
-func (s *Session) timeOutLocked(perm *permission) {
-	timeout := s.srv.opts.PermissionTimeout
-	s.takePermLocked(perm.id)
+// timeOut denies perm for want of an answer within its timeout. Called
+// with mu held.
+func (b *broker) timeOut(perm *permission) {
+	timeout := b.timeout
+	b.take(perm.id)
 	msg := fmt.Sprintf("No answer to the permission request within %v: denied by ccproxy.", timeout)
 	resp, _ := stream.ControlSuccess(perm.id, map[string]any{"behavior": "deny", "message": msg})
-	s.answerClaude(perm.proc, resp)
-	s.resolvedLocked(perm, protocol.BehaviorDeny, protocol.ResolvedTimeout, msg)
-	s.log.Info("permission request timed out; denied", "request_id", perm.id, "timeout", timeout)
+	answerClaude(perm.proc, resp)
+	b.pushResolved(perm, protocol.BehaviorDeny, protocol.ResolvedTimeout, msg)
+	b.log.Info("permission request timed out; denied", "request_id", perm.id, "timeout", timeout)
 }
 
-// respondPermission answers a pending request (first answer wins). On
+// respond answers a pending request (first answer wins). On
 // success every subscriber, the answering client included, has been sent
 // permission/resolved when it returns.
 //
 // An "always" allow with a ruleRecorder is checked like any answer, then
-// claimed under s.mu (perm.answering: other answers get already_resolved,
+// claimed under mu (perm.answering: other answers get already_resolved,
 // the timeout waits for it), the rules are written outside the lock, and the
 // answer is finished under the lock again. So a rule is only ever written
 // for an answer that is valid and has won. A failed write releases the
@@ -456,44 +533,44 @@ func (s *Session) timeOutLocked(perm *permission) {
 // denied now) and the client gets the error. Claude's withdrawal or exit
 // during the write is not held up: the request is cancelled, the rule the
 // person chose stays, and the client is told.
-func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionRespond) error {
-	rec, dest := s.alwaysRecorder()
-	s.mu.Lock()
-	perm := s.permLocked(d.RequestID)
+func (b *broker) respond(ctx context.Context, d *protocol.PermissionRespond) error {
+	rec, dest := b.recorder()
+	b.mu.Lock()
+	perm := b.find(d.RequestID)
 	if perm == nil || perm.answering {
-		known := perm != nil || s.resolved.has(d.RequestID)
-		s.mu.Unlock()
+		known := perm != nil || b.resolved.has(d.RequestID)
+		b.mu.Unlock()
 		if known {
 			return protocol.Errorf(protocol.CodeAlreadyResolved, "permission/respond: request %q was already answered, timed out or was cancelled", truncate(d.RequestID, 80))
 		}
-		return protocol.Errorf(protocol.CodeNotFound, "permission/respond: session %s has no permission request %q", s.id, truncate(d.RequestID, 80))
+		return protocol.Errorf(protocol.CodeNotFound, "permission/respond: session %s has no permission request %q", b.session, truncate(d.RequestID, 80))
 	}
 	line, message, err := answerLine(perm, d, dest)
 	if err != nil {
-		s.mu.Unlock()
+		b.mu.Unlock()
 		return err // the request stays pending
 	}
 	if rec == nil || !d.Always || d.Behavior != protocol.BehaviorAllow {
-		defer s.mu.Unlock()
-		return s.finishAnswerLocked(perm, d, line, message)
+		defer b.mu.Unlock()
+		return b.finish(perm, d, line, message)
 	}
 
 	perm.answering = true
 	rules, tools := ruleStrings(perm)
-	s.mu.Unlock()
-	werr := rec.AllowRules(s.cfg.cwd, rules)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	b.mu.Unlock()
+	werr := rec.AllowRules(b.cwd, rules)
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	perm.answering = false
 	if werr == nil {
-		s.log.Info("permission rules recorded", "request_id", d.RequestID, "tools", tools, "rules", len(rules))
+		b.log.Info("permission rules recorded", "request_id", d.RequestID, "tools", tools, "rules", len(rules))
 	} else {
 		// The error names the file and the rules' tools only (mcpconfig).
-		s.log.Warn("recording an allow rule failed", "request_id", d.RequestID, "tools", tools, "err", werr)
+		b.log.Warn("recording an allow rule failed", "request_id", d.RequestID, "tools", tools, "err", werr)
 	}
-	if s.permLocked(d.RequestID) != perm { // cancelled by claude or its exit meanwhile
+	if b.find(d.RequestID) != perm { // cancelled by claude or its exit meanwhile
 		code, what := protocol.CodeAlreadyResolved, "was withdrawn by claude"
-		if s.exited {
+		if b.exited() {
 			code, what = protocol.CodeSessionExited, "was cancelled: claude exited"
 		}
 		kept := "; the allow rule could not be recorded"
@@ -504,11 +581,11 @@ func (s *Session) respondPermission(ctx context.Context, d *protocol.PermissionR
 	}
 	if werr != nil {
 		if perm.expired {
-			s.timeOutLocked(perm)
+			b.timeOut(perm)
 		}
 		return protocol.Errorf(protocol.CodeBadRequest, "permission/respond: the rule could not be recorded (%s); answer without always, or fix the file", truncate(werr.Error(), 300))
 	}
-	return s.finishAnswerLocked(perm, d, line, message)
+	return b.finish(perm, d, line, message)
 }
 
 // answerLine is claude's reply to an answer of perm (a control_response
@@ -535,19 +612,35 @@ func answerLine(perm *permission, d *protocol.PermissionRespond, dest string) ([
 	return line, message, nil
 }
 
-// finishAnswerLocked resolves perm with the client's answer: claude gets
+// finish resolves perm with the client's answer: claude gets
 // line, every subscriber permission/resolved. Answered and resolved under
 // the lock: claude's events that follow the answer are appended (under this
 // lock) after permission/resolved, so every subscriber sees the resolution
-// before them. Answer never waits (like the timeout's): a claude that has
+// before them. Called with mu held. Answer never waits (like the timeout's): a claude that has
 // not read its stdin for StdinQueue lines is killed.
-func (s *Session) finishAnswerLocked(perm *permission, d *protocol.PermissionRespond, line []byte, message string) error {
-	s.takePermLocked(perm.id)
+func (b *broker) finish(perm *permission, d *protocol.PermissionRespond, line []byte, message string) error {
+	b.take(perm.id)
 	if err := perm.proc.Answer(line); err != nil {
-		s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
-		return protocol.Errorf(protocol.CodeSessionExited, "permission/respond: session %s: claude is gone, the answer could not be delivered", s.id)
+		b.pushResolved(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
+		return protocol.Errorf(protocol.CodeSessionExited, "permission/respond: session %s: claude is gone, the answer could not be delivered", b.session)
 	}
-	s.resolvedLocked(perm, d.Behavior, protocol.ResolvedAnswered, message)
-	s.log.Info("permission answered", "request_id", d.RequestID, "behavior", d.Behavior)
+	b.pushResolved(perm, d.Behavior, protocol.ResolvedAnswered, message)
+	b.log.Info("permission answered", "request_id", d.RequestID, "behavior", d.Behavior)
 	return nil
 }
+
+// onCancel handles claude's control_cancel_request of a pending request.
+func (b *broker) onCancel(id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	perm := b.take(id)
+	if perm == nil {
+		return
+	}
+	b.pushResolved(perm, protocol.BehaviorCancelled, protocol.ResolvedCancelled, "")
+}
+
+// answerClaude queues an answer to a control request of claude without
+// blocking. If claude has not read its stdin for so long that the queue is
+// full, the session cannot go on: the client kills the process.
+func answerClaude(p *claudecli.Client, line []byte) { _ = p.Answer(line) }

@@ -48,11 +48,11 @@ func (g *gatedRecorder) waitEntered(t *testing.T) {
 // function run.
 func fireTimeout(s *Session, id string) {
 	s.mu.Lock()
-	if perm := s.permLocked(id); perm != nil && perm.timer != nil && perm.timer.Stop() {
-		s.wg.Done()
+	if perm := s.broker.find(id); perm != nil && perm.timer != nil && perm.timer.Stop() {
+		s.broker.wg.Done()
 	}
 	s.mu.Unlock()
-	s.permissionTimedOut(id)
+	s.broker.timedOut(id)
 }
 
 // alwaysEnv is a server with an MCPConfigSource (gated when gate is set),
@@ -247,7 +247,7 @@ func TestPermissionAlwaysLogsNoRuleContent(t *testing.T) {
 	inject := func(id string) {
 		e.sess.mu.Lock()
 		defer e.sess.mu.Unlock()
-		e.sess.perms = append(e.sess.perms, &permission{id: id, proc: e.sess.proc.cli, kind: protocol.PermissionKindTool, tool: "Bash",
+		e.sess.broker.perms = append(e.sess.broker.perms, &permission{id: id, proc: e.sess.proc.cur.cli, kind: protocol.PermissionKindTool, tool: "Bash",
 			input:       json.RawMessage(`{"command":"curl"}`),
 			suggestions: json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"curl -H 'Authorization: Bearer ` + secret + `':*"}],"behavior":"allow","destination":"localSettings"}]`),
 			asked:       time.Now()})
@@ -287,7 +287,10 @@ func TestSetPermissionModeDuringRestart(t *testing.T) {
 	if er.Code != protocol.CodeCLIError || !strings.Contains(er.Message, "bypassPermissions") {
 		t.Errorf("bypassPermissions during the restart: %+v", er)
 	}
-	if m := sess.permissionMode(); m == protocol.PermissionModeBypass {
+	sess.mu.Lock()
+	m := sess.broker.mode
+	sess.mu.Unlock()
+	if m == protocol.PermissionModeBypass {
 		t.Errorf("mode %q kept after the refusal", m)
 	}
 	var res protocol.SessionSetPermissionModeResult

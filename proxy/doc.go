@@ -44,8 +44,17 @@
 // proxy/claudecli: the process in its own process group, the one stdin
 // writer, control requests with ids and timeouts, the stdout event stream,
 // the exit), with the user's text only ever on stdin. The session is what
-// sits on the client: turns, state, the permission broker, restarts and
-// MCP application. It sends initialize, then writes turns and control
+// sits on the client, composed of parts with one job each, each in its own
+// file: the process (process.go: spawn, the exit watcher, exit reporting,
+// close), turns (turnstate.go), the permission broker (broker.go), models
+// (model.go), restarts and held turns (restart.go), and MCP in the session
+// (sessionmcp.go); session.go keeps its state and its face to clients
+// (events in, turns written, subscriptions). What a session reaches of the
+// Server is its sessionEnv (session_env.go: the options it reads, copied;
+// a metrics sink; the MCP configuration in force and the status feed; the
+// blob store; the call log; the replay logs' budget; the claude launcher),
+// built by Server.newSession; it calls nothing else of the Server. It
+// sends initialize, then writes turns and control
 // requests; a control request claude leaves unanswered for ControlTimeout
 // is forgotten (its waiter gets a timeout). Claude's control requests are
 // answered at once (can_use_tool goes to the broker; anything else gets an
@@ -79,7 +88,7 @@
 // "localSettings": claude writes them itself). A failed write releases the
 // claim (the request stays pending, or is denied if its timeout passed
 // meanwhile). Logs name the rules' tools, never a rule's content (a Bash
-// prefix may hold a token). The permission mode (Session.mode, under
+// prefix may hold a token). The permission mode (broker.mode, under
 // Session.mu) is what claude last reported in system/init or
 // system/status, or what session/setPermissionMode (set_permission_mode)
 // set; a restarted process starts in it, and session/state and
@@ -95,7 +104,7 @@
 // resolves to, else the id system/init reports. Both go in session/state
 // (pushStateLocked, as the permission mode) and the subscribe reply; a
 // restarted process is launched with the chosen model. While the session
-// restarts, setModel keeps the model for the new process. Session.modelMu
+// restarts, setModel keeps the model for the new process. models.setMu
 // serializes setModel calls (taken before Session.mu, held across the
 // control request), so the model reported is the last one claude took. A
 // subscription notes the key of the state it was told (stateKeyLocked:
@@ -190,7 +199,13 @@
 // A claude process is launched with the configuration then in force
 // (--mcp-config; claudeProc.mcpLaunched names its servers, fixed for the
 // life of the process). A later change reaches it through
-// Session.applyCurrentServers: mcp_set_servers with the full set (less the
+// the session's pending-apply slot: Server.applyMCP marks each live
+// session (Session.markApply, under Session.mu), and the session's one
+// applier goroutine (applyPending, started by the mark unless it runs,
+// joined by the session's close) runs Session.applyCurrentServers while
+// marks keep coming, so changes that arrive while a control request holds
+// sessionMCP.mu wait as one, and the newest configuration is the one
+// applied: mcp_set_servers with the full set (less the
 // servers toggled off in the session), then mcp_status. The CLI's
 // mcp_set_servers manages a set of its own beside the --mcp-config servers
 // and never removes one of those (docs/CLI-NOTES.md), so when the new set
@@ -204,7 +219,7 @@
 // ~/.claude.json; the new process has exactly the servers in force, and
 // the server added back later reaches it live like any other. Servers
 // that came only through mcp_set_servers are removed live. A server
-// toggled off in the session (mcpOff) that is no longer in the
+// toggled off in the session (sessionMCP.off) that is no longer in the
 // configuration is forgotten by reapplyMCPOff after the restart.
 //
 // # Servers a client sends (sessionmcp.go)
@@ -214,7 +229,7 @@
 // mcpconfig.ParseClientServers (a bad one: bad_request naming the server
 // and the field) and refuses them when the MCPSource's configuration has
 // no ForClient (no MCP configuration of the proxy's own). The session
-// keeps them (sessionConfig.client) and Session.mcpConfig gives it its own
+// keeps them (sessionConfig.client) and sessionMCP.config gives it its own
 // configuration: MCPConfig.ForClient merges them into the proxy's
 // (mcpconfig.Config.WithClient: below every file scope, approved only by
 // the source's TrustClient) with an --mcp-config file of its own, made
@@ -225,7 +240,7 @@
 // The reply to session/create says what became of each server
 // (ClientStatus); a server not started is also logged, with the reason.
 // Their secrets are not in mcpHub.scrub's set: the session's set
-// (Session.secrets) has them, and the session's call pairing
+// (sessionMCP.secrets) has them, and the session's call pairing
 // (sessionCalls.scrub, calls.go) masks them in the call log's entries.
 //
 // # Managing servers (mcpmanage.go)
@@ -244,13 +259,13 @@
 // mcp_reconnect control request to one live session or to each at once,
 // from goroutines owned and joined by the request's connection goroutine,
 // and ask each session for mcp_status afterwards. A live toggle runs in
-// Session.toggleMCP (under the session's mcpMu) through the source's
+// Session.toggleMCP (under the session's sessionMCP.mu) through the source's
 // MCPToggleRecorder: MCPConfigSource.UnrecordedToggle holds toggleMu
 // (Watcher events wait) while mcpconfig.UnrecordedToggle sends it, waits
 // (up to 5 s) for the record that is due (it is given the server's name
 // and the state toggled to) and takes back the CLI's record in
 // ~/.claude.json, and the session keeps the
-// choice in mcpOff, left out of its later mcp_set_servers (which would
+// choice in sessionMCP.off, left out of its later mcp_set_servers (which would
 // enable the server again) and toggled off again in a restarted process
 // (reapplyMCPOff, run by the restart). mcp/toggle with persist instead records the choice with
 // mcpconfig.SetServerDisabled (MCPManager.SetDisabled) and applies the
@@ -339,33 +354,46 @@
 // are queued before the connections close. A Session owns, per process, a
 // claudecli.Client (its stdin writer, stdout and stderr readers and waiter;
 // the stdout reader calls the session's handlers) and the goroutine
-// waiting for its exit, plus permission timers, a restart and the flush of
-// held turns (all joined by close); Serve also owns the reap loop (exited
-// sessions past SessionTTL). Lock order: Server.mu, then Session.mu or
-// mcpHub.mu, then hub.mu, then client.mu; eventlog.Budget.mu is taken with no
-// session lock held, before hub.mu (the hub is the budget's
-// eventlog.Member; hub.mu guards its eventlog.Log, see eventlog's doc.go). The metrics collector follows it:
-// Server.mu, then each client.mu and each Session.mu (one at a time); then,
-// with none held, eventlog.Budget.mu and each hub.mu; Server.retired is guarded
-// by Server.mu. Queueing a frame never blocks; disk
-// reads of a catch-up hold no lock. The locks of proxy/remote (logins.mu,
-// loginLimiter.mu) are leaves taken alone, with none of the proxy's held;
-// its Policy (served hosts, own origins) is written before the HTTP server
-// starts and only read after.
-// MCPConfigSource owns the goroutine forwarding its Watcher's events;
-// its toggleMu is held by UnrecordedToggle for one live mcp_toggle (taken
-// under a Session.mcpMu) and by that goroutine around an install; its mu
-// is taken under toggleMu. Session.mcpMu serializes applyCurrentServers
-// and toggleMCP and guards mcpOff; it is held across their control
-// request (bounded by ControlTimeout) and taken before Session.mu.
-// mcpLogins.mu guards the map of running mcp/login runs (server name →
-// run) and its closed flag; it is taken alone. runner.Runner.mu is taken
-// alone (see proxy/runner).
-// Session.clientMu guards the session's client configuration; it is taken
-// alone or under Session.mu, and only a configFile's lock is taken under it.
-// Session.modelMu serializes session/setModel; it is taken with no other
-// lock held, and Session.mu is taken under it (not across the control
-// request).
+// waiting for its exit, plus a restart, the flush of held turns and the
+// applier of MCP changes (at most one: the pending-apply slot), all in its
+// wg, and permission timers in its broker's own wg (close waits for
+// both); Serve also owns the reap loop (exited sessions past SessionTTL).
+// MCPConfigSource owns the goroutine forwarding its Watcher's events.
+//
+// Lock order (a lock is only taken after the ones before it in its
+// chain, never the reverse):
+//
+//   - Server.mu → Session.mu → hub.mu → client.mu; Server.mu → mcpHub.mu
+//     → client.mu. Server.applyMCP marks sessions (Session.mu) under
+//     Server.mu. The metrics collector takes Server.mu, then each
+//     client.mu and each Session.mu (one at a time); then, with none
+//     held, eventlog.Budget.mu and each hub.mu; Server.retired is guarded
+//     by Server.mu.
+//   - eventlog.Budget.mu is taken with no session lock held, before
+//     hub.mu (the hub is the budget's eventlog.Member; hub.mu guards its
+//     eventlog.Log, see eventlog's doc.go).
+//   - mcpHub.applyMu (Server.applyMCP: one configuration installed at a
+//     time) is taken with no other lock held; mcpHub.mu under it.
+//   - models.setMu (serializes session/setModel, held across its control
+//     request) → Session.mu (not across the control request).
+//   - sessionMCP.mu (serializes Session.applyCurrentServers and
+//     Session.toggleMCP and guards sessionMCP.off; held across their
+//     control request, bounded by ControlTimeout) → MCPConfigSource.toggleMu
+//     (held by UnrecordedToggle for one live mcp_toggle, and by the
+//     source's goroutine around an install) → MCPConfigSource.mu;
+//     sessionMCP.mu → Session.mu; sessionMCP.mu → sessionMCP.clientMu.
+//   - sessionMCP.clientMu guards the session's client configuration; it is
+//     taken alone, under sessionMCP.mu or under Session.mu, and only a
+//     configFile's lock is taken under it.
+//   - Leaves, taken with nothing of the proxy's held: Server.claudeMu;
+//     blobStore.mu; mcpLogins.mu (the map of running mcp/login runs and
+//     its closed flag); runner.Runner.mu (see proxy/runner); wsconn.BatchConn.mu and the inbound wsconn.Budget's mu
+//     (below); the locks of proxy/remote (logins.mu, loginLimiter.mu),
+//     whose Policy (served hosts, own origins) is written before the HTTP
+//     server starts and only read after. The metrics' own locks (a
+//     session counts under Session.mu) take nothing under them.
+//
+// Queueing a frame never blocks; disk reads of a catch-up hold no lock.
 //
 // The write pump sends what it finds queued (or pulls) as one batch: the
 // websocket library writes each frame to the connection's wsconn.BatchConn, which
@@ -389,7 +417,7 @@
 // environment (mcpHub.envSecrets, mcpconfig.ProcessSecrets at start).
 // mcpHub.secrets (the configuration in force's set with envSecrets, an
 // atomic pointer set under mcpHub.mu when the configuration changes;
-// mcpHub.scrub) and Session.secrets (the session's own
+// mcpHub.scrub) and sessionMCP.secrets (the session's own
 // configuration, client servers included, with envSecrets; cached per
 // configuration in an atomic pointer, so Scrub's matcher is built once
 // per set) are the two sets. The prober scrubs its messages, stderr tails

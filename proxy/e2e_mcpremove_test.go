@@ -138,7 +138,7 @@ func TestE2EMCPSetServersOnLaunchedServer(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		servers := maps.Clone(sess.mcpConfig().Servers)
+		servers := maps.Clone(sess.mcp.config().Servers)
 		servers["testmcp"] = json.RawMessage(`{"type":"stdio","command":` + strconv.Quote(bin) + `,"args":[]}`)
 		resp, err := sess.controlWait(ctx, "mcp_set_servers", map[string]any{"servers": servers})
 		if err != nil {

@@ -523,7 +523,7 @@ func TestE2EKilled(t *testing.T) {
 	}
 	sess, _ := e.srv.session(s)
 	sess.mu.Lock()
-	pid := sess.proc.cli.PID()
+	pid := sess.proc.cur.cli.PID()
 	sess.mu.Unlock()
 	// On Linux the pid is childproc's guard; claude is its only child.
 	if kids := testkit.Children(pid); len(kids) == 1 {

@@ -382,11 +382,11 @@ func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, sess := range s.sessions {
 		sess.mu.Lock()
 		states[sess.state]++
-		for _, p := range sess.perms {
+		for _, p := range sess.broker.perms {
 			perms[p.kind]++
 		}
-		if sess.proc != nil && sess.proc.cli != nil && !sess.exited {
-			controls += sess.proc.cli.Pending()
+		if p := sess.proc.cur; p != nil && p.cli != nil && !sess.proc.exited {
+			controls += p.cli.Pending()
 		}
 		sess.mu.Unlock()
 	}

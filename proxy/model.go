@@ -1,17 +1,23 @@
 package proxy
 
-// The session's model: the models claude offers (its initialize reply's
-// models), the model it runs (system/init's model, or the value chosen by
-// session/create or session/setModel), and session/setModel (claude's
-// set_model control request). Both are reported in session/state, pushed
-// through pushStateLocked like the permission mode (broker.go). Measured
-// on the real CLI 2.1.329: docs/CLI-NOTES.md ("set_model").
+// The models part of a Session: the models claude offers (its initialize
+// reply's models), the model it runs (system/init's model, or the value
+// chosen by session/create or session/setModel), and session/setModel
+// (claude's set_model control request). Both are reported in
+// session/state, pushed through Session.pushStateLocked like the
+// permission mode (broker.go). Fields (type models): current, chosen,
+// resolved, list, gen, guarded by Session.mu (every method but setModel's
+// is called with it held); setMu serializes Session.setModel (taken
+// before Session.mu, held across the control request). Measured on the
+// real CLI 2.1.329: docs/CLI-NOTES.md ("set_model").
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -89,54 +95,66 @@ func cutText(s string, max int) string {
 	return s[:i]
 }
 
-// noteModelsLocked records the models of claude's initialize reply and
-// tells the subscribers when they changed.
-func (s *Session) noteModelsLocked(resp []byte) {
-	models, offered := parseModels(resp)
-	if offered > len(models) {
-		s.log.Warn("claude offers models ccproxy does not report", "offered", offered, "kept", len(models), "max", protocol.MaxModels)
-	}
-	if models == nil && offered == 0 {
-		return // an answer without models (an older claude, a failed initialize) keeps what is known
-	}
-	if slices.Equal(models, s.models) {
-		return
-	}
-	s.models = models
-	s.modelsGen++
-	s.pushStateLocked("")
+// models is the model part of a session. Its fields are guarded by
+// Session.mu (a part of the Session, not a lock of its own); setMu is
+// the lock of Session.setModel.
+type models struct {
+	setMu    sync.Mutex   // serializes Session.setModel (taken before Session.mu)
+	current  string       // the model the session runs, as reported in session/state
+	chosen   string       // the model value last chosen (session/create, session/setModel): a new process is launched with it
+	resolved string       // the model id claude's set_model answer resolved chosen to ("" unknown)
+	list     []modelEntry // the models claude's initialize reply offers (at most protocol.MaxModels)
+	gen      uint64       // counts the changes of list (Session.stateKeyLocked)
 }
 
-// noteModelLocked records the model claude reports in a system/init: the
-// chosen value stays the session's model as long as claude runs what it
-// resolves to; else the session's model is the id claude reports. Before
-// anything was chosen, "default" stands for the model it resolves to.
-func (s *Session) noteModelLocked(ev *stream.Event) {
+// noteList records the models of claude's initialize reply and reports
+// whether they changed.
+func (m *models) noteList(resp []byte, log *slog.Logger) (changed bool) {
+	list, offered := parseModels(resp)
+	if offered > len(list) {
+		log.Warn("claude offers models ccproxy does not report", "offered", offered, "kept", len(list), "max", protocol.MaxModels)
+	}
+	if list == nil && offered == 0 {
+		return false // an answer without models (an older claude, a failed initialize) keeps what is known
+	}
+	if slices.Equal(list, m.list) {
+		return false
+	}
+	m.list = list
+	m.gen++
+	return true
+}
+
+// noteInit records the model claude reports in a system/init and reports
+// whether the session's model changed: the chosen value stays the
+// session's model as long as claude runs what it resolves to; else the
+// session's model is the id claude reports. Before anything was chosen,
+// "default" stands for the model it resolves to.
+func (m *models) noteInit(ev *stream.Event) (changed bool) {
 	if ev.Type != stream.TypeSystem || ev.Subtype != stream.SubtypeInit {
-		return
+		return false
 	}
-	m := gjson.GetBytes(ev.JSON, "model")
-	if m.Type != gjson.String || !validModelValue(m.Str) {
-		return
+	got := gjson.GetBytes(ev.JSON, "model")
+	if got.Type != gjson.String || !validModelValue(got.Str) {
+		return false
 	}
-	chosen := s.modelChosen
-	if chosen == "" && slices.ContainsFunc(s.models, func(e modelEntry) bool { return e.info.Value == "default" }) {
+	chosen := m.chosen
+	if chosen == "" && slices.ContainsFunc(m.list, func(e modelEntry) bool { return e.info.Value == "default" }) {
 		chosen = "default"
 	}
-	if chosen != "" && (chosen == m.Str || s.modelIDLocked(chosen) == m.Str) {
-		s.setModelLocked(chosen)
-		return
+	if chosen != "" && (chosen == got.Str || m.idOf(chosen) == got.Str) {
+		return m.set(chosen)
 	}
-	s.setModelLocked(m.Str)
+	return m.set(got.Str)
 }
 
-// modelIDLocked is the model id value stands for: claude's answer to the
+// idOf is the model id value stands for: claude's answer to the
 // set_model that chose it, else its models list's resolvedModel.
-func (s *Session) modelIDLocked(value string) string {
-	if value == s.modelChosen && s.modelResolved != "" {
-		return s.modelResolved
+func (m *models) idOf(value string) string {
+	if value == m.chosen && m.resolved != "" {
+		return m.resolved
 	}
-	for _, e := range s.models {
+	for _, e := range m.list {
 		if e.info.Value == value {
 			return e.resolved
 		}
@@ -144,42 +162,42 @@ func (s *Session) modelIDLocked(value string) string {
 	return ""
 }
 
-// setModelLocked changes the session's model and tells the subscribers.
-func (s *Session) setModelLocked(model string) {
-	if model == s.model {
-		return
+// set changes the session's model and reports whether it changed.
+func (m *models) set(model string) (changed bool) {
+	if model == m.current {
+		return false
 	}
-	s.model = model
-	s.pushStateLocked("")
+	m.current = model
+	return true
 }
 
-// chosenModel is the model a new process of the session is launched with
-// (--model): the value last chosen, "" for claude's default.
-func (s *Session) chosenModel() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.modelChosen
+// choose records the value chosen (and the id claude resolved it to, ""
+// unknown) as the session's model; it reports whether that changed.
+func (m *models) choose(model, resolved string) (changed bool) {
+	m.chosen, m.resolved = model, resolved
+	return m.set(model)
 }
 
 // setModel switches the session's model with claude's set_model control
 // request, for the next turns. Claude's refusal is a cli_error with its
 // message. While the session restarts there is no claude to ask: the
-// model is kept for the new process, which is launched with it. modelMu
+// model is kept for the new process, which is launched with it. models.setMu
 // serializes the calls, so the session's model is the last one claude
 // answered. Subscribers get session/state with the new model.
 func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionSetModelResult, error) {
 	const what = "session/setModel"
-	s.modelMu.Lock()
-	defer s.modelMu.Unlock()
+	s.models.setMu.Lock()
+	defer s.models.setMu.Unlock()
 	s.mu.Lock()
 	switch {
-	case s.exited || s.closing != "":
+	case s.proc.gone():
 		s.mu.Unlock()
 		return protocol.SessionSetModelResult{}, protocol.Errorf(protocol.CodeSessionExited, "%s: session %s has exited", what, s.id)
-	case s.restarting:
+	case s.restarts.active:
 		defer s.mu.Unlock()
-		s.modelChosen, s.modelResolved = model, ""
-		s.setModelLocked(model)
+		if s.models.choose(model, "") {
+			s.pushStateLocked("")
+		}
 		return protocol.SessionSetModelResult{Model: model}, nil
 	}
 	s.mu.Unlock()
@@ -196,8 +214,9 @@ func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionS
 		resolved = ""
 	}
 	s.mu.Lock()
-	s.modelChosen, s.modelResolved = model, resolved
-	s.setModelLocked(model)
+	if s.models.choose(model, resolved) {
+		s.pushStateLocked("")
+	}
 	s.mu.Unlock()
 	s.log.Info("model set", "model", model, "resolved", resolved)
 	return protocol.SessionSetModelResult{Model: model, ResolvedModel: resolved}, nil
@@ -216,13 +235,13 @@ func modelArgs(model string) []string {
 	}
 }
 
-// modelInfosLocked is the models list of session/state.
-func (s *Session) modelInfosLocked() []protocol.ModelInfo {
-	if len(s.models) == 0 {
+// infos is the models list of session/state.
+func (m *models) infos() []protocol.ModelInfo {
+	if len(m.list) == 0 {
 		return nil
 	}
-	out := make([]protocol.ModelInfo, len(s.models))
-	for i, e := range s.models {
+	out := make([]protocol.ModelInfo, len(m.list))
+	for i, e := range m.list {
 		out[i] = e.info
 	}
 	return out

@@ -50,7 +50,7 @@ func (s *Server) reqCreate(_ context.Context, c *client, d *protocol.SessionCrea
 	}
 	res := protocol.SessionCreateResult{Session: sess.id, State: protocol.StateStarting, Cwd: sess.cfg.cwd}
 	if sess.cfg.client != nil {
-		for _, st := range sess.clientMCPStatus() {
+		for _, st := range sess.mcp.clientStatuses() {
 			res.MCPServers = append(res.MCPServers, protocol.ClientMCPServer{Name: st.Name, Active: st.Active, Approval: string(st.Approval), Reason: st.Reason})
 		}
 		sess.log.Info("session created", "conn", c.id, "cwd", sess.cfg.cwd, "client_mcp_servers", sess.cfg.client.Names())
@@ -89,7 +89,7 @@ func (s *Server) reqPermissionRespond(ctx context.Context, _ *client, d *protoco
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ControlTimeout)
 	defer cancel()
-	return nil, sess.respondPermission(ctx, d)
+	return nil, sess.broker.respond(ctx, d)
 }
 
 func (s *Server) reqSend(c *client, id json.RawMessage, d *protocol.SessionSend) {
@@ -146,7 +146,7 @@ func (s *Server) reqInterrupt(c *client, id json.RawMessage, d *protocol.Session
 		return
 	}
 	sess.mu.Lock()
-	p, exited, restarting := sess.proc, sess.exited || sess.closing != "", sess.restarting
+	p, exited, restarting := sess.proc.cur, sess.proc.gone(), sess.restarts.active
 	sess.mu.Unlock()
 	switch {
 	case exited:
@@ -175,7 +175,7 @@ func (s *Server) reqInterrupt(c *client, id json.RawMessage, d *protocol.Session
 				c.reply(id, nil)
 			}
 		case <-c.ctx.Done():
-			sess.forgetControl(p, rid) // nobody to answer
+			p.forget(rid) // nobody to answer
 		}
 	})
 }

@@ -306,8 +306,9 @@ func (s *Server) mcpLoop(ctx context.Context) {
 
 // applyMCP installs the source's current configuration: if anything
 // changed, MCP subscribers get mcp/config and mcp/status before it
-// returns; if the active servers changed, live sessions get
-// mcp_set_servers (then mcp_status) in the background.
+// returns; if the active servers changed, each live session is marked
+// (Session.markApply) and its one applier sends it the newest
+// configuration with mcp_set_servers (then mcp_status) in the background.
 func (s *Server) applyMCP() {
 	if s.opts.MCP == nil {
 		return
@@ -328,11 +329,7 @@ func (s *Server) applyMCP() {
 		return
 	}
 	for _, sess := range s.sessions {
-		if !sess.isLive() {
-			continue
-		}
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); sess.applyCurrentServers() }()
+		sess.markApply() // live sessions only; at most one applier each
 	}
 }
 
@@ -469,7 +466,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
 	}
 	sess.mu.Lock() // its handlers read proc already
-	sess.proc = p
+	sess.proc.cur = p
 	sess.mu.Unlock()
 	s.sessions[id] = sess
 	s.metrics.sessionCreated()
@@ -508,19 +505,7 @@ func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, e
 // newSession returns a session in state starting, with no process yet.
 func (s *Server) newSession(cfg sessionConfig) *Session {
 	id := newID("s-")
-	return &Session{
-		id:          id,
-		srv:         s,
-		log:         s.log.With("session", id),
-		cfg:         cfg,
-		mode:        cfg.permissionMode,
-		model:       cfg.model,
-		modelChosen: cfg.model,
-		createdAt:   time.Now(),
-		state:       protocol.StateStarting,
-		hub:         s.newSessionHub(id),
-		final:       make(chan struct{}),
-	}
+	return makeSession(id, newSessionEnv(s), s.log.With("session", id), cfg, s.newSessionHub(id))
 }
 
 // spawnErrorCode and spawnErrorMessage say what a client may see of a

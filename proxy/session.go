@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
@@ -24,110 +22,82 @@ import (
 // replaced only by a restart with --resume when claude refuses a live MCP
 // change), its replay log, its subscribers and its pending permission
 // requests. The client does the process, stdin, stdout and the control
-// protocol's bookkeeping; the session does turns, state, the permission
-// broker, restarts and MCP application.
+// protocol's bookkeeping; the session is composed of parts with one job
+// each, in files of their own:
+//
+//   - proc (process.go): the claude process, its spawn, the exit
+//     watcher, exit reporting and close;
+//   - turns (turnstate.go): which turn claude runs, read from its events;
+//   - broker (broker.go): permission requests and the permission mode;
+//   - models (model.go): the models claude offers and the one it runs;
+//   - restarts (restart.go): restarts between turns and the turns held
+//     meanwhile;
+//   - mcp (sessionmcp.go): the MCP configuration sent live (the
+//     pending-apply slot), toggles, status reports, the client's servers
+//     and the session's secrets.
+//
+// What a session reaches of its server is env (session_env.go), nothing
+// else. This file holds the session's state (state, claudeID) and its
+// face to clients: events in, turns written, subscriptions.
 //
 // Goroutines, all tracked by wg and joined by close: per process, the
 // exit watcher (it waits for the client, whose own goroutines call the
-// session's handlers: onEvent, onControlRequest, onControlCancel, and the
-// callbacks of control requests); one per pending permission timeout
-// (time.AfterFuncs, counted when armed and released when they run or are
-// stopped); a restart; the flush of held turns.
+// session's handlers: onEvent, onControlRequest, broker.onCancel, and the
+// callbacks of control requests); a restart; the flush of held turns; the
+// applier of MCP configuration changes (markApply). The permission
+// timeouts (time.AfterFuncs) are counted in the broker's own wg (counted
+// when armed and released when they run or are stopped), which close also
+// waits for.
 //
-// mu guards every field below it up to mcpMu; mcpMu serializes
-// applyCurrentServers and toggleMCP and guards mcpOff.
+// mu guards state, claudeID and the fields of every part that says it is
+// guarded by Session.mu (proc, turns, restarts, broker's perms, resolved
+// and mode, models but its setMu, mcp's statusInFlight, applyWanted and
+// applying). The parts' own locks: models.setMu (taken before mu),
+// sessionMCP.mu (taken before mu), sessionMCP.clientMu (alone or under
+// mu). The hub has its own lock, taken after mu.
 type Session struct {
 	id        string
-	srv       *Server
+	env       sessionEnv // all it reaches of its server (session_env.go)
 	log       *slog.Logger
 	cfg       sessionConfig
 	createdAt time.Time
 
-	secretsCache atomic.Pointer[sessionSecrets] // see secrets
+	mu       sync.Mutex
+	state    string
+	claudeID string
+	hub      *hub // the event log and the subscriptions (its own lock, taken after mu)
 
-	mu             sync.Mutex
-	state          string
-	claudeID       string
-	hub            *hub          // the event log and the subscriptions (its own lock, taken after mu)
-	mode           string        // the permission mode: claude's last report, or set by session/setPermissionMode (broker.go)
-	model          string        // the model the session runs, as reported in session/state (model.go)
-	modelChosen    string        // the model value last chosen (session/create, session/setModel): a new process is launched with it
-	modelResolved  string        // the model id claude's set_model answer resolved modelChosen to ("" unknown)
-	models         []modelEntry  // the models claude's initialize reply offers (at most protocol.MaxModels)
-	modelsGen      uint64        // counts the changes of models (stateKeyLocked)
-	perms          []*permission // pending, in arrival order (a few at most: a linear search is fine)
-	resolved       recentSet     // request ids answered, timed out or cancelled
-	inTurn         bool          // claude runs a turn: its system/init (or first event) was seen, its result not yet
-	queued         []turnKey     // user turns written to claude and not yet seen starting (their replay), oldest first
-	replays        bool          // the current process has replayed a user turn (it echoes them)
-	turnReplayed   bool          // a user turn was replayed in the running turn
-	proc           *claudeProc
-	exited         bool      // the exit was reported (final is closed at the same time)
-	exitFrames     [][]byte  // session/exited + session/state as reported, for subscribers catching up later
-	exitedAt       time.Time // when the exit was reported (the session is reaped SessionTTL later)
-	closing        string    // "", protocol.ExitClosed or protocol.ExitShutdown
-	forgotten      bool      // closed: no more subscribers
-	restartWanted  bool
-	restarting     bool
-	held           []heldTurn // turns waiting for a restarted process (at most maxHeldTurns)
-	flushing       bool       // held turns are being written
-	statusInFlight bool
+	proc     procState  // the process and its end (process.go); guarded by mu
+	turns    turns      // turn state (turnstate.go); guarded by mu
+	restarts restarts   // restarts and held turns (restart.go); guarded by mu
+	broker   broker     // permission requests and the mode (broker.go)
+	models   models     // models (model.go)
+	mcp      sessionMCP // MCP in the session (sessionmcp.go)
 
-	mcpMu   sync.Mutex      // serializes applyCurrentServers and toggleMCP
-	mcpOff  map[string]bool // servers toggled off in this session (mcp/toggle); guarded by mcpMu
-	modelMu sync.Mutex      // serializes setModel (taken before mu)
+	wg sync.WaitGroup
+}
 
-	// The configuration with the servers the client sent (cfg.client),
-	// made from the proxy's configuration clientBase; see mcpConfig.
-	// clientMu guards them; it is taken alone or under mu, and nothing is
-	// locked under it but a configFile's lock.
-	clientMu     sync.Mutex
-	clientBase   *MCPConfig
-	clientCfg    *MCPConfig
-	clientStatus []mcpconfig.ClientStatus
-	clientRetire func()
-	clientDone   bool // the session ended: nothing more is made
-
-	wg    sync.WaitGroup
-	final chan struct{} // closed when the exit has been reported, for close to wait on
+// makeSession returns a session in state starting, with no process yet:
+// its parts wired to each other and to env.
+func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig, h *hub) *Session {
+	s := &Session{id: id, env: env, log: log, cfg: cfg, createdAt: time.Now(), state: protocol.StateStarting, hub: h}
+	s.proc.final = make(chan struct{})
+	s.models.current, s.models.chosen = cfg.model, cfg.model
+	s.broker = broker{
+		mu: &s.mu, session: id, log: log, metrics: env.metrics,
+		timeout: env.opts.permissionTimeout, maxPending: env.opts.maxPendingPermissions, rules: env.opts.rules, cwd: cfg.cwd,
+		push:   h.push,
+		allows: func(tool string, ref *protocol.MCPRef) bool { return s.mcp.config().allows(tool, ref) },
+		exited: func() bool { return s.proc.exited },
+		mode:   cfg.permissionMode,
+	}
+	s.mcp = sessionMCP{client: cfg.client, target: env.mcp, envSecrets: env.envSecrets, log: log}
+	return s
 }
 
 type sessionConfig struct {
 	cwd, model, permissionMode, resume string
 	client                             *mcpconfig.ClientServers // session/create mcpServers; nil without
-}
-
-// claudeProc is one claude process of a session.
-type claudeProc struct {
-	cli      *claudecli.Client
-	release  func()        // frees what its flags name (the MCP config file); called once it has exited
-	finished chan struct{} // closed once the session has handled its exit
-	// mcpLaunched names the servers of its --mcp-config (set by spawn,
-	// never changed): claude's mcp_set_servers cannot remove them, so a
-	// configuration without one of them restarts the session
-	// (applyCurrentServers).
-	mcpLaunched map[string]bool
-
-	initialized bool // claude answered initialize (or failed to): held turns may go to it (Session.mu)
-}
-
-type permission struct {
-	id          string
-	proc        *claudecli.Client
-	kind        string // protocol.PermissionKind*
-	tool        string
-	input       json.RawMessage
-	suggestions json.RawMessage // the CLI's permission_suggestions (for "always")
-	frame       []byte          // the permission/request push
-	timer       *time.Timer
-	asked       time.Time // when it arrived (ccproxy_permission_wait_seconds)
-	answering   bool      // an "always" answer claimed it and is recording its rules (respondPermission)
-	expired     bool      // its timeout ran while it was claimed: denied if the claim is released
-}
-
-type heldTurn struct {
-	line  []byte
-	reply func(error)
 }
 
 type controlResult struct {
@@ -142,190 +112,10 @@ const stdinQueue = claudecli.DefaultStdinQueue
 // answer within ControlTimeout.
 var errControlTimeout = claudecli.ErrTimeout
 
-// maxHeldTurns bounds the turns held while the session restarts: as many
-// as claude's stdin queue takes.
-const maxHeldTurns = stdinQueue
-
 // cliError is claude's error answer to a control request.
 type cliError = claudecli.CLIError
 
 var errSessionExited = errors.New("the session's claude process has exited")
-
-// recentSet remembers the last recentMax ids added.
-type recentSet struct {
-	m    map[string]struct{}
-	ring []string
-	next int
-}
-
-const recentMax = 1024
-
-func (r *recentSet) add(id string) {
-	if r.m == nil {
-		r.m = map[string]struct{}{}
-		r.ring = make([]string, recentMax)
-	}
-	if old := r.ring[r.next]; old != "" {
-		delete(r.m, old)
-	}
-	r.ring[r.next] = id
-	r.next = (r.next + 1) % recentMax
-	r.m[id] = struct{}{}
-}
-
-func (r *recentSet) has(id string) bool { _, ok := r.m[id]; return ok }
-
-// ---------------------------------------------------------------- process
-
-// claudeArgs builds claude's command line. The user's text never goes
-// here; values were validated by package protocol so none reads as a flag.
-// --replay-user-messages has claude echo each user turn as an event, so
-// every client (and a replay after a reconnect) shows what was asked.
-func (s *Session) claudeArgs(resume string, mcpArgs []string) []string {
-	args := append([]string(nil), s.srv.opts.ClaudePrefixArgs...)
-	args = append(args, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
-		"--verbose", "--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio")
-	args = append(args, modelArgs(s.chosenModel())...)
-	if mode := s.permissionMode(); mode != "" {
-		args = append(args, "--permission-mode", mode)
-	}
-	if resume != "" {
-		args = append(args, "--resume", resume)
-	}
-	return append(args, mcpArgs...) // variadic flags: last
-}
-
-// errMCPSpawn marks a failure to prepare the MCP flags of a process.
-var errMCPSpawn = errors.New("preparing the MCP configuration for claude")
-
-// spawn starts a claude process for the session. Its events reach the
-// session's handlers at once; the caller makes it s.proc and calls run,
-// or reaps it.
-func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
-	var mcpArgs []string
-	var launched map[string]bool
-	release := func() {}
-	if cfg := s.mcpConfig(); cfg != nil && cfg.Spawn != nil {
-		args, rel, err := cfg.Spawn()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", errMCPSpawn, err)
-		}
-		mcpArgs = args
-		if rel != nil {
-			release = rel
-		}
-		launched = make(map[string]bool, len(cfg.Servers))
-		for name := range cfg.Servers { // what Spawn's --mcp-config holds
-			launched[name] = true
-		}
-	}
-	calls := s.srv.calls.forSession(s.id, s.log) // nil without a call log
-	if calls != nil {
-		calls.scrub = s.scrubClient
-	}
-	o := s.srv.opts
-	// The handlers use p only as the identity of the process (p.cli is set
-	// after Start, while they may already run).
-	p := &claudeProc{release: release, finished: make(chan struct{}), mcpLaunched: launched}
-	cli, err := claudecli.Start(claudecli.Config{
-		Path:             claude.Path,
-		Args:             s.claudeArgs(resume, mcpArgs),
-		Dir:              s.cfg.cwd,
-		Env:              s.srv.claudeEnv(),
-		Stream:           stream.Options{Attachments: stream.AttachSink, Sink: s.srv.blobs},
-		MaxLineBytes:     o.MaxLineBytes,
-		StderrTailBytes:  o.StderrTailBytes,
-		StdinQueue:       stdinQueue,
-		ControlTimeout:   o.ControlTimeout,
-		CloseGrace:       o.CloseGrace,
-		TermGrace:        o.TermGrace,
-		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
-		OnControlRequest: s.onControlRequest,
-		OnControlCancel:  s.onControlCancel,
-		OnNormalized:     s.srv.metrics.normalized,
-		OnControlDone:    s.srv.metrics.controlDone,
-		Logger:           s.log,
-	})
-	if err != nil {
-		release()
-		return nil, err
-	}
-	p.cli = cli
-	s.log.Info("claude started", "pid", cli.PID(), "path", claude.Path, "cwd", s.cfg.cwd, "resume", resume != "")
-	return p, nil
-}
-
-// reap kills p, a process the session does not run (nobody else owns
-// it), waits for it and frees what it holds.
-func reap(p *claudeProc) {
-	p.cli.Kill()
-	p.cli.Wait()
-	p.release()
-}
-
-// run watches the exit of p and asks claude to initialize. s.proc is p
-// already.
-func (s *Session) run(p *claudeProc) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer close(p.finished)
-		p.cli.Wait()
-		p.release()
-		s.onExit(p, p.cli.Exit())
-	}()
-
-	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, func(r controlResult) {
-		if r.err != nil {
-			s.log.Warn("claude did not accept initialize", "err", r.err)
-		} else {
-			s.mu.Lock()
-			s.noteModelsLocked(r.resp)
-			s.mu.Unlock()
-		}
-		s.onInitialized(p)
-		s.refreshMCPStatus()
-	})
-}
-
-// onInitialized notes that p answered initialize (or failed to): the
-// session leaves "starting", and the turns held during a restart go to p —
-// unless p is already being replaced (a second restart that began while p
-// initialized): they wait for its successor then.
-func (s *Session) onInitialized(p *claudeProc) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p.initialized = true
-	if s.proc == p && s.state == protocol.StateStarting {
-		s.setStateLocked(s.busyState(), "")
-	}
-	s.flushHeldLocked()
-}
-
-// flushHeldLocked starts writing the held turns to the session's process
-// if it has initialized, is not being replaced, and nobody writes them
-// already.
-func (s *Session) flushHeldLocked() {
-	p := s.proc
-	if p == nil || !p.initialized || s.restarting || s.flushing || s.exited || len(s.held) == 0 {
-		return
-	}
-	s.flushing = true
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.flushHeld(p) }()
-}
-
-// busyLocked reports whether a turn is in flight: claude runs one (a user
-// turn or one it started by itself), or a user turn was written that has
-// not started yet.
-func (s *Session) busyLocked() bool { return s.inTurn || len(s.queued) > 0 }
-
-func (s *Session) busyState() string {
-	if s.busyLocked() {
-		return protocol.StateRunning
-	}
-	return protocol.StateIdle
-}
 
 // ---------------------------------------------------------------- events
 
@@ -345,7 +135,7 @@ func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) 
 // the session's lock, so a state push comes right after the event that
 // caused it.
 func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
-	s.scrubToolResults(ev)
+	s.mcp.scrubToolResults(ev)
 	var reports []mcpReport
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit {
 		reports = parseInitServers(ev.JSON)
@@ -357,27 +147,31 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		return protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
 	})
 	if frame != nil {
-		s.srv.metrics.eventLogged(frame)
+		s.env.metrics.eventLogged(frame)
 	}
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
 		s.claudeID = ev.SessionID
 		s.pushStateLocked("")
 	}
 	if ev.Type == stream.TypeSystem {
-		s.noteModeLocked(ev)
-		s.noteModelLocked(ev)
+		if s.broker.noteMode(ev) {
+			s.pushStateLocked("")
+		}
+		if s.models.noteInit(ev) {
+			s.pushStateLocked("")
+		}
 	}
-	if p == s.proc && !s.restarting {
-		s.turnEventLocked(ev)
+	if p == s.proc.cur && !s.restarts.active && s.turns.event(ev, s.log) {
+		s.settleStateLocked()
 	}
 	s.mu.Unlock()
 	if overBudget {
-		s.srv.logs.Trim() // without the session's lock
+		s.env.trimLogs() // without the session's lock
 	}
 
 	if reports != nil {
-		s.srv.mcp.observe(reports, time.Now())
-		if s.srv.mcp.needsDetail(reports) {
+		s.env.mcp.observe(reports, time.Now())
+		if s.env.mcp.needsDetail(reports) {
 			s.refreshMCPStatus() // tools and failure reasons come only from mcp_status
 		}
 	}
@@ -406,14 +200,14 @@ func (s *Session) pushStateLocked(reason string) {
 // one that catches up is sent a session/state when it turns live if any
 // of them changed meanwhile (liveFramesLocked).
 func (s *Session) stateKeyLocked() string {
-	return s.state + "\x00" + s.mode + "\x00" + s.model + "\x00" + strconv.FormatUint(s.modelsGen, 10)
+	return s.state + "\x00" + s.broker.mode + "\x00" + s.models.current + "\x00" + strconv.FormatUint(s.models.gen, 10)
 }
 
 // stateFrameLocked is the session/state push of the state now (nil, and
 // logged, if it cannot be encoded).
 func (s *Session) stateFrameLocked(reason string) []byte {
-	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.mode,
-		Model: s.model, Models: s.modelInfosLocked()})
+	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.mode,
+		Model: s.models.current, Models: s.models.infos()})
 	if err != nil {
 		s.log.Error("session state", "err", err)
 		return nil
@@ -421,19 +215,16 @@ func (s *Session) stateFrameLocked(reason string) []byte {
 	return f
 }
 
-// pushLocked queues a frame for every live subscriber (the hub's push).
-func (s *Session) pushLocked(frame []byte) { s.hub.push(frame) }
-
 // ---------------------------------------------------------------- control protocol
 
 // control sends claude (process p) the control request subtype with fields
 // without waiting and returns its request id; cb gets the answer (from the
 // stdout goroutine, from the timeout after ControlTimeout, at exit, or at
 // once when the request cannot be sent; it must not block), exactly once
-// unless forgetControl drops the request first.
+// unless claudeProc.forget drops the request first.
 func (s *Session) control(p *claudeProc, subtype string, fields any, cb func(controlResult)) (string, error) {
 	s.mu.Lock()
-	exited := s.exited
+	exited := s.proc.exited
 	s.mu.Unlock()
 	if exited || p == nil {
 		cb(controlResult{err: errSessionExited})
@@ -452,19 +243,11 @@ func sessionErr(err error) error {
 	return err
 }
 
-// forgetControl drops a pending control request of p whose answer nobody
-// waits for any more; its callback is not called.
-func (s *Session) forgetControl(p *claudeProc, id string) {
-	if p != nil {
-		p.cli.Forget(id)
-	}
-}
-
 // controlWait sends a control request to the current process and waits
 // for its answer.
 func (s *Session) controlWait(ctx context.Context, subtype string, fields any) (json.RawMessage, error) {
 	s.mu.Lock()
-	p, exited := s.proc, s.exited
+	p, exited := s.proc.cur, s.proc.exited
 	s.mu.Unlock()
 	if exited || p == nil {
 		return nil, errSessionExited
@@ -478,26 +261,11 @@ func (s *Session) controlWait(ctx context.Context, subtype string, fields any) (
 // is never left waiting.
 func (s *Session) onControlRequest(p *claudecli.Client, req claudecli.ControlRequest) {
 	if req.Subtype == "can_use_tool" {
-		s.onPermissionRequest(p, req.ID, req.Line)
+		s.broker.onRequest(p, req.ID, req.Line)
 		return
 	}
 	s.log.Info("claude sent a control request ccproxy does not handle; answered with an error", "subtype", req.Subtype)
-	s.answerClaude(p, stream.ControlError(req.ID, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", req.Subtype)))
-}
-
-// answerClaude queues an answer to a control request of claude without
-// blocking. If claude has not read its stdin for so long that the queue is
-// full, the session cannot go on: the client kills the process.
-func (s *Session) answerClaude(p *claudecli.Client, line []byte) { _ = p.Answer(line) }
-
-func (s *Session) onControlCancel(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	perm := s.takePermLocked(id)
-	if perm == nil {
-		return
-	}
-	s.resolvedLocked(perm, protocol.BehaviorCancelled, protocol.ResolvedCancelled, "")
+	answerClaude(p, stream.ControlError(req.ID, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", req.Subtype)))
 }
 
 // ---------------------------------------------------------------- turns
@@ -508,26 +276,27 @@ func (s *Session) onControlCancel(id string) {
 func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) {
 	s.mu.Lock()
 	switch {
-	case s.exited || s.closing != "":
+	case s.proc.exited || s.proc.closing != "":
 		s.mu.Unlock()
 		reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 		return
-	case s.restarting || s.flushing || len(s.held) > 0:
-		if len(s.held) >= maxHeldTurns {
+	case s.restarts.active || s.restarts.flushing || len(s.restarts.held) > 0:
+		if len(s.restarts.held) >= maxHeldTurns {
 			s.mu.Unlock()
 			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is restarting and already holds %d turns; wait until it is idle", s.id, maxHeldTurns))
 			return
 		}
-		s.held = append(s.held, heldTurn{line: line, reply: reply})
+		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
 		s.mu.Unlock()
 		return
-	case len(s.queued) >= maxQueuedTurns:
+	case len(s.turns.queued) >= maxQueuedTurns:
 		s.mu.Unlock()
 		reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s: claude has not started the %d turns sent before; wait until it is idle", s.id, maxQueuedTurns))
 		return
 	}
-	p := s.proc
-	k := s.queueTurnLocked(line)
+	p := s.proc.cur
+	k := s.turns.queue(line)
+	s.settleStateLocked()
 	s.mu.Unlock()
 	reply(s.writeTurn(ctx, p, line, k))
 }
@@ -540,8 +309,8 @@ func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte, k t
 		return nil
 	}
 	s.mu.Lock()
-	if s.proc == p {
-		s.unqueueLocked(k)
+	if s.proc.cur == p {
+		s.turns.unqueue(k)
 		s.settleStateLocked()
 	}
 	s.mu.Unlock()
@@ -549,29 +318,6 @@ func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte, k t
 		return protocol.Errorf(protocol.CodeTimeout, "session/send: claude did not read the turn in time")
 	}
 	return protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id)
-}
-
-// flushHeld writes the turns held during a restart to p, in order,
-// including those sent while it runs. It stops when p is being replaced or
-// was: the rest go to p's successor once it has initialized (at once if it
-// has).
-func (s *Session) flushHeld(p *claudeProc) {
-	for {
-		s.mu.Lock()
-		if len(s.held) == 0 || s.exited || s.proc != p || s.restarting {
-			s.flushing = false
-			s.flushHeldLocked()
-			s.mu.Unlock()
-			return
-		}
-		h := s.held[0]
-		s.held = s.held[1:]
-		k := s.queueTurnLocked(h.line)
-		s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
-		h.reply(s.writeTurn(ctx, p, h.line, k))
-		cancel()
-	}
 }
 
 // ---------------------------------------------------------------- subscribers
@@ -584,12 +330,12 @@ func (s *Session) flushHeld(p *claudeProc) {
 func (s *Session) subscribe(c *client, id json.RawMessage, afterSeq int64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.forgotten {
+	if s.proc.forgotten {
 		return protocol.Errorf(protocol.CodeUnknownSession, "session/subscribe: no session %q", s.id)
 	}
 	return s.hub.subscribe(c, s, afterSeq, s.stateKeyLocked(), func(first, last int64) ([]byte, error) {
 		return encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last,
-			Model: s.model, Models: s.modelInfosLocked()})
+			Model: s.models.current, Models: s.models.infos()})
 	})
 }
 
@@ -617,9 +363,9 @@ func (s *Session) pull(sub *subscription) [][]byte {
 // kept them), state included.
 func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	key := s.stateKeyLocked()
-	if !sub.wasLive && s.exited {
+	if !sub.wasLive && s.proc.exited {
 		sub.sentState = key
-		return slices.Clone(s.exitFrames)
+		return slices.Clone(s.proc.exitFrames)
 	}
 	var frames [][]byte
 	if sub.sentState != key {
@@ -631,7 +377,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	if sub.wasLive {
 		return frames
 	}
-	for _, perm := range s.perms {
+	for _, perm := range s.broker.perms {
 		frames = append(frames, perm.frame)
 	}
 	return frames
@@ -639,222 +385,6 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 
 // unsubscribe ends c's subscription; its queued frames are dropped.
 func (s *Session) unsubscribe(c *client) bool { return s.hub.unsubscribe(c) }
-
-// ---------------------------------------------------------------- exit, close, restart
-
-// onExit runs when process p has ended, its output was read to the end and
-// its pending control requests failed.
-func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
-	code, sig := ex.Code, ex.Signal
-	logArgs := []any{"pid", p.cli.PID(), "code", deref(code), "signal", deref(sig), "ran", ex.Ran.Round(time.Millisecond)}
-
-	s.mu.Lock()
-	if p != s.proc || (s.restarting && s.closing == "") {
-		// Replaced: what it asked (a turn it started on its own while it
-		// was being closed) can no longer be answered.
-		s.cancelPermsLocked(p.cli)
-		s.mu.Unlock()
-		s.srv.metrics.claudeExited("restart", ex)
-		s.log.Info("claude exited for a restart", logArgs...)
-		return
-	}
-	reason := s.closing
-	if reason == "" {
-		reason = protocol.ExitExited
-	}
-	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
-	s.srv.metrics.claudeExited(reason, ex)
-	s.reportExitLocked(code, sig, ex.StderrTail, reason)
-	held := s.held
-	s.held = nil
-	s.mu.Unlock()
-
-	for _, h := range held {
-		h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
-	}
-}
-
-// reportExitLocked makes the session exited: pending permission requests are
-// cancelled, subscribers get session/exited then session/state.
-func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason string) {
-	if s.exited {
-		return
-	}
-	s.cancelPermsLocked(nil)
-	s.exited = true
-	s.inTurn, s.queued = false, nil
-	state := protocol.StateExited
-	if reason == protocol.ExitClosed {
-		state = protocol.StateClosed
-	}
-	s.state = state
-	exited, err := encodePush(protocol.TypeSessionExited, protocol.SessionExited{
-		Session: s.id, Code: code, Signal: sig, StderrTail: stderrTail, Reason: reason})
-	if err != nil {
-		s.log.Error("session exited", "err", err)
-	}
-	st := s.stateFrameLocked(reason)
-	s.exitFrames = nil
-	if exited != nil {
-		s.exitFrames = append(s.exitFrames, exited)
-		s.pushLocked(exited)
-	}
-	if st != nil {
-		s.exitFrames = append(s.exitFrames, st)
-		s.hub.pushState(st, s.stateKeyLocked())
-	}
-	s.hub.setExited()
-	s.exitedAt = time.Now()
-	close(s.final)
-}
-
-// close ends the session: stdin EOF, CloseGrace, SIGTERM to the group,
-// TermGrace, SIGKILL. Subscribers get session/exited (reason) and
-// session/state before it returns; with reason closed the session is then
-// forgotten. It waits for every goroutine of the session. Safe to call
-// more than once and concurrently.
-func (s *Session) close(reason string) {
-	s.mu.Lock()
-	if s.closing == "" {
-		s.closing = reason
-	}
-	p := s.proc
-	exited := s.exited
-	s.mu.Unlock()
-
-	if !exited && p != nil {
-		p.cli.Close() // stdin EOF, CloseGrace, SIGTERM, TermGrace, SIGKILL
-	}
-	<-s.final
-	s.wg.Wait()
-	s.endClientMCP() // no process left, none to come
-
-	if reason != protocol.ExitClosed {
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.forgotten {
-		return
-	}
-	if exited && s.state != protocol.StateClosed {
-		// It had exited on its own; now it is closed too.
-		s.state = protocol.StateClosed
-		s.pushStateLocked(reason)
-	}
-	s.forgotten = true
-	s.hub.release() // subscribers' queued frames still go out; spill files removed
-}
-
-// reap forgets a session that exited SessionTTL ago (the server removed
-// it from its registry first): subscribers get session/state closed with
-// reason "reaped", then its log (memory and spill files) is freed.
-func (s *Session) reap() {
-	<-s.final
-	s.wg.Wait()
-	s.endClientMCP()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.forgotten {
-		return
-	}
-	s.state = protocol.StateClosed
-	s.pushStateLocked(protocol.ReasonReaped)
-	s.forgotten = true
-	s.hub.release()
-}
-
-// requestRestart restarts claude with --resume between turns, because it
-// refused a live MCP change or cannot make it (a server it was launched
-// with left the configuration: applyCurrentServers).
-func (s *Session) requestRestart(why string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.exited || s.closing != "" || s.restarting {
-		return
-	}
-	s.log.Info("restarting claude between turns", "why", why)
-	s.restartWanted = true
-	if !s.busyLocked() {
-		s.beginRestartLocked()
-	}
-}
-
-func (s *Session) beginRestartLocked() {
-	if s.restarting || s.exited || s.closing != "" {
-		return
-	}
-	s.restartWanted = false
-	s.restarting = true
-	s.inTurn, s.queued = false, nil          // none in flight (busyLocked was false)
-	s.replays, s.turnReplayed = false, false // the new process has echoed nothing yet
-	s.setStateLocked(protocol.StateRestarting, "applying an MCP configuration change")
-	old := s.proc
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); s.restart(old) }()
-}
-
-// restart replaces old by a new claude resuming the same conversation.
-func (s *Session) restart(old *claudeProc) {
-	old.cli.Close()
-	<-old.finished
-
-	s.mu.Lock()
-	// The conversation claude reported, or, before its first turn, the one
-	// the session was created to resume.
-	resume := cmp.Or(s.claudeID, s.cfg.resume)
-	closing := s.closing
-	s.mu.Unlock()
-	fail := func(msg string) {
-		ex := old.cli.Exit()
-		code, sig := ex.Code, ex.Signal
-		s.mu.Lock()
-		reason := s.closing
-		if reason == "" {
-			reason = protocol.ExitExited
-		}
-		s.restarting = false
-		s.reportExitLocked(code, sig, msg, reason)
-		held := s.held
-		s.held = nil
-		s.mu.Unlock()
-		for _, h := range held {
-			h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited", s.id))
-		}
-	}
-	if closing != "" {
-		fail("")
-		return
-	}
-	claude, err := s.srv.findClaude()
-	if err != nil {
-		s.log.Error("restart: claude unavailable", "err", err)
-		fail("ccproxy could not restart claude: " + err.Error())
-		return
-	}
-	p, err := s.spawn(claude, resume)
-	if err != nil {
-		s.log.Error("restart: starting claude", "err", err)
-		fail("ccproxy could not restart claude: " + spawnErrorMessage(err)) // what session/create would say
-		return
-	}
-	s.mu.Lock()
-	if s.closing != "" {
-		s.mu.Unlock()
-		// Closed meanwhile: nobody else owns the new process.
-		reap(p)
-		fail("")
-		return
-	}
-	s.proc = p
-	s.restarting = false
-	s.srv.metrics.restarted()
-	s.state = "" // so the next line announces it
-	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
-	s.mu.Unlock()
-	s.run(p)
-	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)
-}
 
 // ---------------------------------------------------------------- info
 
@@ -866,14 +396,14 @@ func (s *Session) info() protocol.SessionInfo {
 		Session:            s.id,
 		State:              s.state,
 		Cwd:                s.cfg.cwd,
-		Model:              s.model,
-		PermissionMode:     s.mode,
+		Model:              s.models.current,
+		PermissionMode:     s.broker.mode,
 		ClaudeSessionID:    s.claudeID,
 		CreatedAt:          s.createdAt.UTC(),
 		FirstSeq:           first,
 		LastSeq:            last,
 		Subscribers:        int64(s.hub.subscribers()),
-		PendingPermissions: int64(len(s.perms)),
+		PendingPermissions: int64(len(s.broker.perms)),
 	}
 }
 
@@ -881,13 +411,13 @@ func (s *Session) info() protocol.SessionInfo {
 func (s *Session) exitTime() (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.exitedAt, s.exited && !s.forgotten
+	return s.proc.exitedAt, s.proc.exited && !s.proc.forgotten
 }
 
 func (s *Session) isLive() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.exited && s.closing == ""
+	return !s.proc.exited && s.proc.closing == ""
 }
 
 func deref[T any](p *T) any {

@@ -119,7 +119,7 @@ func TestControlTimeoutForgotten(t *testing.T) {
 		t.Fatal(err)
 	}
 	sess.mu.Lock()
-	p := sess.proc
+	p := sess.proc.cur
 	sess.mu.Unlock()
 	if n := p.cli.Pending(); n != 0 {
 		t.Errorf("%d control requests still pending after the unanswered interrupt timed out", n)
@@ -184,7 +184,7 @@ func TestRestartCancelsTheOldProcessRequests(t *testing.T) {
 	}
 	c.turn(s, "hello") // the new process works
 	sess.mu.Lock()
-	n := len(sess.perms)
+	n := len(sess.broker.perms)
 	sess.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d permission requests still pending after the restart", n)
@@ -211,15 +211,15 @@ func TestHeldTurnsGoToTheCurrentProcess(t *testing.T) {
 	replies := make(chan error, 1)
 	from := c.count()
 	sess.mu.Lock()
-	p := sess.proc
-	sess.restarting = true // as a second restart leaves it while p is replaced
-	sess.held = append(sess.held, heldTurn{line: line, reply: func(err error) { replies <- err }})
+	p := sess.proc.cur
+	sess.restarts.active = true // as a second restart leaves it while p is replaced
+	sess.restarts.held = append(sess.restarts.held, heldTurn{line: line, reply: func(err error) { replies <- err }})
 	sess.mu.Unlock()
 
 	sess.onInitialized(p) // p's initialize answer, arriving during that restart
 	sess.mu.Lock()
-	flushing, held := sess.flushing, len(sess.held)
-	sess.restarting = false // p stays the session's process after all
+	flushing, held := sess.restarts.flushing, len(sess.restarts.held)
+	sess.restarts.active = false // p stays the session's process after all
 	sess.mu.Unlock()
 	if flushing || held != 1 {
 		t.Fatalf("an initialize answer during a restart started writing the held turns to the process being replaced (flushing %v, %d held)", flushing, held)
@@ -228,7 +228,7 @@ func TestHeldTurnsGoToTheCurrentProcess(t *testing.T) {
 	// A flush writing to a process that has been replaced since (stale)
 	// stops, and the held turn goes to the current process, p.
 	sess.mu.Lock()
-	sess.flushing = true
+	sess.restarts.flushing = true
 	sess.mu.Unlock()
 	sess.flushHeld(&claudeProc{}) // it must not write to this one: it has no claude
 	select {

@@ -1,8 +1,22 @@
 package proxy
 
-// A session's side of MCP: the servers in force sent to claude
-// (mcp_set_servers, a restart when it refuses), its mcp_status reports, and
-// the servers its client sent (session/create mcpServers).
+// The MCP part of a Session: the servers in force sent to claude
+// (mcp_set_servers, a restart when it refuses) through one pending-apply
+// slot, live toggles, its mcp_status reports, the servers its client sent
+// (session/create mcpServers) and the session's secret set. Fields (type
+// sessionMCP), by the lock that guards them:
+//
+//   - mu (Session.mcpMu before the split): off; it serializes
+//     Session.applyCurrentServers and Session.toggleMCP, is held across
+//     their control request (bounded by ControlTimeout) and is taken
+//     before Session.mu.
+//   - Session.mu (a part of the Session, not a lock of its own):
+//     statusInFlight, applyWanted, applying.
+//   - clientMu: clientBase, clientCfg, clientStatus, clientRetire,
+//     clientDone; taken alone or under Session.mu, and nothing is locked
+//     under it but a configFile's lock.
+//   - none (set when the session is made): client, target, envSecrets,
+//     log; secretsCache is an atomic pointer.
 
 import (
 	"bytes"
@@ -10,9 +24,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -21,8 +38,75 @@ import (
 	"github.com/ccproxy/ccproxy/stream"
 )
 
+// sessionMCP is the MCP part of a session (see the file's comment for
+// what guards each field).
+type sessionMCP struct {
+	mu  sync.Mutex      // serializes Session.applyCurrentServers and Session.toggleMCP
+	off map[string]bool // servers toggled off in this session (mcp/toggle); guarded by mu
+
+	statusInFlight bool // an mcp_status request is out (refreshMCPStatus); Session.mu
+	applyWanted    bool // the MCP configuration in force changed since the applier last read it (markApply); Session.mu
+	applying       bool // the applier goroutine runs (at most one: applyPending); Session.mu
+
+	// The configuration with the servers the client sent (client), made
+	// from the proxy's configuration clientBase; see config.
+	clientMu     sync.Mutex
+	clientBase   *MCPConfig
+	clientCfg    *MCPConfig
+	clientStatus []mcpconfig.ClientStatus
+	clientRetire func()
+	clientDone   bool // the session ended: nothing more is made
+
+	client       *mcpconfig.ClientServers // session/create mcpServers; nil without
+	target       mcpTarget                // the proxy's configuration in force and status feed (sessionEnv.mcp)
+	envSecrets   *mcpconfig.Secrets       // sessionEnv.envSecrets
+	log          *slog.Logger
+	secretsCache atomic.Pointer[sessionSecrets] // see secrets
+}
+
+// markApply is the session's pending-apply slot: the MCP configuration in
+// force changed, so the session's applier (started here unless it runs
+// already) applies the newest configuration (applyCurrentServers), and
+// again as long as newer changes arrived meanwhile. However many changes
+// come while a control request holds sessionMCP.mu, at most one goroutine waits
+// for it, and the last configuration is the one applied. An exited or
+// closing session is not marked. Called by Server.applyMCP (under
+// Server.mu: Session.mu is taken under it).
+func (s *Session) markApply() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc.gone() {
+		return
+	}
+	s.mcp.applyWanted = true
+	if s.mcp.applying {
+		return
+	}
+	s.mcp.applying = true
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.applyPending() }()
+}
+
+// applyPending is the applier goroutine of markApply (owned by the
+// session, joined by its wg): it applies the configuration in force while
+// a change is wanted, and ends when none is, or when the session exits
+// or closes.
+func (s *Session) applyPending() {
+	for {
+		s.mu.Lock()
+		if !s.mcp.applyWanted || s.proc.gone() {
+			s.mcp.applyWanted, s.mcp.applying = false, false
+			s.mu.Unlock()
+			return
+		}
+		s.mcp.applyWanted = false
+		s.mu.Unlock()
+		s.applyCurrentServers() // reads the configuration in force once it holds sessionMCP.mu
+	}
+}
+
 // applyCurrentServers sends the full MCP server set now in force to
-// claude, less the servers toggled off in this session (mcpOff: sending
+// claude, less the servers toggled off in this session (sessionMCP.off: sending
 // them would enable them again), then asks for its status.
 //
 // claude's mcp_set_servers never removes a server of its --mcp-config
@@ -46,17 +130,17 @@ import (
 // Calls are serialized, and each sends the newest configuration, so the
 // last one to run wins.
 func (s *Session) applyCurrentServers() {
-	s.mcpMu.Lock()
-	defer s.mcpMu.Unlock()
-	cfg := s.mcpConfig()
+	s.mcp.mu.Lock()
+	defer s.mcp.mu.Unlock()
+	cfg := s.mcp.config()
 	if cfg == nil {
 		return
 	}
 	s.mu.Lock()
-	skip := s.exited || s.closing != "" || s.restarting
+	skip := s.proc.gone() || s.restarts.active
 	var gone []string // servers of the process's --mcp-config no longer in force
-	if s.proc != nil {
-		for name := range s.proc.mcpLaunched {
+	if p := s.proc.cur; p != nil {
+		for name := range p.mcpLaunched {
 			if _, ok := cfg.Servers[name]; !ok {
 				gone = append(gone, name)
 			}
@@ -74,11 +158,11 @@ func (s *Session) applyCurrentServers() {
 	}
 	servers := make(map[string]json.RawMessage, len(cfg.Servers))
 	for name, def := range cfg.Servers {
-		if !s.mcpOff[name] {
+		if !s.mcp.off[name] {
 			servers[name] = def
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)
 	defer cancel()
 	resp, err := s.controlWait(ctx, "mcp_set_servers", map[string]any{"servers": servers})
 	switch {
@@ -86,13 +170,13 @@ func (s *Session) applyCurrentServers() {
 		return
 	case err != nil:
 		// claude's message may quote the configuration it refused.
-		msg := s.scrubClient(err.Error())
+		msg := s.mcp.scrub(err.Error())
 		s.log.Warn("claude refused mcp_set_servers", "err", msg)
 		s.requestRestart("mcp_set_servers failed: " + msg)
 	default:
 		errs := gjson.GetBytes(resp, "errors").Map()
 		for _, name := range slices.Sorted(maps.Keys(errs)) {
-			s.log.Warn("MCP server failed to start", "server", name, "err", s.scrubClient(errs[name].String()))
+			s.log.Warn("MCP server failed to start", "server", name, "err", s.mcp.scrub(errs[name].String()))
 		}
 		s.log.Info("MCP servers applied", "added", gjson.GetBytes(resp, "added").Raw, "removed", gjson.GetBytes(resp, "removed").Raw, "failed", len(errs))
 	}
@@ -103,11 +187,11 @@ func (s *Session) applyCurrentServers() {
 // claude's mcp_toggle run through record (the MCP source's
 // UnrecordedToggle, which takes back what the CLI writes to
 // ~/.claude.json for it; nil runs it as is), and keeps the choice in
-// mcpOff so later mcp_set_servers leave a disabled server out. Serialized
-// with applyCurrentServers.
+// sessionMCP.off so later mcp_set_servers leave a disabled server out.
+// Serialized with applyCurrentServers.
 func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, record func(name string, enabled bool, toggle func() error) error) error {
-	s.mcpMu.Lock()
-	defer s.mcpMu.Unlock()
+	s.mcp.mu.Lock()
+	defer s.mcp.mu.Unlock()
 	var (
 		ran  bool  // the toggle was sent
 		terr error // claude's answer
@@ -132,12 +216,12 @@ func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, reco
 	// claude toggled it: the session keeps the choice even if the record
 	// stayed (the reply then says internal; the log says why).
 	if enabled {
-		delete(s.mcpOff, name)
+		delete(s.mcp.off, name)
 	} else {
-		if s.mcpOff == nil {
-			s.mcpOff = map[string]bool{}
+		if s.mcp.off == nil {
+			s.mcp.off = map[string]bool{}
 		}
-		s.mcpOff[name] = true
+		s.mcp.off[name] = true
 	}
 	return ferr
 }
@@ -150,34 +234,34 @@ func (s *Session) toggleMCP(ctx context.Context, name string, enabled bool, reco
 // after the process started.
 func (s *Session) reapplyMCPOff() {
 	var servers map[string]json.RawMessage
-	if cfg := s.mcpConfig(); cfg != nil {
+	if cfg := s.mcp.config(); cfg != nil {
 		servers = cfg.Servers
 	}
-	s.mcpMu.Lock()
-	for name := range s.mcpOff {
+	s.mcp.mu.Lock()
+	for name := range s.mcp.off {
 		if _, ok := servers[name]; !ok {
-			delete(s.mcpOff, name)
+			delete(s.mcp.off, name)
 			s.log.Info("MCP server toggled off in this session is no longer configured; forgotten", "server", name)
 		}
 	}
-	names := slices.Sorted(maps.Keys(s.mcpOff))
-	s.mcpMu.Unlock()
+	names := slices.Sorted(maps.Keys(s.mcp.off))
+	s.mcp.mu.Unlock()
 	if len(names) == 0 {
 		return
 	}
 	var record func(string, bool, func() error) error
-	if rec, ok := s.srv.opts.MCP.(MCPToggleRecorder); ok {
+	if rec := s.env.opts.toggles; rec != nil {
 		record = rec.UnrecordedToggle
 	}
 	for _, name := range names {
-		ctx, cancel := context.WithTimeout(context.Background(), s.srv.opts.ControlTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)
 		err := s.toggleMCP(ctx, name, false, record)
 		cancel()
 		if err != nil {
-			s.log.Warn("MCP server toggled off in this session could not be disabled in the new process", "server", name, "err", s.scrubClient(err.Error()))
-			s.mcpMu.Lock()
-			delete(s.mcpOff, name)
-			s.mcpMu.Unlock()
+			s.log.Warn("MCP server toggled off in this session could not be disabled in the new process", "server", name, "err", s.mcp.scrub(err.Error()))
+			s.mcp.mu.Lock()
+			delete(s.mcp.off, name)
+			s.mcp.mu.Unlock()
 			continue
 		}
 		s.log.Info("MCP server disabled again in the new process", "server", name)
@@ -189,16 +273,16 @@ func (s *Session) reapplyMCPOff() {
 // time) and feeds the answer to the MCP status.
 func (s *Session) refreshMCPStatus() {
 	s.mu.Lock()
-	if s.statusInFlight || s.exited || s.restarting || s.proc == nil {
+	if s.mcp.statusInFlight || s.proc.exited || s.restarts.active || s.proc.cur == nil {
 		s.mu.Unlock()
 		return
 	}
-	s.statusInFlight = true
-	p := s.proc
+	s.mcp.statusInFlight = true
+	p := s.proc.cur
 	s.mu.Unlock()
 	_, _ = s.control(p, "mcp_status", nil, func(r controlResult) {
 		s.mu.Lock()
-		s.statusInFlight = false
+		s.mcp.statusInFlight = false
 		s.mu.Unlock()
 		if r.err != nil {
 			if !errors.Is(r.err, errSessionExited) {
@@ -206,85 +290,85 @@ func (s *Session) refreshMCPStatus() {
 			}
 			return
 		}
-		s.srv.mcp.observe(parseMCPStatus(r.resp), time.Now())
+		s.mcp.target.observe(parseMCPStatus(r.resp), time.Now())
 	})
 }
 
-// mcpConfig returns the MCP configuration of this session: the proxy's,
+// config returns the MCP configuration of the session: the proxy's,
 // or, when the client sent servers, the proxy's with them merged
 // (MCPConfig.ForClient), made again whenever the proxy's changes. A merge
 // that fails (a source that cannot merge) leaves the client's servers out:
 // they never start without the policy's say.
-func (s *Session) mcpConfig() *MCPConfig {
-	base := s.srv.mcp.config()
-	if s.cfg.client == nil || base == nil {
+func (m *sessionMCP) config() *MCPConfig {
+	base := m.target.config()
+	if m.client == nil || base == nil {
 		return base
 	}
-	s.clientMu.Lock()
-	defer s.clientMu.Unlock()
-	if s.clientBase == base || s.clientDone {
-		if s.clientCfg != nil {
-			return s.clientCfg
+	m.clientMu.Lock()
+	defer m.clientMu.Unlock()
+	if m.clientBase == base || m.clientDone {
+		if m.clientCfg != nil {
+			return m.clientCfg
 		}
 		return base
 	}
 	without := func(why string) *MCPConfig {
 		var status []mcpconfig.ClientStatus
-		for _, name := range s.cfg.client.Names() {
+		for _, name := range m.client.Names() {
 			status = append(status, mcpconfig.ClientStatus{Name: name, Approval: mcpconfig.ApprovalAwaiting, Reason: why})
 		}
-		s.setClientLocked(base, nil, status, nil)
+		m.setClientLocked(base, nil, status, nil)
 		return base
 	}
 	if base.ForClient == nil {
 		return without("not started: the proxy's MCP configuration takes no client servers")
 	}
-	cfg, status, retire, err := base.ForClient(s.cfg.client)
+	cfg, status, retire, err := base.ForClient(m.client)
 	if err != nil {
-		s.log.Error("merging the client's MCP servers", "err", err)
+		m.log.Error("merging the client's MCP servers", "err", err)
 		return without("not started: merging it into the proxy's MCP configuration failed (see the proxy's log)")
 	}
-	s.setClientLocked(base, cfg, status, retire)
+	m.setClientLocked(base, cfg, status, retire)
 	return cfg
 }
 
 // setClientLocked installs a new client configuration, retires the old
 // one and logs what changed for the client's servers.
-func (s *Session) setClientLocked(base, cfg *MCPConfig, status []mcpconfig.ClientStatus, retire func()) {
-	if s.clientRetire != nil {
-		s.clientRetire()
+func (m *sessionMCP) setClientLocked(base, cfg *MCPConfig, status []mcpconfig.ClientStatus, retire func()) {
+	if m.clientRetire != nil {
+		m.clientRetire()
 	}
-	old := s.clientStatus
-	s.clientBase, s.clientCfg, s.clientStatus, s.clientRetire = base, cfg, status, retire
+	old := m.clientStatus
+	m.clientBase, m.clientCfg, m.clientStatus, m.clientRetire = base, cfg, status, retire
 	for i, st := range status {
 		if i < len(old) && old[i] == st {
 			continue
 		}
 		if st.Active {
-			s.log.Info("client MCP server in use", "server", st.Name)
+			m.log.Info("client MCP server in use", "server", st.Name)
 		} else {
-			s.log.Warn("client MCP server not started", "server", st.Name, "approval", st.Approval, "reason", st.Reason)
+			m.log.Warn("client MCP server not started", "server", st.Name, "approval", st.Approval, "reason", st.Reason)
 		}
 	}
 }
 
-// clientMCPStatus says what became of the client's servers in the
+// clientStatuses says what became of the client's servers in the
 // configuration last used (session/create's reply).
-func (s *Session) clientMCPStatus() []mcpconfig.ClientStatus {
-	s.clientMu.Lock()
-	defer s.clientMu.Unlock()
-	return s.clientStatus
+func (m *sessionMCP) clientStatuses() []mcpconfig.ClientStatus {
+	m.clientMu.Lock()
+	defer m.clientMu.Unlock()
+	return m.clientStatus
 }
 
-// endClientMCP retires the client configuration once the session has no
-// process and will start none.
-func (s *Session) endClientMCP() {
-	s.clientMu.Lock()
-	defer s.clientMu.Unlock()
-	s.clientDone = true
-	if s.clientRetire != nil {
-		s.clientRetire()
-		s.clientRetire = nil
+// end retires the client configuration once the session has no process
+// and will start none.
+func (m *sessionMCP) end() {
+	m.clientMu.Lock()
+	defer m.clientMu.Unlock()
+	m.clientDone = true
+	if m.clientRetire != nil {
+		m.clientRetire()
+		m.clientRetire = nil
 	}
 }
 
@@ -298,11 +382,11 @@ func (s *Session) endClientMCP() {
 // logged. Other events are not read: a tool's output reaches clients
 // only in tool results (the model's own text is streamed in pieces, which
 // no scrub of a piece could catch).
-func (s *Session) scrubToolResults(ev *stream.Event) {
+func (m *sessionMCP) scrubToolResults(ev *stream.Event) {
 	if ev.Type != stream.TypeUser || !bytes.Contains(ev.JSON, []byte(`"tool_result"`)) {
 		return
 	}
-	if sec := s.secrets(); sec != nil {
+	if sec := m.secrets(); sec != nil {
 		ev.JSON = scrubEventJSON(ev.JSON, sec.Scrub)
 	}
 }
@@ -319,16 +403,16 @@ type sessionSecrets struct {
 // secret-named environment values of ccproxy and claude (mcpHub's
 // envSecrets). It is made again only when the configuration changes, so
 // that Scrub's matcher is built once per set. Safe for concurrent use.
-func (s *Session) secrets() *mcpconfig.Secrets {
-	cfg := s.mcpConfig()
-	if c := s.secretsCache.Load(); c != nil && c.cfg == cfg {
+func (m *sessionMCP) secrets() *mcpconfig.Secrets {
+	cfg := m.config()
+	if c := m.secretsCache.Load(); c != nil && c.cfg == cfg {
 		return c.sec
 	}
-	sec := s.srv.mcp.envSecrets
+	sec := m.envSecrets
 	if cfg != nil && cfg.Resolved != nil {
 		sec = mcpconfig.MergeSecrets(cfg.Resolved.Secrets(), sec)
 	}
-	s.secretsCache.Store(&sessionSecrets{cfg: cfg, sec: sec})
+	m.secretsCache.Store(&sessionSecrets{cfg: cfg, sec: sec})
 	return sec
 }
 
@@ -341,8 +425,8 @@ func scrubEventJSON(b []byte, scrub func(string) string) []byte {
 	return []byte(`{"type":"user","error":"a tool result could not be read to mask its secrets"}`)
 }
 
-// scrubClient masks in text the secrets of the session (see secrets), the
+// scrub masks in text the secrets of the session (see secrets), the
 // client's servers among them (mcpHub.scrub knows the proxy's only).
-func (s *Session) scrubClient(text string) string {
-	return s.secrets().Scrub(text)
+func (m *sessionMCP) scrub(text string) string {
+	return m.secrets().Scrub(text)
 }

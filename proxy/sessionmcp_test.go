@@ -3,8 +3,11 @@ package proxy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -158,4 +161,92 @@ func TestMCPRemovedLaunchedServerRestarts(t *testing.T) {
 		t.Errorf("adding beta back restarted the session: %v", st)
 	}
 	checkSeqs(t, c.events(s), 1)
+}
+
+// TestApplyMCPOneApplierPerSession: configuration changes reach a live
+// session through its pending-apply slot (Session.markApply). Twenty
+// changes in a row while mcpMu is held (a live mcp/toggle whose record
+// waits for the test: the session's MCP control requests are serialized
+// under it) leave at most one goroutine waiting to apply, and once the
+// hold ends the newest configuration is applied (not each of the twenty).
+func TestApplyMCPOneApplierPerSession(t *testing.T) {
+	src := newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})
+	ts := startServer(t, Options{MCPOptions: MCPOptions{MCP: src}})
+	c := ts.dial(t)
+	c.do(protocol.TypeMCPSubscribe, map[string]any{})
+	from := c.count()
+	s := c.create(nil)
+	c.waitState(from, protocol.StateIdle)
+	sess, err := ts.srv.session(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	entered, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- sess.toggleMCP(context.Background(), "alpha", true, func(_ string, _ bool, toggle func() error) error {
+			close(entered) // mcpMu is held from here until toggle has been answered
+			<-release
+			return toggle()
+		})
+	}()
+	<-entered
+
+	const changes = 20
+	for i := 1; i <= changes; i++ {
+		src.set(map[string]string{"alpha": `{"command":"a","args":[]}`, fmt.Sprintf("s%02d", i): `{"command":"s","args":[]}`}, nil)
+		ts.srv.applyMCP() // marks the session (the MCP loop may do it first: the same configuration is then no change)
+	}
+	newest := fmt.Sprintf("s%02d", changes)
+	if n := appliers(); n > 1 {
+		t.Errorf("%d goroutines wait to apply the MCP configuration to one session, want at most 1", n)
+	}
+
+	from = c.count()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("toggle: %v", err)
+	}
+	c.waitPush(from, protocol.TypeMCPStatus, nil, func(raw json.RawMessage) bool {
+		var st protocol.MCPStatus
+		if json.Unmarshal(raw, &st) != nil {
+			return false
+		}
+		return slices.ContainsFunc(st.Servers, func(srv protocol.MCPServerStatus) bool {
+			return srv.Name == newest && srv.Status == "connected"
+		})
+	})
+	if got := slices.Sorted(maps.Keys(claudeMCPStatus(t, ts, s))); !slices.Equal(got, []string{"alpha", newest}) {
+		t.Errorf("claude has %v, want alpha and %s (the newest configuration)", got, newest)
+	}
+	// Once, for the newest configuration; a second time at most when the
+	// MCP loop's applyMCP of a change installed before marked the session
+	// after the applier had taken the mark (the loop is one goroutine, so
+	// one such mark at most), applying the same newest configuration again.
+	if n := strings.Count(ts.logBuf.String(), `msg="MCP servers applied" session=`+s); n < 1 || n > 2 {
+		t.Errorf("the configuration was applied %d times after %d changes, want once (twice at most)", n, changes)
+	}
+}
+
+// appliers counts the goroutines that apply (or wait to apply) the MCP
+// configuration to a session: Session.applyCurrentServers in their stack,
+// or started for it by Server.applyMCP or Session.markApply.
+func appliers() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "(*Session).applyCurrentServers(") || strings.Contains(g, "(*Session).applyPending(") ||
+			strings.Contains(g, "created by github.com/ccproxy/ccproxy/proxy.(*Server).applyMCP") {
+			count++
+		}
+	}
+	return count
 }

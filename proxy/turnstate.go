@@ -1,10 +1,16 @@
 package proxy
 
-// Turn state: which turn claude runs, read from its events (see the
-// comment below and proxy/doc.go's State section).
+// The turns part of a Session: which turn claude runs, read from its
+// events (see the comment below and proxy/doc.go's State section).
+// Fields: inTurn, queued, replays, turnReplayed (type turns), all
+// guarded by Session.mu: every method is called with it held. The
+// session's state (running or idle) follows them in
+// Session.settleStateLocked, which also begins a deferred restart once no
+// turn is in flight.
 
 import (
 	"crypto/sha256"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -81,70 +87,100 @@ func userText(content gjson.Result) (text string, ok bool) {
 	return strings.Join(parts, "\n"), ok
 }
 
-// queueTurnLocked notes that the user turn line (built by package stream)
-// is being written to claude, and returns its key.
-func (s *Session) queueTurnLocked(line []byte) turnKey {
+// turns is the turn state of a session's current process. Guarded by
+// Session.mu (it is a part of the Session, not a lock of its own).
+type turns struct {
+	inTurn       bool      // claude runs a turn: its system/init (or first event) was seen, its result not yet
+	queued       []turnKey // user turns written to claude and not yet seen starting (their replay), oldest first
+	replays      bool      // the current process has replayed a user turn (it echoes them)
+	turnReplayed bool      // a user turn was replayed in the running turn
+}
+
+// busy reports whether a turn is in flight: claude runs one (a user
+// turn or one it started by itself), or a user turn was written that has
+// not started yet.
+func (t *turns) busy() bool { return t.inTurn || len(t.queued) > 0 }
+
+// stateName is the session's state the turns make: running or idle.
+func (t *turns) stateName() string {
+	if t.busy() {
+		return protocol.StateRunning
+	}
+	return protocol.StateIdle
+}
+
+// queue notes that the user turn line (built by package stream) is being
+// written to claude, and returns its key. The caller settles the state.
+func (t *turns) queue(line []byte) turnKey {
 	text, _ := userText(gjson.GetBytes(line, "message.content"))
 	k := keyOf(text)
-	s.queued = append(s.queued, k)
-	s.settleStateLocked()
+	t.queued = append(t.queued, k)
 	return k
 }
 
-// turnEventLocked moves the turn state on an event of the current process.
-func (s *Session) turnEventLocked(ev *stream.Event) {
+// endAll forgets every turn in flight (the process exited).
+func (t *turns) endAll() { t.inTurn, t.queued = false, nil }
+
+// reset is the turn state of a new process: none in flight, nothing
+// echoed yet.
+func (t *turns) reset() { *t = turns{} }
+
+// event moves the turn state on an event of the current process and
+// reports whether the session's state must be settled.
+func (t *turns) event(ev *stream.Event, log *slog.Logger) (settle bool) {
 	switch ev.Type {
 	case stream.TypeSystem:
 		if ev.Subtype == stream.SubtypeInit {
-			s.inTurn = true
-			s.settleStateLocked()
+			t.inTurn = true
+			return true
 		}
 	case stream.TypeAssistant, stream.TypeStreamEvent:
-		if !s.inTurn {
-			s.inTurn = true
-			s.settleStateLocked()
+		if !t.inTurn {
+			t.inTurn = true
+			return true
 		}
 	case stream.TypeUser:
 		// Replays matter only while turns are queued (so the common case
 		// parses nothing), and only inside a turn: outside one, claude
 		// replays the output of commands such as set_model.
-		if len(s.queued) == 0 || !s.inTurn || !gjson.GetBytes(ev.JSON, "isReplay").Bool() {
-			return
+		if len(t.queued) == 0 || !t.inTurn || !gjson.GetBytes(ev.JSON, "isReplay").Bool() {
+			return false
 		}
 		text, ok := userText(gjson.GetBytes(ev.JSON, "message.content"))
 		if !ok || strings.HasPrefix(text, "<local-command-") {
-			return
+			return false
 		}
-		s.takeQueuedLocked(text)
-		s.replays, s.turnReplayed = true, true
+		t.take(text, log)
+		t.replays, t.turnReplayed = true, true
 	case stream.TypeResult:
 		switch {
-		case s.turnReplayed || len(s.queued) == 0:
-		case !s.replays:
+		case t.turnReplayed || len(t.queued) == 0:
+		case !t.replays:
 			// A claude that echoes no user turn: each result ends one.
-			s.queued = slices.Delete(s.queued, 0, 1)
-		case s.queued[0].slash && gjson.GetBytes(ev.JSON, "num_turns").Int() == 0:
+			t.queued = slices.Delete(t.queued, 0, 1)
+		case t.queued[0].slash && gjson.GetBytes(ev.JSON, "num_turns").Int() == 0:
 			// A command claude ran itself (/cost, /compact): its turn
 			// echoes no user message and asks the model nothing.
-			s.queued = slices.Delete(s.queued, 0, 1)
+			t.queued = slices.Delete(t.queued, 0, 1)
 		}
-		s.inTurn, s.turnReplayed = false, false
-		s.settleStateLocked()
+		t.inTurn, t.turnReplayed = false, false
+		return true
 	}
+	return false
 }
 
-// takeQueuedLocked removes the queued turns a replay with text stands for:
-// the oldest ones whose texts, joined with "\n", are text; when none
-// match, all of them (claude took what it had).
-func (s *Session) takeQueuedLocked(text string) {
+// take removes the queued turns a replay with text stands for: the
+// oldest ones whose texts, joined with "\n", are text; when none match,
+// all of them (claude took what it had).
+func (t *turns) take(text string, log *slog.Logger) {
 	pos := 0
-	for i, k := range s.queued {
+	for i, k := range t.queued {
 		if pos+k.n > len(text) || sha256.Sum256([]byte(text[pos:pos+k.n])) != k.sum {
 			break
 		}
 		pos += k.n
 		if pos == len(text) {
-			s.queued = slices.Delete(s.queued, 0, i+1)
+			t.queued = slices.Delete(t.queued, 0, i+1)
 			return
 		}
 		if text[pos] != '\n' {
@@ -152,15 +188,15 @@ func (s *Session) takeQueuedLocked(text string) {
 		}
 		pos++
 	}
-	s.log.Debug("a replayed user message matches no queued turn; taking them all", "queued", len(s.queued))
-	s.queued = s.queued[:0]
+	log.Debug("a replayed user message matches no queued turn; taking them all", "queued", len(t.queued))
+	t.queued = t.queued[:0]
 }
 
-// unqueueLocked forgets a queued turn that could not be written.
-func (s *Session) unqueueLocked(k turnKey) {
-	for i := len(s.queued) - 1; i >= 0; i-- {
-		if s.queued[i] == k {
-			s.queued = slices.Delete(s.queued, i, i+1)
+// unqueue forgets a queued turn that could not be written.
+func (t *turns) unqueue(k turnKey) {
+	for i := len(t.queued) - 1; i >= 0; i-- {
+		if t.queued[i] == k {
+			t.queued = slices.Delete(t.queued, i, i+1)
 			return
 		}
 	}
@@ -171,9 +207,9 @@ func (s *Session) unqueueLocked(k turnKey) {
 // exited), and begins a deferred restart once no turn is in flight.
 func (s *Session) settleStateLocked() {
 	if s.state == protocol.StateRunning || s.state == protocol.StateIdle {
-		s.setStateLocked(s.busyState(), "")
+		s.setStateLocked(s.turns.stateName(), "")
 	}
-	if s.restartWanted && !s.busyLocked() {
+	if s.restarts.wanted && !s.turns.busy() {
 		s.beginRestartLocked()
 	}
 }

@@ -87,11 +87,14 @@ func TestTurnStateScript(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					s.queueTurnLocked(line)
+					s.turns.queue(line)
+					s.settleStateLocked()
 					what = "send " + st.send
 				} else {
 					e := norm.Normalize([]byte(st.event))
-					s.turnEventLocked(&e)
+					if s.turns.event(&e, s.log) {
+						s.settleStateLocked()
+					}
 				}
 				got := s.state
 				s.mu.Unlock()

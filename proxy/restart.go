@@ -1,0 +1,175 @@
+package proxy
+
+// The restarts part of a Session: claude is restarted with --resume
+// between turns when it refuses a live MCP change or cannot make it, and
+// the user turns sent meanwhile are held for the new process, then
+// written to it once it has initialized (the flush). Fields (type
+// restarts): wanted, active, held, flushing, all guarded by Session.mu (a
+// part of the Session, not a lock of its own). The restart and the flush
+// each run in a goroutine of the session (its wg).
+
+import (
+	"cmp"
+	"context"
+
+	"github.com/ccproxy/ccproxy/protocol"
+)
+
+// restarts is the restart part of a session. Guarded by Session.mu.
+type restarts struct {
+	wanted   bool       // a restart waits for the turn in flight to end
+	active   bool       // the process is being replaced
+	held     []heldTurn // turns waiting for a restarted process (at most maxHeldTurns)
+	flushing bool       // held turns are being written
+}
+
+type heldTurn struct {
+	line  []byte
+	reply func(error)
+}
+
+// maxHeldTurns bounds the turns held while the session restarts: as many
+// as claude's stdin queue takes.
+const maxHeldTurns = stdinQueue
+
+// requestRestart restarts claude with --resume between turns, because it
+// refused a live MCP change or cannot make it (a server it was launched
+// with left the configuration: applyCurrentServers).
+func (s *Session) requestRestart(why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc.exited || s.proc.closing != "" || s.restarts.active {
+		return
+	}
+	s.log.Info("restarting claude between turns", "why", why)
+	s.restarts.wanted = true
+	if !s.turns.busy() {
+		s.beginRestartLocked()
+	}
+}
+
+func (s *Session) beginRestartLocked() {
+	if s.restarts.active || s.proc.exited || s.proc.closing != "" {
+		return
+	}
+	s.restarts.wanted = false
+	s.restarts.active = true
+	s.turns.reset() // none in flight (busy was false), and the new process has echoed nothing yet
+	s.setStateLocked(protocol.StateRestarting, "applying an MCP configuration change")
+	old := s.proc.cur
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.restart(old) }()
+}
+
+// restart replaces old by a new claude resuming the same conversation.
+func (s *Session) restart(old *claudeProc) {
+	old.cli.Close()
+	<-old.finished
+
+	s.mu.Lock()
+	// The conversation claude reported, or, before its first turn, the one
+	// the session was created to resume.
+	resume := cmp.Or(s.claudeID, s.cfg.resume)
+	closing := s.proc.closing
+	s.mu.Unlock()
+	fail := func(msg string) {
+		ex := old.cli.Exit()
+		code, sig := ex.Code, ex.Signal
+		s.mu.Lock()
+		reason := s.proc.closing
+		if reason == "" {
+			reason = protocol.ExitExited
+		}
+		s.restarts.active = false
+		s.reportExitLocked(code, sig, msg, reason)
+		held := s.restarts.held
+		s.restarts.held = nil
+		s.mu.Unlock()
+		for _, h := range held {
+			h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited", s.id))
+		}
+	}
+	if closing != "" {
+		fail("")
+		return
+	}
+	claude, err := s.env.findClaude()
+	if err != nil {
+		s.log.Error("restart: claude unavailable", "err", err)
+		fail("ccproxy could not restart claude: " + err.Error())
+		return
+	}
+	p, err := s.spawn(claude, resume)
+	if err != nil {
+		s.log.Error("restart: starting claude", "err", err)
+		fail("ccproxy could not restart claude: " + spawnErrorMessage(err)) // what session/create would say
+		return
+	}
+	s.mu.Lock()
+	if s.proc.closing != "" {
+		s.mu.Unlock()
+		// Closed meanwhile: nobody else owns the new process.
+		reap(p)
+		fail("")
+		return
+	}
+	s.proc.cur = p
+	s.restarts.active = false
+	s.env.metrics.restarted()
+	s.state = "" // so the next line announces it
+	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
+	s.mu.Unlock()
+	s.run(p)
+	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)
+}
+
+// onInitialized notes that p answered initialize (or failed to): the
+// session leaves "starting", and the turns held during a restart go to p —
+// unless p is already being replaced (a second restart that began while p
+// initialized): they wait for its successor then.
+func (s *Session) onInitialized(p *claudeProc) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.initialized = true
+	if s.proc.cur == p && s.state == protocol.StateStarting {
+		s.setStateLocked(s.turns.stateName(), "")
+	}
+	s.flushHeldLocked()
+}
+
+// flushHeldLocked starts writing the held turns to the session's process
+// if it has initialized, is not being replaced, and nobody writes them
+// already.
+func (s *Session) flushHeldLocked() {
+	p := s.proc.cur
+	if p == nil || !p.initialized || s.restarts.active || s.restarts.flushing || s.proc.exited || len(s.restarts.held) == 0 {
+		return
+	}
+	s.restarts.flushing = true
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); s.flushHeld(p) }()
+}
+
+// flushHeld writes the turns held during a restart to p, in order,
+// including those sent while it runs. It stops when p is being replaced or
+// was: the rest go to p's successor once it has initialized (at once if it
+// has).
+func (s *Session) flushHeld(p *claudeProc) {
+	for {
+		s.mu.Lock()
+		if len(s.restarts.held) == 0 || s.proc.exited || s.proc.cur != p || s.restarts.active {
+			s.restarts.flushing = false
+			s.flushHeldLocked()
+			s.mu.Unlock()
+			return
+		}
+		h := s.restarts.held[0]
+		s.restarts.held = s.restarts.held[1:]
+		k := s.turns.queue(h.line)
+		s.settleStateLocked()
+		s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)
+		h.reply(s.writeTurn(ctx, p, h.line, k))
+		cancel()
+	}
+}
