@@ -110,9 +110,10 @@ func TestE2EMCPRemovedServerStops(t *testing.T) {
 // lists with another definition (docs/CLI-NOTES.md): the new definition is
 // taken (connected, its tool runs); but in a process where mcp_toggle
 // disabled the server (its record in ~/.claude.json taken back, as
-// mcp/toggle does), it stays disabled ("Server status: disabled" in
-// errors) and its tool fails. That is why a removed server is not toggled
-// off instead of restarting: added back, it would stay off.
+// mcp/toggle does), it may stay disabled ("Server status: disabled" in
+// errors, its tool fails) or be enabled again, depending on when the CLI
+// reads the file again. That is why a removed server is not toggled off
+// instead of restarting: added back, it might stay off.
 func TestE2EMCPSetServersOnLaunchedServer(t *testing.T) {
 	e := startE2E(t, Options{})
 	c := e.dial(t)
@@ -157,12 +158,18 @@ func TestE2EMCPSetServersOnLaunchedServer(t *testing.T) {
 		if srv.Get("config.command").String() != bin {
 			t.Errorf("toggled=%v: the new definition was not taken: %s", toggled, srv.Raw)
 		}
-		want, wantErr := "connected", ""
-		if toggled {
-			want, wantErr = "disabled", "Server status: disabled"
+		want, wantErr, wantRan := "connected", "", true
+		if toggled && srv.Get("status").String() != "connected" {
+			// In a process where mcp_toggle disabled the server, the
+			// answer depends on when the CLI reads ~/.claude.json
+			// again (the record was taken back): kept disabled when it
+			// has not (measured on a quiet machine), enabled again when
+			// it has (seen on a loaded one). Either way the outcome is
+			// consistent, and ccproxy restarts instead of relying on it.
+			want, wantErr, wantRan = "disabled", "Server status: disabled", false
 		}
-		if srv.Get("status").String() != want || gjson.GetBytes(resp, "errors.testmcp").String() != wantErr || ran != !toggled {
-			t.Errorf("toggled=%v: want %s (errors %q, tool ran %v); got %s, answer %s, tool ran %v", toggled, want, wantErr, !toggled, srv.Raw, resp, ran)
+		if srv.Get("status").String() != want || gjson.GetBytes(resp, "errors.testmcp").String() != wantErr || ran != wantRan {
+			t.Errorf("toggled=%v: want %s (errors %q, tool ran %v); got %s, answer %s, tool ran %v", toggled, want, wantErr, wantRan, srv.Raw, resp, ran)
 		}
 	}
 }
