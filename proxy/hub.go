@@ -85,6 +85,14 @@ type subscription struct {
 	pendBytes int64
 }
 
+// Pull returns the next frames of the subscription, catching up
+// (wsconn.Source: the client's write pump calls it).
+func (sub *subscription) Pull() [][]byte { return sub.s.pull(sub) }
+
+// Gone reports that the subscription ended (wsconn.Source): its queued
+// frames are dropped.
+func (sub *subscription) Gone() bool { return sub.gone.Load() }
+
 // pendingPush is a push to a subscription that is behind: data goes out
 // right after the event after (0: before every event).
 type pendingPush struct {

@@ -408,7 +408,7 @@ func pushOrder(t *testing.T, frames []rawFrame, s string, mark, last int64) []st
 // testBehindSub is a subscription of a bare client (no connection) that
 // fell behind after being live, catching up from seq next.
 func testBehindSub(h *hub, next int64) *subscription {
-	c := &client{killed: make(chan struct{}), log: testDiscardLogger(), subs: map[*Session]*subscription{}}
+	c := newClient(&Server{log: testDiscardLogger()}, "c-test", nil, nil)
 	sub := &subscription{c: c, next: next, wasLive: true}
 	h.mu.Lock()
 	h.subs[c] = sub
@@ -479,12 +479,12 @@ func TestHubPendingPushesBounded(t *testing.T) {
 	for range 10 {
 		h.push(big)
 	}
-	if sub.c.dead || sub.pendBytes != 10*100<<10 {
-		t.Fatalf("1000 KiB kept: dead %v, %d bytes kept", sub.c.dead, sub.pendBytes)
+	if dead, _, _ := sub.c.conn.Killed(); dead || sub.pendBytes != 10*100<<10 {
+		t.Fatalf("1000 KiB kept: dead %v, %d bytes kept", dead, sub.pendBytes)
 	}
 	h.push(big)
-	if !sub.c.dead || sub.c.killCode != 1008 || !strings.Contains(sub.c.killReason, "slow consumer: 10 pushes (1024000 bytes) waiting while catching up on session s-test") {
-		t.Fatalf("over the bound: dead %v, code %d, reason %q", sub.c.dead, sub.c.killCode, sub.c.killReason)
+	if dead, code, reason := sub.c.conn.Killed(); !dead || code != 1008 || !strings.Contains(reason, "slow consumer: 10 pushes (1024000 bytes) waiting while catching up on session s-test") {
+		t.Fatalf("over the bound: dead %v, code %d, reason %q", dead, code, reason)
 	}
 	h.push(big)
 	if sub.pendBytes != 0 || len(sub.pending) != 0 {
