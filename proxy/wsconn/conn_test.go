@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 )
@@ -93,5 +97,78 @@ func TestQueueBoundsCountFramesInHand(t *testing.T) {
 	_, _, sent, sentBytes := c.Counts()
 	if sent != 4 || sentBytes != int64(4*len(event.Data)) {
 		t.Errorf("metrics count %d frames, %d bytes sent; want 4, %d", sent, sentBytes, 4*len(event.Data))
+	}
+}
+
+// recorder is a Handler that keeps the frames it is handed.
+type recorder struct {
+	frames chan string
+	closed chan struct{}
+}
+
+func (r *recorder) HandleFrame(data []byte)       { r.frames <- string(data) }
+func (r *recorder) Refuse(json.RawMessage, error) {}
+func (r *recorder) Closed(error)                  { close(r.closed) }
+
+// Close sends what is queued, then 1001 with Config.GoingAway, and
+// returns once both pumps have ended; a second Close returns at once, and
+// Close on a Conn that never ran returns at once.
+func TestCloseFlushesAndWaits(t *testing.T) {
+	if err := New(nil, Config{}, nopHandler{}).Close(context.Background()); err != nil {
+		t.Fatalf("Close of a Conn never run: %v", err)
+	}
+	conns := make(chan *Conn, 1)
+	rec := &recorder{frames: make(chan string, 1), closed: make(chan struct{})}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hj := &Hijacker{ResponseWriter: w, Wait: time.Second}
+		ws, err := (&websocket.Upgrader{}).Upgrade(hj, r, nil)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		c := New(ws, Config{Batch: hj.Conn, Inbound: NewBudget(1 << 20), MaxFrameBytes: 1 << 16, QueueFrames: 8, QueueBytes: 1 << 20,
+			PingInterval: time.Hour, PongWait: time.Hour, WriteWait: time.Second, GoingAway: "going away"}, rec)
+		conns <- c
+		c.Run()
+	}))
+	defer srv.Close()
+	peer, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	c := <-conns
+	if err := peer.WriteMessage(websocket.TextMessage, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-rec.frames; got != "hello" {
+		t.Fatalf("handled %q", got)
+	}
+	c.Enqueue(Frame{Data: []byte("one")})
+	c.Enqueue(Frame{Data: []byte("two")})
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close(context.Background()) }()
+	for _, want := range []string{"one", "two"} {
+		_, got, err := peer.ReadMessage()
+		if err != nil || string(got) != want {
+			t.Fatalf("read %q, %v; want %q", got, err, want)
+		}
+	}
+	_, _, err = peer.ReadMessage()
+	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.CloseGoingAway || ce.Text != "going away" {
+		t.Fatalf("after the queue: %v, want close 1001 going away", err)
+	}
+	peer.Close() // the read pump ends
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return after both pumps ended")
+	}
+	<-rec.closed
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatalf("second Close: %v", err)
 	}
 }
