@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -432,84 +431,6 @@ func TestPingPong(t *testing.T) {
 	alive.do(protocol.TypeSessionList, map[string]any{})
 }
 
-// lockCheckHandler records, for each record whose message is msg, whether
-// the client's lock was free while it was logged.
-type lockCheckHandler struct {
-	msg  string
-	c    **client
-	free []bool
-}
-
-func (h *lockCheckHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h *lockCheckHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *lockCheckHandler) WithGroup(string) slog.Handler            { return h }
-func (h *lockCheckHandler) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == h.msg {
-		free := (*h.c).mu.TryLock()
-		if free {
-			(*h.c).mu.Unlock()
-		}
-		h.free = append(h.free, free)
-	}
-	return nil
-}
-
-// Dropping a slow client is logged at once, without the client's lock
-// held (kill runs with a session's lock held already), and once.
-func TestKillLogsWithoutTheLock(t *testing.T) {
-	var c *client
-	h := &lockCheckHandler{msg: "dropping websocket client", c: &c}
-	srv := &Server{log: slog.New(h), opts: Options{WebSocketOptions: WebSocketOptions{SendQueueFrames: 1}}}
-	c = newClient(srv, "c-test", nil)
-	c.kill(websocket.ClosePolicyViolation, "slow consumer: send queue full (1 frames)")
-	c.kill(websocket.ClosePolicyViolation, "slow consumer: send queue full (1 frames)")
-	if len(h.free) != 1 || !h.free[0] {
-		t.Errorf("drop logged %d times, with the lock free: %v; want once, free", len(h.free), h.free)
-	}
-}
-
-// The frames the write pump has taken and not finished writing count
-// against the send queue's bounds: a pump stuck writing a batch to a client
-// that stopped reading does not let the queue take a bound's worth more.
-// Once they are written, the queue takes frames again.
-func TestQueueBoundsCountFramesInHand(t *testing.T) {
-	srv := &Server{log: slog.New(slog.DiscardHandler), opts: Options{WebSocketOptions: WebSocketOptions{SendQueueFrames: 4, SendQueueBytes: 1 << 20}}}
-	c := newClient(srv, "c-test", nil)
-	sub := &subscription{c: c}
-	event := outFrame{data: []byte(`{"type":"session/event"}`), sub: sub}
-	for i := range 4 {
-		if got := c.enqueueEvent(event); got != queued {
-			t.Fatalf("event %d into a queue of 4: %d, want queued", i, got)
-		}
-	}
-	batch, _ := c.take(nil, maxBatchFrames, nil) // the pump takes them all, and is then stuck writing
-	if len(batch) != 4 {
-		t.Fatalf("took %d frames, want 4", len(batch))
-	}
-	if got := c.enqueueEvent(event); got != queueBehind {
-		t.Fatalf("an event while the pump holds 4 frames (the bound): %d, want queueBehind", got)
-	}
-	c.mu.Lock()
-	held, catchup := c.qBytes, len(c.catchup)
-	c.mu.Unlock()
-	if held != int64(4*len(event.data)) || catchup != 1 {
-		t.Errorf("with 4 frames in hand: %d bytes held, %d catching up; want %d, 1", held, catchup, 4*len(event.data))
-	}
-	more, _ := c.take(batch[:0], maxBatchFrames, batch) // written: nothing more queued
-	if len(more) != 0 {
-		t.Fatalf("took %d more frames, want none", len(more))
-	}
-	if got := c.enqueueEvent(event); got != queued {
-		t.Errorf("an event once the batch is written: %d, want queued", got)
-	}
-	c.mu.Lock()
-	sent, sentBytes := c.ws.outFrames, c.ws.outBytes
-	c.mu.Unlock()
-	if sent != 4 || sentBytes != int64(4*len(event.data)) {
-		t.Errorf("metrics count %d frames, %d bytes sent; want 4, %d", sent, sentBytes, 4*len(event.data))
-	}
-}
-
 // A client that subscribes to a session with many events gets them from
 // the log in batches: all of them, in order, in far fewer writes to its
 // connection than frames.
@@ -538,12 +459,12 @@ func TestCatchUpIsBatched(t *testing.T) {
 		}
 	}
 	ts.srv.mu.Unlock()
-	if lateClient.batch == nil {
+	if lateClient.conn.Batch() == nil {
 		t.Fatal("the client has no wsconn.BatchConn")
 	}
 	// The late client's writes: the hello, the reply, and the catch-up of
 	// every event.
-	writes := lateClient.batch.Writes()
+	writes := lateClient.conn.Batch().Writes()
 	if writes*10 > last {
 		t.Errorf("%d writes for %d events: the frames were not batched", writes, last)
 	}

@@ -7,14 +7,14 @@
 // # Data flow
 //
 //	claude stdout ─► stream.Reader ─► stream.Normalizer ─┬─ control_* lines: claudecli.Client (answers to its requests; claude's own → permission broker)
-//	  (1 MiB pipe)     lines ≤ cap     (attachments → blob  └─ events: seq, session/event frame built once, turn state ─► hub:
+//	  (1 MiB pipe)     lines ≤ cap     (attachments → blob  └─ events: seq, session/event frame built once, turn state ─► hub (eventlog.Hub):
 //	                                   store, /v1/blobs)        replay log: memory tail ─(spill)─► disk segments
 //	                                                            queued for every live subscriber that keeps up
 //	                                                                 │
-//	client ◄─ wsconn.BatchConn ◄─ websocket ◄─ write pump (the only writer) ◄── send queue, bounded in bytes and frames
+//	client ◄─ wsconn.BatchConn ◄─ websocket ◄─ wsconn.Conn's write pump (the only writer) ◄── send queue, bounded in bytes and frames
 //	   (frames of a batch in one write)                     ◄── pulls from the replay log (memory or disk) while a subscription catches up
 //
-//	client ─► read pump (wsconn.ReadFrame, inbound wsconn.Budget) ─► validate (protocol) ─► feature table (features.go) ─► handler ─► stream builders ─► stdin writer ─► claude stdin
+//	client ─► wsconn.Conn's read pump (ReadFrame, inbound Budget) ─► client.HandleFrame ─► validate (protocol) ─► feature table (features.go) ─► handler ─► stream builders ─► stdin writer ─► claude stdin
 //	                                                                                                        └─► its reply (or an error with a code) ─► send queue
 //
 // The feature table lists each capability once with the request types it
@@ -123,45 +123,35 @@
 //
 // # Replay and slow clients
 //
-// Each session's hub (hub.go) holds its event log (an eventlog.Log; the
-// log, its spill files, the spool and the memory budget of all sessions
-// are package proxy/eventlog, whose doc.go gives their data flow and
-// locks) and its subscriptions. Every event gets the next seq and goes
-// into the log, the only buffer of events: its newest frames in memory (ReplayBytes per session, and
-// ReplayMemoryBytes for all sessions together: over it, exited sessions'
-// frames are spilled first, then the oldest), the older ones in an
-// append-only segment file per session in this process's spool directory
-// (a privdir.Run under SpoolDir: 0700, locked while the process lives, on
-// Windows too; a dead process's is removed at start)
-// with an in-memory offset index, read back with ReadAt. Only beyond
-// ReplayDiskBytes per session are events dropped, or when a spill fails (a
-// full disk): the frames on disk are then given up, the failure logged
-// once per session and counted (ccproxy_replay_log_spill_failures_total),
-// and a subscriber behind them gets session/gap. An exited session keeps
-// 1 MiB of its log in memory; SessionTTL after its exit it is reaped
-// (subscribers get session/state closed, reason reaped; its files are
-// removed). It counts against MaxSessions until then.
+// Each session's hub (hub.go) is an eventlog.Hub: the session's event log
+// and its subscriptions, with the session/gap frame and the subscriptions
+// of clients added here. Package proxy/eventlog's doc.go gives the data
+// flow and locks of the log, its spill files (a privdir.Run under
+// SpoolDir), the memory budget of all sessions and the hub: every event
+// gets the next seq and goes into the log, the only buffer of events
+// (ReplayBytes per session in memory, ReplayMemoryBytes for all sessions,
+// ReplayDiskBytes per session on disk; beyond it, or when a spill fails,
+// events are dropped, the failure logged once per session and counted in
+// ccproxy_replay_log_spill_failures_total, and a subscriber behind them
+// gets session/gap). An exited session keeps 1 MiB of its log in memory;
+// SessionTTL after its exit it is reaped (subscribers get session/state
+// closed, reason reaped; its files are removed). It counts against
+// MaxSessions until then.
 //
-// session/subscribe queues the reply (and a session/gap when the log no
-// longer reaches back), then the client's write pump pulls logged frames
-// itself, in chunks (from disk without any lock held), until it reaches
-// the end of the log; at that moment, under the session's lock, the
-// subscription turns live and the pending permission requests follow. A
-// live subscription whose client's queue is over its bound (SendQueueBytes
-// or SendQueueFrames; the frames the write pump has taken and not yet
-// written count) is not dropped: it goes back to catching up from
-// the event that did not fit. So a client that keeps reading never loses
-// an event, nothing is sent twice, and reading claude's stdout never waits
-// for a client. While it is behind, the pushes of its session
-// (permission/request, permission/resolved, session/state,
-// session/exited) are kept on the subscription with the seq they follow
-// and pulled with the events, each right after its event: it receives
-// the same order as a live client. A client whose write makes no progress
-// for WriteWait is closed; one whose queue of replies and pushes is twice
-// over its bound, or whose pushes kept while behind exceed 1 MiB on one
-// subscription, gets 1008 (if its connection still takes the close frame).
-// Each drop is logged as a WARN with its reason and bound (kill,
-// writeError, readError). A client that reconnects resumes with afterSeq.
+// A subscription (hub.go) is the eventlog.Subscriber of its hub and the
+// wsconn.Source of its client's connection: session/subscribe queues the
+// reply (and a session/gap), then the client's write pump pulls logged
+// frames in chunks until the end of the log, where, under the session's
+// lock, the subscription turns live (Session.pull) and the pending
+// permission requests follow. A live subscription whose client's queue
+// (package proxy/wsconn: SendQueueBytes, SendQueueFrames) is full goes
+// back to catching up; pushes made while it is behind keep their place
+// among the events. So a client that keeps reading never loses an event,
+// nothing is sent twice, and reading claude's stdout never waits for a
+// client. The drops of slow clients (1008, write and pong timeouts) are
+// wsconn's; pushes kept while behind over 1 MiB on one subscription close
+// the client 1008 (Subscriber.Lagged). A client that reconnects resumes
+// with afterSeq.
 //
 // Inbound frames take memory from one budget for all connections
 // (InboundBytes) while they are read and handled; a frame that would
@@ -330,19 +320,21 @@
 // (events logged, drops, permission waits, control latency from
 // claudecli.Config.OnControlDone, probes, exits and restarts, normalization
 // time from claudecli.Config.OnNormalized, sampled 1 line in 64) are counted
-// where they happen by one-line calls into metrics.go. Frames out are
-// counted per client under client.mu as the write pump takes them (no
-// shared atomic per frame); a client's counts go to Server.retired when it
-// is removed. Label values come from fixed sets ("other" beyond): never a
+// where they happen by one-line calls into metrics.go. Frames in and out
+// are counted by each wsconn.Conn (out under its lock as the write pump
+// takes them: no shared atomic per frame); a client's counts go to
+// Server.retired when it is removed. Label values come from fixed sets ("other" beyond): never a
 // session id or session text.
 //
 // # Concurrency
 //
 // Goroutines and their owners: Server.Serve owns the HTTP server, the MCP
-// loop and every connection handler (joined before
-// Serve returns); a connection handler runs the read pump and owns the
-// write pump and the goroutines of slow requests (client.async: the slow
-// part of a request the feature table marks async or later). The slow requests of
+// loop, the auto-probe loop and every connection handler (joined before
+// Serve returns); a connection handler runs its wsconn.Conn (the read
+// pump on the handler's goroutine, the write pump joined by Conn.Run; see
+// proxy/wsconn's doc.go) and owns the goroutines of slow requests
+// (client.async: the slow part of a request the feature table marks async
+// or later), joined by client.serve after the connection ended. The slow requests of
 // MCP probes and calls (mcp/probe, mcp/tools, mcp/call, mcp/log, mcp/test)
 // and of history (history/list, history/read) go through the runner of
 // proxy/mcpcalls and of proxy/historyreq (package proxy/runner: bounded
@@ -363,15 +355,15 @@
 // Lock order (a lock is only taken after the ones before it in its
 // chain, never the reverse):
 //
-//   - Server.mu → Session.mu → hub.mu → client.mu; Server.mu → mcpHub.mu
-//     → client.mu. Server.applyMCP marks sessions (Session.mu) under
-//     Server.mu. The metrics collector takes Server.mu, then each
-//     client.mu and each Session.mu (one at a time); then, with none
-//     held, eventlog.Budget.mu and each hub.mu; Server.retired is guarded
-//     by Server.mu.
+//   - Server.mu → Session.mu → eventlog.Hub.mu → client.mu (its subs) →
+//     wsconn.Conn.mu (a leaf); Server.mu → mcpHub.mu → client.mu.
+//     Server.applyMCP marks sessions (Session.mu) under Server.mu. The
+//     metrics collector takes Server.mu, then each Conn.mu and each
+//     Session.mu (one at a time); then, with none held, eventlog.Budget.mu
+//     and each Hub.mu; Server.retired is guarded by Server.mu.
 //   - eventlog.Budget.mu is taken with no session lock held, before
-//     hub.mu (the hub is the budget's eventlog.Member; hub.mu guards its
-//     eventlog.Log, see eventlog's doc.go).
+//     Hub.mu (the hub is the budget's eventlog.Member; Hub.mu guards its
+//     log and its subscriptions, see eventlog's doc.go).
 //   - mcpHub.applyMu (Server.applyMCP: one configuration installed at a
 //     time) is taken with no other lock held; mcpHub.mu under it.
 //   - models.setMu (serializes session/setModel, held across its control
@@ -395,17 +387,10 @@
 //
 // Queueing a frame never blocks; disk reads of a catch-up hold no lock.
 //
-// The write pump sends what it finds queued (or pulls) as one batch: the
-// websocket library writes each frame to the connection's wsconn.BatchConn, which
-// gathers them in a pooled buffer of at most wsconn.BatchBytes (64 KiB) and writes
-// it with one write(2), a larger frame with the gathered bytes in one
-// writev(2). A batch is only what was already waiting, so it adds no
-// latency; BatchConn.mu orders the pump's flush with a pong the read pump
-// writes meanwhile. It is taken with no other lock held (by the websocket
-// library's writes and the pump's Begin/Flush), and held across a network
-// write, as the library's own write lock is. The inbound wsconn.Budget's
-// mu is taken alone, by the read pumps. A frame is encoded once for every subscriber (the hub
-// queues the same bytes to each). Each connection has its own 4 KiB write
+// The write pump's batches (wsconn.BatchConn) and the locks of
+// proxy/wsconn are in its doc.go; each is a leaf or taken alone. A frame
+// is encoded once for every subscriber (the hub queues the same bytes to
+// each). Each connection has its own 4 KiB write
 // buffer in the library (a frame's start is copied there, the rest passed
 // through); a shared pool of them cost an allocation per frame.
 //

@@ -111,8 +111,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		s.log.Debug("websocket upgrade failed", "conn", id, "err", err)
 		return
 	}
-	c := newClient(s, id, conn)
-	c.batch = hj.Conn
+	c := newClient(s, id, conn, hj.Conn)
 	if !s.addClient(c) {
 		c.closeGracefully()
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -21,64 +20,6 @@ import (
 )
 
 type timeT = time.Time
-
-func testDiscardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-func testFrame(seq int64, size int) []byte {
-	return []byte(fmt.Sprintf("%d:%s", seq, strings.Repeat("x", size)))
-}
-
-// The global budget evicts an exited session's memory first, then the
-// oldest frames; evicted frames are on disk, not lost.
-func TestLogBudgetEvictsExitedFirst(t *testing.T) {
-	dir := t.TempDir()
-	b := eventlog.NewBudget(4000)
-	log := testDiscardLogger()
-	exited := newHub("s-exited", log, b, 1<<20, 1<<20, func() string { return dir })
-	live := newHub("s-live", log, b, 1<<20, 1<<20, func() string { return dir })
-	other := newHub("s-other", log, b, 1<<20, 1<<20, func() string { return dir })
-	for seq := int64(1); seq <= 10; seq++ {
-		testAppend(t, other, seq, testFrame(seq, 95)) // the oldest frames
-	}
-	for seq := int64(1); seq <= 15; seq++ {
-		testAppend(t, exited, seq, testFrame(seq, 95))
-	}
-	exited.setExited()
-	_, exMem0, _ := exited.EvictionInfo()
-	_, otherMem0, _ := other.EvictionInfo()
-	seq := int64(0)
-	appendLive := func(n int) {
-		for range n {
-			seq++
-			if testAppend(t, live, seq, testFrame(seq, 95)) {
-				b.Trim()
-			}
-			if b.Used().Load() > 4000 {
-				t.Fatalf("logs hold %d bytes of memory, budget 4000", b.Used().Load())
-			}
-		}
-	}
-	appendLive(20) // just over the budget
-	_, exMem, _ := exited.EvictionInfo()
-	_, otherMem, _ := other.EvictionInfo()
-	_, liveMem, _ := live.EvictionInfo()
-	if exMem >= exMem0 || otherMem != otherMem0 || liveMem < 1900 {
-		t.Fatalf("memory: exited %d (was %d), other %d (was %d), live %d: want the exited session's evicted first", exMem, exMem0, otherMem, otherMem0, liveMem)
-	}
-	// More: the exited session's memory is all gone, then the oldest
-	// frames (the other session's) go.
-	appendLive(15)
-	_, exMem, _ = exited.EvictionInfo()
-	_, otherMem, _ = other.EvictionInfo()
-	if exMem != 0 || otherMem >= otherMem0 {
-		t.Fatalf("memory: exited %d, other %d (was %d): want the exited one's evicted, then the oldest", exMem, otherMem, otherMem0)
-	}
-	for _, h := range []*hub{exited, other, live} {
-		if first, _ := h.seqs(); first != 1 {
-			t.Errorf("%s: first seq %d: evicted frames were lost", h.session, first)
-		}
-	}
-}
 
 // A client that keeps reading gets every event of a turn much larger than
 // its queue and than the log's memory: the part evicted from memory comes
@@ -405,93 +346,6 @@ func pushOrder(t *testing.T, frames []rawFrame, s string, mark, last int64) []st
 	return out
 }
 
-// testBehindSub is a subscription of a bare client (no connection) that
-// fell behind after being live, catching up from seq next.
-func testBehindSub(h *hub, next int64) *subscription {
-	c := &client{killed: make(chan struct{}), log: testDiscardLogger(), subs: map[*Session]*subscription{}}
-	sub := &subscription{c: c, next: next, wasLive: true}
-	h.mu.Lock()
-	h.subs[c] = sub
-	h.mu.Unlock()
-	return sub
-}
-
-// At the hub: the pushes made while a subscription is behind come out of
-// pull right after the event each followed, chunks cut there, whatever the
-// chunk size; those made after its last pull come out of goLive first;
-// nothing twice.
-func TestHubPullKeepsPushesInPlace(t *testing.T) {
-	dir := t.TempDir()
-	h := newHub("s-test", testDiscardLogger(), nil, 1<<20, 1<<20, func() string { return dir })
-	sub := testBehindSub(h, 1)
-	var want []string
-	for seq := int64(1); seq <= 600; seq++ {
-		testAppend(t, h, seq, []byte(fmt.Sprintf("e%d", seq)))
-		want = append(want, fmt.Sprintf("e%d", seq))
-		if seq%97 == 0 || seq == 255 || seq == 256 || seq == 257 {
-			p := fmt.Sprintf("p%d", seq)
-			h.push([]byte(p))
-			want = append(want, p)
-		}
-		if seq == 300 {
-			h.pushState([]byte("s300a"), "a")
-			h.pushState([]byte("s300b"), "b") // replaces s300a: no event between
-			want = append(want, "s300b")
-		}
-	}
-	var got []string
-	for range 100 {
-		frames, atEnd := h.pull(sub)
-		for _, f := range frames {
-			got = append(got, string(f))
-		}
-		if atEnd {
-			break
-		}
-	}
-	h.push([]byte("late")) // after its last pull, before it turns live
-	want = append(want, "late")
-	more, ok := h.goLive(sub, func(*subscription) [][]byte { return [][]byte{[]byte("extra")} })
-	if !ok {
-		t.Fatal("goLive refused at the end of the log")
-	}
-	for _, f := range more {
-		got = append(got, string(f))
-	}
-	want = append(want, "extra")
-	if !slices.Equal(got, want) {
-		t.Fatalf("frames out of place:\n got  %v\n want %v", got, want)
-	}
-	if len(sub.pending) != 0 || sub.pendBytes != 0 || sub.sentState != "b" {
-		t.Fatalf("after turning live: %d pending (%d bytes), sentState %q", len(sub.pending), sub.pendBytes, sub.sentState)
-	}
-}
-
-// Pushes kept for a subscription that is behind are bounded: over 1 MiB
-// its client is closed 1008 with a reason saying why, and nothing more is
-// kept.
-func TestHubPendingPushesBounded(t *testing.T) {
-	dir := t.TempDir()
-	h := newHub("s-test", testDiscardLogger(), nil, 1<<20, 1<<20, func() string { return dir })
-	testAppend(t, h, 1, []byte("e1"))
-	sub := testBehindSub(h, 1)
-	big := bytes.Repeat([]byte("x"), 100<<10)
-	for range 10 {
-		h.push(big)
-	}
-	if sub.c.dead || sub.pendBytes != 10*100<<10 {
-		t.Fatalf("1000 KiB kept: dead %v, %d bytes kept", sub.c.dead, sub.pendBytes)
-	}
-	h.push(big)
-	if !sub.c.dead || sub.c.killCode != 1008 || !strings.Contains(sub.c.killReason, "slow consumer: 10 pushes (1024000 bytes) waiting while catching up on session s-test") {
-		t.Fatalf("over the bound: dead %v, code %d, reason %q", sub.c.dead, sub.c.killCode, sub.c.killReason)
-	}
-	h.push(big)
-	if sub.pendBytes != 0 || len(sub.pending) != 0 {
-		t.Fatalf("still kept after the close: %d bytes", sub.pendBytes)
-	}
-}
-
 // permission/resolved comes before claude's events that follow the
 // answer, for a live client too: the answer is given and the resolution
 // pushed under the session's lock, which claude's events need.
@@ -514,18 +368,6 @@ func TestResolvedBeforeEventsAfterAnswer(t *testing.T) {
 		}
 		c.waitEvent(from, s, "the result", isResult)
 	}
-}
-
-// testAppend appends frame to h's log as event seq, which must be the seq
-// the hub gives it, and returns whether the memory budget is exceeded.
-func testAppend(t *testing.T, h *hub, seq int64, frame []byte) bool {
-	t.Helper()
-	var got int64
-	_, over := h.append(func(s int64) []byte { got = s; return frame })
-	if got != seq {
-		t.Fatalf("the hub gave event seq %d, want %d", got, seq)
-	}
-	return over
 }
 
 // fullDisk is a spill file on a disk that fills up for a moment: the
@@ -587,4 +429,16 @@ func TestSpillFailureCountedAndGap(t *testing.T) {
 	}
 	c.waitEvent(0, s, "replay end", func(ev protocol.SessionEvent) bool { return ev.Seq == sub.LastSeq })
 	checkSeqs(t, c.events(s), gap.FirstSeq)
+}
+
+// A subscription whose pushes kept while it is behind went over their
+// bound (eventlog.Subscriber.Lagged) closes its client 1008 with the
+// reason (TestHubPendingPushesBounded, in eventlog, checks the reason).
+func TestLaggedClosesPolicyViolation(t *testing.T) {
+	c := newClient(&Server{log: slog.New(slog.DiscardHandler)}, "c-test", nil, nil)
+	sub := &subscription{c: c}
+	sub.Lagged("slow consumer: 10 pushes (1024000 bytes) waiting while catching up on session s-test")
+	if dead, code, reason := c.conn.Killed(); !dead || code != 1008 || reason != "slow consumer: 10 pushes (1024000 bytes) waiting while catching up on session s-test" {
+		t.Fatalf("lagged: dead %v, code %d, reason %q", dead, code, reason)
+	}
 }

@@ -3,10 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
-	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
 
 // metrics are the proxy's Prometheus metrics, in a registry of the
@@ -58,9 +56,9 @@ var (
 
 // Why a client was dropped (ccproxy_clients_dropped_total).
 const (
-	dropQueueFull    = "send_queue_full" // its queue of replies and pushes was twice over its bound: closed 1008
-	dropWriteTimeout = "write_timeout"   // a write made no progress for WriteWait
-	dropPongTimeout  = "pong_timeout"    // nothing read (not even a pong) for PongWait
+	dropQueueFull    = wsconn.DropQueueFull    // its queue of replies and pushes was twice over its bound: closed 1008
+	dropWriteTimeout = wsconn.DropWriteTimeout // a write made no progress for WriteWait
+	dropPongTimeout  = wsconn.DropPongTimeout  // nothing read (not even a pong) for PongWait
 )
 
 // bounded returns v if it is one of allowed, else "other".
@@ -145,50 +143,17 @@ func (m *metrics) eventLogged(frame []byte) {
 	m.eventBytes.Add(float64(len(frame)))
 }
 
-// wsCounts are one client's websocket frames and bytes. Frames out are
-// counted as the write pump takes them (from the queue under client.mu,
-// which it holds anyway, or a catch-up chunk at a time): a counter shared
-// by every write pump would cost each frame an atomic add on a contended
-// cache line. The collector sums the live clients and Server.retired.
-type wsCounts struct {
-	outFrames, outBytes int64        // guarded by client.mu
-	inFrames, inBytes   atomic.Int64 // the read pump's
-}
-
-// sentLocked counts frames the write pump wrote from the queue, of bytes
-// bytes in all (c.mu held).
-func (w *wsCounts) sentLocked(frames int, bytes int64) {
-	w.outFrames += int64(frames)
-	w.outBytes += bytes
-}
-
-// received counts a frame read from the client (its payload bytes).
-func (w *wsCounts) received(n int64) { w.inFrames.Add(1); w.inBytes.Add(n) }
-
-// countPulled counts the frames of a catch-up chunk the write pump pulled.
-func (c *client) countPulled(frames [][]byte) {
-	var n int
-	for _, f := range frames {
-		n += len(f)
-	}
-	c.mu.Lock()
-	c.ws.outFrames += int64(len(frames))
-	c.ws.outBytes += int64(n)
-	c.mu.Unlock()
-}
-
 // wsTotals are the websocket counts of clients gone (Server.retired,
 // guarded by Server.mu).
 type wsTotals struct{ inFrames, inBytes, outFrames, outBytes int64 }
 
 // add adds c's counts (Server.mu held; c's write pump has ended).
 func (t *wsTotals) add(c *client) {
-	c.mu.Lock()
-	t.outFrames += c.ws.outFrames
-	t.outBytes += c.ws.outBytes
-	c.mu.Unlock()
-	t.inFrames += c.ws.inFrames.Load()
-	t.inBytes += c.ws.inBytes.Load()
+	inFrames, inBytes, outFrames, outBytes := c.conn.Counts()
+	t.inFrames += inFrames
+	t.inBytes += inBytes
+	t.outFrames += outFrames
+	t.outBytes += outBytes
 }
 
 // ---------------------------------------------------------------- clients
@@ -199,35 +164,6 @@ func (m *metrics) clientDropped(reason string) {
 		return
 	}
 	m.dropped.WithLabelValues(reason).Inc()
-}
-
-// writeFailed counts a failed websocket write that timed out (WriteWait)
-// as a drop, unless the client was dropped already (a full queue: counted
-// then); other failures are the client going away.
-func (c *client) writeFailed(err error) {
-	select {
-	case <-c.killed:
-		return
-	default:
-	}
-	if isTimeout(err) {
-		c.srv.metrics.clientDropped(dropWriteTimeout)
-	}
-}
-
-// readFailed counts a websocket read that ended by PongWait as a drop.
-func (m *metrics) readFailed(err error) {
-	if m == nil {
-		return
-	}
-	if isTimeout(err) {
-		m.clientDropped(dropPongTimeout)
-	}
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // subscriptionBehind counts a live subscription that went back to catching up.

@@ -12,6 +12,9 @@ type Budget struct {
 // NewBudget returns a budget of max bytes.
 func NewBudget(max int64) *Budget { return &Budget{max: max} }
 
+// Max is the budget's bound.
+func (b *Budget) Max() int64 { return b.max }
+
 // TryAcquire takes n bytes if they fit, and reports whether they did; it
 // never waits.
 func (b *Budget) TryAcquire(n int64) bool {
