@@ -15,6 +15,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/webui"
+
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 )
@@ -23,7 +25,7 @@ import (
 // refused (DNS rebinding), whatever its path, before any other check; the
 // served names, --host names and the hosts of --allow-origin pass.
 func TestHostHeaderCheck(t *testing.T) {
-	ts := startServer(t, Options{RemoteOptions: RemoteOptions{Hosts: []string{"Box.Example."}, AllowOrigins: []string{"https://front.example"}}})
+	ts := startServer(t, Options{UI: webui.FS(), RemoteOptions: RemoteOptions{Hosts: []string{"Box.Example."}, AllowOrigins: []string{"https://front.example"}}})
 	_, port, _ := net.SplitHostPort(ts.addr)
 	auth := http.Header{"Authorization": {"Bearer " + testToken}}
 	for _, tc := range []struct {
