@@ -73,8 +73,8 @@ func waitsForPerson(kind string) bool {
 	return kind == protocol.PermissionKindQuestion || kind == protocol.PermissionKindPlan
 }
 
-// ruleRecorder is implemented by an MCPSource that can write permission
-// rules (MCPConfigSource: mcpconfig.AllowRules, locked across processes).
+// ruleRecorder is implemented by an mcphub.Source that can write permission
+// rules (mcphub.ConfigSource: mcpconfig.AllowRules, locked across processes).
 type ruleRecorder interface {
 	AllowRules(dir string, rules []string) error
 }
@@ -322,7 +322,7 @@ func (s *Session) onPermissionRequest(p *claudecli.Client, id string, line []byt
 	// claude started, so its --allowedTools did not name it): allowed, as
 	// claude would have if it had been started now. Never a question or a
 	// plan: those are for a person.
-	if pr.Kind == protocol.PermissionKindTool && s.mcpConfig().allows(pr.ToolName, pr.MCP) {
+	if pr.Kind == protocol.PermissionKindTool && s.mcpConfig().Allows(pr.ToolName, pr.MCP) {
 		s.log.Info("permission allowed by the permission rules", "tool", pr.ToolName)
 		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "allow", "updatedInput": input})
 		s.answerClaude(p, resp)

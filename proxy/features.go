@@ -8,6 +8,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // The feature table: what the proxy offers. Each feature registers once
@@ -192,10 +193,10 @@ func (s *Server) newFeatures() featureTable {
 		{capability: protocol.CapMCPStatus, types: []requestType{
 			replies(protocol.TypeMCPSubscribe, func(c *client, id json.RawMessage, _ *protocol.MCPSubscribe) {
 				c.reply(id, nil)
-				s.mcp.subscribe(c) // the current status follows the reply
+				s.mcp.Subscribe(mcpSubscriber{c}) // the current status follows the reply
 			}),
 			now(protocol.TypeMCPUnsubscribe, func(_ context.Context, c *client, _ *protocol.MCPUnsubscribe) (protocol.Data, error) {
-				s.mcp.unsubscribe(c)
+				s.mcp.Unsubscribe(mcpSubscriber{c})
 				return nil, nil
 			}),
 		}},
@@ -243,17 +244,17 @@ func (s *Server) newFeatures() featureTable {
 		}},
 		{capability: protocol.CapMCPManage, offered: func() bool { return s.manager() != nil }, types: []requestType{
 			replies(protocol.TypeMCPAdd, func(c *client, id json.RawMessage, d *protocol.MCPAdd) {
-				s.reqMCPWrite(c, id, protocol.TypeMCPAdd, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
+				s.reqMCPWrite(c, id, protocol.TypeMCPAdd, d.Name, func(m mcphub.Manager) (mcpconfig.Location, error) {
 					return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.AddNew)
 				})
 			}),
 			replies(protocol.TypeMCPUpdate, func(c *client, id json.RawMessage, d *protocol.MCPUpdate) {
-				s.reqMCPWrite(c, id, protocol.TypeMCPUpdate, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
+				s.reqMCPWrite(c, id, protocol.TypeMCPUpdate, d.Name, func(m mcphub.Manager) (mcpconfig.Location, error) {
 					return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.ReplaceOnly)
 				})
 			}),
 			replies(protocol.TypeMCPRemove, func(c *client, id json.RawMessage, d *protocol.MCPRemove) {
-				s.reqMCPWrite(c, id, protocol.TypeMCPRemove, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
+				s.reqMCPWrite(c, id, protocol.TypeMCPRemove, d.Name, func(m mcphub.Manager) (mcpconfig.Location, error) {
 					return m.RemoveServer(d.Name, d.Scope)
 				})
 			}),

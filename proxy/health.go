@@ -61,7 +61,7 @@ func (s *Server) health() Health {
 	}
 	s.mu.Unlock()
 	var st protocol.MCPStatus
-	if err := json.Unmarshal(s.mcp.statusBody(), &st); err == nil {
+	if err := json.Unmarshal(s.mcp.StatusBody(), &st); err == nil {
 		for _, srv := range st.Servers {
 			h.MCPByStatus[srv.Status]++
 			h.MCPServers++

@@ -49,7 +49,7 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &historyReqs{scrub: s.mcp.scrub, store: st, blobs: s.blobs, project: s.opts.Project,
+	return &historyReqs{scrub: s.mcp.Scrub, store: st, blobs: s.blobs, project: s.opts.Project,
 		replyBytes: s.opts.HistoryReplyBytes, reqs: newAsyncRunner(maxHistoryRequests, "history requests", historyError)}, nil
 }
 

@@ -551,5 +551,5 @@ var urlInText = regexp.MustCompile(`https?://\S+`)
 // user info, query values and fragment (codes, states, tokens).
 func (s *Server) scrubCLIText(text string) string {
 	text = urlInText.ReplaceAllStringFunc(text, mcpconfig.RedactURL)
-	return s.mcp.scrub(text)
+	return s.mcp.Scrub(text)
 }

@@ -43,7 +43,7 @@ func newMCPCalls(s *Server) (*mcpCalls, error) {
 	m := &mcpCalls{srv: s, kick: make(chan struct{}, 1)}
 	m.reqs = newAsyncRunner(s.opts.MaxMCPRequests, "MCP requests (mcp/probe, mcp/tools, mcp/call, mcp/log, mcp/test)", m.protocolError)
 	m.ctx, m.cancel = context.WithCancel(context.Background())
-	if cfg := s.mcp.config(); s.opts.MCP != nil && cfg != nil && cfg.Resolved != nil {
+	if cfg := s.mcp.Config(); s.opts.MCP != nil && cfg != nil && cfg.Resolved != nil {
 		po := s.opts.MCPProbe
 		if po.Logger == nil {
 			po.Logger = s.log.With("component", "probe")
@@ -122,7 +122,7 @@ func (m *mcpCalls) autoLoop() {
 // servers that have no definitive observation, and records each result as
 // soon as it is in.
 func (m *mcpCalls) autoProbe() {
-	cfg, defs := m.srv.mcp.probeTarget()
+	cfg, defs := m.srv.mcp.ProbeTarget()
 	if cfg == nil || cfg.Resolved == nil {
 		return
 	}
@@ -132,7 +132,7 @@ func (m *mcpCalls) autoProbe() {
 			active = append(active, srv.Name)
 		}
 	}
-	names := m.srv.mcp.unobserved(active)
+	names := m.srv.mcp.Unobserved(active)
 	if len(names) == 0 {
 		return
 	}
@@ -146,7 +146,7 @@ func (m *mcpCalls) autoProbe() {
 			}
 			results := []protocol.ProbeResult{res}
 			m.srv.metrics.probed(results)
-			m.srv.mcp.observeProbes(results, defs)
+			m.srv.mcp.ObserveProbes(results, defs)
 		})
 	}
 	wg.Wait()
@@ -172,7 +172,7 @@ func (m *mcpCalls) protocolError(c *client, typ string, err error) error {
 // resolved returns the configuration probes and calls connect to, with
 // the fingerprints of its definitions.
 func (m *mcpCalls) resolved(typ string) (*mcpconfig.Config, map[string][32]byte, error) {
-	cfg, defs := m.srv.mcp.probeTarget()
+	cfg, defs := m.srv.mcp.ProbeTarget()
 	if cfg == nil || cfg.Resolved == nil {
 		return nil, nil, fmt.Errorf("%s: the MCP configuration source gave no resolved configuration", typ)
 	}
@@ -200,7 +200,7 @@ func (m *mcpCalls) probe(ctx context.Context, _ *client, d *protocol.MCPProbe) (
 		return nil, ctx.Err() // cut short: not observations
 	}
 	m.srv.metrics.probed(results)
-	m.srv.mcp.observeProbes(results, defs)
+	m.srv.mcp.ObserveProbes(results, defs)
 	if results == nil {
 		results = []protocol.ProbeResult{}
 	}
@@ -251,7 +251,7 @@ func (m *mcpCalls) callLog(_ context.Context, _ *client, d *protocol.MCPLog) (pr
 		entries = []protocol.LogEntry{}
 	}
 	for i := range entries { // a log written before a secret was known
-		scrubEntry(&entries[i], m.srv.mcp.scrub)
+		scrubEntry(&entries[i], m.srv.mcp.Scrub)
 	}
 	return protocol.MCPLogResult{Entries: entries}, nil
 }
@@ -312,7 +312,7 @@ func (m *mcpCalls) logEntry(e protocol.LogEntry) {
 	if m.clog == nil {
 		return
 	}
-	scrubEntry(&e, m.srv.mcp.scrub)
+	scrubEntry(&e, m.srv.mcp.Scrub)
 	if err := m.clog.Append(e); err != nil {
 		m.srv.log.Warn("writing the MCP call log", "server", e.Server, "tool", e.Tool, "err", err)
 	}

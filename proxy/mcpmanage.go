@@ -9,135 +9,19 @@ import (
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
-// MCPManager is an MCPSource that can also change the configuration files
-// (mcp/add, mcp/update, mcp/remove) and resolve an unsaved definition
-// (mcp/test). The proxy offers capability mcp.manage when Options.MCP
-// implements it. Its methods may be called from any goroutine.
-type MCPManager interface {
-	MCPSource
-	// WriteServer writes def as server name of scope ("" = local) as
-	// mode says, and makes the resulting configuration Current before it
-	// returns. Errors: see mcpError.
-	WriteServer(name, scope string, def json.RawMessage, mode mcpconfig.WriteMode) (mcpconfig.Location, error)
-	// RemoveServer removes name from scope ("" = the one scope that has
-	// it), then like WriteServer.
-	RemoveServer(name, scope string) (mcpconfig.Location, error)
-	// Unsaved resolves the configuration with def as an extra server
-	// named name (mcpconfig.ResolveUnsaved), for probing; the masked
-	// placeholders of def keep the values of the configured server name
-	// (mcpconfig.KeepMasked).
-	Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error)
-	// SetDisabled records name as disabled (or not) in the project
-	// (mcpconfig.SetServerDisabled), then like WriteServer.
-	SetDisabled(name string, disabled bool) error
-	// Trust records that the user trusts the project directory
-	// (mcpconfig.TrustWorkspace), makes the result Current, and returns
-	// the project and the file written.
-	Trust() (project, file string, err error)
-}
-
-// WriteServer implements MCPManager with mcpconfig.AddServer (locked
-// across processes, atomic) in the watched project and home.
-func (s *MCPConfigSource) WriteServer(name, scope string, def json.RawMessage, mode mcpconfig.WriteMode) (mcpconfig.Location, error) {
-	sc, err := mcpconfig.ParseScope(scope)
-	if err != nil {
-		return mcpconfig.Location{}, err
-	}
-	norm, _, _, err := mcpconfig.NormalizeDefinition("definition", name, def)
-	if err != nil {
-		return mcpconfig.Location{}, err
-	}
-	loc, err := mcpconfig.AddServer(s.opts, sc, name, norm, mode)
-	if err != nil {
-		return loc, err
-	}
-	return loc, s.reload()
-}
-
-// RemoveServer implements MCPManager with mcpconfig.RemoveServer.
-func (s *MCPConfigSource) RemoveServer(name, scope string) (mcpconfig.Location, error) {
-	var sc mcpconfig.Scope
-	if scope != "" {
-		var err error
-		if sc, err = mcpconfig.ParseScope(scope); err != nil {
-			return mcpconfig.Location{}, err
-		}
-	}
-	loc, err := mcpconfig.RemoveServer(s.opts, sc, name)
-	if err != nil {
-		return loc, err
-	}
-	return loc, s.reload()
-}
-
-// Unsaved implements MCPManager. When name is a configured server, the
-// masked placeholders of def keep that server's stored values
-// (mcpconfig.KeepMasked), as in mcp/update: testing an edit before saving
-// it probes the secrets the edit keeps.
-func (s *MCPConfigSource) Unsaved(name string, def json.RawMessage) (*mcpconfig.Config, error) {
-	s.mu.Lock()
-	cfg := s.raw
-	s.mu.Unlock()
-	if cfg != nil {
-		if srv, ok := cfg.Server(name); ok {
-			kept, err := mcpconfig.KeepMasked(name, srv.Raw, def, cfg.Secrets())
-			if err != nil {
-				return nil, err
-			}
-			def = kept
-		}
-	}
-	return mcpconfig.ResolveUnsaved(s.opts, name, def)
-}
-
-// SetDisabled implements MCPManager.
-func (s *MCPConfigSource) SetDisabled(name string, disabled bool) error {
-	cfg, err := mcpconfig.SetServerDisabled(s.opts, name, disabled)
-	if err != nil {
-		return err
-	}
-	s.install(cfg)
-	return nil
-}
-
-// Trust implements MCPManager.
-func (s *MCPConfigSource) Trust() (string, string, error) {
-	loc, err := mcpconfig.LocationOf(s.opts, mcpconfig.ScopeLocal)
-	if err != nil {
-		return "", "", err
-	}
-	cfg, err := mcpconfig.TrustWorkspace(s.opts)
-	if err != nil {
-		return "", "", err
-	}
-	s.install(cfg)
-	return loc.Project, loc.File, nil
-}
-
-// reload resolves the files again and installs the result at once, so the
-// reply to a write carries the configuration with the write (the Watcher
-// installs the same one again when its event arrives).
-func (s *MCPConfigSource) reload() error {
-	cfg, err := mcpconfig.Resolve(s.opts)
-	if err != nil {
-		return err
-	}
-	s.install(cfg)
-	return nil
-}
-
-// manager returns the MCP source as an MCPManager, or nil.
-func (s *Server) manager() MCPManager {
-	m, _ := s.opts.MCP.(MCPManager)
+// manager returns the MCP source as an mcphub.Manager, or nil.
+func (s *Server) manager() mcphub.Manager {
+	m, _ := s.opts.MCP.(mcphub.Manager)
 	return m
 }
 
 // reqMCPWrite serves mcp/add, mcp/update and mcp/remove: the write, then
 // mcp/config and mcp/status to subscribers, then the reply with the
 // resulting configuration.
-func (s *Server) reqMCPWrite(c *client, id json.RawMessage, typ, name string, write func(MCPManager) (mcpconfig.Location, error)) {
+func (s *Server) reqMCPWrite(c *client, id json.RawMessage, typ, name string, write func(mcphub.Manager) (mcpconfig.Location, error)) {
 	m := s.manager()
 	c.async(func() {
 		loc, err := write(m)
@@ -266,7 +150,7 @@ func (s *Server) configuredServer(typ, name string) (*protocol.MCPConfigServer, 
 	if err := serverNameErr(typ, name); err != nil {
 		return nil, err
 	}
-	if cfg := s.mcp.config(); cfg != nil {
+	if cfg := s.mcp.Config(); cfg != nil {
 		if i := slices.IndexFunc(cfg.View.Servers, func(v protocol.MCPConfigServer) bool { return v.Name == name }); i >= 0 {
 			return &cfg.View.Servers[i], nil
 		}
@@ -284,29 +168,6 @@ func (s *Server) mcpConfigured(c *client, id json.RawMessage, typ, name string) 
 	return true
 }
 
-// MCPToggleRecorder is implemented by an MCP source that knows where the
-// CLI records an mcp_toggle (MCPConfigSource): UnrecordedToggle runs
-// toggle and takes that record back, so a live mcp/toggle changes only the
-// session it ran in. Without it the toggle runs as is.
-type MCPToggleRecorder interface {
-	UnrecordedToggle(name string, enabled bool, toggle func() error) error
-}
-
-// UnrecordedToggle implements MCPToggleRecorder with
-// mcpconfig.UnrecordedToggle in the watched project and home.
-// The Watcher's events wait meanwhile (toggleMu), so the CLI's record
-// never reaches mcp/config or other sessions.
-func (s *MCPConfigSource) UnrecordedToggle(name string, enabled bool, toggle func() error) error {
-	s.toggleMu.Lock()
-	defer s.toggleMu.Unlock()
-	s.toggled = true
-	undone, err := mcpconfig.UnrecordedToggle(s.opts, name, enabled, toggle)
-	if undone {
-		s.log.Info("took back the CLI's record of a live mcp_toggle in ~/.claude.json")
-	}
-	return err
-}
-
 // reqMCPToggle serves mcp/toggle: live in sessions (Session.toggleMCP:
 // mcp_toggle with the CLI's record in ~/.claude.json taken back, the
 // choice kept by the session), or with persist recorded in the project's
@@ -315,7 +176,7 @@ func (s *MCPConfigSource) UnrecordedToggle(name string, enabled bool, toggle fun
 func (s *Server) reqMCPToggle(c *client, id json.RawMessage, d *protocol.MCPToggle) {
 	typ, name, enabled := protocol.TypeMCPToggle, d.Name, *d.Enabled
 	if !d.Persist {
-		rec, _ := s.opts.MCP.(MCPToggleRecorder)
+		rec, _ := s.opts.MCP.(mcphub.ToggleRecorder)
 		var record func(string, bool, func() error) error
 		if rec != nil {
 			record = rec.UnrecordedToggle

@@ -420,7 +420,7 @@ func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
 
 	byStatus := map[string]int{}
 	var st protocol.MCPStatus
-	if err := json.Unmarshal(s.mcp.statusBody(), &st); err == nil {
+	if err := json.Unmarshal(s.mcp.StatusBody(), &st); err == nil {
 		for _, srv := range st.Servers {
 			byStatus[bounded(srv.Status, mcpStatuses)]++
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
@@ -39,7 +40,7 @@ type Server struct {
 	logs     *eventlog.Budget // the memory of every session's replay log
 	spool    *eventlog.Spool  // where replay logs spill to disk
 	inbound  *wsconn.Budget
-	mcp      *mcpHub
+	mcp      *mcphub.Hub
 	calls    *mcpCalls      // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log
 	hist     *historyReqs   // history/list, history/read; nil when HistoryHome is "-"
 	runners  []*asyncRunner // of calls and hist: shut down and waited for by Serve
@@ -92,11 +93,11 @@ func New(opts Options) (*Server, error) {
 		sessions: map[string]*Session{},
 		clients:  map[*client]struct{}{},
 	}
-	s.mcp = newMCPHub(s.log, s.claudeEnv()...)
+	s.mcp = mcphub.NewHub(s.log, s.claudeEnv()...)
 	s.metrics = newMetrics(s)
 	s.metricsHandler = newMetricsHandler(s.metrics, s)
 	if opts.MCP != nil {
-		s.mcp.setConfig(opts.MCP.Current())
+		s.mcp.SetConfig(opts.MCP.Current())
 	}
 	calls, err := newMCPCalls(s)
 	if err != nil {
@@ -306,7 +307,7 @@ func (s *Server) mcpLoop(ctx context.Context) {
 		case <-changes:
 			s.applyMCP()
 		case <-tick.C:
-			if s.mcp.anyPending() {
+			if s.mcp.AnyPending() {
 				for _, sess := range s.liveSessions() {
 					sess.refreshMCPStatus()
 				}
@@ -323,9 +324,7 @@ func (s *Server) applyMCP() {
 	if s.opts.MCP == nil {
 		return
 	}
-	s.mcp.applyMu.Lock()
-	pushed, active := s.mcp.setConfig(s.opts.MCP.Current())
-	s.mcp.applyMu.Unlock()
+	pushed, active := s.mcp.Apply(s.opts.MCP)
 	if pushed {
 		s.calls.configChanged()
 	}
@@ -490,7 +489,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 
 // clientServers checks the MCP servers a client sent with session/create
 // (nil for none). They go through the proxy's MCP configuration (merge and
-// approval, MCPConfig.ForClient); a proxy without one refuses them.
+// approval, mcphub.Config.ForClient); a proxy without one refuses them.
 func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, error) {
 	if len(raw) == 0 {
 		return nil, nil
@@ -510,7 +509,7 @@ func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, e
 	if len(cs.Names()) == 0 {
 		return nil, nil
 	}
-	if cfg := s.mcp.config(); s.opts.MCP == nil || cfg == nil || cfg.ForClient == nil {
+	if cfg := s.mcp.Config(); s.opts.MCP == nil || cfg == nil || cfg.ForClient == nil {
 		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.mcpServers: this proxy has no MCP configuration of its own (--demo, --replay) and takes no MCP servers from clients")
 	}
 	return cs, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -82,8 +83,8 @@ type Session struct {
 	// clientMu guards them; it is taken alone or under mu, and nothing is
 	// locked under it but a configFile's lock.
 	clientMu     sync.Mutex
-	clientBase   *MCPConfig
-	clientCfg    *MCPConfig
+	clientBase   *mcphub.Config
+	clientCfg    *mcphub.Config
 	clientStatus []mcpconfig.ClientStatus
 	clientRetire func()
 	clientDone   bool // the session ended: nothing more is made
@@ -346,9 +347,9 @@ func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) 
 // caused it.
 func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	s.scrubToolResults(ev)
-	var reports []mcpReport
+	var reports []mcphub.Report
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit {
-		reports = parseInitServers(ev.JSON)
+		reports = mcphub.ParseInitServers(ev.JSON)
 	}
 
 	s.mu.Lock()
@@ -376,8 +377,8 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	}
 
 	if reports != nil {
-		s.srv.mcp.observe(reports, time.Now())
-		if s.srv.mcp.needsDetail(reports) {
+		s.srv.mcp.Observe(reports, time.Now())
+		if s.srv.mcp.NeedsDetail(reports) {
 			s.refreshMCPStatus() // tools and failure reasons come only from mcp_status
 		}
 	}

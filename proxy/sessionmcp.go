@@ -18,6 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -166,7 +167,7 @@ func (s *Session) reapplyMCPOff() {
 		return
 	}
 	var record func(string, bool, func() error) error
-	if rec, ok := s.srv.opts.MCP.(MCPToggleRecorder); ok {
+	if rec, ok := s.srv.opts.MCP.(mcphub.ToggleRecorder); ok {
 		record = rec.UnrecordedToggle
 	}
 	for _, name := range names {
@@ -206,17 +207,17 @@ func (s *Session) refreshMCPStatus() {
 			}
 			return
 		}
-		s.srv.mcp.observe(parseMCPStatus(r.resp), time.Now())
+		s.srv.mcp.Observe(mcphub.ParseMCPStatus(r.resp), time.Now())
 	})
 }
 
 // mcpConfig returns the MCP configuration of this session: the proxy's,
 // or, when the client sent servers, the proxy's with them merged
-// (MCPConfig.ForClient), made again whenever the proxy's changes. A merge
+// (mcphub.Config.ForClient), made again whenever the proxy's changes. A merge
 // that fails (a source that cannot merge) leaves the client's servers out:
 // they never start without the policy's say.
-func (s *Session) mcpConfig() *MCPConfig {
-	base := s.srv.mcp.config()
+func (s *Session) mcpConfig() *mcphub.Config {
+	base := s.srv.mcp.Config()
 	if s.cfg.client == nil || base == nil {
 		return base
 	}
@@ -228,7 +229,7 @@ func (s *Session) mcpConfig() *MCPConfig {
 		}
 		return base
 	}
-	without := func(why string) *MCPConfig {
+	without := func(why string) *mcphub.Config {
 		var status []mcpconfig.ClientStatus
 		for _, name := range s.cfg.client.Names() {
 			status = append(status, mcpconfig.ClientStatus{Name: name, Approval: mcpconfig.ApprovalAwaiting, Reason: why})
@@ -250,7 +251,7 @@ func (s *Session) mcpConfig() *MCPConfig {
 
 // setClientLocked installs a new client configuration, retires the old
 // one and logs what changed for the client's servers.
-func (s *Session) setClientLocked(base, cfg *MCPConfig, status []mcpconfig.ClientStatus, retire func()) {
+func (s *Session) setClientLocked(base, cfg *mcphub.Config, status []mcpconfig.ClientStatus, retire func()) {
 	if s.clientRetire != nil {
 		s.clientRetire()
 	}
@@ -310,7 +311,7 @@ func (s *Session) scrubToolResults(ev *stream.Event) {
 // sessionSecrets is the secret set of a session made from one
 // configuration.
 type sessionSecrets struct {
-	cfg *MCPConfig
+	cfg *mcphub.Config
 	sec *mcpconfig.Secrets
 }
 
@@ -324,7 +325,7 @@ func (s *Session) secrets() *mcpconfig.Secrets {
 	if c := s.secretsCache.Load(); c != nil && c.cfg == cfg {
 		return c.sec
 	}
-	sec := s.srv.mcp.envSecrets
+	sec := s.srv.mcp.EnvSecrets()
 	if cfg != nil && cfg.Resolved != nil {
 		sec = mcpconfig.MergeSecrets(cfg.Resolved.Secrets(), sec)
 	}
