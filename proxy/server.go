@@ -46,7 +46,7 @@ type Server struct {
 	runners  []*asyncRunner // of calls and hist: shut down and waited for by Serve
 	features featureTable   // what the proxy offers: hello, offers and dispatch (features.go)
 	gate     *remote.Gate   // Host and Origin rules, the token, login codes and cookie (proxy/remote)
-	auth     mcpLogins      // mcp/login runs (mcpauth.go)
+	mcpf     mcpFeatures    // mcp/add … mcp/logout: management, live actions, logins (mcpfeatures.go)
 	upgrader websocket.Upgrader
 
 	metrics        *metrics     // metrics.go: GET /metrics
@@ -89,11 +89,11 @@ func New(opts Options) (*Server, error) {
 		logs:     eventlog.NewBudget(opts.ReplayMemoryBytes),
 		spool:    eventlog.NewSpool(opts.SpoolDir, opts.Logger),
 		inbound:  wsconn.NewBudget(opts.InboundBytes),
-		auth:     mcpLogins{running: map[string]*mcpLogin{}},
 		sessions: map[string]*Session{},
 		clients:  map[*client]struct{}{},
 	}
 	s.mcp = mcphub.NewHub(s.log, s.claudeEnv()...)
+	s.mcpf = s.newMCPFeatures()
 	s.metrics = newMetrics(s)
 	s.metricsHandler = newMetricsHandler(s.metrics, s)
 	if opts.MCP != nil {
@@ -205,7 +205,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		r.shutdown() // running requests cancelled, new ones refused
 	}
 	s.calls.shutdown()
-	s.auth.stopAll("ccproxy is shutting down")
+	s.mcpf.logins.Close(context.Background()) // running logins stopped, their failed pushes queued; new ones refused
 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if err := hs.Shutdown(shutCtx); err != nil {
@@ -230,7 +230,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	for _, r := range s.runners {
 		r.wait() // cancelled requests have queued their replies (shutting_down)
 	}
-	s.auth.wait() // stopped logins have queued their failed pushes
 	s.mu.Lock()
 	for c := range s.clients {
 		c.closeGracefully()
