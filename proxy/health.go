@@ -36,7 +36,7 @@ type HealthClaude struct {
 }
 
 // health gathers the Health of s. Lock order: Server.mu, then each
-// Session.mu; mcpHub.mu on its own.
+// Session.mu; mcphub.Hub.mu on its own.
 func (s *Server) health() Health {
 	h := Health{
 		Version: s.opts.Version,

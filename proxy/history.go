@@ -28,7 +28,7 @@ const maxHistoryRequests = 8
 // server shuts down (shutting_down). The Store is safe for concurrent use
 // and starts no goroutines.
 type historyReqs struct {
-	scrub      func(string) string // the secrets of the MCP configuration in force (mcpHub.scrub): tool results of stored sessions are masked as live ones are
+	scrub      func(string) string // the secrets of the MCP configuration in force (mcphub.Hub.Scrub): tool results of stored sessions are masked as live ones are
 	store      *history.Store
 	blobs      *blobStore
 	project    string // the default project of history/list

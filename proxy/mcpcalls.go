@@ -306,7 +306,7 @@ func (sc *sessionCalls) observe(ev *stream.Event) {
 }
 
 // logEntry appends e to the call log; its input and output (a tool's or
-// server's text) are scrubbed of secrets first (mcpHub.scrub), as
+// server's text) are scrubbed of secrets first (mcphub.Hub.Scrub), as
 // everywhere else.
 func (m *mcpCalls) logEntry(e protocol.LogEntry) {
 	if m.clog == nil {

@@ -345,7 +345,7 @@ func (m *metrics) probed(results []protocol.ProbeResult) {
 // serverCollector reads the Server's state at scrape time. Lock order as
 // everywhere: Server.mu, then each Session.mu (state, pending permissions);
 // then, with no session lock held, eventlog.Budget.mu and each hub.mu (replay
-// bytes); mcpHub's status on its own.
+// bytes); the mcphub.Hub's status on its own.
 type serverCollector struct{ s *Server }
 
 var (

@@ -317,7 +317,7 @@ type sessionSecrets struct {
 
 // secrets returns the secret set of the session: the configured secrets
 // of its MCP configuration (the client's servers among them) and the
-// secret-named environment values of ccproxy and claude (mcpHub's
+// secret-named environment values of ccproxy and claude (the mcphub.Hub's
 // envSecrets). It is made again only when the configuration changes, so
 // that Scrub's matcher is built once per set. Safe for concurrent use.
 func (s *Session) secrets() *mcpconfig.Secrets {
@@ -343,7 +343,7 @@ func scrubEventJSON(b []byte, scrub func(string) string) []byte {
 }
 
 // scrubClient masks in text the secrets of the session (see secrets), the
-// client's servers among them (mcpHub.scrub knows the proxy's only).
+// client's servers among them (mcphub.Hub.Scrub knows the proxy's only).
 func (s *Session) scrubClient(text string) string {
 	return s.secrets().Scrub(text)
 }
