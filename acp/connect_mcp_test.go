@@ -20,6 +20,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/proxy"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // `ccproxy acp --connect` carries the editor's MCP servers to the running
@@ -44,7 +45,7 @@ func TestACPConnectClientMCPServers(t *testing.T) {
 
 	logw := &syncWriter{}
 	log := slog.New(slog.NewTextHandler(logw, nil))
-	src, err := proxy.NewMCPConfigSource(mcpconfig.Options{HomeDir: home, ProjectDir: project, ManagedPath: filepath.Join(home, "no-managed.json"), TrustClient: true}, t.TempDir(), log)
+	src, err := mcphub.NewConfigSource(mcpconfig.Options{HomeDir: home, ProjectDir: project, ManagedPath: filepath.Join(home, "no-managed.json"), TrustClient: true}, t.TempDir(), log)
 	if err != nil {
 		t.Fatal(err)
 	}

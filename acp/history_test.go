@@ -17,6 +17,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/proxy"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // toolTexts is the text of every tool_call_update the client got.
@@ -57,7 +58,7 @@ func TestAgentLoadSessionToolSecretMasked(t *testing.T) {
 	if err := os.MkdirAll(files, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	src, err := proxy.NewMCPConfigSource(mcpconfig.Options{HomeDir: home, ProjectDir: project, ManagedPath: filepath.Join(root, "no-managed.json")}, files, nil)
+	src, err := mcphub.NewConfigSource(mcpconfig.Options{HomeDir: home, ProjectDir: project, ManagedPath: filepath.Join(root, "no-managed.json")}, files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,8 +81,8 @@ func waitsForPerson(kind string) bool {
 	return kind == protocol.PermissionKindQuestion || kind == protocol.PermissionKindPlan
 }
 
-// ruleRecorder is implemented by an MCPSource that can write permission
-// rules (MCPConfigSource: mcpconfig.AllowRules, locked across processes).
+// ruleRecorder is implemented by an mcphub.Source that can write permission
+// rules (mcphub.ConfigSource: mcpconfig.AllowRules, locked across processes).
 type ruleRecorder interface {
 	AllowRules(dir string, rules []string) error
 }

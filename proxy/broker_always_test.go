@@ -13,13 +13,14 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
-// gatedRecorder is an MCPConfigSource whose AllowRules waits, once
+// gatedRecorder is an mcphub.ConfigSource whose AllowRules waits, once
 // entered, until the test releases it: the write of an "always" answer is
 // surely in progress meanwhile.
 type gatedRecorder struct {
-	*MCPConfigSource
+	*mcphub.ConfigSource
 	entered chan struct{}
 	release chan struct{}
 	once    sync.Once
@@ -31,7 +32,7 @@ func (g *gatedRecorder) open() { g.once.Do(func() { close(g.release) }) }
 func (g *gatedRecorder) AllowRules(dir string, rules []string) error {
 	g.entered <- struct{}{}
 	<-g.release
-	return g.MCPConfigSource.AllowRules(dir, rules)
+	return g.ConfigSource.AllowRules(dir, rules)
 }
 
 func (g *gatedRecorder) waitEntered(t *testing.T) {
@@ -55,7 +56,7 @@ func fireTimeout(s *Session, id string) {
 	s.broker.timedOut(id)
 }
 
-// alwaysEnv is a server with an MCPConfigSource (gated when gate is set),
+// alwaysEnv is a server with an mcphub.ConfigSource (gated when gate is set),
 // a session and its settings.local.json.
 type alwaysEnv struct {
 	ts      *testServer
@@ -70,14 +71,14 @@ func newAlwaysEnv(t *testing.T, gate bool, opts Options) *alwaysEnv {
 	env := newMCPEnv(t)
 	e := &alwaysEnv{local: filepath.Join(env.project, ".claude", "settings.local.json"), mcpLogs: &syncBuffer{}}
 	env.opts.Logger = slog.New(slog.NewTextHandler(e.mcpLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	src, err := NewMCPConfigSource(env.opts, env.filesDir, nil)
+	src, err := mcphub.NewConfigSource(env.opts, env.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
 	opts.MCP, opts.Project = src, env.project
 	if gate {
-		e.gate = &gatedRecorder{MCPConfigSource: src, entered: make(chan struct{}, 1), release: make(chan struct{})}
+		e.gate = &gatedRecorder{ConfigSource: src, entered: make(chan struct{}, 1), release: make(chan struct{})}
 		opts.MCP = e.gate
 	}
 	e.ts = startServer(t, opts)

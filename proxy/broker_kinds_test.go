@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // AskUserQuestion and ExitPlanMode are told apart from tool uses; questions
@@ -102,13 +103,13 @@ func TestPermissionAnswer(t *testing.T) {
 	}
 }
 
-// "Always" with the MCPConfigSource: the proxy writes the rule to the
+// "Always" with the mcphub.ConfigSource: the proxy writes the rule to the
 // session's .claude/settings.local.json (locked, atomic) and tells claude
 // to apply it to the session; a settings file it must not change (a
 // duplicate key) makes the answer an error and leaves the request pending.
 func TestPermissionAlwaysRecorded(t *testing.T) {
 	env := newMCPEnv(t)
-	src, err := NewMCPConfigSource(env.opts, env.filesDir, nil)
+	src, err := mcphub.NewConfigSource(env.opts, env.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestPermissionAlwaysRecorded(t *testing.T) {
 		var v protocol.MCPConfig
 		return json.Unmarshal(raw, &v) == nil && slices.Contains(v.AllowedTools, "Bash")
 	})
-	if !ts.srv.mcp.config().allows("Bash", nil) {
+	if !ts.srv.mcp.Config().Allows("Bash", nil) {
 		t.Error("the proxy's rules do not allow Bash")
 	}
 }

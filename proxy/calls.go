@@ -50,7 +50,7 @@ type historyReqs struct {
 // s.mcp holds the first configuration already.
 func newMCPCalls(s *Server) (*mcpCalls, error) {
 	var prober *probe.Prober
-	if cfg := s.mcp.config(); s.opts.MCP != nil && cfg != nil && cfg.Resolved != nil {
+	if cfg := s.mcp.Config(); s.opts.MCP != nil && cfg != nil && cfg.Resolved != nil {
 		po := s.opts.MCPProbe
 		if po.Logger == nil {
 			po.Logger = s.log.With("component", "probe")
@@ -68,7 +68,7 @@ func newMCPCalls(s *Server) (*mcpCalls, error) {
 	calls, err := mcpcalls.New(mcpcalls.Options{
 		Status: callsStatus{s}, Prober: prober, AutoProbe: s.opts.AutoProbe, MaxRequests: s.opts.MaxMCPRequests,
 		CallLogDir: s.opts.CallLogDir, Project: s.opts.Project, CallLogIO: s.opts.CallLogIO,
-		Scrub: s.mcp.scrub, ScrubJSON: scrubEventJSON, Logger: s.log,
+		Scrub: s.mcp.Scrub, ScrubJSON: scrubEventJSON, Logger: s.log,
 	})
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 	}
 	h, err := historyreq.New(historyreq.Options{
 		Home: s.opts.HistoryHome, Project: s.opts.Project, MaxLine: s.opts.MaxLineBytes, ReplyBytes: s.opts.HistoryReplyBytes,
-		Sink: s.blobs, ScrubEvent: func(b []byte) []byte { return scrubEventJSON(b, s.mcp.scrub) }, Logger: s.log,
+		Sink: s.blobs, ScrubEvent: func(b []byte) []byte { return scrubEventJSON(b, s.mcp.Scrub) }, Logger: s.log,
 	})
 	if err != nil {
 		return nil, err
@@ -124,18 +124,18 @@ func closeRequests(log *slog.Logger, calls *mcpCalls, hist *historyReqs) {
 type callsStatus struct{ s *Server }
 
 func (st callsStatus) ProbeTarget() (*mcpconfig.Config, map[string][32]byte) {
-	cfg, defs := st.s.mcp.probeTarget()
+	cfg, defs := st.s.mcp.ProbeTarget()
 	if cfg == nil || cfg.Resolved == nil {
 		return nil, nil
 	}
 	return cfg.Resolved, defs
 }
 
-func (st callsStatus) Unobserved(names []string) []string { return st.s.mcp.unobserved(names) }
+func (st callsStatus) Unobserved(names []string) []string { return st.s.mcp.Unobserved(names) }
 
 func (st callsStatus) ObserveProbes(results []protocol.ProbeResult, defs map[string][32]byte) {
 	st.s.metrics.probed(results)
-	st.s.mcp.observeProbes(results, defs)
+	st.s.mcp.ObserveProbes(results, defs)
 }
 
 // sessionCalls is a session's mcpcalls.SessionCalls; the session sets

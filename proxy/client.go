@@ -173,7 +173,7 @@ func (c *client) serve() {
 	for _, sub := range subs {
 		sub.s.unsubscribe(c)
 	}
-	c.srv.mcp.unsubscribe(c)
+	c.srv.mcp.Unsubscribe(mcpSubscriber{c})
 	c.srv.removeClient(c)
 }
 

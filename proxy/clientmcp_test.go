@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // initServers returns the names of the MCP servers of the first system/init
@@ -46,7 +47,7 @@ func TestSessionCreateClientMCPServers(t *testing.T) {
 			e := newMCPEnv(t)
 			os.WriteFile(filepath.Join(e.home, ".claude.json"), []byte(`{"mcpServers":{"shared":{"command":"/bin/user-shared"},"usr":{"command":"/bin/usr"}}}`), 0o644)
 			e.opts.TrustClient = trust
-			src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+			src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +133,7 @@ func TestSessionCreateClientMCPServers(t *testing.T) {
 // without an MCP configuration refuses client servers.
 func TestSessionCreateClientMCPServersRefused(t *testing.T) {
 	e := newMCPEnv(t)
-	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestCallLogScrubsClientServerSecrets(t *testing.T) {
 	const secret = "client-secret-value-77"
 	e := newMCPEnv(t)
 	e.opts.TrustClient = true
-	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

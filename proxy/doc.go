@@ -26,11 +26,13 @@
 // handlers of subscriptions, session/send, session/interrupt and the MCP
 // management, auth and live requests still queue their replies through
 // the connection themselves (replies).
+// The MCP features' handlers are adapters (mcpfeatures.go) over package
+// proxy/mcphub, which holds their logic.
 //
-//	mcpconfig.Watcher ─► MCPSource ─► flags at spawn (--mcp-config, --allowedTools)
+//	mcpconfig.Watcher ─► mcphub.Source ─► flags at spawn (--mcp-config, --allowedTools)
 //	                                 mcp_set_servers + mcp_status to live sessions when the active servers changed (mcpconfig.Diff; refused, or a server of the process's --mcp-config gone: restart with --resume; per-server errors: logged)
 //	                                 mcp/config (when anything changed), mcp/status (with what sessions report and probes find) ─► MCP subscribers, GET /v1/mcp/status
-//	                                 MCPConfig.Resolved ─► probe.Prober ─► mcp/probe, mcp/tools, mcp/call, auto-probes (proxy/mcpcalls)
+//	                                 mcphub.Config.Resolved ─► probe.Prober ─► mcp/probe, mcp/tools, mcp/call, auto-probes (proxy/mcpcalls)
 //
 //	session stdout loop ─► calllog.Pairer (assistant tool_use + user tool_result) ─┬─► calllog.Log (JSON lines per project) ─► mcp/log (proxy/mcpcalls)
 //	mcp/call result ─► calllog.DirectEntry ────────────────────────────────────────┘
@@ -82,7 +84,7 @@
 // (permission.answering, under Session.mu: other answers get
 // already_resolved, the timeout waits for the claim), has the MCP source
 // write the suggested rules to the session's .claude/settings.local.json
-// (MCPConfigSource.AllowRules, outside Session.mu), and only then answers,
+// (mcphub.ConfigSource.AllowRules, outside Session.mu), and only then answers,
 // adding them as updatedPermissions with destination "session", so claude
 // applies them at once (without such a source, destination
 // "localSettings": claude writes them itself). A failed write releases the
@@ -176,7 +178,7 @@
 //
 // Package proxy/historyreq serves history/list and history/read from
 // <Options.HistoryHome>/.claude/projects (its doc.go has the flow);
-// calls.go hands it the blob store and mcpHub.scrub. Options.HistoryHome
+// calls.go hands it the blob store and mcphub.Hub.Scrub. Options.HistoryHome
 // "-" offers no history capability.
 //
 // GET /v1/tool-results/<claude session>/<name> (toolresults.go) serves a file
@@ -217,10 +219,10 @@
 // session/create may carry mcpServers, definitions by name (`ccproxy acp`
 // fills it from ACP's session/new). Server.clientServers checks them with
 // mcpconfig.ParseClientServers (a bad one: bad_request naming the server
-// and the field) and refuses them when the MCPSource's configuration has
+// and the field) and refuses them when the mcphub.Source's configuration has
 // no ForClient (no MCP configuration of the proxy's own). The session
 // keeps them (sessionConfig.client) and sessionMCP.config gives it its own
-// configuration: MCPConfig.ForClient merges them into the proxy's
+// configuration: mcphub.Config.ForClient merges them into the proxy's
 // (mcpconfig.Config.WithClient: below every file scope, approved only by
 // the source's TrustClient) with an --mcp-config file of its own, made
 // again when the proxy's configuration changes (the old one retired) and
@@ -229,76 +231,29 @@
 // the broker applies; mcp/config and mcp/status keep showing the files'.
 // The reply to session/create says what became of each server
 // (ClientStatus); a server not started is also logged, with the reason.
-// Their secrets are not in mcpHub.scrub's set: the session's set
+// Their secrets are not in mcphub.Hub.Scrub's set: the session's set
 // (sessionMCP.secrets) has them, and the session's call pairing
 // (sessionCalls.scrub, calls.go) masks them in the call log's entries.
 //
-// # Managing servers (mcpmanage.go)
+// # MCP status, management and sign-in (proxy/mcphub)
 //
-// When Options.MCP is also an MCPManager (MCPConfigSource is), the proxy
-// offers mcp.manage: mcp/add, mcp/update and mcp/remove write the
-// configuration files through mcpconfig (locked across processes, atomic),
-// the source resolves and installs the result at once, applyMCP pushes
-// mcp/config and mcp/status, and the reply carries the new configuration;
-// live sessions get it through mcp_set_servers as for any file edit (the
-// Watcher's event installs the same configuration again). Each runs in a
-// goroutine of its connection. mcp/test resolves an unsaved definition
-// (mcpconfig.ResolveUnsaved) and probes it like mcp/probe, within the same
-// MaxMCPRequests slots; its result is not an observation. mcp/toggle and
-// mcp/reconnect (mcp.live, with any MCP source) send the CLI's mcp_toggle /
-// mcp_reconnect control request to one live session or to each at once,
-// from goroutines owned and joined by the request's connection goroutine,
-// and ask each session for mcp_status afterwards. A live toggle runs in
-// Session.toggleMCP (under the session's sessionMCP.mu) through the source's
-// MCPToggleRecorder: MCPConfigSource.UnrecordedToggle holds toggleMu
-// (Watcher events wait) while mcpconfig.UnrecordedToggle sends it, waits
-// (up to 5 s) for the record that is due (it is given the server's name
-// and the state toggled to) and takes back the CLI's record in
-// ~/.claude.json, and the session keeps the
-// choice in sessionMCP.off, left out of its later mcp_set_servers (which would
-// enable the server again) and toggled off again in a restarted process
-// (reapplyMCPOff, run by the restart). mcp/toggle with persist instead records the choice with
-// mcpconfig.SetServerDisabled (MCPManager.SetDisabled) and applies the
-// resulting configuration like a file edit. mcp/update and mcp/test keep
-// the stored values behind masked placeholders (mcpconfig.KeepMasked).
-// mcp/trust (mcp.manage) records the workspace trust with
-// mcpconfig.TrustWorkspace (MCPManager.Trust), applies the result like a
-// file edit and names the servers that became active.
-//
-// # Signing in to OAuth servers (mcpauth.go)
-//
-// With an MCP source, on platforms where childproc.OpenTerminal works
-// (Linux), the proxy offers mcp.auth: mcp/login runs the CLI's own
-// `claude [prefix] mcp login --no-browser -- NAME` (claude's binary,
-// environment without the token, Options.Project as directory) so the
-// tokens land where Claude Code keeps them. The CLI refuses a stdin that
-// is not a terminal, so its stdin is the tty of a pseudo-terminal (the
-// login goroutine keeps the master open until the CLI is reaped); its
-// stdout is a pipe read line by line (lines cut at 16 KiB, terminal escapes
-// removed) for the indented authorization URL, its stderr a 16 KiB tail.
-//
-//	mcp/login ─► checks (no "-" first in the name, configured, http/sse, not only in ccproxy's extra files) ─► claude mcp login --no-browser -- NAME
-//	          ─► URL line ─► reply {name, url} + push mcp/login {state: url}
-//	          ─► exit 0 ─► mcp_reconnect in every live session (mcpLiveEach) ─► push {state: done}
-//	          ─► exit ≠ 0, MCPLoginTimeout, mcp/logout or a new mcp/login of NAME ─► push {state: failed}
-//	mcp/login {name, redirect} ─► must be the running login's redirect_uri (loopback) ─► GET it (no proxy,
-//	             no redirects, 30 s) = the CLI's callback ─► reply {name}; the login then ends as above
-//	mcp/logout ─► stop NAME's running login, wait for it ─► claude mcp logout (30 s) ─► mcp_reconnect ─► reply
-//	shutdown ─► stopAll (running logins stopped, new ones refused: shutting_down) ─► … ─► wait for every
-//	             login to end (CLI reaped, push {state: failed} queued) ─► the connections close
-//
-// A login runs in a goroutine of its connection (client.async) that owns
-// the CLI and one goroutine reading its stdout to EOF; whatever stops a
-// login (also the connection's end, or the proxy's shutdown) sends SIGKILL
-// to the CLI's group; the login goroutine reaps the CLI after that EOF (so
-// the group's leader is never reaped before a signal) and returns. One
-// login per server name (a new one stops the old and waits for it: the
-// CLI reuses its callback port), at most maxMCPLogins at once. The CLI's
-// messages reach clients through scrubCLIText (the configuration's
-// secrets masked by mcpHub.scrub; user info, query values and fragments
-// of URLs masked); the authorization URL itself goes only to the client,
-// never to the log, and a redirect (it holds the authorization code) is
-// neither logged nor echoed.
+// The MCP status and its subscribers (mcphub.Hub; Server.mcp), the
+// configuration source of package mcpconfig (mcphub.ConfigSource), the
+// requests that change the configuration (mcp/add, mcp/update,
+// mcp/remove, mcp/test, mcp/trust, persisted mcp/toggle: mcphub.Manage),
+// the live mcp/toggle and mcp/reconnect (mcphub.Live; a Session is an
+// mcphub.LiveSession through liveSession, session_live.go) and the OAuth
+// sign-in through the CLI (mcp/login, mcp/logout: mcphub.Logins) live in
+// proxy/mcphub: its doc.go has their flows, goroutines and locks.
+// Server.mcpf holds the components; mcpfeatures.go adapts them to the
+// feature table, a connection subscribing as an mcphub.Subscriber; Serve
+// closes the logins (mcphub.Logins.Close) at shutdown, before it closes
+// the sessions and the connections. mcp/test probes through the calls'
+// runner (proxy/runner), within the MaxMCPRequests slots of mcp/probe. A live
+// mcp/toggle's choice is kept by the session in sessionMCP.off (under sessionMCP.mu),
+// left out of its later mcp_set_servers (which would enable the server
+// again) and toggled off again in a restarted process (reapplyMCPOff, run
+// by the restart).
 //
 // # Reaching the proxy from other machines
 //
@@ -350,13 +305,15 @@
 // applier of MCP changes (at most one: the pending-apply slot), all in its
 // wg, and permission timers in its broker's own wg (close waits for
 // both); Serve also owns the reap loop (exited sessions past SessionTTL).
-// MCPConfigSource owns the goroutine forwarding its Watcher's events.
+// mcphub.ConfigSource owns the goroutine forwarding its Watcher's events.
+// The locks of proxy/mcphub (Hub.applyMu, Hub.mu, ConfigSource.toggleMu
+// and mu, Logins.mu) are in its doc.go.
 //
 // Lock order (a lock is only taken after the ones before it in its
 // chain, never the reverse):
 //
 //   - Server.mu → Session.mu → eventlog.Hub.mu → client.mu (its subs) →
-//     wsconn.Conn.mu (a leaf); Server.mu → mcpHub.mu → client.mu.
+//     wsconn.Conn.mu (a leaf); Server.mu → mcphub.Hub.mu → client.mu.
 //     Server.applyMCP marks sessions (Session.mu) under Server.mu. The
 //     metrics collector takes Server.mu, then each Conn.mu and each
 //     Session.mu (one at a time); then, with none held, eventlog.Budget.mu
@@ -364,15 +321,15 @@
 //   - eventlog.Budget.mu is taken with no session lock held, before
 //     Hub.mu (the hub is the budget's eventlog.Member; Hub.mu guards its
 //     log and its subscriptions, see eventlog's doc.go).
-//   - mcpHub.applyMu (Server.applyMCP: one configuration installed at a
-//     time) is taken with no other lock held; mcpHub.mu under it.
+//   - mcphub.Hub.applyMu (Server.applyMCP: one configuration installed at a
+//     time) is taken with no other lock held; mcphub.Hub.mu under it.
 //   - models.setMu (serializes session/setModel, held across its control
 //     request) → Session.mu (not across the control request).
 //   - sessionMCP.mu (serializes Session.applyCurrentServers and
 //     Session.toggleMCP and guards sessionMCP.off; held across their
-//     control request, bounded by ControlTimeout) → MCPConfigSource.toggleMu
+//     control request, bounded by ControlTimeout) → mcphub.ConfigSource.toggleMu
 //     (held by UnrecordedToggle for one live mcp_toggle, and by the
-//     source's goroutine around an install) → MCPConfigSource.mu;
+//     source's goroutine around an install) → mcphub.ConfigSource.mu;
 //     sessionMCP.mu → Session.mu; sessionMCP.mu → sessionMCP.clientMu.
 //   - sessionMCP.clientMu guards the session's client configuration; it is
 //     taken alone, under sessionMCP.mu or under Session.mu, and only a
@@ -399,10 +356,10 @@
 // Text a tool or server wrote reaches clients, files and the log only
 // scrubbed by an mcpconfig.Secrets set (SPEC §10): the configured values
 // and the secret-named environment values of ccproxy and of claude's
-// environment (mcpHub.envSecrets, mcpconfig.ProcessSecrets at start).
-// mcpHub.secrets (the configuration in force's set with envSecrets, an
-// atomic pointer set under mcpHub.mu when the configuration changes;
-// mcpHub.scrub) and sessionMCP.secrets (the session's own
+// environment (mcphub.Hub.EnvSecrets, mcpconfig.ProcessSecrets at start).
+// The hub's set (the configuration in force's set with EnvSecrets, an
+// atomic pointer set under mcphub.Hub.mu when the configuration changes;
+// mcphub.Hub.Scrub) and sessionMCP.secrets (the session's own
 // configuration, client servers included, with envSecrets; cached per
 // configuration in an atomic pointer, so Scrub's matcher is built once
 // per set) are the two sets. The prober scrubs its messages, stderr tails
@@ -411,9 +368,9 @@
 // hub.append: the replay log, its spill files and every frame hold the
 // scrubbed event; content and tool_use_result alike, Bash's output as an
 // MCP tool's), history/read does the same to stored tool results with
-// mcpHub.scrub, mcpHub.scrub masks the errors sessions report in
+// mcphub.Hub.Scrub, mcphub.Hub.Scrub masks the errors sessions report in
 // mcp_status, and the call log gets every entry's input and output
-// scrubbed (the session's set, then mcpHub.scrub in logEntry); the
+// scrubbed (the session's set, then mcphub.Hub.Scrub in logEntry); the
 // mcp/log reply is scrubbed again as it is read.
 // Client frames that are not valid UTF-8 are refused whole by
 // protocol.ParseFrame, so no raw client byte is echoed in a reply.

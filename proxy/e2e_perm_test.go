@@ -93,7 +93,7 @@ func TestE2EMCPToolAsksAndAllowAlways(t *testing.T) {
 		var v protocol.MCPConfig
 		return json.Unmarshal(raw, &v) == nil && slices.Contains(v.AllowedTools, "mcp__everything__echo")
 	})
-	if !e.srv.mcp.config().allows("mcp__everything__echo", &protocol.MCPRef{Server: "everything", Tool: "echo"}) {
+	if !e.srv.mcp.Config().Allows("mcp__everything__echo", &protocol.MCPRef{Server: "everything", Tool: "echo"}) {
 		t.Error("the proxy's rules do not allow the remembered tool")
 	}
 	// ... in settings.local.json's permissions.allow, where the CLI keeps
@@ -140,7 +140,7 @@ func TestE2EMCPToolRules(t *testing.T) {
 		if tr := lastToolResult(t, evs); len(reqs) != 0 || !tr.IsError {
 			t.Errorf("denied by rule: %d requests, %s", len(reqs), tr.Content)
 		}
-		if e.srv.mcp.config().allows("mcp__everything__get-tiny-image", &protocol.MCPRef{Server: "everything", Tool: "get-tiny-image"}) {
+		if e.srv.mcp.Config().Allows("mcp__everything__get-tiny-image", &protocol.MCPRef{Server: "everything", Tool: "get-tiny-image"}) {
 			t.Error("the proxy counts an untrusted project's allow rule")
 		}
 		reqs, _ = c.permTurn(t, s, "a TINY image", func(protocol.PermissionRequest) map[string]any {

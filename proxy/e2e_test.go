@@ -27,6 +27,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // e2e is one proxy running the real CLI against the fake API.
@@ -34,7 +35,7 @@ type e2e struct {
 	*testServer
 	api     *fakeapi.Server
 	env     *mcpEnv
-	src     *MCPConfigSource
+	src     *mcphub.ConfigSource
 	release chan struct{} // closed at the end: frees held API streams
 	testmcp string        // the ccproxy-testmcp binary
 }
@@ -119,7 +120,7 @@ func startE2EWith(t *testing.T, opts Options, setup func(*mcpconfig.Options)) *e
 	if setup != nil {
 		setup(&e.env.opts)
 	}
-	src, err := NewMCPConfigSource(e.env.opts, e.env.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.env.opts, e.env.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"reflect"
 
 	"github.com/ccproxy/ccproxy/internal/childproc"
-	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
@@ -30,7 +29,8 @@ import (
 //     running at once, shut down with the server);
 //   - replies: it replies through the connection itself (a subscription's
 //     reply goes out atomically with the start of its replay; session/send
-//     replies when claude has read the turn; the MCP management handlers).
+//     replies when claude has read the turn; mcp/login, which replies with
+//     the URL and pushes how the login ends).
 
 // featureTable is the proxy's features, in the order hello announces
 // their capabilities. It is built once (Server.newFeatures) and never
@@ -192,10 +192,10 @@ func (s *Server) newFeatures() featureTable {
 		{capability: protocol.CapMCPStatus, types: []requestType{
 			replies(protocol.TypeMCPSubscribe, func(c *client, id json.RawMessage, _ *protocol.MCPSubscribe) {
 				c.reply(id, nil)
-				s.mcp.subscribe(c) // the current status follows the reply
+				s.mcp.Subscribe(mcpSubscriber{c}) // the current status follows the reply
 			}),
 			now(protocol.TypeMCPUnsubscribe, func(_ context.Context, c *client, _ *protocol.MCPUnsubscribe) (protocol.Data, error) {
-				s.mcp.unsubscribe(c)
+				s.mcp.Unsubscribe(mcpSubscriber{c})
 				return nil, nil
 			}),
 		}},
@@ -209,17 +209,13 @@ func (s *Server) newFeatures() featureTable {
 		}},
 		// mcp.live: the name is checked against the MCP source's configuration.
 		{capability: protocol.CapMCPLive, offered: mcp, types: []requestType{
-			replies(protocol.TypeMCPToggle, s.reqMCPToggle),
-			replies(protocol.TypeMCPReconnect, func(c *client, id json.RawMessage, d *protocol.MCPReconnect) {
-				s.reqMCPLive(c, id, protocol.TypeMCPReconnect, d.Name, d.Session, reconnectMCP(d.Name))
-			}),
+			later(protocol.TypeMCPToggle, s.mcpToggle),
+			later(protocol.TypeMCPReconnect, s.mcpReconnect),
 		}},
 		// mcp.auth: where ccproxy can give the CLI a terminal.
 		{capability: protocol.CapMCPAuth, offered: func() bool { return s.opts.MCP != nil && childproc.TerminalSupported }, types: []requestType{
-			replies(protocol.TypeMCPLogin, s.reqMCPLogin),
-			replies(protocol.TypeMCPLogout, func(c *client, id json.RawMessage, d *protocol.MCPLogout) {
-				s.reqMCPLogout(c, id, d.Name)
-			}),
+			replies(protocol.TypeMCPLogin, s.mcpLogin),
+			later(protocol.TypeMCPLogout, s.mcpLogout),
 		}},
 		{capability: protocol.CapMCPProbe, offered: prober, types: []requestType{
 			run(protocol.TypeMCPProbe, callsRunner, noConn(s.calls.Probe)),
@@ -241,24 +237,12 @@ func (s *Server) newFeatures() featureTable {
 				return s.hist.Read(ctx, d)
 			}),
 		}},
-		{capability: protocol.CapMCPManage, offered: func() bool { return s.manager() != nil }, types: []requestType{
-			replies(protocol.TypeMCPAdd, func(c *client, id json.RawMessage, d *protocol.MCPAdd) {
-				s.reqMCPWrite(c, id, protocol.TypeMCPAdd, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
-					return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.AddNew)
-				})
-			}),
-			replies(protocol.TypeMCPUpdate, func(c *client, id json.RawMessage, d *protocol.MCPUpdate) {
-				s.reqMCPWrite(c, id, protocol.TypeMCPUpdate, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
-					return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.ReplaceOnly)
-				})
-			}),
-			replies(protocol.TypeMCPRemove, func(c *client, id json.RawMessage, d *protocol.MCPRemove) {
-				s.reqMCPWrite(c, id, protocol.TypeMCPRemove, d.Name, func(m MCPManager) (mcpconfig.Location, error) {
-					return m.RemoveServer(d.Name, d.Scope)
-				})
-			}),
-			withOffer(prober, replies(protocol.TypeMCPTest, s.reqMCPTest)), // it probes the definition
-			replies(protocol.TypeMCPTrust, func(c *client, id json.RawMessage, _ *protocol.MCPTrust) { s.reqMCPTrust(c, id) }),
+		{capability: protocol.CapMCPManage, offered: func() bool { return s.mcpf.manage.Manager() != nil }, types: []requestType{
+			async(protocol.TypeMCPAdd, s.mcpAdd),
+			async(protocol.TypeMCPUpdate, s.mcpUpdate),
+			async(protocol.TypeMCPRemove, s.mcpRemove),
+			withOffer(prober, run(protocol.TypeMCPTest, callsRunner, s.mcpTest)), // it probes the definition
+			async(protocol.TypeMCPTrust, s.mcpTrust),
 		}},
 	}
 }

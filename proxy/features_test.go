@@ -8,6 +8,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // allRequestTypes is every client -> proxy request type of the protocol.
@@ -94,7 +95,7 @@ func TestFeatureTableAgrees(t *testing.T) {
 		}, slices.Concat(base, live, []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog})},
 		{"MCP manager", func(t *testing.T) Options {
 			e := newMCPEnv(t)
-			src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+			src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

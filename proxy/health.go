@@ -36,7 +36,7 @@ type HealthClaude struct {
 }
 
 // health gathers the Health of s. Lock order: Server.mu, then each
-// Session.mu; mcpHub.mu on its own.
+// Session.mu; mcphub.Hub.mu on its own.
 func (s *Server) health() Health {
 	h := Health{
 		Version: s.opts.Version,
@@ -61,7 +61,7 @@ func (s *Server) health() Health {
 	}
 	s.mu.Unlock()
 	var st protocol.MCPStatus
-	if err := json.Unmarshal(s.mcp.statusBody(), &st); err == nil {
+	if err := json.Unmarshal(s.mcp.StatusBody(), &st); err == nil {
 		for _, srv := range st.Servers {
 			h.MCPByStatus[srv.Status]++
 			h.MCPServers++

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // historyHome returns a home directory holding the sessions captured
@@ -349,7 +350,7 @@ func TestHistoryToolResultSecretMasked(t *testing.T) {
 	e := newMCPEnv(t)
 	const secret = "hello history" // printed by a tool in the captured session
 	e.writeMCPJSON(t, map[string]any{"srv": map[string]any{"command": "/bin/true", "env": map[string]any{"SRV_KEY": secret}}})
-	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

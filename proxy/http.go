@@ -188,7 +188,7 @@ func (s *Server) serveMCPStatus(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "/v1/mcp/status takes GET")
 		return
 	}
-	body := s.mcp.statusBody()
+	body := s.mcp.StatusBody()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -18,12 +16,6 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
 	"github.com/ccproxy/ccproxy/protocol"
 )
-
-func (h *mcpHub) currentStatus() protocol.MCPStatus {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.status
-}
 
 // statusOf finds server name in an MCP status.
 func statusOf(st protocol.MCPStatus, name string) *protocol.MCPServerStatus {
@@ -344,24 +336,5 @@ func TestMCPApproval(t *testing.T) {
 		if f.Type == protocol.TypeMCPConfig || f.Type == protocol.TypeMCPStatus {
 			t.Errorf("push after mcp/unsubscribe: %s", f.Type)
 		}
-	}
-}
-
-// Without an MCP source the status shows what sessions report, and there
-// is no approval.
-func TestMCPStatusWithoutSource(t *testing.T) {
-	h := newMCPHub(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	h.observe([]mcpReport{{name: "b", status: "connected", scope: "project"}, {name: "a", status: "weird"}}, time.Now())
-	st := h.currentStatus()
-	if len(st.Servers) != 2 || st.Servers[0].Name != "a" || st.Servers[0].Status != protocol.MCPFailed || st.Servers[1].Scope != protocol.ScopeProject {
-		t.Errorf("status = %+v", st.Servers)
-	}
-	if err := st.Validate(); err != nil {
-		t.Error(err)
-	}
-	// A pending report never hides a definitive one.
-	h.observe([]mcpReport{{name: "b", status: "pending"}}, time.Now())
-	if got := statusOf(h.currentStatus(), "b").Status; got != protocol.MCPConnected {
-		t.Errorf("b = %s after a later pending report", got)
 	}
 }

@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,10 +19,11 @@ import (
 	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
 	"github.com/ccproxy/ccproxy/mcpconfig/probe"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
-// probeSource is a fake MCPSource whose configurations carry the resolved
-// configuration (MCPConfig.Resolved), as MCPConfigSource's do, but without
+// probeSource is a fake mcphub.Source whose configurations carry the resolved
+// configuration (mcphub.Config.Resolved), as mcphub.ConfigSource's do, but without
 // a Watcher: set writes the files of an mcpEnv and resolves them at once.
 // User servers (~/.claude.json) are active unless disabled; project
 // servers (.mcp.json, an untrusted workspace) await approval.
@@ -33,7 +33,7 @@ type probeSource struct {
 	ch  chan struct{}
 
 	mu  sync.Mutex
-	cur *MCPConfig
+	cur *mcphub.Config
 }
 
 func newProbeSource(t testing.TB, user, project map[string]any, disabled ...string) *probeSource {
@@ -65,7 +65,7 @@ func (s *probeSource) set(user, project map[string]any, disabled ...string) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	cur := convertMCPConfig(cfg)
+	cur := mcphub.Convert(cfg)
 	dir := s.env.filesDir
 	cur.Spawn = func() ([]string, func(), error) {
 		f, err := cfg.MCPConfigFile(dir)
@@ -87,7 +87,7 @@ func (s *probeSource) set(user, project map[string]any, disabled ...string) {
 	}
 }
 
-func (s *probeSource) Current() *MCPConfig {
+func (s *probeSource) Current() *mcphub.Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur
@@ -413,103 +413,6 @@ func equalMaps(a, b map[string]string) bool {
 		}
 	}
 	return true
-}
-
-// The precedence of SPEC §8 between session reports and probe results.
-func TestMCPStatusProbePrecedence(t *testing.T) {
-	h := newMCPHub(slog.New(slog.DiscardHandler))
-	view := func(name, def string) protocol.MCPConfigServer {
-		return protocol.MCPConfigServer{Name: name, Scope: protocol.ScopeUser, Type: "stdio", Active: true, Approval: protocol.ApprovalNotNeeded, Config: json.RawMessage(def)}
-	}
-	cfg := func(aDef string) *MCPConfig {
-		w := protocol.MCPConfigServer{Name: "w", Scope: protocol.ScopeProject, Type: "stdio", Approval: protocol.ApprovalAwaiting, Config: json.RawMessage(`{"command":"w"}`)}
-		return &MCPConfig{Servers: map[string]json.RawMessage{"a": json.RawMessage(aDef)},
-			View: protocol.MCPConfig{Servers: []protocol.MCPConfigServer{view("a", aDef), w}}}
-	}
-	h.setConfig(cfg(`{"command":"a","args":[]}`))
-	_, defs := h.probeTarget()
-	t0 := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	probeOK := func(name string, s int, tools ...string) protocol.ProbeResult {
-		r := protocol.ProbeResult{Name: name, OK: true, Status: protocol.MCPConnected, Transport: "stdio", ProbedAt: at(s),
-			ServerInfo: &protocol.MCPServerInfo{Name: name + "-probed", Version: "1"}, Tools: []protocol.ToolSummary{}}
-		for _, tn := range tools {
-			r.Tools = append(r.Tools, protocol.ToolSummary{Name: tn})
-		}
-		r.ToolCount = int64(len(r.Tools))
-		return r
-	}
-	probeFail := func(name string, s int, code, msg string) protocol.ProbeResult {
-		return protocol.ProbeResult{Name: name, Status: protocol.MCPFailed, ProbedAt: at(s), Error: &protocol.ProbeError{Code: code, Message: msg}}
-	}
-	type want struct {
-		status, origin, err, code string
-		tools                     []string
-		observed                  int // seconds after t0; -1: none
-	}
-	check := func(step, name string, w want) {
-		t.Helper()
-		e := statusOf(h.currentStatus(), name)
-		if e == nil {
-			t.Fatalf("%s: no status for %s", step, name)
-		}
-		obs := time.Time{}
-		if w.observed >= 0 {
-			obs = at(w.observed)
-		}
-		if e.Status != w.status || e.Origin != w.origin || e.Error != w.err || e.ErrorCode != w.code || !slices.Equal(e.Tools, w.tools) || !e.ObservedAt.Equal(obs) {
-			t.Errorf("%s: %s = %+v, want %+v", step, name, *e, w)
-		}
-	}
-	check("nothing observed", "a", want{protocol.MCPPending, protocol.OriginConfig, "", "", nil, -1})
-
-	h.observeProbes([]protocol.ProbeResult{probeOK("a", 1, "x", "y")}, defs)
-	check("a probe", "a", want{protocol.MCPConnected, protocol.OriginProbe, "", "", []string{"x", "y"}, 1})
-	if e := statusOf(h.currentStatus(), "a"); e.ServerInfo == nil || e.ServerInfo.Name != "a-probed" || e.ToolCount == nil || *e.ToolCount != 2 || e.Transport != "stdio" {
-		t.Errorf("a probe: %+v", e)
-	}
-
-	h.observe([]mcpReport{{name: "a", status: protocol.MCPFailed, err: "boom"}}, at(2))
-	check("a newer session report", "a", want{protocol.MCPFailed, protocol.OriginSession, "boom", "", nil, 2})
-
-	h.observeProbes([]protocol.ProbeResult{probeOK("a", 3, "x")}, defs)
-	check("a newer probe", "a", want{protocol.MCPConnected, protocol.OriginProbe, "", "", []string{"x"}, 3})
-
-	h.observe([]mcpReport{{name: "a", status: protocol.MCPFailed, err: "boom again"}}, at(3))
-	check("a session report at the probe's time", "a", want{protocol.MCPFailed, protocol.OriginSession, "boom again", "", nil, 3})
-
-	h.observeProbes([]protocol.ProbeResult{probeOK("a", 3, "x")}, defs)
-	check("a probe at the session report's time", "a", want{protocol.MCPFailed, protocol.OriginSession, "boom again", "", nil, 3})
-
-	h.observe([]mcpReport{{name: "a", status: protocol.MCPPending}}, at(4))
-	check("a newer pending report", "a", want{protocol.MCPFailed, protocol.OriginSession, "boom again", "", nil, 3})
-
-	h.observeProbes([]protocol.ProbeResult{probeFail("a", 5, protocol.ProbeTimeout, "no answer within 5s")}, defs)
-	check("a failed probe", "a", want{protocol.MCPFailed, protocol.OriginProbe, "no answer within 5s", protocol.ProbeTimeout, nil, 5})
-
-	// A system/init report has no tools: they come from the newest
-	// observation of the same status that has them (the probe at 3).
-	h.observe([]mcpReport{{name: "a", status: protocol.MCPConnected}}, at(6))
-	check("a init report", "a", want{protocol.MCPConnected, protocol.OriginSession, "", "", []string{"x"}, 6})
-
-	// NOT_ACTIVE and SERVER_NOT_FOUND results are not observations.
-	h.observeProbes([]protocol.ProbeResult{probeFail("a", 7, protocol.ProbeNotActive, "not started"), probeFail("a", 7, protocol.ProbeServerNotFound, "gone")}, defs)
-	check("a not-active result", "a", want{protocol.MCPConnected, protocol.OriginSession, "", "", []string{"x"}, 6})
-
-	// Configuration first: a server awaiting approval stays so.
-	h.observeProbes([]protocol.ProbeResult{probeOK("w", 8, "t")}, defs)
-	h.observe([]mcpReport{{name: "w", status: protocol.MCPConnected, tools: []string{"t"}}}, at(8))
-	check("w awaiting approval", "w", want{protocol.MCPAwaitingApproval, protocol.OriginConfig, "", "", nil, -1})
-
-	// A new definition of a: what was observed is forgotten, and a probe
-	// of the old definition that ends afterwards is discarded.
-	h.setConfig(cfg(`{"command":"a2","args":[]}`))
-	check("a redefined", "a", want{protocol.MCPPending, protocol.OriginConfig, "", "", nil, -1})
-	h.observeProbes([]protocol.ProbeResult{probeOK("a", 9, "x")}, defs)
-	check("a probe of the old definition", "a", want{protocol.MCPPending, protocol.OriginConfig, "", "", nil, -1})
-	_, defs2 := h.probeTarget()
-	h.observeProbes([]protocol.ProbeResult{probeOK("a", 10, "z")}, defs2)
-	check("a probe of the new definition", "a", want{protocol.MCPConnected, protocol.OriginProbe, "", "", []string{"z"}, 10})
 }
 
 // With AutoProbe the proxy probes active servers at start and, after a

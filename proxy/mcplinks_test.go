@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // TestMCPWritesRefuseProjectLinkOutside: mcp/approve, mcp/reject, mcp/add,
@@ -54,7 +55,7 @@ func TestMCPWritesRefuseProjectLinkOutside(t *testing.T) {
 			if err := os.Symlink(target, link); err != nil {
 				t.Fatal(err)
 			}
-			src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+			src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

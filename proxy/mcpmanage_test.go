@@ -10,6 +10,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 func viewServer(cfg protocol.MCPConfig, name string) *protocol.MCPConfigServer {
@@ -29,7 +30,7 @@ func viewServer(cfg protocol.MCPConfig, name string) *protocol.MCPConfigServer {
 func TestMCPManageProtocol(t *testing.T) {
 	testmcp := mcptest.Command(t)
 	e := newMCPEnv(t)
-	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestMCPTrustAndKeepUnchanged(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.project, ".claude", "settings.local.json"), []byte(`{"enabledMcpjsonServers":["p"]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestMCPTrustAndKeepUnchanged(t *testing.T) {
 // alone.
 func TestMCPManageBadFile(t *testing.T) {
 	e := newMCPEnv(t)
-	src, err := NewMCPConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -281,7 +281,7 @@ func (m *metrics) probed(results []protocol.ProbeResult) {
 // serverCollector reads the Server's state at scrape time. Lock order as
 // everywhere: Server.mu, then each Session.mu (state, pending permissions);
 // then, with no session lock held, eventlog.Budget.mu and each hub.mu (replay
-// bytes); mcpHub's status on its own.
+// bytes); the mcphub.Hub's status on its own.
 type serverCollector struct{ s *Server }
 
 var (
@@ -356,7 +356,7 @@ func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
 
 	byStatus := map[string]int{}
 	var st protocol.MCPStatus
-	if err := json.Unmarshal(s.mcp.statusBody(), &st); err == nil {
+	if err := json.Unmarshal(s.mcp.StatusBody(), &st); err == nil {
 		for _, srv := range st.Servers {
 			byStatus[bounded(srv.Status, mcpStatuses)]++
 		}

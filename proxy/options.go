@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig/probe"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/stream"
 )
@@ -136,11 +137,11 @@ type MCPOptions struct {
 	// MCP supplies MCP configuration: flags at spawn, live changes,
 	// approvals. Nil runs claude with no MCP flags (it then reads the
 	// user's own configuration) and offers no mcp.approval capability.
-	MCP MCPSource
+	MCP mcphub.Source
 	// MCPProbe configures the prober (package probe) behind mcp/probe,
 	// mcp/tools and mcp/call. They are offered (capabilities mcp.probe,
 	// mcp.tools, mcp.call) when MCP's configurations carry the resolved
-	// configuration (MCPConfig.Resolved), as MCPConfigSource's do. The
+	// configuration (mcphub.Config.Resolved), as mcphub.ConfigSource's do. The
 	// proxy sets Attachments (binary results go to the blob store served
 	// at /v1/blobs), and Logger, Environ (ClaudeEnv without the token) and
 	// ClientVersion when they are unset.

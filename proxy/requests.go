@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -198,7 +199,7 @@ func controlError(what string, err error) error {
 // reqApproval serves mcp/approve and mcp/reject (typ; decide records the
 // decision).
 func (s *Server) reqApproval(c *client, typ, name string, decide func(string) (string, error)) (protocol.Data, error) {
-	if err := serverNameErr(typ, name); err != nil {
+	if err := mcphub.CheckName(typ, name); err != nil {
 		return nil, err
 	}
 	approval, err := decide(name)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
@@ -39,12 +40,12 @@ type Server struct {
 	logs     *eventlog.Budget // the memory of every session's replay log
 	spool    *eventlog.Spool  // where replay logs spill to disk
 	inbound  *wsconn.Budget
-	mcp      *mcpHub
+	mcp      *mcphub.Hub
 	calls    *mcpCalls    // mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes, the call log (proxy/mcpcalls; calls.go)
 	hist     *historyReqs // history/list, history/read (proxy/historyreq; calls.go); nil when HistoryHome is "-"
 	features featureTable // what the proxy offers: hello, offers and dispatch (features.go)
 	gate     *remote.Gate // Host and Origin rules, the token, login codes and cookie (proxy/remote)
-	auth     mcpLogins    // mcp/login runs (mcpauth.go)
+	mcpf     mcpFeatures  // mcp/add … mcp/logout: management, live actions, logins (mcpfeatures.go)
 	upgrader websocket.Upgrader
 
 	metrics        *metrics     // metrics.go: GET /metrics
@@ -87,15 +88,15 @@ func New(opts Options) (*Server, error) {
 		logs:     eventlog.NewBudget(opts.ReplayMemoryBytes),
 		spool:    eventlog.NewSpool(opts.SpoolDir, opts.Logger),
 		inbound:  wsconn.NewBudget(opts.InboundBytes),
-		auth:     mcpLogins{running: map[string]*mcpLogin{}},
 		sessions: map[string]*Session{},
 		clients:  map[*client]struct{}{},
 	}
-	s.mcp = newMCPHub(s.log, s.claudeEnv()...)
+	s.mcp = mcphub.NewHub(s.log, s.claudeEnv()...)
+	s.mcpf = s.newMCPFeatures()
 	s.metrics = newMetrics(s)
 	s.metricsHandler = newMetricsHandler(s.metrics, s)
 	if opts.MCP != nil {
-		s.mcp.setConfig(opts.MCP.Current())
+		s.mcp.SetConfig(opts.MCP.Current())
 	}
 	calls, err := newMCPCalls(s)
 	if err != nil {
@@ -195,8 +196,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		sessions = append(sessions, sess)
 	}
 	s.mu.Unlock()
-	shutdownRequests(s.calls, s.hist) // running requests and auto-probes cancelled, new ones refused
-	s.auth.stopAll("ccproxy is shutting down")
+	shutdownRequests(s.calls, s.hist)         // running requests and auto-probes cancelled, new ones refused
+	s.mcpf.logins.Close(context.Background()) // running logins stopped, their failed pushes queued; new ones refused
 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	if err := hs.Shutdown(shutCtx); err != nil {
@@ -219,7 +220,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	wg.Wait()
 
 	closeRequests(s.log, s.calls, s.hist) // cancelled requests have queued their replies (shutting_down); the call log closed
-	s.auth.wait()                         // stopped logins have queued their failed pushes
 	s.mu.Lock()
 	for c := range s.clients {
 		c.closeGracefully()
@@ -295,7 +295,7 @@ func (s *Server) mcpLoop(ctx context.Context) {
 		case <-changes:
 			s.applyMCP()
 		case <-tick.C:
-			if s.mcp.anyPending() {
+			if s.mcp.AnyPending() {
 				for _, sess := range s.liveSessions() {
 					sess.refreshMCPStatus()
 				}
@@ -313,9 +313,7 @@ func (s *Server) applyMCP() {
 	if s.opts.MCP == nil {
 		return
 	}
-	s.mcp.applyMu.Lock()
-	pushed, active := s.mcp.setConfig(s.opts.MCP.Current())
-	s.mcp.applyMu.Unlock()
+	pushed, active := s.mcp.Apply(s.opts.MCP)
 	if pushed {
 		s.calls.ConfigChanged()
 	}
@@ -476,7 +474,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 
 // clientServers checks the MCP servers a client sent with session/create
 // (nil for none). They go through the proxy's MCP configuration (merge and
-// approval, MCPConfig.ForClient); a proxy without one refuses them.
+// approval, mcphub.Config.ForClient); a proxy without one refuses them.
 func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, error) {
 	if len(raw) == 0 {
 		return nil, nil
@@ -496,7 +494,7 @@ func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, e
 	if len(cs.Names()) == 0 {
 		return nil, nil
 	}
-	if cfg := s.mcp.config(); s.opts.MCP == nil || cfg == nil || cfg.ForClient == nil {
+	if cfg := s.mcp.Config(); s.opts.MCP == nil || cfg == nil || cfg.ForClient == nil {
 		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.mcpServers: this proxy has no MCP configuration of its own (--demo, --replay) and takes no MCP servers from clients")
 	}
 	return cs, nil

@@ -9,7 +9,7 @@ import (
 )
 
 // blockSpawn makes the first claude that src's configuration starts wait,
-// inside MCPConfig.Spawn, until release is called (tests defer it too, so
+// inside mcphub.Config.Spawn, until release is called (tests defer it too, so
 // that it runs before startServer's cleanup stops the server); entered is
 // closed once it waits.
 func blockSpawn(src *testSource) (entered <-chan struct{}, release func()) {

@@ -15,6 +15,7 @@ import (
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -87,7 +88,7 @@ func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig,
 		mu: &s.mu, session: id, log: log, metrics: env.metrics,
 		timeout: env.opts.permissionTimeout, maxPending: env.opts.maxPendingPermissions, rules: env.opts.rules, cwd: cfg.cwd,
 		push:   h.push,
-		allows: func(tool string, ref *protocol.MCPRef) bool { return s.mcp.config().allows(tool, ref) },
+		allows: func(tool string, ref *protocol.MCPRef) bool { return s.mcp.config().Allows(tool, ref) },
 		exited: func() bool { return s.proc.exited },
 		mode:   cfg.permissionMode,
 	}
@@ -136,9 +137,9 @@ func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) 
 // caused it.
 func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	s.mcp.scrubToolResults(ev)
-	var reports []mcpReport
+	var reports []mcphub.Report
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit {
-		reports = parseInitServers(ev.JSON)
+		reports = mcphub.ParseInitServers(ev.JSON)
 	}
 
 	s.mu.Lock()
@@ -170,8 +171,8 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	}
 
 	if reports != nil {
-		s.env.mcp.observe(reports, time.Now())
-		if s.env.mcp.needsDetail(reports) {
+		s.env.mcp.Observe(reports, time.Now())
+		if s.env.mcp.NeedsDetail(reports) {
 			s.refreshMCPStatus() // tools and failure reasons come only from mcp_status
 		}
 	}

@@ -5,6 +5,7 @@ package proxy
 // calls nothing of the server but what is here.
 
 import (
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"log/slog"
 	"time"
 
@@ -60,7 +61,7 @@ type sessionOptions struct {
 	rules ruleRecorder
 	// toggles takes back the CLI's record of an mcp_toggle (the MCP
 	// source, when it can); nil runs the toggle as is.
-	toggles MCPToggleRecorder
+	toggles mcphub.ToggleRecorder
 }
 
 // sessionMetrics are the counts a session makes (metrics.go). Its methods
@@ -77,12 +78,12 @@ type sessionMetrics interface {
 }
 
 // mcpTarget is the proxy's MCP configuration in force and its status feed
-// (mcpHub), as a session sees them. Its methods take the hub's own lock:
+// (mcphub.Hub), as a session sees them. Its methods take the hub's own lock:
 // they are called with no session lock held.
 type mcpTarget interface {
-	config() *MCPConfig
-	observe(reports []mcpReport, at time.Time)
-	needsDetail(reports []mcpReport) bool
+	Config() *mcphub.Config
+	Observe(reports []mcphub.Report, at time.Time)
+	NeedsDetail(reports []mcphub.Report) bool
 }
 
 // newSessionEnv builds the environment of a new session of s (a function
@@ -102,7 +103,7 @@ func newSessionEnv(s *Server) sessionEnv {
 		},
 		metrics:    s.metrics,
 		mcp:        s.mcp,
-		envSecrets: s.mcp.envSecrets,
+		envSecrets: s.mcp.EnvSecrets(),
 		blobs:      s.blobs,
 		callLog:    s.calls.forSession,
 		trimLogs:   s.logs.Trim,
@@ -110,6 +111,6 @@ func newSessionEnv(s *Server) sessionEnv {
 		findClaude: s.findClaude,
 	}
 	env.opts.rules, _ = o.MCP.(ruleRecorder)
-	env.opts.toggles, _ = o.MCP.(MCPToggleRecorder)
+	env.opts.toggles, _ = o.MCP.(mcphub.ToggleRecorder)
 	return env
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -51,8 +52,8 @@ type sessionMCP struct {
 	// The configuration with the servers the client sent (client), made
 	// from the proxy's configuration clientBase; see config.
 	clientMu     sync.Mutex
-	clientBase   *MCPConfig
-	clientCfg    *MCPConfig
+	clientBase   *mcphub.Config
+	clientCfg    *mcphub.Config
 	clientStatus []mcpconfig.ClientStatus
 	clientRetire func()
 	clientDone   bool // the session ended: nothing more is made
@@ -290,17 +291,17 @@ func (s *Session) refreshMCPStatus() {
 			}
 			return
 		}
-		s.mcp.target.observe(parseMCPStatus(r.resp), time.Now())
+		s.mcp.target.Observe(mcphub.ParseMCPStatus(r.resp), time.Now())
 	})
 }
 
 // config returns the MCP configuration of the session: the proxy's,
 // or, when the client sent servers, the proxy's with them merged
-// (MCPConfig.ForClient), made again whenever the proxy's changes. A merge
+// (mcphub.Config.ForClient), made again whenever the proxy's changes. A merge
 // that fails (a source that cannot merge) leaves the client's servers out:
 // they never start without the policy's say.
-func (m *sessionMCP) config() *MCPConfig {
-	base := m.target.config()
+func (m *sessionMCP) config() *mcphub.Config {
+	base := m.target.Config()
 	if m.client == nil || base == nil {
 		return base
 	}
@@ -312,7 +313,7 @@ func (m *sessionMCP) config() *MCPConfig {
 		}
 		return base
 	}
-	without := func(why string) *MCPConfig {
+	without := func(why string) *mcphub.Config {
 		var status []mcpconfig.ClientStatus
 		for _, name := range m.client.Names() {
 			status = append(status, mcpconfig.ClientStatus{Name: name, Approval: mcpconfig.ApprovalAwaiting, Reason: why})
@@ -334,7 +335,7 @@ func (m *sessionMCP) config() *MCPConfig {
 
 // setClientLocked installs a new client configuration, retires the old
 // one and logs what changed for the client's servers.
-func (m *sessionMCP) setClientLocked(base, cfg *MCPConfig, status []mcpconfig.ClientStatus, retire func()) {
+func (m *sessionMCP) setClientLocked(base, cfg *mcphub.Config, status []mcpconfig.ClientStatus, retire func()) {
 	if m.clientRetire != nil {
 		m.clientRetire()
 	}
@@ -394,13 +395,13 @@ func (m *sessionMCP) scrubToolResults(ev *stream.Event) {
 // sessionSecrets is the secret set of a session made from one
 // configuration.
 type sessionSecrets struct {
-	cfg *MCPConfig
+	cfg *mcphub.Config
 	sec *mcpconfig.Secrets
 }
 
 // secrets returns the secret set of the session: the configured secrets
 // of its MCP configuration (the client's servers among them) and the
-// secret-named environment values of ccproxy and claude (mcpHub's
+// secret-named environment values of ccproxy and claude (the mcphub.Hub's
 // envSecrets). It is made again only when the configuration changes, so
 // that Scrub's matcher is built once per set. Safe for concurrent use.
 func (m *sessionMCP) secrets() *mcpconfig.Secrets {

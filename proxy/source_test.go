@@ -9,9 +9,10 @@ import (
 	"testing"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
-// testSource is an MCPSource for tests: servers by name with their JSON
+// testSource is an mcphub.Source for tests: servers by name with their JSON
 // definition; names in awaiting wait for approval (project scope).
 type testSource struct {
 	t   testing.TB
@@ -22,7 +23,7 @@ type testSource struct {
 	n        int
 	servers  map[string]string
 	approval map[string]string // name -> awaiting/approved/rejected (project servers)
-	cfg      *MCPConfig
+	cfg      *mcphub.Config
 	spawnErr error // the error of Spawn, if set
 }
 
@@ -54,7 +55,7 @@ func (s *testSource) rebuildLocked() {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	cfg := &MCPConfig{Servers: map[string]json.RawMessage{}}
+	cfg := &mcphub.Config{Servers: map[string]json.RawMessage{}}
 	file := map[string]map[string]json.RawMessage{"mcpServers": {}}
 	var allowed []string
 	for _, name := range names {
@@ -109,7 +110,7 @@ func (s *testSource) failSpawn(err error) {
 	s.mu.Unlock()
 }
 
-func (s *testSource) Current() *MCPConfig {
+func (s *testSource) Current() *mcphub.Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg

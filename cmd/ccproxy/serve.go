@@ -25,6 +25,7 @@ import (
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
 	"github.com/ccproxy/ccproxy/proxy"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/webui"
 )
@@ -90,7 +91,7 @@ type server struct {
 	generated bool     // token was made up: serve prints it
 	hosts     []string // the served hosts (remote.ServedHosts); the first goes in links
 	cert      *tls.Certificate
-	src       *proxy.MCPConfigSource // nil with --demo and --replay
+	src       *mcphub.ConfigSource // nil with --demo and --replay
 	log       *slog.Logger
 }
 
@@ -152,7 +153,7 @@ func newServer(cmd string, cfg *serveConfig, log *slog.Logger, stderr io.Writer)
 			opts.Replay = cfg.replay
 		}
 	} else {
-		s.src, err = proxy.NewMCPConfigSource(mcpconfig.Options{
+		s.src, err = mcphub.NewConfigSource(mcpconfig.Options{
 			ProjectDir:       cfg.project,
 			Extra:            cfg.mcpConfigs,
 			TrustProject:     cfg.trustProject,

@@ -1,8 +1,14 @@
-package proxy
+package mcphub
 
 import (
+	"context"
+	"log/slog"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // TestLoginOutput: the URL is found on its own line (escapes removed),
@@ -55,5 +61,25 @@ func TestLoginRedirectURI(t *testing.T) {
 		if got := loginRedirectURI(tc.in); got != tc.want {
 			t.Errorf("loginRedirectURI(%s) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestLoginsClose: Close may be called more than once, and refuses new
+// logins afterwards (shutting_down).
+func TestLoginsClose(t *testing.T) {
+	h := NewHub(slog.New(slog.DiscardHandler))
+	h.SetConfig(&Config{View: protocol.MCPConfig{Servers: []protocol.MCPConfigServer{{Name: "oa", Type: "http", Scope: protocol.ScopeUser, Active: true}}}})
+	m := NewLogins(LoginConfig{
+		Command: func(string, ...string) (*exec.Cmd, error) { return exec.Command("true"), nil },
+		Manage:  &Manage{Hub: h},
+		Timeout: time.Minute,
+	})
+	for range 2 {
+		if err := m.Close(context.Background()); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
+	if _, err := m.Login("oa"); protocol.CodeOf(err) != protocol.CodeShuttingDown {
+		t.Errorf("a login after Close: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package mcphub
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
-// MCPConfigSource is the MCPSource of package mcpconfig: a Watcher keeps
+// ConfigSource is the Source of package mcpconfig: a Watcher keeps
 // the resolved configuration current, approvals are recorded where the
 // interactive CLI reads them, and each configuration gets a private
 // --mcp-config file, written when a claude process first needs it and
@@ -20,7 +20,7 @@ import (
 // It owns one goroutine, which forwards the Watcher's events; Close stops
 // the Watcher, joins the goroutine and removes the files. Its methods are
 // safe for concurrent use.
-type MCPConfigSource struct {
+type ConfigSource struct {
 	opts mcpconfig.Options
 	dir  string // where --mcp-config files go ("" = os.TempDir)
 	log  *slog.Logger
@@ -38,16 +38,16 @@ type MCPConfigSource struct {
 	toggled  bool
 
 	mu     sync.Mutex
-	cur    *MCPConfig
+	cur    *Config
 	raw    *mcpconfig.Config
 	file   *configFile // of cur
 	closed bool
 }
 
-// NewMCPConfigSource resolves the configuration for opts and starts
+// NewConfigSource resolves the configuration for opts and starts
 // watching it. dir is where the private --mcp-config files are written
 // ("" for the system's temporary directory).
-func NewMCPConfigSource(opts mcpconfig.Options, dir string, log *slog.Logger) (*MCPConfigSource, error) {
+func NewConfigSource(opts mcpconfig.Options, dir string, log *slog.Logger) (*ConfigSource, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -55,7 +55,7 @@ func NewMCPConfigSource(opts mcpconfig.Options, dir string, log *slog.Logger) (*
 	if err != nil {
 		return nil, fmt.Errorf("watching the MCP configuration: %w", err)
 	}
-	s := &MCPConfigSource{opts: opts, dir: dir, log: log, w: w, ch: make(chan struct{}, 1)}
+	s := &ConfigSource{opts: opts, dir: dir, log: log, w: w, ch: make(chan struct{}, 1)}
 	s.install(w.Initial())
 	s.wg.Add(1)
 	go func() {
@@ -72,7 +72,7 @@ func NewMCPConfigSource(opts mcpconfig.Options, dir string, log *slog.Logger) (*
 // live mcp_toggle ran since the last event (its record in ~/.claude.json
 // may have been read before it was taken back), the configuration resolved
 // again.
-func (s *MCPConfigSource) installEvent(cfg *mcpconfig.Config) {
+func (s *ConfigSource) installEvent(cfg *mcpconfig.Config) {
 	s.toggleMu.Lock()
 	defer s.toggleMu.Unlock()
 	if s.toggled {
@@ -89,7 +89,7 @@ func (s *MCPConfigSource) installEvent(cfg *mcpconfig.Config) {
 
 // Close stops watching and removes the --mcp-config files. Call it after
 // the proxy (and so every claude) has stopped. It may be called more than once.
-func (s *MCPConfigSource) Close() error {
+func (s *ConfigSource) Close() error {
 	err := s.w.Close()
 	s.wg.Wait()
 	s.mu.Lock()
@@ -103,27 +103,27 @@ func (s *MCPConfigSource) Close() error {
 	return err
 }
 
-// Current implements MCPSource.
-func (s *MCPConfigSource) Current() *MCPConfig {
+// Current implements Source.
+func (s *ConfigSource) Current() *Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur
 }
 
-// Changes implements MCPSource.
-func (s *MCPConfigSource) Changes() <-chan struct{} { return s.ch }
+// Changes implements Source.
+func (s *ConfigSource) Changes() <-chan struct{} { return s.ch }
 
-// Approve implements MCPSource.
-func (s *MCPConfigSource) Approve(name string) (string, error) {
+// Approve implements Source.
+func (s *ConfigSource) Approve(name string) (string, error) {
 	return s.decide(name, "approve", mcpconfig.Approve)
 }
 
-// Reject implements MCPSource.
-func (s *MCPConfigSource) Reject(name string) (string, error) {
+// Reject implements Source.
+func (s *ConfigSource) Reject(name string) (string, error) {
 	return s.decide(name, "reject", mcpconfig.Reject)
 }
 
-func (s *MCPConfigSource) decide(name, verb string, fn func(mcpconfig.Options, string) (*mcpconfig.Config, error)) (string, error) {
+func (s *ConfigSource) decide(name, verb string, fn func(mcpconfig.Options, string) (*mcpconfig.Config, error)) (string, error) {
 	s.mu.Lock()
 	raw := s.raw
 	s.mu.Unlock()
@@ -148,7 +148,7 @@ func (s *MCPConfigSource) decide(name, verb string, fn func(mcpconfig.Options, s
 // <dir>/.claude/settings.local.json (mcpconfig.AllowRules: locked across
 // processes, atomic). When dir is the watched project the Watcher then
 // installs the configuration with the new rules.
-func (s *MCPConfigSource) AllowRules(dir string, rules []string) error {
+func (s *ConfigSource) AllowRules(dir string, rules []string) error {
 	opts := s.opts
 	opts.ProjectDir = dir
 	_, err := mcpconfig.AllowRules(opts, rules...)
@@ -156,12 +156,12 @@ func (s *MCPConfigSource) AllowRules(dir string, rules []string) error {
 }
 
 // install makes cfg current and signals the change.
-func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
+func (s *ConfigSource) install(cfg *mcpconfig.Config) {
 	if cfg == nil {
 		return
 	}
 	cur, file := s.prepare(cfg)
-	cur.ForClient = func(cs *mcpconfig.ClientServers) (*MCPConfig, []mcpconfig.ClientStatus, func(), error) {
+	cur.ForClient = func(cs *mcpconfig.ClientServers) (*Config, []mcpconfig.ClientStatus, func(), error) {
 		merged, err := cfg.WithClient(cs)
 		if err != nil {
 			return nil, nil, nil, err
@@ -187,16 +187,17 @@ func (s *MCPConfigSource) install(cfg *mcpconfig.Config) {
 
 // prepare converts cfg and gives it its --mcp-config file (written on the
 // first Spawn).
-func (s *MCPConfigSource) prepare(cfg *mcpconfig.Config) (*MCPConfig, *configFile) {
-	cur := convertMCPConfig(cfg)
+func (s *ConfigSource) prepare(cfg *mcpconfig.Config) (*Config, *configFile) {
+	cur := Convert(cfg)
 	file := &configFile{cfg: cfg, tools: cur.AllowedTools, denied: cur.DisallowedTools, dir: s.dir, log: s.log}
 	cur.Spawn = file.acquire
 	return cur, file
 }
 
-// convertMCPConfig turns a resolved configuration into what the proxy uses.
-func convertMCPConfig(cfg *mcpconfig.Config) *MCPConfig {
-	out := &MCPConfig{Servers: map[string]json.RawMessage{}, AllowedTools: cfg.AllowedTools(), DisallowedTools: cfg.DisallowedTools(), Resolved: cfg}
+// Convert turns a resolved configuration into what the proxy uses
+// (without Spawn and ForClient, which ConfigSource adds).
+func Convert(cfg *mcpconfig.Config) *Config {
+	out := &Config{Servers: map[string]json.RawMessage{}, AllowedTools: cfg.AllowedTools(), DisallowedTools: cfg.DisallowedTools(), Resolved: cfg}
 	for _, srv := range cfg.Servers {
 		if srv.Active {
 			out.Servers[srv.Name] = srv.Expanded // as mcp_set_servers takes it (stdio "args" always there)
@@ -232,8 +233,8 @@ func convertMCPConfig(cfg *mcpconfig.Config) *MCPConfig {
 // first acquire, removed once retired and released by every process.
 type configFile struct {
 	cfg    *mcpconfig.Config
-	tools  []string // --allowedTools (MCPConfig.AllowedTools)
-	denied []string // --disallowedTools (MCPConfig.DisallowedTools)
+	tools  []string // --allowedTools (Config.AllowedTools)
+	denied []string // --disallowedTools (Config.DisallowedTools)
 	dir    string
 	log    *slog.Logger
 
