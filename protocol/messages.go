@@ -68,9 +68,14 @@ const (
 	ExitExited   = "exited"   // the process ended on its own or was killed
 )
 
-// ReasonReaped is the reason of the session/state closed sent when the
-// proxy forgets a session some time (its session TTL) after it exited.
-const ReasonReaped = "reaped"
+// Reasons of the session/state closed sent when the proxy forgets an
+// exited session by itself: ReasonReaped some time (its session TTL) after
+// its exit, ReasonEvicted when a session/create at maxSessions needed its
+// room (it had exited longest ago).
+const (
+	ReasonReaped  = "reaped"
+	ReasonEvicted = "evicted"
+)
 
 // MCP server statuses (MCPServerStatus.Status).
 const (

@@ -277,10 +277,11 @@ func (s *Session) close(reason string) {
 	s.hub.release() // subscribers' queued frames still go out; spill files removed
 }
 
-// reap forgets a session that exited SessionTTL ago (the server removed
-// it from its registry first): subscribers get session/state closed with
-// reason "reaped", then its log (memory and spill files) is freed.
-func (s *Session) reap() {
+// reap forgets an exited session the server removed from its registry
+// (SessionTTL after its exit, or evicted to make room): subscribers get
+// session/state closed with reason (protocol.ReasonReaped or
+// ReasonEvicted), then its log (memory and spill files) is freed.
+func (s *Session) reap(reason string) {
 	<-s.proc.final
 	s.wg.Wait()
 	s.broker.wg.Wait()
@@ -291,7 +292,7 @@ func (s *Session) reap() {
 		return
 	}
 	s.state = protocol.StateClosed
-	s.pushStateLocked(protocol.ReasonReaped)
+	s.pushStateLocked(reason)
 	s.proc.forgotten = true
 	s.hub.release()
 }
