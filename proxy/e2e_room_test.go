@@ -3,6 +3,7 @@ package proxy
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -95,5 +96,75 @@ func TestE2EEvictExited(t *testing.T) {
 	}
 	if !req.Has("pong one") {
 		t.Error("the evicted session's conversation is not carried by its resume")
+	}
+}
+
+// With the real CLI: session/create {resume, fork} of a live session's
+// conversation starts a new Claude session (a new claudeSessionId) whose
+// first API request carries the original's turns; the original is left
+// as it was: resumed afterwards, its request does not hold the fork's
+// turn. A stored (closed) conversation forks the same way. Also run with
+// CCPROXY_CLAUDE_VERSION=2.1.332 (docs/CLI-NOTES.md).
+func TestE2EFork(t *testing.T) {
+	ts, api := startRealCLI(t, Options{})
+	c := ts.dial(t)
+	orig := c.create(nil)
+	if r := resultOf(t, c.turn(orig, "say PING-1 please")); r["result"] != "pong one" {
+		t.Fatalf("first result: %v", r)
+	}
+	claudeOrig := claudeSessionOf(t, c, orig)
+
+	// A fork of the live session.
+	fork := c.create(map[string]any{"resume": claudeOrig, "fork": true})
+	if r := resultOf(t, c.turn(fork, "fork PING-2 now")); r["result"] != "pong two" {
+		t.Fatalf("the fork's result: %v", r)
+	}
+	req, err := api.LastRequestWith("fork PING-2 now")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !req.Has("say PING-1 please") || !req.Has("pong one") {
+		t.Error("the fork's first request does not carry the original's turns")
+	}
+	if claudeFork := claudeSessionOf(t, c, fork); claudeFork == claudeOrig {
+		t.Errorf("the fork runs in the original's Claude session %s", claudeOrig)
+	}
+	closeSession(t, c, fork)
+	closeSession(t, c, orig)
+
+	// The original, resumed, does not see the fork's turn.
+	back := c.create(map[string]any{"resume": claudeOrig})
+	c.turn(back, "back PING-1 again")
+	req, err = api.LastRequestWith("back PING-1 again")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !req.Has("say PING-1 please") {
+		t.Error("the resumed original lost its own turn")
+	}
+	if req.Has("fork PING-2 now") || req.Has("pong two") {
+		t.Error("the resumed original carries the fork's turn")
+	}
+	if claudeSessionOf(t, c, back) != claudeOrig {
+		t.Error("resuming the original (no fork) changed its Claude session id")
+	}
+	closeSession(t, c, back)
+
+	// A fork of the stored conversation.
+	stored := c.create(map[string]any{"resume": claudeOrig, "fork": true})
+	c.turn(stored, "stored PING-2 fork")
+	req, err = api.LastRequestWith("stored PING-2 fork")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !req.Has("back PING-1 again") || req.Has("fork PING-2 now") {
+		t.Error("the fork of the stored conversation does not carry exactly its turns")
+	}
+	if id := claudeSessionOf(t, c, stored); id == claudeOrig {
+		t.Error("the fork of the stored conversation runs in its Claude session")
+	}
+
+	if e := c.doErr(protocol.TypeSessionCreate, map[string]any{"fork": true}); e.Code != protocol.CodeBadRequest || !strings.Contains(e.Message, "data.fork") || !strings.Contains(e.Message, "resume") {
+		t.Errorf("fork without resume: %v, want bad_request naming data.fork", e)
 	}
 }

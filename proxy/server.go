@@ -448,7 +448,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	s.mu.Unlock()
 	s.evict(evicted)
 
-	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume, client: client})
+	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume, fork: d.Fork, client: client})
 	id := sess.id
 	p, err := sess.spawn(claude, d.Resume)
 
