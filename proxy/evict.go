@@ -29,16 +29,17 @@ func (s *Session) countsAgainstLimit() bool {
 	return !s.proc.exited
 }
 
-// roomLocked says whether a new session may start (s.mu held, before the
-// caller reserves its slot with s.starting++): an error when the counted
-// sessions fill MaxSessions; otherwise the session to evict to make room,
-// already taken out of the registry (nil when there is room without), for
-// the caller to pass to evict once s.mu is released.
-func (s *Server) roomLocked() (*Session, error) {
-	counted, kept := s.starting, s.starting
+// makeRoom says whether a new session may start among sessions, the
+// registry (Server.mu held, before the caller reserves its slot), with
+// starting creates under way and at most limit: an error when the counted
+// sessions fill limit; otherwise the session to evict to make room, already
+// taken out of sessions (nil when there is room without), for the caller
+// to pass to evict once Server.mu is released.
+func makeRoom(sessions map[string]*Session, starting, limit int) (*Session, error) {
+	counted, kept := starting, starting
 	var victim *Session
 	var victimAt time.Time
-	for _, sess := range s.sessions {
+	for _, sess := range sessions {
 		if sess.countsAgainstLimit() {
 			counted++
 			kept++
@@ -53,23 +54,23 @@ func (s *Server) roomLocked() (*Session, error) {
 			victim, victimAt = sess, at
 		}
 	}
-	if counted >= s.opts.MaxSessions {
-		return nil, protocol.Errorf(protocol.CodeLimitExceeded, "session/create: maxSessions (%d) sessions are running or starting (exited ones make room); close one first", s.opts.MaxSessions)
+	if counted >= limit {
+		return nil, protocol.Errorf(protocol.CodeLimitExceeded, "session/create: maxSessions (%d) sessions are running or starting (exited ones make room); close one first", limit)
 	}
-	if kept < s.opts.MaxSessions || victim == nil {
+	if kept < limit || victim == nil {
 		return nil, nil
 	}
-	delete(s.sessions, victim.id)
+	delete(sessions, victim.id)
 	return victim, nil
 }
 
-// evict forgets a session roomLocked took out of the registry: its
-// subscribers get session/state closed, reason evicted, and its log is
-// freed, as a reap does.
-func (s *Server) evict(victim *Session) {
+// evict forgets a session makeRoom took out of the registry (nil: none):
+// its subscribers get session/state closed, reason evicted, and its log
+// is freed, as a reap does.
+func evict(victim *Session) {
 	if victim == nil {
 		return
 	}
-	victim.log.Info("forgetting the exited session: a new session needs its room", "maxSessions", s.opts.MaxSessions)
+	victim.log.Info("forgetting the exited session: a new session needs its room")
 	victim.reap(protocol.ReasonEvicted)
 }

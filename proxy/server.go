@@ -439,14 +439,14 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 		s.mu.Unlock()
 		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
 	}
-	evicted, err := s.roomLocked()
+	evicted, err := makeRoom(s.sessions, s.starting, s.opts.MaxSessions)
 	if err != nil {
 		s.mu.Unlock()
 		return nil, err
 	}
 	s.starting++
 	s.mu.Unlock()
-	s.evict(evicted)
+	evict(evicted)
 
 	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume, fork: d.Fork, client: client})
 	id := sess.id
