@@ -212,10 +212,11 @@ func hasHistory(ctx context.Context, b *client.Client) bool {
 	return err == nil && slices.Contains(h.Capabilities, "history")
 }
 
-// sessionCaps offers session/close, and session/list and session/resume
-// when the proxy serves its history.
+// sessionCaps offers session/close and session/fork (fork.go: a session
+// of this agent; a stored one too with the history), and session/list and
+// session/resume when the proxy serves its history.
 func sessionCaps(history bool) sdk.SessionCapabilities {
-	caps := sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}}
+	caps := sdk.SessionCapabilities{Close: &sdk.SessionCloseCapabilities{}, Fork: &sdk.SessionForkCapabilities{}}
 	if history {
 		caps.List, caps.Resume = &sdk.SessionListCapabilities{}, &sdk.SessionResumeCapabilities{}
 	}
@@ -285,10 +286,14 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	}
 	// A resumed session's Claude session id is known now (session/list
 	// shows it open before its first prompt); claude's session/state may
-	// later name another. It is busy until subscribed: not suspended
-	// before.
+	// later name another. A fork's is a new one, which claude will say.
+	// It is busy until subscribed: not suspended before.
 	id := res.Session
-	s := &session{acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: create.Resume, promptQueue: newPromptQueue(),
+	claudeID := create.Resume
+	if create.Fork {
+		claudeID = ""
+	}
+	s := &session{acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: claudeID, promptQueue: newPromptQueue(),
 		cwd: res.Cwd, servers: create.MCPServers, sessionConfig: sessionConfig{mode: create.PermissionMode}, liveState: liveState{id: id, busy: 1}}
 	if s.cwd == "" {
 		s.cwd = create.Cwd
@@ -312,8 +317,9 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 		return nil, nil, sdk.NewInternalError(map[string]any{"error": method + ": the agent is shutting down"})
 	}
 	// Loaded or resumed again, under its id or as the Claude session of a
-	// session/new: the old one goes (one claude per stored session).
-	for _, old := range a.evictLocked(string(acpID), create.Resume) {
+	// session/new: the old one goes (one claude per stored session). A
+	// fork leaves the session it forked.
+	for _, old := range a.evictLocked(string(acpID), claudeID) {
 		defer a.closeSession(old)
 	}
 	a.sessions[string(acpID)] = s

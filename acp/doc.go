@@ -13,6 +13,7 @@
 //	                                                           session/load → history/read pages ─► Mapper (history mode) ─► session/update,
 //	                                                                          then session/create {resume} + subscribe (ACP id = the Claude session id)
 //	                                                           session/resume → history/read (one event: is it there?), then as session/load
+//	                                                           session/fork → session/create {resume: the Claude session of an open session, or a stored one (as session/resume checks it), fork} + subscribe (fork.go)
 //	                                                           session/list → history/list {project or all, cursor} ─► SessionInfo (+ _meta.ccproxy.openAs)
 //	idle timer (Agent.IdleTimeout) or the session limit ─► suspend: session/close (the ACP session is kept)
 //	                                                           next session/prompt or session/set_mode → session/create {resume, cwd, permissionMode, mcpServers} + subscribe
@@ -114,9 +115,24 @@
 // session id. A session of this agent is listed once claude has written it
 // (after its first prompt).
 //
+// # Forks (fork.go)
+//
+// session/fork (unstable in ACP; advertised as sessionCapabilities.fork)
+// continues a conversation as a new Claude session: the proxy's
+// session/create {resume, fork}, claude --resume ID --fork-session. Its
+// sessionId is a session of this agent (forked from its Claude session,
+// which claude says at the first prompt: before that there is nothing to
+// fork, -32602) or a stored Claude session (checked as session/resume
+// checks it, so only with the proxy's history). The original is left as it
+// was: open, suspended or stored, it is not evicted (open does not take a
+// fork for a second claude of the same session: the fork's Claude session
+// id is unknown until its claude says it), and a later prompt of it does
+// not see the fork's turns. The fork's ACP id is its ccproxy session id,
+// as for session/new.
+//
 // # The editor's MCP servers (mcp.go)
 //
-// session/new, session/load and session/resume may carry mcpServers
+// session/new, session/load, session/resume and session/fork may carry mcpServers
 // (stdio; http and sse, advertised in initialize's mcpCapabilities; not
 // acp). clientServers turns them into session/create's mcpServers, an
 // object of .mcp.json definitions by name in the order sent, and checks

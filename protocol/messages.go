@@ -68,9 +68,14 @@ const (
 	ExitExited   = "exited"   // the process ended on its own or was killed
 )
 
-// ReasonReaped is the reason of the session/state closed sent when the
-// proxy forgets a session some time (its session TTL) after it exited.
-const ReasonReaped = "reaped"
+// Reasons of the session/state closed sent when the proxy forgets an
+// exited session by itself: ReasonReaped some time (its session TTL) after
+// its exit, ReasonEvicted when a session/create at maxSessions needed its
+// room (it had exited longest ago).
+const (
+	ReasonReaped  = "reaped"
+	ReasonEvicted = "evicted"
+)
 
 // MCP server statuses (MCPServerStatus.Status).
 const (
@@ -149,6 +154,10 @@ type SessionCreate struct {
 	Model          string `json:"model,omitempty" schema:"ref=Model"`
 	PermissionMode string `json:"permissionMode,omitempty" schema:"ref=PermissionMode"`
 	Resume         string `json:"resume,omitempty" jsonschema:"Resume this Claude session (claude --resume)." schema:"ref=ClaudeSessionId"`
+	// Fork continues Resume's conversation as a new Claude session (claude
+	// --resume ID --fork-session): the stored or live original is left as
+	// it was. Only with Resume.
+	Fork bool `json:"fork,omitempty" jsonschema:"With resume: continue that conversation as a new Claude session (claude --fork-session), leaving the original as it was."`
 	// MCPServers are MCP servers the client adds to this session: an
 	// object of definitions by name, the shape of a .mcp.json's
 	// "mcpServers" (SPEC §3 session/create). It may hold secrets. Its

@@ -107,7 +107,13 @@ func (MCPLiveOutcome) schemaRules(s *jsonschema.Schema) {
 // SessionCreate's mcpServers: an object of at most MaxClientMCPServers
 // server definitions (objects), by name, as in .mcp.json; each definition
 // is checked by mcpconfig, as a file's is.
+//
+// fork: only with resume (the conversation to fork).
 func (SessionCreate) schemaRules(s *jsonschema.Schema) {
+	s.AllOf = append(s.AllOf, rule(
+		&jsonschema.Schema{Required: []string{"fork"}, Properties: map[string]*jsonschema.Schema{"fork": constOf(true)}, Not: &jsonschema.Schema{Required: []string{"resume"}}},
+		props(map[string]*jsonschema.Schema{"fork": forbidden("only with resume: the Claude session id of the conversation to fork")}),
+	))
 	p := s.Properties["mcpServers"]
 	if p == nil {
 		return

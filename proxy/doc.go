@@ -137,8 +137,9 @@
 // ccproxy_replay_log_spill_failures_total, and a subscriber behind them
 // gets session/gap). An exited session keeps 1 MiB of its log in memory;
 // SessionTTL after its exit it is reaped (subscribers get session/state
-// closed, reason reaped; its files are removed). It counts against
-// MaxSessions until then.
+// closed, reason reaped; its files are removed). It does not count
+// against MaxSessions: a session/create that needs its room evicts it
+// earlier (evict.go: reason evicted).
 //
 // A subscription (hub.go) is the eventlog.Subscriber of its hub and the
 // wsconn.Source of its client's connection: session/subscribe queues the

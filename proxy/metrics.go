@@ -285,7 +285,7 @@ func (m *metrics) probed(results []protocol.ProbeResult) {
 type serverCollector struct{ s *Server }
 
 var (
-	descSessions    = prometheus.NewDesc("ccproxy_sessions", "Sessions the proxy holds, by state (exited ones count until closed or reaped).", []string{"state"}, nil)
+	descSessions    = prometheus.NewDesc("ccproxy_sessions", "Sessions the proxy holds, by state (exited ones until closed, reaped or evicted).", []string{"state"}, nil)
 	descClients     = prometheus.NewDesc("ccproxy_clients", "Websocket connections.", nil, nil)
 	descReplay      = prometheus.NewDesc("ccproxy_replay_log_bytes", "Bytes of the sessions' replay logs, by where they are kept (memory, disk).", []string{"where"}, nil)
 	descReplayMax   = prometheus.NewDesc("ccproxy_replay_log_memory_limit_bytes", "The memory bound of all replay logs together (ReplayMemoryBytes).", nil, nil)

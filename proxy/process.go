@@ -51,8 +51,9 @@ type claudeProc struct {
 // --replay-user-messages has claude echo each user turn as an event, so
 // every client (and a replay after a reconnect) shows what was asked.
 // It is launched with model (the value chosen, "" for claude's default)
-// and in permission mode mode ("" for claude's default).
-func claudeArgs(prefix []string, model, mode, resume string, mcpArgs []string) []string {
+// and in permission mode mode ("" for claude's default); resumeArgs
+// follow --resume (sessionConfig.forkArgs).
+func claudeArgs(prefix []string, model, mode, resume string, resumeArgs, mcpArgs []string) []string {
 	args := append([]string(nil), prefix...)
 	args = append(args, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
 		"--verbose", "--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio")
@@ -62,6 +63,7 @@ func claudeArgs(prefix []string, model, mode, resume string, mcpArgs []string) [
 	}
 	if resume != "" {
 		args = append(args, "--resume", resume)
+		args = append(args, resumeArgs...)
 	}
 	return append(args, mcpArgs...) // variadic flags: last
 }
@@ -103,7 +105,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	p := &claudeProc{release: release, finished: make(chan struct{}), mcpLaunched: launched}
 	cli, err := claudecli.Start(claudecli.Config{
 		Path:             claude.Path,
-		Args:             claudeArgs(o.claudePrefixArgs, model, mode, resume, mcpArgs),
+		Args:             claudeArgs(o.claudePrefixArgs, model, mode, resume, s.cfg.forkArgs(resume), mcpArgs),
 		Dir:              s.cfg.cwd,
 		Env:              s.env.claudeEnv(),
 		Stream:           stream.Options{Attachments: stream.AttachSink, Sink: s.env.blobs},
@@ -277,10 +279,11 @@ func (s *Session) close(reason string) {
 	s.hub.release() // subscribers' queued frames still go out; spill files removed
 }
 
-// reap forgets a session that exited SessionTTL ago (the server removed
-// it from its registry first): subscribers get session/state closed with
-// reason "reaped", then its log (memory and spill files) is freed.
-func (s *Session) reap() {
+// reap forgets an exited session the server removed from its registry
+// (SessionTTL after its exit, or evicted to make room): subscribers get
+// session/state closed with reason (protocol.ReasonReaped or
+// ReasonEvicted), then its log (memory and spill files) is freed.
+func (s *Session) reap(reason string) {
 	<-s.proc.final
 	s.wg.Wait()
 	s.broker.wg.Wait()
@@ -291,7 +294,7 @@ func (s *Session) reap() {
 		return
 	}
 	s.state = protocol.StateClosed
-	s.pushStateLocked(protocol.ReasonReaped)
+	s.pushStateLocked(reason)
 	s.proc.forgotten = true
 	s.hub.release()
 }

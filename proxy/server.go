@@ -365,7 +365,7 @@ func (s *Server) reapExited(now time.Time) {
 	for _, sess := range due {
 		sess.log.Info("forgetting the exited session", "ttl", s.opts.SessionTTL)
 		s.metrics.sessionReaped()
-		sess.reap()
+		sess.reap(protocol.ReasonReaped)
 	}
 }
 
@@ -430,22 +430,23 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	// The slot is reserved under the lock; claude is started without it
 	// (fork/exec, the --mcp-config file), so other requests, connections
 	// and the shutdown are not held up meanwhile.
-	// Exited sessions count until they are closed or reaped: their logs
-	// are kept for replay.
+	// Exited sessions do not count; the one that exited longest ago is
+	// evicted when the room is needed (evict.go).
 	s.mu.Lock()
-	live := s.starting + len(s.sessions)
-	switch {
-	case s.shutting.Load():
+	if s.shutting.Load() {
 		s.mu.Unlock()
 		return nil, protocol.Errorf(protocol.CodeShuttingDown, "session/create: ccproxy is shutting down")
-	case live >= s.opts.MaxSessions:
+	}
+	evicted, err := makeRoom(s.sessions, s.starting, s.opts.MaxSessions)
+	if err != nil {
 		s.mu.Unlock()
-		return nil, protocol.Errorf(protocol.CodeLimitExceeded, "session/create: maxSessions (%d) sessions exist (exited ones count until they are closed or reaped, SessionTTL after their exit); close one first", s.opts.MaxSessions)
+		return nil, err
 	}
 	s.starting++
 	s.mu.Unlock()
+	evict(evicted)
 
-	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume, client: client})
+	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume, fork: d.Fork, client: client})
 	id := sess.id
 	p, err := sess.spawn(claude, d.Resume)
 

@@ -98,6 +98,7 @@ func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig,
 
 type sessionConfig struct {
 	cwd, model, permissionMode, resume string
+	fork                               bool                     // session/create fork: the first claude forks resume (forkArgs)
 	client                             *mcpconfig.ClientServers // session/create mcpServers; nil without
 }
 

@@ -948,6 +948,10 @@ export interface SessionCreateData {
    */
   resume?: string;
   /**
+   * With resume: continue that conversation as a new Claude session (claude --fork-session), leaving the original as it was.
+   */
+  fork?: boolean;
+  /**
    * MCP servers the client adds to this session, by name: definitions shaped as in .mcp.json (stdio: command, args?, env?; http/sse/ws: type, url, headers?). Checked and merged like a config file's, below every file; started only if the proxy trusts client servers (--trust-client-mcp). May hold secrets.
    */
   mcpServers?: JsonValue;

@@ -30,8 +30,8 @@
 //     assistant text is then preceded by its text_delta stream_event),
 //     --replay-user-messages (honoured with FAKE_REPLAY=1 only: each user
 //     turn is echoed, isReplay, as it starts), --resume ID (the session
-//     id; else "fake-session-1") and --mcp-config FILE (its mcpServers are
-//     the connected servers).
+//     id; else "fake-session-1"; with --fork-session, "fork-of-ID") and
+//     --mcp-config FILE (its mcpServers are the connected servers).
 //
 // Control requests from the host: initialize (its models: default and
 // opus resolve to fake-model, sonnet to fake-sonnet, haiku to fake-haiku;

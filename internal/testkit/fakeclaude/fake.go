@@ -90,6 +90,7 @@ func Main(args []string) int {
 	}
 	f := &fake{sessionID: "fake-session-1", waiters: map[string]chan map[string]any{}, servers: map[string]bool{}, launched: map[string]bool{}, dynamic: map[string]bool{},
 		turns: make(chan fakeTurn, 4096), userIn: make(chan struct{}, 1)}
+	fork := false
 	for i, a := range args {
 		switch a {
 		case "--include-partial-messages":
@@ -103,6 +104,8 @@ func Main(args []string) int {
 			if i+1 < len(args) {
 				f.sessionID = args[i+1]
 			}
+		case "--fork-session":
+			fork = true
 		case "--permission-mode":
 			if i+1 < len(args) {
 				f.mode = args[i+1]
@@ -120,6 +123,9 @@ func Main(args []string) int {
 				}
 			}
 		}
+	}
+	if fork { // --resume ID --fork-session: a new session, continuing ID's
+		f.sessionID = "fork-of-" + f.sessionID
 	}
 	if f.mode == "" {
 		f.mode = "default"
