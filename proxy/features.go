@@ -209,13 +209,13 @@ func (s *Server) newFeatures() featureTable {
 		}},
 		// mcp.live: the name is checked against the MCP source's configuration.
 		{capability: protocol.CapMCPLive, offered: mcp, types: []requestType{
-			later(protocol.TypeMCPToggle, s.mcpToggle),
-			later(protocol.TypeMCPReconnect, s.mcpReconnect),
+			later(protocol.TypeMCPToggle, s.mcpf.toggle),
+			later(protocol.TypeMCPReconnect, s.mcpf.reconnect),
 		}},
 		// mcp.auth: where ccproxy can give the CLI a terminal.
 		{capability: protocol.CapMCPAuth, offered: func() bool { return s.opts.MCP != nil && childproc.TerminalSupported }, types: []requestType{
-			replies(protocol.TypeMCPLogin, s.mcpLogin),
-			later(protocol.TypeMCPLogout, s.mcpLogout),
+			replies(protocol.TypeMCPLogin, s.mcpf.login),
+			later(protocol.TypeMCPLogout, s.mcpf.logout),
 		}},
 		{capability: protocol.CapMCPProbe, offered: prober, types: []requestType{
 			run(protocol.TypeMCPProbe, callsRunner, noConn(s.calls.Probe)),
@@ -238,11 +238,11 @@ func (s *Server) newFeatures() featureTable {
 			}),
 		}},
 		{capability: protocol.CapMCPManage, offered: func() bool { return s.mcpf.manage.Manager() != nil }, types: []requestType{
-			async(protocol.TypeMCPAdd, s.mcpAdd),
-			async(protocol.TypeMCPUpdate, s.mcpUpdate),
-			async(protocol.TypeMCPRemove, s.mcpRemove),
-			withOffer(prober, run(protocol.TypeMCPTest, callsRunner, s.mcpTest)), // it probes the definition
-			async(protocol.TypeMCPTrust, s.mcpTrust),
+			async(protocol.TypeMCPAdd, s.mcpf.add),
+			async(protocol.TypeMCPUpdate, s.mcpf.update),
+			async(protocol.TypeMCPRemove, s.mcpf.remove),
+			withOffer(prober, run(protocol.TypeMCPTest, callsRunner, s.mcpf.test)), // it probes the definition
+			async(protocol.TypeMCPTrust, s.mcpf.trust),
 		}},
 	}
 }

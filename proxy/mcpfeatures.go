@@ -22,6 +22,7 @@ type mcpFeatures struct {
 	manage *mcphub.Manage // mcp/add, mcp/update, mcp/remove, mcp/test, mcp/trust, persisted mcp/toggle
 	live   *mcphub.Live   // mcp/toggle and mcp/reconnect in live sessions
 	logins *mcphub.Logins // mcp/login, mcp/logout; Serve closes it
+	prober *wireProber    // mcp/test probes through it (the calls' prober); nil: no mcp/test
 }
 
 func (s *Server) newMCPFeatures() mcpFeatures {
@@ -96,87 +97,87 @@ func (l loginConn) Push(ev protocol.MCPLoginEvent) {
 	l.c.enqueue(outFrame{data: b})
 }
 
-// mcpAdd, mcpUpdate and mcpRemove serve mcp/add, mcp/update and
+// add, update and remove serve mcp/add, mcp/update and
 // mcp/remove: the write, then mcp/config and mcp/status to subscribers,
 // then the reply with the resulting configuration.
-func (s *Server) mcpAdd(_ context.Context, c *client, d *protocol.MCPAdd) (protocol.Data, error) {
-	return s.mcpf.manage.Write(c.log, protocol.TypeMCPAdd, d.Name, func(m mcphub.Manager) (mcpconfig.Location, error) {
+func (f *mcpFeatures) add(_ context.Context, c *client, d *protocol.MCPAdd) (protocol.Data, error) {
+	return f.manage.Write(c.log, protocol.TypeMCPAdd, d.Name, func(m mcphub.Manager) (mcpconfig.Location, error) {
 		return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.AddNew)
 	})
 }
 
-func (s *Server) mcpUpdate(_ context.Context, c *client, d *protocol.MCPUpdate) (protocol.Data, error) {
-	return s.mcpf.manage.Write(c.log, protocol.TypeMCPUpdate, d.Name, func(m mcphub.Manager) (mcpconfig.Location, error) {
+func (f *mcpFeatures) update(_ context.Context, c *client, d *protocol.MCPUpdate) (protocol.Data, error) {
+	return f.manage.Write(c.log, protocol.TypeMCPUpdate, d.Name, func(m mcphub.Manager) (mcpconfig.Location, error) {
 		return m.WriteServer(d.Name, d.Scope, d.Definition, mcpconfig.ReplaceOnly)
 	})
 }
 
-func (s *Server) mcpRemove(_ context.Context, c *client, d *protocol.MCPRemove) (protocol.Data, error) {
-	return s.mcpf.manage.Write(c.log, protocol.TypeMCPRemove, d.Name, func(m mcphub.Manager) (mcpconfig.Location, error) {
+func (f *mcpFeatures) remove(_ context.Context, c *client, d *protocol.MCPRemove) (protocol.Data, error) {
+	return f.manage.Write(c.log, protocol.TypeMCPRemove, d.Name, func(m mcphub.Manager) (mcpconfig.Location, error) {
 		return m.RemoveServer(d.Name, d.Scope)
 	})
 }
 
-func (s *Server) mcpTrust(_ context.Context, c *client, _ *protocol.MCPTrust) (protocol.Data, error) {
-	return s.mcpf.manage.Trust(c.log)
+func (f *mcpFeatures) trust(_ context.Context, c *client, _ *protocol.MCPTrust) (protocol.Data, error) {
+	return f.manage.Trust(c.log)
 }
 
-// mcpTest serves mcp/test: probe an unsaved definition (under the calls'
+// test serves mcp/test: probe an unsaved definition (under the calls'
 // runner, sharing mcp/probe's limit). The result is not an observation
 // (mcp/status does not change).
-func (s *Server) mcpTest(ctx context.Context, c *client, d *protocol.MCPTest) (protocol.Data, error) {
-	name, cfg, err := s.mcpf.manage.Unsaved(c.log, d)
+func (f *mcpFeatures) test(ctx context.Context, c *client, d *protocol.MCPTest) (protocol.Data, error) {
+	name, cfg, err := f.manage.Unsaved(c.log, d)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.calls.prober.Probe(ctx, cfg, name)
+	res, err := f.prober.Probe(ctx, cfg, name)
 	if err != nil {
 		return nil, err
 	}
 	return protocol.MCPProbeResult{Results: []protocol.ProbeResult{res}}, nil
 }
 
-// mcpToggle serves mcp/toggle: live in sessions (Session.ToggleMCP), or
+// toggle serves mcp/toggle: live in sessions (Session.ToggleMCP), or
 // with persist in the project's configuration (mcp.manage).
-func (s *Server) mcpToggle(c *client, d *protocol.MCPToggle) (slowPart, error) {
+func (f *mcpFeatures) toggle(c *client, d *protocol.MCPToggle) (slowPart, error) {
 	name, enabled := d.Name, *d.Enabled
 	if d.Persist {
-		persist, err := s.mcpf.manage.Persist(name, enabled)
+		persist, err := f.manage.Persist(name, enabled)
 		if err != nil {
 			return nil, err
 		}
 		return func(context.Context) (protocol.Data, error) { return persist(c.log) }, nil
 	}
-	return s.mcpLive(protocol.TypeMCPToggle, name, d.Session, func(ctx context.Context, sess mcphub.LiveSession) error {
+	return f.liveAction(protocol.TypeMCPToggle, name, d.Session, func(ctx context.Context, sess mcphub.LiveSession) error {
 		return sess.ToggleMCP(ctx, name, enabled)
 	})
 }
 
-// mcpReconnect serves mcp/reconnect: claude's mcp_reconnect in sessions.
-func (s *Server) mcpReconnect(c *client, d *protocol.MCPReconnect) (slowPart, error) {
-	return s.mcpLive(protocol.TypeMCPReconnect, d.Name, d.Session, func(ctx context.Context, sess mcphub.LiveSession) error {
+// reconnect serves mcp/reconnect: claude's mcp_reconnect in sessions.
+func (f *mcpFeatures) reconnect(c *client, d *protocol.MCPReconnect) (slowPart, error) {
+	return f.liveAction(protocol.TypeMCPReconnect, d.Name, d.Session, func(ctx context.Context, sess mcphub.LiveSession) error {
 		return sess.ReconnectMCP(ctx, d.Name)
 	})
 }
 
-// mcpLive checks a live action now; its slow part runs it in session (or
+// liveAction checks a live action now; its slow part runs it in session (or
 // every live session) and replies with each session's outcome.
-func (s *Server) mcpLive(typ, name, session string, do func(context.Context, mcphub.LiveSession) error) (slowPart, error) {
-	targets, err := s.mcpf.live.Targets(s.mcpf.manage, typ, name, session)
+func (f *mcpFeatures) liveAction(typ, name, session string, do func(context.Context, mcphub.LiveSession) error) (slowPart, error) {
+	targets, err := f.live.Targets(f.manage, typ, name, session)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) (protocol.Data, error) {
-		return protocol.MCPLiveResult{Name: name, Sessions: s.mcpf.live.Each(ctx, typ, name, targets, do)}, nil
+		return protocol.MCPLiveResult{Name: name, Sessions: f.live.Each(ctx, typ, name, targets, do)}, nil
 	}, nil
 }
 
-// mcpLogin serves mcp/login: a login runs in a goroutine of the
+// login serves mcp/login: a login runs in a goroutine of the
 // connection, replying with the URL and pushing how it ends; with
 // redirect, the browser's redirect is delivered to the running login.
-func (s *Server) mcpLogin(c *client, id json.RawMessage, d *protocol.MCPLogin) {
+func (f *mcpFeatures) login(c *client, id json.RawMessage, d *protocol.MCPLogin) {
 	if d.Redirect != "" {
-		deliver, err := s.mcpf.logins.Redirect(d.Name, d.Redirect)
+		deliver, err := f.logins.Redirect(d.Name, d.Redirect)
 		if err != nil {
 			c.replyErr(id, err)
 			return
@@ -187,7 +188,7 @@ func (s *Server) mcpLogin(c *client, id json.RawMessage, d *protocol.MCPLogin) {
 		})
 		return
 	}
-	run, err := s.mcpf.logins.Login(d.Name)
+	run, err := f.logins.Login(d.Name)
 	if err != nil {
 		c.replyErr(id, err)
 		return
@@ -195,9 +196,9 @@ func (s *Server) mcpLogin(c *client, id json.RawMessage, d *protocol.MCPLogin) {
 	c.async(func() { run(c.ctx, c.log, loginConn{c: c, id: id}) })
 }
 
-// mcpLogout serves mcp/logout.
-func (s *Server) mcpLogout(c *client, d *protocol.MCPLogout) (slowPart, error) {
-	logout, err := s.mcpf.logins.Logout(d.Name)
+// logout serves mcp/logout.
+func (f *mcpFeatures) logout(c *client, d *protocol.MCPLogout) (slowPart, error) {
+	logout, err := f.logins.Logout(d.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,10 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -54,18 +50,7 @@ type Server struct {
 	claudeMu sync.Mutex
 	claude   *Claude
 
-	// shutting is set once, under mu, when shutdown begins: a check under
-	// mu orders a registration before or after Serve's snapshot; a check
-	// without it (every client frame) is only a fast refusal.
-	shutting atomic.Bool
-
-	mu       sync.Mutex
-	sessions map[string]*Session
-	starting int // sessions whose claude is being started, not yet in sessions
-	clients  map[*client]struct{}
-	retired  wsTotals // metrics.go: the websocket counts of clients gone
-	served   bool
-	connSeq  int64
+	registry // the sessions and the connections (registry.go)
 
 	wg sync.WaitGroup
 
@@ -88,8 +73,7 @@ func New(opts Options) (*Server, error) {
 		logs:     eventlog.NewBudget(opts.ReplayMemoryBytes),
 		spool:    eventlog.NewSpool(opts.SpoolDir, opts.Logger),
 		inbound:  wsconn.NewBudget(opts.InboundBytes),
-		sessions: map[string]*Session{},
-		clients:  map[*client]struct{}{},
+		registry: newRegistry(),
 	}
 	s.mcp = mcphub.NewHub(s.log, s.claudeEnv()...)
 	s.mcpf = s.newMCPFeatures()
@@ -103,6 +87,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.calls = calls
+	s.mcpf.prober = calls.prober
 	if s.hist, err = newHistoryReqs(s); err != nil {
 		return nil, err
 	}
@@ -369,43 +354,6 @@ func (s *Server) reapExited(now time.Time) {
 	}
 }
 
-func (s *Server) liveSessions() []*Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]*Session, 0, len(s.sessions))
-	for _, sess := range s.sessions {
-		if sess.isLive() {
-			out = append(out, sess)
-		}
-	}
-	return out
-}
-
-func (s *Server) session(id string) (*Session, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.sessions[id]
-	if sess == nil {
-		return nil, protocol.Errorf(protocol.CodeUnknownSession, "no session %q (never created, closed, or the proxy restarted)", truncate(id, 80))
-	}
-	return sess, nil
-}
-
-func (s *Server) sessionList() []protocol.SessionInfo {
-	s.mu.Lock()
-	sessions := make([]*Session, 0, len(s.sessions))
-	for _, sess := range s.sessions {
-		sessions = append(sessions, sess)
-	}
-	s.mu.Unlock()
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i].createdAt.Before(sessions[j].createdAt) })
-	out := make([]protocol.SessionInfo, 0, len(sessions))
-	for _, sess := range sessions {
-		out = append(out, sess.info())
-	}
-	return out
-}
-
 // createSession starts a session.
 func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	claude, err := s.findClaude()
@@ -522,43 +470,4 @@ func spawnErrorMessage(err error) string {
 		return "the MCP configuration could not be prepared; see the proxy's log"
 	}
 	return fmt.Sprintf("starting the Claude Code CLI failed: %v", err)
-}
-
-// forget removes a session from the registry (session/close).
-func (s *Server) forget(id string) (*Session, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	sess := s.sessions[id]
-	if sess == nil {
-		return nil, protocol.Errorf(protocol.CodeUnknownSession, "session/close: no session %q", truncate(id, 80))
-	}
-	delete(s.sessions, id)
-	return sess, nil
-}
-
-func (s *Server) addClient(c *client) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.shutting.Load() {
-		return false
-	}
-	s.clients[c] = struct{}{}
-	return true
-}
-
-func (s *Server) removeClient(c *client) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.clients, c)
-	s.retired.add(c)
-}
-
-// isShuttingDown is a check without the lock, for refusing new work early.
-func (s *Server) isShuttingDown() bool { return s.shutting.Load() }
-
-// newID returns prefix + 16 random base32 characters.
-func newID(prefix string) string {
-	var b [10]byte
-	rand.Read(b[:])
-	return prefix + strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
 }
