@@ -284,9 +284,13 @@
 //
 // # Concurrency
 //
-// Goroutines and their owners: Server.Serve owns the HTTP server, the MCP
-// loop, the auto-probe loop and every connection handler (joined before
-// Serve returns); a connection handler runs its wsconn.Conn (the read
+// Goroutines and their owners: Server.Serve opens the server's components
+// in order and closes them in reverse (lifecycle.go: spool, connections,
+// sessions, requests, logins, loops, http; each close cancels what the
+// component runs and waits for it; nothing adds to another's WaitGroup).
+// The http component owns the HTTP server, the loops component the MCP
+// and reap loops, the connections component every connection handler
+// (registry.handlers); a connection handler runs its wsconn.Conn (the read
 // pump on the handler's goroutine, the write pump joined by Conn.Run; see
 // proxy/wsconn's doc.go) and owns the goroutines of slow requests
 // (client.async: the slow part of a request the feature table marks async
@@ -295,17 +299,16 @@
 // and of history (history/list, history/read) go through the runner of
 // proxy/mcpcalls and of proxy/historyreq (package proxy/runner: bounded
 // slots, limit_exceeded beyond); mcpcalls owns the auto-probe loop. On
-// shutdown Serve shuts both down (shutdownRequests: running requests
-// cancelled and answered shutting_down, new ones refused), closes the
-// sessions, then closes both (closeRequests: they wait for those replies
-// and the auto-probe loop, and the call log is closed), so those replies
-// are queued before the connections close. A Session owns, per process, a
+// shutdown the requests component shuts both down (running requests
+// cancelled and answered shutting_down, new ones refused) and waits for
+// those replies and the auto-probe loop (the call log is then closed),
+// before the sessions and then the connections close. A Session owns, per process, a
 // claudecli.Client (its stdin writer, stdout and stderr readers and waiter;
 // the stdout reader calls the session's handlers) and the goroutine
 // waiting for its exit, plus a restart, the flush of held turns and the
 // applier of MCP changes (at most one: the pending-apply slot), all in its
 // wg, and permission timers in its broker's own wg (close waits for
-// both); Serve also owns the reap loop (exited sessions past SessionTTL).
+// both). The reap loop forgets exited sessions past SessionTTL.
 // mcphub.ConfigSource owns the goroutine forwarding its Watcher's events.
 // The locks of proxy/mcphub (Hub.applyMu, Hub.mu, ConfigSource.toggleMu
 // and mu, Logins.mu) are in its doc.go.

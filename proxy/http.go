@@ -97,9 +97,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	s.connSeq++
 	id := fmt.Sprintf("c-%06d", s.connSeq)
-	s.wg.Add(1)
+	s.handlers.Add(1) // under mu, before shutdown's snapshot: the connections component waits for it
 	s.mu.Unlock()
-	defer s.wg.Done()
+	defer s.handlers.Done()
 
 	var hdr http.Header
 	if selected != "" {

@@ -31,6 +31,11 @@ type registry struct {
 	retired  wsTotals // metrics.go: the websocket counts of clients gone
 	served   bool
 	connSeq  int64
+
+	// handlers counts the running websocket handlers (http.go), each
+	// added under mu while shutting is unset; the connections component
+	// waits for them when it closes.
+	handlers sync.WaitGroup
 }
 
 func newRegistry() registry {

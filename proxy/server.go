@@ -52,8 +52,6 @@ type Server struct {
 
 	registry // the sessions and the connections (registry.go)
 
-	wg sync.WaitGroup
-
 	started time.Time // when Serve began (/v1/health); written before the HTTP server starts
 
 	// lineRead, when set (benchmarks only), is called by the benchmark's
@@ -156,66 +154,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	s.spool.Dir() // removes what a killed ccproxy left, makes ours
-	defer s.spool.Close()
-	loopCtx, stopLoop := context.WithCancel(context.Background())
-	s.wg.Add(2)
-	go func() { defer s.wg.Done(); s.mcpLoop(loopCtx) }()
-	go func() { defer s.wg.Done(); s.reapLoop(loopCtx) }()
-	s.calls.Start()
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	web := &httpComponent{hs: hs, ln: ln, log: s.log}
+	comps := s.components(web)
+	opened, err := openAll(comps)
+	if err != nil {
+		closeAll(s.log, comps[:opened])
+		return err
+	}
 
 	var serveErr error
 	select {
 	case <-ctx.Done():
-	case serveErr = <-errc:
-		errc = nil
+	case serveErr = <-web.errc:
+		web.errc = nil
 	}
 	s.log.Info("shutting down")
-
 	s.mu.Lock()
-	s.shutting.Store(true)
-	sessions := make([]*Session, 0, len(s.sessions))
-	for _, sess := range s.sessions {
-		sessions = append(sessions, sess)
-	}
+	s.shutting.Store(true) // no connection, session or request starts from now on
 	s.mu.Unlock()
-	shutdownRequests(s.calls, s.hist)         // running requests and auto-probes cancelled, new ones refused
-	s.mcpf.logins.Close(context.Background()) // running logins stopped, their failed pushes queued; new ones refused
-
-	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	if err := hs.Shutdown(shutCtx); err != nil {
-		s.log.Warn("http shutdown", "err", err)
-		hs.Close()
-	}
-	cancel()
-	if errc != nil {
-		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-			serveErr = err
-		}
-	}
-	stopLoop()
-
-	var wg sync.WaitGroup
-	for _, sess := range sessions {
-		wg.Add(1)
-		go func() { defer wg.Done(); sess.close(protocol.ExitShutdown) }()
-	}
-	wg.Wait()
-
-	closeRequests(s.log, s.calls, s.hist) // cancelled requests have queued their replies (shutting_down); the call log closed
-	s.mu.Lock()
-	for c := range s.clients {
-		c.closeGracefully()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-	for _, sess := range sessions {
-		// The clients are gone: free the logs, closing their spill files
-		// before the spool directory is removed (Windows cannot remove an
-		// open file).
-		sess.hub.release()
+	if err := closeAll(s.log, comps); serveErr == nil {
+		serveErr = err
 	}
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
