@@ -7,7 +7,7 @@
 # Windows (amd64) and macOS (arm64), and runs `go test ./...` (with -race on the
 # packages that run goroutines, the two runs side by side) against the pinned
 # Claude Code CLI. Then it runs
-# the tests that used the real CLI again against the newest CLI
+# the tests that used the real CLI again against the newest CLI, without -race
 # ($CCPROXY_CLAUDE_NEWEST, 2.1.332 by default; set it empty to skip that run).
 # Extra arguments are passed to `go test`, in both runs.
 #
@@ -190,7 +190,8 @@ if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then
       if grep -qxF "$p" <<<"$race_pkgs"; then again_race+=("$p"); else again_plain+=("$p"); fi
     done
     echo "test.sh: go test (Claude Code $claude_newest): $(cut -f2 "$claude_tests" | sort -u | wc -l) real-CLI tests in ${#pkgs[@]} packages" >&2
-    side_by_side "$claude_newest" "${again_plain[*]}" "${again_race[*]}" "$@" -run "^($names)\$"
+    # Without -race: the first run covered the races; this one is about the CLI.
+    side_by_side "$claude_newest" "${again_plain[*]} ${again_race[*]}" "" "$@" -run "^($names)\$"
   fi
 fi
 exit $status
