@@ -30,6 +30,15 @@ const token = "client-test-token-0123456789abcdef"
 // returns its base URL.
 func start(t *testing.T) string {
 	t.Helper()
+	url, stop, served := serve(t)
+	t.Cleanup(func() { stop(); <-served })
+	return url
+}
+
+// serve runs a proxy.Server over the fake claude on a loopback port: its
+// base URL, the cancel that stops it and the channel Serve's error comes on.
+func serve(t *testing.T) (string, context.CancelFunc, <-chan error) {
+	t.Helper()
 	srv, err := proxy.New(proxy.Options{
 		Token:          token,
 		Logger:         slog.New(slog.DiscardHandler),
@@ -47,8 +56,7 @@ func start(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-served })
-	return "http://" + ln.Addr().String()
+	return "http://" + ln.Addr().String(), cancel, served
 }
 
 func dial(t *testing.T, url string) *client.Client {
@@ -203,24 +211,8 @@ func TestClientCloseIdempotent(t *testing.T) {
 // A request waiting for its reply when the connection ends returns
 // ErrClosed, and so does every request after: here the proxy goes.
 func TestClientRequestsAfterTheEnd(t *testing.T) {
-	srv, err := proxy.New(proxy.Options{
-		Token:          token,
-		Logger:         slog.New(slog.DiscardHandler),
-		CLIOptions:     proxy.CLIOptions{ClaudePath: fakeClaudePath},
-		ReplayOptions:  proxy.ReplayOptions{SpoolDir: t.TempDir()},
-		HistoryOptions: proxy.HistoryOptions{HistoryHome: "-"},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	c := dial(t, "http://"+ln.Addr().String())
+	url, cancel, served := serve(t)
+	c := dial(t, url)
 	sessions(t, c)
 	cancel()
 	<-served
