@@ -19,7 +19,7 @@ import (
 // the call log), proxy/historyreq (history/list, history/read) and the
 // proxy/runner they run their requests under. The feature table
 // (features.go) registers their handlers; Serve shuts them down and
-// closes them (shutdownRequests, closeRequests).
+// closes them (closeRequests).
 
 // mcpCalls is the server's mcpcalls.Calls.
 type mcpCalls struct {
@@ -95,20 +95,11 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 	return &historyReqs{Requests: h, reqs: &asyncRunner{h.Runner()}}, nil
 }
 
-// shutdownRequests cancels the running requests of calls and hist (and
-// the auto-probes) and refuses new ones: Serve calls it when it begins to
-// shut down. hist may be nil.
-func shutdownRequests(calls *mcpCalls, hist *historyReqs) {
-	calls.Shutdown()
-	if hist != nil {
-		hist.Shutdown()
-	}
-}
-
-// closeRequests returns once the requests cancelled by shutdownRequests
-// have queued their replies (shutting_down) and the auto-probe loop has
-// ended; it closes the call log. Serve calls it once the sessions have
-// ended, before it closes the connections.
+// closeRequests cancels the running requests of calls and hist (and the
+// auto-probes), refuses new ones, and returns once the cancelled ones have
+// queued their replies (shutting_down) and the auto-probe loop has ended;
+// it closes the call log. The requests component of Serve calls it
+// (lifecycle.go), before the sessions and the connections close.
 func closeRequests(log *slog.Logger, calls *mcpCalls, hist *historyReqs) {
 	ctx := context.Background()
 	if err := calls.Close(ctx); err != nil {

@@ -84,8 +84,7 @@ func (s *Server) components(web *httpComponent) []component {
 		{name: "requests",
 			open: func() error { s.calls.Start(); return nil },
 			close: func(ctx context.Context) error {
-				shutdownRequests(s.calls, s.hist) // running requests and auto-probes cancelled, new ones refused
-				closeRequests(s.log, s.calls, s.hist)
+				closeRequests(s.log, s.calls, s.hist) // each Close cancels, refuses new requests, then waits
 				return nil
 			}},
 		{name: "logins", close: s.mcpf.logins.Close},
