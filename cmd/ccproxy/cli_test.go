@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -52,6 +53,30 @@ func TestEveryCommandHelpAndBadFlag(t *testing.T) {
 	if strings.Join(names, ",") != strings.Join(want, ",") {
 		t.Errorf("commands:\n%q\nwant\n%q", names, want)
 	}
+	// One voice in the help: every command's line in a list, and every
+	// flag's, starts lowercase (cobra's own "Help about any command" and
+	// "Generate the autocompletion script ..." did not).
+	lowerStart := func(s string) bool {
+		r := []rune(s)
+		return len(r) < 2 || !unicode.IsUpper(r[0]) || unicode.IsUpper(r[1]) // "MCP servers" is an acronym
+	}
+	root := newRootCmd(nil, io.Discard, io.Discard)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if !lowerStart(c.Short) {
+			t.Errorf("%s: its line in the help starts uppercase: %q", c.CommandPath(), c.Short)
+		}
+		c.InitDefaultHelpFlag()
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if !lowerStart(f.Usage) {
+				t.Errorf("%s --%s: its help starts uppercase: %q", c.CommandPath(), f.Name, f.Usage)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 	for _, p := range append(paths, nil) { // nil: the root
 		name := strings.TrimSpace("ccproxy " + strings.Join(p, " "))
 		out, errOut, code := runCmd(t, "", append(p, "--help")...)
@@ -82,6 +107,9 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{[]string{"serv"}, 2, `unknown command "serv"; did you mean serve?`},
 		{[]string{"mcp", "prob"}, 2, `mcp: unknown command "prob"; did you mean probe?`},
+		{[]string{"mcp", "lst"}, 2, `mcp: unknown command "lst"; did you mean list?`}, // a letter missing, not a prefix
+		{[]string{"mcp", "confgi"}, 2, `mcp: unknown command "confgi"; did you mean config?`},
+		{[]string{"statsu"}, 2, `unknown command "statsu"; did you mean status?`},
 		{[]string{"completion", "tcsh"}, 2, `completion: unknown command "tcsh"`},
 		{[]string{"help", "mcp", "nope"}, 2, `help: unknown command "mcp nope"`},
 		{[]string{"mcp", "get"}, 2, "mcp get: want exactly one server name"},

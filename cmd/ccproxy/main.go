@@ -153,6 +153,11 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" { // a group: an unknown shell is a usage error
 			c.Args, c.RunE = cobra.ArbitraryArgs, groupRun
+			c.Short = "print the shell completion script (bash, zsh, fish, powershell)"
+			c.Long = "Prints the completion script of ccproxy for a shell; each shell's help says where to put it."
+			for _, sh := range c.Commands() {
+				sh.Short = "print the completion script for " + sh.Name()
+			}
 		}
 	}
 	return root
@@ -167,10 +172,25 @@ func groupRun(c *cobra.Command, args []string) error {
 		return usagef("%sno command given", commandName(c))
 	}
 	msg := fmt.Sprintf("%sunknown command %q", commandName(c), args[0])
-	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+	if s := suggest(c, args[0]); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, " or ") + "?"
 	}
 	return usagef("%s", msg)
+}
+
+// suggest is what c would take for typed: cobra's suggestions (a prefix,
+// or a name a few edits away), the closest first: one edit, and two only
+// when none is one edit away ("lst" is list, not also get). cobra applies
+// its default distance only on its own path, so SuggestionsFor alone
+// matches prefixes only.
+func suggest(c *cobra.Command, typed string) []string {
+	for _, d := range []int{1, 2} {
+		c.SuggestionsMinimumDistance = d
+		if s := c.SuggestionsFor(typed); len(s) > 0 {
+			return s
+		}
+	}
+	return nil
 }
 
 // markRun makes every command of the tree set *ran when its body starts, so
@@ -192,7 +212,7 @@ func markRun(c *cobra.Command, ran *bool) {
 func newHelpCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "help [command]",
-		Short: "Help about any command",
+		Short: "help about any command",
 		Long:  "Prints the help of any command: ccproxy help mcp probe is ccproxy mcp probe --help.",
 		Args:  cobra.ArbitraryArgs,
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
