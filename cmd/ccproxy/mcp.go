@@ -228,7 +228,7 @@ type mcpListFlags struct {
 
 func newMCPListCmd() *cobra.Command {
 	var f mcpListFlags
-	c := mcpCmd("list --from-cli [flags]", "run 'claude mcp list' and show its parsed result",
+	c := mcpCmd("list [flags]", "run 'claude mcp list' and show its parsed result",
 		`Runs 'claude mcp list' in DIR (claude checks every server's health) and
 prints its parsed result, secrets redacted. 'ccproxy mcp config' shows
 ccproxy's own view of the configuration.`,
@@ -237,7 +237,10 @@ ccproxy's own view of the configuration.`,
 			return runMCPList(c.Context(), &f, args, c.OutOrStdout())
 		})
 	fs := c.Flags()
-	fs.BoolVar(&f.fromCLI, "from-cli", false, "run 'claude mcp list' and parse its output (required)")
+	// Its only mode, once required: accepted still, so scripts that pass
+	// it keep working, and hidden.
+	fs.BoolVar(&f.fromCLI, "from-cli", true, "run 'claude mcp list' and parse its output (the default; the only mode)")
+	_ = fs.MarkHidden("from-cli")
 	fs.StringVar(&f.claude, "claude", "", "the claude executable, at `PATH` (default: claude on $PATH)")
 	bindEnv(fs, "claude", envClaude)
 	fs.StringVar(&f.project, "project", "", "`DIR` to run it in (default: the working directory)")
@@ -251,7 +254,7 @@ func runMCPList(ctx context.Context, f *mcpListFlags, pos []string, stdout io.Wr
 		return usagef("mcp list: unexpected argument %q", pos[0])
 	}
 	if !f.fromCLI {
-		return usagef("mcp list: only --from-cli is supported; `ccproxy mcp config` shows ccproxy's own view")
+		return usagef("mcp list: --from-cli=false: running 'claude mcp list' is its only mode; `ccproxy mcp config` shows ccproxy's own view")
 	}
 	// --claude, $CCPROXY_CLAUDE or PATH, as `ccproxy serve` finds it.
 	found, err := claudecli.FindClaude(ctx, f.claude, os.Getenv, "")
@@ -309,7 +312,7 @@ func runMCPList(ctx context.Context, f *mcpListFlags, pos []string, stdout io.Wr
 	return nil
 }
 
-// listSecrets is what `mcp list --from-cli` masks by value: the configured
+// listSecrets is what `mcp list` masks by value: the configured
 // secrets of the configuration claude read in dir (it prints targets with
 // literal values in clear) and the secret-looking variables of our
 // environment, which claude and its servers inherit.

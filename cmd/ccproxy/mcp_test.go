@@ -207,8 +207,8 @@ func TestMCPUsageErrors(t *testing.T) {
 		{"nope"},
 		{"config", "--bogus"},
 		{"config", "stray"},
-		{"list"},
-		{"list", "--from-cli", "--timeout", "soon"},
+		{"list", "--from-cli=false"},
+		{"list", "--timeout", "soon"},
 		{"approve"},
 		{"reject", "a", "b"},
 	} {
@@ -246,13 +246,16 @@ func fakeClaude(t *testing.T, sample string, exit int) string {
 
 func TestMCPListFromCLI(t *testing.T) {
 	claude := fakeClaude(t, "cli_mcp_list_sample.txt", 0)
-	out, errOut, code := runMCPCmd(t, "list", "--from-cli", "--claude", claude)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	for _, want := range []string{"SERVER", "memory-proj", "pending-approval", "remote-sse", "sse", "ECONNREFUSED"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	// Its only mode needs no flag; --from-cli, once required, still works.
+	for _, args := range [][]string{{"list", "--claude", claude}, {"list", "--from-cli", "--claude", claude}} {
+		out, errOut, code := runMCPCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		for _, want := range []string{"SERVER", "memory-proj", "pending-approval", "remote-sse", "sse", "ECONNREFUSED"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%q: output lacks %q:\n%s", args, want, out)
+			}
 		}
 	}
 	// A relative --claude is relative to the working directory, not --project.
@@ -261,7 +264,7 @@ func TestMCPListFromCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, _, code = runMCPCmd(t, "list", "--from-cli", "--json", "--claude", rel, "--project", t.TempDir())
+	out, _, code := runMCPCmd(t, "list", "--json", "--claude", rel, "--project", t.TempDir())
 	var res struct {
 		Servers []struct{ Name, Status string } `json:"servers"`
 	}
@@ -275,7 +278,7 @@ func TestMCPListFromCLI(t *testing.T) {
 		t.Errorf("diagnostics missing:\n%s", out)
 	}
 
-	_, errOut, code = runMCPCmd(t, "list", "--from-cli", "--claude", fakeClaude(t, "list_empty.txt", 3))
+	_, errOut, code := runMCPCmd(t, "list", "--claude", fakeClaude(t, "list_empty.txt", 3))
 	if code != 1 || !strings.Contains(errOut, "something broke") || !strings.Contains(errOut, "exit status 3") {
 		t.Errorf("failing claude: exit %d, %q", code, errOut)
 	}
