@@ -166,7 +166,11 @@ func printConfig(w io.Writer, cfg *mcpconfig.Config) {
 			fmt.Fprintf(w, "  %s\n", e.Error())
 		}
 	}
-	fmt.Fprintf(w, "\n--allowedTools: %s\n", strings.Join(v.AllowedTools, " "))
+	if len(v.AllowedTools) > 0 {
+		fmt.Fprintf(w, "\n--allowedTools: %s\n", strings.Join(v.AllowedTools, " "))
+	} else {
+		fmt.Fprintf(w, "\n--allowedTools: none (every MCP tool asks unless a permission rule allows it)\n")
+	}
 	if deny := cfg.DisallowedTools(); len(deny) > 0 {
 		fmt.Fprintf(w, "--disallowedTools: %s\n", strings.Join(deny, " "))
 	}

@@ -430,3 +430,19 @@ func TestMCPApproveConcurrentProcesses(t *testing.T) {
 		t.Errorf("enabledMcpjsonServers = %v", local.Enabled)
 	}
 }
+
+// With nothing allowed, the text says so rather than ending on an empty
+// "--allowedTools:" line.
+func TestMCPConfigTextNothingAllowed(t *testing.T) {
+	root := setup(t, "collisions")
+	out, errOut, code := runMCPCmd(t, configArgs(root)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "--allowedTools: \n") || strings.Contains(out, "--allowedTools:\n") {
+		t.Errorf("an empty --allowedTools line:\n%s", out)
+	}
+	if !strings.Contains(out, "--allowedTools: none (every MCP tool asks unless a permission rule allows it)\n") {
+		t.Errorf("output lacks the none line:\n%s", out)
+	}
+}
