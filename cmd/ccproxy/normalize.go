@@ -47,6 +47,7 @@ func runNormalize(ctx context.Context, maxLine int, attach string, stdin io.Read
 	r := stream.NewReader(stdin, maxLine)
 	norm := stream.NewNormalizer(stream.Options{Attachments: mode})
 	w := bufio.NewWriterSize(stdout, 256<<10)
+	var lines, noise int
 	for {
 		if err := ctx.Err(); err != nil {
 			w.Flush()
@@ -61,7 +62,11 @@ func runNormalize(ctx context.Context, maxLine int, attach string, stdin io.Read
 			return fmt.Errorf("normalize: reading stdin: %w", err)
 		}
 		// Written in pieces: a rewritten image line is not copied whole.
-		_, err = norm.NormalizeTo(w, line)
+		ev, err := norm.NormalizeTo(w, line)
+		lines++
+		if ev.Type == stream.TypeCCProxy && ev.Subtype == stream.SubtypeNoise {
+			noise++
+		}
 		if err == nil {
 			err = w.WriteByte('\n')
 		}
@@ -74,6 +79,13 @@ func runNormalize(ctx context.Context, maxLine int, attach string, stdin io.Read
 	}
 	if n := r.Oversized(); n > 0 {
 		fmt.Fprintf(stderr, "ccproxy normalize: %d line(s) over --max-line %d bytes were replaced by oversized_line events\n", n, maxLine)
+	}
+	switch {
+	case lines > 0 && noise == lines:
+		// Not claude's output at all (a README, a log): a failure, said.
+		return fmt.Errorf("normalize: none of the %d input lines is a JSON object: the input is not claude's stream-json (claude -p --output-format stream-json --verbose); each became a noise event", lines)
+	case noise > 0:
+		fmt.Fprintf(stderr, "ccproxy normalize: %d of %d line(s) were not JSON objects and became noise events\n", noise, lines)
 	}
 	return nil
 }

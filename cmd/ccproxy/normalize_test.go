@@ -72,6 +72,30 @@ func TestNormalizeCommandMaxLine(t *testing.T) {
 	if !strings.Contains(errOut, "1 line(s) over --max-line 100 bytes") {
 		t.Errorf("stderr should report the oversized line: %q", errOut)
 	}
+	if !strings.Contains(errOut, "1 of 3 line(s) were not JSON objects and became noise events") {
+		t.Errorf("stderr should count the noise: %q", errOut)
+	}
+}
+
+// Input that is not stream-json at all (a README) fails with a word on
+// stderr, rather than printing only noise events and exiting 0. The noise
+// events are still written: nothing of the input is lost.
+func TestNormalizeCommandNotStreamJSON(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd(t, string(readme), "normalize")
+	if code != 1 || !strings.Contains(errOut, "input lines is a JSON object: the input is not claude's stream-json") {
+		t.Errorf("exit %d, stderr %q; want exit 1 and what was wrong", code, errOut)
+	}
+	if n := strings.Count(out, `"subtype":"noise"`); n == 0 || n != strings.Count(out, "\n") {
+		t.Errorf("%d noise events in %d lines out", n, strings.Count(out, "\n"))
+	}
+	out, errOut, code = runCmd(t, "", "normalize") // empty input: nothing wrong
+	if code != 0 || out != "" || errOut != "" {
+		t.Errorf("empty input: exit %d, %q, %q", code, out, errOut)
+	}
 }
 
 func TestNormalizeCommandBadFlags(t *testing.T) {
