@@ -50,6 +50,7 @@ func TestServeTLSUsage(t *testing.T) {
 		{[]string{"status", "--url", "http://127.0.0.1:1"}, "no token: give --token-file PATH or set $CCPROXY_TOKEN"},
 		{[]string{"status", "--url", "http://127.0.0.1:1", "--token-file", tokenFile, "--tls-fingerprint", "AB:CD"}, "64 hex digits"},
 		{[]string{"status", "extra"}, "unexpected argument"},
+		{[]string{"status", "--url", "http://127.0.0.1:1", "--token", "short"}, "status: --token: at least 16 characters are needed, got 5\n"}, // once "--token: token: at least"
 	} {
 		out, errOut, code := runCmd(t, "", tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) || out != "" {

@@ -42,7 +42,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--addr", "0.0.0.0:8080"}, "listens on loopback only"},
 		{[]string{"--addr", "192.168.1.10:0"}, "listens on loopback only"},
 		{[]string{"--addr", "nonsense"}, "want HOST:PORT"},
-		{[]string{"--token", "short"}, "at least 16 characters"},
+		{[]string{"--token", "short"}, "serve: --token: at least 16 characters are needed, got 5"}, // once "--token: token: at least"
 		{[]string{"--token", "has spaces in it, which is bad"}, "is not one of A-Z a-z 0-9 . _ ~ -"},
 		{[]string{"--token", serveToken, "--token-file", empty}, "not both"},
 		{[]string{"--token-file", empty}, "is empty"},
