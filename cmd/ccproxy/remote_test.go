@@ -276,3 +276,23 @@ func TestServeTLSCertFiles(t *testing.T) {
 	}
 	conn.Close()
 }
+
+// TestFormatHealthVersions: a daemon with no version stamped (go run)
+// says what "(devel)" means, and a status from another build says its own
+// version, so the two can be told apart.
+func TestFormatHealthVersions(t *testing.T) {
+	h := proxy.Health{Version: "(devel)", URL: "http://127.0.0.1:1"}
+	out := formatHealth(h, "v0.0.0-20261128135919-34eaf2def1a7")
+	for _, want := range []string{
+		"ccproxy (devel: built with no version stamped, as `go run` builds) at http://127.0.0.1:1\n",
+		"  this ccproxy: v0.0.0-20261128135919-34eaf2def1a7 (a different build from the daemon's)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	h.Version = "v1.2.3"
+	if out := formatHealth(h, "v1.2.3"); !strings.HasPrefix(out, "ccproxy v1.2.3 at ") || strings.Contains(out, "this ccproxy") {
+		t.Errorf("same build:\n%s", out)
+	}
+}

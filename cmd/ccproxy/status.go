@@ -150,7 +150,7 @@ func runStatus(ctx context.Context, cfg *statusConfig, stdout, stderr io.Writer)
 		_, err = fmt.Fprintf(stdout, "%s\n", body)
 		return err
 	}
-	_, err = io.WriteString(stdout, formatHealth(h))
+	_, err = io.WriteString(stdout, formatHealth(h, ccproxyVersion()))
 	return err
 }
 
@@ -186,14 +186,23 @@ func pinnedTLS(want [32]byte) *tls.Config {
 	}
 }
 
-// formatHealth is the one-screen summary.
-func formatHealth(h proxy.Health) string {
+// formatHealth is the one-screen summary; local is this binary's version,
+// shown when the daemon's differs (a daemon from `go run`, which stamps no
+// version, says "(devel)" while an installed ccproxy has a pseudo-version).
+func formatHealth(h proxy.Health, local string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ccproxy %s at %s", h.Version, h.URL)
+	v := h.Version
+	if v == "(devel)" {
+		v = "(devel: built with no version stamped, as `go run` builds)"
+	}
+	fmt.Fprintf(&b, "ccproxy %s at %s", v, h.URL)
 	if h.TLS {
 		b.WriteString(" (TLS)")
 	}
 	fmt.Fprintf(&b, "\n  up %s, since %s\n", (time.Duration(h.UptimeSeconds) * time.Second).String(), h.Started.Format(time.RFC3339))
+	if local != "" && local != h.Version {
+		fmt.Fprintf(&b, "  this ccproxy: %s (a different build from the daemon's)\n", local)
+	}
 	if h.Claude != nil && h.Claude.Replay != "" {
 		fmt.Fprintf(&b, "  claude code: none: replaying %s (recorded with Claude Code %s)\n", h.Claude.Replay, h.Claude.Version)
 	} else if h.Claude != nil {
