@@ -51,7 +51,8 @@ func (s *Server) Handler() http.Handler {
 		}
 		authed.ServeHTTP(w, r)
 	}))
-	return s.gate.Check(mux) // Host, Origin, CORS (proxy/remote)
+	// Host, Origin, CORS (proxy/remote); under --public-url's prefix too.
+	return s.gate.Public().StripPrefix(s.gate.Check(mux))
 }
 
 // NewLoginCode mints a one-time code for the web UI's login (see

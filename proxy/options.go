@@ -171,6 +171,13 @@ type RemoteOptions struct {
 	// AllowOrigins are extra browser origins allowed besides the proxy's own
 	// and vscode-webview://* (exact scheme://host[:port], or "null").
 	AllowOrigins []string
+	// PublicURL, when set (--public-url https://host[:port][/prefix]), is
+	// where browsers reach the proxy through a reverse proxy that
+	// terminates TLS in front of it (proxy/remote.PublicURL): its origin
+	// and host are the proxy's own, the login cookie is Secure when it is
+	// https, login links and /v1/health name it, and the proxy serves
+	// under its path prefix as well as at its root.
+	PublicURL string
 	// TLS, when set, serves HTTPS with its certificates (TLS 1.2 or newer,
 	// HTTP/1.1): the proxy's own origins are then https://, and the login
 	// cookie is Secure. A listen address off loopback is served only with
@@ -212,6 +219,11 @@ func (o *Options) setDefaults() error {
 	for _, ao := range o.AllowOrigins {
 		if _, err := remote.ParseOrigin(ao); err != nil {
 			return fmt.Errorf("allowed origin %q: %w", ao, err)
+		}
+	}
+	if o.PublicURL != "" {
+		if _, err := remote.ParsePublicURL(o.PublicURL); err != nil {
+			return err
 		}
 	}
 	if o.Getenv == nil {

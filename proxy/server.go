@@ -90,8 +90,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.features = s.newFeatures() // after calls and hist, which it refers to
+	var public *remote.PublicURL
+	if opts.PublicURL != "" {
+		public, _ = remote.ParsePublicURL(opts.PublicURL) // checked by setDefaults
+	}
 	s.gate = remote.NewGate(remote.Config{
-		Token: opts.Token, AllowOrigins: opts.AllowOrigins,
+		Token: opts.Token, AllowOrigins: opts.AllowOrigins, Public: public,
 		LoginBurst: opts.LoginBurst, LoginEvery: opts.LoginEvery, MaxLoginClients: opts.MaxLoginClients,
 		Log: s.log, WriteError: writeHTTPError,
 	})

@@ -89,20 +89,24 @@ check_engines() { # $1 = package.json
 check_engines "$deps/node_modules/@anthropic-ai/claude-code/package.json"
 [ -z "${newest_prefix:-}" ] || check_engines "$newest_prefix/node_modules/@anthropic-ai/claude-code/package.json"
 
-# Debian packages the browser tests (package webui) need.
-if ! command -v chromium >/dev/null 2>&1; then
+# Debian packages: chromium for the browser tests (package webui), caddy
+# for the reverse-proxy test (a real Caddy in front of serve --public-url).
+apt_missing=()
+command -v chromium >/dev/null 2>&1 || apt_missing+=(chromium)
+command -v caddy >/dev/null 2>&1 || apt_missing+=(caddy)
+if [ ${#apt_missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     # apt's output goes to a log, shown only when it fails.
     apt_log=$deps/apt-get.log
     mkdir -p "$deps"
-    echo "test.sh: installing chromium with apt-get (log: $apt_log)" >&2
-    if ! (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium) \
+    echo "test.sh: installing ${apt_missing[*]} with apt-get (log: $apt_log)" >&2
+    if ! (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_missing[@]}") \
       >"$apt_log" 2>&1 </dev/null; then
       cat "$apt_log" >&2
-      echo "test.sh: could not install chromium (apt-get output above); browser tests will fail in CI" >&2
+      echo "test.sh: could not install ${apt_missing[*]} (apt-get output above); the tests that need them will fail in CI" >&2
     fi
   else
-    echo "test.sh: chromium is missing and cannot be installed here (needs root and apt-get)" >&2
+    echo "test.sh: ${apt_missing[*]} missing and cannot be installed here (needs root and apt-get)" >&2
   fi
 fi
 

@@ -228,10 +228,18 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 		first["tlsFingerprint"] = remote.CertFingerprint(cert.Leaf.Raw)
 		first["tlsSPKI"] = remote.SPKIHash(cert.Leaf)
 	}
+	// Browsers come through the reverse proxy when there is one: login
+	// links name its URL; "url" stays the address to reach serve here.
+	browserBase := base
+	if cfg.opts.PublicURL != "" {
+		pub, _ := remote.ParsePublicURL(cfg.opts.PublicURL) // checked
+		browserBase = pub.String()
+		first["publicURL"] = browserBase
+	}
 	if !cfg.noUI {
 		// A one-time link for a browser: the code is in the fragment, which
 		// browsers never send, and the page trades it for a cookie.
-		first["loginURL"] = base + "/#code=" + srv.NewLoginCode(0)
+		first["loginURL"] = browserBase + "/#code=" + srv.NewLoginCode(0)
 	}
 	line, _ := json.Marshal(first)
 	if _, err := fmt.Fprintf(stdout, "%s\n", line); err != nil {
@@ -249,7 +257,7 @@ func runServe(ctx context.Context, cfg *serveConfig, stdout, stderr io.Writer) e
 		// For a phone: only when one can reach the proxy, unless asked.
 		// A link of its own, so that the phone does not spend the one on
 		// stdout.
-		if err := printLoginQR(stderr, base+"/#code="+srv.NewLoginCode(0)); err != nil {
+		if err := printLoginQR(stderr, browserBase+"/#code="+srv.NewLoginCode(0)); err != nil {
 			log.Warn("no QR code of the login link", "err", err)
 		}
 	}
@@ -325,6 +333,7 @@ func addServeFlags(fs *pflag.FlagSet, cfg *serveConfig) {
 	fs.BoolVar(&cfg.tlsSelfSigned, "tls-self-signed", false, "serve HTTPS with a new self-signed ECDSA certificate for the served hosts; its SHA-256 fingerprint is printed")
 	fs.StringArrayVar(&cfg.hosts, "host", nil, "also accept requests for host `NAME` (a DNS name or an IP address clients use; repeatable; the first goes in login links)")
 	fs.BoolVar(&cfg.qr, "qr", false, "print a one-time login link as a QR code on stderr (default: when listening off loopback with stderr a terminal)")
+	fs.StringVar(&cfg.opts.PublicURL, "public-url", "", "behind a reverse proxy that terminates TLS (Caddy, nginx): the `URL` browsers use, https://host[:port][/prefix]; its origin and host are accepted, login links name it, the cookie is Secure for https (README: Behind a reverse proxy)")
 }
 
 // check validates the flags after parsing (args are the positional
@@ -396,6 +405,11 @@ func (cfg *serveConfig) check(cmd string, args []string, stderr io.Writer) error
 	}
 	if _, err := newLogger(io.Discard, cfg.logLevel); err != nil {
 		return usagef("%s: %v", cmd, err)
+	}
+	if cfg.opts.PublicURL != "" {
+		if _, err := remote.ParsePublicURL(cfg.opts.PublicURL); err != nil {
+			return usagef("%s: --public-url: %v", cmd, err)
+		}
 	}
 	if cfg.tlsCert == "" && !cfg.tlsSelfSigned {
 		return checkLoopback(cfg.addr)

@@ -50,6 +50,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--allow-origin", "not an origin"}, "allowed origin"},
 		{[]string{"--allow-origin", "http://x.example:99999"}, `allowed origin "http://x.example:99999": not an origin: port "99999" is not a port number (1 to 65535)`},
 		{[]string{"--demo", "--replay", "x.jsonl"}, "not both"},
+		{[]string{"--public-url", "chat.example.com"}, `--public-url: public URL "chat.example.com": want https://host[:port][/prefix]`},
+		{[]string{"--public-url", "https://chat.example.com/?q"}, "no user, query or fragment"},
 		{[]string{"--demo", "--claude", "/bin/claude"}, "drop --claude"},
 		{[]string{"--demo", "--mcp-config", empty}, "drop --mcp-config"},
 		{[]string{"--replay", notTranscript, "--trust-project-mcp"}, "drop --trust-project-mcp"},

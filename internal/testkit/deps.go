@@ -257,3 +257,13 @@ func Chromium(t testing.TB) string {
 	Missing(t, "chromium", fmt.Errorf("not on PATH"))
 	return ""
 }
+
+// Caddy finds Debian's caddy for the reverse-proxy tests.
+func Caddy(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("caddy")
+	if err != nil {
+		Missing(t, "caddy", err)
+	}
+	return p
+}

@@ -22,7 +22,13 @@
 // origins (https:// under TLS) and the Host header check (DNS rebinding: a
 // page of another site whose name was re-pointed here arrives with that
 // site's name, 421). A reverse proxy in front is allowed by --allow-origin:
-// its origin is then accepted, and its host name in the Host header.
+// its origin is then accepted, and its host name in the Host header. With
+// --public-url (PublicURL, Config.Public) a reverse proxy that terminates
+// TLS for a loopback proxy is the proxy's own face: its origin and host
+// are own, the login cookie is Secure when it is https and scoped to its
+// path prefix, BaseURL (login links, /v1/health) names it, and
+// PublicURL.StripPrefix serves the proxy under the prefix as well as at
+// its root (a reverse proxy may strip the prefix or not).
 //
 // Browser login: the web UI gets a one-time code in the URL fragment
 // (#code=…, never sent to servers) and POSTs it to /v1/login; a valid code

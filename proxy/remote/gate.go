@@ -38,6 +38,11 @@ type Config struct {
 	// WriteError writes an HTTP error in the proxy's form
 	// ({"error":{"code","message"}}).
 	WriteError func(w http.ResponseWriter, status int, code protocol.Code, msg string)
+	// Public, when set, is where browsers reach the proxy through a
+	// reverse proxy (--public-url): its origin and host are the proxy's
+	// own, login links name it, and the cookie is Secure when it is https
+	// and scoped to its path.
+	Public *PublicURL
 }
 
 // Gate is remote access in front of the proxy's HTTP handler: the Host and
@@ -56,8 +61,17 @@ type Gate struct {
 // Its Policy learns the served hosts from Listen.
 func NewGate(c Config) *Gate {
 	l := newLogins(c)
-	return &Gate{cfg: c, policy: NewPolicy(c.AllowOrigins), token: sha256.Sum256([]byte(c.Token)), logins: l, limit: l.limit, log: c.Log}
+	p := NewPolicy(c.AllowOrigins)
+	p.public = c.Public
+	if c.Public != nil {
+		p.own[c.Public.Origin] = true
+		p.hosts[c.Public.Host] = true
+	}
+	return &Gate{cfg: c, policy: p, token: sha256.Sum256([]byte(c.Token)), logins: l, limit: l.limit, log: c.Log}
 }
+
+// Public is the --public-url (nil when not set).
+func (g *Gate) Public() *PublicURL { return g.cfg.Public }
 
 // Policy is the Gate's Host and Origin rules.
 func (g *Gate) Policy() *Policy { return g.policy }
@@ -204,10 +218,15 @@ func (g *Gate) ServeLogin(w http.ResponseWriter, r *http.Request) {
 	err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&body)
 	if err == nil && body.Code != "" && g.logins.redeem(body.Code) {
 		g.limit.forget(key)
+		path, secure := "/", g.policy.TLS() // under TLS, never sent over plain HTTP
+		if pub := g.cfg.Public; pub != nil {
+			// Behind a reverse proxy: its scheme decides (https there is
+			// TLS for the browser), and the cookie stays in its path.
+			path, secure = pub.Prefix+"/", secure || pub.Secure
+		}
 		http.SetCookie(w, &http.Cookie{
-			Name: g.cookieName(), Value: g.logins.cookie, Path: "/",
-			HttpOnly: true, SameSite: http.SameSiteStrictMode,
-			Secure: g.policy.TLS(), // under TLS, never sent over plain HTTP
+			Name: g.cookieName(), Value: g.logins.cookie, Path: path,
+			HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: secure,
 		})
 		g.log.Info("browser logged in with a one-time code")
 		w.WriteHeader(http.StatusNoContent)

@@ -12,12 +12,13 @@ import (
 // and which names a request's Host header may carry. It is written by
 // Listen (or SetServed) before the HTTP server starts and only read afterwards.
 type Policy struct {
-	extra map[string]bool // normalized scheme://host[:port], or "null"
-	own   map[string]bool // SCHEME://HOST:PORT for every served host
-	hosts map[string]bool // served hosts and the hosts of extra origins: the Host header check
-	base  string          // SCHEME://HOST:PORT of the first served host
-	port  int
-	tls   bool
+	extra  map[string]bool // normalized scheme://host[:port], or "null"
+	own    map[string]bool // SCHEME://HOST:PORT for every served host
+	hosts  map[string]bool // served hosts and the hosts of extra origins: the Host header check
+	base   string          // SCHEME://HOST:PORT of the first served host
+	port   int
+	tls    bool
+	public *PublicURL // --public-url, or nil
 }
 
 func NewPolicy(extra []string) *Policy {
@@ -79,8 +80,15 @@ func (p *Policy) Port() int { return p.port }
 // TLS reports whether the proxy is served over TLS.
 func (p *Policy) TLS() bool { return p.tls }
 
-// BaseURL is SCHEME://HOST:PORT of the first served host.
-func (p *Policy) BaseURL() string { return p.base }
+// BaseURL is where browsers reach the proxy: the public URL (with its
+// prefix) behind a reverse proxy, else SCHEME://HOST:PORT of the first
+// served host.
+func (p *Policy) BaseURL() string {
+	if p.public != nil {
+		return p.public.String()
+	}
+	return p.base
+}
 
 // Allowed reports whether a request with this Origin header may use the
 // proxy: none (not a browser), its own origins, vscode-webview:// and the

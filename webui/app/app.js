@@ -4,7 +4,7 @@
 // a DOM fragment (render.js).
 
 import { Connection, login, loginCode } from "./client.js";
-import { $, el } from "./dom.js";
+import { $, el, api } from "./dom.js";
 import { setupMCP } from "./mcp.js";
 import { configure as configureRenderer, renderEvent, renderPast, notice, scrollDown, userBubble } from "./render.js";
 import { initPermissions, permissionRequested, permissionResolved, showPermissionMode, describe } from "./permissions.js";
@@ -40,7 +40,7 @@ function newView(id) {
 
 // ---- connection ----
 
-const conn = new Connection(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/v1/ws`, {
+const conn = new Connection(api("/v1/ws").replace(/^http/, "ws"), {
   onStatus(state, code, reason) {
     const c = $("#conn");
     c.dataset.state = state;

@@ -3,6 +3,8 @@
 // page is authenticated by the HttpOnly cookie set by /v1/login, so no token
 // is handled here.
 
+import { api } from "./dom.js";
+
 export const SUBPROTOCOL = "ccproxy.v1";
 
 export class Connection {
@@ -92,7 +94,7 @@ export async function login() {
   const code = loginCode();
   if (!code) return;
   history.replaceState(null, "", location.pathname + location.search);
-  const r = await fetch("/v1/login", {
+  const r = await fetch(api("/v1/login"), {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     credentials: "same-origin",

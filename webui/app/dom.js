@@ -1,6 +1,12 @@
 // Small DOM helpers shared by the UI's modules. el puts text into the page
 // with textContent, never as HTML.
 
+// api makes a path of the proxy's ("/v1/blobs/…", as the protocol names
+// them) relative to the page, so that the UI works under a reverse proxy's
+// path prefix (serve --public-url https://host/prefix): the page is at
+// /prefix/, and v1/… is then /prefix/v1/…. Other URLs pass unchanged.
+export const api = (path) => (typeof path === "string" && path.startsWith("/v1/") ? new URL(path.slice(1), document.baseURI).href : path);
+
 // $ is the first element matching the CSS selector sel.
 export const $ = (sel) => document.querySelector(sel);
 

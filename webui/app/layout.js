@@ -3,7 +3,7 @@
 // page says when it is not logged in. No protocol traffic here except the
 // one GET /v1/health that tells "not logged in" from "proxy down".
 
-import { $ } from "./dom.js";
+import { $, api } from "./dom.js";
 
 // narrow matches style.css's breakpoint: below it the sidebar is an
 // overlay that the ☰ button opens and picking something closes.
@@ -66,7 +66,7 @@ export function sessionName(v, all) {
 // down, or a stand-in without /v1/health).
 export async function authState() {
   try {
-    const r = await fetch("/v1/health", { credentials: "same-origin", cache: "no-store" });
+    const r = await fetch(api("/v1/health"), { credentials: "same-origin", cache: "no-store" });
     if (r.status === 401) return "login";
     return r.ok ? "ok" : "unknown";
   } catch {

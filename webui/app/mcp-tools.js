@@ -6,7 +6,7 @@
 // field. Everything a tool returns is put into the page as text, but an
 // image attachment, shown as an image.
 
-import { el } from "./dom.js";
+import { el, api } from "./dom.js";
 import { has } from "./store.js";
 import { request } from "./mcp-actions.js";
 
@@ -181,7 +181,7 @@ function showResult(out, r) {
   out.dataset.state = r.isError ? "tool-error" : "ok";
   const parts = [el("div", "meta", `${r.isError ? "the tool reported an error" : "result"} · ${Math.round(r.durationMs)} ms`), el("pre", "content", r.content)];
   for (const a of r.attachments || []) {
-    const src = a.url || (a.data ? `data:${a.mediaType || "application/octet-stream"};base64,${a.data}` : null);
+    const src = api(a.url) || (a.data ? `data:${a.mediaType || "application/octet-stream"};base64,${a.data}` : null);
     if (a.kind === "image" && src) {
       const img = el("img");
       img.src = src;

@@ -27,7 +27,7 @@
 // configure, how to send a request. Which session is shown, and the
 // scrolling's state, are the store's (store.js).
 
-import { $, el } from "./dom.js";
+import { $, el, api } from "./dom.js";
 import { state, setInfo, setFollow } from "./store.js";
 import { marked } from "./vendor/marked.esm.js";
 import DOMPurify from "./vendor/purify.es.js";
@@ -633,7 +633,7 @@ function toolResult(v, b, ev) {
 }
 
 function attachment(box, a) {
-  const src = a.url || (a.data ? `data:${a.mediaType || "application/octet-stream"};base64,${a.data}` : null);
+  const src = api(a.url) || (a.data ? `data:${a.mediaType || "application/octet-stream"};base64,${a.data}` : null);
   if (a.kind === "image" && src) {
     const img = el("img");
     img.src = src;
@@ -642,7 +642,7 @@ function attachment(box, a) {
   } else if (a.kind === "audio" && a.url) {
     const audio = el("audio");
     audio.controls = true;
-    audio.src = a.url;
+    audio.src = api(a.url);
     box.append(audio);
   } else if (src && !a.error) {
     const link = el("a", "att", `${a.kind} ${a.mediaType || ""} (${a.size} bytes)`);
@@ -664,7 +664,7 @@ const savedPath = /[\\/]\.claude[\\/]projects[\\/][^\\/\s]+[\\/]([0-9a-f-]{36})[
 function savedFiles(box, text) {
   const seen = new Set();
   for (const m of text.matchAll(savedPath)) {
-    const url = `/v1/tool-results/${m[1]}/${encodeURIComponent(m[2])}`;
+    const url = api(`/v1/tool-results/${m[1]}/${encodeURIComponent(m[2])}`);
     if (seen.has(url)) continue;
     seen.add(url);
     fetch(url, { method: "HEAD", credentials: "same-origin" })

@@ -1,0 +1,143 @@
+package webui_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+)
+
+// TestWebUIBehindCaddy: a real Caddy (Debian's) terminates TLS in front
+// of a loopback `serve --demo --public-url https://localhost:PORT/ccp`,
+// under a path prefix it strips (handle_path), as README's snippet sets
+// it up. The browser logs in with the printed link (the public URL), gets
+// a Secure cookie scoped to the prefix, runs a turn over wss through
+// Caddy, and after a reload reconnects to the same session with its
+// reply. Without --public-url the same set-up fails at the first step
+// (the Host and Origin are not the proxy's own, and the UI's absolute
+// paths miss the prefix).
+func TestWebUIBehindCaddy(t *testing.T) {
+	caddy := testkit.Caddy(t)
+	bin := testkit.CCProxyBinary(t)
+	port := freePort(t)
+	public := fmt.Sprintf("https://localhost:%d/ccp", port)
+	srv := testkit.StartServe(t, bin, "--demo", "--demo-speed", "4", "--public-url", public)
+	if !strings.HasPrefix(srv.First.LoginURL, public+"/#code=") {
+		t.Fatalf("login link %q: want one under the public URL %s", srv.First.LoginURL, public)
+	}
+	startCaddy(t, caddy, fmt.Sprintf(`{
+	admin off
+	skip_install_trust
+	local_certs
+	auto_https disable_redirects
+}
+https://localhost:%d {
+	tls internal
+	handle_path /ccp/* {
+		reverse_proxy %s
+	}
+}
+`, port, strings.TrimPrefix(srv.First.URL, "http://")))
+
+	b := newBrowser(t, chromedp.Flag("ignore-certificate-errors", true))
+	b.do("open the login link through Caddy", chromedp.Navigate(srv.First.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	if h := eval[string](b, `location.href`); h != public+"/" {
+		t.Errorf("the page is at %s, want %s/", h, public)
+	}
+	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{public + "/"}})
+	cancel()
+	if err != nil {
+		t.Fatalf("reading the cookies: %v", err)
+	}
+	var found bool
+	for _, c := range res.Cookies {
+		if strings.HasPrefix(c.Name, "ccproxy_session_") {
+			found = true
+			if !c.Secure || !c.HTTPOnly || c.Path != "/ccp/" {
+				t.Errorf("session cookie %s: Secure %v, HttpOnly %v, Path %q; want Secure, HttpOnly, /ccp/", c.Name, c.Secure, c.HTTPOnly, c.Path)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no session cookie after the login through Caddy")
+	}
+	eval[any](b, `window.__health = null; fetch("v1/health", {credentials: "same-origin"}).then(r => r.json()).then(h => { window.__health = h.url; }); null`)
+	b.until("/v1/health through Caddy", `window.__health !== null`)
+	if u := eval[string](b, `window.__health`); u != public {
+		t.Errorf("/v1/health through Caddy says url %q, want the public URL %q", u, public)
+	}
+
+	b.do("create a session", chromedp.Click(`#new-session button[type="submit"]`))
+	b.until("a session", `document.querySelectorAll("#sessions li").length === 1 && !document.querySelector("#send").disabled`)
+	b.send("Hi! What does this proxy do, and what am I looking at?")
+	b.until("the first reply", `document.querySelectorAll(".result-line").length === 1`)
+	want := demoAssistantTexts(t)[0]
+	if got := eval[string](b, `document.querySelector(".msg.assistant .text").markdown`); got != want {
+		t.Errorf("reply through Caddy:\n got %q\nwant %q", got, want)
+	}
+
+	// A reconnect: the page reloads (the cookie holds), the websocket
+	// comes back through Caddy, and the session is there with its reply.
+	b.do("reload", chromedp.Reload())
+	b.until("connected again", `document.querySelector("#conn").dataset.state === "open"`)
+	b.until("the session and its reply again", `document.querySelectorAll("#sessions li").length === 1 && document.querySelectorAll(".result-line").length === 1`)
+	if got := eval[string](b, `document.querySelector(".msg.assistant .text").markdown`); got != want {
+		t.Errorf("reply after the reconnect:\n got %q\nwant %q", got, want)
+	}
+	b.screenshot("caddy-public-url")
+	b.noJSDialog()
+}
+
+// freePort is a loopback port free a moment ago, for a server that must
+// be told its port before it starts (Caddy here, named in --public-url).
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startCaddy runs caddy with the Caddyfile conf, its state in a temporary
+// HOME, until the test ends; it returns once Caddy says it serves.
+func startCaddy(t *testing.T, caddy, conf string) {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(caddy, "run", "--config", file, "--adapter", "caddyfile")
+	cmd.Env = []string{"HOME=" + dir, "XDG_DATA_HOME=" + filepath.Join(dir, "data"), "XDG_CONFIG_HOME=" + filepath.Join(dir, "config"), "PATH=" + os.Getenv("PATH")}
+	testkit.DieWithTest(cmd)
+	var stderr testkit.SyncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("caddy stderr:\n%s", stderr.String())
+		}
+	})
+	if !stderr.WaitFor("serving initial configuration", testkit.UIWait) {
+		t.Fatalf("caddy did not start:\n%s", stderr.String())
+	}
+}
