@@ -11,6 +11,7 @@ import { initPermissions, permissionRequested, permissionResolved, showPermissio
 import { initModels, showModel } from "./models.js";
 import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./layout.js";
 import { initNotify, notify, unnotify } from "./notify.js";
+import { initTheme } from "./theme.js";
 import * as store from "./store.js";
 
 const { state } = store; // read here, changed through store's functions
@@ -396,6 +397,7 @@ initModels({
   conn,
   notice: (session, text, isError) => notice(view(session), text, isError),
 });
+initTheme($("#theme"));
 initLayout();
 initNotify();
 composerHint();

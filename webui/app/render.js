@@ -69,12 +69,14 @@ hljs.registerAliases(["yml"], { languageName: "yaml" });
 hljs.registerAliases(["golang"], { languageName: "go" });
 hljs.registerAliases(["py"], { languageName: "python" });
 
-// The highlighting themes, light and dark, follow the system's scheme.
-for (const [href, media] of [["vendor/highlight/github.min.css", "not all and (prefers-color-scheme: dark)"], ["vendor/highlight/github-dark.min.css", "(prefers-color-scheme: dark)"]]) {
+// The highlighting themes, light and dark, follow the system's scheme, or
+// the theme switch (theme.js, which finds them by data-scheme).
+for (const [href, media, scheme] of [["vendor/highlight/github.min.css", "not all and (prefers-color-scheme: dark)", "light"], ["vendor/highlight/github-dark.min.css", "(prefers-color-scheme: dark)", "dark"]]) {
   const link = el("link");
   link.rel = "stylesheet";
   link.href = href;
   link.media = media;
+  link.dataset.scheme = scheme;
   document.head.append(link);
 }
 
