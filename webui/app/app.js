@@ -41,7 +41,7 @@ function newView(id) {
 
 // ---- connection ----
 
-const conn = new Connection(api("/v1/ws").replace(/^http/, "ws"), {
+const conn = new Connection(new URL(api("/v1/ws"), location.href).href.replace(/^http/, "ws"), {
   onStatus(state, code, reason) {
     const c = $("#conn");
     c.dataset.state = state;

@@ -5,7 +5,12 @@
 // them) relative to the page, so that the UI works under a reverse proxy's
 // path prefix (serve --public-url https://host/prefix): the page is at
 // /prefix/, and v1/… is then /prefix/v1/…. Other URLs pass unchanged.
-export const api = (path) => (typeof path === "string" && path.startsWith("/v1/") ? new URL(path.slice(1), document.baseURI).href : path);
+// The result is an absolute path ("/v1/…" when the page is at "/").
+export const api = (path) => {
+  if (typeof path !== "string" || !path.startsWith("/v1/")) return path;
+  const u = new URL(path.slice(1), document.baseURI);
+  return u.pathname + u.search;
+};
 
 // $ is the first element matching the CSS selector sel.
 export const $ = (sel) => document.querySelector(sel);

@@ -626,21 +626,75 @@ function toolResult(v, b, ev) {
     card.result.replaceWith(more);
     card.result = more;
   } else {
-    card.result.hidden = false;
-    card.result.textContent = text;
+    // The placeholders of what the card shows itself (the proxy's
+    // "[image image/png 3.9 KiB]", the CLI's "[Image: source: <path>]")
+    // are not shown as text.
+    const shown = stripPlaceholders(text, b.attachments || []);
+    card.result.hidden = shown === "";
+    card.result.textContent = shown;
   }
   for (const a of b.attachments || []) attachment(card.atts, a);
-  savedFiles(card.atts, text);
+  savedFiles(card.atts, text, (b.attachments || []).some((a) => a.kind === "image" && (a.url || a.data)));
   scrollDown();
+}
+
+// A line that is only the placeholder of a part the card shows: the
+// proxy's for an attachment (SPEC: "[image image/png 3.9 KiB]") and the
+// CLI's for an image it saved ("[Image: source: /…/tool-results/x.png]").
+const attPlaceholder = /^\[(image|audio|resource|blob|document) [^\]\n]*\]$/;
+const savedImagePlaceholder = /^\[Image: source: [^\]\n]*\]$/;
+
+function stripPlaceholders(text, atts) {
+  const shows = new Set(atts.filter((a) => a.url || a.data).map((a) => a.kind));
+  if (!shows.size) return text;
+  return text
+    .split("\n")
+    .filter((line) => {
+      const l = line.trim();
+      const m = attPlaceholder.exec(l);
+      if (m && shows.has(m[1])) return false;
+      return !(shows.has("image") && savedImagePlaceholder.test(l));
+    })
+    .join("\n")
+    .trim();
+}
+
+// enlarge opens an image at its full size in a dialog (click or Escape
+// closes it).
+function enlarge(img) {
+  const d = el("dialog", "lightbox");
+  const big = el("img");
+  big.src = img.src;
+  big.alt = img.alt;
+  d.append(big);
+  d.addEventListener("click", () => d.close());
+  d.addEventListener("close", () => d.remove());
+  document.body.append(d);
+  d.showModal();
+}
+
+// toolImage is an image a tool returned, at its natural size (bounded by
+// the card), a click enlarging it.
+function toolImage(src, alt) {
+  const img = el("img", "tool-image");
+  img.src = src;
+  img.alt = alt;
+  img.tabIndex = 0;
+  img.title = "Click to enlarge";
+  img.addEventListener("click", () => enlarge(img));
+  img.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" || e.key === " ") {
+      e.preventDefault();
+      enlarge(img);
+    }
+  });
+  return img;
 }
 
 function attachment(box, a) {
   const src = api(a.url) || (a.data ? `data:${a.mediaType || "application/octet-stream"};base64,${a.data}` : null);
   if (a.kind === "image" && src) {
-    const img = el("img");
-    img.src = src;
-    img.alt = `${a.mediaType || "image"} from the tool`;
-    box.append(img);
+    box.append(toolImage(src, `${a.mediaType || "image"} from the tool`));
   } else if (a.kind === "audio" && a.url) {
     const audio = el("audio");
     audio.controls = true;
@@ -663,9 +717,13 @@ function attachment(box, a) {
 // (Either separator: the CLI prints native paths.)
 const savedPath = /[\\/]\.claude[\\/]projects[\\/][^\\/\s]+[\\/]([0-9a-f-]{36})[\\/]tool-results[\\/]([A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])/g;
 
-function savedFiles(box, text) {
+function savedFiles(box, text, hasImage) {
   const seen = new Set();
   for (const m of text.matchAll(savedPath)) {
+    // The CLI's copy of an image the result carries (and the card shows):
+    // not asked for (no second image, and no 404 where the copy is gone,
+    // as in the demo, recorded elsewhere).
+    if (hasImage && /\.(png|jpe?g|gif|webp)$/i.test(m[2])) continue;
     const url = api(`/v1/tool-results/${m[1]}/${encodeURIComponent(m[2])}`);
     if (seen.has(url)) continue;
     seen.add(url);
@@ -682,10 +740,7 @@ function savedFiles(box, text) {
           wrap.append(audio);
         } else if (type.startsWith("image/") && !box.querySelector("img")) {
           // (An image the result carried is shown already: link it only.)
-          const img = el("img");
-          img.src = url;
-          img.alt = m[2];
-          wrap.append(img);
+          wrap.append(toolImage(url, m[2]));
         }
         const link = el("a", "att", `${m[2]}${size ? ` (${formatSize(size)})` : ""}`);
         link.href = url;

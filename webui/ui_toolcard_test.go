@@ -1,0 +1,82 @@
+package webui_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ccproxy/ccproxy/protocol"
+)
+
+// TestWebUIToolImageCard: an MCP tool's image shows at its natural size
+// (a 20×20 icon is not blown up), a click enlarges it in a dialog, the
+// card's text holds no placeholder of it (neither the proxy's "[image …]"
+// nor the CLI's "[Image: source: <its saved copy's path>]"), and the
+// saved copy is not asked for (it is the same image; in the demo, recorded
+// elsewhere, asking answered 404), at 1280 and 400 px.
+func TestWebUIToolImageCard(t *testing.T) {
+	var buf bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 20, 20))
+	for i := range 20 {
+		img.Set(i, i, color.RGBA{200, 30, 30, 255})
+	}
+	png.Encode(&buf, img)
+	const sid = "s-toolimage0001"
+	saved := "/home/u/.claude/projects/-home-u-p/30e44b09-d789-4c49-bb02-186482101d23/tool-results/mcp-demo-image-1.png"
+	events := []map[string]any{
+		{"type": "assistant", "message": map[string]any{"id": "m1", "role": "assistant", "content": []any{
+			map[string]any{"type": "tool_use", "id": "toolu_1", "name": "mcp__demo__image", "input": map[string]any{}, "mcp": map[string]any{"server": "demo", "tool": "image"}},
+		}}},
+		{"type": "user", "message": map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "tool_result", "tool_use_id": "toolu_1", "mcp": map[string]any{"server": "demo", "tool": "image"},
+				"content":     "Here is the icon.\n[image image/png 90 B]\n[Image: source: " + saved + "]",
+				"attachments": []any{map[string]any{"kind": "image", "mediaType": "image/png", "size": buf.Len(), "sha256": fmt.Sprintf("%064x", 1), "data": base64.StdEncoding.EncodeToString(buf.Bytes())}}},
+		}}},
+	}
+	var pushes []stubPush
+	for i, ev := range events {
+		raw, _ := json.Marshal(ev)
+		pushes = append(pushes, stubPush{protocol.TypeSessionEvent, protocol.SessionEvent{Session: sid, Seq: int64(i + 1), Event: raw}})
+	}
+	stub := stubBackend(t, []string{protocol.CapSessions}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+		switch {
+		case f == nil:
+		case f.Type == protocol.TypeSessionList:
+			return protocol.SessionListResult{Sessions: []protocol.SessionInfo{{Session: sid, State: "idle", Cwd: "/home/u/p", FirstSeq: 1, PermissionMode: "default"}}}, nil
+		case f.Type == protocol.TypeSessionSubscribe:
+			return subscribed(f, "idle"), pushes
+		}
+		return nil, nil
+	})
+	b := newBrowser(t)
+	for _, size := range uiSizes[:2] {
+		b.emulate(size.width, size.height, false)
+		b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
+		b.until("the tool card's image", `(i => i && i.complete && i.naturalWidth > 0)(document.querySelector(".tool .atts img"))`)
+		if w := eval[[]float64](b, `(i => [i.naturalWidth, i.clientWidth, i.clientHeight])(document.querySelector(".tool .atts img"))`); w[0] != 20 || w[1] != 20 || w[2] != 20 {
+			t.Errorf("%s: the 20×20 image: natural width %v, shown %v×%v (inside its border); want 20×20", size.name, w[0], w[1], w[2])
+		}
+		if text := eval[string](b, `document.querySelector(".tool").innerText`); !bytes.Contains([]byte(text), []byte("Here is the icon.")) ||
+			bytes.Contains([]byte(text), []byte("[image")) || bytes.Contains([]byte(text), []byte("[Image: source")) || bytes.Contains([]byte(text), []byte(".claude/projects")) {
+			t.Errorf("%s: the card's text shows placeholders or the saved copy's path:\n%s", size.name, text)
+		}
+		if n := eval[int](b, `performance.getEntriesByType("resource").filter(e => e.name.includes("/v1/tool-results/")).length`); n != 0 {
+			t.Errorf("%s: %d requests for the saved copy of an image the card shows", size.name, n)
+		}
+		b.do("enlarge", chromedp.Click(".tool .atts img"))
+		b.until("the enlarged image", `!!document.querySelector("dialog.lightbox[open] img")`)
+		if w := eval[float64](b, `document.querySelector("dialog.lightbox img").getBoundingClientRect().width`); w < 20 {
+			t.Errorf("%s: the enlarged image is %v px wide", size.name, w)
+		}
+		b.do("close", chromedp.Click("dialog.lightbox"))
+		b.until("closed", `!document.querySelector("dialog.lightbox")`)
+	}
+	b.noJSDialog()
+}
