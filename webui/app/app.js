@@ -87,6 +87,7 @@ const mcp = setupMCP(conn);
 const pushes = {
   hello(d) {
     store.setCapabilities(d.capabilities);
+    showDemo(d.claude && d.claude.name === "ccproxy-replay");
   },
   "session/event"({ session, seq, event }) {
     const v = view(session);
@@ -397,6 +398,41 @@ initModels({
   conn,
   notice: (session, text, isError) => notice(view(session), text, isError),
 });
+// Suggested prompts on the empty state: a click sends one (a new session
+// first, as Send does with none shown).
+const SUGGESTIONS = {
+  real: ["Explain what this project does and how it is laid out", "Find the TODO and FIXME comments and sum them up", "Which tests cover the main package, and what do they miss?"],
+  demo: ["Hi! What does this proxy do, and what am I looking at?", "Show me an MCP tool that returns an image", "Run a shell command, asking me first"],
+};
+
+function showSuggestions(demo) {
+  const ul = $("#suggestions");
+  ul.replaceChildren();
+  for (const text of SUGGESTIONS[demo ? "demo" : "real"]) {
+    const b = el("button", "suggestion", text);
+    b.type = "button";
+    b.onclick = () => {
+      const ta = $("#composer textarea");
+      ta.value = text;
+      ta.dispatchEvent(new Event("input", { bubbles: true }));
+      $("#composer").requestSubmit();
+    };
+    const li = el("li");
+    li.append(b);
+    ul.append(li);
+  }
+}
+
+// showDemo says, in the header and on the empty state, that the proxy
+// replays its built-in demo (hello's claude is ccproxy-replay).
+function showDemo(demo) {
+  $("#demo-badge").hidden = !demo;
+  $("#demo-note").hidden = !demo;
+  document.body.dataset.demo = demo ? "true" : "false";
+  showSuggestions(demo);
+}
+
+showSuggestions(false);
 initTheme($("#theme"));
 initLayout();
 initNotify();

@@ -3,7 +3,7 @@
 // page says when it is not logged in. No protocol traffic here except the
 // one GET /v1/health that tells "not logged in" from "proxy down".
 
-import { $, api } from "./dom.js";
+import { $, el, api } from "./dom.js";
 
 // narrow matches style.css's breakpoint: below it the sidebar is an
 // overlay that the ☰ button opens and picking something closes.
@@ -114,5 +114,5 @@ export function showLoginHelp(why, detail) {
   // Nothing can be sent until then: say so where the user would type.
   $("#send").disabled = true;
   $("#composer textarea").placeholder = "Log in first: open a login link (see above)";
-  $("#empty").textContent = "Not logged in.";
+  $("#empty").replaceChildren(el("p", "empty-lead", "Not logged in."));
 }

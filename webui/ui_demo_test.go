@@ -1,0 +1,55 @@
+package webui_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+)
+
+// TestWebUIDemoSaysSo: `serve --demo` says it is a demo (a header badge,
+// and on the empty state a note on how to run for real), the empty state
+// offers suggested prompts that fit at 1280 and 400 px, and a click on one
+// starts a session that answers it.
+func TestWebUIDemoSaysSo(t *testing.T) {
+	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
+	b := newBrowser(t)
+	for i, size := range uiSizes[:2] {
+		b.emulate(size.width, size.height, false)
+		if i == 0 {
+			b.do("log in", chromedp.Navigate(srv.First.LoginURL))
+		} else {
+			b.do("reload", chromedp.Reload())
+		}
+		b.until("connected, the demo badge", `document.querySelector("#conn").dataset.state === "open" && !document.querySelector("#demo-badge").hidden`)
+		if got := eval[string](b, `document.querySelector("#demo-badge").textContent`); got != "demo" {
+			t.Errorf("%s: the badge says %q", size.name, got)
+		}
+		note := eval[string](b, `document.querySelector("#demo-note").innerText`)
+		if eval[bool](b, `document.querySelector("#demo-note").hidden`) || !strings.Contains(note, "npm install -g @anthropic-ai/claude-code") || !strings.Contains(note, "ccproxy serve") {
+			t.Errorf("%s: the demo note %q: want how to run for real", size.name, note)
+		}
+		if n := eval[int](b, `document.querySelectorAll("#suggestions button").length`); n != 3 {
+			t.Errorf("%s: %d suggested prompts, want 3", size.name, n)
+		}
+		if eval[bool](b, `[...document.querySelectorAll("#empty, #empty *, header > *:not([hidden])")].some(e => { const r = e.getBoundingClientRect(); return r.width > 0 && (r.left < -0.5 || r.right > innerWidth + 0.5); })`) {
+			t.Errorf("%s: the empty state or the header overflows", size.name)
+		}
+		if eval[bool](b, `(r => r.top > document.querySelector("#conn").getBoundingClientRect().bottom)(document.querySelector("#demo-badge").getBoundingClientRect())`) {
+			t.Errorf("%s: the badge is off the header's row", size.name)
+		}
+		b.screenshot("demo-empty-" + size.name)
+	}
+	first := eval[string](b, `document.querySelector("#suggestions button").textContent`)
+	b.do("a suggested prompt", chromedp.Click("#suggestions button"))
+	b.until("its session and reply", `document.querySelectorAll("#sessions li").length === 1 && document.querySelectorAll(".result-line").length === 1`)
+	if got := eval[string](b, `document.querySelector(".msg.user").innerText`); !strings.Contains(got, first) {
+		t.Errorf("the turn sent is %q, want the suggestion %q", got, first)
+	}
+	if !eval[bool](b, `document.querySelector("#empty").hidden`) {
+		t.Errorf("the empty state still shows beside a session")
+	}
+	b.noJSDialog()
+}
