@@ -105,6 +105,19 @@ func TestWebUIMCPPanel(t *testing.T) {
 	if src := eval[string](b, `document.querySelector('#mcp-panel dd[data-field="source"]')?.textContent || ""`); src != claudeJSON {
 		t.Errorf("source %q, want %s", src, claudeJSON)
 	}
+	// Plain words, not the config's terms: who set it up, and what its
+	// approval means.
+	info := eval[string](b, `document.querySelector("#mcp-panel dl").innerText`)
+	for _, want := range []string{"set up by", "you (all your projects)", "not needed (only project servers ask)"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("the panel of a user server lacks %q:\n%s", want, info)
+		}
+	}
+	for _, jargon := range []string{"scope", "not-needed", "transport"} {
+		if strings.Contains(info, jargon) {
+			t.Errorf("the panel still says %q:\n%s", jargon, info)
+		}
+	}
 	b.screenshot("mcp-failed")
 	closePanel()
 

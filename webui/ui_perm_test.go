@@ -77,6 +77,10 @@ func TestWebUIPermissionKinds(t *testing.T) {
 	if !visible(".always") || text(".allow") != "Allow once" {
 		t.Errorf("tool dialog: always visible %v, allow %q", visible(".always"), text(".allow"))
 	}
+	// The session by its name, not its internal id (which stays in the title).
+	if ps := text(".perm-session"); strings.Contains(ps, "s-") || !strings.HasPrefix(ps, "in ") {
+		t.Errorf("the dialog names the session %q: want its name, not its id", ps)
+	}
 	b.do("always allow", chromedp.Click("#permission .always"))
 	if a := answer("r-tool"); a.Behavior != "allow" || !a.Always {
 		t.Errorf("tool answer %+v", a)

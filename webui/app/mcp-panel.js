@@ -143,15 +143,33 @@ export function setupPanel() {
 }
 
 // row adds "term: value" to a definition list; value may be a node.
-function row(dl, term, value, cls) {
+// field (default term) names the row for tests and styles.
+function row(dl, term, value, cls, field = term) {
   if (value === undefined || value === null || value === "") return;
   const dt = el("dt", "", term);
   const dd = el("dd", cls);
   if (value instanceof Node) dd.append(value);
   else dd.textContent = String(value);
-  dd.dataset.field = term;
+  dd.dataset.field = field;
   dl.append(dt, dd);
 }
+
+// Plain words for the config's terms (the protocol's values stay in each
+// row's title).
+const SCOPE_WORDS = {
+  user: "you (all your projects)",
+  local: "you, in this project only",
+  project: "the project (.mcp.json, shared)",
+  managed: "your organisation (managed)",
+  extra: "ccproxy's command line (--mcp-config)",
+};
+const APPROVAL_WORDS = {
+  approved: "approved",
+  awaiting: "waiting for your approval",
+  rejected: "rejected",
+  "not-needed": "not needed (only project servers ask)",
+};
+const plain = (words, v) => (v ? words[v] || v : v);
 
 function renderInfo(box, s, c) {
   const dl = el("dl");
@@ -159,10 +177,11 @@ function renderInfo(box, s, c) {
   row(dl, "status", s ? s.status : c ? "not reported yet" : "no longer configured");
   const reason = (c && c.reason) || (s && s.error) || "";
   row(dl, "reason", reason, "reason");
-  row(dl, "scope", (s && s.scope) || (c && c.scope));
+  const scope = (s && s.scope) || (c && c.scope);
+  row(dl, "set up by", plain(SCOPE_WORDS, scope), "", "scope");
   row(dl, "source", c && c.source, "source");
-  row(dl, "transport", (c && c.type) || (s && s.transport));
-  row(dl, "approval", (c && c.approval) || (s && s.approval));
+  row(dl, "connection", (c && c.type) || (s && s.transport));
+  row(dl, "approval", plain(APPROVAL_WORDS, (c && c.approval) || (s && s.approval)));
   if (def.command !== undefined) row(dl, "command", [def.command, ...(def.args || [])].join(" "), "mono");
   if (def.url !== undefined) row(dl, "url", def.url, "mono");
   const env = def.env || def.headers;
@@ -170,8 +189,10 @@ function renderInfo(box, s, c) {
   if (c && c.missingEnv && c.missingEnv.length) row(dl, "missing env", c.missingEnv.join(", "));
   if (c && c.shadows && c.shadows.length) row(dl, "overrides", c.shadows.map((o) => `${o.scope}${o.source ? ` (${o.source})` : ""}`).join(", "));
   if (s && s.serverInfo) row(dl, "server", `${s.serverInfo.name || ""} ${s.serverInfo.version || ""}`.trim());
+  // The number of tools, said as what it is: the list is below (the
+  // Tools section) when the server was asked for it.
   const count = s && (s.toolCount ?? (s.tools ? s.tools.length : undefined));
-  if (count !== undefined) row(dl, "tools", count);
+  if (count !== undefined) row(dl, "tools", has("mcp.tools") ? `${count} (listed under Tools, once it is connected)` : `${count} (this proxy does not list them)`);
   if (s && s.observedAt) row(dl, "observed", `${new Date(s.observedAt).toLocaleString()}${s.origin ? ` (${s.origin})` : ""}`);
   box.replaceChildren(dl);
 }

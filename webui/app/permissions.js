@@ -97,7 +97,11 @@ function showPermission() {
   const questions = kind === "question" ? p.questions || [] : [];
   dlg.querySelector(".perm-title").textContent = { question: "Answer", plan: "Approve the plan of" }[kind] || "Allow";
   dlg.querySelector(".perm-tool").textContent = p.mcp ? `${p.mcp.server} · ${p.mcp.tool}` : p.displayName || p.toolName;
-  dlg.querySelector(".perm-session").textContent = deps.name ? `in ${deps.name(p.session)} (${p.session})` : `session ${p.session}`;
+  // The session by the name the sidebar gives it; its id stays in the
+  // title for whoever needs it.
+  const ps = dlg.querySelector(".perm-session");
+  ps.textContent = deps.name ? `in ${deps.name(p.session)}` : "";
+  ps.title = p.session;
   const box = dlg.querySelector(".perm-questions");
   box.replaceChildren();
   questions.forEach((q, i) => {
@@ -140,7 +144,7 @@ function showPermission() {
   const message = dlg.querySelector(".perm-message");
   message.value = "";
   message.hidden = kind === "question";
-  message.placeholder = kind === "plan" ? "What should change in the plan? (sent with Keep planning)" : "Tell Claude why, or what to do instead (sent with Deny)";
+  message.placeholder = kind === "plan" ? "What should change? (sent with Keep planning)" : "Why, or what to do instead (sent with Deny)";
   showModeIn(dlg.querySelector(".perm-mode"), perms.modes.get(p.session) || "default");
   dlg.querySelector(".deny").textContent = kind === "plan" ? "Keep planning" : "Deny";
   dlg.returnValue = "";
