@@ -229,6 +229,14 @@ func TestWebUIThemeAndLayout(t *testing.T) {
 					t.Errorf("%s: the ☰ button did not open the sidebar within the viewport", name)
 				}
 				b.screenshot("ui-" + name + "-sidebar")
+				// An overlay: the chat beside it is dimmed by a backdrop, a
+				// tap on which closes the sidebar.
+				if bd := eval[string](b, `getComputedStyle(document.querySelector("#chat"), "::before").backgroundColor`); bd == "" || bd == "rgba(0, 0, 0, 0)" {
+					t.Errorf("%s: no backdrop beside the open sidebar (%q)", name, bd)
+				}
+				b.do("tap the backdrop", chromedp.MouseClickXY(float64(size.width)-10, float64(size.height)/2))
+				b.until("the sidebar closed by the backdrop", `!(`+navShown+`)`)
+				b.do("open the sidebar again", chromedp.Click("#sidebar-toggle"))
 				b.do("pick a session", chromedp.Click(`#sessions li[data-session="s-aaaaaaaaaa01"]`))
 				b.until("the sidebar closed", `!(`+navShown+`)`)
 				if cur := eval[string](b, `document.querySelector("#sessions li[aria-current=true]").dataset.session`); cur != "s-aaaaaaaaaa01" {
