@@ -285,8 +285,10 @@ func TestWebUIDemo(t *testing.T) {
 	if src := eval[string](b, `document.querySelector(".tool img").getAttribute("src")`); !strings.HasPrefix(src, "/v1/blobs/") {
 		t.Errorf("image src %q, want a blob URL", src)
 	}
-	if txt := eval[string](b, `document.querySelector(".tool .result").textContent`); strings.Contains(txt, "iVBOR") || !strings.Contains(txt, "[image image/png") {
-		t.Errorf("tool result text %q: want the placeholder, no base64", txt)
+	// The text around the image, with neither base64 nor the placeholder
+	// of the image the card shows (nor the CLI's note of its saved copy).
+	if txt := eval[string](b, `document.querySelector(".tool .result").textContent`); strings.Contains(txt, "iVBOR") || strings.Contains(txt, "[image image/png") || strings.Contains(txt, "[Image: source") || !strings.Contains(txt, "Here's the image you requested") {
+		t.Errorf("tool result text %q: want the text around the image, no base64, no placeholder", txt)
 	}
 	b.until("second result", `document.querySelectorAll(".result-line").length === 2`)
 	b.screenshot("mcp-image")
