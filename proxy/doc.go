@@ -48,7 +48,7 @@
 // the exit), with the user's text only ever on stdin. The session is what
 // sits on the client, composed of parts with one job each, each in its own
 // file: the process (process.go: spawn, the exit watcher, exit reporting,
-// close), turns (turnstate.go), the permission broker (broker.go), models
+// close), turns (turnstate.go), the permission broker (package proxy/broker), models
 // (model.go), restarts and held turns (restart.go), and MCP in the session
 // (sessionmcp.go); session.go keeps its state and its face to clients
 // (events in, turns written, subscriptions). What a session reaches of the
@@ -73,30 +73,13 @@
 // Options.Replay the "CLI" is ccproxy's replay of a recorded session, and
 // hello, /v1/health and the log say so (ReplayName) instead of naming a CLI.
 //
-// The broker (broker.go) makes each can_use_tool a
-// permission/request of a kind: a tool use, AskUserQuestion's questions, or
-// ExitPlanMode's plan; questions and plans never time out. A tool the
-// current permission rules allow (MCPConfig.AllowedTools minus
-// DisallowedTools: the settings' permissions.allow/deny, plus every active
-// server with serve --allow-mcp-tools) is allowed without asking. An answer
-// becomes claude's reply: answers are added to the question's input as
-// "answers" (each key must be a question asked, checkAnswers); "always" is checked like any answer, then claims the request
-// (permission.answering, under Session.mu: other answers get
-// already_resolved, the timeout waits for the claim), has the MCP source
-// write the suggested rules to the session's .claude/settings.local.json
-// (mcphub.ConfigSource.AllowRules, outside Session.mu), and only then answers,
-// adding them as updatedPermissions with destination "session", so claude
-// applies them at once (without such a source, destination
-// "localSettings": claude writes them itself). A failed write releases the
-// claim (the request stays pending, or is denied if its timeout passed
-// meanwhile). Logs name the rules' tools, never a rule's content (a Bash
-// prefix may hold a token). The permission mode (broker.mode, under
-// Session.mu) is what claude last reported in system/init or
-// system/status, or what session/setPermissionMode (set_permission_mode)
-// set; a restarted process starts in it, and session/state and
-// session/list carry it. While the session restarts, setPermissionMode
-// keeps the mode for the new process, refusing bypassPermissions (as
-// claude would) unless the session is in it already.
+// The permission broker (package proxy/broker, its doc.go: the kinds of
+// request, "always" rules, the timeout, the permission mode) is a part of
+// the session guarded by Session.mu; it sees the session as a
+// brokerSession (push, exited, the session's permission rules).
+// Session.setPermissionMode (model.go) sends set_permission_mode; while
+// the session restarts it keeps the mode for the new process, refusing
+// bypassPermissions (as claude would) unless the session is in it already.
 //
 // The model (model.go, under Session.mu): the models of claude's
 // initialize reply (value, displayName, description; at most
@@ -307,7 +290,7 @@
 // the stdout reader calls the session's handlers) and the goroutine
 // waiting for its exit, plus a restart, the flush of held turns and the
 // applier of MCP changes (at most one: the pending-apply slot), all in its
-// wg, and permission timers in its broker's own wg (close waits for
+// wg, and permission timers in its broker's own wg (Broker.Wait; close waits for
 // both). The reap loop forgets exited sessions past SessionTTL.
 // mcphub.ConfigSource owns the goroutine forwarding its Watcher's events.
 // The locks of proxy/mcphub (Hub.applyMu, Hub.mu, ConfigSource.toggleMu

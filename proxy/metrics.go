@@ -192,20 +192,20 @@ func (m *metrics) sessionReaped() {
 	m.reapedN.Inc()
 }
 
-// permissionAsked counts a permission request shown to clients.
-func (m *metrics) permissionAsked(kind string) {
+// PermissionAsked counts a permission request shown to clients (broker.Metrics).
+func (m *metrics) PermissionAsked(kind string) {
 	if m == nil {
 		return
 	}
 	m.permissions.WithLabelValues(bounded(kind, permKinds)).Inc()
 }
 
-// permissionDone observes how long a permission request was pending.
-func (m *metrics) permissionDone(perm *permission) {
+// PermissionDone observes how long a permission request was pending (broker.Metrics).
+func (m *metrics) PermissionDone(kind string, waited time.Duration) {
 	if m == nil {
 		return
 	}
-	m.permissionWait.WithLabelValues(bounded(perm.kind, permKinds)).Observe(time.Since(perm.asked).Seconds())
+	m.permissionWait.WithLabelValues(bounded(kind, permKinds)).Observe(waited.Seconds())
 }
 
 // controlDone observes a control request's latency (claudecli.Config.OnControlDone).
@@ -318,9 +318,7 @@ func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, sess := range s.sessions {
 		sess.mu.Lock()
 		states[sess.state]++
-		for _, p := range sess.broker.perms {
-			perms[p.kind]++
-		}
+		sess.broker.CountPending(perms)
 		if p := sess.proc.cur; p != nil && p.cli != nil && !sess.proc.exited {
 			controls += p.cli.Pending()
 		}

@@ -201,7 +201,7 @@ func TestMetricsLabelsBounded(t *testing.T) {
 	ts.srv.metrics.controlDone("interrupt", time.Millisecond, &claudecli.CLIError{Msg: "no"})
 	ts.srv.metrics.controlDone("interrupt", time.Millisecond, claudecli.ErrTimeout)
 	ts.srv.metrics.controlDone("interrupt", time.Millisecond, errors.New("stdin closed"))
-	ts.srv.metrics.permissionAsked("rm -rf /")
+	ts.srv.metrics.PermissionAsked("rm -rf /")
 	ts.srv.metrics.probed([]protocol.ProbeResult{{Name: "secret-server", Status: "weird", LatencyMs: protocol.Latency{Total: 1500}}})
 	m, body := scrape(t, ts)
 	wantMetrics(t, "bounded", m, map[string]float64{

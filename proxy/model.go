@@ -5,13 +5,15 @@ package proxy
 // chosen by session/create or session/setModel), and session/setModel
 // (claude's set_model control request). Both are reported in
 // session/state, pushed through Session.pushStateLocked like the
-// permission mode (broker.go). Fields (type models): current, chosen,
+// permission mode (kept by the broker, package proxy/broker; switched by
+// Session.setPermissionMode, below). Fields (type models): current, chosen,
 // resolved, list, gen, guarded by Session.mu (every method but setModel's
 // is called with it held); setMu serializes Session.setModel (taken
 // before Session.mu, held across the control request). Measured on the
 // real CLI 2.1.329: docs/CLI-NOTES.md ("set_model").
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -245,4 +247,54 @@ func (m *models) infos() []protocol.ModelInfo {
 		out[i] = e.info
 	}
 	return out
+}
+
+// setPermissionMode switches the session's permission mode with claude's
+// set_permission_mode control request. Claude's refusal (bypassPermissions
+// when the session was not started in it, or as root) is a cli_error with
+// claude's message. While the session restarts there is no claude to ask:
+// the mode is kept for the new process, which starts in it
+// (--permission-mode, claudeArgs), and the proxy answers as claude would:
+// the launch flag takes every mode but bypassPermissions, which claude
+// takes only when launched in it (the new process is launched in the
+// session's current mode) and never as root, so bypassPermissions is a
+// cli_error unless the session is in it already. Subscribers get
+// session/state with the new mode.
+func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, error) {
+	const what = "session/setPermissionMode"
+	s.mu.Lock()
+	switch {
+	case s.proc.gone():
+		s.mu.Unlock()
+		return "", protocol.Errorf(protocol.CodeSessionExited, "%s: session %s has exited", what, s.id)
+	case s.restarts.active:
+		defer s.mu.Unlock()
+		if mode == protocol.PermissionModeBypass && s.broker.Mode() != protocol.PermissionModeBypass {
+			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: the session is restarting and its new claude is launched in mode %q; claude takes bypassPermissions only when launched with it (and never as root)", what, mode, cmp.Or(s.broker.Mode(), protocol.PermissionModeDefault))
+		}
+		if s.broker.SetMode(mode) {
+			s.pushStateLocked("")
+		}
+		return mode, nil
+	}
+	s.mu.Unlock()
+	resp, err := s.controlWait(ctx, "set_permission_mode", map[string]any{"mode": mode})
+	if err != nil {
+		var ce *cliError
+		if errors.As(err, &ce) {
+			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: %s", what, mode, truncate(ce.Msg, 500))
+		}
+		return "", controlError(what, err)
+	}
+	got := gjson.GetBytes(resp, "mode").String()
+	if got == "" {
+		got = mode
+	}
+	s.mu.Lock()
+	if s.broker.SetMode(got) {
+		s.pushStateLocked("")
+	}
+	s.mu.Unlock()
+	s.log.Info("permission mode set", "mode", got)
+	return got, nil
 }

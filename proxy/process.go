@@ -98,7 +98,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	}
 	o := s.env.opts
 	s.mu.Lock()
-	model, mode := s.models.chosen, s.broker.mode
+	model, mode := s.models.chosen, s.broker.Mode()
 	s.mu.Unlock()
 	// The handlers use p only as the identity of the process (p.cli is set
 	// after Start, while they may already run).
@@ -117,7 +117,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		TermGrace:        o.termGrace,
 		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
 		OnControlRequest: s.onControlRequest,
-		OnControlCancel:  s.broker.onCancel,
+		OnControlCancel:  s.broker.Withdraw,
 		OnNormalized:     s.env.metrics.normalized,
 		OnControlDone:    s.env.metrics.controlDone,
 		Logger:           s.log,
@@ -184,7 +184,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 	if p != s.proc.cur || (s.restarts.active && s.proc.closing == "") {
 		// Replaced: what it asked (a turn it started on its own while it
 		// was being closed) can no longer be answered.
-		s.broker.cancel(p.cli)
+		s.broker.CancelOf(p.cli)
 		s.mu.Unlock()
 		s.env.metrics.claudeExited("restart", ex)
 		s.log.Info("claude exited for a restart", logArgs...)
@@ -212,7 +212,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 	if s.proc.exited {
 		return
 	}
-	s.broker.cancel(nil)
+	s.broker.CancelAll()
 	s.proc.exited = true
 	s.turns.endAll()
 	state := protocol.StateExited
@@ -259,7 +259,7 @@ func (s *Session) close(reason string) {
 	}
 	<-s.proc.final
 	s.wg.Wait()
-	s.broker.wg.Wait()
+	s.broker.Wait()
 	s.mcp.end() // no process left, none to come
 
 	if reason != protocol.ExitClosed {
@@ -286,7 +286,7 @@ func (s *Session) close(reason string) {
 func (s *Session) reap(reason string) {
 	<-s.proc.final
 	s.wg.Wait()
-	s.broker.wg.Wait()
+	s.broker.Wait()
 	s.mcp.end()
 	s.mu.Lock()
 	defer s.mu.Unlock()

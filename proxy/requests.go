@@ -90,7 +90,7 @@ func (s *Server) reqPermissionRespond(ctx context.Context, _ *client, d *protoco
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ControlTimeout)
 	defer cancel()
-	return nil, sess.broker.respond(ctx, d)
+	return nil, sess.broker.Respond(ctx, d)
 }
 
 func (s *Server) reqSend(c *client, id json.RawMessage, d *protocol.SessionSend) {

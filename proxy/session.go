@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/broker"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/stream"
@@ -29,7 +30,8 @@ import (
 //   - proc (process.go): the claude process, its spawn, the exit
 //     watcher, exit reporting and close;
 //   - turns (turnstate.go): which turn claude runs, read from its events;
-//   - broker (broker.go): permission requests and the permission mode;
+//   - broker (package proxy/broker): permission requests and the
+//     permission mode; it sees the session as a brokerSession;
 //   - models (model.go): the models claude offers and the one it runs;
 //   - restarts (restart.go): restarts between turns and the turns held
 //     meanwhile;
@@ -43,16 +45,14 @@ import (
 //
 // Goroutines, all tracked by wg and joined by close: per process, the
 // exit watcher (it waits for the client, whose own goroutines call the
-// session's handlers: onEvent, onControlRequest, broker.onCancel, and the
+// session's handlers: onEvent, onControlRequest, broker.Withdraw, and the
 // callbacks of control requests); a restart; the flush of held turns; the
 // applier of MCP configuration changes (markApply). The permission
-// timeouts (time.AfterFuncs) are counted in the broker's own wg (counted
-// when armed and released when they run or are stopped), which close also
-// waits for.
+// timeouts (time.AfterFuncs) are the broker's own (Broker.Wait), which
+// close also waits for.
 //
 // mu guards state, claudeID and the fields of every part that says it is
-// guarded by Session.mu (proc, turns, restarts, broker's perms, resolved
-// and mode, models but its setMu, mcp's statusInFlight, applyWanted and
+// guarded by Session.mu (proc, turns, restarts, the broker's state, models but its setMu, mcp's statusInFlight, applyWanted and
 // applying). The parts' own locks: models.setMu (taken before mu),
 // sessionMCP.mu (taken before mu), sessionMCP.clientMu (alone or under
 // mu). The hub has its own lock, taken after mu.
@@ -68,12 +68,12 @@ type Session struct {
 	claudeID string
 	hub      *hub // the event log and the subscriptions (its own lock, taken after mu)
 
-	proc     procState  // the process and its end (process.go); guarded by mu
-	turns    turns      // turn state (turnstate.go); guarded by mu
-	restarts restarts   // restarts and held turns (restart.go); guarded by mu
-	broker   broker     // permission requests and the mode (broker.go)
-	models   models     // models (model.go)
-	mcp      sessionMCP // MCP in the session (sessionmcp.go)
+	proc     procState      // the process and its end (process.go); guarded by mu
+	turns    turns          // turn state (turnstate.go); guarded by mu
+	restarts restarts       // restarts and held turns (restart.go); guarded by mu
+	broker   *broker.Broker // permission requests and the mode (package proxy/broker)
+	models   models         // models (model.go)
+	mcp      sessionMCP     // MCP in the session (sessionmcp.go)
 
 	wg sync.WaitGroup
 }
@@ -84,16 +84,22 @@ func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig,
 	s := &Session{id: id, env: env, log: log, cfg: cfg, createdAt: time.Now(), state: protocol.StateStarting, hub: h}
 	s.proc.final = make(chan struct{})
 	s.models.current, s.models.chosen = cfg.model, cfg.model
-	s.broker = broker{
-		mu: &s.mu, session: id, log: log, metrics: env.metrics,
-		timeout: env.opts.permissionTimeout, maxPending: env.opts.maxPendingPermissions, rules: env.opts.rules, cwd: cfg.cwd,
-		push:   h.push,
-		allows: func(tool string, ref *protocol.MCPRef) bool { return s.mcp.config().Allows(tool, ref) },
-		exited: func() bool { return s.proc.exited },
-		mode:   cfg.permissionMode,
-	}
+	s.broker = broker.New(&s.mu, brokerSession{s}, broker.Config{
+		Session: id, Log: log, Metrics: env.metrics,
+		Timeout: env.opts.permissionTimeout, MaxPending: env.opts.maxPendingPermissions, Rules: env.opts.rules, Cwd: cfg.cwd,
+		Mode: cfg.permissionMode,
+	})
 	s.mcp = sessionMCP{client: cfg.client, target: env.mcp, envSecrets: env.envSecrets, log: log}
 	return s
+}
+
+// brokerSession is the session as its broker sees it (broker.Session).
+type brokerSession struct{ s *Session }
+
+func (b brokerSession) Push(frame []byte) { b.s.hub.push(frame) }    // Session.mu held
+func (b brokerSession) Exited() bool      { return b.s.proc.exited } // Session.mu held
+func (b brokerSession) Allows(tool string, ref *protocol.MCPRef) bool {
+	return b.s.mcp.config().Allows(tool, ref)
 }
 
 type sessionConfig struct {
@@ -156,7 +162,7 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		s.pushStateLocked("")
 	}
 	if ev.Type == stream.TypeSystem {
-		if s.broker.noteMode(ev) {
+		if s.broker.NoteMode(ev) {
 			s.pushStateLocked("")
 		}
 		if s.models.noteInit(ev) {
@@ -202,13 +208,13 @@ func (s *Session) pushStateLocked(reason string) {
 // one that catches up is sent a session/state when it turns live if any
 // of them changed meanwhile (liveFramesLocked).
 func (s *Session) stateKeyLocked() string {
-	return s.state + "\x00" + s.broker.mode + "\x00" + s.models.current + "\x00" + strconv.FormatUint(s.models.gen, 10)
+	return s.state + "\x00" + s.broker.Mode() + "\x00" + s.models.current + "\x00" + strconv.FormatUint(s.models.gen, 10)
 }
 
 // stateFrameLocked is the session/state push of the state now (nil, and
 // logged, if it cannot be encoded).
 func (s *Session) stateFrameLocked(reason string) []byte {
-	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.mode,
+	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.Mode(),
 		Model: s.models.current, Models: s.models.infos()})
 	if err != nil {
 		s.log.Error("session state", "err", err)
@@ -263,11 +269,11 @@ func (s *Session) controlWait(ctx context.Context, subtype string, fields any) (
 // is never left waiting.
 func (s *Session) onControlRequest(p *claudecli.Client, req claudecli.ControlRequest) {
 	if req.Subtype == "can_use_tool" {
-		s.broker.onRequest(p, req.ID, req.Line)
+		s.broker.Request(p, req.ID, req.Line)
 		return
 	}
 	s.log.Info("claude sent a control request ccproxy does not handle; answered with an error", "subtype", req.Subtype)
-	answerClaude(p, stream.ControlError(req.ID, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", req.Subtype)))
+	_ = p.Answer(stream.ControlError(req.ID, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", req.Subtype))) // never blocks
 }
 
 // ---------------------------------------------------------------- turns
@@ -379,10 +385,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	if sub.wasLive {
 		return frames
 	}
-	for _, perm := range s.broker.perms {
-		frames = append(frames, perm.frame)
-	}
-	return frames
+	return s.broker.AppendFrames(frames)
 }
 
 // unsubscribe ends c's subscription; its queued frames are dropped.
@@ -399,13 +402,13 @@ func (s *Session) info() protocol.SessionInfo {
 		State:              s.state,
 		Cwd:                s.cfg.cwd,
 		Model:              s.models.current,
-		PermissionMode:     s.broker.mode,
+		PermissionMode:     s.broker.Mode(),
 		ClaudeSessionID:    s.claudeID,
 		CreatedAt:          s.createdAt.UTC(),
 		FirstSeq:           first,
 		LastSeq:            last,
 		Subscribers:        int64(s.hub.subscribers()),
-		PendingPermissions: int64(len(s.broker.perms)),
+		PendingPermissions: int64(s.broker.Pending()),
 	}
 }
 
