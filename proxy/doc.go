@@ -252,18 +252,12 @@
 //
 // # Metrics
 //
-// GET /metrics (metrics.go; token required) serves a Prometheus registry of
-// the Server's own. States (sessions by state, clients, pending permission
-// requests and control requests, replay-log bytes, MCP servers by status,
-// websocket frames and bytes) are read by a collector at scrape time; events
-// (events logged, drops, permission waits, control latency from
-// claudecli.Config.OnControlDone, probes, exits and restarts, normalization
-// time from claudecli.Config.OnNormalized, sampled 1 line in 64) are counted
-// where they happen by one-line calls into metrics.go. Frames in and out
-// are counted by each wsconn.Conn (out under its lock as the write pump
-// takes them: no shared atomic per frame); a client's counts go to
-// Server.retired when it is removed. Label values come from fixed sets ("other" beyond): never a
-// session id or session text.
+// GET /metrics (token required) serves the registry of package
+// proxy/metrics (its doc.go: what is counted, the bounded labels).
+// metrics.go reads the proxy's state at scrape time (metricsState); the
+// counts are made where things happen (the session through its
+// sessionMetrics); a client's websocket counts go to Server.retired when
+// it is removed.
 //
 // # Concurrency
 //
@@ -301,8 +295,8 @@
 //
 //   - Server.mu → Session.mu → eventlog.Hub.mu → client.mu (its subs) →
 //     wsconn.Conn.mu (a leaf); Server.mu → mcphub.Hub.mu → client.mu.
-//     Server.applyMCP marks sessions (Session.mu) under Server.mu. The
-//     metrics collector takes Server.mu, then each Conn.mu and each
+//     Server.applyMCP marks sessions (Session.mu) under Server.mu. A
+//     scrape (metricsState) takes Server.mu, then each Conn.mu and each
 //     Session.mu (one at a time); then, with none held, eventlog.Budget.mu
 //     and each Hub.mu; Server.retired is guarded by Server.mu.
 //   - eventlog.Budget.mu is taken with no session lock held, before
@@ -326,8 +320,9 @@
 //     its closed flag); runner.Runner.mu (see proxy/runner); wsconn.BatchConn.mu and the inbound wsconn.Budget's mu
 //     (below); the locks of proxy/remote (logins.mu, loginLimiter.mu),
 //     whose Policy (served hosts, own origins) is written before the HTTP
-//     server starts and only read after. The metrics' own locks (a
-//     session counts under Session.mu) take nothing under them.
+//     server starts and only read after. The metrics' own locks
+//     (proxy/metrics; a session counts under Session.mu) take nothing
+//     under them.
 //
 // Queueing a frame never blocks; disk reads of a catch-up hold no lock.
 //

@@ -118,8 +118,8 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
 		OnControlRequest: s.onControlRequest,
 		OnControlCancel:  s.broker.Withdraw,
-		OnNormalized:     s.env.metrics.normalized,
-		OnControlDone:    s.env.metrics.controlDone,
+		OnNormalized:     s.env.metrics.Normalized,
+		OnControlDone:    s.env.metrics.ControlDone,
 		Logger:           s.log,
 	})
 	if err != nil {
@@ -186,7 +186,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 		// was being closed) can no longer be answered.
 		s.broker.CancelOf(p.cli)
 		s.mu.Unlock()
-		s.env.metrics.claudeExited("restart", ex)
+		s.env.metrics.ClaudeExited("restart", ex)
 		s.log.Info("claude exited for a restart", logArgs...)
 		return
 	}
@@ -195,7 +195,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 		reason = protocol.ExitExited
 	}
 	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
-	s.env.metrics.claudeExited(reason, ex)
+	s.env.metrics.ClaudeExited(reason, ex)
 	s.reportExitLocked(code, sig, ex.StderrTail, reason)
 	held := s.restarts.held
 	s.restarts.held = nil

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/metrics"
 )
 
 // registry is the server's record of its sessions and its connections:
@@ -28,7 +29,7 @@ type registry struct {
 	sessions map[string]*Session
 	starting int // sessions whose claude is being started, not yet in sessions
 	clients  map[*client]struct{}
-	retired  wsTotals // metrics.go: the websocket counts of clients gone
+	retired  metrics.WS // the websocket counts of clients gone (/metrics)
 	served   bool
 	connSeq  int64
 
@@ -111,7 +112,7 @@ func (s *registry) removeClient(c *client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.clients, c)
-	s.retired.add(c)
+	s.retired.Add(c.conn.Counts())
 }
 
 // isShuttingDown is a check without the lock, for refusing new work early.

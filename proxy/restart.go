@@ -115,7 +115,7 @@ func (s *Session) restart(old *claudeProc) {
 	}
 	s.proc.cur = p
 	s.restarts.active = false
-	s.env.metrics.restarted()
+	s.env.metrics.Restarted()
 	s.state = "" // so the next line announces it
 	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
 	s.mu.Unlock()

@@ -155,7 +155,7 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		return protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
 	})
 	if frame != nil {
-		s.env.metrics.eventLogged(frame)
+		s.env.metrics.EventLogged(frame)
 	}
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
 		s.claudeID = ev.SessionID

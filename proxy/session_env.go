@@ -65,16 +65,16 @@ type sessionOptions struct {
 	toggles mcphub.ToggleRecorder
 }
 
-// sessionMetrics are the counts a session makes (metrics.go). Its methods
-// take only the metrics' own locks: they may be called with a session's
-// lock held.
+// sessionMetrics are the counts a session makes (package proxy/metrics).
+// Its methods take only the metrics' own locks: they may be called with a
+// session's lock held.
 type sessionMetrics interface {
-	eventLogged(frame []byte)
+	EventLogged(frame []byte)
 	broker.Metrics
-	controlDone(subtype string, took time.Duration, err error)
-	normalized(took time.Duration)
-	restarted()
-	claudeExited(reason string, ex claudecli.Exit)
+	ControlDone(subtype string, took time.Duration, err error)
+	Normalized(took time.Duration)
+	Restarted()
+	ClaudeExited(reason string, ex claudecli.Exit)
 }
 
 // mcpTarget is the proxy's MCP configuration in force and its status feed
