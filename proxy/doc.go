@@ -45,7 +45,7 @@
 // --resume and the MCP flags last (claudeArgs, process.go). It is
 // composed of parts with one job each: the process (process.go: spawn,
 // exit watcher, exit report, close: stdin EOF, CloseGrace, SIGTERM to the
-// group, TermGrace, SIGKILL), turns and state (turnstate.go: the state
+// group, TermGrace, SIGKILL), turns (package proxy/turnstate: the state
 // follows claude's events, not what was sent), the permission broker
 // (package proxy/broker; the session is its brokerSession), models and
 // the permission mode's switch (model.go), restarts and held turns

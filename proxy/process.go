@@ -214,7 +214,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 	}
 	s.broker.CancelAll()
 	s.proc.exited = true
-	s.turns.endAll()
+	s.turns.EndAll()
 	state := protocol.StateExited
 	if reason == protocol.ExitClosed {
 		state = protocol.StateClosed

@@ -17,6 +17,7 @@ import (
 	"github.com/ccproxy/ccproxy/proxy/broker"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
+	"github.com/ccproxy/ccproxy/proxy/turnstate"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -29,7 +30,8 @@ import (
 //
 //   - proc (process.go): the claude process, its spawn, the exit
 //     watcher, exit reporting and close;
-//   - turns (turnstate.go): which turn claude runs, read from its events;
+//   - turns (package proxy/turnstate): which turn claude runs, read
+//     from its events;
 //   - broker (package proxy/broker): permission requests and the
 //     permission mode; it sees the session as a brokerSession;
 //   - models (model.go): the models claude offers and the one it runs;
@@ -68,12 +70,12 @@ type Session struct {
 	claudeID string
 	hub      *hub // the event log and the subscriptions (its own lock, taken after mu)
 
-	proc     procState      // the process and its end (process.go); guarded by mu
-	turns    turns          // turn state (turnstate.go); guarded by mu
-	restarts restarts       // restarts and held turns (restart.go); guarded by mu
-	broker   *broker.Broker // permission requests and the mode (package proxy/broker)
-	models   models         // models (model.go)
-	mcp      sessionMCP     // MCP in the session (sessionmcp.go)
+	proc     procState       // the process and its end (process.go); guarded by mu
+	turns    turnstate.Turns // turn state (package proxy/turnstate); guarded by mu
+	restarts restarts        // restarts and held turns (restart.go); guarded by mu
+	broker   *broker.Broker  // permission requests and the mode (package proxy/broker)
+	models   models          // models (model.go)
+	mcp      sessionMCP      // MCP in the session (sessionmcp.go)
 
 	wg sync.WaitGroup
 }
@@ -169,7 +171,7 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 			s.pushStateLocked("")
 		}
 	}
-	if p == s.proc.cur && !s.restarts.active && s.turns.event(ev, s.log) {
+	if p == s.proc.cur && !s.restarts.active && s.turns.Event(ev, s.log) {
 		s.settleStateLocked()
 	}
 	s.mu.Unlock()
@@ -185,7 +187,19 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	}
 }
 
-// ---------------------------------------------------------------- state (turnstate.go reads it from the events)
+// ---------------------------------------------------------------- state (package turnstate reads it from the events)
+
+// settleStateLocked sets running or idle from the turn state (while the
+// session is running or idle: not while it starts, restarts or has
+// exited), and begins a deferred restart once no turn is in flight.
+func (s *Session) settleStateLocked() {
+	if s.state == protocol.StateRunning || s.state == protocol.StateIdle {
+		s.setStateLocked(s.turns.StateName(), "")
+	}
+	if s.restarts.wanted && !s.turns.Busy() {
+		s.beginRestartLocked()
+	}
+}
 
 // setStateLocked changes the state and tells the live subscribers.
 func (s *Session) setStateLocked(state, reason string) {
@@ -297,13 +311,13 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
 		s.mu.Unlock()
 		return
-	case len(s.turns.queued) >= maxQueuedTurns:
+	case s.turns.Queued() >= turnstate.MaxQueued:
 		s.mu.Unlock()
-		reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s: claude has not started the %d turns sent before; wait until it is idle", s.id, maxQueuedTurns))
+		reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s: claude has not started the %d turns sent before; wait until it is idle", s.id, turnstate.MaxQueued))
 		return
 	}
 	p := s.proc.cur
-	k := s.turns.queue(line)
+	k := s.turns.Queue(line)
 	s.settleStateLocked()
 	s.mu.Unlock()
 	reply(s.writeTurn(ctx, p, line, k))
@@ -311,14 +325,14 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 
 // writeTurn writes a turn queued with key k; if that fails, it is
 // unqueued.
-func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte, k turnKey) error {
+func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte, k turnstate.Key) error {
 	err := p.cli.Send(ctx, line)
 	if err == nil {
 		return nil
 	}
 	s.mu.Lock()
 	if s.proc.cur == p {
-		s.turns.unqueue(k)
+		s.turns.Unqueue(k)
 		s.settleStateLocked()
 	}
 	s.mu.Unlock()
