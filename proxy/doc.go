@@ -47,8 +47,9 @@
 // exit watcher, exit report, close: stdin EOF, CloseGrace, SIGTERM to the
 // group, TermGrace, SIGKILL), turns (package proxy/turnstate: the state
 // follows claude's events, not what was sent), the permission broker
-// (package proxy/broker; the session is its brokerSession), models and
-// the permission mode's switch (model.go), restarts and held turns
+// (package proxy/broker; the session is its brokerSession), models
+// (package proxy/models; model.go has session/setModel and the permission
+// mode's switch), restarts and held turns
 // (restart.go: up to 256 turns held while a restart runs, written once
 // the new process answered initialize), and MCP in the session
 // (sessionmcp.go). What a session reaches of the Server is its sessionEnv
@@ -115,8 +116,8 @@
 //     Hub.mu.
 //   - mcphub.Hub.applyMu (Server.applyMCP: one configuration installed at a
 //     time) is taken with no other lock held; mcphub.Hub.mu under it.
-//   - models.setMu (serializes session/setModel, held across its control
-//     request) → Session.mu (not across the control request).
+//   - sessionModels.setMu (serializes session/setModel, held across its
+//     control request) → Session.mu (not across the control request).
 //   - sessionMCP.mu (serializes Session.applyCurrentServers and
 //     Session.toggleMCP and guards sessionMCP.off; held across their
 //     control request, bounded by ControlTimeout) → mcphub.ConfigSource.toggleMu

@@ -98,7 +98,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	}
 	o := s.env.opts
 	s.mu.Lock()
-	model, mode := s.models.chosen, s.broker.Mode()
+	model, mode := s.models.Chosen(), s.broker.Mode()
 	s.mu.Unlock()
 	// The handlers use p only as the identity of the process (p.cli is set
 	// after Start, while they may already run).
@@ -156,7 +156,7 @@ func (s *Session) run(p *claudeProc) {
 			s.log.Warn("claude did not accept initialize", "err", r.err)
 		} else {
 			s.mu.Lock()
-			if s.models.noteList(r.resp, s.log) {
+			if s.models.NoteList(r.resp, s.log) {
 				s.pushStateLocked("")
 			}
 			s.mu.Unlock()

@@ -17,6 +17,7 @@ import (
 	"github.com/ccproxy/ccproxy/proxy/broker"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
+	"github.com/ccproxy/ccproxy/proxy/models"
 	"github.com/ccproxy/ccproxy/proxy/turnstate"
 	"github.com/ccproxy/ccproxy/stream"
 )
@@ -34,7 +35,8 @@ import (
 //     from its events;
 //   - broker (package proxy/broker): permission requests and the
 //     permission mode; it sees the session as a brokerSession;
-//   - models (model.go): the models claude offers and the one it runs;
+//   - models (package proxy/models; model.go): the models claude offers
+//     and the one it runs;
 //   - restarts (restart.go): restarts between turns and the turns held
 //     meanwhile;
 //   - mcp (sessionmcp.go): the MCP configuration sent live (the
@@ -54,8 +56,8 @@ import (
 // close also waits for.
 //
 // mu guards state, claudeID and the fields of every part that says it is
-// guarded by Session.mu (proc, turns, restarts, the broker's state, models but its setMu, mcp's statusInFlight, applyWanted and
-// applying). The parts' own locks: models.setMu (taken before mu),
+// guarded by Session.mu (proc, turns, restarts, the broker's state,
+// models but its setMu, mcp's statusInFlight, applyWanted and applying). The parts' own locks: sessionModels.setMu (taken before mu),
 // sessionMCP.mu (taken before mu), sessionMCP.clientMu (alone or under
 // mu). The hub has its own lock, taken after mu.
 type Session struct {
@@ -74,7 +76,7 @@ type Session struct {
 	turns    turnstate.Turns // turn state (package proxy/turnstate); guarded by mu
 	restarts restarts        // restarts and held turns (restart.go); guarded by mu
 	broker   *broker.Broker  // permission requests and the mode (package proxy/broker)
-	models   models          // models (model.go)
+	models   sessionModels   // models (package proxy/models; model.go)
 	mcp      sessionMCP      // MCP in the session (sessionmcp.go)
 
 	wg sync.WaitGroup
@@ -85,7 +87,7 @@ type Session struct {
 func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig, h *hub) *Session {
 	s := &Session{id: id, env: env, log: log, cfg: cfg, createdAt: time.Now(), state: protocol.StateStarting, hub: h}
 	s.proc.final = make(chan struct{})
-	s.models.current, s.models.chosen = cfg.model, cfg.model
+	s.models.State = models.Start(cfg.model)
 	s.broker = broker.New(&s.mu, brokerSession{s}, broker.Config{
 		Session: id, Log: log, Metrics: env.metrics,
 		Timeout: env.opts.permissionTimeout, MaxPending: env.opts.maxPendingPermissions, Rules: env.opts.rules, Cwd: cfg.cwd,
@@ -167,7 +169,7 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		if s.broker.NoteMode(ev) {
 			s.pushStateLocked("")
 		}
-		if s.models.noteInit(ev) {
+		if s.models.NoteInit(ev) {
 			s.pushStateLocked("")
 		}
 	}
@@ -222,14 +224,14 @@ func (s *Session) pushStateLocked(reason string) {
 // one that catches up is sent a session/state when it turns live if any
 // of them changed meanwhile (liveFramesLocked).
 func (s *Session) stateKeyLocked() string {
-	return s.state + "\x00" + s.broker.Mode() + "\x00" + s.models.current + "\x00" + strconv.FormatUint(s.models.gen, 10)
+	return s.state + "\x00" + s.broker.Mode() + "\x00" + s.models.Current() + "\x00" + strconv.FormatUint(s.models.Gen(), 10)
 }
 
 // stateFrameLocked is the session/state push of the state now (nil, and
 // logged, if it cannot be encoded).
 func (s *Session) stateFrameLocked(reason string) []byte {
 	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.Mode(),
-		Model: s.models.current, Models: s.models.infos()})
+		Model: s.models.Current(), Models: s.models.Infos()})
 	if err != nil {
 		s.log.Error("session state", "err", err)
 		return nil
@@ -357,7 +359,7 @@ func (s *Session) subscribe(c *client, id json.RawMessage, afterSeq int64) error
 	}
 	return s.hub.subscribe(c, s, afterSeq, s.stateKeyLocked(), func(first, last int64) ([]byte, error) {
 		return encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last,
-			Model: s.models.current, Models: s.models.infos()})
+			Model: s.models.Current(), Models: s.models.Infos()})
 	})
 }
 
@@ -415,7 +417,7 @@ func (s *Session) info() protocol.SessionInfo {
 		Session:            s.id,
 		State:              s.state,
 		Cwd:                s.cfg.cwd,
-		Model:              s.models.current,
+		Model:              s.models.Current(),
 		PermissionMode:     s.broker.Mode(),
 		ClaudeSessionID:    s.claudeID,
 		CreatedAt:          s.createdAt.UTC(),
