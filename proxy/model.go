@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/models"
 )
@@ -57,7 +58,7 @@ func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionS
 	if err != nil {
 		var ce *cliError
 		if errors.As(err, &ce) {
-			return protocol.SessionSetModelResult{}, protocol.Errorf(protocol.CodeCLIError, "%s: claude refused model %q: %s", what, model, truncate(ce.Msg, 500))
+			return protocol.SessionSetModelResult{}, protocol.Errorf(protocol.CodeCLIError, "%s: claude refused model %q: %s", what, model, textutil.Truncate(ce.Msg, 500))
 		}
 		return protocol.SessionSetModelResult{}, controlError(what, err)
 	}
@@ -120,7 +121,7 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 	if err != nil {
 		var ce *cliError
 		if errors.As(err, &ce) {
-			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: %s", what, mode, truncate(ce.Msg, 500))
+			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: %s", what, mode, textutil.Truncate(ce.Msg, 500))
 		}
 		return "", controlError(what, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/metrics"
 )
@@ -62,7 +63,7 @@ func (s *registry) session(id string) (*Session, error) {
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
 	if sess == nil {
-		return nil, protocol.Errorf(protocol.CodeUnknownSession, "no session %q (never created, closed, or the proxy restarted)", truncate(id, 80))
+		return nil, protocol.Errorf(protocol.CodeUnknownSession, "no session %q (never created, closed, or the proxy restarted)", textutil.Truncate(id, 80))
 	}
 	return sess, nil
 }
@@ -90,7 +91,7 @@ func (s *registry) forget(id string) (*Session, error) {
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
 	if sess == nil {
-		return nil, protocol.Errorf(protocol.CodeUnknownSession, "session/close: no session %q", truncate(id, 80))
+		return nil, protocol.Errorf(protocol.CodeUnknownSession, "session/close: no session %q", textutil.Truncate(id, 80))
 	}
 	delete(s.sessions, id)
 	return sess, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/proxy/eventlog"
 	"log/slog"
 	"net"
@@ -325,9 +326,9 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	}
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
 		if d.Cwd == "" {
-			return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: the proxy's project directory %q is no longer an existing directory; give data.cwd", truncate(cwd, 200))
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: the proxy's project directory %q is no longer an existing directory; give data.cwd", textutil.Truncate(cwd, 200))
 		}
-		return nil, protocol.FieldErrorf(protocol.TypeSessionCreate, "data.cwd", "%q is not an existing directory", truncate(cwd, 200))
+		return nil, protocol.FieldErrorf(protocol.TypeSessionCreate, "data.cwd", "%q is not an existing directory", textutil.Truncate(cwd, 200))
 	}
 	client, err := s.clientServers(d.MCPServers)
 	if err != nil {

@@ -448,13 +448,6 @@ func deref[T any](p *T) any {
 	return *p
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 // osEnvWithout returns env without the variables named.
 func envWithout(env []string, names ...string) []string {
 	out := make([]string, 0, len(env))

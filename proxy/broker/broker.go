@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/stream"
 )
@@ -247,7 +248,7 @@ func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest stri
 	}
 	if d.Answers != nil {
 		if perm.kind != protocol.PermissionKindQuestion {
-			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: answers are only for a question; request %q is a %s", truncate(d.RequestID, 80), perm.kind)
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: answers are only for a question; request %q is a %s", textutil.Truncate(d.RequestID, 80), perm.kind)
 		}
 		if err := checkAnswers(perm, d.Answers); err != nil {
 			return nil, err
@@ -261,7 +262,7 @@ func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest stri
 	resp := map[string]any{"behavior": "allow", "updatedInput": in}
 	if d.Always {
 		if perm.kind != protocol.PermissionKindTool {
-			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: always is only for a tool use; request %q is a %s", truncate(d.RequestID, 80), perm.kind)
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: always is only for a tool use; request %q is a %s", textutil.Truncate(d.RequestID, 80), perm.kind)
 		}
 		if dest == "" {
 			dest = destLocalSettings
@@ -285,7 +286,7 @@ func checkAnswers(perm *permission, answers map[string]string) error {
 	keys := slices.Sorted(maps.Keys(answers))
 	for _, k := range keys {
 		if !slices.Contains(asked, k) {
-			return protocol.FieldErrorf(protocol.TypePermissionRespond, "data.answers", "%q is not a question asked; the questions are %s (each answer's key is a question's text)", truncate(k, 120), quoteList(asked))
+			return protocol.FieldErrorf(protocol.TypePermissionRespond, "data.answers", "%q is not a question asked; the questions are %s (each answer's key is a question's text)", textutil.Truncate(k, 120), quoteList(asked))
 		}
 	}
 	return nil
@@ -302,7 +303,7 @@ func quoteList(qs []string) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(qs)-8))
 			break
 		}
-		parts = append(parts, strconv.Quote(truncate(q, 120)))
+		parts = append(parts, strconv.Quote(textutil.Truncate(q, 120)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -567,9 +568,9 @@ func (b *Broker) Respond(ctx context.Context, d *protocol.PermissionRespond) err
 		known := perm != nil || b.resolved.has(d.RequestID)
 		b.mu.Unlock()
 		if known {
-			return protocol.Errorf(protocol.CodeAlreadyResolved, "permission/respond: request %q was already answered, timed out or was cancelled", truncate(d.RequestID, 80))
+			return protocol.Errorf(protocol.CodeAlreadyResolved, "permission/respond: request %q was already answered, timed out or was cancelled", textutil.Truncate(d.RequestID, 80))
 		}
-		return protocol.Errorf(protocol.CodeNotFound, "permission/respond: session %s has no permission request %q", b.session, truncate(d.RequestID, 80))
+		return protocol.Errorf(protocol.CodeNotFound, "permission/respond: session %s has no permission request %q", b.session, textutil.Truncate(d.RequestID, 80))
 	}
 	line, message, err := answerLine(perm, d, dest)
 	if err != nil {
@@ -603,13 +604,13 @@ func (b *Broker) Respond(ctx context.Context, d *protocol.PermissionRespond) err
 		if werr == nil {
 			kept = "; the allow rule was recorded and is kept"
 		}
-		return protocol.Errorf(code, "permission/respond: request %q %s while its rule was being recorded%s", truncate(d.RequestID, 80), what, kept)
+		return protocol.Errorf(code, "permission/respond: request %q %s while its rule was being recorded%s", textutil.Truncate(d.RequestID, 80), what, kept)
 	}
 	if werr != nil {
 		if perm.expired {
 			b.timeOut(perm)
 		}
-		return protocol.Errorf(protocol.CodeBadRequest, "permission/respond: the rule could not be recorded (%s); answer without always, or fix the file", truncate(werr.Error(), 300))
+		return protocol.Errorf(protocol.CodeBadRequest, "permission/respond: the rule could not be recorded (%s); answer without always, or fix the file", textutil.Truncate(werr.Error(), 300))
 	}
 	return b.finish(perm, d, line, message)
 }
@@ -683,12 +684,4 @@ func encodePush(typ string, data protocol.Data) ([]byte, error) {
 		return nil, fmt.Errorf("encoding %s: %w", typ, err)
 	}
 	return b, nil
-}
-
-// truncate cuts s to n bytes for a message, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
