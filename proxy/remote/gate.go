@@ -73,10 +73,6 @@ func (g *Gate) Listen(ln net.Listener, tlsConf *tls.Config, extraHosts []string)
 // valid until used (the one printed at launch).
 func (g *Gate) NewLoginCode(ttl time.Duration) string { return g.logins.mint(ttl) }
 
-// FailingClients is the number of client addresses whose failed logins
-// the rate limit remembers.
-func (g *Gate) FailingClients() int { return g.limit.size() }
-
 func (g *Gate) writeError(w http.ResponseWriter, status int, code protocol.Code, msg string) {
 	g.cfg.WriteError(w, status, code, msg)
 }
