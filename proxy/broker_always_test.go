@@ -57,14 +57,14 @@ type alwaysEnv struct {
 
 func newAlwaysEnv(t *testing.T, gate bool, opts Options) *alwaysEnv {
 	env := newMCPEnv(t)
-	e := &alwaysEnv{local: filepath.Join(env.project, ".claude", "settings.local.json"), mcpLogs: &syncBuffer{}}
-	env.opts.Logger = slog.New(slog.NewTextHandler(e.mcpLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	src, err := mcphub.NewConfigSource(env.opts, env.filesDir, nil)
+	e := &alwaysEnv{local: filepath.Join(env.Project, ".claude", "settings.local.json"), mcpLogs: &syncBuffer{}}
+	env.Opts.Logger = slog.New(slog.NewTextHandler(e.mcpLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	src, err := mcphub.NewConfigSource(env.Opts, env.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	opts.MCP, opts.Project = src, env.project
+	opts.MCP, opts.Project = src, env.Project
 	if gate {
 		e.gate = &gatedRecorder{ConfigSource: src, entered: make(chan struct{}, 1), release: make(chan struct{})}
 		opts.MCP = e.gate

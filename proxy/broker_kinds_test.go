@@ -18,16 +18,16 @@ import (
 // duplicate key) makes the answer an error and leaves the request pending.
 func TestPermissionAlwaysRecorded(t *testing.T) {
 	env := newMCPEnv(t)
-	src, err := mcphub.NewConfigSource(env.opts, env.filesDir, nil)
+	src, err := mcphub.NewConfigSource(env.Opts, env.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	ts := startServer(t, Options{Project: env.project, MCPOptions: MCPOptions{MCP: src}})
+	ts := startServer(t, Options{Project: env.Project, MCPOptions: MCPOptions{MCP: src}})
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	s := c.create(nil)
-	local := filepath.Join(env.project, ".claude", "settings.local.json")
+	local := filepath.Join(env.Project, ".claude", "settings.local.json")
 
 	// A file with a duplicate key is refused and left alone.
 	bad := "{\"permissions\": {}, \"permissions\": {}}\n"
