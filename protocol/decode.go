@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ccproxy/ccproxy/internal/textutil"
 )
 
 // Bounds the envelope checks enforce.
@@ -200,7 +202,7 @@ func checkID(raw json.RawMessage) string {
 	case "number":
 		n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
 		if err != nil || n > maxSafeInteger || n < -maxSafeInteger {
-			return fmt.Sprintf("want a string or an integer between -(2^53-1) and 2^53-1, got %s", truncate(string(raw), 40))
+			return fmt.Sprintf("want a string or an integer between -(2^53-1) and 2^53-1, got %s", textutil.Truncate(string(raw), 40))
 		}
 		return ""
 	default:
@@ -315,7 +317,7 @@ func DecodeRequest(f Frame) (Data, error) {
 		if _, push := pushData[f.Type]; push || f.Type == TypeReply {
 			return nil, Errorf(CodeUnknownType, "%q is sent by the proxy, not by clients", f.Type)
 		}
-		return nil, Errorf(CodeUnknownType, "unknown message type %q", truncate(f.Type, 64))
+		return nil, Errorf(CodeUnknownType, "unknown message type %q", textutil.Truncate(f.Type, 64))
 	}
 	if len(f.ID) == 0 || string(f.ID) == "null" {
 		return nil, badRequest("%s: id: required on requests", f.Type)
@@ -331,7 +333,7 @@ func DecodeRequest(f Frame) (Data, error) {
 func DecodePush(f Frame) (Data, error) {
 	d, ok := NewPushData(f.Type)
 	if !ok {
-		return nil, Errorf(CodeUnknownType, "unknown push type %q", truncate(f.Type, 64))
+		return nil, Errorf(CodeUnknownType, "unknown push type %q", textutil.Truncate(f.Type, 64))
 	}
 	if err := DecodeData(f.Type, f.Data, d); err != nil {
 		return nil, err
@@ -357,7 +359,7 @@ func DecodeResult(requestType string, f Frame) (Data, error) {
 	}
 	d, ok := NewResultData(requestType)
 	if !ok {
-		return nil, Errorf(CodeUnknownType, "unknown request type %q", truncate(requestType, 64))
+		return nil, Errorf(CodeUnknownType, "unknown request type %q", textutil.Truncate(requestType, 64))
 	}
 	if err := DecodeData("reply to "+requestType, f.Data, d); err != nil {
 		return nil, err
@@ -477,16 +479,6 @@ func invalidUTF8(b []byte) int {
 	return -1
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 { // keep UTF-8 whole
-		n--
-	}
-	return s[:n] + "…"
-}
-
 // ---------------------------------------------------------------- errors
 
 // fieldErrors collects FieldErrors; err turns them into one *Error.
@@ -514,7 +506,7 @@ func (fe fieldErrors) err(typ, prefix string) error {
 	}
 	msg := strings.Join(parts, "; ")
 	if typ != "" {
-		msg = truncate(typ, 64) + ": " + msg
+		msg = textutil.Truncate(typ, 64) + ": " + msg
 	}
 	return &Error{Code: CodeBadRequest, Message: msg, Details: &ErrorDetails{Fields: fields}}
 }

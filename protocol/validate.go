@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/ccproxy/ccproxy/internal/textutil"
 )
 
 // Bounds on identifiers and names.
@@ -209,7 +211,7 @@ func validateInstance(t reflect.Type, inst any, path string, errs *fieldErrors) 
 	explain(ts.schema, inst, path, errs)
 	if len(*errs) == before {
 		// The explanation missed what the validator saw: say what it said.
-		errs.add(path, "%s", truncate(err.Error(), 300))
+		errs.add(path, "%s", textutil.Truncate(err.Error(), 300))
 	}
 }
 
@@ -301,7 +303,7 @@ func explainKind(s *jsonschema.Schema, inst any, path string, errs *fieldErrors)
 				got = "a number"
 			}
 			if (kind == "number" || kind == "integer") && slices.Contains(want, "integer") {
-				got = truncate(strconv.FormatFloat(inst.(float64), 'g', -1, 64), 40)
+				got = textutil.Truncate(strconv.FormatFloat(inst.(float64), 'g', -1, 64), 40)
 			}
 			if kind == "null" {
 				errs.add(path, "must not be null")
@@ -341,7 +343,7 @@ func explainString(s *jsonschema.Schema, v string, path string, errs *fieldError
 	}
 	if s.Pattern != "" {
 		if re := compiledPattern(s.Pattern); re != nil && !re.MatchString(v) {
-			errs.add(path, "must match %s, got %q", s.Pattern, truncate(v, 40))
+			errs.add(path, "must match %s, got %q", s.Pattern, textutil.Truncate(v, 40))
 		}
 	}
 }
@@ -401,7 +403,7 @@ func explainObject(s *jsonschema.Schema, v map[string]any, path string, errs *fi
 			var e fieldErrors
 			explain(s.PropertyNames, name, "", &e)
 			for _, fe := range e {
-				errs.add(path, "key %q: %s", truncate(name, 40), fe.Message)
+				errs.add(path, "key %q: %s", textutil.Truncate(name, 40), fe.Message)
 			}
 		}
 	}
@@ -496,7 +498,7 @@ func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func jsonText(v any, n int) string {
 	b, _ := json.Marshal(v)
-	return truncate(string(b), n)
+	return textutil.Truncate(string(b), n)
 }
 
 // ---------------------------------------------------------------- decoding
@@ -526,13 +528,13 @@ func decodeInto(raw json.RawMessage, v any, prefix string) fieldErrors {
 			if p == "" {
 				p = prefix
 			}
-			errs.add(p, "want an RFC 3339 time such as 2026-11-21T00:36:12.204Z, got %q (%s)", truncate(pe.Value, 40), strings.TrimPrefix(pe.Message, ": "))
+			errs.add(p, "want an RFC 3339 time such as 2026-11-21T00:36:12.204Z, got %q (%s)", textutil.Truncate(pe.Value, 40), strings.TrimPrefix(pe.Message, ": "))
 		} else if errors.As(err, &te) {
 			what := te.Value
 			if w, ok := strings.CutPrefix(what, "number "); ok {
 				what = w
 			}
-			errs.add(joinPath(prefix, te.Field), "want %s, got %s", goKindName(te.Type), truncate(what, 40))
+			errs.add(joinPath(prefix, te.Field), "want %s, got %s", goKindName(te.Type), textutil.Truncate(what, 40))
 		} else {
 			errs.add(prefix, "%v", err)
 		}
@@ -611,7 +613,7 @@ func (d MCPStatus) checkSemantics(c *check) {
 	for i, s := range d.Servers {
 		p := fmt.Sprintf("servers[%d]", i)
 		if i > 0 && s.Name <= d.Servers[i-1].Name {
-			c.add(p+".name", "servers must be sorted by name, one entry per name: %q follows %q", truncate(s.Name, 40), truncate(d.Servers[i-1].Name, 40))
+			c.add(p+".name", "servers must be sorted by name, one entry per name: %q follows %q", textutil.Truncate(s.Name, 40), textutil.Truncate(d.Servers[i-1].Name, 40))
 		}
 		if s.ToolCount != nil && s.Tools != nil && int64(len(s.Tools)) != *s.ToolCount {
 			c.add(p+".toolCount", "must equal the number of tools (%d), got %d", len(s.Tools), *s.ToolCount)

@@ -84,7 +84,7 @@ func newBenchSession(b testing.TB, ts *testServer) *benchSession {
 			if lines++; lines%claudecli.NormalizeSampleEvery == 1 {
 				t0 := time.Now()
 				ev = norm.Normalize(line)
-				srv.metrics.normalized(time.Since(t0))
+				srv.metrics.Normalized(time.Since(t0))
 			} else {
 				ev = norm.Normalize(line)
 			}

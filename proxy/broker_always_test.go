@@ -44,18 +44,6 @@ func (g *gatedRecorder) waitEntered(t *testing.T) {
 	}
 }
 
-// fireTimeout does at once what the request's timer would do when it
-// fires: the timer is stopped (its WaitGroup count given back) and its
-// function run.
-func fireTimeout(s *Session, id string) {
-	s.mu.Lock()
-	if perm := s.broker.find(id); perm != nil && perm.timer != nil && perm.timer.Stop() {
-		s.broker.wg.Done()
-	}
-	s.mu.Unlock()
-	s.broker.timedOut(id)
-}
-
 // alwaysEnv is a server with an mcphub.ConfigSource (gated when gate is set),
 // a session and its settings.local.json.
 type alwaysEnv struct {
@@ -69,14 +57,14 @@ type alwaysEnv struct {
 
 func newAlwaysEnv(t *testing.T, gate bool, opts Options) *alwaysEnv {
 	env := newMCPEnv(t)
-	e := &alwaysEnv{local: filepath.Join(env.project, ".claude", "settings.local.json"), mcpLogs: &syncBuffer{}}
-	env.opts.Logger = slog.New(slog.NewTextHandler(e.mcpLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	src, err := mcphub.NewConfigSource(env.opts, env.filesDir, nil)
+	e := &alwaysEnv{local: filepath.Join(env.Project, ".claude", "settings.local.json"), mcpLogs: &syncBuffer{}}
+	env.Opts.Logger = slog.New(slog.NewTextHandler(e.mcpLogs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	src, err := mcphub.NewConfigSource(env.Opts, env.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	opts.MCP, opts.Project = src, env.project
+	opts.MCP, opts.Project = src, env.Project
 	if gate {
 		e.gate = &gatedRecorder{ConfigSource: src, entered: make(chan struct{}, 1), release: make(chan struct{})}
 		opts.MCP = e.gate
@@ -155,125 +143,6 @@ func TestPermissionAlwaysInvalidWritesNoRule(t *testing.T) {
 	}
 }
 
-// While an "always" answer records its rule, the request is claimed: a
-// deny from another client gets already_resolved, the timeout does not
-// fire, and claude gets the allow. A deny that came first wins and the
-// "always" that follows records nothing.
-func TestPermissionAlwaysClaimsRequest(t *testing.T) {
-	e := newAlwaysEnv(t, true, Options{SessionLimits: SessionLimits{PermissionTimeout: time.Hour}})
-	a, b := e.ts.dial(t), e.ts.dial(t)
-	e.create(t, a)
-	b.do(protocol.TypeSessionSubscribe, map[string]any{"session": e.s})
-
-	req, from := e.ask(t, a)
-	id := e.answerAlways(t, a, req)
-	// The rule is being written: a deny loses, the timeout (what its timer
-	// runs) waits.
-	if er := b.doErr(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "deny"}); er.Code != protocol.CodeAlreadyResolved {
-		t.Errorf("deny during the write: %+v, want already_resolved", er)
-	}
-	fireTimeout(e.sess, req.RequestID)
-	e.gate.open()
-	if rep := a.reply(id); rep.OK == nil || !*rep.OK {
-		t.Fatalf("always answer: %s", rep.raw)
-	}
-	if got := answerText(t, a, from, e.s); got != `permission answer: {"behavior":"allow","updatedInput":{"command":"ls"},"updatedPermissions":[{"behavior":"allow","destination":"session","rules":[{"toolName":"Bash"}],"type":"addRules"}]}` {
-		t.Errorf("claude got %s", got)
-	}
-	var res protocol.PermissionResolved
-	a.waitPush(from, protocol.TypePermissionResolved, &res, nil)
-	if res.Behavior != protocol.BehaviorAllow || res.Reason != protocol.ResolvedAnswered {
-		t.Errorf("resolved %+v", res)
-	}
-	if got := e.allowed(t); !slices.Equal(got, []string{"Bash"}) {
-		t.Errorf("rules %v", got)
-	}
-	a.waitEvent(from, e.s, "result", isResult)
-
-	// A deny that comes first wins; the "always" after it writes nothing.
-	from = a.count()
-	a.do(protocol.TypeSessionSend, map[string]any{"session": e.s, "text": "perm Write"})
-	a.waitPush(from, protocol.TypePermissionRequest, &req, nil)
-	b.do(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "deny"})
-	if er := a.doErr(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true}); er.Code != protocol.CodeAlreadyResolved {
-		t.Errorf("always after a deny: %+v", er)
-	}
-	select {
-	case <-e.gate.entered:
-		t.Error("the always after a deny wrote its rule")
-	default:
-	}
-	if got := e.allowed(t); !slices.Equal(got, []string{"Bash"}) {
-		t.Errorf("rules %v after the denied Write", got)
-	}
-}
-
-// A write that fails releases the claim; if the timeout ran during it, the
-// request is denied then (not left pending with no timer).
-func TestPermissionAlwaysFailedWriteThenTimeout(t *testing.T) {
-	e := newAlwaysEnv(t, true, Options{SessionLimits: SessionLimits{PermissionTimeout: time.Hour}})
-	c := e.ts.dial(t)
-	e.create(t, c)
-	bad := "{\"permissions\": {}, \"permissions\": {}}\n"
-	os.MkdirAll(filepath.Dir(e.local), 0o755)
-	os.WriteFile(e.local, []byte(bad), 0o644)
-	req, from := e.ask(t, c)
-	id := e.answerAlways(t, c, req)
-	fireTimeout(e.sess, req.RequestID)
-	e.gate.open()
-	if rep := c.reply(id); rep.OK == nil || *rep.OK || rep.Error == nil || rep.Error.Code != protocol.CodeBadRequest {
-		t.Errorf("always with a bad file: %s", rep.raw)
-	}
-	var res protocol.PermissionResolved
-	c.waitPush(from, protocol.TypePermissionResolved, &res, nil)
-	if res.Behavior != protocol.BehaviorDeny || res.Reason != protocol.ResolvedTimeout {
-		t.Errorf("resolved %+v", res)
-	}
-	if got := answerText(t, c, from, e.s); !strings.Contains(got, "denied by ccproxy") {
-		t.Errorf("claude got %s", got)
-	}
-	if data, _ := os.ReadFile(e.local); string(data) != bad {
-		t.Errorf("the bad file was changed: %s", data)
-	}
-}
-
-// A rule's content (here a Bash command prefix with a token) never reaches
-// a log line, whether the write succeeds or fails; the tool's name does.
-func TestPermissionAlwaysLogsNoRuleContent(t *testing.T) {
-	const secret = "sk-ant-api03-SECRETTOKEN"
-	e := newAlwaysEnv(t, false, Options{})
-	c := e.ts.dial(t)
-	e.create(t, c)
-	c.turn(e.s, "first")
-	inject := func(id string) {
-		e.sess.mu.Lock()
-		defer e.sess.mu.Unlock()
-		e.sess.broker.perms = append(e.sess.broker.perms, &permission{id: id, proc: e.sess.proc.cur.cli, kind: protocol.PermissionKindTool, tool: "Bash",
-			input:       json.RawMessage(`{"command":"curl"}`),
-			suggestions: json.RawMessage(`[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"curl -H 'Authorization: Bearer ` + secret + `':*"}],"behavior":"allow","destination":"localSettings"}]`),
-			asked:       time.Now()})
-	}
-	inject("inj-1")
-	c.do(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": "inj-1", "behavior": "allow", "always": true})
-	if got := e.allowed(t); len(got) != 1 || !strings.Contains(got[0], secret) {
-		t.Errorf("rules %v", got)
-	}
-	// A file that cannot be written: the error is logged, still without it.
-	bad := "{\"permissions\": {}, \"permissions\": {}}\n"
-	os.WriteFile(e.local, []byte(bad), 0o644)
-	inject("inj-2")
-	if er := c.doErr(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": "inj-2", "behavior": "allow", "always": true}); er.Code != protocol.CodeBadRequest {
-		t.Errorf("bad file: %+v", er)
-	}
-	logs := e.ts.logBuf.String() + e.mcpLogs.String()
-	if strings.Contains(logs, "SECRETTOKEN") {
-		t.Errorf("a rule's content was logged:\n%s", logs)
-	}
-	if !strings.Contains(e.ts.logBuf.String(), "permission rules recorded") || !strings.Contains(e.ts.logBuf.String(), "recording an allow rule failed") {
-		t.Errorf("the log lacks the rule lines:\n%s", logs)
-	}
-}
-
 // While the session restarts, session/setPermissionMode answers as claude
 // would: bypassPermissions (the session not in it) is a cli_error and the
 // new process is not launched in it; another mode is what it starts in.
@@ -289,7 +158,7 @@ func TestSetPermissionModeDuringRestart(t *testing.T) {
 		t.Errorf("bypassPermissions during the restart: %+v", er)
 	}
 	sess.mu.Lock()
-	m := sess.broker.mode
+	m := sess.broker.Mode()
 	sess.mu.Unlock()
 	if m == protocol.PermissionModeBypass {
 		t.Errorf("mode %q kept after the refusal", m)

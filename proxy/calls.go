@@ -125,7 +125,7 @@ func (st callsStatus) ProbeTarget() (*mcpconfig.Config, map[string][32]byte) {
 func (st callsStatus) Unobserved(names []string) []string { return st.s.mcp.Unobserved(names) }
 
 func (st callsStatus) ObserveProbes(results []protocol.ProbeResult, defs map[string][32]byte) {
-	st.s.metrics.probed(results)
+	st.s.metrics.Probed(results)
 	st.s.mcp.ObserveProbes(results, defs)
 }
 

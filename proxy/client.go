@@ -72,7 +72,7 @@ func newClient(srv *Server, id string, ws *websocket.Conn, batch *wsconn.BatchCo
 		PongWait:      srv.opts.PongWait,
 		WriteWait:     srv.opts.WriteWait,
 		GoingAway:     "ccproxy is shutting down",
-		Dropped:       srv.metrics.clientDropped,
+		Dropped:       srv.metrics.ClientDropped,
 	}, c)
 	return c
 }

@@ -45,15 +45,15 @@ func TestSessionCreateClientMCPServers(t *testing.T) {
 	for _, trust := range []bool{false, true} {
 		t.Run(map[bool]string{false: "untrusted", true: "trusted"}[trust], func(t *testing.T) {
 			e := newMCPEnv(t)
-			os.WriteFile(filepath.Join(e.home, ".claude.json"), []byte(`{"mcpServers":{"shared":{"command":"/bin/user-shared"},"usr":{"command":"/bin/usr"}}}`), 0o644)
-			e.opts.TrustClient = trust
-			src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
+			os.WriteFile(filepath.Join(e.Home, ".claude.json"), []byte(`{"mcpServers":{"shared":{"command":"/bin/user-shared"},"usr":{"command":"/bin/usr"}}}`), 0o644)
+			e.Opts.TrustClient = trust
+			src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { src.Close() })
 			argsFile := filepath.Join(t.TempDir(), "args.json")
-			ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}}, "FAKE_ARGS_FILE="+argsFile)
+			ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}}, "FAKE_ARGS_FILE="+argsFile)
 			c := ts.dial(t)
 			var r protocol.SessionCreateResult
 			mustUnmarshal(t, c.do(protocol.TypeSessionCreate, map[string]any{"mcpServers": servers}), &r)
@@ -105,7 +105,7 @@ func TestSessionCreateClientMCPServers(t *testing.T) {
 			}
 
 			// A configuration change is applied with the client's servers kept.
-			os.WriteFile(filepath.Join(e.home, ".claude.json"), []byte(`{"mcpServers":{"shared":{"command":"/bin/user-shared"},"usr":{"command":"/bin/usr"},"usr2":{"command":"/bin/usr2"}}}`), 0o644)
+			os.WriteFile(filepath.Join(e.Home, ".claude.json"), []byte(`{"mcpServers":{"shared":{"command":"/bin/user-shared"},"usr":{"command":"/bin/usr"},"usr2":{"command":"/bin/usr2"}}}`), 0o644)
 			want = append(want, "usr2")
 			slices.Sort(want)
 			var got []string
@@ -119,7 +119,7 @@ func TestSessionCreateClientMCPServers(t *testing.T) {
 			}
 
 			c.do(protocol.TypeSessionClose, map[string]any{"session": r.Session})
-			if left, _ := filepath.Glob(filepath.Join(e.filesDir, "*")); len(left) > 0 {
+			if left, _ := filepath.Glob(filepath.Join(e.FilesDir, "*")); len(left) > 0 {
 				t.Errorf("files left after session/close: %v", left)
 			}
 			if strings.Contains(ts.logBuf.String(), secret) {
@@ -133,12 +133,12 @@ func TestSessionCreateClientMCPServers(t *testing.T) {
 // without an MCP configuration refuses client servers.
 func TestSessionCreateClientMCPServersRefused(t *testing.T) {
 	e := newMCPEnv(t)
-	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
+	ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}})
 	c := ts.dial(t)
 	for _, tc := range []struct {
 		servers any
@@ -183,13 +183,13 @@ func mcpConfigArg(t *testing.T, argsFile string) string {
 func TestCallLogScrubsClientServerSecrets(t *testing.T) {
 	const secret = "client-secret-value-77"
 	e := newMCPEnv(t)
-	e.opts.TrustClient = true
-	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
+	e.Opts.TrustClient = true
+	src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src, CallLogDir: t.TempDir(), CallLogIO: true}})
+	ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src, CallLogDir: t.TempDir(), CallLogIO: true}})
 	c := ts.dial(t)
 	s := c.create(map[string]any{"mcpServers": map[string]any{"cli": map[string]any{"command": "/opt/cli", "env": map[string]any{"CLI_TOKEN": secret}}}})
 	c.turn(s, "mcpfail cli login with "+secret+" refused")

@@ -17,9 +17,9 @@ import (
 func TestE2EHistoryResume(t *testing.T) {
 	e := startE2E(t, Options{})
 	// A captured 2.1.329 session, moved to this test's project.
-	captured := historyHome(t, e.env.project)
-	src := filepath.Join(captured, ".claude", "projects", history.ProjectFolder(e.env.project))
-	dst := filepath.Join(e.env.home, ".claude", "projects", history.ProjectFolder(e.env.project))
+	captured := historyHome(t, e.env.Project)
+	src := filepath.Join(captured, ".claude", "projects", history.ProjectFolder(e.env.Project))
+	dst := filepath.Join(e.env.Home, ".claude", "projects", history.ProjectFolder(e.env.Project))
 	if err := os.MkdirAll(dst, 0o700); err != nil {
 		t.Fatal(err)
 	}

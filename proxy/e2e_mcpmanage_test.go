@@ -95,9 +95,9 @@ func TestE2EMCPReconnectFixedServer(t *testing.T) {
 	s := c.create(nil)
 	c.turn(s, "PING-1")
 
-	bin := filepath.Join(e.env.home, "tmp", "hot-server")
+	bin := filepath.Join(e.env.Home, "tmp", "hot-server")
 	from := c.count()
-	e.env.writeMCPJSON(t, map[string]any{
+	e.env.WriteMCPJSON(t, map[string]any{
 		"everything": map[string]any{"command": testkit.NodeBin(t, "mcp-server-everything")},
 		"testmcp":    map[string]any{"command": e.testmcp, "args": []any{}},
 		"hot":        map[string]any{"command": bin},
@@ -189,7 +189,7 @@ func TestE2EMCPToggleSessionOnly(t *testing.T) {
 	if !imageCall(a) {
 		t.Fatal("mcp__testmcp__image failed in A before anything was toggled")
 	}
-	home := filepath.Join(e.env.home, ".claude.json")
+	home := filepath.Join(e.env.Home, ".claude.json")
 	before, err := os.ReadFile(home)
 	if err != nil {
 		t.Fatal(err)

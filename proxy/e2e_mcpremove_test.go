@@ -38,7 +38,7 @@ func TestE2EMCPRemovedServerStops(t *testing.T) {
 			from := c.count()
 			switch how {
 			case "edit":
-				e.env.writeMCPJSON(t, map[string]any{
+				e.env.WriteMCPJSON(t, map[string]any{
 					"everything": map[string]any{"command": testkit.NodeBin(t, "mcp-server-everything")},
 				})
 			case "mcp/remove":
@@ -83,7 +83,7 @@ func TestE2EMCPRemovedServerStops(t *testing.T) {
 
 			// Added back: it reaches the restarted process live.
 			from = c.count()
-			e.env.writeMCPJSON(t, map[string]any{
+			e.env.WriteMCPJSON(t, map[string]any{
 				"everything": map[string]any{"command": testkit.NodeBin(t, "mcp-server-everything")},
 				"testmcp":    map[string]any{"command": e.testmcp, "args": []any{}},
 			})
@@ -117,7 +117,7 @@ func TestE2EMCPRemovedServerStops(t *testing.T) {
 func TestE2EMCPSetServersOnLaunchedServer(t *testing.T) {
 	e := startE2E(t, Options{})
 	c := e.dial(t)
-	bin := filepath.Join(e.env.home, "tmp", "testmcp2")
+	bin := filepath.Join(e.env.Home, "tmp", "testmcp2")
 	data, err := os.ReadFile(e.testmcp)
 	if err != nil {
 		t.Fatal(err)

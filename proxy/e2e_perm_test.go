@@ -98,7 +98,7 @@ func TestE2EMCPToolAsksAndAllowAlways(t *testing.T) {
 	}
 	// ... in settings.local.json's permissions.allow, where the CLI keeps
 	// it, written by the proxy (its lock file is there).
-	local := filepath.Join(e.env.project, ".claude", "settings.local.json")
+	local := filepath.Join(e.env.Project, ".claude", "settings.local.json")
 	data, err := os.ReadFile(local)
 	var m struct {
 		Permissions struct{ Allow []string } `json:"permissions"`
@@ -106,7 +106,7 @@ func TestE2EMCPToolAsksAndAllowAlways(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &m) != nil || !slices.Contains(m.Permissions.Allow, "mcp__everything__echo") {
 		t.Fatalf("settings.local.json: %s %v", data, err)
 	}
-	if _, err := os.Stat(filepath.Join(e.env.project, ".claude", ".settings.local.json.lock")); err != nil {
+	if _, err := os.Stat(filepath.Join(e.env.Project, ".claude", ".settings.local.json.lock")); err != nil {
 		t.Errorf("not written by the proxy: %v", err)
 	}
 	// Another tool of the same server still asks.

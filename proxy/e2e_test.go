@@ -99,17 +99,17 @@ func startE2EWith(t *testing.T, opts Options, setup func(*mcpconfig.Options)) *e
 	t.Cleanup(e.api.Close)
 
 	e.env = newMCPEnv(t)
-	if err := os.MkdirAll(filepath.Join(e.env.home, "tmp"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(e.env.Home, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e.env.writeMCPJSON(t, map[string]any{
+	e.env.WriteMCPJSON(t, map[string]any{
 		// e2eSecret: a configured secret, which get-env prints.
 		"everything": map[string]any{"command": everything, "env": map[string]any{"CCPROXY_E2E_KEY": e2eSecret}},
 		"testmcp":    map[string]any{"command": e.testmcp, "args": []any{}},
 	})
-	claudeEnv := e.api.Env(e.env.home)
-	e.env.opts.TrustProject = true
-	e.env.opts.Env = func(name string) (string, bool) {
+	claudeEnv := e.api.Env(e.env.Home)
+	e.env.Opts.TrustProject = true
+	e.env.Opts.Env = func(name string) (string, bool) {
 		for _, kv := range claudeEnv {
 			if k, v, ok := strings.Cut(kv, "="); ok && k == name {
 				return v, true
@@ -118,16 +118,16 @@ func startE2EWith(t *testing.T, opts Options, setup func(*mcpconfig.Options)) *e
 		return "", false
 	}
 	if setup != nil {
-		setup(&e.env.opts)
+		setup(&e.env.Opts)
 	}
-	src, err := mcphub.NewConfigSource(e.env.opts, e.env.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.env.Opts, e.env.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.src = src
 	opts.ClaudePath = claude
 	opts.ClaudeEnv = append(claudeEnv, opts.ClaudeEnv...) // the caller's, added
-	opts.Project = e.env.project
+	opts.Project = e.env.Project
 	opts.MCP = src
 	if opts.PermissionTimeout == 0 {
 		opts.PermissionTimeout = -1
@@ -363,7 +363,7 @@ func TestE2EPermissions(t *testing.T) {
 			t.Fatalf("%s: no tool result", tc.word)
 		}
 		tr := trs[len(trs)-1]
-		_, statErr := os.Stat(filepath.Join(e.env.project, "ccproxy-"+tc.word+".txt"))
+		_, statErr := os.Stat(filepath.Join(e.env.Project, "ccproxy-"+tc.word+".txt"))
 		switch tc.behavior {
 		case "allow":
 			if tr.IsError || statErr != nil {
@@ -553,7 +553,7 @@ func TestE2EHotReload(t *testing.T) {
 	c.turn(s, "PING-1")
 
 	from := c.count()
-	e.env.writeMCPJSON(t, map[string]any{
+	e.env.WriteMCPJSON(t, map[string]any{
 		"everything": map[string]any{"command": testkit.NodeBin(t, "mcp-server-everything")},
 		"testmcp":    map[string]any{"command": e.testmcp, "args": []any{}},
 		"hot":        map[string]any{"command": e.testmcp},

@@ -91,16 +91,16 @@ func TestFeatureTableAgrees(t *testing.T) {
 		}, slices.Concat(base, live)},
 		{"MCP probes and call log", func(t *testing.T) Options {
 			src := newProbeSource(t, map[string]any{}, nil)
-			return Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir()}, HistoryOptions: HistoryOptions{HistoryHome: "-"}}
+			return Options{Project: src.env.Project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir()}, HistoryOptions: HistoryOptions{HistoryHome: "-"}}
 		}, slices.Concat(base, live, []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog})},
 		{"MCP manager", func(t *testing.T) Options {
 			e := newMCPEnv(t)
-			src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
+			src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { src.Close() })
-			return Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: t.TempDir()}}
+			return Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: t.TempDir()}}
 		}, slices.Concat(base, live, []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapHistory, protocol.CapMCPManage})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

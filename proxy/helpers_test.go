@@ -21,6 +21,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
@@ -311,7 +312,7 @@ func (c *wsClient) waitFor(from int, what string, pred func(f rawFrame) bool) (r
 func (c *wsClient) tailLocked(n int) string {
 	var parts []string
 	for i := max(0, len(c.frames)-n); i < len(c.frames); i++ {
-		parts = append(parts, truncate(string(c.frames[i].raw), 300))
+		parts = append(parts, textutil.Truncate(string(c.frames[i].raw), 300))
 	}
 	return strings.Join(parts, "\n  ")
 }

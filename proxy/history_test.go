@@ -349,14 +349,14 @@ func TestHistoryConcurrent(t *testing.T) {
 func TestHistoryToolResultSecretMasked(t *testing.T) {
 	e := newMCPEnv(t)
 	const secret = "hello history" // printed by a tool in the captured session
-	e.writeMCPJSON(t, map[string]any{"srv": map[string]any{"command": "/bin/true", "env": map[string]any{"SRV_KEY": secret}}})
-	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
+	e.WriteMCPJSON(t, map[string]any{"srv": map[string]any{"command": "/bin/true", "env": map[string]any{"SRV_KEY": secret}}})
+	src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { src.Close() })
-	home := historyHome(t, e.project)
-	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: home}})
+	home := historyHome(t, e.Project)
+	ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: home}})
 	c := ts.dial(t)
 	var l protocol.HistoryListResult
 	mustUnmarshal(t, c.do(protocol.TypeHistoryList, map[string]any{}), &l)

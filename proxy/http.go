@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 
@@ -36,7 +37,7 @@ func (s *Server) Handler() http.Handler {
 	private.HandleFunc("/metrics", s.serveMetrics)
 	private.HandleFunc(remote.LoginPath+"/code", s.gate.ServeLoginCode)
 	private.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no such endpoint: "+truncate(r.URL.Path, 100))
+		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no such endpoint: "+textutil.Truncate(r.URL.Path, 100))
 	})
 	authed := s.gate.RequireAuth(private)
 
@@ -116,7 +117,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if !s.addClient(c) {
 		c.closeGracefully()
 	}
-	s.log.Info("websocket client connected", "conn", id, "origin", truncate(r.Header.Get("Origin"), 100))
+	s.log.Info("websocket client connected", "conn", id, "origin", textutil.Truncate(r.Header.Get("Origin"), 100))
 	c.enqueue(outFrame{data: s.helloFrame(id)})
 	c.serve()
 	s.log.Info("websocket client gone", "conn", id)
@@ -127,7 +128,7 @@ func describeOffer(versions []string) string {
 		return "no ccproxy.vN subprotocol"
 	}
 	for i, v := range versions {
-		versions[i] = truncate(v, 40)
+		versions[i] = textutil.Truncate(v, 40)
 	}
 	return strings.Join(versions, ", ")
 }

@@ -40,7 +40,7 @@ func newHubWith(cfg eventlog.HubConfig) *hub {
 func (s *Server) newSessionHub(id string) *hub {
 	return newHubWith(eventlog.HubConfig{Name: id, Log: s.log.With("session", id), Budget: s.logs,
 		MemMax: s.opts.ReplayBytes, DiskMax: max(s.opts.ReplayDiskBytes, 0), Dir: s.spool.Dir,
-		Create: s.opts.spillCreate, SpillFailed: s.metrics.spillFailed})
+		Create: s.opts.spillCreate, SpillFailed: s.metrics.SpillFailed})
 }
 
 // subscription is one client's subscription to one session: the
@@ -104,7 +104,7 @@ func (sub *subscription) Push(frame []byte) { sub.c.enqueue(outFrame{data: frame
 func (sub *subscription) Event(seq int64, frame []byte) eventlog.Delivery {
 	switch sub.c.enqueueEvent(outFrame{data: frame, sub: sub}) {
 	case queueBehind:
-		sub.c.srv.metrics.subscriptionBehind()
+		sub.c.srv.metrics.SubscriptionBehind()
 		if !sub.es.WasLive() { // the hub's lock is held
 			sub.c.log.Debug("client fell behind; it catches up from the replay log", "session", sub.s.id, "seq", seq)
 		}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/mcptest"
-	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/mcpconfig/calllog"
 	"github.com/ccproxy/ccproxy/mcpconfig/probe"
 	"github.com/ccproxy/ccproxy/protocol"
@@ -46,27 +45,9 @@ func newProbeSource(t testing.TB, user, project map[string]any, disabled ...stri
 // set rewrites the configuration files, resolves them and signals a change.
 func (s *probeSource) set(user, project map[string]any, disabled ...string) {
 	s.t.Helper()
-	proj, err := filepath.EvalSymlinks(s.env.project)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	home := map[string]any{"mcpServers": user}
-	if len(disabled) > 0 {
-		home["projects"] = map[string]any{proj: map[string]any{"disabledMcpServers": disabled}}
-	}
-	b, _ := json.Marshal(home)
-	if err := os.WriteFile(filepath.Join(s.env.home, ".claude.json"), b, 0o600); err != nil {
-		s.t.Fatal(err)
-	}
-	if project != nil {
-		s.env.writeMCPJSON(s.t, project)
-	}
-	cfg, err := mcpconfig.Resolve(s.env.opts)
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	cfg := s.env.Resolve(s.t, user, project, disabled...)
 	cur := mcphub.Convert(cfg)
-	dir := s.env.filesDir
+	dir := s.env.FilesDir
 	cur.Spawn = func() ([]string, func(), error) {
 		f, err := cfg.MCPConfigFile(dir)
 		if err != nil {
@@ -212,7 +193,7 @@ func TestMCPProbeToolsCall(t *testing.T) {
 		map[string]any{"waiting": map[string]any{"type": "http", "url": good.URL}},
 		"off")
 	logDir := t.TempDir()
-	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: logDir}})
+	ts := startServer(t, Options{Project: src.env.Project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: logDir}})
 	c := ts.dial(t)
 	caps := helloCaps(t, c)
 	for _, cp := range []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapMCPLog} {
@@ -425,7 +406,7 @@ func TestMCPAutoProbe(t *testing.T) {
 		"good":    map[string]any{"type": "http", "url": good.URL},
 		"missing": map[string]any{"command": missing},
 	}, map[string]any{"waiting": map[string]any{"type": "http", "url": good.URL}})
-	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), AutoProbe: true}})
+	ts := startServer(t, Options{Project: src.env.Project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), AutoProbe: true}})
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	st, _ := waitStatus(c, 0, "good and missing probed", func(st protocol.MCPStatus) bool {
@@ -497,7 +478,7 @@ func TestMCPCallLog(t *testing.T) {
 				"testmcp": map[string]any{"type": "http", "url": good.URL},
 				"other":   map[string]any{"type": "http", "url": good.URL},
 			}, nil)
-			ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), CallLogIO: withIO}})
+			ts := startServer(t, Options{Project: src.env.Project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), CallLogIO: withIO}})
 			c := ts.dial(t)
 			s := c.create(nil)
 			// The fake calls mcp__testmcp__image and gets an image back.
@@ -576,7 +557,7 @@ func TestMCPCallLog(t *testing.T) {
 func TestMCPRequestsBoundAndCancelled(t *testing.T) {
 	good := mcptest.ServeHTTP(t)
 	src := newProbeSource(t, map[string]any{"good": map[string]any{"type": "http", "url": good.URL}}, nil)
-	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), MaxMCPRequests: 1}})
+	ts := startServer(t, Options{Project: src.env.Project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), MaxMCPRequests: 1}})
 	c := ts.dial(t)
 	// A call of two minutes (the test's wait limit is one): the proxy
 	// must not wait for it when it shuts down.
@@ -698,7 +679,7 @@ func TestMCPCallLogMasksEnvSecrets(t *testing.T) {
 	good := mcptest.ServeHTTP(t)
 	src := newProbeSource(t, map[string]any{"testmcp": map[string]any{"type": "http", "url": good.URL}}, nil)
 	dir := t.TempDir()
-	path := calllog.ProjectFile(dir, src.env.project)
+	path := calllog.ProjectFile(dir, src.env.Project)
 	old, err := calllog.Open(path, calllog.Options{StoreIO: true})
 	if err != nil {
 		t.Fatal(err)
@@ -709,7 +690,7 @@ func TestMCPCallLogMasksEnvSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	old.Close()
-	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: dir, CallLogIO: true}})
+	ts := startServer(t, Options{Project: src.env.Project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: dir, CallLogIO: true}})
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPCall, map[string]any{"name": "testmcp", "tool": mcptest.ToolEcho, "arguments": map[string]any{"message": "now " + secret}})
 	entries := callLog(t, c, map[string]any{})

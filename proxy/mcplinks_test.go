@@ -35,8 +35,8 @@ func TestMCPWritesRefuseProjectLinkOutside(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newMCPEnv(t)
-			e.writeMCPJSON(t, map[string]any{"proj": map[string]any{"command": "true"}})
-			outside := filepath.Join(filepath.Dir(e.project), "outside")
+			e.WriteMCPJSON(t, map[string]any{"proj": map[string]any{"command": "true"}})
+			outside := filepath.Join(filepath.Dir(e.Project), "outside")
 			if err := os.MkdirAll(outside, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +44,7 @@ func TestMCPWritesRefuseProjectLinkOutside(t *testing.T) {
 			if err := os.WriteFile(victimFile, []byte(victim), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			link, target := filepath.Join(e.project, filepath.FromSlash(c.linkAt)), victimFile
+			link, target := filepath.Join(e.Project, filepath.FromSlash(c.linkAt)), victimFile
 			if c.linkAt != c.file {
 				target = outside
 			}
@@ -55,16 +55,16 @@ func TestMCPWritesRefuseProjectLinkOutside(t *testing.T) {
 			if err := os.Symlink(target, link); err != nil {
 				t.Fatal(err)
 			}
-			src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
+			src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { src.Close() })
-			ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
+			ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}})
 			cl := ts.dial(t)
 			perr := cl.doErr(c.typ, c.data)
 			realLink := link
-			if r, err := filepath.EvalSymlinks(e.project); err == nil {
+			if r, err := filepath.EvalSymlinks(e.Project); err == nil {
 				realLink = filepath.Join(r, filepath.FromSlash(c.linkAt))
 			}
 			realTarget, _ := filepath.EvalSymlinks(target)

@@ -30,18 +30,18 @@ func viewServer(cfg protocol.MCPConfig, name string) *protocol.MCPConfigServer {
 func TestMCPManageProtocol(t *testing.T) {
 	testmcp := mcptest.Command(t)
 	e := newMCPEnv(t)
-	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
+	ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}})
 	t.Cleanup(func() { src.Close() })
 	c := ts.dial(t)
 	if caps := helloCaps(t, c); !slices.Contains(caps, protocol.CapMCPManage) {
 		t.Fatalf("hello capabilities %v lack %s", caps, protocol.CapMCPManage)
 	}
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
-	claudeJSON := filepath.Join(e.home, ".claude.json")
+	claudeJSON := filepath.Join(e.Home, ".claude.json")
 
 	// mcp/add: written, applied, answered with the configuration.
 	from := c.count()
@@ -104,7 +104,7 @@ func TestMCPManageProtocol(t *testing.T) {
 		if after, _ := os.ReadFile(claudeJSON); string(after) != string(before) {
 			t.Errorf("%s %v changed ~/.claude.json", tc.typ, tc.data)
 		}
-		if _, err := os.Stat(filepath.Join(e.project, ".mcp.json")); err == nil {
+		if _, err := os.Stat(filepath.Join(e.Project, ".mcp.json")); err == nil {
 			t.Errorf("%s %v created .mcp.json", tc.typ, tc.data)
 		}
 	}
@@ -169,18 +169,18 @@ func TestMCPManageProtocol(t *testing.T) {
 func TestMCPTrustAndKeepUnchanged(t *testing.T) {
 	testmcp := mcptest.Command(t)
 	e := newMCPEnv(t)
-	e.writeMCPJSON(t, map[string]any{"p": map[string]any{"command": testmcp}})
-	if err := os.MkdirAll(filepath.Join(e.project, ".claude"), 0o755); err != nil {
+	e.WriteMCPJSON(t, map[string]any{"p": map[string]any{"command": testmcp}})
+	if err := os.MkdirAll(filepath.Join(e.Project, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(e.project, ".claude", "settings.local.json"), []byte(`{"enabledMcpjsonServers":["p"]}`), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(e.Project, ".claude", "settings.local.json"), []byte(`{"enabledMcpjsonServers":["p"]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
+	ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}})
 	t.Cleanup(func() { src.Close() })
 	c := ts.dial(t)
 	helloCaps(t, c)
@@ -192,7 +192,7 @@ func TestMCPTrustAndKeepUnchanged(t *testing.T) {
 	from := c.count()
 	var tr protocol.MCPTrustResult
 	mustUnmarshal(t, c.do(protocol.TypeMCPTrust, map[string]any{}), &tr)
-	claudeJSON := filepath.Join(e.home, ".claude.json")
+	claudeJSON := filepath.Join(e.Home, ".claude.json")
 	if tr.File != claudeJSON || !slices.Equal(tr.Enabled, []string{"p"}) || !tr.Config.Trusted {
 		t.Errorf("mcp/trust reply: %+v", tr)
 	}
@@ -270,14 +270,14 @@ func TestMCPTrustAndKeepUnchanged(t *testing.T) {
 // alone.
 func TestMCPManageBadFile(t *testing.T) {
 	e := newMCPEnv(t)
-	src, err := mcphub.NewConfigSource(e.opts, e.filesDir, nil)
+	src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, Options{Project: e.project, MCPOptions: MCPOptions{MCP: src}})
+	ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}})
 	t.Cleanup(func() { src.Close() })
 	c := ts.dial(t)
-	claudeJSON := filepath.Join(e.home, ".claude.json")
+	claudeJSON := filepath.Join(e.Home, ".claude.json")
 	text := "{\n  \"mcpServers\": [],\n  \"projects\": 1\n}\n"
 	if err := os.WriteFile(claudeJSON, []byte(text), 0o600); err != nil {
 		t.Fatal(err)

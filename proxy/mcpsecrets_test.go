@@ -47,7 +47,7 @@ func TestMCPHidesSecrets(t *testing.T) {
 		"leakyfail": leaky("fail"),
 		"leaky":     leaky("serve"),
 	}, nil)
-	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts()}})
+	ts := startServer(t, Options{Project: src.env.Project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts()}})
 	c := ts.dial(t)
 
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
@@ -104,7 +104,7 @@ func TestCallLogScrubsErrorOutputs(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", secAPIKey)
 	src := newProbeSource(t, map[string]any{
 		"db": map[string]any{"command": "true", "args": []string{}, "env": map[string]string{"DB_PASSWORD": secEnv}}}, nil)
-	ts := startServer(t, Options{Project: src.env.project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), CallLogIO: true}})
+	ts := startServer(t, Options{Project: src.env.Project, MCPOptions: MCPOptions{MCP: src, MCPProbe: probeOpts(), CallLogDir: t.TempDir(), CallLogIO: true}})
 	c := ts.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
 	c.waitPush(0, protocol.TypeMCPConfig, nil, nil) // the configuration is in force

@@ -1,373 +1,14 @@
 package proxy
 
 import (
-	"encoding/json"
-	"errors"
 	"net/http"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ccproxy/ccproxy/protocol"
-	"github.com/ccproxy/ccproxy/proxy/claudecli"
-	"github.com/ccproxy/ccproxy/proxy/wsconn"
+	"github.com/ccproxy/ccproxy/proxy/metrics"
 )
 
-// metrics are the proxy's Prometheus metrics, in a registry of the
-// Server's own (never the global default one), served at GET /metrics.
-//
-// Two kinds: what is a state (sessions by state, clients, replay-log bytes,
-// pending permission requests, MCP servers by status) is read from the
-// Server at scrape time by serverCollector, so it cannot drift from the
-// truth; what happens (events, bytes, drops, latencies, exits) is counted
-// where it happens, by one-line calls to the methods below, which only do
-// atomic adds (prometheus counters and histograms) and take no lock of ours.
-//
-// Label values are bounded and never carry session ids, tool inputs or any
-// text a client or claude chose: each label has a fixed set of values
-// (bounded), anything else counts as "other".
-type metrics struct {
-	reg *prometheus.Registry
-
-	events, eventBytes       prometheus.Counter
-	dropped                  *prometheus.CounterVec // reason
-	fellBehind               prometheus.Counter
-	permissions              *prometheus.CounterVec   // kind
-	permissionWait           *prometheus.HistogramVec // kind
-	control                  *prometheus.HistogramVec // subtype, result
-	probes                   *prometheus.HistogramVec // status
-	restarts                 prometheus.Counter
-	exits                    *prometheus.CounterVec // reason, how
-	normalize                prometheus.Histogram
-	sessionsCreated, reapedN prometheus.Counter
-	spillFails               prometheus.Counter
-}
-
-// Label values.
-var (
-	sessionStates  = []string{protocol.StateStarting, protocol.StateIdle, protocol.StateRunning, protocol.StateRestarting, protocol.StateExited, protocol.StateClosed}
-	mcpStatuses    = []string{protocol.MCPConnected, protocol.MCPFailed, protocol.MCPPending, protocol.MCPNeedsAuth, protocol.MCPDisabled, protocol.MCPAwaitingApproval, protocol.MCPRejected}
-	permKinds      = []string{protocol.PermissionKindTool, protocol.PermissionKindQuestion, protocol.PermissionKindPlan}
-	controlSubtype = []string{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status"}
-	exitReasons    = []string{protocol.ExitExited, protocol.ExitClosed, protocol.ExitShutdown, "restart"}
-)
-
-// Why a client was dropped (ccproxy_clients_dropped_total).
-const (
-	dropQueueFull    = wsconn.DropQueueFull    // its queue of replies and pushes was twice over its bound: closed 1008
-	dropWriteTimeout = wsconn.DropWriteTimeout // a write made no progress for WriteWait
-	dropPongTimeout  = wsconn.DropPongTimeout  // nothing read (not even a pong) for PongWait
-)
-
-// bounded returns v if it is one of allowed, else "other".
-func bounded(v string, allowed []string) string {
-	for _, a := range allowed {
-		if v == a {
-			return v
-		}
-	}
-	return "other"
-}
-
-// Latency buckets, in seconds.
-var (
-	waitBuckets      = []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600}                         // a person answering
-	controlBuckets   = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}              // claude answering
-	probeBuckets     = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}                            // an MCP server starting
-	normalizeBuckets = []float64{1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3, 5e-3, 0.025, 0.1} // one stdout line
-)
-
-func newMetrics(s *Server) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
-	counter := func(name, help string) prometheus.Counter {
-		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
-		m.reg.MustRegister(c)
-		return c
-	}
-	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
-		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
-		m.reg.MustRegister(c)
-		return c
-	}
-	histVec := func(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
-		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
-		m.reg.MustRegister(h)
-		return h
-	}
-	m.events = counter("ccproxy_events_total", "Events read from claude processes and logged (seq numbered), all sessions.")
-	m.eventBytes = counter("ccproxy_event_bytes_total", "Bytes of the session/event frames logged, all sessions.")
-	m.dropped = counterVec("ccproxy_clients_dropped_total", "Websocket clients dropped, by reason: send_queue_full (1008), write_timeout, pong_timeout.", "reason")
-	m.fellBehind = counter("ccproxy_subscriptions_fell_behind_total", "Live subscriptions whose client's send queue was full: they went back to catching up from the replay log (nothing lost).")
-	m.permissions = counterVec("ccproxy_permission_requests_total", "Permission requests shown to clients, by kind (tool, question, plan).", "kind")
-	m.permissionWait = histVec("ccproxy_permission_wait_seconds", "Time from a permission request to its resolution (answer, timeout, cancel, exit), by kind.", waitBuckets, "kind")
-	m.control = histVec("ccproxy_control_request_duration_seconds", "Time until claude answered a control request ccproxy sent, by subtype and result (success, error, timeout, exited, failed).", controlBuckets, "subtype", "result")
-	m.probes = histVec("ccproxy_mcp_probe_duration_seconds", "Duration of MCP server probes (mcp/probe and auto-probes), by the status found.", probeBuckets, "status")
-	m.restarts = counter("ccproxy_claude_restarts_total", "Claude processes restarted with --resume (a live MCP change claude refused).")
-	m.exits = counterVec("ccproxy_claude_exits_total", "Claude processes that ended, by reason (exited: on its own or killed; closed; shutdown; restart) and how (code0, code_nonzero, signal).", "reason", "how")
-	m.normalize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ccproxy_normalize_seconds", Help: "Time to normalize one line of claude's stdout (package stream), sampled: the first line of each claude process, then one in 64.", Buckets: normalizeBuckets})
-	m.reg.MustRegister(m.normalize)
-	m.sessionsCreated = counter("ccproxy_sessions_created_total", "Sessions created (session/create that started claude).")
-	m.reapedN = counter("ccproxy_sessions_reaped_total", "Exited sessions forgotten SessionTTL after their exit.")
-	m.spillFails = counter("ccproxy_replay_log_spill_failures_total", "Replay-log spills to disk that failed (a write or file creation error such as a full disk, or no spool directory): the session's events on disk were given up, and a subscriber behind them gets session/gap.")
-	for _, r := range []string{dropQueueFull, dropWriteTimeout, dropPongTimeout} {
-		m.dropped.WithLabelValues(r)
-	}
-	for _, k := range permKinds {
-		m.permissions.WithLabelValues(k)
-		m.permissionWait.WithLabelValues(k)
-	}
-	m.reg.MustRegister(&serverCollector{s: s})
-	m.reg.MustRegister(collectors.NewGoCollector())
-	m.reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
-}
-
-// ---------------------------------------------------------------- events
-
-// spillFailed counts failed spills of a replay log (hub.checkDiskLocked).
-func (m *metrics) spillFailed(n int) {
-	if m == nil {
-		return
-	}
-	m.spillFails.Add(float64(n))
-}
-
-// eventLogged counts an event and its frame (Session.appendEvent).
-func (m *metrics) eventLogged(frame []byte) {
-	if m == nil {
-		return
-	}
-	m.events.Inc()
-	m.eventBytes.Add(float64(len(frame)))
-}
-
-// wsTotals are the websocket counts of clients gone (Server.retired,
-// guarded by Server.mu).
-type wsTotals struct{ inFrames, inBytes, outFrames, outBytes int64 }
-
-// add adds c's counts (Server.mu held; c's write pump has ended).
-func (t *wsTotals) add(c *client) {
-	inFrames, inBytes, outFrames, outBytes := c.conn.Counts()
-	t.inFrames += inFrames
-	t.inBytes += inBytes
-	t.outFrames += outFrames
-	t.outBytes += outBytes
-}
-
-// ---------------------------------------------------------------- clients
-
-// clientDropped counts a client dropped for reason (one of the drop* constants).
-func (m *metrics) clientDropped(reason string) {
-	if m == nil {
-		return
-	}
-	m.dropped.WithLabelValues(reason).Inc()
-}
-
-// subscriptionBehind counts a live subscription that went back to catching up.
-func (m *metrics) subscriptionBehind() {
-	if m == nil {
-		return
-	}
-	m.fellBehind.Inc()
-}
-
-// ---------------------------------------------------------------- sessions
-
-// sessionCreated counts a session whose claude started.
-func (m *metrics) sessionCreated() {
-	if m == nil {
-		return
-	}
-	m.sessionsCreated.Inc()
-}
-
-// sessionReaped counts an exited session forgotten after SessionTTL.
-func (m *metrics) sessionReaped() {
-	if m == nil {
-		return
-	}
-	m.reapedN.Inc()
-}
-
-// permissionAsked counts a permission request shown to clients.
-func (m *metrics) permissionAsked(kind string) {
-	if m == nil {
-		return
-	}
-	m.permissions.WithLabelValues(bounded(kind, permKinds)).Inc()
-}
-
-// permissionDone observes how long a permission request was pending.
-func (m *metrics) permissionDone(perm *permission) {
-	if m == nil {
-		return
-	}
-	m.permissionWait.WithLabelValues(bounded(perm.kind, permKinds)).Observe(time.Since(perm.asked).Seconds())
-}
-
-// controlDone observes a control request's latency (claudecli.Config.OnControlDone).
-func (m *metrics) controlDone(subtype string, took time.Duration, err error) {
-	if m == nil {
-		return
-	}
-	result := "success"
-	var cliErr *claudecli.CLIError
-	switch {
-	case err == nil:
-	case errors.As(err, &cliErr):
-		result = "error"
-	case errors.Is(err, claudecli.ErrTimeout):
-		result = "timeout"
-	case errors.Is(err, claudecli.ErrExited):
-		result = "exited"
-	default:
-		result = "failed" // not written: stdin closed, queue full
-	}
-	m.control.WithLabelValues(bounded(subtype, controlSubtype), result).Observe(took.Seconds())
-}
-
-// normalized observes one stdout line's normalization time (claudecli.Config.OnNormalized).
-func (m *metrics) normalized(took time.Duration) {
-	if m == nil {
-		return
-	}
-	m.normalize.Observe(took.Seconds())
-}
-
-// restarted counts a restart of claude with --resume.
-func (m *metrics) restarted() {
-	if m == nil {
-		return
-	}
-	m.restarts.Inc()
-}
-
-// claudeExited counts a claude process that ended, for reason.
-func (m *metrics) claudeExited(reason string, ex claudecli.Exit) {
-	if m == nil {
-		return
-	}
-	how := "code0"
-	switch {
-	case ex.Signal != nil:
-		how = "signal"
-	case ex.Code == nil || *ex.Code != 0:
-		how = "code_nonzero"
-	}
-	m.exits.WithLabelValues(bounded(reason, exitReasons), how).Inc()
-}
-
-// ---------------------------------------------------------------- MCP
-
-// probed observes probe results (latency by the status found); results
-// for servers that are not active or not configured took no probe.
-func (m *metrics) probed(results []protocol.ProbeResult) {
-	if m == nil {
-		return
-	}
-	for _, r := range results {
-		if r.Error != nil && (r.Error.Code == protocol.ProbeNotActive || r.Error.Code == protocol.ProbeServerNotFound) {
-			continue
-		}
-		m.probes.WithLabelValues(bounded(r.Status, mcpStatuses)).Observe(r.LatencyMs.Total / 1000)
-	}
-}
-
-// ---------------------------------------------------------------- scrape-time state
-
-// serverCollector reads the Server's state at scrape time. Lock order as
-// everywhere: Server.mu, then each Session.mu (state, pending permissions);
-// then, with no session lock held, eventlog.Budget.mu and each hub.mu (replay
-// bytes); the mcphub.Hub's status on its own.
-type serverCollector struct{ s *Server }
-
-var (
-	descSessions    = prometheus.NewDesc("ccproxy_sessions", "Sessions the proxy holds, by state (exited ones until closed, reaped or evicted).", []string{"state"}, nil)
-	descClients     = prometheus.NewDesc("ccproxy_clients", "Websocket connections.", nil, nil)
-	descReplay      = prometheus.NewDesc("ccproxy_replay_log_bytes", "Bytes of the sessions' replay logs, by where they are kept (memory, disk).", []string{"where"}, nil)
-	descReplayMax   = prometheus.NewDesc("ccproxy_replay_log_memory_limit_bytes", "The memory bound of all replay logs together (ReplayMemoryBytes).", nil, nil)
-	descPermPending = prometheus.NewDesc("ccproxy_permission_requests_pending", "Permission requests waiting for an answer, by kind.", []string{"kind"}, nil)
-	descControlPend = prometheus.NewDesc("ccproxy_control_requests_pending", "Control requests sent to claude and not answered yet.", nil, nil)
-	descMCPServers  = prometheus.NewDesc("ccproxy_mcp_servers", "MCP servers of the configuration in force, by status (SPEC §8).", []string{"status"}, nil)
-	descWSFrames    = prometheus.NewDesc("ccproxy_ws_frames_total", "Websocket frames: in (read from clients), out (taken by the write pumps to write to clients).", []string{"direction"}, nil)
-	descWSBytes     = prometheus.NewDesc("ccproxy_ws_bytes_total", "Websocket payload bytes: in (read from clients), out (taken by the write pumps).", []string{"direction"}, nil)
-	descInbound     = prometheus.NewDesc("ccproxy_inbound_bytes", "Memory taken by client frames being read and handled (bounded by InboundBytes).", nil, nil)
-)
-
-func (sc *serverCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSessions, descClients, descReplay, descReplayMax, descPermPending, descControlPend, descMCPServers, descInbound, descWSFrames, descWSBytes} {
-		ch <- d
-	}
-}
-
-func (sc *serverCollector) Collect(ch chan<- prometheus.Metric) {
-	s := sc.s
-	states := map[string]int{}
-	perms := map[string]int{}
-	controls := 0
-	s.mu.Lock()
-	clients := len(s.clients)
-	ws := s.retired
-	for c := range s.clients {
-		ws.add(c)
-	}
-	states[protocol.StateStarting] += s.starting
-	for _, sess := range s.sessions {
-		sess.mu.Lock()
-		states[sess.state]++
-		for _, p := range sess.broker.perms {
-			perms[p.kind]++
-		}
-		if p := sess.proc.cur; p != nil && p.cli != nil && !sess.proc.exited {
-			controls += p.cli.Pending()
-		}
-		sess.mu.Unlock()
-	}
-	s.mu.Unlock()
-	gauge := func(d *prometheus.Desc, v int, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
-	}
-	for _, st := range sessionStates {
-		gauge(descSessions, states[st], st)
-	}
-	gauge(descClients, clients)
-	for _, k := range permKinds {
-		gauge(descPermPending, perms[k], k)
-	}
-	gauge(descControlPend, controls)
-	counter := func(d *prometheus.Desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
-	}
-	counter(descWSFrames, ws.inFrames, "in")
-	counter(descWSFrames, ws.outFrames, "out")
-	counter(descWSBytes, ws.inBytes, "in")
-	counter(descWSBytes, ws.outBytes, "out")
-
-	mem, disk := s.logs.Bytes()
-	gauge(descReplay, int(mem), "memory")
-	gauge(descReplay, int(disk), "disk")
-	gauge(descReplayMax, int(s.logs.Max()))
-
-	inbound := s.inbound.Used()
-	gauge(descInbound, int(inbound))
-
-	byStatus := map[string]int{}
-	var st protocol.MCPStatus
-	if err := json.Unmarshal(s.mcp.StatusBody(), &st); err == nil {
-		for _, srv := range st.Servers {
-			byStatus[bounded(srv.Status, mcpStatuses)]++
-		}
-	}
-	for _, status := range append(mcpStatuses, "other") {
-		gauge(descMCPServers, byStatus[status], status)
-	}
-}
-
-// serveMetrics is GET /metrics: the registry in Prometheus' text format
-// (or what the scraper negotiates).
+// serveMetrics is GET /metrics: the registry of package proxy/metrics in
+// Prometheus' text format (or what the scraper negotiates).
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -378,16 +19,33 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	s.metricsHandler.ServeHTTP(w, r)
 }
 
-// newMetricsHandler is the promhttp handler of m's registry; errors of a
-// collector are logged and the rest is served.
-func newMetricsHandler(m *metrics, s *Server) http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
-		ErrorLog:      slogPrinter{s},
-		ErrorHandling: promhttp.ContinueOnError,
-		Registry:      m.reg, // promhttp_metric_handler_errors_total
-	})
+// metricsState is the state of s at a scrape (metrics.State). Lock order
+// as everywhere: Server.mu, then each Session.mu (state, pending
+// permissions and control requests); then, with no session lock held,
+// eventlog.Budget.mu and each hub's (replay bytes); the mcphub.Hub's
+// status on its own.
+func metricsState(s *Server) metrics.State {
+	st := metrics.State{Sessions: map[string]int{}, PendingPermissions: map[string]int{}}
+	s.mu.Lock()
+	st.Clients = len(s.clients)
+	st.WS = s.retired
+	for c := range s.clients {
+		st.WS.Add(c.conn.Counts())
+	}
+	st.Sessions[protocol.StateStarting] += s.starting
+	for _, sess := range s.sessions {
+		sess.mu.Lock()
+		st.Sessions[sess.state]++
+		sess.broker.CountPending(st.PendingPermissions)
+		if p := sess.proc.cur; p != nil && p.cli != nil && !sess.proc.exited {
+			st.PendingControls += p.cli.Pending()
+		}
+		sess.mu.Unlock()
+	}
+	s.mu.Unlock()
+	st.ReplayMemory, st.ReplayDisk = s.logs.Bytes()
+	st.ReplayMemoryLimit = s.logs.Max()
+	st.Inbound = s.inbound.Used()
+	st.MCPStatus = s.mcp.StatusBody()
+	return st
 }
-
-type slogPrinter struct{ s *Server }
-
-func (p slogPrinter) Println(v ...any) { p.s.log.Warn("metrics", "err", v) }

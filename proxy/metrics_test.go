@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
 
 // scrape GETs /metrics with the token and returns its series by their
@@ -172,8 +173,14 @@ func checkLabelsBounded(t *testing.T, body string) {
 	t.Helper()
 	allowed := map[string]bool{"other": true, "in": true, "out": true, "memory": true, "disk": true,
 		"success": true, "error": true, "timeout": true, "exited": true, "failed": true, "code0": true, "code_nonzero": true, "signal": true,
-		dropQueueFull: true, dropWriteTimeout: true, dropPongTimeout: true}
-	for _, l := range [][]string{sessionStates, mcpStatuses, permKinds, controlSubtype, exitReasons} {
+		wsconn.DropQueueFull: true, wsconn.DropWriteTimeout: true, wsconn.DropPongTimeout: true}
+	for _, l := range [][]string{
+		{protocol.StateStarting, protocol.StateIdle, protocol.StateRunning, protocol.StateRestarting, protocol.StateExited, protocol.StateClosed},
+		{protocol.MCPConnected, protocol.MCPFailed, protocol.MCPPending, protocol.MCPNeedsAuth, protocol.MCPDisabled, protocol.MCPAwaitingApproval, protocol.MCPRejected},
+		{protocol.PermissionKindTool, protocol.PermissionKindQuestion, protocol.PermissionKindPlan},
+		{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status"},
+		{protocol.ExitExited, protocol.ExitClosed, protocol.ExitShutdown, "restart"},
+	} {
 		for _, v := range l {
 			allowed[v] = true
 		}
@@ -197,12 +204,12 @@ func checkLabelsBounded(t *testing.T, body string) {
 // TestMetricsLabelsBounded: values a label does not know count as other.
 func TestMetricsLabelsBounded(t *testing.T) {
 	ts := startServer(t, Options{})
-	ts.srv.metrics.controlDone("s-secretsessionid", time.Millisecond, nil)
-	ts.srv.metrics.controlDone("interrupt", time.Millisecond, &claudecli.CLIError{Msg: "no"})
-	ts.srv.metrics.controlDone("interrupt", time.Millisecond, claudecli.ErrTimeout)
-	ts.srv.metrics.controlDone("interrupt", time.Millisecond, errors.New("stdin closed"))
-	ts.srv.metrics.permissionAsked("rm -rf /")
-	ts.srv.metrics.probed([]protocol.ProbeResult{{Name: "secret-server", Status: "weird", LatencyMs: protocol.Latency{Total: 1500}}})
+	ts.srv.metrics.ControlDone("s-secretsessionid", time.Millisecond, nil)
+	ts.srv.metrics.ControlDone("interrupt", time.Millisecond, &claudecli.CLIError{Msg: "no"})
+	ts.srv.metrics.ControlDone("interrupt", time.Millisecond, claudecli.ErrTimeout)
+	ts.srv.metrics.ControlDone("interrupt", time.Millisecond, errors.New("stdin closed"))
+	ts.srv.metrics.PermissionAsked("rm -rf /")
+	ts.srv.metrics.Probed([]protocol.ProbeResult{{Name: "secret-server", Status: "weird", LatencyMs: protocol.Latency{Total: 1500}}})
 	m, body := scrape(t, ts)
 	wantMetrics(t, "bounded", m, map[string]float64{
 		`ccproxy_control_request_duration_seconds_count{result="success",subtype="other"}`:     1,
@@ -218,28 +225,6 @@ func TestMetricsLabelsBounded(t *testing.T) {
 		}
 	}
 	checkLabelsBounded(t, body)
-}
-
-// BenchmarkMetricsPerEvent is what the metrics add to one event fanned out
-// to -clients clients: the sampled normalization timing, the event count,
-// and one frame count per client, under the client's lock the write pump
-// takes anyway (BenchmarkFanout's events/s gives the budget).
-func BenchmarkMetricsPerEvent(b *testing.B) {
-	m := newMetrics(&Server{})
-	frame := make([]byte, 3000)
-	var out struct{ frames, bytes int64 } // as wsconn.Conn counts a frame written
-	lines := 0
-	for b.Loop() {
-		if lines++; lines%claudecli.NormalizeSampleEvery == 1 {
-			t0 := time.Now()
-			m.normalized(time.Since(t0))
-		}
-		m.eventLogged(frame)
-		for range *benchClients {
-			out.frames++
-			out.bytes += int64(len(frame))
-		}
-	}
 }
 
 // TestMetricsRestartAndMCP: a restart for a refused MCP change counts a

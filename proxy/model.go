@@ -1,181 +1,34 @@
 package proxy
 
-// The models part of a Session: the models claude offers (its initialize
-// reply's models), the model it runs (system/init's model, or the value
-// chosen by session/create or session/setModel), and session/setModel
-// (claude's set_model control request). Both are reported in
-// session/state, pushed through Session.pushStateLocked like the
-// permission mode (broker.go). Fields (type models): current, chosen,
-// resolved, list, gen, guarded by Session.mu (every method but setModel's
-// is called with it held); setMu serializes Session.setModel (taken
-// before Session.mu, held across the control request). Measured on the
-// real CLI 2.1.329: docs/CLI-NOTES.md ("set_model").
+// The models part of a Session: what claude offers and runs is kept by a
+// models.State (package proxy/models), guarded by Session.mu; this file
+// has session/setModel (claude's set_model control request) and
+// session/setPermissionMode (set_permission_mode; the mode is kept by the
+// broker, package proxy/broker). Both are reported in session/state,
+// pushed through Session.pushStateLocked. sessionModels.setMu serializes
+// Session.setModel (taken before Session.mu, held across the control
+// request). Measured on the real CLI 2.1.329: docs/CLI-NOTES.md
+// ("set_model").
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"log/slog"
-	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
-	"github.com/ccproxy/ccproxy/stream"
+	"github.com/ccproxy/ccproxy/proxy/models"
 )
 
-// modelEntry is one model claude offers: what clients see, and the model
-// id claude resolves its value to (resolvedModel; not sent to clients).
-type modelEntry struct {
-	info     protocol.ModelInfo
-	resolved string
-}
-
-// parseModels reads the models of claude's initialize reply: at most
-// protocol.MaxModels entries, the texts cut at their bounds. An entry
-// whose value is not a valid model value (empty, too long, with control
-// characters) is left out: a cut value would name another model. It
-// returns how many entries claude offered.
-func parseModels(resp []byte) ([]modelEntry, int) {
-	list := gjson.GetBytes(resp, "models")
-	if !list.IsArray() {
-		return nil, 0
-	}
-	var out []modelEntry
-	offered := 0
-	list.ForEach(func(_, m gjson.Result) bool {
-		offered++
-		v := m.Get("value")
-		if len(out) == protocol.MaxModels || v.Type != gjson.String || !validModelValue(v.Str) {
-			return true
-		}
-		out = append(out, modelEntry{
-			info: protocol.ModelInfo{
-				Value:       v.Str,
-				DisplayName: cutText(m.Get("displayName").String(), protocol.MaxModelDisplayNameBytes),
-				Description: cutText(m.Get("description").String(), protocol.MaxModelDescriptionBytes),
-			},
-			resolved: m.Get("resolvedModel").String(),
-		})
-		return true
-	})
-	return out, offered
-}
-
-// validModelValue reports whether v is what protocol's ModelValue takes:
-// 1 to MaxModelBytes bytes of valid UTF-8 without control characters.
-func validModelValue(v string) bool {
-	if v == "" || len(v) > protocol.MaxModelBytes || !utf8.ValidString(v) {
-		return false
-	}
-	return !strings.ContainsFunc(v, isControl)
-}
-
-func isControl(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }
-
-// cutText makes s valid UTF-8 without control characters (each becomes a
-// space) of at most max bytes, cut at a rune boundary.
-func cutText(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if isControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i]
-}
-
-// models is the model part of a session. Its fields are guarded by
-// Session.mu (a part of the Session, not a lock of its own); setMu is
-// the lock of Session.setModel.
-type models struct {
-	setMu    sync.Mutex   // serializes Session.setModel (taken before Session.mu)
-	current  string       // the model the session runs, as reported in session/state
-	chosen   string       // the model value last chosen (session/create, session/setModel): a new process is launched with it
-	resolved string       // the model id claude's set_model answer resolved chosen to ("" unknown)
-	list     []modelEntry // the models claude's initialize reply offers (at most protocol.MaxModels)
-	gen      uint64       // counts the changes of list (Session.stateKeyLocked)
-}
-
-// noteList records the models of claude's initialize reply and reports
-// whether they changed.
-func (m *models) noteList(resp []byte, log *slog.Logger) (changed bool) {
-	list, offered := parseModels(resp)
-	if offered > len(list) {
-		log.Warn("claude offers models ccproxy does not report", "offered", offered, "kept", len(list), "max", protocol.MaxModels)
-	}
-	if list == nil && offered == 0 {
-		return false // an answer without models (an older claude, a failed initialize) keeps what is known
-	}
-	if slices.Equal(list, m.list) {
-		return false
-	}
-	m.list = list
-	m.gen++
-	return true
-}
-
-// noteInit records the model claude reports in a system/init and reports
-// whether the session's model changed: the chosen value stays the
-// session's model as long as claude runs what it resolves to; else the
-// session's model is the id claude reports. Before anything was chosen,
-// "default" stands for the model it resolves to.
-func (m *models) noteInit(ev *stream.Event) (changed bool) {
-	if ev.Type != stream.TypeSystem || ev.Subtype != stream.SubtypeInit {
-		return false
-	}
-	got := gjson.GetBytes(ev.JSON, "model")
-	if got.Type != gjson.String || !validModelValue(got.Str) {
-		return false
-	}
-	chosen := m.chosen
-	if chosen == "" && slices.ContainsFunc(m.list, func(e modelEntry) bool { return e.info.Value == "default" }) {
-		chosen = "default"
-	}
-	if chosen != "" && (chosen == got.Str || m.idOf(chosen) == got.Str) {
-		return m.set(chosen)
-	}
-	return m.set(got.Str)
-}
-
-// idOf is the model id value stands for: claude's answer to the
-// set_model that chose it, else its models list's resolvedModel.
-func (m *models) idOf(value string) string {
-	if value == m.chosen && m.resolved != "" {
-		return m.resolved
-	}
-	for _, e := range m.list {
-		if e.info.Value == value {
-			return e.resolved
-		}
-	}
-	return ""
-}
-
-// set changes the session's model and reports whether it changed.
-func (m *models) set(model string) (changed bool) {
-	if model == m.current {
-		return false
-	}
-	m.current = model
-	return true
-}
-
-// choose records the value chosen (and the id claude resolved it to, ""
-// unknown) as the session's model; it reports whether that changed.
-func (m *models) choose(model, resolved string) (changed bool) {
-	m.chosen, m.resolved = model, resolved
-	return m.set(model)
+// sessionModels is the models part of a session: its models.State
+// (guarded by Session.mu) and the lock of Session.setModel.
+type sessionModels struct {
+	setMu sync.Mutex // serializes Session.setModel (taken before Session.mu)
+	models.State
 }
 
 // setModel switches the session's model with claude's set_model control
@@ -195,7 +48,7 @@ func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionS
 		return protocol.SessionSetModelResult{}, protocol.Errorf(protocol.CodeSessionExited, "%s: session %s has exited", what, s.id)
 	case s.restarts.active:
 		defer s.mu.Unlock()
-		if s.models.choose(model, "") {
+		if s.models.Choose(model, "") {
 			s.pushStateLocked("")
 		}
 		return protocol.SessionSetModelResult{Model: model}, nil
@@ -205,16 +58,16 @@ func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionS
 	if err != nil {
 		var ce *cliError
 		if errors.As(err, &ce) {
-			return protocol.SessionSetModelResult{}, protocol.Errorf(protocol.CodeCLIError, "%s: claude refused model %q: %s", what, model, truncate(ce.Msg, 500))
+			return protocol.SessionSetModelResult{}, protocol.Errorf(protocol.CodeCLIError, "%s: claude refused model %q: %s", what, model, textutil.Truncate(ce.Msg, 500))
 		}
 		return protocol.SessionSetModelResult{}, controlError(what, err)
 	}
 	resolved := gjson.GetBytes(resp, "model").String()
-	if !validModelValue(resolved) {
+	if !models.ValidValue(resolved) {
 		resolved = ""
 	}
 	s.mu.Lock()
-	if s.models.choose(model, resolved) {
+	if s.models.Choose(model, resolved) {
 		s.pushStateLocked("")
 	}
 	s.mu.Unlock()
@@ -235,14 +88,52 @@ func modelArgs(model string) []string {
 	}
 }
 
-// infos is the models list of session/state.
-func (m *models) infos() []protocol.ModelInfo {
-	if len(m.list) == 0 {
-		return nil
+// setPermissionMode switches the session's permission mode with claude's
+// set_permission_mode control request. Claude's refusal (bypassPermissions
+// when the session was not started in it, or as root) is a cli_error with
+// claude's message. While the session restarts there is no claude to ask:
+// the mode is kept for the new process, which starts in it
+// (--permission-mode, claudeArgs), and the proxy answers as claude would:
+// the launch flag takes every mode but bypassPermissions, which claude
+// takes only when launched in it (the new process is launched in the
+// session's current mode) and never as root, so bypassPermissions is a
+// cli_error unless the session is in it already. Subscribers get
+// session/state with the new mode.
+func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, error) {
+	const what = "session/setPermissionMode"
+	s.mu.Lock()
+	switch {
+	case s.proc.gone():
+		s.mu.Unlock()
+		return "", protocol.Errorf(protocol.CodeSessionExited, "%s: session %s has exited", what, s.id)
+	case s.restarts.active:
+		defer s.mu.Unlock()
+		if mode == protocol.PermissionModeBypass && s.broker.Mode() != protocol.PermissionModeBypass {
+			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: the session is restarting and its new claude is launched in mode %q; claude takes bypassPermissions only when launched with it (and never as root)", what, mode, cmp.Or(s.broker.Mode(), protocol.PermissionModeDefault))
+		}
+		if s.broker.SetMode(mode) {
+			s.pushStateLocked("")
+		}
+		return mode, nil
 	}
-	out := make([]protocol.ModelInfo, len(m.list))
-	for i, e := range m.list {
-		out[i] = e.info
+	s.mu.Unlock()
+	resp, err := s.controlWait(ctx, "set_permission_mode", map[string]any{"mode": mode})
+	if err != nil {
+		var ce *cliError
+		if errors.As(err, &ce) {
+			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: %s", what, mode, textutil.Truncate(ce.Msg, 500))
+		}
+		return "", controlError(what, err)
 	}
-	return out
+	got := gjson.GetBytes(resp, "mode").String()
+	if got == "" {
+		got = mode
+	}
+	s.mu.Lock()
+	if s.broker.SetMode(got) {
+		s.pushStateLocked("")
+	}
+	s.mu.Unlock()
+	s.log.Info("permission mode set", "mode", got)
+	return got, nil
 }

@@ -98,7 +98,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	}
 	o := s.env.opts
 	s.mu.Lock()
-	model, mode := s.models.chosen, s.broker.mode
+	model, mode := s.models.Chosen(), s.broker.Mode()
 	s.mu.Unlock()
 	// The handlers use p only as the identity of the process (p.cli is set
 	// after Start, while they may already run).
@@ -117,9 +117,9 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		TermGrace:        o.termGrace,
 		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
 		OnControlRequest: s.onControlRequest,
-		OnControlCancel:  s.broker.onCancel,
-		OnNormalized:     s.env.metrics.normalized,
-		OnControlDone:    s.env.metrics.controlDone,
+		OnControlCancel:  s.broker.Withdraw,
+		OnNormalized:     s.env.metrics.Normalized,
+		OnControlDone:    s.env.metrics.ControlDone,
 		Logger:           s.log,
 	})
 	if err != nil {
@@ -156,7 +156,7 @@ func (s *Session) run(p *claudeProc) {
 			s.log.Warn("claude did not accept initialize", "err", r.err)
 		} else {
 			s.mu.Lock()
-			if s.models.noteList(r.resp, s.log) {
+			if s.models.NoteList(r.resp, s.log) {
 				s.pushStateLocked("")
 			}
 			s.mu.Unlock()
@@ -184,9 +184,9 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 	if p != s.proc.cur || (s.restarts.active && s.proc.closing == "") {
 		// Replaced: what it asked (a turn it started on its own while it
 		// was being closed) can no longer be answered.
-		s.broker.cancel(p.cli)
+		s.broker.CancelOf(p.cli)
 		s.mu.Unlock()
-		s.env.metrics.claudeExited("restart", ex)
+		s.env.metrics.ClaudeExited("restart", ex)
 		s.log.Info("claude exited for a restart", logArgs...)
 		return
 	}
@@ -195,7 +195,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 		reason = protocol.ExitExited
 	}
 	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
-	s.env.metrics.claudeExited(reason, ex)
+	s.env.metrics.ClaudeExited(reason, ex)
 	s.reportExitLocked(code, sig, ex.StderrTail, reason)
 	held := s.restarts.held
 	s.restarts.held = nil
@@ -212,9 +212,9 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 	if s.proc.exited {
 		return
 	}
-	s.broker.cancel(nil)
+	s.broker.CancelAll()
 	s.proc.exited = true
-	s.turns.endAll()
+	s.turns.EndAll()
 	state := protocol.StateExited
 	if reason == protocol.ExitClosed {
 		state = protocol.StateClosed
@@ -259,7 +259,7 @@ func (s *Session) close(reason string) {
 	}
 	<-s.proc.final
 	s.wg.Wait()
-	s.broker.wg.Wait()
+	s.broker.Wait()
 	s.mcp.end() // no process left, none to come
 
 	if reason != protocol.ExitClosed {
@@ -286,7 +286,7 @@ func (s *Session) close(reason string) {
 func (s *Session) reap(reason string) {
 	<-s.proc.final
 	s.wg.Wait()
-	s.broker.wg.Wait()
+	s.broker.Wait()
 	s.mcp.end()
 	s.mu.Lock()
 	defer s.mu.Unlock()

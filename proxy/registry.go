@@ -8,7 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/metrics"
 )
 
 // registry is the server's record of its sessions and its connections:
@@ -28,7 +30,7 @@ type registry struct {
 	sessions map[string]*Session
 	starting int // sessions whose claude is being started, not yet in sessions
 	clients  map[*client]struct{}
-	retired  wsTotals // metrics.go: the websocket counts of clients gone
+	retired  metrics.WS // the websocket counts of clients gone (/metrics)
 	served   bool
 	connSeq  int64
 
@@ -61,7 +63,7 @@ func (s *registry) session(id string) (*Session, error) {
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
 	if sess == nil {
-		return nil, protocol.Errorf(protocol.CodeUnknownSession, "no session %q (never created, closed, or the proxy restarted)", truncate(id, 80))
+		return nil, protocol.Errorf(protocol.CodeUnknownSession, "no session %q (never created, closed, or the proxy restarted)", textutil.Truncate(id, 80))
 	}
 	return sess, nil
 }
@@ -89,7 +91,7 @@ func (s *registry) forget(id string) (*Session, error) {
 	defer s.mu.Unlock()
 	sess := s.sessions[id]
 	if sess == nil {
-		return nil, protocol.Errorf(protocol.CodeUnknownSession, "session/close: no session %q", truncate(id, 80))
+		return nil, protocol.Errorf(protocol.CodeUnknownSession, "session/close: no session %q", textutil.Truncate(id, 80))
 	}
 	delete(s.sessions, id)
 	return sess, nil
@@ -111,7 +113,7 @@ func (s *registry) removeClient(c *client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.clients, c)
-	s.retired.add(c)
+	s.retired.Add(c.conn.Counts())
 }
 
 // isShuttingDown is a check without the lock, for refusing new work early.

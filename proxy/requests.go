@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
@@ -24,7 +25,7 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		return
 	}
 	if len(f.ID) == 0 {
-		c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeBadRequest, "%s: id: required (every request carries an id; a frame without one is not executed)", truncate(f.Type, 60)))
+		c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeBadRequest, "%s: id: required (every request carries an id; a frame without one is not executed)", textutil.Truncate(f.Type, 60)))
 		return
 	}
 	rt, ok := s.features.lookup(f.Type)
@@ -90,7 +91,7 @@ func (s *Server) reqPermissionRespond(ctx context.Context, _ *client, d *protoco
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.ControlTimeout)
 	defer cancel()
-	return nil, sess.broker.respond(ctx, d)
+	return nil, sess.broker.Respond(ctx, d)
 }
 
 func (s *Server) reqSend(c *client, id json.RawMessage, d *protocol.SessionSend) {
@@ -186,7 +187,7 @@ func controlError(what string, err error) error {
 	var ce *cliError
 	switch {
 	case errors.As(err, &ce):
-		return protocol.Errorf(protocol.CodeCLIError, "%s: claude answered: %s", what, truncate(ce.Msg, 500))
+		return protocol.Errorf(protocol.CodeCLIError, "%s: claude answered: %s", what, textutil.Truncate(ce.Msg, 500))
 	case errors.Is(err, context.DeadlineExceeded):
 		return protocol.Errorf(protocol.CodeTimeout, "%s: claude did not read the request in time", what)
 	case errors.Is(err, errControlTimeout):

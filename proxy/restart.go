@@ -43,7 +43,7 @@ func (s *Session) requestRestart(why string) {
 	}
 	s.log.Info("restarting claude between turns", "why", why)
 	s.restarts.wanted = true
-	if !s.turns.busy() {
+	if !s.turns.Busy() {
 		s.beginRestartLocked()
 	}
 }
@@ -54,7 +54,7 @@ func (s *Session) beginRestartLocked() {
 	}
 	s.restarts.wanted = false
 	s.restarts.active = true
-	s.turns.reset() // none in flight (busy was false), and the new process has echoed nothing yet
+	s.turns.Reset() // none in flight (busy was false), and the new process has echoed nothing yet
 	s.setStateLocked(protocol.StateRestarting, "applying an MCP configuration change")
 	old := s.proc.cur
 	s.wg.Add(1)
@@ -115,7 +115,7 @@ func (s *Session) restart(old *claudeProc) {
 	}
 	s.proc.cur = p
 	s.restarts.active = false
-	s.env.metrics.restarted()
+	s.env.metrics.Restarted()
 	s.state = "" // so the next line announces it
 	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
 	s.mu.Unlock()
@@ -132,7 +132,7 @@ func (s *Session) onInitialized(p *claudeProc) {
 	defer s.mu.Unlock()
 	p.initialized = true
 	if s.proc.cur == p && s.state == protocol.StateStarting {
-		s.setStateLocked(s.turns.stateName(), "")
+		s.setStateLocked(s.turns.StateName(), "")
 	}
 	s.flushHeldLocked()
 }
@@ -165,7 +165,7 @@ func (s *Session) flushHeld(p *claudeProc) {
 		}
 		h := s.restarts.held[0]
 		s.restarts.held = s.restarts.held[1:]
-		k := s.turns.queue(h.line)
+		k := s.turns.Queue(h.line)
 		s.settleStateLocked()
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/proxy/eventlog"
 	"log/slog"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
+	"github.com/ccproxy/ccproxy/proxy/metrics"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
@@ -44,8 +46,8 @@ type Server struct {
 	mcpf     mcpFeatures  // mcp/add … mcp/logout: management, live actions, logins (mcpfeatures.go)
 	upgrader websocket.Upgrader
 
-	metrics        *metrics     // metrics.go: GET /metrics
-	metricsHandler http.Handler // of metrics' own registry
+	metrics        *metrics.Metrics // GET /metrics (package proxy/metrics; metrics.go)
+	metricsHandler http.Handler     // of metrics' own registry
 
 	claudeMu sync.Mutex
 	claude   *Claude
@@ -75,8 +77,8 @@ func New(opts Options) (*Server, error) {
 	}
 	s.mcp = mcphub.NewHub(s.log, s.claudeEnv()...)
 	s.mcpf = s.newMCPFeatures()
-	s.metrics = newMetrics(s)
-	s.metricsHandler = newMetricsHandler(s.metrics, s)
+	s.metrics = metrics.New(func() metrics.State { return metricsState(s) }, s.log)
+	s.metricsHandler = s.metrics.Handler()
 	if opts.MCP != nil {
 		s.mcp.SetConfig(opts.MCP.Current())
 	}
@@ -311,7 +313,7 @@ func (s *Server) reapExited(now time.Time) {
 	s.mu.Unlock()
 	for _, sess := range due {
 		sess.log.Info("forgetting the exited session", "ttl", s.opts.SessionTTL)
-		s.metrics.sessionReaped()
+		s.metrics.SessionReaped()
 		sess.reap(protocol.ReasonReaped)
 	}
 }
@@ -328,9 +330,9 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	}
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
 		if d.Cwd == "" {
-			return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: the proxy's project directory %q is no longer an existing directory; give data.cwd", truncate(cwd, 200))
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: the proxy's project directory %q is no longer an existing directory; give data.cwd", textutil.Truncate(cwd, 200))
 		}
-		return nil, protocol.FieldErrorf(protocol.TypeSessionCreate, "data.cwd", "%q is not an existing directory", truncate(cwd, 200))
+		return nil, protocol.FieldErrorf(protocol.TypeSessionCreate, "data.cwd", "%q is not an existing directory", textutil.Truncate(cwd, 200))
 	}
 	client, err := s.clientServers(d.MCPServers)
 	if err != nil {
@@ -378,7 +380,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	sess.proc.cur = p
 	sess.mu.Unlock()
 	s.sessions[id] = sess
-	s.metrics.sessionCreated()
+	s.metrics.SessionCreated()
 	sess.run(p)
 	return sess, nil
 }

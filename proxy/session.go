@@ -14,8 +14,11 @@ import (
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/broker"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
+	"github.com/ccproxy/ccproxy/proxy/models"
+	"github.com/ccproxy/ccproxy/proxy/turnstate"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -28,9 +31,12 @@ import (
 //
 //   - proc (process.go): the claude process, its spawn, the exit
 //     watcher, exit reporting and close;
-//   - turns (turnstate.go): which turn claude runs, read from its events;
-//   - broker (broker.go): permission requests and the permission mode;
-//   - models (model.go): the models claude offers and the one it runs;
+//   - turns (package proxy/turnstate): which turn claude runs, read
+//     from its events;
+//   - broker (package proxy/broker): permission requests and the
+//     permission mode; it sees the session as a brokerSession;
+//   - models (package proxy/models; model.go): the models claude offers
+//     and the one it runs;
 //   - restarts (restart.go): restarts between turns and the turns held
 //     meanwhile;
 //   - mcp (sessionmcp.go): the MCP configuration sent live (the
@@ -43,17 +49,15 @@ import (
 //
 // Goroutines, all tracked by wg and joined by close: per process, the
 // exit watcher (it waits for the client, whose own goroutines call the
-// session's handlers: onEvent, onControlRequest, broker.onCancel, and the
+// session's handlers: onEvent, onControlRequest, broker.Withdraw, and the
 // callbacks of control requests); a restart; the flush of held turns; the
 // applier of MCP configuration changes (markApply). The permission
-// timeouts (time.AfterFuncs) are counted in the broker's own wg (counted
-// when armed and released when they run or are stopped), which close also
-// waits for.
+// timeouts (time.AfterFuncs) are the broker's own (Broker.Wait), which
+// close also waits for.
 //
 // mu guards state, claudeID and the fields of every part that says it is
-// guarded by Session.mu (proc, turns, restarts, broker's perms, resolved
-// and mode, models but its setMu, mcp's statusInFlight, applyWanted and
-// applying). The parts' own locks: models.setMu (taken before mu),
+// guarded by Session.mu (proc, turns, restarts, the broker's state,
+// models but its setMu, mcp's statusInFlight, applyWanted and applying). The parts' own locks: sessionModels.setMu (taken before mu),
 // sessionMCP.mu (taken before mu), sessionMCP.clientMu (alone or under
 // mu). The hub has its own lock, taken after mu.
 type Session struct {
@@ -68,12 +72,12 @@ type Session struct {
 	claudeID string
 	hub      *hub // the event log and the subscriptions (its own lock, taken after mu)
 
-	proc     procState  // the process and its end (process.go); guarded by mu
-	turns    turns      // turn state (turnstate.go); guarded by mu
-	restarts restarts   // restarts and held turns (restart.go); guarded by mu
-	broker   broker     // permission requests and the mode (broker.go)
-	models   models     // models (model.go)
-	mcp      sessionMCP // MCP in the session (sessionmcp.go)
+	proc     procState       // the process and its end (process.go); guarded by mu
+	turns    turnstate.Turns // turn state (package proxy/turnstate); guarded by mu
+	restarts restarts        // restarts and held turns (restart.go); guarded by mu
+	broker   *broker.Broker  // permission requests and the mode (package proxy/broker)
+	models   sessionModels   // models (package proxy/models; model.go)
+	mcp      sessionMCP      // MCP in the session (sessionmcp.go)
 
 	wg sync.WaitGroup
 }
@@ -83,17 +87,23 @@ type Session struct {
 func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig, h *hub) *Session {
 	s := &Session{id: id, env: env, log: log, cfg: cfg, createdAt: time.Now(), state: protocol.StateStarting, hub: h}
 	s.proc.final = make(chan struct{})
-	s.models.current, s.models.chosen = cfg.model, cfg.model
-	s.broker = broker{
-		mu: &s.mu, session: id, log: log, metrics: env.metrics,
-		timeout: env.opts.permissionTimeout, maxPending: env.opts.maxPendingPermissions, rules: env.opts.rules, cwd: cfg.cwd,
-		push:   h.push,
-		allows: func(tool string, ref *protocol.MCPRef) bool { return s.mcp.config().Allows(tool, ref) },
-		exited: func() bool { return s.proc.exited },
-		mode:   cfg.permissionMode,
-	}
+	s.models.State = models.Start(cfg.model)
+	s.broker = broker.New(&s.mu, brokerSession{s}, broker.Config{
+		Session: id, Log: log, Metrics: env.metrics,
+		Timeout: env.opts.permissionTimeout, MaxPending: env.opts.maxPendingPermissions, Rules: env.opts.rules, Cwd: cfg.cwd,
+		Mode: cfg.permissionMode,
+	})
 	s.mcp = sessionMCP{client: cfg.client, target: env.mcp, envSecrets: env.envSecrets, log: log}
 	return s
+}
+
+// brokerSession is the session as its broker sees it (broker.Session).
+type brokerSession struct{ s *Session }
+
+func (b brokerSession) Push(frame []byte) { b.s.hub.push(frame) }    // Session.mu held
+func (b brokerSession) Exited() bool      { return b.s.proc.exited } // Session.mu held
+func (b brokerSession) Allows(tool string, ref *protocol.MCPRef) bool {
+	return b.s.mcp.config().Allows(tool, ref)
 }
 
 type sessionConfig struct {
@@ -149,21 +159,21 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		return protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
 	})
 	if frame != nil {
-		s.env.metrics.eventLogged(frame)
+		s.env.metrics.EventLogged(frame)
 	}
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
 		s.claudeID = ev.SessionID
 		s.pushStateLocked("")
 	}
 	if ev.Type == stream.TypeSystem {
-		if s.broker.noteMode(ev) {
+		if s.broker.NoteMode(ev) {
 			s.pushStateLocked("")
 		}
-		if s.models.noteInit(ev) {
+		if s.models.NoteInit(ev) {
 			s.pushStateLocked("")
 		}
 	}
-	if p == s.proc.cur && !s.restarts.active && s.turns.event(ev, s.log) {
+	if p == s.proc.cur && !s.restarts.active && s.turns.Event(ev, s.log) {
 		s.settleStateLocked()
 	}
 	s.mu.Unlock()
@@ -179,7 +189,19 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	}
 }
 
-// ---------------------------------------------------------------- state (turnstate.go reads it from the events)
+// ---------------------------------------------------------------- state (package turnstate reads it from the events)
+
+// settleStateLocked sets running or idle from the turn state (while the
+// session is running or idle: not while it starts, restarts or has
+// exited), and begins a deferred restart once no turn is in flight.
+func (s *Session) settleStateLocked() {
+	if s.state == protocol.StateRunning || s.state == protocol.StateIdle {
+		s.setStateLocked(s.turns.StateName(), "")
+	}
+	if s.restarts.wanted && !s.turns.Busy() {
+		s.beginRestartLocked()
+	}
+}
 
 // setStateLocked changes the state and tells the live subscribers.
 func (s *Session) setStateLocked(state, reason string) {
@@ -202,14 +224,14 @@ func (s *Session) pushStateLocked(reason string) {
 // one that catches up is sent a session/state when it turns live if any
 // of them changed meanwhile (liveFramesLocked).
 func (s *Session) stateKeyLocked() string {
-	return s.state + "\x00" + s.broker.mode + "\x00" + s.models.current + "\x00" + strconv.FormatUint(s.models.gen, 10)
+	return s.state + "\x00" + s.broker.Mode() + "\x00" + s.models.Current() + "\x00" + strconv.FormatUint(s.models.Gen(), 10)
 }
 
 // stateFrameLocked is the session/state push of the state now (nil, and
 // logged, if it cannot be encoded).
 func (s *Session) stateFrameLocked(reason string) []byte {
-	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.mode,
-		Model: s.models.current, Models: s.models.infos()})
+	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.Mode(),
+		Model: s.models.Current(), Models: s.models.Infos()})
 	if err != nil {
 		s.log.Error("session state", "err", err)
 		return nil
@@ -263,11 +285,11 @@ func (s *Session) controlWait(ctx context.Context, subtype string, fields any) (
 // is never left waiting.
 func (s *Session) onControlRequest(p *claudecli.Client, req claudecli.ControlRequest) {
 	if req.Subtype == "can_use_tool" {
-		s.broker.onRequest(p, req.ID, req.Line)
+		s.broker.Request(p, req.ID, req.Line)
 		return
 	}
 	s.log.Info("claude sent a control request ccproxy does not handle; answered with an error", "subtype", req.Subtype)
-	answerClaude(p, stream.ControlError(req.ID, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", req.Subtype)))
+	_ = p.Answer(stream.ControlError(req.ID, fmt.Sprintf("ccproxy does not handle control requests of subtype %q", req.Subtype))) // never blocks
 }
 
 // ---------------------------------------------------------------- turns
@@ -291,13 +313,13 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
 		s.mu.Unlock()
 		return
-	case len(s.turns.queued) >= maxQueuedTurns:
+	case s.turns.Queued() >= turnstate.MaxQueued:
 		s.mu.Unlock()
-		reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s: claude has not started the %d turns sent before; wait until it is idle", s.id, maxQueuedTurns))
+		reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s: claude has not started the %d turns sent before; wait until it is idle", s.id, turnstate.MaxQueued))
 		return
 	}
 	p := s.proc.cur
-	k := s.turns.queue(line)
+	k := s.turns.Queue(line)
 	s.settleStateLocked()
 	s.mu.Unlock()
 	reply(s.writeTurn(ctx, p, line, k))
@@ -305,14 +327,14 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 
 // writeTurn writes a turn queued with key k; if that fails, it is
 // unqueued.
-func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte, k turnKey) error {
+func (s *Session) writeTurn(ctx context.Context, p *claudeProc, line []byte, k turnstate.Key) error {
 	err := p.cli.Send(ctx, line)
 	if err == nil {
 		return nil
 	}
 	s.mu.Lock()
 	if s.proc.cur == p {
-		s.turns.unqueue(k)
+		s.turns.Unqueue(k)
 		s.settleStateLocked()
 	}
 	s.mu.Unlock()
@@ -337,7 +359,7 @@ func (s *Session) subscribe(c *client, id json.RawMessage, afterSeq int64) error
 	}
 	return s.hub.subscribe(c, s, afterSeq, s.stateKeyLocked(), func(first, last int64) ([]byte, error) {
 		return encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last,
-			Model: s.models.current, Models: s.models.infos()})
+			Model: s.models.Current(), Models: s.models.Infos()})
 	})
 }
 
@@ -379,10 +401,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	if sub.wasLive {
 		return frames
 	}
-	for _, perm := range s.broker.perms {
-		frames = append(frames, perm.frame)
-	}
-	return frames
+	return s.broker.AppendFrames(frames)
 }
 
 // unsubscribe ends c's subscription; its queued frames are dropped.
@@ -398,14 +417,14 @@ func (s *Session) info() protocol.SessionInfo {
 		Session:            s.id,
 		State:              s.state,
 		Cwd:                s.cfg.cwd,
-		Model:              s.models.current,
-		PermissionMode:     s.broker.mode,
+		Model:              s.models.Current(),
+		PermissionMode:     s.broker.Mode(),
 		ClaudeSessionID:    s.claudeID,
 		CreatedAt:          s.createdAt.UTC(),
 		FirstSeq:           first,
 		LastSeq:            last,
 		Subscribers:        int64(s.hub.subscribers()),
-		PendingPermissions: int64(len(s.broker.perms)),
+		PendingPermissions: int64(s.broker.Pending()),
 	}
 }
 
@@ -427,13 +446,6 @@ func deref[T any](p *T) any {
 		return nil
 	}
 	return *p
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // osEnvWithout returns env without the variables named.

@@ -5,12 +5,13 @@ package proxy
 // calls nothing of the server but what is here.
 
 import (
-	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"log/slog"
 	"time"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/proxy/broker"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -56,25 +57,24 @@ type sessionOptions struct {
 	closeGrace, termGrace time.Duration
 	permissionTimeout     time.Duration
 	maxPendingPermissions int
-	// rules writes "always" answers' rules (the MCP source, when it can:
-	// broker.recorder); nil when claude writes them itself.
-	rules ruleRecorder
+	// rules writes "always" answers' rules (the MCP source, when it can);
+	// nil when claude writes them itself.
+	rules broker.RuleRecorder
 	// toggles takes back the CLI's record of an mcp_toggle (the MCP
 	// source, when it can); nil runs the toggle as is.
 	toggles mcphub.ToggleRecorder
 }
 
-// sessionMetrics are the counts a session makes (metrics.go). Its methods
-// take only the metrics' own locks: they may be called with a session's
-// lock held.
+// sessionMetrics are the counts a session makes (package proxy/metrics).
+// Its methods take only the metrics' own locks: they may be called with a
+// session's lock held.
 type sessionMetrics interface {
-	eventLogged(frame []byte)
-	permissionAsked(kind string)
-	permissionDone(perm *permission)
-	controlDone(subtype string, took time.Duration, err error)
-	normalized(took time.Duration)
-	restarted()
-	claudeExited(reason string, ex claudecli.Exit)
+	EventLogged(frame []byte)
+	broker.Metrics
+	ControlDone(subtype string, took time.Duration, err error)
+	Normalized(took time.Duration)
+	Restarted()
+	ClaudeExited(reason string, ex claudecli.Exit)
 }
 
 // mcpTarget is the proxy's MCP configuration in force and its status feed
@@ -110,7 +110,7 @@ func newSessionEnv(s *Server) sessionEnv {
 		claudeEnv:  s.claudeEnv,
 		findClaude: s.findClaude,
 	}
-	env.opts.rules, _ = o.MCP.(ruleRecorder)
+	env.opts.rules, _ = o.MCP.(broker.RuleRecorder)
 	env.opts.toggles, _ = o.MCP.(mcphub.ToggleRecorder)
 	return env
 }

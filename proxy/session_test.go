@@ -184,7 +184,7 @@ func TestRestartCancelsTheOldProcessRequests(t *testing.T) {
 	}
 	c.turn(s, "hello") // the new process works
 	sess.mu.Lock()
-	n := len(sess.broker.perms)
+	n := sess.broker.Pending()
 	sess.mu.Unlock()
 	if n != 0 {
 		t.Errorf("%d permission requests still pending after the restart", n)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ccproxy/ccproxy/internal/childproc"
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
@@ -314,7 +315,7 @@ func (r *loginRun) finish(ctx context.Context, err error) {
 	if !r.replied {
 		r.conn.Reply(protocol.MCPLoginResult{Name: r.name})
 	}
-	r.conn.Push(protocol.MCPLoginEvent{Name: r.name, State: protocol.LoginDone, Message: truncate(msg, 1000)})
+	r.conn.Push(protocol.MCPLoginEvent{Name: r.name, State: protocol.LoginDone, Message: textutil.Truncate(msg, 1000)})
 }
 
 // failure is the error of a login that ended with err: why ccproxy
@@ -334,7 +335,7 @@ func (r *loginRun) failure(err error) *protocol.Error {
 	if cliMsg == "" {
 		cliMsg = fmt.Sprintf("claude mcp login ended (%v) without saying why", err)
 	}
-	return protocol.Errorf(protocol.CodeCLIError, "%s: %s", protocol.TypeMCPLogin, truncate(cliMsg, 1000))
+	return protocol.Errorf(protocol.CodeCLIError, "%s: %s", protocol.TypeMCPLogin, textutil.Truncate(cliMsg, 1000))
 }
 
 func exitText(err error) string {
@@ -467,10 +468,10 @@ func (m *Logins) Logout(name string) (func(ctx context.Context, log *slog.Logger
 				msg = fmt.Sprintf("claude mcp logout failed (%v)", err)
 			}
 			log.Info("claude mcp logout failed", "server", name, "exit", err.Error())
-			return nil, protocol.Errorf(protocol.CodeCLIError, "%s: %s", typ, truncate(msg, 1000))
+			return nil, protocol.Errorf(protocol.CodeCLIError, "%s: %s", typ, textutil.Truncate(msg, 1000))
 		}
 		log.Info("claude mcp logout done", "server", name)
 		sessions := m.cfg.Live.Reconnect(connCtx, typ, name)
-		return protocol.MCPLogoutResult{Name: name, Message: truncate(m.scrubCLIText(lastLines(out.String(), 1)), 1000), Sessions: sessions}, nil
+		return protocol.MCPLogoutResult{Name: name, Message: textutil.Truncate(m.scrubCLIText(lastLines(out.String(), 1)), 1000), Sessions: sessions}, nil
 	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
@@ -34,7 +35,7 @@ func TestLoginOutput(t *testing.T) {
 		default:
 		}
 		if got != tc.url || o.lastLine() != tc.last {
-			t.Errorf("%s: url %q, last %q; want %q, %q", tc.name, got, truncate(o.lastLine(), 40), tc.url, tc.last)
+			t.Errorf("%s: url %q, last %q; want %q, %q", tc.name, got, textutil.Truncate(o.lastLine(), 40), tc.url, tc.last)
 		}
 	}
 }

@@ -79,11 +79,3 @@ func (m *Logins) scrubCLIText(text string) string {
 	text = urlInText.ReplaceAllStringFunc(text, mcpconfig.RedactURL)
 	return m.cfg.Scrub(text)
 }
-
-// truncate cuts s to n bytes, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

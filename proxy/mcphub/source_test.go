@@ -16,16 +16,16 @@ func TestMCPConfigSource(t *testing.T) {
 	e := newMCPEnv(t)
 	// A trusted workspace: its settings.local.json (where approvals are
 	// recorded) counts.
-	proj, _ := filepath.EvalSymlinks(e.project)
+	proj, _ := filepath.EvalSymlinks(e.Project)
 	home, _ := json.Marshal(map[string]any{
 		"mcpServers": map[string]any{"usr": map[string]any{"command": "u", "env": map[string]any{"TOKEN": "s3cret-value"}}},
 		"projects":   map[string]any{proj: map[string]any{"hasTrustDialogAccepted": true}},
 	})
-	os.WriteFile(filepath.Join(e.home, ".claude.json"), home, 0o600)
-	e.writeMCPJSON(t, map[string]any{"proj": map[string]any{"command": "p"}})
+	os.WriteFile(filepath.Join(e.Home, ".claude.json"), home, 0o600)
+	e.WriteMCPJSON(t, map[string]any{"proj": map[string]any{"command": "p"}})
 	// The user's permission rules, not the servers, make the tool flags.
-	os.WriteFile(filepath.Join(e.home, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__usr__get"], "deny": ["mcp__usr__rm"]}}`), 0o600)
-	src, err := NewConfigSource(e.opts, e.filesDir, nil)
+	os.WriteFile(filepath.Join(e.Home, ".claude", "settings.json"), []byte(`{"permissions": {"allow": ["mcp__usr__get"], "deny": ["mcp__usr__rm"]}}`), 0o600)
+	src, err := NewConfigSource(e.Opts, e.FilesDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestMCPConfigSource(t *testing.T) {
 	if _, ok := cfg2.Servers["proj"]; !ok {
 		t.Errorf("proj not active after approval: %v", cfg2.Servers)
 	}
-	if b, _ := os.ReadFile(filepath.Join(e.project, ".claude", "settings.local.json")); !strings.Contains(string(b), `"proj"`) {
+	if b, _ := os.ReadFile(filepath.Join(e.Project, ".claude", "settings.local.json")); !strings.Contains(string(b), `"proj"`) {
 		t.Errorf("approval not recorded: %s", b)
 	}
 	// The old file lives until its process releases it.
@@ -96,7 +96,7 @@ func TestMCPConfigSource(t *testing.T) {
 	}
 
 	// A file edit arrives through the watcher.
-	e.writeMCPJSON(t, map[string]any{"proj": map[string]any{"command": "p"}, "proj2": map[string]any{"command": "q", "args": []any{"x"}}})
+	e.WriteMCPJSON(t, map[string]any{"proj": map[string]any{"command": "p"}, "proj2": map[string]any{"command": "q", "args": []any{"x"}}})
 	waitChange(t, src, func(c *Config) bool {
 		return slices.ContainsFunc(c.View.Servers, func(s protocol.MCPConfigServer) bool { return s.Name == "proj2" })
 	})

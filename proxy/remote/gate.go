@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
@@ -86,10 +87,6 @@ func (g *Gate) Listen(ln net.Listener, tlsConf *tls.Config, extraHosts []string)
 // valid until used (the one printed at launch).
 func (g *Gate) NewLoginCode(ttl time.Duration) string { return g.logins.mint(ttl) }
 
-// FailingClients is the number of client addresses whose failed logins
-// the rate limit remembers.
-func (g *Gate) FailingClients() int { return g.limit.size() }
-
 func (g *Gate) writeError(w http.ResponseWriter, status int, code protocol.Code, msg string) {
 	g.cfg.WriteError(w, status, code, msg)
 }
@@ -101,13 +98,13 @@ func (g *Gate) Check(next http.Handler) http.Handler {
 			// DNS rebinding: a page of another site whose name now
 			// points here. Which names are served is not said: the
 			// page could read it.
-			g.log.Warn("request for a host this proxy does not serve refused", "host", truncate(r.Host, 100), "path", r.URL.Path)
+			g.log.Warn("request for a host this proxy does not serve refused", "host", textutil.Truncate(r.Host, 100), "path", r.URL.Path)
 			g.writeError(w, http.StatusMisdirectedRequest, protocol.CodeForbiddenOrigin, fmt.Sprintf("host %.100q is not a name this proxy is served by (its listen address, loopback names on loopback, or a name given with --host)", r.Host))
 			return
 		}
 		origin := r.Header.Get("Origin")
 		if !g.policy.Allowed(origin) {
-			g.log.Warn("request from a forbidden origin refused", "origin", truncate(origin, 100), "path", r.URL.Path)
+			g.log.Warn("request from a forbidden origin refused", "origin", textutil.Truncate(origin, 100), "path", r.URL.Path)
 			g.writeError(w, http.StatusForbidden, protocol.CodeForbiddenOrigin, fmt.Sprintf("origin %.100q may not use this proxy (allowed: its own origin, vscode-webview://, --allow-origin)", origin))
 			return
 		}
@@ -271,7 +268,7 @@ func (g *Gate) ServeLoginCode(w http.ResponseWriter, r *http.Request) {
 	}
 	if !g.bearerOK(r) {
 		if origin := r.Header.Get("Origin"); origin == "" || !g.policy.OwnOrExtra(origin) {
-			g.log.Warn("login link refused: the login cookie without the proxy's own Origin", "origin", truncate(origin, 100))
+			g.log.Warn("login link refused: the login cookie without the proxy's own Origin", "origin", textutil.Truncate(origin, 100))
 			g.writeError(w, http.StatusForbidden, protocol.CodeForbiddenOrigin, "minting a login link with the login cookie takes a request from the web UI's own page (its Origin header); with the token, send Authorization: Bearer")
 			return
 		}

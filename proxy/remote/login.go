@@ -9,6 +9,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/ccproxy/ccproxy/internal/textutil"
 )
 
 // Browser login. A browser cannot send the token on a websocket or an <img>
@@ -171,7 +173,7 @@ func clientKey(remoteAddr string) string {
 	}
 	ip := net.ParseIP(host)
 	if ip == nil {
-		return truncate(host, maxClientKey)
+		return textutil.Truncate(host, maxClientKey)
 	}
 	if v4 := ip.To4(); v4 != nil {
 		return v4.String()

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/ccproxy/ccproxy/internal/textutil"
 )
 
 // Policy decides which browser origins may use the proxy (SPEC §1.3)
@@ -135,7 +137,7 @@ func ParseOrigin(o string) (string, error) {
 	}
 	n, err := strconv.Atoi(host[i+1:])
 	if err != nil || n < 1 || n > 65535 {
-		return "", fmt.Errorf("not an origin: port %q is not a port number (1 to 65535)", truncate(host[i+1:], 20))
+		return "", fmt.Errorf("not an origin: port %q is not a port number (1 to 65535)", textutil.Truncate(host[i+1:], 20))
 	}
 	if n == defaultPorts[scheme] {
 		return scheme + "://" + host[:i], nil
@@ -145,10 +147,3 @@ func ParseOrigin(o string) (string, error) {
 
 // defaultPorts are the ports an origin leaves out.
 var defaultPorts = map[string]int{"http": 80, "ws": 80, "https": 443, "wss": 443}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

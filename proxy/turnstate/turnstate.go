@@ -1,12 +1,4 @@
-package proxy
-
-// The turns part of a Session: which turn claude runs, read from its
-// events (see the comment below and proxy/doc.go's State section).
-// Fields: inTurn, queued, replays, turnReplayed (type turns), all
-// guarded by Session.mu: every method is called with it held. The
-// session's state (running or idle) follows them in
-// Session.settleStateLocked, which also begins a deferred restart once no
-// turn is in flight.
+package turnstate
 
 import (
 	"crypto/sha256"
@@ -46,21 +38,21 @@ import (
 // Only the current process's events count; a restart begins with none in
 // flight and resets the turn state.
 
-// turnKey identifies a user turn written to claude, to recognize its
+// Key identifies a user turn written to claude, to recognize its
 // replay: the length and sha256 of its text, and whether it is a slash
 // command.
-type turnKey struct {
+type Key struct {
 	n     int
 	sum   [sha256.Size]byte
 	slash bool
 }
 
-// maxQueuedTurns bounds the user turns written to claude and not yet seen
+// MaxQueued bounds the user turns written to claude and not yet seen
 // starting; beyond, session/send gets limit_exceeded.
-const maxQueuedTurns = 1024
+const MaxQueued = 1024
 
-func keyOf(text string) turnKey {
-	return turnKey{n: len(text), sum: sha256.Sum256([]byte(text)), slash: strings.HasPrefix(text, "/")}
+func keyOf(text string) Key {
+	return Key{n: len(text), sum: sha256.Sum256([]byte(text)), slash: strings.HasPrefix(text, "/")}
 }
 
 // userText is the text of a user message's content, for matching turns with
@@ -87,47 +79,51 @@ func userText(content gjson.Result) (text string, ok bool) {
 	return strings.Join(parts, "\n"), ok
 }
 
-// turns is the turn state of a session's current process. Guarded by
-// Session.mu (it is a part of the Session, not a lock of its own).
-type turns struct {
-	inTurn       bool      // claude runs a turn: its system/init (or first event) was seen, its result not yet
-	queued       []turnKey // user turns written to claude and not yet seen starting (their replay), oldest first
-	replays      bool      // the current process has replayed a user turn (it echoes them)
-	turnReplayed bool      // a user turn was replayed in the running turn
+// Turns is the turn state of a session's current process. It is not safe
+// for concurrent use: its owner's lock guards it (proxy's Session.mu).
+// The zero value is the state of a new process.
+type Turns struct {
+	inTurn       bool  // claude runs a turn: its system/init (or first event) was seen, its result not yet
+	queued       []Key // user turns written to claude and not yet seen starting (their replay), oldest first
+	replays      bool  // the current process has replayed a user turn (it echoes them)
+	turnReplayed bool  // a user turn was replayed in the running turn
 }
 
-// busy reports whether a turn is in flight: claude runs one (a user
+// Busy reports whether a turn is in flight: claude runs one (a user
 // turn or one it started by itself), or a user turn was written that has
 // not started yet.
-func (t *turns) busy() bool { return t.inTurn || len(t.queued) > 0 }
+func (t *Turns) Busy() bool { return t.inTurn || len(t.queued) > 0 }
 
-// stateName is the session's state the turns make: running or idle.
-func (t *turns) stateName() string {
-	if t.busy() {
+// StateName is the session's state the turns make: running or idle.
+func (t *Turns) StateName() string {
+	if t.Busy() {
 		return protocol.StateRunning
 	}
 	return protocol.StateIdle
 }
 
-// queue notes that the user turn line (built by package stream) is being
+// Queue notes that the user turn line (built by package stream) is being
 // written to claude, and returns its key. The caller settles the state.
-func (t *turns) queue(line []byte) turnKey {
+func (t *Turns) Queue(line []byte) Key {
 	text, _ := userText(gjson.GetBytes(line, "message.content"))
 	k := keyOf(text)
 	t.queued = append(t.queued, k)
 	return k
 }
 
-// endAll forgets every turn in flight (the process exited).
-func (t *turns) endAll() { t.inTurn, t.queued = false, nil }
+// Queued is the number of user turns written and not yet seen starting.
+func (t *Turns) Queued() int { return len(t.queued) }
 
-// reset is the turn state of a new process: none in flight, nothing
+// EndAll forgets every turn in flight (the process exited).
+func (t *Turns) EndAll() { t.inTurn, t.queued = false, nil }
+
+// Reset is the turn state of a new process: none in flight, nothing
 // echoed yet.
-func (t *turns) reset() { *t = turns{} }
+func (t *Turns) Reset() { *t = Turns{} }
 
-// event moves the turn state on an event of the current process and
+// Event moves the turn state on an event of the current process and
 // reports whether the session's state must be settled.
-func (t *turns) event(ev *stream.Event, log *slog.Logger) (settle bool) {
+func (t *Turns) Event(ev *stream.Event, log *slog.Logger) (settle bool) {
 	switch ev.Type {
 	case stream.TypeSystem:
 		if ev.Subtype == stream.SubtypeInit {
@@ -172,7 +168,7 @@ func (t *turns) event(ev *stream.Event, log *slog.Logger) (settle bool) {
 // take removes the queued turns a replay with text stands for: the
 // oldest ones whose texts, joined with "\n", are text; when none match,
 // all of them (claude took what it had).
-func (t *turns) take(text string, log *slog.Logger) {
+func (t *Turns) take(text string, log *slog.Logger) {
 	pos := 0
 	for i, k := range t.queued {
 		if pos+k.n > len(text) || sha256.Sum256([]byte(text[pos:pos+k.n])) != k.sum {
@@ -192,24 +188,12 @@ func (t *turns) take(text string, log *slog.Logger) {
 	t.queued = t.queued[:0]
 }
 
-// unqueue forgets a queued turn that could not be written.
-func (t *turns) unqueue(k turnKey) {
+// Unqueue forgets a queued turn that could not be written.
+func (t *Turns) Unqueue(k Key) {
 	for i := len(t.queued) - 1; i >= 0; i-- {
 		if t.queued[i] == k {
 			t.queued = slices.Delete(t.queued, i, i+1)
 			return
 		}
-	}
-}
-
-// settleStateLocked sets running or idle from the turn state (while the
-// session is running or idle: not while it starts, restarts or has
-// exited), and begins a deferred restart once no turn is in flight.
-func (s *Session) settleStateLocked() {
-	if s.state == protocol.StateRunning || s.state == protocol.StateIdle {
-		s.setStateLocked(s.turns.stateName(), "")
-	}
-	if s.restarts.wanted && !s.turns.busy() {
-		s.beginRestartLocked()
 	}
 }

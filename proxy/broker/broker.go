@@ -1,24 +1,9 @@
-package proxy
-
-// The broker part of a Session: claude's can_use_tool requests become
-// permission/request pushes, and the first answer (or the timeout, for
-// tool uses) becomes claude's reply; what kind of request a can_use_tool
-// is (a tool use, AskUserQuestion's questions, ExitPlanMode's plan), how a
-// client's answer becomes claude's reply ("allow, and don't ask again",
-// answers to questions), and the session's permission mode
-// (session/setPermissionMode, reported in session/state and
-// session/list). Fields (type broker): perms, resolved and mode, guarded
-// by Session.mu (the broker holds a pointer to it: its timers and
-// respond take it); wg, the broker's own, counts its permission timers
-// and is waited for by the session's close. Measured on the real CLI
-// 2.1.329: docs/CLI-NOTES.md.
+package broker
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -31,8 +16,8 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
 
+	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/protocol"
-	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -81,10 +66,52 @@ func waitsForPerson(kind string) bool {
 	return kind == protocol.PermissionKindQuestion || kind == protocol.PermissionKindPlan
 }
 
-// ruleRecorder is implemented by an mcphub.Source that can write permission
-// rules (mcphub.ConfigSource: mcpconfig.AllowRules, locked across processes).
-type ruleRecorder interface {
+// RuleRecorder writes permission rules for a session's directory: an
+// mcphub.Source that can (mcphub.ConfigSource: mcpconfig.AllowRules, locked
+// across processes).
+type RuleRecorder interface {
 	AllowRules(dir string, rules []string) error
+}
+
+// Session is the session a Broker brokers for, as the broker sees it.
+type Session interface {
+	// Push queues frame to every live subscriber of the session (its
+	// hub). Called with the session's lock held; it must not block.
+	Push(frame []byte)
+	// Exited reports whether the session has exited. Called with the
+	// session's lock held.
+	Exited() bool
+	// Allows reports whether the session's permission rules allow tool
+	// without asking. Called without the session's lock.
+	Allows(tool string, mcp *protocol.MCPRef) bool
+}
+
+// Process is the claude process that asked: the broker answers it.
+// Answer queues a control_response line for claude's stdin without
+// blocking (claudecli.Client.Answer); a claude that has not read its stdin
+// for so long that the queue is full is killed by it.
+type Process interface {
+	Answer(line []byte) error
+}
+
+// Metrics counts the permission requests (the proxy's metrics). Its
+// methods are called with the session's lock held: they take only locks
+// of their own.
+type Metrics interface {
+	PermissionAsked(kind string)
+	PermissionDone(kind string, waited time.Duration)
+}
+
+// Config is what a Broker is made with; it never changes.
+type Config struct {
+	Session    string        // the session's id, in the pushes
+	Log        *slog.Logger  // nil: discarded
+	Metrics    Metrics       // nil: not counted
+	Timeout    time.Duration // a tool use unanswered this long is denied (<= 0: never)
+	MaxPending int           // more pending requests are denied at once
+	Rules      RuleRecorder  // writes "always" rules (nil: claude writes them: destLocalSettings)
+	Cwd        string        // the session's directory, where rules are written
+	Mode       string        // the permission mode the session starts in
 }
 
 // Destinations of updatedPermissions (measured): localSettings has claude
@@ -95,33 +122,48 @@ const (
 	destSession       = "session"
 )
 
-// broker is the permission broker of a session. perms, resolved and mode
-// are guarded by *mu, the session's mu (a part of the Session, not a lock
-// of its own); the other fields are set when the session is made and
-// never change.
-type broker struct {
-	mu         *sync.Mutex // Session.mu
-	session    string      // the session's id, in the pushes
+// Broker is the permission broker of a session. perms, resolved and mode
+// are guarded by *mu, the session's lock (the broker is a part of the
+// session, not a lock of its own); the other fields are set by New and
+// never change but wg.
+type Broker struct {
+	mu         *sync.Mutex // the session's lock
+	sess       Session
+	session    string // the session's id, in the pushes
 	log        *slog.Logger
-	metrics    sessionMetrics
-	timeout    time.Duration                                // Options.PermissionTimeout (<= 0: never)
-	maxPending int                                          // Options.MaxPendingPermissions
-	rules      ruleRecorder                                 // writes "always" rules (nil: claude writes them: destLocalSettings)
-	cwd        string                                       // the session's directory, where rules are written
-	push       func(frame []byte)                           // to every live subscriber (the hub); called with mu held
-	allows     func(tool string, mcp *protocol.MCPRef) bool // the session's permission rules allow the tool; called without mu
-	exited     func() bool                                  // the session has exited; called with mu held
-	wg         sync.WaitGroup                               // the permission timers (AfterFuncs): counted when armed, released when they run or are stopped
+	metrics    Metrics
+	timeout    time.Duration  // Config.Timeout
+	maxPending int            // Config.MaxPending
+	rules      RuleRecorder   // Config.Rules
+	cwd        string         // Config.Cwd
+	wg         sync.WaitGroup // the permission timers (AfterFuncs): counted when armed, released when they run or are stopped
 
 	perms    []*permission // pending, in arrival order (a few at most: a linear search is fine)
 	resolved recentSet     // request ids answered, timed out or cancelled
 	mode     string        // the permission mode: claude's last report, or set by session/setPermissionMode
 }
 
+// New returns the broker of session sess, whose lock is mu.
+func New(mu *sync.Mutex, sess Session, cfg Config) *Broker {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
+	}
+	return &Broker{mu: mu, sess: sess, session: cfg.Session, log: cfg.Log, metrics: cfg.Metrics,
+		timeout: cfg.Timeout, maxPending: cfg.MaxPending, rules: cfg.Rules, cwd: cfg.Cwd, mode: cfg.Mode}
+}
+
+type noMetrics struct{}
+
+func (noMetrics) PermissionAsked(string)               {}
+func (noMetrics) PermissionDone(string, time.Duration) {}
+
 // permission is a pending can_use_tool request of claude.
 type permission struct {
 	id          string
-	proc        *claudecli.Client
+	proc        Process
 	kind        string // protocol.PermissionKind*
 	tool        string
 	input       json.RawMessage
@@ -129,7 +171,7 @@ type permission struct {
 	frame       []byte          // the permission/request push
 	timer       *time.Timer
 	asked       time.Time // when it arrived (ccproxy_permission_wait_seconds)
-	answering   bool      // an "always" answer claimed it and is recording its rules (broker.respond)
+	answering   bool      // an "always" answer claimed it and is recording its rules (Broker.Respond)
 	expired     bool      // its timeout ran while it was claimed: denied if the claim is released
 }
 
@@ -157,10 +199,10 @@ func (r *recentSet) add(id string) {
 
 func (r *recentSet) has(id string) bool { _, ok := r.m[id]; return ok }
 
-// recorder is the MCP source's ruleRecorder when it has one: "always"
+// recorder is the MCP source's RuleRecorder when it has one: "always"
 // answers are then written by the proxy (destSession for claude); without
 // one claude writes them itself (destLocalSettings).
-func (b *broker) recorder() (ruleRecorder, string) {
+func (b *Broker) recorder() (RuleRecorder, string) {
 	if b.rules != nil {
 		return b.rules, destSession
 	}
@@ -197,8 +239,8 @@ func ruleStrings(perm *permission) (rules, tools []string) {
 // updatedInput, or the request's input with the answers to its questions
 // added, in the format the CLI expects: "answers": {question: label}), and
 // with always the rules that allow the tool from now on, for claude to
-// apply at dest (broker.recorder). Errors are protocol errors for the client;
-// broker.respond checks them before it records any rule.
+// apply at dest (Broker.recorder). Errors are protocol errors for the client;
+// Broker.Respond checks them before it records any rule.
 func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest string) (map[string]any, error) {
 	in := perm.input
 	if len(d.UpdatedInput) > 0 {
@@ -206,7 +248,7 @@ func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest stri
 	}
 	if d.Answers != nil {
 		if perm.kind != protocol.PermissionKindQuestion {
-			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: answers are only for a question; request %q is a %s", truncate(d.RequestID, 80), perm.kind)
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: answers are only for a question; request %q is a %s", textutil.Truncate(d.RequestID, 80), perm.kind)
 		}
 		if err := checkAnswers(perm, d.Answers); err != nil {
 			return nil, err
@@ -220,7 +262,7 @@ func permissionAnswer(perm *permission, d *protocol.PermissionRespond, dest stri
 	resp := map[string]any{"behavior": "allow", "updatedInput": in}
 	if d.Always {
 		if perm.kind != protocol.PermissionKindTool {
-			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: always is only for a tool use; request %q is a %s", truncate(d.RequestID, 80), perm.kind)
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "permission/respond: always is only for a tool use; request %q is a %s", textutil.Truncate(d.RequestID, 80), perm.kind)
 		}
 		if dest == "" {
 			dest = destLocalSettings
@@ -244,7 +286,7 @@ func checkAnswers(perm *permission, answers map[string]string) error {
 	keys := slices.Sorted(maps.Keys(answers))
 	for _, k := range keys {
 		if !slices.Contains(asked, k) {
-			return protocol.FieldErrorf(protocol.TypePermissionRespond, "data.answers", "%q is not a question asked; the questions are %s (each answer's key is a question's text)", truncate(k, 120), quoteList(asked))
+			return protocol.FieldErrorf(protocol.TypePermissionRespond, "data.answers", "%q is not a question asked; the questions are %s (each answer's key is a question's text)", textutil.Truncate(k, 120), quoteList(asked))
 		}
 	}
 	return nil
@@ -261,7 +303,7 @@ func quoteList(qs []string) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(qs)-8))
 			break
 		}
-		parts = append(parts, strconv.Quote(truncate(q, 120)))
+		parts = append(parts, strconv.Quote(textutil.Truncate(q, 120)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -287,23 +329,23 @@ func alwaysRules(perm *permission, dest string) []json.RawMessage {
 	return out
 }
 
-// noteMode records the permission mode claude reports in system/init
+// NoteMode records the permission mode claude reports in system/init
 // and system/status events, and reports whether it changed (the CLI
 // changes it itself, e.g. leaving plan mode once a plan is approved).
 // Called with mu held.
-func (b *broker) noteMode(ev *stream.Event) (changed bool) {
+func (b *Broker) NoteMode(ev *stream.Event) (changed bool) {
 	if ev.Type != stream.TypeSystem {
 		return false
 	}
 	if m := gjson.GetBytes(ev.JSON, "permissionMode"); m.Type == gjson.String && m.Str != "" {
-		return b.setMode(m.Str)
+		return b.SetMode(m.Str)
 	}
 	return false
 }
 
-// setMode sets the permission mode and reports whether it changed.
+// SetMode sets the permission mode and reports whether it changed.
 // Called with mu held.
-func (b *broker) setMode(mode string) (changed bool) {
+func (b *Broker) SetMode(mode string) (changed bool) {
 	if mode == b.mode {
 		return false
 	}
@@ -311,61 +353,39 @@ func (b *broker) setMode(mode string) (changed bool) {
 	return true
 }
 
-// setPermissionMode switches the session's permission mode with claude's
-// set_permission_mode control request. Claude's refusal (bypassPermissions
-// when the session was not started in it, or as root) is a cli_error with
-// claude's message. While the session restarts there is no claude to ask:
-// the mode is kept for the new process, which starts in it
-// (--permission-mode, claudeArgs), and the proxy answers as claude would:
-// the launch flag takes every mode but bypassPermissions, which claude
-// takes only when launched in it (the new process is launched in the
-// session's current mode) and never as root, so bypassPermissions is a
-// cli_error unless the session is in it already. Subscribers get
-// session/state with the new mode.
-func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, error) {
-	const what = "session/setPermissionMode"
-	s.mu.Lock()
-	switch {
-	case s.proc.gone():
-		s.mu.Unlock()
-		return "", protocol.Errorf(protocol.CodeSessionExited, "%s: session %s has exited", what, s.id)
-	case s.restarts.active:
-		defer s.mu.Unlock()
-		if mode == protocol.PermissionModeBypass && s.broker.mode != protocol.PermissionModeBypass {
-			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: the session is restarting and its new claude is launched in mode %q; claude takes bypassPermissions only when launched with it (and never as root)", what, mode, cmp.Or(s.broker.mode, protocol.PermissionModeDefault))
-		}
-		if s.broker.setMode(mode) {
-			s.pushStateLocked("")
-		}
-		return mode, nil
-	}
-	s.mu.Unlock()
-	resp, err := s.controlWait(ctx, "set_permission_mode", map[string]any{"mode": mode})
-	if err != nil {
-		var ce *cliError
-		if errors.As(err, &ce) {
-			return "", protocol.Errorf(protocol.CodeCLIError, "%s: claude refused mode %q: %s", what, mode, truncate(ce.Msg, 500))
-		}
-		return "", controlError(what, err)
-	}
-	got := gjson.GetBytes(resp, "mode").String()
-	if got == "" {
-		got = mode
-	}
-	s.mu.Lock()
-	if s.broker.setMode(got) {
-		s.pushStateLocked("")
-	}
-	s.mu.Unlock()
-	s.log.Info("permission mode set", "mode", got)
-	return got, nil
-}
-
 // The broker's core: a can_use_tool becomes a permission/request pushed to
 // every subscriber; the first answer (or the timeout, for tool uses) wins.
 
-// onRequest handles claude's can_use_tool id (line) of process p.
-func (b *broker) onRequest(p *claudecli.Client, id string, line []byte) {
+// Mode is the permission mode. Called with mu held.
+func (b *Broker) Mode() string { return b.mode }
+
+// Pending is the number of pending requests. Called with mu held.
+func (b *Broker) Pending() int { return len(b.perms) }
+
+// CountPending adds the pending requests to byKind, by kind. Called with
+// mu held.
+func (b *Broker) CountPending(byKind map[string]int) {
+	for _, p := range b.perms {
+		byKind[p.kind]++
+	}
+}
+
+// AppendFrames appends the permission/request pushes of the pending
+// requests, in arrival order, to frames (what a subscription gets when it
+// turns live). Called with mu held.
+func (b *Broker) AppendFrames(frames [][]byte) [][]byte {
+	for _, perm := range b.perms {
+		frames = append(frames, perm.frame)
+	}
+	return frames
+}
+
+// Wait waits for the permission timers that run; the session's close
+// calls it after the last process ended.
+func (b *Broker) Wait() { b.wg.Wait() }
+
+// Request handles claude's can_use_tool id (line) of process p.
+func (b *Broker) Request(p Process, id string, line []byte) {
 	req := gjson.GetBytes(line, "request")
 	input := json.RawMessage(`{}`)
 	if in := req.Get("input"); in.IsObject() {
@@ -394,7 +414,7 @@ func (b *broker) onRequest(p *claudecli.Client, id string, line []byte) {
 	// claude started, so its --allowedTools did not name it): allowed, as
 	// claude would have if it had been started now. Never a question or a
 	// plan: those are for a person.
-	if pr.Kind == protocol.PermissionKindTool && b.allows(pr.ToolName, pr.MCP) {
+	if pr.Kind == protocol.PermissionKindTool && b.sess.Allows(pr.ToolName, pr.MCP) {
 		b.log.Info("permission allowed by the permission rules", "tool", pr.ToolName)
 		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "allow", "updatedInput": input})
 		answerClaude(p, resp)
@@ -418,7 +438,7 @@ func (b *broker) onRequest(p *claudecli.Client, id string, line []byte) {
 	perm := &permission{id: id, proc: p, kind: pr.Kind, tool: pr.ToolName, input: input, suggestions: pr.Suggestions, frame: frame, asked: time.Now()}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.find(id) != nil || b.exited() {
+	if b.find(id) != nil || b.sess.Exited() {
 		return
 	}
 	if len(b.perms) >= b.maxPending {
@@ -429,8 +449,8 @@ func (b *broker) onRequest(p *claudecli.Client, id string, line []byte) {
 		return
 	}
 	b.perms = append(b.perms, perm)
-	b.metrics.permissionAsked(perm.kind)
-	b.push(frame)
+	b.metrics.PermissionAsked(perm.kind)
+	b.sess.Push(frame)
 	if timeout > 0 {
 		b.wg.Add(1)
 		perm.timer = time.AfterFunc(timeout, func() {
@@ -442,17 +462,24 @@ func (b *broker) onRequest(p *claudecli.Client, id string, line []byte) {
 }
 
 // find returns the pending request id, or nil. Called with mu held.
-func (b *broker) find(id string) *permission {
+func (b *Broker) find(id string) *permission {
 	if i := slices.IndexFunc(b.perms, func(p *permission) bool { return p.id == id }); i >= 0 {
 		return b.perms[i]
 	}
 	return nil
 }
 
-// cancel cancels (session_exited) the pending requests of process of, or
-// every one when of is nil: nobody can answer them any more. Called with
-// mu held.
-func (b *broker) cancel(of *claudecli.Client) {
+// CancelOf cancels (session_exited) the pending requests of process of:
+// nobody can answer them any more. Called with mu held.
+func (b *Broker) CancelOf(of Process) { b.cancel(of) }
+
+// CancelAll cancels (session_exited) every pending request: the session
+// has exited. Called with mu held.
+func (b *Broker) CancelAll() { b.cancel(nil) }
+
+// cancel cancels the pending requests of process of, or every one when of
+// is nil. Called with mu held.
+func (b *Broker) cancel(of Process) {
 	for _, perm := range slices.Clone(b.perms) {
 		if of == nil || perm.proc == of {
 			b.take(perm.id)
@@ -463,7 +490,7 @@ func (b *broker) cancel(of *claudecli.Client) {
 
 // take removes a pending request (nil if it is not pending), stops its
 // timer and remembers it was resolved. Called with mu held.
-func (b *broker) take(id string) *permission {
+func (b *Broker) take(id string) *permission {
 	i := slices.IndexFunc(b.perms, func(p *permission) bool { return p.id == id })
 	if i < 0 {
 		return nil
@@ -474,24 +501,24 @@ func (b *broker) take(id string) *permission {
 		b.wg.Done() // the AfterFunc will not run
 	}
 	b.resolved.add(id)
-	b.metrics.permissionDone(perm)
+	b.metrics.PermissionDone(perm.kind, time.Since(perm.asked))
 	return perm
 }
 
 // pushResolved tells every subscriber how perm was resolved. Called with
 // mu held.
-func (b *broker) pushResolved(perm *permission, behavior, reason, message string) {
+func (b *Broker) pushResolved(perm *permission, behavior, reason, message string) {
 	f, err := encodePush(protocol.TypePermissionResolved, protocol.PermissionResolved{
 		Session: b.session, RequestID: perm.id, Behavior: behavior, Reason: reason, Message: message})
 	if err != nil {
 		b.log.Error("permission resolved", "err", err)
 		return
 	}
-	b.push(f)
+	b.sess.Push(f)
 }
 
 // timedOut runs when the timeout of request id passed (its timer).
-func (b *broker) timedOut(id string) {
+func (b *Broker) timedOut(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	perm := b.find(id)
@@ -510,7 +537,7 @@ func (b *broker) timedOut(id string) {
 
 // timeOut denies perm for want of an answer within its timeout. Called
 // with mu held.
-func (b *broker) timeOut(perm *permission) {
+func (b *Broker) timeOut(perm *permission) {
 	timeout := b.timeout
 	b.take(perm.id)
 	msg := fmt.Sprintf("No answer to the permission request within %v: denied by ccproxy.", timeout)
@@ -520,7 +547,7 @@ func (b *broker) timeOut(perm *permission) {
 	b.log.Info("permission request timed out; denied", "request_id", perm.id, "timeout", timeout)
 }
 
-// respond answers a pending request (first answer wins). On
+// Respond answers a pending request (first answer wins). On
 // success every subscriber, the answering client included, has been sent
 // permission/resolved when it returns.
 //
@@ -533,7 +560,7 @@ func (b *broker) timeOut(perm *permission) {
 // denied now) and the client gets the error. Claude's withdrawal or exit
 // during the write is not held up: the request is cancelled, the rule the
 // person chose stays, and the client is told.
-func (b *broker) respond(ctx context.Context, d *protocol.PermissionRespond) error {
+func (b *Broker) Respond(ctx context.Context, d *protocol.PermissionRespond) error {
 	rec, dest := b.recorder()
 	b.mu.Lock()
 	perm := b.find(d.RequestID)
@@ -541,9 +568,9 @@ func (b *broker) respond(ctx context.Context, d *protocol.PermissionRespond) err
 		known := perm != nil || b.resolved.has(d.RequestID)
 		b.mu.Unlock()
 		if known {
-			return protocol.Errorf(protocol.CodeAlreadyResolved, "permission/respond: request %q was already answered, timed out or was cancelled", truncate(d.RequestID, 80))
+			return protocol.Errorf(protocol.CodeAlreadyResolved, "permission/respond: request %q was already answered, timed out or was cancelled", textutil.Truncate(d.RequestID, 80))
 		}
-		return protocol.Errorf(protocol.CodeNotFound, "permission/respond: session %s has no permission request %q", b.session, truncate(d.RequestID, 80))
+		return protocol.Errorf(protocol.CodeNotFound, "permission/respond: session %s has no permission request %q", b.session, textutil.Truncate(d.RequestID, 80))
 	}
 	line, message, err := answerLine(perm, d, dest)
 	if err != nil {
@@ -570,20 +597,20 @@ func (b *broker) respond(ctx context.Context, d *protocol.PermissionRespond) err
 	}
 	if b.find(d.RequestID) != perm { // cancelled by claude or its exit meanwhile
 		code, what := protocol.CodeAlreadyResolved, "was withdrawn by claude"
-		if b.exited() {
+		if b.sess.Exited() {
 			code, what = protocol.CodeSessionExited, "was cancelled: claude exited"
 		}
 		kept := "; the allow rule could not be recorded"
 		if werr == nil {
 			kept = "; the allow rule was recorded and is kept"
 		}
-		return protocol.Errorf(code, "permission/respond: request %q %s while its rule was being recorded%s", truncate(d.RequestID, 80), what, kept)
+		return protocol.Errorf(code, "permission/respond: request %q %s while its rule was being recorded%s", textutil.Truncate(d.RequestID, 80), what, kept)
 	}
 	if werr != nil {
 		if perm.expired {
 			b.timeOut(perm)
 		}
-		return protocol.Errorf(protocol.CodeBadRequest, "permission/respond: the rule could not be recorded (%s); answer without always, or fix the file", truncate(werr.Error(), 300))
+		return protocol.Errorf(protocol.CodeBadRequest, "permission/respond: the rule could not be recorded (%s); answer without always, or fix the file", textutil.Truncate(werr.Error(), 300))
 	}
 	return b.finish(perm, d, line, message)
 }
@@ -618,7 +645,7 @@ func answerLine(perm *permission, d *protocol.PermissionRespond, dest string) ([
 // lock) after permission/resolved, so every subscriber sees the resolution
 // before them. Called with mu held. Answer never waits (like the timeout's): a claude that has
 // not read its stdin for StdinQueue lines is killed.
-func (b *broker) finish(perm *permission, d *protocol.PermissionRespond, line []byte, message string) error {
+func (b *Broker) finish(perm *permission, d *protocol.PermissionRespond, line []byte, message string) error {
 	b.take(perm.id)
 	if err := perm.proc.Answer(line); err != nil {
 		b.pushResolved(perm, protocol.BehaviorCancelled, protocol.ResolvedSessionExited, "")
@@ -629,8 +656,9 @@ func (b *broker) finish(perm *permission, d *protocol.PermissionRespond, line []
 	return nil
 }
 
-// onCancel handles claude's control_cancel_request of a pending request.
-func (b *broker) onCancel(id string) {
+// Withdraw handles claude's control_cancel_request of a pending request
+// (claudecli.Config.OnControlCancel).
+func (b *Broker) Withdraw(id string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	perm := b.take(id)
@@ -643,4 +671,17 @@ func (b *broker) onCancel(id string) {
 // answerClaude queues an answer to a control request of claude without
 // blocking. If claude has not read its stdin for so long that the queue is
 // full, the session cannot go on: the client kills the process.
-func answerClaude(p *claudecli.Client, line []byte) { _ = p.Answer(line) }
+func answerClaude(p Process, line []byte) { _ = p.Answer(line) }
+
+// encodePush encodes a push frame.
+func encodePush(typ string, data protocol.Data) ([]byte, error) {
+	f, err := protocol.NewPush(typ, data)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", typ, err)
+	}
+	b, err := protocol.AppendFrame(make([]byte, 0, len(f.Data)+len(typ)+24), f)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", typ, err)
+	}
+	return b, nil
+}
