@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
@@ -31,8 +32,11 @@ import (
 //   - turns (turnstate.go): which turn claude runs, read from its events;
 //   - broker (broker.go): permission requests and the permission mode;
 //   - models (model.go): the models claude offers and the one it runs;
+//   - cmds (commands.go): the slash commands claude offers (its
+//     initialize answer, commands_changed), pushed as session/commands;
 //   - restarts (restart.go): restarts between turns and the turns held
-//     meanwhile;
+//     meanwhile (and while claude starts; an interrupt withdraws them:
+//     interrupt.go);
 //   - mcp (sessionmcp.go): the MCP configuration sent live (the
 //     pending-apply slot), toggles, status reports, the client's servers
 //     and the session's secrets.
@@ -73,6 +77,7 @@ type Session struct {
 	restarts restarts   // restarts and held turns (restart.go); guarded by mu
 	broker   broker     // permission requests and the mode (broker.go)
 	models   models     // models (model.go)
+	cmds     commands   // slash commands (commands.go); guarded by mu
 	mcp      sessionMCP // MCP in the session (sessionmcp.go)
 
 	wg sync.WaitGroup
@@ -161,6 +166,9 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		}
 		if s.models.noteInit(ev) {
 			s.pushStateLocked("")
+		}
+		if ev.Subtype == subtypeCommandsChanged {
+			s.cmds.note(s.id, gjson.GetBytes(ev.JSON, "commands"), s.log, s.hub.push)
 		}
 	}
 	if p == s.proc.cur && !s.restarts.active && s.turns.event(ev, s.log) {
@@ -273,8 +281,9 @@ func (s *Session) onControlRequest(p *claudecli.Client, req claudecli.ControlReq
 // ---------------------------------------------------------------- turns
 
 // sendTurn writes a user turn to claude's stdin and calls reply with the
-// result. While the session is restarting the turn is held, and written
-// (and replied to) when the new process is up.
+// result. While the session is restarting, or its claude has not answered
+// initialize yet, the turn is held, and written (and replied to) when
+// claude is ready; an interrupt meanwhile withdraws it (interrupt.go).
 func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) {
 	s.mu.Lock()
 	switch {
@@ -282,10 +291,10 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 		s.mu.Unlock()
 		reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 		return
-	case s.restarts.active || s.restarts.flushing || len(s.restarts.held) > 0:
-		if len(s.restarts.held) >= maxHeldTurns {
+	case s.restarts.holds(s.proc.cur): // claude is not ready: held for it (interrupt.go)
+		if len(s.restarts.held) >= maxHeldTurns || s.restarts.heldBytes()+len(line) > maxHeldBytes {
 			s.mu.Unlock()
-			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is restarting and already holds %d turns; wait until it is idle", s.id, maxHeldTurns))
+			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is starting or restarting and already holds %d turns (at most %d, %d MiB in all); wait until it is idle", s.id, len(s.restarts.held), maxHeldTurns, maxHeldBytes>>20))
 			return
 		}
 		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
@@ -367,7 +376,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	key := s.stateKeyLocked()
 	if !sub.wasLive && s.proc.exited {
 		sub.sentState = key
-		return slices.Clone(s.proc.exitFrames)
+		return append(s.cmds.frames(), s.proc.exitFrames...)
 	}
 	var frames [][]byte
 	if sub.sentState != key {
@@ -382,7 +391,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	for _, perm := range s.broker.perms {
 		frames = append(frames, perm.frame)
 	}
-	return frames
+	return append(frames, s.cmds.frames()...)
 }
 
 // unsubscribe ends c's subscription; its queued frames are dropped.
