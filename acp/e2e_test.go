@@ -444,7 +444,7 @@ func TestACPRealCLIConfigOptions(t *testing.T) {
 	marker := "acp-config-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
 	got := runClient(t, []string{"--claude", claude, "--project", project}, env, project, nil, [][]map[string]any{{
-		{"wait": []string{"available_commands_update", "config_option_update"}},
+		{"wait": []string{"available_commands_update"}},
 		{"text": "Say HELLO"},
 		{"config": map[string]any{"configId": "model", "value": "haiku"}},
 		{"config": map[string]any{"configId": "mode", "value": "acceptEdits"}},
@@ -464,7 +464,7 @@ func TestACPRealCLIConfigOptions(t *testing.T) {
 		return "", nil
 	}
 	var newMode, setModel, setMode, modelOffered string
-	var modelUpdate, acceptUpdate, waited bool
+	var modelUpdate, acceptUpdate, waited, modelEarly bool
 	var stops []string
 	var commands []any
 	for _, o := range got {
@@ -473,6 +473,8 @@ func TestACPRealCLIConfigOptions(t *testing.T) {
 			waited = len(stops) == 0
 		case "new":
 			newMode, _ = current(o["result"].(map[string]any)["configOptions"], "mode")
+			_, models := current(o["result"].(map[string]any)["configOptions"], "model")
+			modelEarly = len(models) > 0
 		case "update":
 			u := o["update"].(map[string]any)
 			switch u["sessionUpdate"] {
@@ -483,6 +485,7 @@ func TestACPRealCLIConfigOptions(t *testing.T) {
 			case "config_option_update":
 				if _, opts := current(u["configOptions"], "model"); len(opts) > 0 {
 					modelUpdate = true
+					modelEarly = modelEarly || len(stops) == 0
 					for _, v := range opts {
 						if v.(map[string]any)["value"] == "haiku" {
 							modelOffered = "haiku"
@@ -507,8 +510,8 @@ func TestACPRealCLIConfigOptions(t *testing.T) {
 			}
 		}
 	}
-	if !waited || !slices.ContainsFunc(commands, func(c any) bool { return c.(map[string]any)["name"] == "compact" }) {
-		t.Errorf("before the first prompt: waited for the commands and the model option %v; available_commands_update %v, want compact among them", waited, commands)
+	if !waited || !modelEarly || !slices.ContainsFunc(commands, func(c any) bool { return c.(map[string]any)["name"] == "compact" }) {
+		t.Errorf("before the first prompt: waited for the commands %v, the model option %v; available_commands_update %v, want compact among them", waited, modelEarly, commands)
 	}
 	if newMode != "default" || !modelUpdate || modelOffered != "haiku" {
 		t.Errorf("session/new's mode %q (want default); a config_option_update with the model option %v, offering haiku: %q", newMode, modelUpdate, modelOffered)

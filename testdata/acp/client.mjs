@@ -5,7 +5,8 @@
 // Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, resume?:{sessionId, prompt}, mcpServers?:[...], badNew?:[[...]], sessions:[[{text, onPermission:"allow"|"cancel"} | {config:{configId, value}}]]}>'
 // A session's item with config is session/set_config_option ("config"); one
 // with wait waits until the session has had updates of each kind it lists
-// ("waited", before any prompt when it comes first).
+// ("waited", before any prompt when it comes first; at most 90 s, then an
+// "error").
 // resume: session/list of cwd ("listed"), session/resume of the session
 // ("resumed"), the prompt ("stop"), session/list again ("listed").
 // mcpServers go with every session/new; each list of badNew is tried as the
@@ -84,9 +85,16 @@ try {
       out({ ev: "new", result: s });
       for (const p of sess) {
         if (p.wait) {
+          // Bounded: a failure, not a hang, when they never come.
           const have = () => p.wait.every((k) => kinds.get(s.sessionId)?.has(k));
-          while (!have()) await new Promise((resolve) => (kindSeen = resolve));
-          out({ ev: "waited", sessionId: s.sessionId, kinds: p.wait });
+          const until = Date.now() + 90000;
+          while (!have() && Date.now() < until) {
+            await new Promise((resolve) => {
+              kindSeen = resolve;
+              setTimeout(resolve, until - Date.now());
+            });
+          }
+          out(have() ? { ev: "waited", sessionId: s.sessionId, kinds: p.wait } : { ev: "error", method: "wait", message: `no ${p.wait} in 90 s` });
           continue;
         }
         if (p.config) {
