@@ -45,6 +45,7 @@ type Agent struct {
 
 	b    *client.Client
 	conn *sdk.AgentSideConnection
+	out  *lockedWriter // what conn writes to (Serve): it tells a new session that its answer went out (announce.go)
 	log  *slog.Logger
 	ctx  context.Context // ends with Close: stops permission prompts in flight
 	stop context.CancelFunc
@@ -78,6 +79,9 @@ type session struct {
 	closing       bool                          // closeSession has begun: a turn it ends is cancelled, no new one starts
 	asks          map[string]context.CancelFunc // pending permission prompts by requestId
 	claudeID      string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it; never suspended then)
+
+	shown    chan struct{} // closed once the editor knows the session (announce.go): its pushes wait for it
+	showOnce sync.Once
 }
 
 // liveState is a session's ccproxy session and what suspending and
@@ -120,6 +124,7 @@ func NewAgent(b *client.Client, log *slog.Logger) *Agent {
 // Malformed lines never reach the SDK: guard answers them.
 func (a *Agent) Serve(w io.Writer, r io.Reader) error {
 	lw := &lockedWriter{w: w}
+	a.out = lw
 	pr, pw := io.Pipe()
 	a.conn = sdk.NewAgentSideConnection(a, lw, pr)
 	a.conn.SetLogger(a.log)
@@ -281,7 +286,8 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	if err != nil {
 		return nil, nil, rpcError(method, err)
 	}
-	if acpID == "" {
+	named := acpID != "" // by the editor (load, resume): it knows the session
+	if !named {
 		acpID = sdk.SessionId(res.Session)
 	}
 	// A resumed session's Claude session id is known now (session/list
@@ -294,7 +300,15 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 		claudeID = ""
 	}
 	s := &session{acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: claudeID, promptQueue: newPromptQueue(),
-		cwd: res.Cwd, servers: create.MCPServers, sessionConfig: sessionConfig{mode: create.PermissionMode}, liveState: liveState{id: id, busy: 1}}
+		cwd: res.Cwd, servers: create.MCPServers, sessionConfig: sessionConfig{mode: create.PermissionMode}, liveState: liveState{id: id, busy: 1},
+		shown: make(chan struct{})}
+	// A session the editor named (load, resume) is known to it; a new one
+	// (session/new, session/fork) once the answer naming it is written.
+	if named || a.out == nil {
+		s.show()
+	} else {
+		a.out.expectAnswer(string(acpID), s.show)
+	}
 	if s.cwd == "" {
 		s.cwd = create.Cwd
 	}
@@ -327,7 +341,7 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	a.b.Handle(id, func(f protocol.Frame) { a.push(s, id, f) })
 	if err := a.subscribe(ctx, s, id); err != nil {
 		a.forget(s)
-		a.closeSession(s)
+		a.closeSession(s) // shows s: no answer will name it
 		return nil, nil, rpcError(method, err)
 	}
 	a.release(s)
@@ -380,6 +394,10 @@ func (a *Agent) create(ctx context.Context, create *protocol.SessionCreate) (*pr
 // closeSession closes s's ccproxy session, or forgets s if suspended; a
 // suspend or resume of it in progress ends first.
 func (a *Agent) closeSession(s *session) {
+	if a.out != nil {
+		a.out.dropAnswer(string(s.acpID))
+	}
+	s.show() // a push waiting for the answer goes on (and finds s closing)
 	s.mu.Lock()
 	s.closing = true // a prompt whose turn this ends answers cancelled (ACP: close cancels the work); no suspend or resume starts
 	s.wakeLocked()   // and one waiting for its turn gives up
@@ -766,7 +784,18 @@ func (a *Agent) liveRequest(ctx context.Context, s *session, method string, requ
 // push handles one push of s's ccproxy session id; it runs on the
 // backend's read loop.
 func (a *Agent) push(s *session, id string, f protocol.Frame) {
+	s.awaitShown(a.ctx, a.log) // no update about a session the editor does not know yet
 	switch f.Type {
+	case protocol.TypeSessionCommands:
+		var c protocol.SessionCommands
+		if json.Unmarshal(f.Data, &c) != nil {
+			return
+		}
+		for _, u := range s.mapper.ProxyCommands(c.Commands) {
+			if err := a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: s.acpID, Update: u}); err != nil {
+				a.log.Debug("session/update not sent", "err", err)
+			}
+		}
 	case protocol.TypeSessionEvent:
 		var ev protocol.SessionEvent
 		if json.Unmarshal(f.Data, &ev) != nil {

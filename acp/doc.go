@@ -21,6 +21,7 @@
 //	ccproxy ─ websocket ─► client read loop ─► the session's push handler (Agent.push):
 //	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
 //	                         session/state (permissionMode) ─► current_mode_update; exited/closed ends the waiting prompt
+//	                         session/commands ─► available_commands_update (Mapper.ProxyCommands)
 //	                         permission/request ─► goroutine: session/request_permission ─► permission/respond
 //	                         permission/resolved ─► withdraws the editor's prompt (its context is cancelled)
 //
@@ -157,10 +158,28 @@
 // input), tool results as tool_call_update (text, image attachments as
 // image blocks fetched from /v1/blobs, Edit/Write diffs from the CLI's
 // structuredPatch), TodoWrite as plan, system/init and commands_changed as
-// available_commands_update and current_mode_update (changes only), and a
+// available_commands_update and current_mode_update (changes only; the
+// commands only until the proxy's session/commands, which it prefers), and a
 // result as the stop reason (success: end_turn, or max_tokens / refusal
 // from stop_reason; error_max_turns: max_turn_requests; an interrupt:
 // cancelled; other errors: a JSON-RPC error with the CLI's text).
+//
+// # Ready at session/new (announce.go)
+//
+// session/new answers at once, while the proxy starts claude. Claude says
+// its slash commands and models in its answer to initialize, before any
+// turn (docs/CLI-NOTES.md); the proxy passes them on (session/commands,
+// session/state models), and they become available_commands_update and
+// the model config option (config_option_update) before the first prompt.
+// An update about a new session (session/new, session/fork) must not
+// reach the editor before the answer naming it: the session's pushes
+// wait (awaitShown, on the read loop) until lockedWriter has written that
+// answer. A prompt sent while claude starts is held by the proxy until
+// claude is ready, so a session/cancel then is answered cancelled at once:
+// the interrupt goes as soon as the turn's session/send is written
+// (client.Begin, not its reply), the proxy withdraws the turn it holds and
+// answers the send cancelled (SPEC session/interrupt), and the session
+// takes the next prompt as usual.
 //
 // Cancellation and turns (prompt.go, queue.go). Each Prompt is a
 // promptRun in steps: begin (it takes a number, promptQueue.started),
@@ -168,7 +187,8 @@
 // suspended session), the send, wait (the turn's end) and end. Each
 // Prompt takes a number (session.started).
 // session/cancel interrupts the running turn (session/interrupt, sent only
-// after the turn's session/send was answered, so it cannot overtake it),
+// after the turn's session/send was written, so it cannot overtake it; a
+// send the proxy answers cancelled was withdrawn by it: cancelled),
 // whose prompt answers cancelled when the turn's result comes, and cancels
 // the prompts sent before it that have not begun their turn (cancelTo): they
 // answer cancelled without sending anything. A newer valid prompt
@@ -231,7 +251,10 @@
 // the connection's end) is the only reader of the websocket; it calls push
 // handlers synchronously, so a session's pushes are handled in order and a
 // slow editor slows the read (the proxy lets this client catch up from its
-// replay log; nothing is buffered here). Each permission prompt runs in a
+// replay log; nothing is buffered here); a push of a new session waits
+// there until the answer naming the session is written (awaitShown: the
+// SDK writes an answer already made; bounded by closeTimeout, and by
+// Close). Each permission prompt runs in a
 // goroutine counted by Agent.wg and cancelled by Agent.ctx (Close) or by
 // permission/resolved. Each session has one idle timer (time.AfterFunc,
 // session.idle), re-armed when a use ends (touch), stopped by
@@ -239,7 +262,9 @@
 // Agent.timers (added under Agent.mu while Agent.ctx is live, so that
 // Close, which stops every timer, waits for the ones running), and either
 // suspends the session or re-arms the timer. A suspend made to make room
-// runs in the request that needs the room. client.Client has its own
+// runs in the request that needs the room. lockedWriter.mu serializes
+// the writes to stdout and guards the answers awaited (announce.go); a
+// session's show is called after it is released. client.Client has its own
 // locks (protocol/client/doc.go); Agent.mu guards the session
 // table (Close cancels Agent.ctx first, so a session opened after it sees
 // that under Agent.mu and is closed at once; a session is taken out of the

@@ -427,8 +427,9 @@ func TestACPRealCLIListAndResume(t *testing.T) {
 
 // An editor's model and mode pickers with the real Claude Code CLI,
 // through the TypeScript SDK's client: session/new answers the mode
-// option; once claude has said which models it offers, a
-// config_option_update brings the model option; set_config_option model
+// option; right after it, before any prompt (claude's answer to
+// initialize), available_commands_update (compact among them) and a
+// config_option_update with the model option; set_config_option model
 // haiku answers it chosen, and the next turn's API request asks for
 // haiku; set_config_option mode acceptEdits sends current_mode_update.
 // (Not plan: in plan mode the CLI asked for claude-sonnet-5-5 although
@@ -443,6 +444,7 @@ func TestACPRealCLIConfigOptions(t *testing.T) {
 	marker := "acp-config-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
 	got := runClient(t, []string{"--claude", claude, "--project", project}, env, project, nil, [][]map[string]any{{
+		{"wait": []string{"available_commands_update"}},
 		{"text": "Say HELLO"},
 		{"config": map[string]any{"configId": "model", "value": "haiku"}},
 		{"config": map[string]any{"configId": "mode", "value": "acceptEdits"}},
@@ -462,18 +464,28 @@ func TestACPRealCLIConfigOptions(t *testing.T) {
 		return "", nil
 	}
 	var newMode, setModel, setMode, modelOffered string
-	var modelUpdate, acceptUpdate bool
+	var modelUpdate, acceptUpdate, waited, modelEarly bool
 	var stops []string
+	var commands []any
 	for _, o := range got {
 		switch o["ev"] {
+		case "waited":
+			waited = len(stops) == 0
 		case "new":
 			newMode, _ = current(o["result"].(map[string]any)["configOptions"], "mode")
+			_, models := current(o["result"].(map[string]any)["configOptions"], "model")
+			modelEarly = len(models) > 0
 		case "update":
 			u := o["update"].(map[string]any)
 			switch u["sessionUpdate"] {
+			case "available_commands_update":
+				if len(stops) == 0 {
+					commands, _ = u["availableCommands"].([]any)
+				}
 			case "config_option_update":
 				if _, opts := current(u["configOptions"], "model"); len(opts) > 0 {
 					modelUpdate = true
+					modelEarly = modelEarly || len(stops) == 0
 					for _, v := range opts {
 						if v.(map[string]any)["value"] == "haiku" {
 							modelOffered = "haiku"
@@ -497,6 +509,9 @@ func TestACPRealCLIConfigOptions(t *testing.T) {
 				t.Errorf("error: %v", o)
 			}
 		}
+	}
+	if !waited || !modelEarly || !slices.ContainsFunc(commands, func(c any) bool { return c.(map[string]any)["name"] == "compact" }) {
+		t.Errorf("before the first prompt: waited for the commands %v, the model option %v; available_commands_update %v, want compact among them", waited, modelEarly, commands)
 	}
 	if newMode != "default" || !modelUpdate || modelOffered != "haiku" {
 		t.Errorf("session/new's mode %q (want default); a config_option_update with the model option %v, offering haiku: %q", newMode, modelUpdate, modelOffered)

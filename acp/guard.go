@@ -17,16 +17,24 @@ import (
 // newline (the SDK's own limit; a longer line would end its connection).
 const MaxLineBytes = 10 << 20
 
-// lockedWriter serializes whole-message writes of the SDK and the guard.
+// lockedWriter serializes whole-message writes of the SDK and the guard,
+// and tells the sessions whose answer it writes that the editor knows
+// them (announce.go).
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	answers map[string]func() // sessions whose session/new or session/fork answer is awaited, by id: their show
 }
 
 func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
+	n, err := l.w.Write(b)
+	show := l.answeredLocked(b)
+	l.mu.Unlock()
+	if show != nil {
+		show()
+	}
+	return n, err
 }
 
 // guard reads the client's lines and passes on only well-formed JSON-RPC

@@ -122,7 +122,7 @@ func inProcessAgent(t *testing.T, store *history.Store) (*goClient, *sdk.ClientS
 // inProcessWith is inProcessAgent with the proxy's claude options in opts,
 // the agent's logger, and setup (when not nil) run on the agent before it
 // serves.
-func inProcessWith(t *testing.T, store *history.Store, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *client.Client, *acp.Agent, func()) {
+func inProcessWith(t testing.TB, store *history.Store, opts proxy.Options, log *slog.Logger, setup func(*acp.Agent)) (*goClient, *sdk.ClientSideConnection, *client.Client, *acp.Agent, func()) {
 	token := "in-process-acp-test-token-012345"
 	opts.Token, opts.SpoolDir, opts.Logger = token, t.TempDir(), slog.New(slog.DiscardHandler)
 	// The agent reads the proxy's history (history/list, history/read):

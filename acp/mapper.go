@@ -7,6 +7,8 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 	"github.com/tidwall/gjson"
+
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // BlobFetcher returns the bytes of a normalized attachment's url
@@ -34,6 +36,7 @@ type Mapper struct {
 	curMsg   string          // message id of the stream in progress
 	commands string          // the commands last sent (JSON), to send changes only
 	rich     bool            // commands came with descriptions (commands_changed): init's names do not replace them
+	proxy    bool            // the proxy says the commands (session/commands): the events' lists are not used
 	mode     string          // the mode last sent
 	history  bool            // replaying a stored session: the user's prompts are sent too
 }
@@ -251,7 +254,7 @@ func (m *Mapper) system(e gjson.Result) []sdk.SessionUpdate {
 	switch e.Get("subtype").String() {
 	case "init":
 		var out []sdk.SessionUpdate
-		if cmds := e.Get("slash_commands").Array(); len(cmds) > 0 && !m.rich {
+		if cmds := e.Get("slash_commands").Array(); len(cmds) > 0 && !m.rich && !m.proxy {
 			list := make([]sdk.AvailableCommand, 0, len(cmds))
 			for _, c := range cmds {
 				list = append(list, sdk.AvailableCommand{Name: c.String(), Description: "/" + c.String()})
@@ -263,6 +266,9 @@ func (m *Mapper) system(e gjson.Result) []sdk.SessionUpdate {
 		}
 		return out
 	case "commands_changed":
+		if m.proxy { // its session/commands follows
+			return nil
+		}
 		cmds := e.Get("commands").Array()
 		list := make([]sdk.AvailableCommand, 0, len(cmds))
 		for _, c := range cmds {
@@ -276,6 +282,24 @@ func (m *Mapper) system(e gjson.Result) []sdk.SessionUpdate {
 		return m.commandsUpdate(list)
 	}
 	return nil
+}
+
+// ProxyCommands is the available_commands_update of the proxy's
+// session/commands (claude's commands from its answer to initialize, so
+// before the first prompt, then from each commands_changed), when the
+// list changed. From the first one on, the lists in the events are not
+// used: the proxy's is the same, and comes as well.
+func (m *Mapper) ProxyCommands(cmds []protocol.SlashCommand) []sdk.SessionUpdate {
+	m.proxy, m.rich = true, true
+	list := make([]sdk.AvailableCommand, 0, len(cmds))
+	for _, c := range cmds {
+		ac := sdk.AvailableCommand{Name: c.Name, Description: c.Description}
+		if c.ArgumentHint != "" {
+			ac.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: c.ArgumentHint}}
+		}
+		list = append(list, ac)
+	}
+	return m.commandsUpdate(list)
 }
 
 // commandsUpdate is an available_commands_update when the list changed.

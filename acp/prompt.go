@@ -50,13 +50,19 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 		return resp, err
 	}
 	// Not under ctx: a session/cancel may come before the reply (claude can
-	// ask for a permission before the proxy's reply arrives); the turn is
-	// then interrupted, not abandoned half-sent.
+	// ask for a permission before the proxy's reply arrives, and the proxy
+	// holds the turn, replying only once it is written, while claude
+	// starts); the turn is then interrupted, not abandoned half-sent. The
+	// interrupt may go as soon as the send is written: the proxy handles
+	// it after the send, withdrawing the turn if it still holds it.
 	if a.hook != nil {
 		a.hook("send", s.acpID)
 	}
-	err = a.b.Request(a.ctx, protocol.TypeSessionSend, send, nil)
+	call, err := a.b.Begin(a.ctx, protocol.TypeSessionSend, send)
 	close(r.t.sent)
+	if err == nil {
+		err = call.Wait(a.ctx, nil)
+	}
 	if err != nil {
 		return r.sendFailed(err)
 	}
@@ -66,12 +72,14 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 // sendFailed answers a prompt whose session/send failed: cancelled when
 // the session was closed meanwhile (session/close sets closing before it
 // closes the ccproxy session, so the proxy's unknown_session then comes
-// from that close), else the error.
+// from that close), or when the proxy withdrew the turn it held for a
+// claude not ready yet (starting or restarting), which only an interrupt
+// does (the proxy's cancelled); else the error.
 func (r *promptRun) sendFailed(err error) (sdk.PromptResponse, error) {
 	r.s.mu.Lock()
 	closing := r.s.closing
 	r.s.mu.Unlock()
-	if closing {
+	if closing || isCode(err, protocol.CodeCancelled) {
 		return cancelled, nil
 	}
 	return sdk.PromptResponse{}, rpcError("session/prompt", err)

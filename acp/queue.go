@@ -38,7 +38,7 @@ type turn struct {
 	result chan *Result  // the turn's end, for its prompt (room for one)
 	gaveUp chan struct{} // closed (under session.mu) when an interrupt of the turn failed: its prompt answers cancelled
 	done   chan struct{} // closed (under session.mu) when the turn is over: the session takes another
-	sent   chan struct{} // closed when session/send was answered, or when the turn was not sent (unsent): an interrupt goes after it
+	sent   chan struct{} // closed when session/send was written (the proxy takes an interrupt after it), or when the turn was not sent (unsent): an interrupt goes after it
 
 	unsent bool // the prompt returned before sending the turn (a resume failed, or it was cancelled or closed meanwhile): nothing to interrupt (session.mu)
 

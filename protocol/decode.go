@@ -285,6 +285,7 @@ var (
 		TypeMCPStatus:          func() Data { return new(MCPStatus) },
 		TypeMCPConfig:          func() Data { return new(MCPConfig) },
 		TypeMCPLoginEvent:      func() Data { return new(MCPLoginEvent) },
+		TypeSessionCommands:    func() Data { return new(SessionCommands) },
 	}
 )
 

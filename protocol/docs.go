@@ -77,6 +77,7 @@ var messageDocs = map[string]string{
 	"session/subscribe reply":         "Sent before any replayed event.",
 	"session/unsubscribe":             "Stop receiving a session's events on this connection.",
 	"session/unsubscribe reply":       "Nothing more for this session follows it.",
+	"session/commands":                "The slash commands claude offers in a session (the whole list): known from claude's answer to initialize, before the first turn; sent when they change and when a subscription turns live.",
 }
 
 // typeDocs describes data types in their schemas (fields are described by

@@ -880,3 +880,33 @@ func orEmpty[T any](s []T) []T {
 	}
 	return s
 }
+
+// SessionCommands is the data of session/commands: the slash commands
+// claude offers in a session, always the whole list. The proxy reads them
+// from claude's answer to initialize (so they are known before the first
+// turn) and from each system/commands_changed event.
+type SessionCommands struct {
+	Session  string         `json:"session" schema:"ref=SessionId"`
+	Commands []SlashCommand `json:"commands" jsonschema:"Every slash command claude offers now (at most 512), in claude's order." schema:"maxItems=MaxCommands"`
+}
+
+// SlashCommand is one slash command claude offers: a built-in (compact,
+// model), a skill, a project or user command (.claude/commands), or an MCP
+// prompt.
+type SlashCommand struct {
+	Name         string   `json:"name" jsonschema:"What follows the / (text without control characters, 1 to 256 bytes; an MCP prompt's may hold spaces and parentheses)." schema:"minLength=1"`
+	Description  string   `json:"description,omitempty" jsonschema:"What it does (cut at 1024 bytes)."`
+	ArgumentHint string   `json:"argumentHint,omitempty" jsonschema:"What it takes after its name, e.g. [file] (cut at 256 bytes)."`
+	Aliases      []string `json:"aliases,omitempty" jsonschema:"Other names it answers to (at most 8)."`
+}
+
+// Bounds of SessionCommands: claude's list is cut to MaxCommands entries,
+// each text to its bound (in bytes, at a rune boundary); an entry whose
+// name is empty, longer than MaxCommandNameBytes or holds control
+// characters is left out.
+const (
+	MaxCommands                = 512
+	MaxCommandNameBytes        = 256
+	MaxCommandDescriptionBytes = 1024
+	MaxCommandAliases          = 8
+)

@@ -69,6 +69,9 @@ const (
 	// TypeMCPLoginEvent is the push that follows an mcp/login; it has the
 	// request's name.
 	TypeMCPLoginEvent = "mcp/login"
+	// TypeSessionCommands carries the slash commands claude offers in a
+	// session, from its initialize answer (before the first turn) on.
+	TypeSessionCommands = "session/commands"
 )
 
 // Capabilities a proxy announces in hello. A client hides what the proxy does
@@ -112,7 +115,7 @@ var requestTypes = []string{
 var pushTypes = []string{
 	TypeHello, TypeSessionEvent, TypeSessionState, TypeSessionExited, TypeSessionGap,
 	TypePermissionRequest, TypePermissionResolved, TypeMCPStatus, TypeMCPConfig,
-	TypeMCPLoginEvent,
+	TypeMCPLoginEvent, TypeSessionCommands,
 }
 
 // Frame is one websocket text frame, in either direction:

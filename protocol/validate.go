@@ -41,6 +41,7 @@ var tagConsts = map[string]int{
 	"MaxModelDisplayNameBytes": MaxModelDisplayNameBytes,
 	"MaxModelDescriptionBytes": MaxModelDescriptionBytes,
 	"MaxModels":                MaxModels,
+	"MaxCommands":              MaxCommands,
 }
 
 // Enumerations: the schema's enums (defs.json) are made from these lists.
@@ -642,6 +643,21 @@ func (d SessionSetModelResult) checkSemantics(c *check) {
 
 func (d SessionState) checkSemantics(c *check) { checkModels(c, d.Model, d.Models) }
 
+func (d SessionCommands) checkSemantics(c *check) {
+	for i, cmd := range d.Commands {
+		p := fmt.Sprintf("commands[%d].", i)
+		checkBytes(c, p+"name", cmd.Name, MaxCommandNameBytes)
+		checkBytes(c, p+"description", cmd.Description, MaxCommandDescriptionBytes)
+		checkBytes(c, p+"argumentHint", cmd.ArgumentHint, MaxCommandNameBytes)
+		if len(cmd.Aliases) > MaxCommandAliases {
+			c.add(p+"aliases", "must have at most %d items, got %d", MaxCommandAliases, len(cmd.Aliases))
+		}
+		for j, a := range cmd.Aliases {
+			checkBytes(c, fmt.Sprintf("%saliases[%d]", p, j), a, MaxCommandNameBytes)
+		}
+	}
+}
+
 func checkModels(c *check, model string, models []ModelInfo) {
 	checkModelBytes(c, "model", model)
 	for i, m := range models {
@@ -713,6 +729,7 @@ func (d Empty) Validate() error                          { return validateValue(
 func (d Hello) Validate() error                          { return validateValue(d) }
 func (d SessionEvent) Validate() error                   { return validateValue(d) }
 func (d SessionState) Validate() error                   { return validateValue(d) }
+func (d SessionCommands) Validate() error                { return validateValue(d) }
 func (d SessionExited) Validate() error                  { return validateValue(d) }
 func (d SessionGap) Validate() error                     { return validateValue(d) }
 func (d PermissionRequest) Validate() error              { return validateValue(d) }

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/stream"
@@ -159,6 +161,7 @@ func (s *Session) run(p *claudeProc) {
 			if s.models.NoteList(r.resp, s.log) {
 				s.pushStateLocked("")
 			}
+			s.cmds.note(s.id, gjson.GetBytes(r.resp, "commands"), s.log, s.hub.push)
 			s.mu.Unlock()
 		}
 		s.onInitialized(p)

@@ -141,47 +141,6 @@ func (s *Server) reqSubscribe(c *client, id json.RawMessage, d *protocol.Session
 	}
 }
 
-func (s *Server) reqInterrupt(c *client, id json.RawMessage, d *protocol.SessionInterrupt) {
-	sess, err := s.session(d.Session)
-	if err != nil {
-		c.replyErr(id, err)
-		return
-	}
-	sess.mu.Lock()
-	p, exited, restarting := sess.proc.cur, sess.proc.gone(), sess.restarts.active
-	sess.mu.Unlock()
-	switch {
-	case exited:
-		c.replyErr(id, protocol.Errorf(protocol.CodeSessionExited, "session/interrupt: session %s has exited", sess.id))
-		return
-	case restarting:
-		c.reply(id, nil) // between turns: nothing runs
-		return
-	}
-	ch := make(chan controlResult, 1)
-	// Written now, in request order; the answer is awaited in the background.
-	rid, err := sess.control(p, "interrupt", nil, func(r controlResult) { ch <- r })
-	if err != nil {
-		c.replyErr(id, controlError("session/interrupt", err))
-		return
-	}
-	c.async(func() {
-		select {
-		case r := <-ch:
-			switch {
-			case errors.Is(r.err, errControlTimeout):
-				c.replyErr(id, protocol.Errorf(protocol.CodeTimeout, "session/interrupt: claude did not acknowledge the interrupt within %v", s.opts.ControlTimeout))
-			case r.err != nil:
-				c.replyErr(id, controlError("session/interrupt", r.err))
-			default:
-				c.reply(id, nil)
-			}
-		case <-c.ctx.Done():
-			p.forget(rid) // nobody to answer
-		}
-	})
-}
-
 // controlError maps the failure of a control request to a protocol error.
 func controlError(what string, err error) error {
 	var ce *cliError

@@ -17,10 +17,11 @@ import (
 
 // restarts is the restart part of a session. Guarded by Session.mu.
 type restarts struct {
-	wanted   bool       // a restart waits for the turn in flight to end
-	active   bool       // the process is being replaced
-	held     []heldTurn // turns waiting for a restarted process (at most maxHeldTurns)
-	flushing bool       // held turns are being written
+	wanted   bool          // a restart waits for the turn in flight to end
+	active   bool          // the process is being replaced
+	held     []heldTurn    // turns waiting for a restarted process (at most maxHeldTurns)
+	flushing bool          // held turns are being written
+	writing  chan struct{} // non-nil while a held turn taken from held is being written; closed after (interrupt.go)
 }
 
 type heldTurn struct {
@@ -167,9 +168,16 @@ func (s *Session) flushHeld(p *claudeProc) {
 		s.restarts.held = s.restarts.held[1:]
 		k := s.turns.Queue(h.line)
 		s.settleStateLocked()
+		writing := make(chan struct{})
+		s.restarts.writing = writing
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)
-		h.reply(s.writeTurn(ctx, p, h.line, k))
+		err := s.writeTurn(ctx, p, h.line, k)
 		cancel()
+		s.mu.Lock()
+		s.restarts.writing = nil
+		s.mu.Unlock()
+		close(writing) // an interrupt that came meanwhile goes after the turn
+		h.reply(err)
 	}
 }

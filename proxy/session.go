@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
@@ -37,8 +38,11 @@ import (
 //     permission mode; it sees the session as a brokerSession;
 //   - models (package proxy/models; model.go): the models claude offers
 //     and the one it runs;
+//   - cmds (commands.go): the slash commands claude offers (its
+//     initialize answer, commands_changed), pushed as session/commands;
 //   - restarts (restart.go): restarts between turns and the turns held
-//     meanwhile;
+//     meanwhile (and while claude starts; an interrupt withdraws them:
+//     interrupt.go);
 //   - mcp (sessionmcp.go): the MCP configuration sent live (the
 //     pending-apply slot), toggles, status reports, the client's servers
 //     and the session's secrets.
@@ -77,6 +81,7 @@ type Session struct {
 	restarts restarts        // restarts and held turns (restart.go); guarded by mu
 	broker   *broker.Broker  // permission requests and the mode (package proxy/broker)
 	models   sessionModels   // models (package proxy/models; model.go)
+	cmds     commands        // slash commands (commands.go); guarded by mu
 	mcp      sessionMCP      // MCP in the session (sessionmcp.go)
 
 	wg sync.WaitGroup
@@ -171,6 +176,9 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		}
 		if s.models.NoteInit(ev) {
 			s.pushStateLocked("")
+		}
+		if ev.Subtype == subtypeCommandsChanged {
+			s.cmds.note(s.id, gjson.GetBytes(ev.JSON, "commands"), s.log, s.hub.push)
 		}
 	}
 	if p == s.proc.cur && !s.restarts.active && s.turns.Event(ev, s.log) {
@@ -295,8 +303,9 @@ func (s *Session) onControlRequest(p *claudecli.Client, req claudecli.ControlReq
 // ---------------------------------------------------------------- turns
 
 // sendTurn writes a user turn to claude's stdin and calls reply with the
-// result. While the session is restarting the turn is held, and written
-// (and replied to) when the new process is up.
+// result. While the session is restarting, or its claude has not answered
+// initialize yet, the turn is held, and written (and replied to) when
+// claude is ready; an interrupt meanwhile withdraws it (interrupt.go).
 func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) {
 	s.mu.Lock()
 	switch {
@@ -304,10 +313,10 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 		s.mu.Unlock()
 		reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 		return
-	case s.restarts.active || s.restarts.flushing || len(s.restarts.held) > 0:
-		if len(s.restarts.held) >= maxHeldTurns {
+	case s.restarts.holds(s.proc.cur): // claude is not ready: held for it (interrupt.go)
+		if len(s.restarts.held) >= maxHeldTurns || s.restarts.heldBytes()+len(line) > maxHeldBytes {
 			s.mu.Unlock()
-			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is restarting and already holds %d turns; wait until it is idle", s.id, maxHeldTurns))
+			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is starting or restarting and already holds %d turns (at most %d, %d MiB in all); wait until it is idle", s.id, len(s.restarts.held), maxHeldTurns, maxHeldBytes>>20))
 			return
 		}
 		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
@@ -389,7 +398,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	key := s.stateKeyLocked()
 	if !sub.wasLive && s.proc.exited {
 		sub.sentState = key
-		return slices.Clone(s.proc.exitFrames)
+		return append(s.cmds.frames(), s.proc.exitFrames...)
 	}
 	var frames [][]byte
 	if sub.sentState != key {
@@ -401,7 +410,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	if sub.wasLive {
 		return frames
 	}
-	return s.broker.AppendFrames(frames)
+	return append(s.broker.AppendFrames(frames), s.cmds.frames()...)
 }
 
 // unsubscribe ends c's subscription; its queued frames are dropped.

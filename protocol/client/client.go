@@ -223,13 +223,36 @@ var ErrClosed = errors.New("the connection to ccproxy ended")
 // request out (so a request that creates something is sent with a ctx
 // that does not end before its reply: Agent.create).
 func (b *Client) Request(ctx context.Context, typ string, data protocol.Data, result any) error {
-	if err := ctx.Err(); err != nil {
+	c, err := b.Begin(ctx, typ, data)
+	if err != nil {
 		return err
+	}
+	return c.Wait(ctx, result)
+}
+
+// Call is a request that was written to the proxy and whose reply is
+// awaited with Wait (Begin).
+type Call struct {
+	b   *Client
+	typ string
+	id  json.RawMessage
+	ch  chan protocol.Frame
+}
+
+// Begin writes one request and returns once it is written, without
+// waiting for its reply: Call.Wait reads it. The proxy handles a
+// connection's requests in the order they were written, so a request
+// written after Begin returns reaches it after this one (ccproxy acp
+// interrupts a turn whose session/send the proxy holds, before its
+// reply). A ctx that is done already sends nothing.
+func (b *Client) Begin(ctx context.Context, typ string, data protocol.Data) (*Call, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	b.mu.Lock()
 	if b.err != nil || isClosed(b.done) {
 		b.mu.Unlock()
-		return ErrClosed
+		return nil, ErrClosed
 	}
 	b.nextID++
 	id := protocol.IntID(b.nextID)
@@ -239,7 +262,7 @@ func (b *Client) Request(ctx context.Context, typ string, data protocol.Data, re
 	f, err := protocol.NewRequest(id, typ, data)
 	if err != nil {
 		b.forget(id)
-		return fmt.Errorf("%s: %w", typ, err)
+		return nil, fmt.Errorf("%s: %w", typ, err)
 	}
 	msg, err := protocol.AppendFrame(nil, f)
 	if err == nil {
@@ -252,10 +275,16 @@ func (b *Client) Request(ctx context.Context, typ string, data protocol.Data, re
 	}
 	if err != nil {
 		b.forget(id)
-		return fmt.Errorf("%s: %w", typ, err)
+		return nil, fmt.Errorf("%s: %w", typ, err)
 	}
+	return &Call{b: b, typ: typ, id: id, ch: ch}, nil
+}
+
+// Wait waits for the reply of the call and decodes its data into result
+// (which may be nil), as Request does. It is called once.
+func (c *Call) Wait(ctx context.Context, result any) error {
 	select {
-	case r, ok := <-ch:
+	case r, ok := <-c.ch:
 		if !ok {
 			return ErrClosed
 		}
@@ -263,16 +292,16 @@ func (b *Client) Request(ctx context.Context, typ string, data protocol.Data, re
 			if r.Error != nil {
 				return r.Error
 			}
-			return fmt.Errorf("%s: an error reply without an error", typ)
+			return fmt.Errorf("%s: an error reply without an error", c.typ)
 		}
 		if result != nil && len(r.Data) > 0 {
 			if err := json.Unmarshal(r.Data, result); err != nil {
-				return fmt.Errorf("%s: reading the reply: %w", typ, err)
+				return fmt.Errorf("%s: reading the reply: %w", c.typ, err)
 			}
 		}
 		return nil
 	case <-ctx.Done():
-		b.forget(id)
+		c.b.forget(c.id)
 		return ctx.Err()
 	}
 }

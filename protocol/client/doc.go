@@ -12,6 +12,8 @@
 //	c.Handle(sessionID, func(f protocol.Frame) { ... }) // pushes of that session
 //	err = c.Request(ctx, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: sessionID}, &result)
 //	data, err := c.Blob(ctx, "/v1/blobs/<sha256>")  // an attachment
+//	call, err := c.Begin(ctx, protocol.TypeSessionSend, &send) // written: a later request comes after it
+//	err = call.Wait(ctx, nil)                                  // its reply
 //
 // An error reply is returned as a *protocol.Error (its Code and Message
 // the proxy's); a request on a connection that ended returns ErrClosed.
@@ -21,7 +23,7 @@
 // A Client owns one goroutine, its read loop (started by Dial, ended by
 // Close or by the connection's end, after which Done is closed). It is
 // the only reader of the websocket. It takes the first hello (Hello), hands
-// each reply to the Request waiting for it (a buffered channel per
+// each reply to the Request (or Call) waiting for it (a buffered channel per
 // request: never blocks), and calls the handler of the session a push
 // names (its data's "session"), synchronously and in order: a slow
 // handler slows the read, and the proxy lets the client catch up from its
@@ -43,7 +45,8 @@
 //
 // Every method may be called from any goroutine at once. Request blocks
 // until its reply, its ctx's end or the connection's end; a ctx already
-// done sends nothing. Handle and Blob may be called from a push handler;
+// done sends nothing. Begin returns once the request is written, and its
+// Call's Wait (called once) blocks as Request does. Handle and Blob may be called from a push handler;
 // Request from a handler would wait for a reply the blocked read loop
 // cannot deliver, so a handler that needs one starts a goroutine. Close
 // is idempotent and waits for the read loop (so not from a handler).

@@ -934,6 +934,41 @@ export interface PermissionResolvedData {
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SessionCommandsData".
+ */
+export interface SessionCommandsData {
+  session: string;
+  /**
+   * Every slash command claude offers now (at most 512), in claude's order.
+   *
+   * @maxItems 512
+   */
+  commands: SlashCommand[];
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SlashCommand".
+ */
+export interface SlashCommand {
+  /**
+   * What follows the / (text without control characters, 1 to 256 bytes; an MCP prompt's may hold spaces and parentheses).
+   */
+  name: string;
+  /**
+   * What it does (cut at 1024 bytes).
+   */
+  description?: string;
+  /**
+   * What it takes after its name, e.g. [file] (cut at 256 bytes).
+   */
+  argumentHint?: string;
+  /**
+   * Other names it answers to (at most 8).
+   */
+  aliases?: string[];
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "SessionCreateData".
  */
 export interface SessionCreateData {

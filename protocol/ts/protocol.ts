@@ -66,6 +66,7 @@ import type {
   SessionStateData,
   SessionSubscribeData,
   SessionSubscribeResult,
+  SessionCommandsData,
 } from "./protocol.gen.js";
 export type {
   Approval,
@@ -143,6 +144,8 @@ export type {
   Tool,
   Transport,
   WriteScope,
+  SessionCommandsData,
+  SlashCommand,
 } from "./protocol.gen.js";
 export type {
   ExitReason,
@@ -447,6 +450,7 @@ export interface Pushes {
   "mcp/status": McpStatusData;
   "mcp/config": McpConfigData;
   "mcp/login": McpLoginEventData;
+  "session/commands": SessionCommandsData;
 }
 export type PushType = keyof Pushes;
 
@@ -525,6 +529,7 @@ export const PUSH_TYPES = [
   "mcp/status",
   "mcp/config",
   "mcp/login",
+  "session/commands",
 ] as const;
 
 // Compile-time checks that the lists above and the maps agree exactly.

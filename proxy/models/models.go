@@ -186,3 +186,7 @@ func (m *State) Infos() []protocol.ModelInfo {
 	}
 	return out
 }
+
+// CutText is cutText for the session's other lists (slash commands):
+// valid UTF-8, control characters as spaces, at most max bytes.
+func CutText(s string, max int) string { return cutText(s, max) }

@@ -3,7 +3,10 @@
 // a scenario; every observation is one JSON line on stdout:
 //   {"ev":"init"|"new"|"update"|"permission"|"stop"|"error"|"exit", ...}
 // Usage: node client.mjs '<json: {cmd:[...], cwd, env, load?:{sessionId, prompt}, resume?:{sessionId, prompt}, mcpServers?:[...], badNew?:[[...]], sessions:[[{text, onPermission:"allow"|"cancel"} | {config:{configId, value}}]]}>'
-// A session's item with config is session/set_config_option ("config").
+// A session's item with config is session/set_config_option ("config"); one
+// with wait waits until the session has had updates of each kind it lists
+// ("waited", before any prompt when it comes first; at most 90 s, then an
+// "error").
 // resume: session/list of cwd ("listed"), session/resume of the session
 // ("resumed"), the prompt ("stop"), session/list again ("listed").
 // mcpServers go with every session/new; each list of badNew is tried as the
@@ -21,9 +24,14 @@ const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.st
 
 let onPermission = "allow";
 let agentCtx = null;
+const kinds = new Map(); // sessionId -> Set of the sessionUpdate kinds seen
+let kindSeen = () => {};
 const app = client({ name: "ccproxy-acp-test" })
   .onNotification(methods.client.session.update, ({ params }) => {
     out({ ev: "update", sessionId: params.sessionId, update: params.update });
+    if (!kinds.has(params.sessionId)) kinds.set(params.sessionId, new Set());
+    kinds.get(params.sessionId).add(params.update.sessionUpdate);
+    kindSeen();
   })
   .onRequest(methods.client.session.requestPermission, async ({ params }) => {
     out({ ev: "permission", params, answer: onPermission });
@@ -76,6 +84,19 @@ try {
       const s = await ctx.request(methods.agent.session.new, { cwd: cfg.cwd, mcpServers: cfg.mcpServers || [] });
       out({ ev: "new", result: s });
       for (const p of sess) {
+        if (p.wait) {
+          // Bounded: a failure, not a hang, when they never come.
+          const have = () => p.wait.every((k) => kinds.get(s.sessionId)?.has(k));
+          const until = Date.now() + 90000;
+          while (!have() && Date.now() < until) {
+            await new Promise((resolve) => {
+              kindSeen = resolve;
+              setTimeout(resolve, until - Date.now());
+            });
+          }
+          out(have() ? { ev: "waited", sessionId: s.sessionId, kinds: p.wait } : { ev: "error", method: "wait", message: `no ${p.wait} in 90 s` });
+          continue;
+        }
         if (p.config) {
           // A config option set as an editor's picker does.
           try {

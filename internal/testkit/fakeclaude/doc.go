@@ -74,6 +74,7 @@
 //	bg [hold]        a turn, then one the fake starts by itself (task_notification,
 //	                 system/init, text, result); with hold, that turn's result waits for
 //	                 the next user message
+//	commands NAME... a system/commands_changed event listing the commands NAME..., then a result
 //	pid              reports the fake's pid ("pid N")
 //	child            starts "sleep 300" (it inherits the process group) and reports its pid
 //	mcpfail SRV TEXT a call of SRV's tool q that fails with TEXT
@@ -90,6 +91,8 @@
 //	FAKE_REFUSE_SET       1: mcp_set_servers answers an error (a refusal) when it adds a server
 //	FAKE_SET_ERRORS       1: mcp_set_servers answers success with every added server in errors (cannot connect)
 //	FAKE_MODELS           a JSON array: the initialize reply's models
+//	FAKE_COMMANDS         a JSON array: the initialize reply's commands (else none)
+//	FAKE_INIT_GATE        a FIFO: initialize is answered (and no other line read) once a byte is read from it
 //	FAKE_REFUSE_MODEL     NAME: set_model of NAME is refused like an unknown id
 //	FAKE_REPLAY           1: honour --replay-user-messages
 //	FAKE_IGNORE_EOF       1: stdin EOF does not end the fake (a signal does)

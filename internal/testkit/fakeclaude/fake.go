@@ -250,7 +250,8 @@ func (f *fake) control(id string, req map[string]any) {
 	}
 	switch req["subtype"] {
 	case "initialize":
-		f.success(id, map[string]any{"commands": []any{}, "models": f.models})
+		waitInitGate()
+		f.success(id, map[string]any{"commands": fakeCommands(), "models": f.models})
 	case "set_model":
 		f.setModel(id, req)
 	case "set_permission_mode":

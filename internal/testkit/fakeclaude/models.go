@@ -102,3 +102,35 @@ func modelFlag(args []string) string {
 	}
 	return ""
 }
+
+// fakeCommands is the initialize reply's commands: FAKE_COMMANDS, a JSON
+// array, else none (as the fake always answered).
+func fakeCommands() []any {
+	if s := os.Getenv("FAKE_COMMANDS"); s != "" {
+		var list []any
+		if err := json.Unmarshal([]byte(s), &list); err == nil {
+			return list
+		}
+		fmt.Fprintln(os.Stderr, "fake: FAKE_COMMANDS is not a JSON array")
+	}
+	return []any{}
+}
+
+// waitInitGate blocks until a line can be read from FAKE_INIT_GATE (a
+// FIFO the test writes to), if set: the fake then answers initialize.
+// Like the real CLI, which reads nothing of its stdin until it is ready,
+// it reads no other line meanwhile.
+func waitInitGate() {
+	path := os.Getenv("FAKE_INIT_GATE")
+	if path == "" {
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake: FAKE_INIT_GATE:", err)
+		return
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	_, _ = f.Read(b)
+}

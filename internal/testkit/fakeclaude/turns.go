@@ -169,6 +169,13 @@ func (f *fake) turn(t fakeTurn) {
 			}
 		}
 		f.result("success", "noticed the background task")
+	case "commands": // commands NAME...: a system/commands_changed with those commands
+		list := []any{}
+		for _, name := range fields[1:] {
+			list = append(list, map[string]any{"name": name, "description": "the " + name + " command", "argumentHint": ""})
+		}
+		f.emit(map[string]any{"type": "system", "subtype": "commands_changed", "commands": list, "session_id": f.sessionID})
+		f.result("success", "commands changed")
 	case "pid":
 		f.say(fmt.Sprintf("pid %d", os.Getpid()))
 		f.result("success", "done")

@@ -94,6 +94,8 @@ var tsStructs = []struct {
 	{reflect.TypeFor[protocol.MCPRef](), "McpRef"},
 	{reflect.TypeFor[protocol.MCPServerInfo](), "McpServerInfo"},
 	{reflect.TypeFor[protocol.Attachment](), "Attachment"},
+	{reflect.TypeFor[protocol.SessionCommands](), "SessionCommandsData"},
+	{reflect.TypeFor[protocol.SlashCommand](), "SlashCommand"},
 }
 
 // tsDefs are the definitions of defs.json declared in TypeScript, by their
