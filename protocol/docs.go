@@ -77,6 +77,8 @@ var messageDocs = map[string]string{
 	"session/subscribe reply":         "Sent before any replayed event.",
 	"session/unsubscribe":             "Stop receiving a session's events on this connection.",
 	"session/unsubscribe reply":       "Nothing more for this session follows it.",
+	"session/files":                   "List files and folders under a session's working directory that match a query, for @ mentions (.gitignore honoured, hidden entries skipped, never outside the directory, bounded).",
+	"session/files reply":             "The best matches first; truncated when the listing stopped at the proxy's bounds.",
 }
 
 // typeDocs describes data types in their schemas (fields are described by

@@ -66,6 +66,9 @@ import type {
   SessionStateData,
   SessionSubscribeData,
   SessionSubscribeResult,
+  SessionFilesData,
+  SessionFilesResult,
+  FileEntry,
 } from "./protocol.gen.js";
 export type {
   Approval,
@@ -143,6 +146,9 @@ export type {
   Tool,
   Transport,
   WriteScope,
+  SessionFilesData,
+  SessionFilesResult,
+  FileEntry,
 } from "./protocol.gen.js";
 export type {
   ExitReason,
@@ -219,6 +225,7 @@ export type Capability =
   | "mcp.manage"
   | "mcp.live"
   | "mcp.auth"
+  | "files"
   | (string & {});
 
 // ------------------------------------------------------------------ JSON values
@@ -425,6 +432,7 @@ export interface Requests {
   "mcp/trust": { data: EmptyData; result: McpTrustResult };
   "mcp/login": { data: McpLoginData; result: McpLoginResult };
   "mcp/logout": { data: McpLogoutData; result: McpLogoutResult };
+  "session/files": { data: SessionFilesData; result: SessionFilesResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -511,6 +519,7 @@ export const REQUEST_TYPES = [
   "mcp/trust",
   "mcp/login",
   "mcp/logout",
+  "session/files",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

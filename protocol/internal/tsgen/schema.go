@@ -94,6 +94,9 @@ var tsStructs = []struct {
 	{reflect.TypeFor[protocol.MCPRef](), "McpRef"},
 	{reflect.TypeFor[protocol.MCPServerInfo](), "McpServerInfo"},
 	{reflect.TypeFor[protocol.Attachment](), "Attachment"},
+	{reflect.TypeFor[protocol.SessionFiles](), "SessionFilesData"},
+	{reflect.TypeFor[protocol.SessionFilesResult](), "SessionFilesResult"},
+	{reflect.TypeFor[protocol.FileEntry](), "FileEntry"},
 }
 
 // tsDefs are the definitions of defs.json declared in TypeScript, by their
