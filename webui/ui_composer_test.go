@@ -2,7 +2,11 @@ package webui_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 )
 
 // The composer's helpers, in the page: makeImage(w, h) is a PNG File of
@@ -254,5 +259,124 @@ func TestWebUIComposer(t *testing.T) {
 			b.key(kb.Escape)
 			b.until("the menu closed", `document.querySelector("#composer-menu").hidden`)
 		})
+	}
+}
+
+// TestWebUIComposerRealCLI: with the real CLI (against the fake API), in
+// one session at 1280 px: the copy buttons of a tool's output and of a
+// reply's code block copy them; the "/" menu lists the CLI's commands; the
+// "@" menu lists the project's files from session/files (not what
+// .gitignore ignores, not hidden ones), Enter puts "@src/main.go " in the
+// box, and the turn reaches the API with the file's text, which the CLI
+// read because of the mention; a pasted image reaches the API; Esc
+// interrupts a running turn. (The CLI reads mentions only in a turn of
+// text alone, docs/CLI-NOTES.md: the image goes in a turn of its own.)
+func TestWebUIComposerRealCLI(t *testing.T) {
+	b := newBrowser(t)
+	b.grantClipboard()
+	bin := testkit.CCProxyBinary(t)
+	claude := testkit.Claude(t)
+	home, project := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(home, "tmp/.keep"), "")
+	writeFile(t, filepath.Join(project, ".claude/settings.local.json"), `{"permissions":{"allow":["Bash","Read"]}}`)
+	writeFile(t, filepath.Join(project, "src/main.go"), "package main // MAIN-GO-MARKER-7f3a\n")
+	writeFile(t, filepath.Join(project, "src/main_test.go"), "package main\n")
+	writeFile(t, filepath.Join(project, "main.log"), "ignored\n")
+	writeFile(t, filepath.Join(project, ".gitignore"), "*.log\n")
+	writeFile(t, filepath.Join(project, ".hidden/main.txt"), "hidden\n")
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	api := fakeapi.Start(t, fakeapi.First(
+		fakeapi.OnText("[K-HELLO]",
+			fakeapi.CallTool("Bash", map[string]any{"command": "echo composer-output-42", "description": "Say something"}),
+			fakeapi.Say("Here:\n\n```go\nfunc answer() int { return 42 }\n```\n")),
+		fakeapi.OnText("[K-MENTION]", fakeapi.Say("I see the file.")),
+		fakeapi.OnText("[K-IMAGE]", fakeapi.Say("A red and blue picture.")),
+		fakeapi.OnText("[K-SLOW]", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("this answer waits")}, Wait: release}),
+		fakeapi.OnToolResults(fakeapi.Summarize),
+	))
+	srv := testkit.StartServeEnv(t, bin, api.Env(home), "--project", project, "--claude", claude)
+	b.do("open", chromedp.Navigate(srv.First.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	eval[any](b, composerHelpers)
+
+	// A first turn: a tool's output and a code block, each with its copy button.
+	b.send("[K-HELLO] hi")
+	b.until("the first result", `document.querySelectorAll(".result-line").length === 1`)
+	b.until("the copy buttons", `!!document.querySelector(".msg.assistant .code-wrap button.copy")`)
+	if got := b.copyAndRead("the Bash output's copy", `.tool[data-tool="Bash"] button.tool-copy`); !strings.Contains(got, "composer-output-42") {
+		t.Errorf("the tool output copied %q", got)
+	}
+	if got := b.copyAndRead("the reply's code copy", `.msg.assistant .code-wrap button.copy`); got != "func answer() int { return 42 }" {
+		t.Errorf("the reply's code block copied %q", got)
+	}
+
+	// "/": the CLI's commands.
+	b.do("focus the box", chromedp.Focus("#composer textarea"))
+	b.do("type /", chromedp.SendKeys("#composer textarea", "/compa"))
+	b.until("the commands", `[...document.querySelectorAll("#composer-menu .menu-item")].some(i => i.dataset.value === "compact")`)
+	b.key(kb.Escape)
+	b.setBox("")
+
+	// "@": the project's files, as session/files lists them.
+	b.do("type @", chromedp.SendKeys("#composer textarea", "[K-MENTION] look at @mai"))
+	b.until("the files", `document.querySelectorAll("#composer-menu .menu-item").length >= 2`)
+	paths := eval[[]string](b, `[...document.querySelectorAll("#composer-menu .menu-item")].map(i => i.dataset.value)`)
+	if len(paths) < 2 || paths[0] != "src/main.go" || slices.Contains(paths, "main.log") || slices.Contains(paths, ".hidden/main.txt") {
+		t.Errorf("the @ menu lists %q, want src/main.go first, not main.log or .hidden/main.txt", paths)
+	}
+	b.screenshot("composer-files-1280-light")
+	b.key(kb.Enter)
+	if v := eval[string](b, `document.querySelector("#composer textarea").value`); v != "[K-MENTION] look at @src/main.go " {
+		t.Errorf("after choosing: %q", v)
+	}
+	b.do("send", chromedp.Click("#send"))
+	b.until("the second result", `document.querySelectorAll(".result-line").length === 2`)
+	req, err := api.LastRequestWith("[K-MENTION]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(req.LastUser()); !strings.Contains(string(b), "MAIN-GO-MARKER-7f3a") {
+		t.Errorf("the API request does not carry src/main.go's text (the @ mention): %s", b)
+	}
+
+	// A pasted image reaches the API.
+	b.setBox("[K-IMAGE] what is this?")
+	eval[any](b, `makeImage(24, 16, "flag.png").then((f) => pasteFiles([f])); null`)
+	b.until("a thumbnail", `document.querySelectorAll("#attachments .thumb").length === 1`)
+	b.do("send", chromedp.Click("#send"))
+	b.until("the third result", `document.querySelectorAll(".result-line").length === 3`)
+	if req, err = api.LastRequestWith("[K-IMAGE]"); err != nil {
+		t.Fatal(err)
+	}
+	var image *fakeapi.ContentBlock
+	for i, c := range req.LastUser().Content {
+		if c.Type == "image" {
+			image = &req.LastUser().Content[i]
+		}
+	}
+	if image == nil || image.Source == nil || image.Source.MediaType != "image/png" || !strings.HasPrefix(image.Source.Data, "iVBOR") {
+		t.Errorf("the API request has no PNG image: %+v", req.LastUser().Content)
+	}
+	if n := eval[int](b, `document.querySelectorAll(".msg.user img").length`); n != 1 {
+		t.Errorf("%d images in the user bubbles, want 1", n)
+	}
+
+	// Esc interrupts the running turn.
+	b.send("[K-SLOW] wait")
+	b.until("running", `!document.querySelector("#interrupt").disabled`)
+	b.do("focus the log", chromedp.Focus("#composer textarea"))
+	b.key(kb.Escape)
+	b.until("interrupted", `[...document.querySelectorAll(".notice, .result-line")].some(n => /interrupted/i.test(n.textContent))`)
+	b.noJSDialog()
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -47,6 +47,8 @@ export function initComposer(h) {
   ta.addEventListener("input", () => {
     grow();
     updateMenu();
+    const note = $("#attachments .mention-note");
+    if (note) note.hidden = !/(^|\s)@\S/.test(ta.value);
   });
   ta.addEventListener("click", updateMenu);
   ta.addEventListener("blur", () => setTimeout(() => {
@@ -182,6 +184,13 @@ function showImages(refused = []) {
     strip.append(fig);
   }
   if (state.composer.images.length || refused.length) strip.append(el("span", "attach-note", imageNote()));
+  if (state.composer.images.length) {
+    // Measured (docs/CLI-NOTES.md): the CLI reads @-mentioned files only
+    // in a turn of text alone.
+    const m = el("span", "attach-note mention-note", "With images, Claude gets @paths as text and reads those files itself if it wants them.");
+    m.hidden = !/(^|\s)@\S/.test($("#composer textarea").value);
+    strip.append(m);
+  }
   for (const r of refused) {
     const p = el("span", "attach-error", r);
     p.setAttribute("role", "alert");
@@ -331,14 +340,16 @@ function choose(i) {
   if (!it) return;
   const ta = $("#composer textarea");
   const end = ta.selectionStart;
-  const text = (menu.kind === "/" ? "/" : "@") + it.value + (it.dir ? "" : " ");
+  // A path with a space is quoted, as the CLI reads it: @"a b.txt".
+  const value = menu.kind === "@" && /\s/.test(it.value) ? `"${it.value}"` : it.value;
+  const text = (menu.kind === "/" ? "/" : "@") + value + (it.dir ? "" : " ");
   ta.value = ta.value.slice(0, menu.start) + text + ta.value.slice(end);
   const caret = menu.start + text.length;
   ta.setSelectionRange(caret, caret);
   ta.focus();
   closeMenu();
   grow();
-  if (it.dir) updateMenu();
+  if (it.dir && value === it.value) updateMenu();
 }
 
 // menuKeys: while a menu is open, arrows move, Enter and Tab choose, Esc
