@@ -1,7 +1,7 @@
 // The reference web UI of ccproxy. Everything a tool or the model returns is
 // put into the page as text (textContent, createTextNode), never as HTML —
-// but the model's text, rendered as Markdown and sanitized by DOMPurify into
-// a DOM fragment (render.js).
+// but the model's text and the user's, rendered as Markdown and sanitized
+// by DOMPurify into a DOM fragment (render.js).
 
 import { Connection, login, loginCode } from "./client.js";
 import { $, el } from "./dom.js";

@@ -2,14 +2,16 @@
 // (SPEC §7) of a live session (renderEvent) or a past one (renderPast) into
 // the conversation's DOM, the same way for both.
 //
-// What goes in as text and what as HTML: the model's text blocks are
-// Markdown, turned into HTML by marked (raw HTML in them is shown as text,
+// What goes in as text and what as HTML: the model's text blocks, and
+// the user's turns, are Markdown, turned into HTML by marked (raw HTML in them is shown as text,
 // not interpreted) and then sanitized by DOMPurify into a DOM fragment; code
 // blocks are highlighted by highlight.js, which escapes what it highlights.
 // Everything else a tool or the model returns (thinking, tool inputs and
-// outputs, user turns) is put into the page as text (textContent,
+// outputs) is put into the page as text (textContent,
 // createTextNode), never as HTML. The libraries are vendored (vendor/,
-// scripts/vendor-ui.sh).
+// scripts/vendor-ui.sh). Code blocks, messages and tool outputs get copy
+// buttons (copy.js); the system events that name the session's slash
+// commands and skills go to the store for the composer's "/" menu.
 //
 // Tool cards keep their tool's name and show built-in tools their own way:
 // Edit/Write/MultiEdit as a diff (the CLI's structuredPatch, or the input
