@@ -56,7 +56,9 @@ export function initComposer(h) {
   }, 0));
   // Before app.js's Enter (a listener on the textarea): the menus' keys.
   $("#composer").addEventListener("keydown", menuKeys, true);
-  document.addEventListener("keydown", globalKeys);
+  // In the capture phase: before the menus' keys and layout.js's Esc
+  // (which closes the sidebar), so each sees the state the key found.
+  document.addEventListener("keydown", globalKeys, true);
   window.addEventListener("resize", grow);
 
   // Images: paste, drop, attach.
@@ -67,11 +69,14 @@ export function initComposer(h) {
     addFiles(files);
   });
   const chat = $("#chat");
-  const dragging = (e) => has("images") && e.dataTransfer && [...e.dataTransfer.types].includes("Files");
+  // Files dropped on the chat are never opened by the browser in place of
+  // the page; they are taken as images when the proxy takes images.
+  const dragging = (e) => e.dataTransfer && [...e.dataTransfer.types].includes("Files");
   chat.addEventListener("dragover", (e) => {
     if (!dragging(e)) return;
     e.preventDefault();
-    e.dataTransfer.dropEffect = "copy";
+    e.dataTransfer.dropEffect = has("images") ? "copy" : "none";
+    if (!has("images")) return;
     $("#composer").dataset.drop = "true";
     $("#composer").dataset.dropNote = `Drop images here (${imageNote()})`;
   });
@@ -82,7 +87,7 @@ export function initComposer(h) {
     delete $("#composer").dataset.drop;
     if (!dragging(e)) return;
     e.preventDefault();
-    addFiles([...e.dataTransfer.files]);
+    if (has("images")) addFiles([...e.dataTransfer.files]);
   });
   const input = $("#attach-input");
   input.accept = IMAGE_TYPES.join(",");
@@ -375,7 +380,7 @@ function menuKeys(e) {
 const editable = (t) => t && (t.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(t.tagName));
 
 function globalKeys(e) {
-  if (e.defaultPrevented || document.querySelector("dialog[open]")) return;
+  if (e.isComposing || document.querySelector("dialog[open]")) return;
   // Esc: interrupt the turn running in the session shown.
   if (e.key === "Escape" && !menu && document.body.dataset.sidebar !== "open") {
     const stop = $("#interrupt");

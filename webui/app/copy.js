@@ -1,7 +1,9 @@
 // Copy buttons: on code blocks, messages and tool output. Each is a real
 // <button> (reachable with Tab, pressed with Enter or Space) that copies
 // its text and says "Copied" for a moment (data-state="copied"), or
-// "Copy failed" when the browser refused. navigator.clipboard needs a
+// "Copy failed" when the browser refused. What it says is drawn by the
+// style sheet and named by aria-label, so that the text of a message (its
+// textContent, a selection) holds no "Copy". navigator.clipboard needs a
 // secure context (https or localhost) and the page's focus; elsewhere, or
 // when it is refused, the text is copied through a hidden textarea and
 // document.execCommand("copy").
@@ -43,7 +45,7 @@ export async function copyText(text) {
 // names what it copies, for screen readers and the tooltip ("code",
 // "message", "output").
 export function copyButton(text, label) {
-  const b = el("button", "copy", "Copy");
+  const b = el("button", "copy");
   b.type = "button";
   b.title = `Copy the ${label}`;
   b.setAttribute("aria-label", `Copy the ${label}`);
@@ -52,11 +54,11 @@ export function copyButton(text, label) {
     e.stopPropagation(); // not the <summary> of a tool card
     const ok = await copyText(text());
     b.dataset.state = ok ? "copied" : "failed";
-    b.textContent = ok ? "Copied" : "Copy failed";
+    b.setAttribute("aria-label", ok ? "Copied" : "Copy failed");
     clearTimeout(b.timer);
     b.timer = setTimeout(() => {
       delete b.dataset.state;
-      b.textContent = "Copy";
+      b.setAttribute("aria-label", `Copy the ${label}`);
     }, SHOWN_MS);
   });
   return b;

@@ -643,6 +643,8 @@ export function userBubble(v, text, images) {
   if (text) {
     const box = el("div", "text markdown");
     setMarkdown(box, text, true);
+    // The line break marked ends its HTML with is not the user's.
+    while (box.lastChild && box.lastChild.nodeType === Node.TEXT_NODE && !box.lastChild.textContent.trim()) box.lastChild.remove();
     b.append(box);
   }
   for (const src of images) {
