@@ -78,6 +78,8 @@ var messageDocs = map[string]string{
 	"session/unsubscribe":             "Stop receiving a session's events on this connection.",
 	"session/unsubscribe reply":       "Nothing more for this session follows it.",
 	"session/commands":                "The slash commands claude offers in a session (the whole list): known from claude's answer to initialize, before the first turn; sent when they change and when a subscription turns live.",
+	"session/files":                   "List files and folders under a session's working directory that match a query, for @ mentions (.gitignore honoured, hidden entries skipped, never outside the directory, bounded).",
+	"session/files reply":             "The best matches first; truncated when the listing stopped at the proxy's bounds.",
 }
 
 // typeDocs describes data types in their schemas (fields are described by

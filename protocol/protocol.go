@@ -52,6 +52,7 @@ const (
 	TypeMCPTrust           = "mcp/trust"
 	TypeMCPLogin           = "mcp/login"
 	TypeMCPLogout          = "mcp/logout"
+	TypeSessionFiles       = "session/files"
 )
 
 // Message types sent by the proxy.
@@ -92,6 +93,7 @@ const (
 	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test, mcp/trust
 	CapMCPLive         = "mcp.live"         // mcp/toggle, mcp/reconnect
 	CapMCPAuth         = "mcp.auth"         // mcp/login, mcp/logout, the mcp/login push
+	CapFiles           = "files"            // session/files
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -110,6 +112,7 @@ var requestTypes = []string{
 	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest, TypeMCPToggle, TypeMCPReconnect,
 	TypeMCPTrust,
 	TypeMCPLogin, TypeMCPLogout,
+	TypeSessionFiles,
 }
 
 var pushTypes = []string{

@@ -109,6 +109,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{`{"type":"mcp/toggle","id":1,"data":{"name":"a","enabled":true,"session":"s","persist":true}}`, CodeBadRequest, "data.persist: applies to every session: leave session out"},
 		{`{"type":"session/create","id":1,"data":{"cwd":"relative","model":"-m"}}`, CodeBadRequest,
 			"data.cwd: must be an absolute path; data.model: must be a model name"},
+		{`{"type":"session/files","id":1,"data":{"session":"s","limit":201}}`, CodeBadRequest, "data.limit"},
+		{`{"type":"session/files","id":1,"data":{"session":"s","query":"` + strings.Repeat("q", 257) + `"}}`, CodeBadRequest, "data.query"},
 	}
 	for _, tt := range tests {
 		f, err := ParseFrame([]byte(tt.in))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/files"
 )
 
 // The feature table: what the proxy offers. Each feature registers once
@@ -160,6 +161,7 @@ func (s *Server) newFeatures() featureTable {
 	prober := func() bool { return s.calls.prober != nil }
 	callsRunner := func() *asyncRunner { return s.calls.reqs }
 	histRunner := func() *asyncRunner { return s.hist.reqs }
+	lister := files.New(files.Options{})
 	return featureTable{
 		{capability: protocol.CapSessions, types: []requestType{
 			now(protocol.TypeSessionCreate, s.reqCreate),
@@ -243,6 +245,17 @@ func (s *Server) newFeatures() featureTable {
 			async(protocol.TypeMCPRemove, s.mcpf.remove),
 			withOffer(prober, run(protocol.TypeMCPTest, callsRunner, s.mcpf.test)), // it probes the definition
 			async(protocol.TypeMCPTrust, s.mcpf.trust),
+		}},
+		// files: the listing runs in a goroutine of the connection, bounded
+		// in entries, time and listings at once (proxy/files).
+		{capability: protocol.CapFiles, types: []requestType{
+			later(protocol.TypeSessionFiles, func(_ *client, d *protocol.SessionFiles) (slowPart, error) {
+				sess, err := s.session(d.Session)
+				if err != nil {
+					return nil, err
+				}
+				return func(ctx context.Context) (protocol.Data, error) { return lister.List(ctx, sess.cfg.cwd, d) }, nil
+			}),
 		}},
 	}
 }

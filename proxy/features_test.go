@@ -21,7 +21,7 @@ var allRequestTypes = []string{
 	protocol.TypeMCPCall, protocol.TypeMCPLog, protocol.TypeHistoryList, protocol.TypeHistoryRead,
 	protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest,
 	protocol.TypeMCPTrust, protocol.TypeMCPToggle, protocol.TypeMCPReconnect, protocol.TypeMCPLogin,
-	protocol.TypeMCPLogout,
+	protocol.TypeMCPLogout, protocol.TypeSessionFiles,
 }
 
 // Every request type of the protocol has one entry in the feature table,
@@ -107,8 +107,8 @@ func TestFeatureTableAgrees(t *testing.T) {
 			ts := startServer(t, tc.opts(t))
 			c := ts.dial(t)
 			caps := helloCaps(t, c)
-			if !slices.Equal(caps, tc.caps) {
-				t.Errorf("hello capabilities %v, want %v", caps, tc.caps)
+			if want := append(slices.Clone(tc.caps), protocol.CapFiles); !slices.Equal(caps, want) { // files: always
+				t.Errorf("hello capabilities %v, want %v", caps, want)
 			}
 			prober := ts.srv.calls.prober != nil
 			for _, f := range ts.srv.features {

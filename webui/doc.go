@@ -10,8 +10,8 @@
 // sessions —, style.css, and vendor/
 // — marked, DOMPurify and highlight.js, pinned and copied from npm by
 // scripts/vendor-ui.sh, checked against vendor/VERSIONS by TestVendoredUI.
-// The model's text is rendered as sanitized Markdown; everything else as
-// text. It speaks the protocol (package protocol, SPEC.md) over /v1/ws,
+// The model's text, and the user's, is rendered as sanitized Markdown;
+// everything else as text. It speaks the protocol (package protocol, SPEC.md) over /v1/ws,
 // authenticated by the cookie that POST /v1/login sets in exchange for a
 // one-time code passed in the page's URL fragment (#code=…); opened
 // without a valid code or cookie (GET /v1/health answers 401) it explains
@@ -33,7 +33,16 @@
 // session/setModel), notify.js (browser notifications while the page is
 // hidden), dom.js (the DOM helpers $ and el, which put text in with
 // textContent; every module imports them from there, checked by
-// TestUIHelpersFromDom), and the MCP part, one module per panel: mcp.js
+// TestUIHelpersFromDom), composer.js (around the message box: images
+// pasted, dropped or attached, checked against hello's limits and shown
+// as removable thumbnails, sent as session/send images; the "/" menu of
+// the session's commands and skills, from the system events render.js
+// records; the "@" menu of its files, session/files; the box growing to
+// 40% of the window; Esc interrupts a running turn, "?" opens the
+// shortcuts), copy.js (the copy buttons of code blocks, messages and tool
+// output: navigator.clipboard, else a hidden textarea and execCommand),
+// format.js (sizes as people read them), and the MCP part, one module per
+// panel: mcp.js
 // (the entry: pushes into the store, re-renders on its topics),
 // mcp-strip.js (the status strip and its chips), mcp-panel.js (the panel a
 // server's chip opens: state and reason, scope and source, a failed

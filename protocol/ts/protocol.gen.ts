@@ -206,6 +206,20 @@ export interface FieldError {
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "FileEntry".
+ */
+export interface FileEntry {
+  /**
+   * Relative to the session's directory, with / between names; a folder's ends in /.
+   */
+  path: string;
+  /**
+   * A folder.
+   */
+  dir?: boolean;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "HelloData".
  */
 export interface HelloData {
@@ -1032,6 +1046,35 @@ export interface SessionExitedData {
    */
   stderrTail: string;
   reason?: ExitReason;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SessionFilesData".
+ */
+export interface SessionFilesData {
+  session: string;
+  /**
+   * Matched case-insensitively against each path relative to the session's directory: a name starting with it first, then paths containing it, then paths holding its characters in order. Empty: everything, shallowest first.
+   */
+  query?: string;
+  /**
+   * Default 50.
+   */
+  limit?: number;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SessionFilesResult".
+ */
+export interface SessionFilesResult {
+  /**
+   * The best matches first, at most limit.
+   */
+  files: FileEntry[];
+  /**
+   * The listing stopped at the proxy's bounds (entries looked at, or time) before it had seen the whole directory: a longer query finds more.
+   */
+  truncated?: boolean;
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema

@@ -67,6 +67,9 @@ import type {
   SessionSubscribeData,
   SessionSubscribeResult,
   SessionCommandsData,
+  SessionFilesData,
+  SessionFilesResult,
+  FileEntry,
 } from "./protocol.gen.js";
 export type {
   Approval,
@@ -146,6 +149,9 @@ export type {
   WriteScope,
   SessionCommandsData,
   SlashCommand,
+  SessionFilesData,
+  SessionFilesResult,
+  FileEntry,
 } from "./protocol.gen.js";
 export type {
   ExitReason,
@@ -222,6 +228,7 @@ export type Capability =
   | "mcp.manage"
   | "mcp.live"
   | "mcp.auth"
+  | "files"
   | (string & {});
 
 // ------------------------------------------------------------------ JSON values
@@ -428,6 +435,7 @@ export interface Requests {
   "mcp/trust": { data: EmptyData; result: McpTrustResult };
   "mcp/login": { data: McpLoginData; result: McpLoginResult };
   "mcp/logout": { data: McpLogoutData; result: McpLogoutResult };
+  "session/files": { data: SessionFilesData; result: SessionFilesResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -515,6 +523,7 @@ export const REQUEST_TYPES = [
   "mcp/trust",
   "mcp/login",
   "mcp/logout",
+  "session/files",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

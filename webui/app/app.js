@@ -1,7 +1,7 @@
 // The reference web UI of ccproxy. Everything a tool or the model returns is
 // put into the page as text (textContent, createTextNode), never as HTML —
-// but the model's text, rendered as Markdown and sanitized by DOMPurify into
-// a DOM fragment (render.js).
+// but the model's text and the user's, rendered as Markdown and sanitized
+// by DOMPurify into a DOM fragment (render.js).
 
 import { Connection, login, loginCode } from "./client.js";
 import { $, el, api } from "./dom.js";
@@ -12,6 +12,7 @@ import { initModels, showModel } from "./models.js";
 import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./layout.js";
 import { initNotify, notify, unnotify } from "./notify.js";
 import { initTheme } from "./theme.js";
+import { initComposer, setLimits, takeImages, putBack, hasImages, grow, closeMenu } from "./composer.js";
 import * as store from "./store.js";
 
 const { state } = store; // read here, changed through store's functions
@@ -88,6 +89,7 @@ const pushes = {
   hello(d) {
     store.setCapabilities(d.capabilities);
     showDemo(d.claude && d.claude.name === "ccproxy-replay");
+    setLimits(d.limits);
   },
   "session/event"({ session, seq, event }) {
     const v = view(session);
@@ -209,17 +211,22 @@ $("#composer").addEventListener("submit", async (e) => {
   e.preventDefault();
   const ta = e.target.text;
   const text = ta.value;
-  if (!text.trim() || (!state.current && state.shownPast)) return;
+  if ((!text.trim() && !hasImages()) || (!state.current && state.shownPast)) return;
   if (!state.current && !(await createSession())) return;
   const session = state.current;
   const v = view(session);
+  const images = takeImages();
   store.setPrompt(v, text, true); // named by it at the next render
-  const bubble = userBubble(v, text, []);
+  const bubble = userBubble(v, text, images.map((i) => i.src));
   bubble.classList.add("pending");
   v.pendingTurns.push({ text, bubble });
   ta.value = "";
+  closeMenu();
+  grow();
+  const data = { session, text };
+  if (images.length) data.images = images.map(({ mediaType, data }) => ({ mediaType, data }));
   try {
-    await conn.request("session/send", { session, text });
+    await conn.request("session/send", data);
   } catch (err) {
     // Not sent (no connection) or refused by the proxy: the message goes
     // back in the box to send again, its bubble goes. (A connection lost
@@ -229,6 +236,8 @@ $("#composer").addEventListener("submit", async (e) => {
       if (i >= 0) v.pendingTurns.splice(i, 1);
       bubble.remove();
       if (!ta.value) ta.value = text;
+      putBack(images);
+      grow();
       notice(v, `not sent: ${err.message}; your message is back in the box`, true);
       return;
     }
@@ -436,6 +445,7 @@ showSuggestions(false);
 initTheme($("#theme"));
 initLayout();
 initNotify();
+initComposer({ request: (type, data) => conn.request(type, data) });
 composerHint();
 
 // checkLogin shows how to log in, and stops reconnecting, when the proxy

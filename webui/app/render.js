@@ -2,14 +2,16 @@
 // (SPEC §7) of a live session (renderEvent) or a past one (renderPast) into
 // the conversation's DOM, the same way for both.
 //
-// What goes in as text and what as HTML: the model's text blocks are
-// Markdown, turned into HTML by marked (raw HTML in them is shown as text,
+// What goes in as text and what as HTML: the model's text blocks, and
+// the user's turns, are Markdown, turned into HTML by marked (raw HTML in them is shown as text,
 // not interpreted) and then sanitized by DOMPurify into a DOM fragment; code
 // blocks are highlighted by highlight.js, which escapes what it highlights.
 // Everything else a tool or the model returns (thinking, tool inputs and
-// outputs, user turns) is put into the page as text (textContent,
+// outputs) is put into the page as text (textContent,
 // createTextNode), never as HTML. The libraries are vendored (vendor/,
-// scripts/vendor-ui.sh).
+// scripts/vendor-ui.sh). Code blocks, messages and tool outputs get copy
+// buttons (copy.js); the system events that name the session's slash
+// commands and skills go to the store for the composer's "/" menu.
 //
 // Tool cards keep their tool's name and show built-in tools their own way:
 // Edit/Write/MultiEdit as a diff (the CLI's structuredPatch, or the input
@@ -28,7 +30,9 @@
 // scrolling's state, are the store's (store.js).
 
 import { $, el, api } from "./dom.js";
-import { state, setInfo, setFollow } from "./store.js";
+import { state, setInfo, setFollow, setCommands } from "./store.js";
+import { addCodeCopy, copyButton } from "./copy.js";
+import { formatSize } from "./format.js";
 import { marked } from "./vendor/marked.esm.js";
 import DOMPurify from "./vendor/purify.es.js";
 import hljs from "./vendor/highlight/core.min.js";
@@ -111,7 +115,10 @@ function setMarkdown(box, source, final) {
   box.markdown = source;
   const html = marked.parse(source, { async: false });
   box.replaceChildren(DOMPurify.sanitize(html, purifyConfig));
-  if (final) highlight(box);
+  if (final) {
+    highlight(box);
+    addCodeCopy(box);
+  }
 }
 
 // streamMarkdown adds a streamed delta to box's source at once and renders
@@ -219,6 +226,9 @@ export function renderEvent(v, ev) {
         const info = { model: ev.model, cwd: ev.cwd };
         if (ev.session_id && !v.info.claudeSessionId) info.claudeSessionId = ev.session_id;
         setInfo(v, info);
+        commandsOf(v, ev);
+      } else if (ev.subtype === "commands_changed") {
+        commandsOf(v, ev);
       } else if (ev.subtype === "status") {
         if (isCurrent(v)) $("#status-line").textContent = ev.status ? `${ev.status}…` : "";
       } else if (ev.subtype === "api_retry") {
@@ -236,6 +246,36 @@ export function renderEvent(v, ev) {
     case "ccproxy":
       return notice(v, ev.subtype === "oversized_line" ? `a ${ev.bytes}-byte line from claude was too long to show` : `claude: ${ev.text}`, ev.subtype !== "noise");
   }
+}
+
+// commandsOf records the slash commands and skills a system event names:
+// commands_changed's with descriptions, or init's names (skills marked).
+function commandsOf(v, ev) {
+  if (ev.subtype === "init") {
+    v.skills = new Set(Array.isArray(ev.skills) ? ev.skills : []);
+    for (const c of state.composer.commands.get(v.id) || []) if (v.skills.has(c.name)) c.kind = "skill";
+  }
+  const kind = (name) => (v.skills && v.skills.has(name) ? "skill" : "command");
+  if (ev.subtype === "commands_changed" && Array.isArray(ev.commands)) {
+    setCommands(v.id, ev.commands.filter((c) => c && c.name).map((c) => ({ name: c.name, description: c.description || "", hint: c.argumentHint || "", kind: kind(c.name) })), true);
+  } else if (Array.isArray(ev.slash_commands)) {
+    setCommands(v.id, ev.slash_commands.map((name) => ({ name, kind: kind(name) })), false);
+  }
+}
+
+// put adds node to message m, before its copy button.
+function put(m, node) {
+  if (m.copy) m.copy.before(node);
+  else m.el.append(node);
+}
+
+// withCopy gives message m a copy button (once) that copies its text as
+// written (the Markdown source of its text blocks).
+function withCopy(m) {
+  if (m.copy) return;
+  m.copy = copyButton(() => [...m.el.querySelectorAll(":scope > .text.markdown")].map((b) => b.markdown).join("\n\n"), "message");
+  m.copy.classList.add("msg-copy");
+  m.el.append(m.copy);
 }
 
 function message(v, id, ev) {
@@ -291,7 +331,7 @@ function newBlock(v, m, b, ev) {
     const text = el("div");
     if (b.thinking) text.textContent = b.thinking;
     d.append(text);
-    m.el.append(d);
+    put(m, d);
     return { text };
   }
   if (b.type === "tool_use") {
@@ -300,7 +340,8 @@ function newBlock(v, m, b, ev) {
   }
   const text = el("div", "text markdown");
   setMarkdown(text, b.text || "", !m.streamed);
-  m.el.append(text);
+  put(m, text);
+  withCopy(m);
   return { text, markdown: true };
 }
 
@@ -597,13 +638,27 @@ export function echoTurn(v, text, images) {
   userBubble(v, text, images);
 }
 
+// userBubble shows a user turn: its text rendered as Markdown, as the
+// model's is (sanitized the same way), its images, and a copy button.
 export function userBubble(v, text, images) {
-  const b = el("div", "msg user", text);
+  const b = el("div", "msg user");
+  if (text) {
+    const box = el("div", "text markdown");
+    setMarkdown(box, text, true);
+    // The line break marked ends its HTML with is not the user's.
+    while (box.lastChild && box.lastChild.nodeType === Node.TEXT_NODE && !box.lastChild.textContent.trim()) box.lastChild.remove();
+    b.append(box);
+  }
   for (const src of images) {
     const img = el("img");
     img.src = src;
     img.alt = "image sent by the user";
     b.append(img);
+  }
+  if (text) {
+    const copy = copyButton(() => text, "message");
+    copy.classList.add("msg-copy");
+    b.append(copy);
   }
   v.log.append(b);
   scrollDown(true);
@@ -635,6 +690,12 @@ function toolResult(v, b, ev) {
   }
   for (const a of b.attachments || []) attachment(card.atts, a);
   savedFiles(card.atts, text, (b.attachments || []).some((a) => a.kind === "image" && (a.url || a.data)));
+  card.output = text;
+  if (!card.copy && text) {
+    card.copy = copyButton(() => card.output, "output");
+    card.copy.classList.add("tool-copy");
+    card.atts.after(card.copy);
+  }
   scrollDown();
 }
 
@@ -751,12 +812,6 @@ function savedFiles(box, text, hasImage) {
       })
       .catch(() => {});
   }
-}
-
-function formatSize(n) {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 function result(v, ev) {

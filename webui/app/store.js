@@ -41,6 +41,12 @@
 //                                               mcp-form.js: panelSay -> "panel": the panel (mcp-panel.js)
 //   form          the MCP form's mode: {mode: "add"} or {mode: "edit", entry}
 //                                               mcp-form.js: setFormMode
+//   composer      limits (hello's: maxImageBytes, maxFrameBytes), images (the next turn's:
+//                 {name, mediaType, data, size, url}), commands (session -> [{name, description,
+//                 hint, kind}]: its slash commands and skills)
+//                                               composer.js: setComposerLimits, addImage, removeImage,
+//                                               clearImages; render.js: setCommands (system events);
+//                                               composer.js renders what it changes
 //
 // A view's own rendering bookkeeping (log, msgs, streaming, tools,
 // pendingTurns, past, next, loading, moreButton) belongs to the renderer of
@@ -61,6 +67,7 @@ export const state = {
   mcp: { servers: [], config: new Map(), project: "", logins: new Map() },
   panel: { name: null, probe: null, probing: false, failureProbed: false, tools: null, toolsFor: "", message: null, trustAsked: false },
   form: { mode: "add" },
+  composer: { limits: {}, images: [], commands: new Map() },
 };
 
 // ---- subscriptions ----
@@ -324,4 +331,33 @@ export function patchPanel(patch) {
 
 export function setFormMode(mode) {
   state.form = mode;
+}
+
+// ---- the composer ----
+
+export function setComposerLimits(l) {
+  state.composer.limits = l;
+}
+
+export function addImage(img) {
+  state.composer.images.push(img);
+}
+
+export function removeImage(img) {
+  state.composer.images = state.composer.images.filter((i) => i !== img);
+}
+
+export function clearImages() {
+  state.composer.images = [];
+}
+
+// setCommands records session's slash commands and skills ([{name,
+// description?, hint?, kind: "command" | "skill"}]); rich: the list has
+// descriptions (system/commands_changed), which a list of names alone
+// (system/init) does not replace.
+export function setCommands(session, list, rich) {
+  const had = state.composer.commands.get(session);
+  if (had && had.rich && !rich) return;
+  list.rich = !!rich;
+  state.composer.commands.set(session, list);
 }

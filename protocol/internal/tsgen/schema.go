@@ -96,6 +96,9 @@ var tsStructs = []struct {
 	{reflect.TypeFor[protocol.Attachment](), "Attachment"},
 	{reflect.TypeFor[protocol.SessionCommands](), "SessionCommandsData"},
 	{reflect.TypeFor[protocol.SlashCommand](), "SlashCommand"},
+	{reflect.TypeFor[protocol.SessionFiles](), "SessionFilesData"},
+	{reflect.TypeFor[protocol.SessionFilesResult](), "SessionFilesResult"},
+	{reflect.TypeFor[protocol.FileEntry](), "FileEntry"},
 }
 
 // tsDefs are the definitions of defs.json declared in TypeScript, by their

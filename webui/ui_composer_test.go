@@ -1,0 +1,382 @@
+package webui_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/ccproxy/ccproxy/internal/testkit"
+	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
+)
+
+// The composer's helpers, in the page: makeImage(w, h) is a PNG File of
+// that size drawn on a canvas; pasteFiles(files) pastes them into the box
+// as a clipboard would; dropFiles(files) drops them on the chat.
+const composerHelpers = `
+window.makeImage = (w, h, name) => new Promise((resolve) => {
+	const c = document.createElement("canvas");
+	c.width = w; c.height = h;
+	const g = c.getContext("2d");
+	g.fillStyle = "#c33"; g.fillRect(0, 0, w, h);
+	g.fillStyle = "#33c"; g.fillRect(0, 0, w / 2, h / 2);
+	c.toBlob((b) => resolve(new File([b], name || "red.png", { type: "image/png" })), "image/png");
+});
+window.pasteFiles = (files) => {
+	const dt = new DataTransfer();
+	for (const f of files) dt.items.add(f);
+	document.querySelector("#composer textarea").dispatchEvent(new ClipboardEvent("paste", { clipboardData: dt, bubbles: true, cancelable: true }));
+};
+window.dropFiles = (files) => {
+	const dt = new DataTransfer();
+	for (const f of files) dt.items.add(f);
+	const chat = document.querySelector("#chat");
+	chat.dispatchEvent(new DragEvent("dragover", { dataTransfer: dt, bubbles: true, cancelable: true }));
+	document.querySelector("#log").dispatchEvent(new DragEvent("drop", { dataTransfer: dt, bubbles: true, cancelable: true }));
+};
+null`
+
+// grantClipboard lets the page read and write the clipboard, so a test
+// reads back what a copy button copied.
+func (b *browser) grantClipboard() {
+	b.t.Helper()
+	b.do("grant the clipboard", func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
+		for _, name := range []string{"clipboard-read", "clipboard-write"} {
+			_, err := chromedp.Call(ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+				Permission: &cdpbrowser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true}, Setting: cdpbrowser.PermissionSettingGranted,
+			})
+			if err != nil {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, nil
+	})
+}
+
+// clipboard returns the clipboard's text.
+func (b *browser) clipboard() string {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`navigator.clipboard.readText()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("reading the clipboard: %v", err)
+	}
+	return s
+}
+
+// copyAndRead presses the copy button sel (with the keyboard: it is a real
+// button), waits for its copied state and returns the clipboard.
+func (b *browser) copyAndRead(what, sel string) string {
+	b.t.Helper()
+	eval[any](b, `navigator.clipboard.writeText("-"); null`)
+	b.do("focus "+what, chromedp.Focus(sel))
+	if tag := eval[string](b, `document.activeElement.tagName`); tag != "BUTTON" {
+		b.t.Fatalf("%s: the copy control is a %s, not a button", what, tag)
+	}
+	b.key(kb.Enter)
+	b.until(what+" copied", `document.querySelector(`+jsString(sel)+`).dataset.state === "copied"`)
+	return b.clipboard()
+}
+
+// setBox puts text in the composer's box, as typing would.
+func (b *browser) setBox(text string) {
+	b.t.Helper()
+	eval[any](b, `(() => { const ta = document.querySelector("#composer textarea"); ta.value = `+jsString(text)+`; ta.dispatchEvent(new Event("input")); })(); null`)
+}
+
+// key presses key on the element that has the focus: a keyDown that
+// carries its text (as a real keyboard's: a page that cancels the keyDown
+// gets no text) and a keyUp.
+func (b *browser) key(key string) {
+	b.t.Helper()
+	b.do("press "+key, func(ctx context.Context, _ *chromedp.Target) (chromedp.Void, error) {
+		evs := kb.Encode([]rune(key)[0])
+		down, up := *evs[0], *evs[len(evs)-1]
+		if len(evs) == 3 {
+			down.Text, down.UnmodifiedText = evs[1].Text, evs[1].UnmodifiedText
+		}
+		for _, ev := range []*input.DispatchKeyEventParams{&down, &up} {
+			if _, err := chromedp.Call(ctx, input.DispatchKeyEvent, *ev); err != nil {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, nil
+	})
+}
+
+// TestWebUIComposer drives the composer with the demo at 1280 and 400 px,
+// light and dark: "?" opens the shortcuts (not while typing), the box grows
+// with its text to 40% of the window and then scrolls, images pasted and
+// dropped show as removable thumbnails with their size and the limit, a
+// file that is not an image or is over the limit is refused with the
+// reason, the "/" menu lists the session's commands with descriptions and
+// filters as one types, a user message is rendered as Markdown (markup
+// inert) with the images sent, and the copy buttons (a message, a code
+// block) copy what they say. At 400 px the box keeps the composer's width.
+func TestWebUIComposer(t *testing.T) {
+	bin := testkit.CCProxyBinary(t)
+	for _, size := range []struct {
+		width, height int64
+		dark          bool
+	}{{1280, 860, false}, {400, 780, true}} {
+		name := fmt.Sprintf("%d-%s", size.width, map[bool]string{false: "light", true: "dark"}[size.dark])
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := newBrowser(t)
+			b.grantClipboard()
+			srv := testkit.StartServe(t, bin, "--demo", "--demo-speed", "20")
+			b.emulate(size.width, size.height, size.dark)
+			b.do("open", chromedp.Navigate(srv.First.LoginURL))
+			b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+			eval[any](b, composerHelpers)
+
+			// ?: the shortcuts, from the empty box; typed as text once there is some.
+			b.do("focus the box", chromedp.Focus("#composer textarea"))
+			b.key("?")
+			b.until("the shortcuts", `document.querySelector("#shortcuts").open`)
+			if note := eval[string](b, `document.querySelector("#shortcuts").textContent`); !strings.Contains(note, "up to 5.0 MiB each") || !strings.Contains(note, "Esc") {
+				t.Errorf("the shortcuts say %q", note)
+			}
+			b.screenshot("composer-shortcuts-" + name)
+			b.key(kb.Escape)
+			b.until("the shortcuts closed", `!document.querySelector("#shortcuts").open`)
+			b.do("type", chromedp.SendKeys("#composer textarea", "why?"))
+			if v := eval[string](b, `document.querySelector("#composer textarea").value`); v != "why?" || eval[bool](b, `document.querySelector("#shortcuts").open`) {
+				t.Errorf("typing ? in a box with text: value %q, dialog open %v", v, eval[bool](b, `document.querySelector("#shortcuts").open`))
+			}
+
+			// The box grows with its text, to 40% of the window, then scrolls.
+			h0 := eval[float64](b, `document.querySelector("#composer textarea").getBoundingClientRect().height`)
+			b.setBox("why?\n2\n3\n4")
+			h4 := eval[float64](b, `document.querySelector("#composer textarea").getBoundingClientRect().height`)
+			if h4 <= h0+20 {
+				t.Errorf("four lines: the box is %.0f px high, was %.0f", h4, h0)
+			}
+			b.setBox(strings.Repeat("a line\n", 80))
+			h80 := eval[float64](b, `document.querySelector("#composer textarea").getBoundingClientRect().height`)
+			limit := 0.4 * float64(size.height)
+			if h80 < limit-30 || h80 > limit+2 {
+				t.Errorf("80 lines: the box is %.0f px high, want about 40%% of %d (%.0f)", h80, size.height, limit)
+			}
+			if !eval[bool](b, `(() => { const ta = document.querySelector("#composer textarea"); return ta.scrollHeight > ta.clientHeight && getComputedStyle(ta).overflowY === "auto"; })()`) {
+				t.Error("80 lines: the box does not scroll")
+			}
+			// Not squeezed by its controls: the box is as wide as the composer.
+			if r := eval[float64](b, `document.querySelector("#composer textarea").getBoundingClientRect().width / document.querySelector("#composer").getBoundingClientRect().width`); r < 0.9 {
+				t.Errorf("the box takes %.0f%% of the composer's width", r*100)
+			}
+			b.setBox("")
+
+			// Images: pasted and dropped ones become thumbnails; the rest is refused, saying why.
+			eval[any](b, `makeImage(40, 30, "first.png").then((f) => pasteFiles([f])); null`)
+			b.until("a thumbnail", `document.querySelectorAll("#attachments .thumb img").length === 1`)
+			eval[any](b, `Promise.all([makeImage(20, 20, "second.png"), makeImage(10, 10, "third.png")]).then((fs) => dropFiles([...fs, new File(["BM"], "pic.bmp", {type: "image/bmp"}), new File([new Uint8Array(5 * 1024 * 1024 + 1)], "huge.png", {type: "image/png"})])); null`)
+			b.until("three thumbnails and two refusals", `document.querySelectorAll("#attachments .thumb").length === 3 && document.querySelectorAll("#attachments .attach-error").length === 2`)
+			strip := eval[string](b, `document.querySelector("#attachments").textContent`)
+			for _, want := range []string{"PNG, JPEG, GIF or WebP, up to 5.0 MiB each", "pic.bmp: not a PNG, JPEG, GIF or WebP image", "huge.png: 5.0 MiB, over the limit of 5.0 MiB", " B"} {
+				if !strings.Contains(strip, want) {
+					t.Errorf("the strip says %q, want %q in it", strip, want)
+				}
+			}
+			b.screenshot("composer-images-" + name)
+			b.do("remove the second", chromedp.Click(`#attachments .thumb:nth-child(2) button.remove`))
+			b.until("two thumbnails", `document.querySelectorAll("#attachments .thumb").length === 2`)
+			if alts := eval[string](b, `[...document.querySelectorAll("#attachments .thumb img")].map(i => i.alt).join(",")`); alts != "first.png,third.png" {
+				t.Errorf("after removing the second: %s", alts)
+			}
+
+			// A message in Markdown, with markup that stays text, and the two images.
+			msg := "Here is **code**:\n\n```go\nfunc main() { fmt.Println(\"hi\") }\n```\n\n<img src=x onerror=\"document.title='pwned'\">"
+			b.send(msg)
+			b.until("the bubble", `!!document.querySelector(".msg.user .markdown pre code")`)
+			b.until("the reply", `document.querySelectorAll(".result-line").length === 1`)
+			if n := eval[int](b, `document.querySelectorAll(".msg.user img").length`); n != 2 {
+				t.Errorf("the bubble shows %d images, want 2", n)
+			}
+			if eval[int](b, `document.querySelectorAll("#attachments .thumb").length`) != 0 || !eval[bool](b, `document.querySelector("#attachments").hidden`) {
+				t.Error("the strip is not empty after sending")
+			}
+			if got := eval[string](b, `document.querySelector(".msg.user .markdown strong").textContent`); got != "code" {
+				t.Errorf("bold in the user's message: %q", got)
+			}
+			if !eval[bool](b, `document.querySelector(".msg.user .markdown pre code").classList.contains("hljs")`) {
+				t.Error("the user's code block is not highlighted")
+			}
+			if eval[int](b, `document.querySelectorAll(".msg.user .markdown img").length`) != 0 || !strings.Contains(eval[string](b, `document.querySelector(".msg.user .markdown").textContent`), "<img src=x") {
+				t.Error("the markup in the user's message was not kept as text")
+			}
+			b.noJSDialog()
+			if title := eval[string](b, `document.title`); title == "pwned" {
+				t.Error("the user's markup ran")
+			}
+			b.screenshot("composer-markdown-" + name)
+
+			// Copy: the code block and the whole message.
+			if got := b.copyAndRead("the code block's copy", `.msg.user .code-wrap button.copy`); got != "func main() { fmt.Println(\"hi\") }" {
+				t.Errorf("the code block copied %q", got)
+			}
+			if got := b.copyAndRead("the message's copy", `.msg.user > button.msg-copy`); got != msg {
+				t.Errorf("the message copied %q, want %q", got, msg)
+			}
+			if got := b.copyAndRead("the reply's copy", `.msg.assistant > button.msg-copy`); !strings.Contains(got, "claude") {
+				t.Errorf("the reply copied %q", got)
+			}
+
+			// "/": the session's commands, with descriptions, filtered as one types.
+			b.do("focus the box", chromedp.Focus("#composer textarea"))
+			b.do("type /", chromedp.SendKeys("#composer textarea", "/"))
+			b.until("the commands", `!document.querySelector("#composer-menu").hidden && document.querySelectorAll("#composer-menu .menu-item").length > 5`)
+			if d := eval[string](b, `document.querySelector("#composer-menu .menu-item .menu-detail")?.textContent || ""`); d == "" {
+				t.Error("the first command has no description")
+			}
+			b.screenshot("composer-commands-" + name)
+			b.do("type comp", chromedp.SendKeys("#composer textarea", "comp"))
+			b.until("filtered", `(() => { const items = [...document.querySelectorAll("#composer-menu .menu-item")]; return items.length >= 1 && items.length < 10 && items.every(i => (i.dataset.value + i.textContent).toLowerCase().includes("comp")); })()`)
+			if first := eval[string](b, `document.querySelector("#composer-menu .menu-item").dataset.value`); first != "compact" {
+				t.Errorf("the first match of /comp is %q", first)
+			}
+			b.key(kb.Enter)
+			if v := eval[string](b, `document.querySelector("#composer textarea").value`); v != "/compact " || !eval[bool](b, `document.querySelector("#composer-menu").hidden`) {
+				t.Errorf("after Enter in the menu: box %q, menu open %v", v, !eval[bool](b, `document.querySelector("#composer-menu").hidden`))
+			}
+			if n := eval[int](b, `document.querySelectorAll(".msg.user").length`); n != 1 {
+				t.Errorf("Enter in the menu sent the message (%d user messages)", n)
+			}
+			// Esc closes the menu and keeps the text.
+			b.setBox("")
+			b.do("type /", chromedp.SendKeys("#composer textarea", "/"))
+			b.until("the menu", `!document.querySelector("#composer-menu").hidden`)
+			b.key(kb.Escape)
+			b.until("the menu closed", `document.querySelector("#composer-menu").hidden`)
+		})
+	}
+}
+
+// TestWebUIComposerRealCLI: with the real CLI (against the fake API), in
+// one session at 1280 px: the copy buttons of a tool's output and of a
+// reply's code block copy them; the "/" menu lists the CLI's commands; the
+// "@" menu lists the project's files from session/files (not what
+// .gitignore ignores, not hidden ones), Enter puts "@src/main.go " in the
+// box, and the turn reaches the API with the file's text, which the CLI
+// read because of the mention; a pasted image reaches the API; Esc
+// interrupts a running turn. (The CLI reads mentions only in a turn of
+// text alone, docs/CLI-NOTES.md: the image goes in a turn of its own.)
+func TestWebUIComposerRealCLI(t *testing.T) {
+	b := newBrowser(t)
+	b.grantClipboard()
+	bin := testkit.CCProxyBinary(t)
+	claude := testkit.Claude(t)
+	home, project := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(home, "tmp/.keep"), "")
+	writeFile(t, filepath.Join(project, ".claude/settings.local.json"), `{"permissions":{"allow":["Bash","Read"]}}`)
+	writeFile(t, filepath.Join(project, "src/main.go"), "package main // MAIN-GO-MARKER-7f3a\n")
+	writeFile(t, filepath.Join(project, "src/main_test.go"), "package main\n")
+	writeFile(t, filepath.Join(project, "main.log"), "ignored\n")
+	writeFile(t, filepath.Join(project, ".gitignore"), "*.log\n")
+	writeFile(t, filepath.Join(project, ".hidden/main.txt"), "hidden\n")
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	api := fakeapi.Start(t, fakeapi.First(
+		fakeapi.OnText("[K-HELLO]",
+			fakeapi.CallTool("Bash", map[string]any{"command": "echo composer-output-42", "description": "Say something"}),
+			fakeapi.Say("Here:\n\n```go\nfunc answer() int { return 42 }\n```\n")),
+		fakeapi.OnText("[K-MENTION]", fakeapi.Say("I see the file.")),
+		fakeapi.OnText("[K-IMAGE]", fakeapi.Say("A red and blue picture.")),
+		fakeapi.OnText("[K-SLOW]", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("this answer waits")}, Wait: release}),
+		fakeapi.OnToolResults(fakeapi.Summarize),
+	))
+	srv := testkit.StartServeEnv(t, bin, api.Env(home), "--project", project, "--claude", claude)
+	b.do("open", chromedp.Navigate(srv.First.LoginURL))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	eval[any](b, composerHelpers)
+
+	// A first turn: a tool's output and a code block, each with its copy button.
+	b.send("[K-HELLO] hi")
+	b.until("the first result", `document.querySelectorAll(".result-line").length === 1`)
+	b.until("the copy buttons", `!!document.querySelector(".msg.assistant .code-wrap button.copy")`)
+	if got := b.copyAndRead("the Bash output's copy", `.tool[data-tool="Bash"] button.tool-copy`); !strings.Contains(got, "composer-output-42") {
+		t.Errorf("the tool output copied %q", got)
+	}
+	if got := b.copyAndRead("the reply's code copy", `.msg.assistant .code-wrap button.copy`); got != "func answer() int { return 42 }" {
+		t.Errorf("the reply's code block copied %q", got)
+	}
+
+	// "/": the CLI's commands.
+	b.do("focus the box", chromedp.Focus("#composer textarea"))
+	b.do("type /", chromedp.SendKeys("#composer textarea", "/compa"))
+	b.until("the commands", `[...document.querySelectorAll("#composer-menu .menu-item")].some(i => i.dataset.value === "compact")`)
+	b.key(kb.Escape)
+	b.setBox("")
+
+	// "@": the project's files, as session/files lists them.
+	b.do("type @", chromedp.SendKeys("#composer textarea", "[K-MENTION] look at @mai"))
+	b.until("the files", `document.querySelectorAll("#composer-menu .menu-item").length >= 2`)
+	paths := eval[[]string](b, `[...document.querySelectorAll("#composer-menu .menu-item")].map(i => i.dataset.value)`)
+	if len(paths) < 2 || paths[0] != "src/main.go" || slices.Contains(paths, "main.log") || slices.Contains(paths, ".hidden/main.txt") {
+		t.Errorf("the @ menu lists %q, want src/main.go first, not main.log or .hidden/main.txt", paths)
+	}
+	b.screenshot("composer-files-1280-light")
+	b.key(kb.Enter)
+	if v := eval[string](b, `document.querySelector("#composer textarea").value`); v != "[K-MENTION] look at @src/main.go " {
+		t.Errorf("after choosing: %q", v)
+	}
+	b.do("send", chromedp.Click("#send"))
+	b.until("the second result", `document.querySelectorAll(".result-line").length === 2`)
+	req, err := api.LastRequestWith("[K-MENTION]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(req.LastUser()); !strings.Contains(string(b), "MAIN-GO-MARKER-7f3a") {
+		t.Errorf("the API request does not carry src/main.go's text (the @ mention): %s", b)
+	}
+
+	// A pasted image reaches the API.
+	b.setBox("[K-IMAGE] what is this?")
+	eval[any](b, `makeImage(24, 16, "flag.png").then((f) => pasteFiles([f])); null`)
+	b.until("a thumbnail", `document.querySelectorAll("#attachments .thumb").length === 1`)
+	b.do("send", chromedp.Click("#send"))
+	b.until("the third result", `document.querySelectorAll(".result-line").length === 3`)
+	if req, err = api.LastRequestWith("[K-IMAGE]"); err != nil {
+		t.Fatal(err)
+	}
+	var image *fakeapi.ContentBlock
+	for i, c := range req.LastUser().Content {
+		if c.Type == "image" {
+			image = &req.LastUser().Content[i]
+		}
+	}
+	if image == nil || image.Source == nil || image.Source.MediaType != "image/png" || !strings.HasPrefix(image.Source.Data, "iVBOR") {
+		t.Errorf("the API request has no PNG image: %+v", req.LastUser().Content)
+	}
+	if n := eval[int](b, `document.querySelectorAll(".msg.user img").length`); n != 1 {
+		t.Errorf("%d images in the user bubbles, want 1", n)
+	}
+
+	// Esc interrupts the running turn.
+	b.send("[K-SLOW] wait")
+	b.until("running", `!document.querySelector("#interrupt").disabled`)
+	b.do("focus the log", chromedp.Focus("#composer textarea"))
+	b.key(kb.Escape)
+	b.until("interrupted", `[...document.querySelectorAll(".notice, .result-line")].some(n => /interrupted/i.test(n.textContent))`)
+	b.noJSDialog()
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
