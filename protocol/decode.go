@@ -240,6 +240,11 @@ var (
 		TypeMCPTrust:           func() Data { return new(MCPTrust) },
 		TypeMCPLogin:           func() Data { return new(MCPLogin) },
 		TypeMCPLogout:          func() Data { return new(MCPLogout) },
+		TypeHistoryRename:      func() Data { return new(HistoryRename) },
+		TypeHistoryDelete:      func() Data { return new(HistoryDelete) },
+		TypeHistoryRestore:     func() Data { return new(HistoryRestore) },
+		TypeHistoryTrash:       func() Data { return new(HistoryTrash) },
+		TypeHistoryExport:      func() Data { return new(HistoryExport) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -271,6 +276,11 @@ var (
 		TypeMCPTrust:           func() Data { return new(MCPTrustResult) },
 		TypeMCPLogin:           func() Data { return new(MCPLoginResult) },
 		TypeMCPLogout:          func() Data { return new(MCPLogoutResult) },
+		TypeHistoryRename:      func() Data { return new(HistoryRenameResult) },
+		TypeHistoryDelete:      func() Data { return new(HistoryDeleteResult) },
+		TypeHistoryRestore:     func() Data { return new(HistoryRestoreResult) },
+		TypeHistoryTrash:       func() Data { return new(HistoryTrashResult) },
+		TypeHistoryExport:      func() Data { return new(HistoryExportResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

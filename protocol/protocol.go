@@ -52,6 +52,11 @@ const (
 	TypeMCPTrust           = "mcp/trust"
 	TypeMCPLogin           = "mcp/login"
 	TypeMCPLogout          = "mcp/logout"
+	TypeHistoryRename      = "history/rename"
+	TypeHistoryDelete      = "history/delete"
+	TypeHistoryRestore     = "history/restore"
+	TypeHistoryTrash       = "history/trash"
+	TypeHistoryExport      = "history/export"
 )
 
 // Message types sent by the proxy.
@@ -89,6 +94,7 @@ const (
 	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test, mcp/trust
 	CapMCPLive         = "mcp.live"         // mcp/toggle, mcp/reconnect
 	CapMCPAuth         = "mcp.auth"         // mcp/login, mcp/logout, the mcp/login push
+	CapHistoryManage   = "history.manage"   // history/rename, history/delete, history/restore, history/trash, history/export
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -107,6 +113,7 @@ var requestTypes = []string{
 	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest, TypeMCPToggle, TypeMCPReconnect,
 	TypeMCPTrust,
 	TypeMCPLogin, TypeMCPLogout,
+	TypeHistoryRename, TypeHistoryDelete, TypeHistoryRestore, TypeHistoryTrash, TypeHistoryExport,
 }
 
 var pushTypes = []string{
@@ -171,6 +178,8 @@ const (
 	CodeMCPProcessExited        Code = "mcp_process_exited"
 	CodeMCPProtocolError        Code = "mcp_protocol_error"
 	CodeMCPTransportUnsupported Code = "mcp_transport_unsupported"
+
+	CodeConflict Code = "conflict"
 )
 
 // Codes returns every error code of protocol version 1, in SPEC order.
@@ -185,6 +194,7 @@ var codes = []Code{
 	CodeMCPInvalidArguments, CodeMCPCommandNotFound, CodeMCPTimeout,
 	CodeMCPConnectionRefused, CodeMCPAuthRequired, CodeMCPProcessExited,
 	CodeMCPProtocolError, CodeMCPTransportUnsupported, CodeMCPServerExists,
+	CodeConflict,
 }
 
 // Probe failure codes (issue 5), carried in ProbeError.Code. A reply error

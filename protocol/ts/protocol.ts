@@ -24,6 +24,15 @@ import type {
   HistoryListResult,
   HistoryReadData,
   HistoryReadResult,
+  HistoryRenameData,
+  HistoryRenameResult,
+  HistoryDeleteData,
+  HistoryDeleteResult,
+  HistoryRestoreData,
+  HistoryRestoreResult,
+  HistoryTrashResult,
+  HistoryExportData,
+  HistoryExportResult,
   McpApprovalResult,
   McpCallData,
   McpCallResult,
@@ -77,6 +86,17 @@ export type {
   HistoryReadData,
   HistoryReadResult,
   HistorySession,
+  HistoryProject,
+  HistoryRenameData,
+  HistoryRenameResult,
+  HistoryDeleteData,
+  HistoryDeleteResult,
+  HistoryRestoreData,
+  HistoryRestoreResult,
+  HistoryTrashEntry,
+  HistoryTrashResult,
+  HistoryExportData,
+  HistoryExportResult,
   HttpError,
   ImageInput,
   ImageMediaType,
@@ -197,6 +217,7 @@ export const ERROR_CODES = [
   "mcp_protocol_error",
   "mcp_transport_unsupported",
   "mcp_server_exists",
+  "conflict",
 ] as const;
 export type KnownErrorCode = (typeof ERROR_CODES)[number];
 /** An error code; `string & {}` keeps editor completion for the known ones. */
@@ -219,6 +240,7 @@ export type Capability =
   | "mcp.manage"
   | "mcp.live"
   | "mcp.auth"
+  | "history.manage"
   | (string & {});
 
 // ------------------------------------------------------------------ JSON values
@@ -425,6 +447,11 @@ export interface Requests {
   "mcp/trust": { data: EmptyData; result: McpTrustResult };
   "mcp/login": { data: McpLoginData; result: McpLoginResult };
   "mcp/logout": { data: McpLogoutData; result: McpLogoutResult };
+  "history/rename": { data: HistoryRenameData; result: HistoryRenameResult };
+  "history/delete": { data: HistoryDeleteData; result: HistoryDeleteResult };
+  "history/restore": { data: HistoryRestoreData; result: HistoryRestoreResult };
+  "history/trash": { data: EmptyData; result: HistoryTrashResult };
+  "history/export": { data: HistoryExportData; result: HistoryExportResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -511,6 +538,11 @@ export const REQUEST_TYPES = [
   "mcp/trust",
   "mcp/login",
   "mcp/logout",
+  "history/rename",
+  "history/delete",
+  "history/restore",
+  "history/trash",
+  "history/export",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */
