@@ -244,6 +244,7 @@ func (s *Server) newFeatures() featureTable {
 			withOffer(prober, run(protocol.TypeMCPTest, callsRunner, s.mcpf.test)), // it probes the definition
 			async(protocol.TypeMCPTrust, s.mcpf.trust),
 		}},
+		historyManage(s, histRunner),
 	}
 }
 
