@@ -11,6 +11,7 @@ import { initPermissions, permissionRequested, permissionResolved, showPermissio
 import { initModels, showModel } from "./models.js";
 import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./layout.js";
 import { initNotify, notify, unnotify } from "./notify.js";
+import { initHistoryManage, listData as historyListData, decorate as decorateHistory, fillPicker, isAll as historyAll } from "./history-manage.js";
 import * as store from "./store.js";
 
 const { state } = store; // read here, changed through store's functions
@@ -267,7 +268,8 @@ configureRenderer({
 // ---- history: past sessions (history/list, history/read) ----
 
 async function loadHistory(more) {
-  const data = { limit: 200 };
+  const data = historyListData({ limit: 200 });
+  if (!more) fillPicker();
   if (more && state.historyNext) data.cursor = state.historyNext;
   const empty = $("#history-empty");
   try {
@@ -277,7 +279,7 @@ async function loadHistory(more) {
     for (const s of r.sessions) ul.append(historyItem(s));
     store.setHistoryNext(r.next);
     $("#history-more").hidden = !state.historyNext;
-    empty.textContent = "No past sessions in this project.";
+    empty.textContent = historyAll() ? "No past sessions." : "No past sessions in this project.";
     empty.hidden = r.total !== 0;
     filterHistory();
     markHistory();
@@ -296,6 +298,7 @@ function historyItem(s) {
   li.append(el("span", "title", s.title || "(untitled)"),
     el("span", "meta", `${isNaN(when) ? "" : when.toLocaleString()} · ${s.messages} message${s.messages === 1 ? "" : "s"}`));
   li.onclick = () => openPast(s);
+  decorateHistory(li, s);
   return li;
 }
 
@@ -398,6 +401,7 @@ initModels({
 });
 initLayout();
 initNotify();
+initHistoryManage({ conn, reload: loadHistory, has: store.has });
 composerHint();
 
 // checkLogin shows how to log in, and stops reconnecting, when the proxy
