@@ -312,3 +312,70 @@ func TestExportCaptured(t *testing.T) {
 		})
 	}
 }
+
+// Deletes, restores, lists and renames of one session at once: every
+// outcome is a success or a clear refusal (not found, already there), and
+// at the end the session is in exactly one place, whole.
+func TestTrashConcurrent(t *testing.T) {
+	home := t.TempDir()
+	root := filepath.Join(home, "projects")
+	p := writeSession(t, root, "/p", "s1", line("user", "s1", 1, "/p", "hello"), line("assistant", "s1", 2, "/p", "hi"))
+	os.MkdirAll(filepath.Join(filepath.Dir(p), "s1", "subagents"), 0o700)
+	os.WriteFile(filepath.Join(filepath.Dir(p), "s1", "subagents", "agent-a.jsonl"), []byte("{}\n"), 0o600)
+	st := open(t, root)
+	tr := history.OpenTrashAt(t, st, filepath.Join(home, "trash"), time.Now)
+	ctx := context.Background()
+	done := make(chan error)
+	const workers, rounds = 4, 20
+	for w := range workers {
+		go func() {
+			var bad error
+			for range rounds {
+				var err error
+				switch w {
+				case 0:
+					_, err = tr.Delete(ctx, "s1", "")
+				case 1:
+					_, err = tr.Restore("s1")
+				case 2:
+					tr.List()
+					_, err = st.List(ctx, history.ListOptions{})
+				case 3:
+					_, err = st.Rename(ctx, "s1", "", "name")
+				}
+				if err != nil && !errors.Is(err, history.ErrNotFound) && !errors.Is(err, history.ErrExists) && bad == nil {
+					bad = err
+				}
+			}
+			done <- bad
+		}()
+	}
+	for range workers {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	inTrash := len(tr.List())
+	_, statErr := os.Stat(p)
+	if inTrash+btoi(statErr == nil) != 1 {
+		t.Fatalf("in the trash %d times, in place: %v", inTrash, statErr == nil)
+	}
+	if inTrash == 1 {
+		if _, err := tr.Restore("s1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "s1", "subagents", "agent-a.jsonl")); string(b) != "{}\n" {
+		t.Fatalf("the subagent file is %q", b)
+	}
+	if b, _ := os.ReadFile(p); !strings.HasPrefix(string(b), line("user", "s1", 1, "/p", "hello")) {
+		t.Fatalf("the session file starts %.80q", b)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

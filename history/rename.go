@@ -73,6 +73,9 @@ func (s *Store) Rename(ctx context.Context, id, project, title string) (string, 
 		return "", err
 	}
 	f, err := openAppendNoFollow(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w: session %s (deleted meanwhile)", ErrNotFound, id)
+	}
 	if err != nil {
 		return "", fmt.Errorf("history: session %s: %w", id, err)
 	}

@@ -346,6 +346,9 @@ func (s *Store) info(path, folder, id string) (Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, err := s.refresh(path, folder, id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Session{}, fmt.Errorf("%w: session %s (deleted meanwhile)", ErrNotFound, id)
+	}
 	if err != nil {
 		return Session{}, fmt.Errorf("history: session %s: %w", id, err)
 	}
