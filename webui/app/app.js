@@ -401,7 +401,13 @@ initModels({
 });
 initLayout();
 initNotify();
-initHistoryManage({ conn, reload: loadHistory, has: store.has });
+initHistoryManage({
+  conn, reload: loadHistory, has: store.has,
+  // A renamed session that runs here is named so in the sessions list too.
+  renamed: (id, title) => {
+    for (const v of state.sessions.values()) if (v.info.claudeSessionId === id) updateSession(v.id, v.state, { title });
+  },
+});
 composerHint();
 
 // checkLogin shows how to log in, and stops reconnecting, when the proxy

@@ -12,12 +12,14 @@ import { $, el } from "./dom.js";
 let conn = null;
 let reload = () => {};
 let canManage = () => false;
+let renamed = () => {};
 let picked = false; // the picker was filled from history/list all
 let toastTimer = 0;
 
-// initHistoryManage wires the picker; opts: {conn, reload(more), has(cap)}.
+// initHistoryManage wires the picker; opts: {conn, reload(more), has(cap),
+// renamed(claudeSessionId, title)}.
 export function initHistoryManage(opts) {
-  ({ conn, reload } = opts);
+  ({ conn, reload, renamed } = opts);
   canManage = () => opts.has("history.manage");
   $("#history-project").addEventListener("change", () => reload(false));
 }
@@ -118,6 +120,7 @@ function startRename(li, s) {
       done();
       const bar = $("#history-bar");
       if (bar.dataset.history === s.id) bar.querySelector(".history-title").textContent = r.title;
+      renamed(s.id, r.title);
       toast(r.live ? `Renamed (the running session too)` : `Renamed`);
     } catch (err) {
       input.classList.add("error");
