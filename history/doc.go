@@ -61,6 +61,30 @@
 // is not yet valid JSON, or is over the cap, is left for later (the CLI may
 // be writing it): not counted, and the cursor stays before it. Titles are capped (Options.MaxTitle).
 //
+// # Rename, trash, export
+//
+// Rename appends the CLI's own {"type":"custom-title","customTitle",
+// "sessionId"} record (what its rename_session writes; the last one wins,
+// for the CLI's `--resume <title>` and for List, TitleFrom "custom") with
+// one O_APPEND write, opened without following a symlink, to the user's
+// own regular file only. It is for sessions no claude runs: the proxy asks
+// a live claude to rename itself.
+//
+// Trash (trash.go) moves a session's <id>.jsonl and <id>/ folder into
+// <trash>/<Unix ms>-<id>/files/ beside a manifest.json (id, folder,
+// project, title, deleted, the names moved and where they were), and
+// Restore renames them back (RENAME_NOREPLACE on Linux: never over a file
+// that is there again, ErrExists). Renames only: byte-identical, and the
+// trash must be on the projects directory's file system. What was deleted
+// more than TrashKeep (30 days) ago is removed at OpenTrash and at every
+// Delete and List.
+//
+// Export (export.go) gives the file's lines (each through a scrub) or
+// Markdown rendered from Read's events: text, tool calls (name, one input
+// field, 200 characters), results (1000 characters), attachments as links
+// to the Sink's URLs, subagents quoted under their tool call; thinking and
+// the CLI's own records left out. Both are cut at a line at MaxBytes.
+//
 // # Goroutines and locks
 //
 // The package starts no goroutines; List and Read run on the caller's and
@@ -68,4 +92,6 @@
 // to entry and every entry in it); List holds it while it scans, so two
 // Lists never read the same file twice, and Read takes it only to look a
 // session up. Store.bytesRead is atomic. A Normalizer lives for one Read.
+// Trash.mu serializes a Trash's Delete, Restore, List and Purge; it is
+// taken before Store.mu, never under it.
 package history

@@ -28,3 +28,20 @@ func openNoFollow(path string) (*os.File, error) {
 	}
 	return os.Open(path)
 }
+
+// openAppendNoFollow opens path for appending (and for reading its last
+// byte), refusing a symbolic link or what is not a regular file (checked
+// with Lstat just before).
+func openAppendNoFollow(path string) (*os.File, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%w: %s is a symbolic link", ErrNotAllowed, path)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrNotAllowed, path, fi.Mode().Type())
+	}
+	return os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+}

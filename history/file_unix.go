@@ -39,3 +39,23 @@ func openNoFollow(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// openAppendNoFollow opens path for appending (and for reading its last
+// byte), failing if it is a symbolic link or not a regular file, as
+// openNoFollow does.
+func openAppendNoFollow(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrNotAllowed, path, fi.Mode().Type())
+	}
+	return f, nil
+}

@@ -3,13 +3,17 @@ package history_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // FuzzSessionFile: whatever a session file holds, List and Read never fail
@@ -70,5 +74,28 @@ func FuzzSessionFile(f *testing.F) {
 			opts.Cursor = p.Next
 		}
 		t.Fatal("reading page by page did not end")
+	})
+}
+
+// A title CleanTitle accepts is one the protocol accepts (and the CLI
+// keeps whole): one line, 1 to 200 characters, valid UTF-8.
+func FuzzCleanTitle(f *testing.F) {
+	for _, s := range []string{"Fix the bug", " padded ", "", "two\nlines", "é" + strings.Repeat("x", 199), "\u00a0", "\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := history.CleanTitle(s)
+		if err != nil {
+			if !errors.Is(err, history.ErrBadTitle) {
+				t.Fatalf("CleanTitle(%q): %v is not ErrBadTitle", s, err)
+			}
+			return
+		}
+		if perr := (protocol.HistoryRename{ID: "s1", Title: got}).Validate(); perr != nil {
+			t.Fatalf("CleanTitle(%q) = %q, which the protocol refuses: %v", s, got, perr)
+		}
+		if got != strings.TrimSpace(got) || utf8.RuneCountInString(got) > history.MaxTitleChars {
+			t.Fatalf("CleanTitle(%q) = %q", s, got)
+		}
 	})
 }

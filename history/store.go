@@ -80,10 +80,12 @@ type Session struct {
 	// directory (the cwd with every "/" turned into "-"), which cannot be
 	// turned back into the path.
 	Folder string `json:"folder"`
-	// Title is the CLI's summary of the session if it wrote one (a
-	// "summary" record, the last one wins), else the first prompt the
-	// user typed; at most MaxTitle bytes. TitleFrom says which:
-	// "summary", "prompt" or "" (no title).
+	// Title is the session's name if it was given one (a "custom-title"
+	// record, written by a rename: the last one wins), else the CLI's
+	// summary of the session if it wrote one (a "summary" record, the
+	// last one wins), else the first prompt the user typed; at most
+	// MaxTitle bytes. TitleFrom says which: "custom", "summary", "prompt"
+	// or "" (no title).
 	Title     string `json:"title"`
 	TitleFrom string `json:"titleFrom,omitempty"`
 	// Created and Updated are the first and last record timestamps (the
@@ -133,6 +135,7 @@ type entry struct {
 	last    string // first and last record timestamps, unparsed
 	prompt  string // the first user prompt, capped
 	summary string // the last summary, capped
+	custom  string // the last custom-title (a rename), capped
 	seen    bool   // found by the current scan
 }
 
@@ -205,6 +208,41 @@ type ListPage struct {
 	// Skipped counts files that could not be read (logged with the
 	// reason), or that belong to another user, or are symlinks.
 	Skipped int `json:"skipped,omitempty"`
+	// Projects, when every project is listed (no ListOptions.Project),
+	// groups the sessions of all pages by project, the most recently
+	// updated first.
+	Projects []Project `json:"projects,omitempty"`
+}
+
+// Project is one project of a listing of every project.
+type Project struct {
+	// Project is the cwd its sessions' records name ("" when none
+	// does: then Folder tells the project apart).
+	Project  string    `json:"project"`
+	Folder   string    `json:"folder"`
+	Sessions int       `json:"sessions"`
+	Updated  time.Time `json:"updated"`
+}
+
+// projectsOf groups sessions (newest first) by project and folder.
+func projectsOf(all []Session) []Project {
+	type key struct{ project, folder string }
+	at := map[key]int{}
+	var out []Project
+	for _, s := range all {
+		k := key{s.Project, s.Folder}
+		if s.Project != "" {
+			k.folder = "" // one project, whatever folder the CLI chose
+		}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, Project{Project: s.Project, Folder: s.Folder, Updated: s.Updated})
+		}
+		out[i].Sessions++
+	}
+	return out
 }
 
 // List returns a page of sessions, newest first. Only files that are new
@@ -297,6 +335,9 @@ func (s *Store) List(ctx context.Context, opts ListOptions) (ListPage, error) {
 	}
 	slices.SortFunc(all, func(a, b Session) int { return cmpKey(keyOf(b), keyOf(a)) })
 	page.Total = len(all)
+	if opts.Project == "" {
+		page.Projects = projectsOf(all)
+	}
 	start := 0
 	if after != nil {
 		start, _ = slices.BinarySearchFunc(all, *after, func(x Session, k listKey) int { return cmpKey(k, keyOf(x)) })
@@ -479,7 +520,7 @@ func (s *Store) scan(f *os.File, size int64, e *entry) error {
 
 // record adds one valid JSON line to e.
 func (s *Store) record(line []byte, e *entry) {
-	var typ, ts, cwd, summary string
+	var typ, ts, cwd, summary, custom string
 	var msg gjson.Result
 	meta := false
 	gjson.Parse(bstr(line)).ForEach(func(k, v gjson.Result) bool { // strings kept are cloned
@@ -496,6 +537,8 @@ func (s *Store) record(line []byte, e *entry) {
 			msg = v
 		case "summary":
 			summary = v.Str
+		case "customTitle":
+			custom = v.Str
 		case "isMeta":
 			meta = v.Bool()
 		}
@@ -522,6 +565,10 @@ func (s *Store) record(line []byte, e *entry) {
 	case "summary":
 		if summary != "" {
 			e.summary = s.capTitle(summary)
+		}
+	case "custom-title":
+		if t := s.capTitle(custom); t != "" {
+			e.custom = t
 		}
 	}
 }
@@ -572,6 +619,8 @@ func (s *Store) capTitle(t string) string {
 func (s *Store) finish(e *entry) {
 	e.info.Title, e.info.TitleFrom = "", ""
 	switch {
+	case e.custom != "":
+		e.info.Title, e.info.TitleFrom = e.custom, "custom"
 	case e.summary != "":
 		e.info.Title, e.info.TitleFrom = e.summary, "summary"
 	case e.prompt != "":

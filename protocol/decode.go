@@ -243,6 +243,11 @@ var (
 		TypeMCPLogin:           func() Data { return new(MCPLogin) },
 		TypeMCPLogout:          func() Data { return new(MCPLogout) },
 		TypeSessionFiles:       func() Data { return new(SessionFiles) },
+		TypeHistoryRename:      func() Data { return new(HistoryRename) },
+		TypeHistoryDelete:      func() Data { return new(HistoryDelete) },
+		TypeHistoryRestore:     func() Data { return new(HistoryRestore) },
+		TypeHistoryTrash:       func() Data { return new(HistoryTrash) },
+		TypeHistoryExport:      func() Data { return new(HistoryExport) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -275,6 +280,11 @@ var (
 		TypeMCPLogin:           func() Data { return new(MCPLoginResult) },
 		TypeMCPLogout:          func() Data { return new(MCPLogoutResult) },
 		TypeSessionFiles:       func() Data { return new(SessionFilesResult) },
+		TypeHistoryRename:      func() Data { return new(HistoryRenameResult) },
+		TypeHistoryDelete:      func() Data { return new(HistoryDeleteResult) },
+		TypeHistoryRestore:     func() Data { return new(HistoryRestoreResult) },
+		TypeHistoryTrash:       func() Data { return new(HistoryTrashResult) },
+		TypeHistoryExport:      func() Data { return new(HistoryExportResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

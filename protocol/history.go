@@ -36,6 +36,8 @@ type HistoryListResult struct {
 	// Skipped counts files that could not be read (or are another user's,
 	// or symlinks).
 	Skipped int `json:"skipped,omitempty" jsonschema:"Files that could not be read, belong to another user, or are symlinks." schema:"minimum=0"`
+	// Projects, with all, groups the sessions of every page by project.
+	Projects []HistoryProject `json:"projects,omitempty" jsonschema:"With all: every project that has sessions, over all pages, the most recently updated first."`
 }
 
 // HistorySession describes one session file of the CLI. ID is what

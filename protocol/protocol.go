@@ -53,6 +53,11 @@ const (
 	TypeMCPLogin           = "mcp/login"
 	TypeMCPLogout          = "mcp/logout"
 	TypeSessionFiles       = "session/files"
+	TypeHistoryRename      = "history/rename"
+	TypeHistoryDelete      = "history/delete"
+	TypeHistoryRestore     = "history/restore"
+	TypeHistoryTrash       = "history/trash"
+	TypeHistoryExport      = "history/export"
 )
 
 // Message types sent by the proxy.
@@ -94,6 +99,7 @@ const (
 	CapMCPLive         = "mcp.live"         // mcp/toggle, mcp/reconnect
 	CapMCPAuth         = "mcp.auth"         // mcp/login, mcp/logout, the mcp/login push
 	CapFiles           = "files"            // session/files
+	CapHistoryManage   = "history.manage"   // history/rename, history/delete, history/restore, history/trash, history/export
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -113,6 +119,7 @@ var requestTypes = []string{
 	TypeMCPTrust,
 	TypeMCPLogin, TypeMCPLogout,
 	TypeSessionFiles,
+	TypeHistoryRename, TypeHistoryDelete, TypeHistoryRestore, TypeHistoryTrash, TypeHistoryExport,
 }
 
 var pushTypes = []string{
@@ -177,6 +184,8 @@ const (
 	CodeMCPProcessExited        Code = "mcp_process_exited"
 	CodeMCPProtocolError        Code = "mcp_protocol_error"
 	CodeMCPTransportUnsupported Code = "mcp_transport_unsupported"
+
+	CodeConflict Code = "conflict"
 )
 
 // Codes returns every error code of protocol version 1, in SPEC order.
@@ -191,6 +200,7 @@ var codes = []Code{
 	CodeMCPInvalidArguments, CodeMCPCommandNotFound, CodeMCPTimeout,
 	CodeMCPConnectionRefused, CodeMCPAuthRequired, CodeMCPProcessExited,
 	CodeMCPProtocolError, CodeMCPTransportUnsupported, CodeMCPServerExists,
+	CodeConflict,
 }
 
 // Probe failure codes (issue 5), carried in ProbeError.Code. A reply error

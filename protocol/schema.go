@@ -379,7 +379,18 @@ func (g *generator) sharedDefs() map[string]*jsonschema.Schema {
 		"ExitReason":       withDesc(enumOf(exitReasons), "closed: a client sent session/close; shutdown: the proxy is stopping; exited: the process ended on its own or was killed."),
 		"LogKind":          withDesc(enumOf(logKinds), "session: a tool_use/tool_result pair seen in a session; direct: an mcp/call."),
 		"Origin":           withDesc(enumOf(origins), "What the status comes from: config (not active, or never observed), session (a live session's report) or probe."),
-		"TitleFrom":        enumOf(titleFroms),
+		"TitleFrom":        withDesc(enumOf(titleFroms), "Where a session's title comes from: summary (the CLI's summary record), prompt (the first prompt), custom (a rename: the CLI's custom-title record, last one wins)."),
+		"SessionTitle": &jsonschema.Schema{
+			Type:        "string",
+			Description: "A session title: 1 to 200 characters, not only spaces, no control characters (no newlines).",
+			MinLength:   ptrInt(1),
+			MaxLength:   ptrInt(MaxSessionTitleChars),
+			AllOf: []*jsonschema.Schema{
+				withMessage(&jsonschema.Schema{Pattern: "^[^\\x00-\\x1f\\x7f]*$"}, "must not contain newlines or other control characters"),
+				withMessage(&jsonschema.Schema{Pattern: "\\S"}, "must not be only spaces"),
+			},
+		},
+		"ExportFormat": withDesc(enumOf(exportFormats), "markdown: the conversation for a person to read; jsonl: the session file's lines."),
 		"AttachmentKind": withMessage(strSchema("The content block type it came from: image, audio, resource (an embedded blob), document, or another block type; render an unknown kind as a download.", "^[a-z][a-z0-9_-]*$", 0, 0),
 			"must be a lower-case kind such as \"image\""),
 		"Cwd": &jsonschema.Schema{

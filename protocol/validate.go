@@ -61,7 +61,8 @@ var (
 	origins           = []string{OriginConfig, OriginSession, OriginProbe}
 	transports        = []string{"stdio", "http", "sse", "ws"}
 	logKinds          = []string{LogKindSession, LogKindDirect}
-	titleFroms        = []string{"summary", "prompt"}
+	titleFroms        = []string{"summary", "prompt", "custom"}
+	exportFormats     = []string{ExportMarkdown, ExportJSONL}
 	paramTypes        = []string{"string", "number", "integer", "boolean", "object", "array", "null", "any"}
 	probeCodes        = []string{ProbeCommandNotFound, ProbeServerNotFound, ProbeTimeout, ProbeConnectionRefused, ProbeAuthRequired, ProbeProcessExited, ProbeProtocolError, ProbeTransportUnsupported, ProbeNotActive}
 )
@@ -740,6 +741,16 @@ func (d HistoryList) Validate() error                    { return validateValue(
 func (d HistoryListResult) Validate() error              { return validateValue(d) }
 func (d HistoryRead) Validate() error                    { return validateValue(d) }
 func (d HistoryReadResult) Validate() error              { return validateValue(d) }
+func (d HistoryRename) Validate() error                  { return validateValue(d) }
+func (d HistoryRenameResult) Validate() error            { return validateValue(d) }
+func (d HistoryDelete) Validate() error                  { return validateValue(d) }
+func (d HistoryDeleteResult) Validate() error            { return validateValue(d) }
+func (d HistoryRestore) Validate() error                 { return validateValue(d) }
+func (d HistoryRestoreResult) Validate() error           { return validateValue(d) }
+func (d HistoryTrash) Validate() error                   { return validateValue(d) }
+func (d HistoryTrashResult) Validate() error             { return validateValue(d) }
+func (d HistoryExport) Validate() error                  { return validateValue(d) }
+func (d HistoryExportResult) Validate() error            { return validateValue(d) }
 
 // Validate checks an error reply's error member.
 func (e Error) Validate() error { return validateValue(e) }

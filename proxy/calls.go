@@ -16,7 +16,8 @@ import (
 
 // The adapters of the request packages that do not import proxy:
 // proxy/mcpcalls (mcp/probe, mcp/tools, mcp/call, mcp/log, auto-probes,
-// the call log), proxy/historyreq (history/list, history/read) and the
+// the call log), proxy/historyreq (history/list, history/read, the
+// history.manage requests; their live side in historylive.go) and the
 // proxy/runner they run their requests under. The feature table
 // (features.go) registers their handlers; Serve shuts them down and
 // closes them (closeRequests).
@@ -88,6 +89,7 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 	h, err := historyreq.New(historyreq.Options{
 		Home: s.opts.HistoryHome, Project: s.opts.Project, MaxLine: s.opts.MaxLineBytes, ReplyBytes: s.opts.HistoryReplyBytes,
 		Sink: s.blobs, ScrubEvent: func(b []byte) []byte { return scrubEventJSON(b, s.mcp.Scrub) }, Logger: s.log,
+		Live: func(id string) historyreq.LiveSession { return liveHistorySession(&s.registry, id) },
 	})
 	if err != nil {
 		return nil, err

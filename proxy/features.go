@@ -257,6 +257,7 @@ func (s *Server) newFeatures() featureTable {
 				return func(ctx context.Context) (protocol.Data, error) { return lister.List(ctx, sess.cfg.cwd, d) }, nil
 			}),
 		}},
+		historyManage(s, histRunner),
 	}
 }
 

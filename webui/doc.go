@@ -31,7 +31,10 @@
 // Edit/MultiEdit/Write, the mode switches: session/setPermissionMode),
 // models.js (the model picker beside it: session/state's models,
 // session/setModel), notify.js (browser notifications while the page is
-// hidden), dom.js (the DOM helpers $ and el, which put text in with
+// hidden), history-manage.js (the History panel's project picker, and each
+// past session's Rename inline, Export download and Delete with an Undo
+// toast: history/list all, history/rename, history/export, history/delete,
+// history/restore), dom.js (the DOM helpers $ and el, which put text in with
 // textContent; every module imports them from there, checked by
 // TestUIHelpersFromDom), composer.js (around the message box: images
 // pasted, dropped or attached, checked against hello's limits and shown

@@ -16,10 +16,12 @@ export type Approval = "approved" | "awaiting" | "rejected" | "not-needed";
  */
 export type ExitReason = "closed" | "shutdown" | "exited";
 /**
+ * Where a session's title comes from: summary (the CLI's summary record), prompt (the first prompt), custom (a rename: the CLI's custom-title record, last one wins).
+ *
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "TitleFrom".
  */
-export type TitleFrom = "summary" | "prompt";
+export type TitleFrom = "summary" | "prompt" | "custom";
 /**
  * Typed probe failure (issue 5). In a reply error it appears as mcp_<lower case code>.
  *
@@ -250,6 +252,56 @@ export interface Software {
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryDeleteData".
+ */
+export interface HistoryDeleteData {
+  id: string;
+  /**
+   * The session's project directory: look only in its folder. Default: every project.
+   */
+  project?: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryDeleteResult".
+ */
+export interface HistoryDeleteResult {
+  trashed: HistoryTrashEntry;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryTrashEntry".
+ */
+export interface HistoryTrashEntry {
+  id: string;
+  /**
+   * The session's working directory (the cwd of its records); empty if none says.
+   */
+  project: string;
+  /**
+   * The CLI's folder the files came from (under ~/.claude/projects); restore puts them back there.
+   */
+  folder: string;
+  /**
+   * The session's title when it was deleted.
+   */
+  title: string;
+  deleted: string;
+  /**
+   * When the trash forgets it (deleted + 30 days).
+   */
+  expires: string;
+  /**
+   * Bytes of its files.
+   */
+  size: number;
+  /**
+   * How many files it holds (the session file, its subagents and tool results).
+   */
+  files: number;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "HistoryEvent".
  */
 export interface HistoryEvent {
@@ -261,6 +313,38 @@ export interface HistoryEvent {
    * A stream-json event normalized as in session/event (SPEC §7), or a ccproxy history_more event.
    */
   event: NormalizedEvent;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryExportData".
+ */
+export interface HistoryExportData {
+  id: string;
+  /**
+   * The session's project directory: look only in its folder. Default: every project.
+   */
+  project?: string;
+  format: "markdown" | "jsonl";
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryExportResult".
+ */
+export interface HistoryExportResult {
+  id: string;
+  format: "markdown" | "jsonl";
+  /**
+   * A file name to save it under (.md or .jsonl).
+   */
+  filename: string;
+  /**
+   * The export: Markdown, or the session file's lines (secrets masked).
+   */
+  text: string;
+  /**
+   * The export was cut at a line to stay within the proxy's reply budget.
+   */
+  truncated?: boolean;
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
@@ -280,6 +364,10 @@ export interface HistoryListResult {
    * Files that could not be read, belong to another user, or are symlinks.
    */
   skipped?: number;
+  /**
+   * With all: every project that has sessions, over all pages, the most recently updated first.
+   */
+  projects?: HistoryProject[];
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
@@ -315,6 +403,28 @@ export interface HistorySession {
    * Lines over the line cap, skipped.
    */
   oversized?: number;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryProject".
+ */
+export interface HistoryProject {
+  /**
+   * The project directory (the cwd its sessions' records name); empty when none does.
+   */
+  project: string;
+  /**
+   * The CLI's folder for the project under ~/.claude/projects.
+   */
+  folder: string;
+  /**
+   * Its sessions, over all pages.
+   */
+  sessions: number;
+  /**
+   * Its newest session's updated.
+   */
+  updated: string;
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
@@ -362,6 +472,54 @@ export interface HistoryReadResult {
    * The page was cut short of its limit to stay within the reply byte budget.
    */
   truncated?: boolean;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryRenameData".
+ */
+export interface HistoryRenameData {
+  id: string;
+  /**
+   * The session's project directory: look only in its folder. Default: every project.
+   */
+  project?: string;
+  title: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryRenameResult".
+ */
+export interface HistoryRenameResult {
+  id: string;
+  /**
+   * The title as stored (surrounding spaces trimmed).
+   */
+  title: string;
+  /**
+   * The session's live claude renamed it (its rename_session request); otherwise the proxy appended the record.
+   */
+  live?: boolean;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryRestoreData".
+ */
+export interface HistoryRestoreData {
+  id: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryRestoreResult".
+ */
+export interface HistoryRestoreResult {
+  restored: HistoryTrashEntry;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistoryTrashResult".
+ */
+export interface HistoryTrashResult {
+  entries: HistoryTrashEntry[];
 }
 /**
  * The body of an HTTP error response.

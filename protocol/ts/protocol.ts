@@ -24,6 +24,15 @@ import type {
   HistoryListResult,
   HistoryReadData,
   HistoryReadResult,
+  HistoryRenameData,
+  HistoryRenameResult,
+  HistoryDeleteData,
+  HistoryDeleteResult,
+  HistoryRestoreData,
+  HistoryRestoreResult,
+  HistoryTrashResult,
+  HistoryExportData,
+  HistoryExportResult,
   McpApprovalResult,
   McpCallData,
   McpCallResult,
@@ -81,6 +90,17 @@ export type {
   HistoryReadData,
   HistoryReadResult,
   HistorySession,
+  HistoryProject,
+  HistoryRenameData,
+  HistoryRenameResult,
+  HistoryDeleteData,
+  HistoryDeleteResult,
+  HistoryRestoreData,
+  HistoryRestoreResult,
+  HistoryTrashEntry,
+  HistoryTrashResult,
+  HistoryExportData,
+  HistoryExportResult,
   HttpError,
   ImageInput,
   ImageMediaType,
@@ -206,6 +226,7 @@ export const ERROR_CODES = [
   "mcp_protocol_error",
   "mcp_transport_unsupported",
   "mcp_server_exists",
+  "conflict",
 ] as const;
 export type KnownErrorCode = (typeof ERROR_CODES)[number];
 /** An error code; `string & {}` keeps editor completion for the known ones. */
@@ -229,6 +250,7 @@ export type Capability =
   | "mcp.live"
   | "mcp.auth"
   | "files"
+  | "history.manage"
   | (string & {});
 
 // ------------------------------------------------------------------ JSON values
@@ -436,6 +458,11 @@ export interface Requests {
   "mcp/login": { data: McpLoginData; result: McpLoginResult };
   "mcp/logout": { data: McpLogoutData; result: McpLogoutResult };
   "session/files": { data: SessionFilesData; result: SessionFilesResult };
+  "history/rename": { data: HistoryRenameData; result: HistoryRenameResult };
+  "history/delete": { data: HistoryDeleteData; result: HistoryDeleteResult };
+  "history/restore": { data: HistoryRestoreData; result: HistoryRestoreResult };
+  "history/trash": { data: EmptyData; result: HistoryTrashResult };
+  "history/export": { data: HistoryExportData; result: HistoryExportResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -524,6 +551,11 @@ export const REQUEST_TYPES = [
   "mcp/login",
   "mcp/logout",
   "session/files",
+  "history/rename",
+  "history/delete",
+  "history/restore",
+  "history/trash",
+  "history/export",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

@@ -1,4 +1,6 @@
-// Package historyreq serves history/list and history/read (SPEC §3) from
+// Package historyreq serves history/list and history/read (SPEC §3), and
+// history/rename, history/delete, history/restore, history/trash and
+// history/export (capability history.manage; manage.go), from
 // package history's Store over <Home>/.claude/projects, for package
 // proxy's feature table. It does not import proxy: the server hands it
 // the blob store (a stream.Sink) and the scrub of the MCP configuration's
@@ -12,6 +14,12 @@
 //	   tool results ─► the Sink, served by /v1/blobs) ─► cut at the reply budget
 //	   (ReplyBytes, at an event the store marks as a Break) ─► tool_result events
 //	   scrubbed (ScrubEvent) ─► HistoryReadResult
+//	history/rename ─► Options.Live(id): a live session ─► its claude's rename_session
+//	                  else ─► Store.Rename (the custom-title record appended)
+//	history/delete ─► Options.Live(id): live ─► conflict; else Trash.Delete (files moved)
+//	history/restore, history/trash ─► Trash (Options.TrashDir; purged at New, at each use)
+//	history/export ─► Store.Export (Markdown from Read's events, or the file's lines),
+//	   masked by ScrubEvent, cut at ReplyBytes
 //
 // # Goroutines
 //
@@ -25,6 +33,7 @@
 //
 // # Locks
 //
-// None of its own: Requests is immutable after New; the runner and the
-// Store lock themselves.
+// None of its own: Requests is immutable after New; the runner, the
+// Store and the Trash lock themselves. Options.Live takes the server's
+// locks (Server.mu, then a Session's): it is called with none held.
 package historyreq

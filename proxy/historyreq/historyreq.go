@@ -36,7 +36,14 @@ type Options struct {
 	// ScrubEvent masks the secrets of the MCP configuration in force in a
 	// stored event's JSON that holds a tool_result, as live ones are.
 	ScrubEvent func(event []byte) []byte
-	Logger     *slog.Logger
+	// TrashDir is where history/delete moves sessions (default
+	// <Home>/.local/state/ccproxy/history-trash); it must be on the file
+	// system of <Home>/.claude/projects.
+	TrashDir string
+	// Live returns the proxy's session running claude session id, or
+	// nil (nil: none ever is).
+	Live   func(claudeID string) LiveSession
+	Logger *slog.Logger
 }
 
 // Requests serves history/list and history/read; see the package comment.
@@ -47,6 +54,8 @@ type Requests struct {
 	project    string // the default project of history/list
 	replyBytes int64  // bound on the events' bytes in one history/read reply
 	reqs       *runner.Runner
+	trash      *history.Trash // nil when it could not be opened (logged)
+	live       func(string) LiveSession
 }
 
 // New opens the history store under o.Home.
@@ -59,8 +68,13 @@ func New(o Options) (*Requests, error) {
 	if err != nil {
 		return nil, err
 	}
+	trashDir := o.TrashDir
+	if trashDir == "" {
+		trashDir = filepath.Join(o.Home, ".local", "state", "ccproxy", "history-trash")
+	}
 	return &Requests{scrubEvent: o.ScrubEvent, store: st, sink: o.Sink, project: o.Project,
-		replyBytes: o.ReplyBytes, reqs: runner.New(MaxRequests, "history requests", historyError)}, nil
+		replyBytes: o.ReplyBytes, reqs: runner.New(MaxRequests, "history requests", historyError),
+		trash: openTrash(st, trashDir, o.Logger), live: o.Live}, nil
 }
 
 // Runner is the runner the requests run under (at most MaxRequests at
@@ -86,6 +100,13 @@ func (h *Requests) Close(ctx context.Context) error {
 
 // historyError maps package history's errors to protocol errors.
 func historyError(log *slog.Logger, typ string, err error) error {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		return pe // already a reply's error (a live session's rename, a conflict)
+	}
+	if perr, ok := manageError(typ, err); ok {
+		return perr
+	}
 	switch {
 	case errors.Is(err, history.ErrNotFound):
 		return protocol.Errorf(protocol.CodeNotFound, "%s: %v", typ, err)
@@ -116,6 +137,9 @@ func (h *Requests) List(ctx context.Context, d *protocol.HistoryList) (protocol.
 	}
 	r := protocol.HistoryListResult{Sessions: make([]protocol.HistorySession, 0, len(page.Sessions)),
 		Next: page.Next, Total: page.Total, Skipped: page.Skipped}
+	for _, p := range page.Projects {
+		r.Projects = append(r.Projects, protocol.HistoryProject(p))
+	}
 	for _, s := range page.Sessions {
 		r.Sessions = append(r.Sessions, protocol.HistorySession(s)) // same fields: a mismatch does not compile
 	}

@@ -13,6 +13,7 @@ import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./l
 import { initNotify, notify, unnotify } from "./notify.js";
 import { initTheme } from "./theme.js";
 import { initComposer, setLimits, takeImages, putBack, hasImages, grow, closeMenu } from "./composer.js";
+import { initHistoryManage, listData as historyListData, decorate as decorateHistory, fillPicker, isAll as historyAll } from "./history-manage.js";
 import * as store from "./store.js";
 
 const { state } = store; // read here, changed through store's functions
@@ -278,7 +279,8 @@ configureRenderer({
 // ---- history: past sessions (history/list, history/read) ----
 
 async function loadHistory(more) {
-  const data = { limit: 200 };
+  const data = historyListData({ limit: 200 });
+  if (!more) fillPicker();
   if (more && state.historyNext) data.cursor = state.historyNext;
   const empty = $("#history-empty");
   try {
@@ -288,7 +290,7 @@ async function loadHistory(more) {
     for (const s of r.sessions) ul.append(historyItem(s));
     store.setHistoryNext(r.next);
     $("#history-more").hidden = !state.historyNext;
-    empty.textContent = "No past sessions in this project.";
+    empty.textContent = historyAll() ? "No past sessions." : "No past sessions in this project.";
     empty.hidden = r.total !== 0;
     filterHistory();
     markHistory();
@@ -307,6 +309,7 @@ function historyItem(s) {
   li.append(el("span", "title", s.title || "(untitled)"),
     el("span", "meta", `${isNaN(when) ? "" : when.toLocaleString()} · ${s.messages} message${s.messages === 1 ? "" : "s"}`));
   li.onclick = () => openPast(s);
+  decorateHistory(li, s);
   return li;
 }
 
@@ -446,6 +449,13 @@ initTheme($("#theme"));
 initLayout();
 initNotify();
 initComposer({ request: (type, data) => conn.request(type, data) });
+initHistoryManage({
+  conn, reload: loadHistory, has: store.has,
+  // A renamed session that runs here is named so in the sessions list too.
+  renamed: (id, title) => {
+    for (const v of state.sessions.values()) if (v.info.claudeSessionId === id) updateSession(v.id, v.state, { title });
+  },
+});
 composerHint();
 
 // checkLogin shows how to log in, and stops reconnecting, when the proxy
