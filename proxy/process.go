@@ -142,6 +142,13 @@ func reap(p *claudeProc) {
 // run watches the exit of p and asks claude to initialize. s.proc.cur is p
 // already.
 func (s *Session) run(p *claudeProc) {
+	s.watchExit(p)
+	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, func(r controlResult) { s.afterInitialize(p, r) })
+}
+
+// watchExit starts the goroutine waiting for the exit of p (in the
+// session's wg).
+func (s *Session) watchExit(p *claudeProc) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -150,20 +157,22 @@ func (s *Session) run(p *claudeProc) {
 		p.release()
 		s.onExit(p, p.cli.Exit())
 	}()
+}
 
-	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, func(r controlResult) {
-		if r.err != nil {
-			s.log.Warn("claude did not accept initialize", "err", r.err)
-		} else {
-			s.mu.Lock()
-			if s.models.noteList(r.resp, s.log) {
-				s.pushStateLocked("")
-			}
-			s.mu.Unlock()
+// afterInitialize takes claude's answer to initialize (or what a claim
+// carried instead: claim.go): the models, then held turns may go.
+func (s *Session) afterInitialize(p *claudeProc, r controlResult) {
+	if r.err != nil {
+		s.log.Warn("claude did not accept initialize", "err", r.err)
+	} else {
+		s.mu.Lock()
+		if s.models.noteList(r.resp, s.log) {
+			s.pushStateLocked("")
 		}
-		s.onInitialized(p)
-		s.refreshMCPStatus()
-	})
+		s.mu.Unlock()
+	}
+	s.onInitialized(p)
+	s.refreshMCPStatus()
 }
 
 // forget drops a pending control request of p whose answer nobody waits

@@ -20,6 +20,7 @@ import (
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/remote"
+	"github.com/ccproxy/ccproxy/proxy/spare"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
 
@@ -50,6 +51,8 @@ type Server struct {
 	claudeMu sync.Mutex
 	claude   *Claude
 
+	spares *spare.Pool // warm spares (spares.go)
+
 	registry // the sessions and the connections (registry.go)
 
 	started time.Time // when Serve began (/v1/health); written before the HTTP server starts
@@ -76,6 +79,8 @@ func New(opts Options) (*Server, error) {
 	s.mcp = mcphub.NewHub(s.log, s.claudeEnv()...)
 	s.mcpf = s.newMCPFeatures()
 	s.metrics = newMetrics(s)
+	s.spares = newSparePool(s)
+	s.metrics.reg.MustRegister(s.spares.Collector())
 	s.metricsHandler = newMetricsHandler(s.metrics, s)
 	if opts.MCP != nil {
 		s.mcp.SetConfig(opts.MCP.Current())
@@ -257,6 +262,7 @@ func (s *Server) applyMCP() {
 		return
 	}
 	pushed, active := s.mcp.Apply(s.opts.MCP)
+	s.spares.Refresh() // a spare launched with an older configuration is replaced
 	if pushed {
 		s.calls.ConfigChanged()
 	}
@@ -354,7 +360,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 
 	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume, fork: d.Fork, client: client})
 	id := sess.id
-	p, err := sess.spawn(claude, d.Resume)
+	p, claimed, err := s.startClaude(sess, claude, d) // a warm spare when one fits (spares.go)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -375,7 +381,11 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	sess.mu.Unlock()
 	s.sessions[id] = sess
 	s.metrics.sessionCreated()
-	sess.run(p)
+	if claimed != nil {
+		sess.runClaimed(p, claimed)
+	} else {
+		sess.run(p)
+	}
 	return sess, nil
 }
 
