@@ -109,11 +109,10 @@ func TestWarmSpareConfigChangeWhileLaunching(t *testing.T) {
 	close(release)
 	for { // the spare launched with "a" replaced by one with "b"
 		ch := ts.srv.spares.Changed()
-		if ts.srv.spares.Ready() == 1 {
-			m, _ := scrape(t, ts)
-			if m[`ccproxy_spare_replaced_total`] == 1 {
-				break
-			}
+		// The old spare is gone once it counts as replaced: one parked
+		// after that is the new one.
+		if m, _ := scrape(t, ts); m[`ccproxy_spare_replaced_total`] == 1 && ts.srv.spares.Ready() == 1 {
+			break
 		}
 		select {
 		case <-ch:
