@@ -73,6 +73,11 @@
 // Options.Replay the "CLI" is ccproxy's replay of a recorded session, and
 // hello, /v1/health and the log say so (ReplayName) instead of naming a CLI.
 //
+// With Options.WarmSpares (serve --warm) a session may instead take a
+// claude started ahead of need (package proxy/spare; spares.go chooses
+// and launches, claim.go adopts): claim_session gives it the session's
+// cwd and mode, and its answer stands for initialize's.
+//
 // The broker (broker.go) makes each can_use_tool a
 // permission/request of a kind: a tool use, AskUserQuestion's questions, or
 // ExitPlanMode's plan; questions and plans never time out. A tool the
@@ -286,7 +291,7 @@
 //
 // Goroutines and their owners: Server.Serve opens the server's components
 // in order and closes them in reverse (lifecycle.go: spool, connections,
-// sessions, requests, logins, loops, http; each close cancels what the
+// sessions, spares, requests, logins, loops, http; each close cancels what the
 // component runs and waits for it; nothing adds to another's WaitGroup).
 // The http component owns the HTTP server, the loops component the MCP
 // and reap loops, the connections component every connection handler

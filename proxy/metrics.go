@@ -50,7 +50,7 @@ var (
 	sessionStates  = []string{protocol.StateStarting, protocol.StateIdle, protocol.StateRunning, protocol.StateRestarting, protocol.StateExited, protocol.StateClosed}
 	mcpStatuses    = []string{protocol.MCPConnected, protocol.MCPFailed, protocol.MCPPending, protocol.MCPNeedsAuth, protocol.MCPDisabled, protocol.MCPAwaitingApproval, protocol.MCPRejected}
 	permKinds      = []string{protocol.PermissionKindTool, protocol.PermissionKindQuestion, protocol.PermissionKindPlan}
-	controlSubtype = []string{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status"}
+	controlSubtype = []string{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status", "claim_session"}
 	exitReasons    = []string{protocol.ExitExited, protocol.ExitClosed, protocol.ExitShutdown, "restart"}
 )
 
