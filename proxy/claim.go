@@ -14,14 +14,16 @@ import (
 	"github.com/ccproxy/ccproxy/stream"
 )
 
-// claimSpare claims sp for the session: claim_session with its cwd and
-// permission mode, asking for what an initialize answer would carry. From
-// claude's answer on, the process's output reaches the session's handlers
-// (the same as a spawned process's). On an error sp is the caller's to
-// close. The caller makes p s.proc.cur and calls runClaimed.
-func (s *Session) claimSpare(ctx context.Context, sp *spare.Spare) (*claudeProc, *spare.Claimed, error) {
+// claimSpare claims sp for session s, which has no process yet:
+// claim_session with its cwd and permission mode, asking for what an
+// initialize answer would carry (returned: run takes it instead of
+// asking). From claude's answer on, the process's output reaches the
+// session's handlers, as a spawned process's does. On an error sp is the
+// caller's to close. The caller makes p s.proc.cur and calls s.run(p,
+// init). (A function, not a method: the session's constructor path.)
+func claimSpare(ctx context.Context, s *Session, sp *spare.Spare) (p *claudeProc, init json.RawMessage, err error) {
 	launched, _ := sp.Data.(map[string]bool)
-	p := &claudeProc{cli: sp.Cli, release: sp.Release, finished: make(chan struct{}), mcpLaunched: launched}
+	p = &claudeProc{cli: sp.Cli, release: sp.Release, finished: make(chan struct{}), mcpLaunched: launched}
 	calls := s.env.callLog(s.id, s.log) // nil without a call log
 	if calls != nil {
 		calls.scrub = s.mcp.scrub
@@ -39,17 +41,5 @@ func (s *Session) claimSpare(ctx context.Context, sp *spare.Spare) (*claudeProc,
 		return nil, nil, err
 	}
 	s.log.Info("claude taken from the spares", "pid", sp.Cli.PID(), "cwd", s.cfg.cwd, "parked", sp.Parked().Round(1e6))
-	return p, &claimed, nil
-}
-
-// runClaimed watches the exit of p, a claimed spare, and takes the
-// initialize answer its claim carried (sending initialize only when the
-// claim carried none). s.proc.cur is p already.
-func (s *Session) runClaimed(p *claudeProc, c *spare.Claimed) {
-	s.watchExit(p)
-	if len(c.Initialize) == 0 || string(c.Initialize) == "null" {
-		_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, func(r controlResult) { s.afterInitialize(p, r) })
-		return
-	}
-	s.afterInitialize(p, controlResult{resp: json.RawMessage(c.Initialize)})
+	return p, claimed.Initialize, nil
 }

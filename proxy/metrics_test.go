@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/spare"
 )
 
 // scrape GETs /metrics with the token and returns its series by their
@@ -173,7 +174,7 @@ func checkLabelsBounded(t *testing.T, body string) {
 	allowed := map[string]bool{"other": true, "in": true, "out": true, "memory": true, "disk": true,
 		"success": true, "error": true, "timeout": true, "exited": true, "failed": true, "code0": true, "code_nonzero": true, "signal": true,
 		dropQueueFull: true, dropWriteTimeout: true, dropPongTimeout: true}
-	for _, l := range [][]string{sessionStates, mcpStatuses, permKinds, controlSubtype, exitReasons} {
+	for _, l := range [][]string{sessionStates, mcpStatuses, permKinds, controlSubtype, exitReasons, spare.TakeResults} {
 		for _, v := range l {
 			allowed[v] = true
 		}

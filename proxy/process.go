@@ -8,6 +8,7 @@ package proxy
 // it when the exit is reported.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -139,16 +140,10 @@ func reap(p *claudeProc) {
 	p.release()
 }
 
-// run watches the exit of p and asks claude to initialize. s.proc.cur is p
-// already.
-func (s *Session) run(p *claudeProc) {
-	s.watchExit(p)
-	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, func(r controlResult) { s.afterInitialize(p, r) })
-}
-
-// watchExit starts the goroutine waiting for the exit of p (in the
-// session's wg).
-func (s *Session) watchExit(p *claudeProc) {
+// run watches the exit of p and asks claude to initialize, unless the
+// answer is there already (claimed: what a claimed spare's claim carried,
+// claim.go). s.proc.cur is p already.
+func (s *Session) run(p *claudeProc, claimed json.RawMessage) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -157,22 +152,25 @@ func (s *Session) watchExit(p *claudeProc) {
 		p.release()
 		s.onExit(p, p.cli.Exit())
 	}()
-}
 
-// afterInitialize takes claude's answer to initialize (or what a claim
-// carried instead: claim.go): the models, then held turns may go.
-func (s *Session) afterInitialize(p *claudeProc, r controlResult) {
-	if r.err != nil {
-		s.log.Warn("claude did not accept initialize", "err", r.err)
-	} else {
-		s.mu.Lock()
-		if s.models.noteList(r.resp, s.log) {
-			s.pushStateLocked("")
+	initialized := func(r controlResult) {
+		if r.err != nil {
+			s.log.Warn("claude did not accept initialize", "err", r.err)
+		} else {
+			s.mu.Lock()
+			if s.models.noteList(r.resp, s.log) {
+				s.pushStateLocked("")
+			}
+			s.mu.Unlock()
 		}
-		s.mu.Unlock()
+		s.onInitialized(p)
+		s.refreshMCPStatus()
 	}
-	s.onInitialized(p)
-	s.refreshMCPStatus()
+	if len(claimed) > 0 && string(claimed) != "null" {
+		initialized(controlResult{resp: claimed})
+		return
+	}
+	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, initialized)
 }
 
 // forget drops a pending control request of p whose answer nobody waits

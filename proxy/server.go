@@ -381,11 +381,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	sess.mu.Unlock()
 	s.sessions[id] = sess
 	s.metrics.sessionCreated()
-	if claimed != nil {
-		sess.runClaimed(p, claimed)
-	} else {
-		sess.run(p)
-	}
+	sess.run(p, claimed) // a claimed spare's initialize answer came with the claim
 	return sess, nil
 }
 

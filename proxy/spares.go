@@ -8,6 +8,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
@@ -25,18 +26,18 @@ func newSparePool(s *Server) *spare.Pool {
 	}
 	return spare.New(spare.Config{
 		N:            n,
-		Launch:       s.launchSpare,
+		Launch:       func(sp *spare.Spare) (*claudecli.Client, any, func(), error) { return launchSpare(s, sp) },
 		Current:      func() any { return s.mcp.Config() },
 		BeforeLaunch: s.opts.beforeSpare,
 		Log:          s.log.With("component", "spares"),
 	})
 }
 
-// launchSpare starts one spare: claude as a session would start it with
+// launchSpare starts one spare of s: claude as a session would start it with
 // no model, mode or resume, plus --await-claim, with the MCP configuration
 // of its tag (the one in force), parked in the project directory. Its
 // data is the servers of its --mcp-config (claudeProc.mcpLaunched).
-func (s *Server) launchSpare(sp *spare.Spare) (*claudecli.Client, any, func(), error) {
+func launchSpare(s *Server, sp *spare.Spare) (*claudecli.Client, any, func(), error) {
 	claude, err := s.findClaude()
 	if err != nil {
 		return nil, nil, nil, err
@@ -94,16 +95,17 @@ func spareFits(d *protocol.SessionCreate, cfg sessionConfig) bool {
 }
 
 // startClaude starts the claude of a new session: a parked spare when one
-// fits, claimed for its cwd and mode (claimed is then set), else a spawn as
+// fits, claimed for its cwd and mode (claimed is then the initialize answer
+// its claim carried, for Session.run), else a spawn as
 // always. A claim that fails (refused, no answer in ControlTimeout, the
 // spare gone, the pool closing) is logged and falls back to a spawn.
-func (s *Server) startClaude(sess *Session, claude Claude, d *protocol.SessionCreate) (p *claudeProc, claimed *spare.Claimed, err error) {
+func (s *Server) startClaude(sess *Session, claude Claude, d *protocol.SessionCreate) (p *claudeProc, claimed json.RawMessage, err error) {
 	if s.opts.WarmSpares > 0 && s.opts.Replay == "" {
 		if !spareFits(d, sess.cfg) {
 			s.spares.Skip()
 		} else if sp := s.spares.Take(s.mcp.Config()); sp != nil {
 			ctx, cancel := context.WithTimeout(s.spares.Context(), s.opts.ControlTimeout)
-			p, claimed, err = sess.claimSpare(ctx, sp)
+			p, claimed, err = claimSpare(ctx, sess, sp)
 			cancel()
 			if err == nil {
 				return p, claimed, nil

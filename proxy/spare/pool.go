@@ -392,16 +392,16 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// TakeResults are the values of ccproxy_spare_takes_total's result label.
+var TakeResults = []string{"taken", "none", "unfit", "refused"}
+
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.p.mu.Lock()
 	n, k := len(c.p.ready), c.p.counts
 	c.p.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(descSpares, prometheus.GaugeValue, float64(n))
-	for _, r := range []struct {
-		v    int64
-		name string
-	}{{k.taken, "taken"}, {k.none, "none"}, {k.unfit, "unfit"}, {k.refused, "refused"}} {
-		ch <- prometheus.MustNewConstMetric(descTakes, prometheus.CounterValue, float64(r.v), r.name)
+	for i, v := range []int64{k.taken, k.none, k.unfit, k.refused} {
+		ch <- prometheus.MustNewConstMetric(descTakes, prometheus.CounterValue, float64(v), TakeResults[i])
 	}
 	ch <- prometheus.MustNewConstMetric(descLaunches, prometheus.CounterValue, float64(k.launched))
 	ch <- prometheus.MustNewConstMetric(descFailures, prometheus.CounterValue, float64(k.failed))
