@@ -313,7 +313,10 @@
 // waiting for its exit, plus a restart, the flush of held turns and the
 // applier of MCP changes (at most one: the pending-apply slot), all in its
 // wg, and permission timers in its broker's own wg (close waits for
-// both). The reap loop forgets exited sessions past SessionTTL.
+// both). The reap loop forgets exited sessions past SessionTTL. The
+// spares component owns the warm spares' pool (its owner goroutine and
+// watchers; proxy/spare); a spare a create took is the create's until
+// claimed, then the session's process.
 // mcphub.ConfigSource owns the goroutine forwarding its Watcher's events.
 // The locks of proxy/mcphub (Hub.applyMu, Hub.mu, ConfigSource.toggleMu
 // and mu, Logins.mu) are in its doc.go.
@@ -344,6 +347,7 @@
 //     taken alone, under sessionMCP.mu or under Session.mu, and only a
 //     configFile's lock is taken under it.
 //   - Leaves, taken with nothing of the proxy's held: Server.claudeMu;
+//     spare.Pool.mu (the warm spares; see proxy/spare);
 //     blobStore.mu; mcpLogins.mu (the map of running mcp/login runs and
 //     its closed flag); runner.Runner.mu (see proxy/runner); wsconn.BatchConn.mu and the inbound wsconn.Budget's mu
 //     (below); the locks of proxy/remote (logins.mu, loginLimiter.mu),
