@@ -17,11 +17,16 @@ import (
 // directory takes the parked spare (claim_session); its first turn runs
 // there (system/init cwd), answers, and is stored under that project
 // (history/list of it); the session has the models the claim's initialize
-// carried; a new spare is parked in the background. The time from the
+// carried; its permission requests reach clients and its tools run in
+// that directory; a new spare is parked in the background. The time from the
 // create to the first assistant event is logged (a rough figure).
 func TestE2EWarmSpare(t *testing.T) {
 	claude := testkit.Claude(t)
-	api := fakeapi.NewServer(fakeapi.OnText("PING-1", fakeapi.Say("pong one")), nil)
+	api := fakeapi.NewServer(fakeapi.First(
+		fakeapi.OnText("PING-1", fakeapi.Say("pong one")),
+		fakeapi.OnText("BASH-ALLOW", fakeapi.CallTool("Bash", map[string]any{"command": "touch ccproxy-spare.txt", "description": "create a file"})),
+		fakeapi.OnToolResults(fakeapi.Summarize),
+	), nil)
 	t.Cleanup(api.Close)
 	home := t.TempDir()
 	opts := warm(1)
@@ -59,6 +64,19 @@ func TestE2EWarmSpare(t *testing.T) {
 		t.Errorf("the first turn ran in %q, mode %q; want %q, acceptEdits", cwd, mode, project)
 	}
 	c.waitPush(from, protocol.TypeSessionState, nil, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"models"`) })
+	// The claimed claude asks permissions through ccproxy, and its tools
+	// run in the project.
+	c.do(protocol.TypeSessionSetMode, map[string]any{"session": s, "mode": "default"})
+	from = c.count()
+	c.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "BASH-ALLOW now"})
+	var req protocol.PermissionRequest
+	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	c.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow"})
+	c.waitEvent(from, s, "the result of the Bash turn", isResult)
+	if _, err := os.Stat(filepath.Join(project, "ccproxy-spare.txt")); err != nil {
+		t.Errorf("the allowed Bash did not run in the project: %v", err)
+	}
+
 	var l protocol.HistoryListResult
 	mustUnmarshal(t, c.do(protocol.TypeHistoryList, map[string]any{"project": project}), &l)
 	if len(l.Sessions) != 1 || l.Sessions[0].Project != project {
