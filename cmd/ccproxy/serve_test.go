@@ -513,8 +513,7 @@ func TestReadmeServeFlags(t *testing.T) {
 			rows = append(rows, cells[1])
 		}
 	}
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	addServeFlags(fs, &serveConfig{})
+	fs := newServeCmd().Flags() // addServeFlags' and serve's own (--warm)
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Hidden {
 			return
