@@ -69,6 +69,11 @@
 // files removed). It does not count against MaxSessions: a session/create
 // that needs its room evicts it earlier (evict.go: reason evicted).
 //
+// With Options.WarmSpares (serve --warm) a session may instead take a
+// claude started ahead of need (package proxy/spare; spares.go chooses
+// and launches, claim.go adopts): claim_session gives it the session's
+// cwd and mode, and its answer stands for initialize's.
+//
 // MCP in a live session (sessionmcp.go): a claude process is launched with
 // the configuration then in force (--mcp-config; claudeProc.mcpLaunched
 // names its servers). A change reaches it through the session's
@@ -86,7 +91,7 @@
 //
 // Goroutines and their owners: Server.Serve opens the server's components
 // in order and closes them in reverse (lifecycle.go: spool, connections,
-// sessions, requests, logins, loops, http; each close cancels what the
+// sessions, spares, requests, logins, loops, http; each close cancels what the
 // component runs and waits for it; nothing adds to another's WaitGroup).
 // The http component owns the HTTP server, the loops component the MCP
 // and reap loops, the connections component every connection handler
@@ -100,7 +105,9 @@
 // plus a restart, the flush of held turns and the applier of MCP changes
 // (at most one), all in its wg; its broker's permission timers are waited
 // for by Broker.Wait; close waits for both. The reap loop forgets exited
-// sessions past SessionTTL.
+// sessions past SessionTTL. The spares component owns the warm spares'
+// pool (its owner goroutine and watchers; proxy/spare); a spare a create
+// took is the create's until claimed, then the session's process.
 //
 // Lock order (a lock is only taken after the ones before it in its
 // chain, never the reverse); the locks of the packages named above are in
@@ -129,6 +136,7 @@
 //     configFile's lock is taken under it.
 //   - The broker has no lock: Session.mu guards it.
 //   - Leaves, taken with nothing of the proxy's held: Server.claudeMu;
+//     spare.Pool.mu (the warm spares; see proxy/spare);
 //     blobStore.mu; mcphub.Logins.mu; runner.Runner.mu; wsconn.BatchConn.mu
 //     and the inbound wsconn.Budget's mu; the locks of proxy/remote. The
 //     metrics' own locks (a session counts under Session.mu) take nothing

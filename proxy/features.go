@@ -246,6 +246,7 @@ func (s *Server) newFeatures() featureTable {
 			withOffer(prober, run(protocol.TypeMCPTest, callsRunner, s.mcpf.test)), // it probes the definition
 			async(protocol.TypeMCPTrust, s.mcpf.trust),
 		}},
+		historyManage(s, histRunner),
 		// files: the listing runs in a goroutine of the connection, bounded
 		// in entries, time and listings at once (proxy/files).
 		{capability: protocol.CapFiles, types: []requestType{
@@ -257,7 +258,6 @@ func (s *Server) newFeatures() featureTable {
 				return func(ctx context.Context) (protocol.Data, error) { return lister.List(ctx, sess.cfg.cwd, d) }, nil
 			}),
 		}},
-		historyManage(s, histRunner),
 	}
 }
 

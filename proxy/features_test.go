@@ -22,7 +22,6 @@ var allRequestTypes = []string{
 	protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest,
 	protocol.TypeMCPTrust, protocol.TypeMCPToggle, protocol.TypeMCPReconnect, protocol.TypeMCPLogin,
 	protocol.TypeMCPLogout, protocol.TypeSessionFiles,
-	protocol.TypeMCPLogout,
 	protocol.TypeHistoryRename, protocol.TypeHistoryDelete, protocol.TypeHistoryRestore, protocol.TypeHistoryTrash, protocol.TypeHistoryExport,
 }
 

@@ -23,6 +23,7 @@ type Health struct {
 	Clients       int            `json:"clients"` // websocket connections
 	MCPServers    int            `json:"mcpServers"`
 	MCPByStatus   map[string]int `json:"mcpServersByStatus"`
+	Spares        int            `json:"spares"` // warm spares parked (serve --warm), each one idle claude
 }
 
 // HealthClaude is the Claude Code CLI the proxy runs, or (Name
@@ -60,6 +61,7 @@ func (s *Server) health() Health {
 		h.Sessions++
 	}
 	s.mu.Unlock()
+	h.Spares = s.spares.Ready()
 	var st protocol.MCPStatus
 	if err := json.Unmarshal(s.mcp.StatusBody(), &st); err == nil {
 		for _, srv := range st.Servers {

@@ -19,12 +19,13 @@ import (
 // what the component runs and waiting for it, as litestream's
 // components Open and Close. Closing in reverse is what orders shutdown:
 //
-//	open:   spool → connections → sessions → requests → logins → loops → http
+//	open:   spool → connections → sessions → spares → requests → logins → loops → http
 //	close:  http (no new connection; 5 s for the others to finish their
 //	        HTTP requests) → loops (mcp and reap loops stopped) → logins
 //	        (running logins stopped, their failed pushes queued) → requests
 //	        (cancelled, their shutting_down replies queued; the call log
-//	        closed) → sessions (closed: session/exited reason shutdown,
+//	        closed) → spares (a claim under way cancelled, the parked
+//	        spares closed: package proxy/spare) → sessions (closed: session/exited reason shutdown,
 //	        every claude gone) → connections (each closed with 1001 after
 //	        what is queued, their handlers waited for) → spool (the logs
 //	        freed, their spill files closed, the directory removed)
@@ -81,6 +82,9 @@ func (s *Server) components(web *httpComponent) []component {
 			wg.Wait()
 			return nil
 		}},
+		{name: "spares", // after the sessions: closed before them (a claim under way is cancelled)
+			open:  func() error { s.spares.Open(); return nil },
+			close: s.spares.Close},
 		{name: "requests",
 			open: func() error { s.calls.Start(); return nil },
 			close: func(ctx context.Context) error {

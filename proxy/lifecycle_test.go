@@ -57,7 +57,7 @@ func TestServerComponentOrder(t *testing.T) {
 	for _, c := range s.components(&httpComponent{}) {
 		names = append(names, c.name)
 	}
-	want := []string{"spool", "connections", "sessions", "requests", "logins", "loops", "http"}
+	want := []string{"spool", "connections", "sessions", "spares", "requests", "logins", "loops", "http"}
 	if !slices.Equal(names, want) {
 		t.Errorf("components %q, want %q", names, want)
 	}

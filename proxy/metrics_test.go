@@ -16,6 +16,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/spare"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
 
@@ -178,8 +179,9 @@ func checkLabelsBounded(t *testing.T, body string) {
 		{protocol.StateStarting, protocol.StateIdle, protocol.StateRunning, protocol.StateRestarting, protocol.StateExited, protocol.StateClosed},
 		{protocol.MCPConnected, protocol.MCPFailed, protocol.MCPPending, protocol.MCPNeedsAuth, protocol.MCPDisabled, protocol.MCPAwaitingApproval, protocol.MCPRejected},
 		{protocol.PermissionKindTool, protocol.PermissionKindQuestion, protocol.PermissionKindPlan},
-		{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status"},
+		{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status", "claim_session"},
 		{protocol.ExitExited, protocol.ExitClosed, protocol.ExitShutdown, "restart"},
+		spare.TakeResults,
 	} {
 		for _, v := range l {
 			allowed[v] = true

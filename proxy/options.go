@@ -92,6 +92,14 @@ type CLIOptions struct {
 	CloseGrace      time.Duration // after stdin EOF, before SIGTERM (5 s)
 	TermGrace       time.Duration // after SIGTERM, before SIGKILL (3 s)
 	StderrTailBytes int           // claude stderr kept for the exit report (8 KiB)
+	// WarmSpares is how many claudes are kept started ahead of need,
+	// parked with --await-claim, for session/create to claim at once
+	// (package proxy/spare; serve --warm, whose default is 1). 0 (the
+	// zero value): none. Never with Replay. They do not count against
+	// MaxSessions.
+	WarmSpares int
+	// beforeSpare, when set (tests), is called before each spare is launched.
+	beforeSpare func()
 }
 
 // SessionLimits bound the sessions and what they hold.
@@ -274,6 +282,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.SpoolDir == "" {
 		o.SpoolDir = DefaultSpoolDir()
+	}
+	if o.WarmSpares < 0 {
+		return fmt.Errorf("warm spares: %d is negative (0 keeps none)", o.WarmSpares)
 	}
 	defInt(&o.MaxSessions, DefaultMaxSessions)
 	defInt(&o.MaxLineBytes, stream.DefaultMaxLine)

@@ -8,6 +8,7 @@ package proxy
 // it when the exit is reported.
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -141,9 +142,10 @@ func reap(p *claudeProc) {
 	p.release()
 }
 
-// run watches the exit of p and asks claude to initialize. s.proc.cur is p
-// already.
-func (s *Session) run(p *claudeProc) {
+// run watches the exit of p and asks claude to initialize, unless the
+// answer is there already (claimed: what a claimed spare's claim carried,
+// claim.go). s.proc.cur is p already.
+func (s *Session) run(p *claudeProc, claimed json.RawMessage) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -153,7 +155,7 @@ func (s *Session) run(p *claudeProc) {
 		s.onExit(p, p.cli.Exit())
 	}()
 
-	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, func(r controlResult) {
+	initialized := func(r controlResult) {
 		if r.err != nil {
 			s.log.Warn("claude did not accept initialize", "err", r.err)
 		} else {
@@ -166,7 +168,12 @@ func (s *Session) run(p *claudeProc) {
 		}
 		s.onInitialized(p)
 		s.refreshMCPStatus()
-	})
+	}
+	if len(claimed) > 0 && string(claimed) != "null" {
+		initialized(controlResult{resp: claimed})
+		return
+	}
+	_, _ = s.control(p, "initialize", map[string]any{"hooks": nil}, initialized)
 }
 
 // forget drops a pending control request of p whose answer nobody waits

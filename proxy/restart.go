@@ -120,7 +120,7 @@ func (s *Session) restart(old *claudeProc) {
 	s.state = "" // so the next line announces it
 	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
 	s.mu.Unlock()
-	s.run(p)
+	s.run(p, nil)
 	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/metrics"
 	"github.com/ccproxy/ccproxy/proxy/remote"
+	"github.com/ccproxy/ccproxy/proxy/spare"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
 
@@ -52,6 +53,8 @@ type Server struct {
 	claudeMu sync.Mutex
 	claude   *Claude
 
+	spares *spare.Pool // warm spares (spares.go)
+
 	registry // the sessions and the connections (registry.go)
 
 	started time.Time // when Serve began (/v1/health); written before the HTTP server starts
@@ -78,6 +81,8 @@ func New(opts Options) (*Server, error) {
 	s.mcp = mcphub.NewHub(s.log, s.claudeEnv()...)
 	s.mcpf = s.newMCPFeatures()
 	s.metrics = metrics.New(func() metrics.State { return metricsState(s) }, s.log)
+	s.spares = newSparePool(s)
+	s.metrics.Register(s.spares.Collector())
 	s.metricsHandler = s.metrics.Handler()
 	if opts.MCP != nil {
 		s.mcp.SetConfig(opts.MCP.Current())
@@ -263,6 +268,7 @@ func (s *Server) applyMCP() {
 		return
 	}
 	pushed, active := s.mcp.Apply(s.opts.MCP)
+	s.spares.Refresh() // a spare launched with an older configuration is replaced
 	if pushed {
 		s.calls.ConfigChanged()
 	}
@@ -360,7 +366,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 
 	sess := s.newSession(sessionConfig{cwd: cwd, model: d.Model, permissionMode: d.PermissionMode, resume: d.Resume, fork: d.Fork, client: client})
 	id := sess.id
-	p, err := sess.spawn(claude, d.Resume)
+	p, claimed, err := s.startClaude(sess, claude, d) // a warm spare when one fits (spares.go)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -381,7 +387,7 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	sess.mu.Unlock()
 	s.sessions[id] = sess
 	s.metrics.SessionCreated()
-	sess.run(p)
+	sess.run(p, claimed) // a claimed spare's initialize answer came with the claim
 	return sess, nil
 }
 

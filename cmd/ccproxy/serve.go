@@ -81,6 +81,8 @@ func newServeCmd() *cobra.Command {
 		},
 	}
 	addServeFlags(c.Flags(), cfg)
+	// serve's alone (acp's sessions start as the editor asks).
+	c.Flags().IntVar(&cfg.opts.WarmSpares, "warm", 1, "keep `N` claudes started ahead of need, parked (--await-claim), so a new session starts at once; each costs one claude's memory; not counted in --max-sessions; 0: none (--demo and --replay keep none)")
 	return c
 }
 
@@ -347,6 +349,9 @@ func (cfg *serveConfig) check(cmd string, args []string, stderr io.Writer) error
 	}
 	if cfg.demo && cfg.replay != "" {
 		return usagef("%s: give --demo or --replay FILE, not both", cmd)
+	}
+	if cfg.opts.WarmSpares < 0 {
+		return usagef("%s: --warm %d is negative (0 keeps no spare)", cmd, cfg.opts.WarmSpares)
 	}
 	if cfg.demo || cfg.replay != "" {
 		switch {

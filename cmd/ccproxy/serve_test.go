@@ -62,6 +62,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--demo", "--demo-speed", "+Inf"}, "--demo-speed: speed +Inf: want a finite number"},
 		{[]string{"--permission-timeout", "-1s"}, "must not be negative"},
 		{[]string{"--send-queue", "0"}, "must be positive"},
+		{[]string{"--warm", "-1"}, "--warm -1 is negative"},
 		{[]string{"--log-level", "loud"}, "--log-level"},
 		{[]string{"--nope"}, "unknown flag: --nope"},
 		{[]string{"extra"}, "unexpected argument"},
@@ -514,8 +515,7 @@ func TestReadmeServeFlags(t *testing.T) {
 			rows = append(rows, cells[1])
 		}
 	}
-	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
-	addServeFlags(fs, &serveConfig{})
+	fs := newServeCmd().Flags() // addServeFlags' and serve's own (--warm)
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Hidden {
 			return

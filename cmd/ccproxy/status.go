@@ -211,6 +211,9 @@ func formatHealth(h proxy.Health, local string) string {
 		b.WriteString("  claude code: not found yet\n")
 	}
 	fmt.Fprintf(&b, "  sessions:    %d%s\n", h.Sessions, counts(h.ByState))
+	if h.Spares > 0 {
+		fmt.Fprintf(&b, "  spares:      %d parked (--warm)\n", h.Spares)
+	}
 	fmt.Fprintf(&b, "  clients:     %d\n", h.Clients)
 	fmt.Fprintf(&b, "  MCP servers: %d%s\n", h.MCPServers, counts(h.MCPByStatus))
 	return b.String()

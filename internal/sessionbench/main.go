@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command sessionbench measures what issue 21 asks of sessions, with the
 // real Claude Code CLI against the fake Anthropic API (no network, no
 // key), a built ccproxy, and medians of interleaved runs (min–max):

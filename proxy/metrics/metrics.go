@@ -42,7 +42,7 @@ var (
 	sessionStates  = []string{protocol.StateStarting, protocol.StateIdle, protocol.StateRunning, protocol.StateRestarting, protocol.StateExited, protocol.StateClosed}
 	mcpStatuses    = []string{protocol.MCPConnected, protocol.MCPFailed, protocol.MCPPending, protocol.MCPNeedsAuth, protocol.MCPDisabled, protocol.MCPAwaitingApproval, protocol.MCPRejected}
 	permKinds      = []string{protocol.PermissionKindTool, protocol.PermissionKindQuestion, protocol.PermissionKindPlan}
-	controlSubtype = []string{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status"}
+	controlSubtype = []string{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status", "claim_session"}
 	exitReasons    = []string{protocol.ExitExited, protocol.ExitClosed, protocol.ExitShutdown, "restart"}
 )
 
@@ -355,6 +355,10 @@ func (sc *stateCollector) Collect(ch chan<- prometheus.Metric) {
 // Handler serves the registry in Prometheus' text format (or what the
 // scraper negotiates); errors of a collector are logged and the rest is
 // served.
+// Register adds a collector of another part (the warm spares' pool) to
+// the registry /metrics serves.
+func (m *Metrics) Register(c prometheus.Collector) { m.reg.MustRegister(c) }
+
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{
 		ErrorLog:      slogPrinter{m.log},

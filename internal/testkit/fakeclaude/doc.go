@@ -31,7 +31,12 @@
 //     --replay-user-messages (honoured with FAKE_REPLAY=1 only: each user
 //     turn is echoed, isReplay, as it starts), --resume ID (the session
 //     id; else "fake-session-1"; with --fork-session, "fork-of-ID") and
-//     --mcp-config FILE (its mcpServers are the connected servers).
+//     --mcp-config FILE (its mcpServers are the connected servers), and
+//     --await-claim (a spare: parked, it prints one system/ui_invalidate
+//     and answers a user message with a result error_during_execution
+//     until claim_session {cwd, permission_mode?, include_initialize?}
+//     moves it to cwd; a cwd that does not exist: cwd_not_found, still
+//     parked; a second claim, or one without --await-claim: not_a_spare).
 //
 // Control requests from the host: initialize (its models: default and
 // opus resolve to fake-model, sonnet to fake-sonnet, haiku to fake-haiku;
@@ -98,6 +103,8 @@
 //	FAKE_IGNORE_EOF       1: stdin EOF does not end the fake (a signal does)
 //	FAKE_IGNORE_TERM      1: SIGTERM is ignored
 //	FAKE_EXIT_ON_USR1     1: stdin EOF does not end the fake; ExitSignal (SIGUSR1) does, with status 0
+//	FAKE_SPARE_EXIT       1: with --await-claim, exits at once with status 1 (a spare that dies parked)
+//	FAKE_CLAIM_REFUSE     1: claim_session is refused as for a cwd that does not exist (cwd_not_found)
 //
 // # Goroutines and locks
 //

@@ -50,6 +50,9 @@ type fake struct {
 	stopped  bool                           // the turn being played was interrupted before it started
 	resulted bool                           // the turn being played has written a result: an interrupt now is for the next (if queued)
 
+	parked bool // --await-claim and not claimed yet: user turns are refused, claim_session is taken (mu)
+	spare  bool // --await-claim: claim_session is accepted once
+
 	turns  chan fakeTurn // user turns, read by the turn goroutine
 	userIn chan struct{} // a user message arrived on stdin (capacity 1)
 }
@@ -106,6 +109,8 @@ func Main(args []string) int {
 			}
 		case "--fork-session":
 			fork = true
+		case "--await-claim":
+			f.spare, f.parked = true, true
 		case "--permission-mode":
 			if i+1 < len(args) {
 				f.mode = args[i+1]
@@ -134,6 +139,15 @@ func Main(args []string) int {
 	f.model, _ = f.resolveModel(modelFlag(args))
 	if s := os.Getenv("FAKE_STARTUP_STDERR"); s != "" {
 		fmt.Fprintln(os.Stderr, s)
+	}
+	if f.spare {
+		if os.Getenv("FAKE_SPARE_EXIT") == "1" {
+			fmt.Fprintln(os.Stderr, "fatal: the fake spare was told to exit")
+			return 1
+		}
+		// As the real CLI while parked: a session id already, and only
+		// system/ui_invalidate events.
+		f.emit(map[string]any{"type": "system", "subtype": "ui_invalidate", "event": "ui.render", "uuid": "u-parked", "session_id": f.sessionID})
 	}
 	done := make(chan struct{})
 	go func() {
@@ -214,6 +228,13 @@ func (f *fake) input(msg map[string]any) {
 			ch <- resp
 		}
 	case "user":
+		f.mu.Lock()
+		parked := f.parked
+		f.mu.Unlock()
+		if parked { // as the real CLI: not run, no API request
+			f.emit(map[string]any{"type": "result", "subtype": "error_during_execution", "is_error": true, "num_turns": 0, "session_id": f.sessionID})
+			return
+		}
 		m, _ := msg["message"].(map[string]any)
 		text := ""
 		switch c := m["content"].(type) {
@@ -252,6 +273,8 @@ func (f *fake) control(id string, req map[string]any) {
 	case "initialize":
 		waitInitGate()
 		f.success(id, map[string]any{"commands": fakeCommands(), "models": f.models})
+	case "claim_session":
+		f.claim(id, req)
 	case "set_model":
 		f.setModel(id, req)
 	case "set_permission_mode":
@@ -474,4 +497,38 @@ func (f *fake) result(subtype, text string) {
 	f.resulted, f.early = true, false
 	f.mu.Unlock()
 	f.emit(map[string]any{"type": "result", "subtype": subtype, "is_error": subtype != "success", "result": text, "session_id": f.sessionID})
+}
+
+// claim answers claim_session as the real CLI does (docs/CLI-NOTES.md,
+// "Spares"): only once, only with --await-claim; a cwd that does not
+// exist is refused and the fake stays parked; otherwise it moves to cwd,
+// takes permission_mode, and with include_initialize the answer carries
+// what initialize would.
+func (f *fake) claim(id string, req map[string]any) {
+	fail := func(msg string) {
+		f.emit(map[string]any{"type": "control_response", "response": map[string]any{"subtype": "error", "request_id": id, "error": msg}})
+	}
+	f.mu.Lock()
+	parked := f.parked
+	f.mu.Unlock()
+	if !parked {
+		fail("not_a_spare: claim_session is only accepted by a process started with --await-claim that has not been claimed yet")
+		return
+	}
+	cwd, _ := req["cwd"].(string)
+	if st, err := os.Stat(cwd); err != nil || !st.IsDir() || os.Getenv("FAKE_CLAIM_REFUSE") == "1" || os.Chdir(cwd) != nil {
+		fail("cwd_not_found: the claim cwd does not exist or is not accessible")
+		return
+	}
+	f.mu.Lock()
+	f.parked = false
+	if mode, _ := req["permission_mode"].(string); mode != "" {
+		f.mode = mode
+	}
+	f.mu.Unlock()
+	resp := map[string]any{"status": "ok", "cwd": cwd, "session_id": f.sessionID, "parked_ms": 1, "sdk_mcp_settled": true}
+	if inc, _ := req["include_initialize"].(bool); inc {
+		resp["initialize"] = map[string]any{"commands": []any{}, "models": f.models}
+	}
+	f.success(id, resp)
 }

@@ -1,0 +1,409 @@
+package spare
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/ccproxy/ccproxy/proxy/claudecli"
+)
+
+// Defaults of Config.
+const (
+	DefaultBackoff    = time.Second
+	DefaultMaxBackoff = time.Minute
+)
+
+// Config configures a Pool.
+type Config struct {
+	// N is how many spares are kept parked (0: none; the pool then only
+	// counts Skip).
+	N int
+	// Launch starts one spare: a claude with --await-claim whose
+	// claudecli.Config takes sp.Handlers(). It returns the client, what
+	// the taker needs to know of it (Spare.Data) and what frees what its
+	// command line names once it has exited (nil: nothing).
+	Launch func(sp *Spare) (cli *claudecli.Client, data any, release func(), err error)
+	// Current returns what a spare launched now would be launched with
+	// (compared with ==): a parked spare whose Tag differs is stale,
+	// closed and replaced by the owner after Refresh, and never taken.
+	Current func() any
+	// Backoff is the wait before launching again after a spare exited by
+	// itself or could not start, doubled at each failure in a row up to
+	// MaxBackoff (DefaultBackoff, DefaultMaxBackoff when <= 0).
+	Backoff, MaxBackoff time.Duration
+	// BeforeLaunch, when set (tests), is called by the owner just before
+	// each launch.
+	BeforeLaunch func()
+	// Log receives the pool's log (discarded when nil).
+	Log *slog.Logger
+}
+
+// Pool keeps Config.N spares parked; see the package documentation.
+type Pool struct {
+	cfg    Config
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	kick   chan struct{} // capacity 1: the owner has something to do
+	wg     sync.WaitGroup
+	open   sync.Once
+	stop   sync.Once
+
+	mu       sync.Mutex
+	ready    []*Spare
+	closed   bool
+	failures int           // spares in a row that exited by themselves or did not start
+	changed  chan struct{} // closed and replaced whenever ready changes (Changed)
+	counts   counts
+}
+
+// counts are the pool's counters (Collector).
+type counts struct {
+	taken, none, unfit, refused, launched, failed, replaced int64
+}
+
+// New returns a pool; Open starts it.
+func New(cfg Config) *Pool {
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Pool{cfg: cfg, log: log, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1), changed: make(chan struct{})}
+}
+
+// Open starts the owner goroutine (once; not with N 0).
+func (p *Pool) Open() {
+	if p.cfg.N <= 0 {
+		return
+	}
+	p.open.Do(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.closed {
+			return
+		}
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); p.run() }()
+	})
+}
+
+// Close stops the pool: no spare is taken or launched any more, a claim
+// under way is cancelled, every parked spare is closed. It waits for all
+// of it and may be called more than once.
+func (p *Pool) Close(context.Context) error {
+	p.stop.Do(func() {
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+		p.cancel()
+	})
+	p.wg.Wait()
+	return nil
+}
+
+// Context is done once the pool closes: a claim of a spare it handed out
+// is made under it.
+func (p *Pool) Context() context.Context { return p.ctx }
+
+// Refresh tells the owner that Current may have changed: stale spares are
+// replaced. It never blocks.
+func (p *Pool) Refresh() { p.poke() }
+
+func (p *Pool) poke() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Take hands out a parked spare launched with tag, if one is (the caller
+// then owns it: it claims and adopts or closes it), and has the owner
+// launch its replacement. Nil when none is, or the pool is closed.
+func (p *Pool) Take(tag any) *Spare {
+	if p.cfg.N <= 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil
+	}
+	for i, sp := range p.ready {
+		if sp.Tag != tag {
+			continue
+		}
+		p.ready = append(p.ready[:i], p.ready[i+1:]...)
+		close(sp.taken)
+		p.counts.taken++
+		p.failures = 0
+		p.changedLocked()
+		p.poke()
+		return sp
+	}
+	p.counts.none++
+	p.poke()
+	return nil
+}
+
+// Skip counts a session that could not use a spare (it needs what no
+// spare is launched with).
+func (p *Pool) Skip() {
+	p.mu.Lock()
+	p.counts.unfit++
+	p.mu.Unlock()
+}
+
+// Refused counts a spare taken whose claim failed (the taker closes it
+// and starts claude as usual).
+func (p *Pool) Refused() {
+	p.mu.Lock()
+	p.counts.refused++
+	p.mu.Unlock()
+}
+
+// Ready is how many spares are parked.
+func (p *Pool) Ready() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ready)
+}
+
+// Changed returns a channel closed the next time the parked spares change
+// (tests wait on it instead of sleeping).
+func (p *Pool) Changed() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+func (p *Pool) changedLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// run is the owner goroutine: it keeps N spares of the current tag
+// parked, closes stale ones, and backs off after failures.
+func (p *Pool) run() {
+	defer p.closeAll()
+	for {
+		cur := p.cfg.Current()
+		p.mu.Lock()
+		var stale []*Spare
+		keep := p.ready[:0]
+		for _, sp := range p.ready {
+			if sp.Tag == cur {
+				keep = append(keep, sp)
+			} else {
+				stale = append(stale, sp)
+				close(sp.taken) // its watcher ends; the owner closes it
+			}
+		}
+		clear(p.ready[len(keep):])
+		p.ready = keep
+		need := p.cfg.N - len(p.ready)
+		failures := p.failures
+		if len(stale) > 0 {
+			p.counts.replaced += int64(len(stale))
+			p.changedLocked()
+		}
+		p.mu.Unlock()
+		for _, sp := range stale {
+			p.log.Info("closing a spare launched with an older configuration", "pid", sp.Cli.PID())
+			sp.Close()
+		}
+		if need <= 0 {
+			select {
+			case <-p.kick:
+				continue
+			case <-p.ctx.Done():
+				return
+			}
+		}
+		if failures > 0 && !p.wait(p.backoff(failures)) {
+			return
+		}
+		if p.ctx.Err() != nil {
+			return
+		}
+		p.launch(cur)
+	}
+}
+
+// backoff is the wait after n failures in a row.
+func (p *Pool) backoff(n int) time.Duration {
+	d := p.cfg.Backoff
+	for i := 1; i < n && d < p.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, p.cfg.MaxBackoff)
+}
+
+// wait waits d, or until the pool closes (false).
+func (p *Pool) wait(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.ctx.Done():
+		return false
+	}
+}
+
+// launch starts one spare tagged tag and parks it with its watcher.
+func (p *Pool) launch(tag any) {
+	if p.cfg.BeforeLaunch != nil {
+		p.cfg.BeforeLaunch()
+	}
+	sp := &Spare{Tag: tag, taken: make(chan struct{}), launched: time.Now()}
+	cli, data, release, err := p.cfg.Launch(sp)
+	if err != nil {
+		p.mu.Lock()
+		p.failures++
+		p.counts.failed++
+		n := p.failures
+		p.mu.Unlock()
+		p.log.Warn("a spare claude could not start; trying again later", "err", err, "failures", n, "retry_in", p.backoff(n))
+		return
+	}
+	sp.Cli, sp.Data, sp.release = cli, data, release
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		sp.Close()
+		return
+	}
+	p.counts.launched++
+	p.ready = append(p.ready, sp)
+	p.changedLocked()
+	p.wg.Add(1)
+	p.mu.Unlock()
+	p.log.Info("spare claude parked", "pid", cli.PID())
+	go func() { defer p.wg.Done(); p.watch(sp) }()
+}
+
+// watch waits for a parked spare to be taken or to exit by itself; an
+// exit removes it and counts a failure (the owner backs off).
+func (p *Pool) watch(sp *Spare) {
+	select {
+	case <-sp.taken:
+		return
+	case <-sp.Cli.Done():
+	}
+	p.mu.Lock()
+	found := false
+	for i, r := range p.ready {
+		if r == sp {
+			p.ready = append(p.ready[:i], p.ready[i+1:]...)
+			found = true
+			break
+		}
+	}
+	closing := p.closed
+	if found && !closing {
+		p.failures++
+		p.counts.failed++
+		p.changedLocked()
+	}
+	n := p.failures
+	p.mu.Unlock()
+	if !found { // taken (or stale) meanwhile: its new owner has it
+		return
+	}
+	sp.Cli.Wait()
+	sp.Release()
+	if closing {
+		return
+	}
+	ex := sp.Cli.Exit()
+	p.log.Warn("a spare claude exited while parked; launching another after a backoff", "pid", sp.Cli.PID(),
+		"code", deref(ex.Code), "signal", deref(ex.Signal), "parked", sp.Parked().Round(time.Millisecond),
+		"failures", n, "retry_in", p.backoff(n), "stderr_tail", tail(ex.StderrTail, 500))
+	p.poke()
+}
+
+// closeAll closes every parked spare (the pool is closing).
+func (p *Pool) closeAll() {
+	p.mu.Lock()
+	spares := p.ready
+	p.ready = nil
+	for _, sp := range spares {
+		close(sp.taken)
+	}
+	if len(spares) > 0 {
+		p.changedLocked()
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, sp := range spares {
+		wg.Add(1)
+		go func() { defer wg.Done(); sp.Close() }()
+	}
+	wg.Wait()
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// Collector returns the pool's metrics for a Prometheus registry:
+// ccproxy_spares (parked now), ccproxy_spare_takes_total by result
+// (taken; none: no spare was parked; unfit: the session needed what no
+// spare is launched with; refused: the claim failed),
+// ccproxy_spare_launches_total, ccproxy_spare_failures_total (exited
+// while parked, or could not start) and ccproxy_spare_replaced_total
+// (closed for a configuration change).
+func (p *Pool) Collector() prometheus.Collector { return &collector{p: p} }
+
+type collector struct{ p *Pool }
+
+var (
+	descSpares   = prometheus.NewDesc("ccproxy_spares", "Spare claude processes parked (serve --warm), each ready for a session/create; each costs one claude's memory.", nil, nil)
+	descTakes    = prometheus.NewDesc("ccproxy_spare_takes_total", "session/create and its spare, by result: taken (claimed), none (no spare parked), unfit (the session needs what no spare has: model, resume, client MCP servers, bypassPermissions), refused (the claim failed; claude started as usual).", []string{"result"}, nil)
+	descLaunches = prometheus.NewDesc("ccproxy_spare_launches_total", "Spare claude processes launched and parked.", nil, nil)
+	descFailures = prometheus.NewDesc("ccproxy_spare_failures_total", "Spares that exited while parked or could not start (each followed by a backoff).", nil, nil)
+	descReplaced = prometheus.NewDesc("ccproxy_spare_replaced_total", "Parked spares closed because the configuration they were launched with changed.", nil, nil)
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descSpares, descTakes, descLaunches, descFailures, descReplaced} {
+		ch <- d
+	}
+}
+
+// TakeResults are the values of ccproxy_spare_takes_total's result label.
+var TakeResults = []string{"taken", "none", "unfit", "refused"}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	c.p.mu.Lock()
+	n, k := len(c.p.ready), c.p.counts
+	c.p.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(descSpares, prometheus.GaugeValue, float64(n))
+	for i, v := range []int64{k.taken, k.none, k.unfit, k.refused} {
+		ch <- prometheus.MustNewConstMetric(descTakes, prometheus.CounterValue, float64(v), TakeResults[i])
+	}
+	ch <- prometheus.MustNewConstMetric(descLaunches, prometheus.CounterValue, float64(k.launched))
+	ch <- prometheus.MustNewConstMetric(descFailures, prometheus.CounterValue, float64(k.failed))
+	ch <- prometheus.MustNewConstMetric(descReplaced, prometheus.CounterValue, float64(k.replaced))
+}

@@ -1,0 +1,135 @@
+package spare
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/stream"
+)
+
+// Spare is one claude started with --await-claim and parked, waiting for
+// a claim. Its process is Cli; Tag is what the pool's Config.Current
+// returned when it was launched (what its command line holds, e.g. the
+// MCP configuration), and Data what Launch returned with it.
+type Spare struct {
+	Cli  *claudecli.Client
+	Tag  any
+	Data any
+
+	release  func()
+	launched time.Time
+	route    atomic.Pointer[Route]
+	taken    chan struct{} // closed by Take: the watcher ends, the taker owns the process
+}
+
+// Route is where a claimed spare's output goes: the handlers of the
+// session that took it.
+type Route struct {
+	OnEvent          func(ev *stream.Event)
+	OnControlRequest func(c *claudecli.Client, req claudecli.ControlRequest)
+	OnControlCancel  func(requestID string)
+}
+
+// Handlers returns the handlers Config.Launch gives claudecli.Start: they
+// pass the process's output to the route the claim installs and drop it
+// before (system/ui_invalidate always).
+func (sp *Spare) Handlers() (onEvent func(*stream.Event), onRequest func(*claudecli.Client, claudecli.ControlRequest), onCancel func(string)) {
+	onEvent = func(ev *stream.Event) {
+		if ev.Type == stream.TypeSystem && ev.Subtype == "ui_invalidate" {
+			return
+		}
+		if r := sp.route.Load(); r != nil && r.OnEvent != nil {
+			r.OnEvent(ev)
+		}
+	}
+	onRequest = func(c *claudecli.Client, req claudecli.ControlRequest) {
+		if r := sp.route.Load(); r != nil && r.OnControlRequest != nil {
+			r.OnControlRequest(c, req)
+			return
+		}
+		c.Answer(stream.ControlError(req.ID, fmt.Sprintf("a parked spare takes no control request of subtype %q", req.Subtype)))
+	}
+	onCancel = func(id string) {
+		if r := sp.route.Load(); r != nil && r.OnControlCancel != nil {
+			r.OnControlCancel(id)
+		}
+	}
+	return onEvent, onRequest, onCancel
+}
+
+// Claim is the claim_session request (docs/CLI-NOTES.md): the session's
+// directory, its permission mode, and whether the answer carries what an
+// initialize answer would (Claimed.Initialize).
+type Claim struct {
+	Cwd               string `json:"cwd"`
+	PermissionMode    string `json:"permission_mode,omitempty"`
+	IncludeInitialize bool   `json:"include_initialize,omitempty"`
+}
+
+// Claimed is claude's answer to a claim.
+type Claimed struct {
+	SessionID  string          `json:"session_id"`
+	Cwd        string          `json:"cwd"`
+	ParkedMs   int64           `json:"parked_ms"`
+	Initialize json.RawMessage `json:"initialize,omitempty"` // with IncludeInitialize
+}
+
+// Claim sends claim_session and waits for the answer, at most until ctx
+// is done (or the process's ControlTimeout). On success route gets the
+// process's output from the answer on: nothing claude prints after it is
+// lost, nothing before it reaches the route. On an error (a refusal such
+// as cwd_not_found, a timeout, the process gone, ctx) the spare gets no
+// route; the caller closes it.
+func (sp *Spare) Claim(ctx context.Context, c Claim, route *Route) (Claimed, error) {
+	type result struct {
+		resp json.RawMessage
+		err  error
+	}
+	ch := make(chan result, 1)
+	id, err := sp.Cli.CallAsync("claim_session", c, func(resp json.RawMessage, err error) {
+		if err == nil {
+			sp.route.Store(route) // on the stdout goroutine: before the next line is read
+		}
+		ch <- result{resp, err}
+	})
+	if err != nil {
+		return Claimed{}, err
+	}
+	var r result
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		sp.Cli.Forget(id)
+		return Claimed{}, ctx.Err()
+	}
+	if r.err != nil {
+		return Claimed{}, r.err
+	}
+	var out Claimed
+	if err := json.Unmarshal(r.resp, &out); err != nil {
+		return Claimed{}, fmt.Errorf("claim_session answer: %w", err)
+	}
+	return out, nil
+}
+
+// Release frees what the spare's command line names (Launch's release);
+// the taker calls it once the process has exited.
+func (sp *Spare) Release() {
+	if sp.release != nil {
+		sp.release()
+	}
+}
+
+// Close ends the spare's process (stdin EOF, then claudecli's grace and
+// signals), waits for it and frees what it holds.
+func (sp *Spare) Close() {
+	sp.Cli.Close()
+	sp.Release()
+}
+
+// Parked is how long the spare has been parked.
+func (sp *Spare) Parked() time.Duration { return time.Since(sp.launched) }
