@@ -337,6 +337,7 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 		if s.broker.setMode(mode) {
 			s.pushStateLocked("")
 		}
+		s.suspend.wakeLocked() // a suspended session resumes, in mode
 		return mode, nil
 	}
 	s.mu.Unlock()

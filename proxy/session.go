@@ -35,7 +35,9 @@ import (
 //     meanwhile;
 //   - mcp (sessionmcp.go): the MCP configuration sent live (the
 //     pending-apply slot), toggles, status reports, the client's servers
-//     and the session's secrets.
+//     and the session's secrets;
+//   - suspend (suspend.go): claude stopped while the session is idle,
+//     resumed by its next use.
 //
 // What a session reaches of its server is env (session_env.go), nothing
 // else. This file holds the session's state (state, claudeID) and its
@@ -74,6 +76,7 @@ type Session struct {
 	broker   broker     // permission requests and the mode (broker.go)
 	models   models     // models (model.go)
 	mcp      sessionMCP // MCP in the session (sessionmcp.go)
+	suspend  suspension // suspended while idle, resumed by the next use (suspend.go); guarded by mu
 
 	wg sync.WaitGroup
 }
@@ -93,6 +96,7 @@ func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig,
 		mode:   cfg.permissionMode,
 	}
 	s.mcp = sessionMCP{client: cfg.client, target: env.mcp, envSecrets: env.envSecrets, log: log}
+	s.suspend = newSuspension(s, env.opts.idleTimeout, env.opts.idleAfter)
 	return s
 }
 
@@ -188,6 +192,7 @@ func (s *Session) setStateLocked(state, reason string) {
 	}
 	s.state = state
 	s.pushStateLocked(reason)
+	s.suspend.noteStateLocked() // idle: the idle timer runs
 }
 
 func (s *Session) pushStateLocked(reason string) {
@@ -273,8 +278,9 @@ func (s *Session) onControlRequest(p *claudecli.Client, req claudecli.ControlReq
 // ---------------------------------------------------------------- turns
 
 // sendTurn writes a user turn to claude's stdin and calls reply with the
-// result. While the session is restarting the turn is held, and written
-// (and replied to) when the new process is up.
+// result. While the session is restarting or suspended the turn is held,
+// and written (and replied to) when the new process is up; a suspended
+// session resumes.
 func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) {
 	s.mu.Lock()
 	switch {
@@ -289,6 +295,7 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 			return
 		}
 		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
+		s.suspend.wakeLocked() // a suspended session resumes
 		s.mu.Unlock()
 		return
 	case len(s.turns.queued) >= maxQueuedTurns:

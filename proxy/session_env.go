@@ -62,6 +62,10 @@ type sessionOptions struct {
 	// toggles takes back the CLI's record of an mcp_toggle (the MCP
 	// source, when it can); nil runs the toggle as is.
 	toggles mcphub.ToggleRecorder
+	// idleTimeout suspends an idle session (suspend.go; ≤ 0: never);
+	// idleAfter arms its timer (nil: time.AfterFunc).
+	idleTimeout time.Duration
+	idleAfter   func(time.Duration, func()) func() bool
 }
 
 // sessionMetrics are the counts a session makes (metrics.go). Its methods
@@ -74,6 +78,8 @@ type sessionMetrics interface {
 	controlDone(subtype string, took time.Duration, err error)
 	normalized(took time.Duration)
 	restarted()
+	suspended()
+	resumed()
 	claudeExited(reason string, ex claudecli.Exit)
 }
 
@@ -100,6 +106,8 @@ func newSessionEnv(s *Server) sessionEnv {
 			termGrace:             o.TermGrace,
 			permissionTimeout:     o.PermissionTimeout,
 			maxPendingPermissions: o.MaxPendingPermissions,
+			idleTimeout:           o.IdleTimeout,
+			idleAfter:             o.idleAfter,
 		},
 		metrics:    s.metrics,
 		mcp:        s.mcp,
