@@ -115,9 +115,10 @@ type SessionLimits struct {
 	// resumes it with --resume (suspend.go). Default DefaultIdleTimeout;
 	// <0: never; otherwise at least MinIdleTimeout.
 	IdleTimeout time.Duration
-	// idleAfter arms a session's idle timer (nil: time.AfterFunc); tests
-	// set it to fire idleness on demand.
-	idleAfter func(d time.Duration, f func()) (stop func() bool)
+	// IdleClock, when set, arms the sessions' idle timers instead of
+	// time.AfterFunc (it returns the timer's Stop): tests fire idleness on
+	// demand with it (testkit.IdleClock).
+	IdleClock func(d time.Duration, f func()) (stop func() bool)
 }
 
 // ReplayOptions bound the replay logs of sessions (proxy/eventlog): memory, disk, where they spill.

@@ -107,7 +107,7 @@ func newSessionEnv(s *Server) sessionEnv {
 			permissionTimeout:     o.PermissionTimeout,
 			maxPendingPermissions: o.MaxPendingPermissions,
 			idleTimeout:           o.IdleTimeout,
-			idleAfter:             o.idleAfter,
+			idleAfter:             o.IdleClock,
 		},
 		metrics:    s.metrics,
 		mcp:        s.mcp,

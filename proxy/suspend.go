@@ -45,6 +45,7 @@ type suspension struct {
 	// Guarded by Session.mu.
 	suspended bool        // claude was stopped while idle (restarts.active is set too); cleared when a resume has launched the new claude
 	stopping  bool        // a goroutine stops claude or starts the new one: a use waits for it (wanted)
+	resuming  bool        // the new claude is being started (restart)
 	wanted    bool        // a use came while claude was being stopped: resume once it has
 	gen       uint64      // counts arms and disarms: a timer of an earlier arm does nothing
 	stop      func() bool // the armed timer's Stop (nil: none armed)
@@ -160,6 +161,7 @@ func (u *suspension) stopClaude(old *claudeProc) {
 		replyExited(s, held)
 		return
 	case u.wanted || len(s.restarts.held) > 0:
+		u.resuming = true
 		s.mu.Unlock()
 		s.restart(old) // the resume (it keeps stopping until the new claude runs)
 		return
@@ -180,7 +182,7 @@ func (u *suspension) wakeLocked() {
 		u.wanted = true
 		return
 	}
-	u.stopping = true
+	u.stopping, u.resuming = true, true
 	old := s.proc.cur
 	s.log.Info("resuming a suspended session")
 	s.wg.Add(1)
@@ -230,7 +232,9 @@ func (u *suspension) resumedLocked() bool {
 
 // clearLocked notes that the session is no longer suspended: resumed, or
 // ended.
-func (u *suspension) clearLocked() { u.suspended, u.stopping, u.wanted = false, false, false }
+func (u *suspension) clearLocked() {
+	u.suspended, u.stopping, u.wanted, u.resuming = false, false, false, false
+}
 
 // closeLocked is Session.close's part (with s.proc.closing set): the timer
 // is stopped, and a suspended session with nothing under way (no
@@ -263,7 +267,7 @@ func replyExited(s *Session, held []heldTurn) {
 	}
 }
 
-// atRestLocked reports whether the session is suspended with its claude
-// stopped and none being started: it does not count against MaxSessions
-// (evict.go).
-func (u *suspension) atRestLocked() bool { return u.suspended && !u.stopping }
+// atRestLocked reports whether the session is suspended and no new claude
+// is being started for it: it does not count against MaxSessions
+// (evict.go), its claude stopping or stopped.
+func (u *suspension) atRestLocked() bool { return u.suspended && !u.resuming }

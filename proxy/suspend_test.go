@@ -4,91 +4,24 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
-// idleClock stands for time in the sessions' idle timers: a test fires
-// the armed timer on demand (Options.idleAfter).
-type idleClock struct{ armed chan *idleTimer }
-
-type idleTimer struct {
-	f             func()
-	mu            sync.Mutex
-	stopped, done bool
-}
-
-func newIdleClock() *idleClock { return &idleClock{armed: make(chan *idleTimer, 256)} }
-
-func (c *idleClock) after(_ time.Duration, f func()) func() bool {
-	tm := &idleTimer{f: f}
-	c.armed <- tm
-	return tm.stop
-}
-
-func (tm *idleTimer) stop() bool {
-	tm.mu.Lock()
-	defer tm.mu.Unlock()
-	if tm.stopped || tm.done {
-		return false
-	}
-	tm.stopped = true
-	return true
-}
-
-// fire runs the timer unless it was stopped; it reports whether it ran.
-func (tm *idleTimer) fire() bool {
-	tm.mu.Lock()
-	if tm.stopped || tm.done {
-		tm.mu.Unlock()
-		return false
-	}
-	tm.done = true
-	tm.mu.Unlock()
-	tm.f()
-	return true
-}
-
-// live returns the live timer (one is armed whenever a session is idle),
-// waiting for it to be armed.
-func (c *idleClock) live(t testing.TB) *idleTimer {
-	t.Helper()
-	for {
-		select {
-		case tm := <-c.armed:
-			tm.mu.Lock()
-			stopped := tm.stopped || tm.done
-			tm.mu.Unlock()
-			if !stopped {
-				return tm
-			}
-		case <-time.After(waitTimeout):
-			t.Fatalf("no idle timer armed within %v", waitTimeout)
-		}
-	}
-}
-
-// fire fires the live timer.
-func (c *idleClock) fire(t testing.TB) {
-	t.Helper()
-	for !c.live(t).fire() { // stopped meanwhile: the next one
-	}
-}
-
 // suspendServer serves the fake claude with the idle timers on clock.
-func suspendServer(t *testing.T, opts Options, env ...string) (*testServer, *idleClock) {
-	clock := newIdleClock()
-	opts.idleAfter = clock.after
+func suspendServer(t *testing.T, opts Options, env ...string) (*testServer, *testkit.IdleClock) {
+	clock := testkit.NewIdleClock()
+	opts.IdleClock = clock.After
 	return startServer(t, opts, env...), clock
 }
 
 // suspendIdle fires s's idle timer and waits until its claude (process p)
 // has stopped and c was told the session is suspended.
-func suspendIdle(t *testing.T, ts *testServer, clock *idleClock, c *wsClient, s string) *Session {
+func suspendIdle(t *testing.T, ts *testServer, clock *testkit.IdleClock, c *wsClient, s string) *Session {
 	t.Helper()
 	sess, err := ts.srv.session(s)
 	if err != nil {
@@ -102,7 +35,7 @@ func suspendIdle(t *testing.T, ts *testServer, clock *idleClock, c *wsClient, s 
 		// An idle session with a control request pending (claude's
 		// mcp_status after a turn) is not suspended: its timer is armed
 		// again, and fired again here.
-		clock.fire(t)
+		clock.Fire(t)
 		sess.mu.Lock()
 		suspended = sess.suspend.suspended
 		sess.mu.Unlock()
@@ -189,7 +122,7 @@ func TestSuspendSendWhileStopping(t *testing.T) {
 	}
 	from := c.count()
 	for suspended := false; !suspended; { // as suspendIdle, without waiting for claude to end
-		clock.fire(t)
+		clock.Fire(t)
 		sess.mu.Lock()
 		suspended = sess.suspend.suspended
 		sess.mu.Unlock()
@@ -324,9 +257,9 @@ func TestSuspendRacesCloseAndShutdown(t *testing.T) {
 		c := ts.dial(t)
 		s := c.create(nil)
 		c.turn(s, "hello")
-		tm := clock.live(t)
+		tm := clock.Live(t)
 		fired := make(chan struct{})
-		go func() { defer close(fired); tm.fire() }()
+		go func() { defer close(fired); tm.Fire() }()
 		c.do(protocol.TypeSessionClose, map[string]any{"session": s})
 		<-fired
 		if _, err := ts.srv.session(s); err == nil {
