@@ -51,10 +51,10 @@ type Agent struct {
 // (sessionConfig, config.go); each is embedded, so its fields read as the
 // session's.
 type session struct {
-	acpID   sdk.SessionId   // the editor's name for it: its first ccproxy session id, or the Claude session id it loaded
-	mapper  *Mapper // owned by the backend's read loop
-	cwd     string  // where its claude runs
-	id      string  // its ccproxy session (the proxy suspends and resumes it in place)
+	acpID  sdk.SessionId // the editor's name for it: its first ccproxy session id, or the Claude session id it loaded
+	mapper *Mapper       // owned by the backend's read loop
+	cwd    string        // where its claude runs
+	id     string        // its ccproxy session (the proxy suspends and resumes it in place)
 
 	mu            sync.Mutex                    // guards what follows
 	promptQueue                                 // its prompts' order and running turn
@@ -67,10 +67,10 @@ type session struct {
 // sessionConfig is a session's permission mode and model, and what the
 // editor was last told of them (guarded by session.mu).
 type sessionConfig struct {
-	mode        string               // its permission mode, as claude last reported it or set_mode set it: a resume starts in it
-	model       string               // the model it runs, as the proxy's session/state (or subscribe reply) last said
-	models      []protocol.ModelInfo // the models claude offers (session/state): the model config option's values
-	configSent  string               // configKeyLocked as the editor was last told it: a config_option_update goes when it changes
+	mode       string               // its permission mode, as claude last reported it or set_mode set it: a resume starts in it
+	model      string               // the model it runs, as the proxy's session/state (or subscribe reply) last said
+	models     []protocol.ModelInfo // the models claude offers (session/state): the model config option's values
+	configSent string               // configKeyLocked as the editor was last told it: a config_option_update goes when it changes
 }
 
 // claudeSession returns the Claude session id of s, "" if not known yet.

@@ -33,8 +33,8 @@ func TestE2ESuspendResume(t *testing.T) {
 	ts, clock := suspendServer(t, Options{CLIOptions: CLIOptions{ClaudePath: claude, ClaudeEnv: api.Env(home)}})
 	c := ts.dial(t)
 	s := c.create(map[string]any{"permissionMode": protocol.PermissionModeAcceptEdits})
-	c.do(protocol.TypeSessionSetModel, map[string]any{"session": s, "model": "haiku"})
 	c.turn(s, "Say FIRST")
+	c.do(protocol.TypeSessionSetModel, map[string]any{"session": s, "model": "haiku"}) // after a turn, as TestE2ESetModel
 
 	sess := suspendIdle(t, ts, clock, c, s)
 	sess.mu.Lock()
