@@ -140,6 +140,7 @@ func TestSuspendSendWhileStopping(t *testing.T) {
 		t.Fatalf("the held turn: %s", r.raw)
 	}
 	c.waitEvent(from, s, "echo: held", func(ev protocol.SessionEvent) bool { return textOf(ev) == "echo: held" })
+	c.waitEvent(from, s, "the held turn's result", isResult) // before the next turn: its result is not the next one's
 	if args := fakeArgs(t, argsFile); argValue(args, "--resume") != "fake-session-1" {
 		t.Errorf("the claude that ran the held turn: %v, want --resume", args)
 	}
