@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -32,17 +30,9 @@ var Modes = []sdk.SessionMode{
 
 // Agent is an ACP agent backed by ccproxy sessions over a client.Client (protocol/client). Each
 // ACP session is one ccproxy session this agent created and subscribed
-// to, or, suspended while idle, none until its next prompt resumes it in
-// a new one; Close closes them all.
+// to (the proxy suspends it while idle and resumes it for its next use:
+// it stays the same ccproxy session); Close closes them all.
 type Agent struct {
-	// IdleTimeout is how long a session may stay idle (no turn running,
-	// no prompt waiting for its turn, no permission asked) before it is
-	// suspended: its ccproxy session is closed (claude stops) and the ACP
-	// session kept, to be resumed (claude --resume) by its next prompt or
-	// set_mode. 0: never. NewAgent sets DefaultIdleTimeout; change it
-	// before Serve.
-	IdleTimeout time.Duration
-
 	b    *client.Client
 	conn *sdk.AgentSideConnection
 	out  *lockedWriter // what conn writes to (Serve): it tells a new session that its answer went out (announce.go)
@@ -51,59 +41,40 @@ type Agent struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // permission prompt goroutines
 
-	timers sync.WaitGroup                       // idle timer callbacks running (Add under mu while ctx is live, so Close's Wait follows every Add)
-	clock  atomic.Uint64                        // counts uses of sessions (session.used): the least recently used idle one makes room
-	hook   func(event string, id sdk.SessionId) // tests (set before Serve): "suspend" once a suspend has begun, before it checks again that s is quiet; "close" after that check, just before its ccproxy session is closed; "wait" when a request waits for a suspend or resume to end; "send" just before a prompt sends its turn
+	hook func(event string, id sdk.SessionId) // tests (set before Serve): "send" just before a prompt sends its turn
 
 	mu       sync.Mutex // guards sessions
 	sessions map[string]*session
 }
 
-// DefaultIdleTimeout is Agent.IdleTimeout's default.
-const DefaultIdleTimeout = 10 * time.Minute
-
 // session is one ACP session. Its parts under mu: the prompt queue
-// (promptQueue, queue.go), what a suspend and resume use (liveState) and
-// the mode and model the editor is told of (sessionConfig, config.go);
-// each is embedded, so its fields read as the session's.
+// (promptQueue, queue.go) and the mode and model the editor is told of
+// (sessionConfig, config.go); each is embedded, so its fields read as the
+// session's.
 type session struct {
-	acpID   sdk.SessionId   // the editor's name for it: its first ccproxy session id, or the Claude session id it loaded
-	mapper  *Mapper         // owned by the backend's read loop (also across a suspend and resume)
-	cwd     string          // where its claude runs: a resume runs there
-	servers json.RawMessage // the editor's MCP servers (may hold secrets: never logged), for a resume
+	acpID  sdk.SessionId // the editor's name for it: its first ccproxy session id, or the Claude session id it loaded
+	mapper *Mapper       // owned by the backend's read loop
+	cwd    string        // where its claude runs
+	id     string        // its ccproxy session (the proxy suspends and resumes it in place)
 
 	mu            sync.Mutex                    // guards what follows
-	liveState                                   // its ccproxy session, suspended or not
 	promptQueue                                 // its prompts' order and running turn
 	sessionConfig                               // its mode and model
 	closing       bool                          // closeSession has begun: a turn it ends is cancelled, no new one starts
 	asks          map[string]context.CancelFunc // pending permission prompts by requestId
-	claudeID      string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it; never suspended then)
+	claudeID      string                        // the Claude session id: the resumed one at open, else from session/state ("" until claude said it)
 
 	shown    chan struct{} // closed once the editor knows the session (announce.go): its pushes wait for it
 	showOnce sync.Once
 }
 
-// liveState is a session's ccproxy session and what suspending and
-// resuming it use (guarded by session.mu).
-type liveState struct {
-	id        string        // the ccproxy session: a new one at each resume (stale while suspended)
-	suspended bool          // idle, its ccproxy session closed: the next prompt or set_mode resumes it
-	moving    chan struct{} // non-nil while a suspend or resume of it runs; closed when it is over
-	busy      int           // Prompt and SetSessionMode calls in flight: not idle
-	used      uint64        // Agent.clock at its last use
-	pstate    string        // the proxy's state of it (session/state): running or restarting is not idle
-	idle      *time.Timer   // its idle timer (nil without IdleTimeout): re-armed by touch, stopped by closeSession
-}
-
 // sessionConfig is a session's permission mode and model, and what the
 // editor was last told of them (guarded by session.mu).
 type sessionConfig struct {
-	mode        string               // its permission mode, as claude last reported it or set_mode set it: a resume starts in it
-	model       string               // the model it runs, as the proxy's session/state (or subscribe reply) last said
-	models      []protocol.ModelInfo // the models claude offers (session/state): the model config option's values
-	modelChosen string               // the model set_config_option chose ("" none): a resume after a suspend keeps it
-	configSent  string               // configKeyLocked as the editor was last told it: a config_option_update goes when it changes
+	mode       string               // its permission mode, as claude last reported it or set_mode set it: a resume starts in it
+	model      string               // the model it runs, as the proxy's session/state (or subscribe reply) last said
+	models     []protocol.ModelInfo // the models claude offers (session/state): the model config option's values
+	configSent string               // configKeyLocked as the editor was last told it: a config_option_update goes when it changes
 }
 
 // claudeSession returns the Claude session id of s, "" if not known yet.
@@ -116,7 +87,7 @@ func (s *session) claudeSession() string {
 // NewAgent returns an agent over b. Call Serve to speak ACP.
 func NewAgent(b *client.Client, log *slog.Logger) *Agent {
 	ctx, stop := context.WithCancel(context.Background())
-	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}, IdleTimeout: DefaultIdleTimeout}
+	return &Agent{b: b, log: log, ctx: ctx, stop: stop, sessions: map[string]*session{}}
 }
 
 // Serve speaks ACP on r/w until r ends (or the backend's connection
@@ -176,10 +147,9 @@ func (a *Agent) Close() {
 	a.sessions = map[string]*session{}
 	a.mu.Unlock()
 	for _, s := range ss {
-		a.closeSession(s) // stops its idle timer
+		a.closeSession(s)
 	}
 	a.wg.Wait()
-	a.timers.Wait()
 }
 
 // Authenticate refuses every method: initialize offers none (claude's own
@@ -293,14 +263,13 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	// A resumed session's Claude session id is known now (session/list
 	// shows it open before its first prompt); claude's session/state may
 	// later name another. A fork's is a new one, which claude will say.
-	// It is busy until subscribed: not suspended before.
 	id := res.Session
 	claudeID := create.Resume
 	if create.Fork {
 		claudeID = ""
 	}
 	s := &session{acpID: acpID, asks: map[string]context.CancelFunc{}, claudeID: claudeID, promptQueue: newPromptQueue(),
-		cwd: res.Cwd, servers: create.MCPServers, sessionConfig: sessionConfig{mode: create.PermissionMode}, liveState: liveState{id: id, busy: 1},
+		cwd: res.Cwd, id: id, sessionConfig: sessionConfig{mode: create.PermissionMode},
 		shown: make(chan struct{})}
 	// A session the editor named (load, resume) is known to it; a new one
 	// (session/new, session/fork) once the answer naming it is written.
@@ -318,11 +287,6 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 	// sent again unless they change.
 	if replayed != nil {
 		s.mapper.commands, s.mapper.rich = replayed.commands, replayed.rich
-	}
-	if a.IdleTimeout > 0 {
-		s.mu.Lock() // the timer reads s.idle under s.mu: it may fire before the assignment
-		s.idle = time.AfterFunc(a.IdleTimeout, func() { a.idleFired(s) })
-		s.mu.Unlock()
 	}
 	a.mu.Lock()
 	if a.ctx.Err() != nil { // Close has run: nobody would close it
@@ -344,15 +308,13 @@ func (a *Agent) open(ctx context.Context, method string, create *protocol.Sessio
 		a.closeSession(s) // shows s: no answer will name it
 		return nil, nil, rpcError(method, err)
 	}
-	a.release(s)
 	return s, res, nil
 }
 
 // create asks the proxy for a session and logs the client's MCP servers
-// that were not started. When the proxy's limit of sessions is reached,
-// the least recently used idle session of this agent is suspended to make
-// room and the request sent once more; when none can be, the error
-// (limit_exceeded) says why.
+// that were not started. At the proxy's limit of sessions it answers
+// limit_exceeded (suspended sessions do not count: the proxy's idle timer
+// frees their room).
 //
 // Once sent, a session/create is carried out by the proxy whatever becomes
 // of ctx, so its answer is waited for (up to createTimeout) even when ctx
@@ -363,24 +325,10 @@ func (a *Agent) create(ctx context.Context, create *protocol.SessionCreate) (*pr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	send := func() (*protocol.SessionCreateResult, error) {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
-		defer cancel()
-		var res protocol.SessionCreateResult
-		err := a.b.Request(rctx, protocol.TypeSessionCreate, create, &res)
-		return &res, err
-	}
-	res, err := send()
-	if pe := (*protocol.Error)(nil); errors.As(err, &pe) && pe.Code == protocol.CodeLimitExceeded {
-		if !a.makeRoom() {
-			return nil, a.noRoom(pe)
-		}
-		if err := ctx.Err(); err != nil { // the wait for room outlived the request
-			return nil, err
-		}
-		res, err = send()
-	}
-	if err != nil {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), createTimeout)
+	defer cancel()
+	var res protocol.SessionCreateResult
+	if err := a.b.Request(rctx, protocol.TypeSessionCreate, create, &res); err != nil {
 		return nil, err
 	}
 	for _, st := range res.MCPServers {
@@ -388,73 +336,30 @@ func (a *Agent) create(ctx context.Context, create *protocol.SessionCreate) (*pr
 			a.log.Warn("an MCP server of the client is not started", "session", res.Session, "server", st.Name, "approval", st.Approval, "reason", st.Reason)
 		}
 	}
-	return res, nil
+	return &res, nil
 }
 
-// closeSession closes s's ccproxy session, or forgets s if suspended; a
-// suspend or resume of it in progress ends first.
+// closeSession closes s's ccproxy session.
 func (a *Agent) closeSession(s *session) {
 	if a.out != nil {
 		a.out.dropAnswer(string(s.acpID))
 	}
 	s.show() // a push waiting for the answer goes on (and finds s closing)
 	s.mu.Lock()
-	s.closing = true // a prompt whose turn this ends answers cancelled (ACP: close cancels the work); no suspend or resume starts
+	s.closing = true // a prompt whose turn this ends answers cancelled (ACP: close cancels the work)
 	s.wakeLocked()   // and one waiting for its turn gives up
-	if s.idle != nil {
-		s.idle.Stop()
-	}
-	id, moving := s.id, s.moving
+	id := s.id
 	s.mu.Unlock()
-	if moving == nil {
-		a.b.Handle(id, nil) // no result of it now: its prompt answers cancelled
-	}
+	a.b.Handle(id, nil) // no result of it now: its prompt answers cancelled
 	s.deliver(nil, a.log)
 	s.mu.Lock()
 	s.withdrawAsksLocked()
 	s.mu.Unlock()
-	id, suspended := s.settled()
-	if suspended {
-		a.log.Debug("closing a suspended session: nothing to stop", "session", s.acpID)
-		return
-	}
-	a.b.Handle(id, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	if err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: id}, nil); err != nil {
 		a.log.Warn("closing a session", "session", id, "err", err)
 	}
-}
-
-// settled waits until no suspend or resume of s runs, and returns its
-// ccproxy session and whether s is suspended.
-func (s *session) settled() (string, bool) {
-	for {
-		s.mu.Lock()
-		id, suspended, moving := s.id, s.suspended, s.moving
-		s.mu.Unlock()
-		if moving == nil {
-			return id, suspended
-		}
-		<-moving // bounded: a suspend by closeTimeout, a resume by the proxy's answer or Agent.ctx
-	}
-}
-
-// idleLocked reports whether s may be suspended now (s.mu held): live,
-// not being suspended or resumed or closed, no Prompt or SetSessionMode
-// in flight nor a session/prompt on its way to one (guard), no turn (nor
-// one whose prompt gave up on it), no permission asked, claude not in a
-// turn of its own, and its Claude session known (to resume it from).
-func (s *session) idleLocked() bool {
-	return !s.suspended && s.moving == nil && s.quietLocked()
-}
-
-// quietLocked is idleLocked but for a suspend or resume (s.mu held):
-// suspend asks it again once its hook has run, just before the close.
-func (s *session) quietLocked() bool {
-	return !s.closing && s.busy == 0 && s.received <= s.started &&
-		s.turn == nil && len(s.asks) == 0 && s.pstate != protocol.StateRunning && s.pstate != protocol.StateRestarting &&
-		s.claudeID != ""
 }
 
 // withdrawAsksLocked cancels s's pending permission prompts (s.mu held):
@@ -467,173 +372,19 @@ func (s *session) withdrawAsksLocked() {
 	}
 }
 
-// touch records a use of s (the least recently used idle session makes
-// room) and re-arms its idle timer.
-func (a *Agent) touch(s *session) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.used = a.clock.Add(1)
-	if s.idle != nil && !s.closing {
-		s.idle.Reset(a.IdleTimeout)
-	}
-}
-
-// release ends a Prompt or SetSessionMode call of s (busy), a use of it.
-func (a *Agent) release(s *session) {
-	s.mu.Lock()
-	s.busy--
-	s.mu.Unlock()
-	a.touch(s)
-}
-
-// idleFired is s's idle timer (its own goroutine, counted by a.timers):
-// it suspends s if s is idle, else waits another IdleTimeout (touch
-// re-arms it when a use of s ends; this also covers what touch does not
-// see, such as a permission asked in a turn claude started by itself).
-func (a *Agent) idleFired(s *session) {
-	a.mu.Lock()
-	if a.ctx.Err() != nil {
-		a.mu.Unlock()
-		return
-	}
-	a.timers.Add(1)
-	a.mu.Unlock()
-	defer a.timers.Done()
-	if a.suspend(s, "idle") {
-		return
-	}
-	s.mu.Lock()
-	if !s.closing && !s.suspended {
-		s.idle.Reset(a.IdleTimeout)
-	}
-	s.mu.Unlock()
-}
-
-// suspend closes s's ccproxy session (claude stops) if s is idle,
-// keeping s under its ACP id to be resumed; why says what for (logged).
-// It reports whether s is now suspended. A prompt or set_mode arriving
-// meanwhile waits for it (session.moving), then resumes s.
-func (a *Agent) suspend(s *session, why string) bool {
-	s.mu.Lock()
-	if !s.idleLocked() {
-		s.mu.Unlock()
-		return false
-	}
-	done := make(chan struct{})
-	s.moving = done
-	id := s.id
-	s.mu.Unlock()
-	if a.hook != nil {
-		a.hook("suspend", s.acpID)
-	}
-	// Its pushes stay routed until it is closed: a turn another client (or
-	// claude itself) starts meanwhile is seen (its state, its permission
-	// prompts), and ends the suspend here if it began before this check;
-	// one that begins after it is ended by the close, and its prompts are
-	// withdrawn below. (A state push of it cannot end the turn of a
-	// prompt that resumes s: push's current check.)
-	s.mu.Lock()
-	if !s.quietLocked() {
-		s.moving = nil
-		close(done)
-		s.mu.Unlock()
-		return false
-	}
-	s.mu.Unlock()
-	if a.hook != nil {
-		a.hook("close", s.acpID)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	err := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: id}, nil)
-	cancel()
-	var pe *protocol.Error
-	gone := err == nil || errors.As(err, &pe) && pe.Code == protocol.CodeNotFound
-	if gone {
-		a.b.Handle(id, nil)
-	}
-	s.mu.Lock()
-	s.suspended, s.moving = gone, nil
-	if gone {
-		s.withdrawAsksLocked() // of a turn the close ended
-		s.pstate = ""          // the next session's states say
-	}
-	close(done)
-	s.mu.Unlock()
-	if !gone {
-		a.log.Warn("suspending an idle session: its ccproxy session did not close; it stays open", "session", s.acpID, "ccproxy", id, "err", err)
-		return false
-	}
-	a.log.Info("suspended an idle session: claude stopped; its next prompt resumes it", "session", s.acpID, "ccproxy", id, "why", why)
-	return true
-}
-
 // errClosing is live's error for a session being closed.
 var errClosing = errors.New("the session is closed")
 
-// live returns s's ccproxy session, resuming s first if it is suspended
-// (after a suspend or resume in progress has ended): a ccproxy session
-// created with resume (claude --resume of its Claude session, in its cwd
-// and mode, with the editor's MCP servers), to which the agent subscribes;
-// the editor is sent no replay (it has the conversation). The caller
-// holds s's turn or counts in s.busy, so s is not suspended meanwhile.
-func (a *Agent) live(s *session, method string) (string, error) {
-	for {
-		s.mu.Lock()
-		switch {
-		case s.closing:
-			s.mu.Unlock()
-			return "", errClosing
-		case s.moving != nil:
-			moving := s.moving
-			s.mu.Unlock()
-			if a.hook != nil {
-				a.hook("wait", s.acpID)
-			}
-			select {
-			case <-moving:
-			case <-a.ctx.Done():
-				return "", errClosing
-			}
-			continue
-		case !s.suspended:
-			id := s.id
-			s.mu.Unlock()
-			return id, nil
-		}
-		done := make(chan struct{})
-		s.moving = done
-		create := &protocol.SessionCreate{Cwd: s.cwd, Resume: s.claudeID, MCPServers: s.servers, Model: s.modelChosen}
-		if s.mode != protocol.PermissionModeDefault {
-			create.PermissionMode = s.mode
-		}
-		old := s.id
-		s.mu.Unlock()
-		id, err := a.reopen(s, create)
-		s.mu.Lock()
-		if err == nil {
-			s.id, s.suspended = id, false
-		}
-		s.moving = nil
-		close(done)
-		closing := s.closing
-		s.mu.Unlock()
-		if err == nil && closing { // closeSession, waiting for the resume to end, closes id
-			return "", errClosing
-		}
-		if err != nil && a.ctx.Err() != nil { // Close: the session goes
-			return "", errClosing
-		}
-		if err != nil {
-			a.log.Warn("resuming a suspended session failed; it stays suspended", "session", s.acpID, "claudeSession", create.Resume, "err", err)
-			data := map[string]any{"error": fmt.Sprintf("%s: session %s was suspended while idle and resuming it (Claude session %s) failed: %v", method, s.acpID, create.Resume, err)}
-			if pe := (*protocol.Error)(nil); errors.As(err, &pe) {
-				data["code"] = string(pe.Code)
-			}
-			return "", sdk.NewInternalError(data)
-		}
-		a.log.Info("resumed a suspended session", "session", s.acpID, "ccproxy", id, "was", old, "claudeSession", create.Resume)
-		return id, nil
+// live returns s's ccproxy session, errClosing once s is being closed. A
+// suspended session is resumed by the proxy itself when a turn, a mode or
+// a model reaches it.
+func (s *session) live() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return "", errClosing
 	}
+	return s.id, nil
 }
 
 // subscribe subscribes s to its ccproxy session id and notes the model
@@ -648,79 +399,6 @@ func (a *Agent) subscribe(ctx context.Context, s *session, id string) error {
 	s.noteModelsLocked(res.Model, res.Models)
 	s.mu.Unlock()
 	return nil
-}
-
-// reopen creates s's ccproxy session again with create (a resume) and
-// subscribes s to it.
-func (a *Agent) reopen(s *session, create *protocol.SessionCreate) (string, error) {
-	res, err := a.create(a.ctx, create)
-	if err != nil {
-		return "", err
-	}
-	id := res.Session
-	a.b.Handle(id, func(f protocol.Frame) { a.push(s, id, f) })
-	if err := a.subscribe(a.ctx, s, id); err != nil {
-		a.b.Handle(id, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-		defer cancel()
-		if cerr := a.b.Request(ctx, protocol.TypeSessionClose, &protocol.SessionClose{Session: id}, nil); cerr != nil {
-			a.log.Warn("closing a session", "session", id, "err", cerr)
-		}
-		return "", fmt.Errorf("subscribing to %s: %w", id, err)
-	}
-	return id, nil
-}
-
-// makeRoom suspends the least recently used idle session of this agent,
-// and reports whether one was.
-func (a *Agent) makeRoom() bool {
-	type cand struct {
-		s    *session
-		used uint64
-	}
-	var cs []cand
-	a.mu.Lock()
-	for _, s := range a.sessions {
-		s.mu.Lock()
-		if s.idleLocked() {
-			cs = append(cs, cand{s, s.used})
-		}
-		s.mu.Unlock()
-	}
-	a.mu.Unlock()
-	slices.SortFunc(cs, func(x, y cand) int { return cmp.Compare(x.used, y.used) })
-	for _, c := range cs {
-		if a.suspend(c.s, "room for another session") {
-			return true
-		}
-	}
-	return false
-}
-
-// noRoom is the error of a session/create refused at the proxy's limit
-// (pe) when no session of this agent could be suspended: it says how many
-// are busy, and how many have had no turn yet (no Claude session to
-// resume from).
-func (a *Agent) noRoom(pe *protocol.Error) error {
-	var busy, fresh int
-	a.mu.Lock()
-	for _, s := range a.sessions {
-		s.mu.Lock()
-		switch {
-		case s.suspended:
-		case s.claudeID == "" && s.turn == nil && s.busy == 0 && len(s.asks) == 0:
-			fresh++
-		default:
-			busy++
-		}
-		s.mu.Unlock()
-	}
-	a.mu.Unlock()
-	why := fmt.Sprintf("all %d sessions of this agent are busy (a turn running, a prompt waiting or a permission asked)", busy)
-	if fresh > 0 {
-		why = fmt.Sprintf("of the %d sessions of this agent, %d are busy (a turn running, a prompt waiting or a permission asked) and %d have had no turn yet (nothing to resume them from)", busy+fresh, busy, fresh)
-	}
-	return &protocol.Error{Code: protocol.CodeLimitExceeded, Message: fmt.Sprintf("%s, so none can be suspended to make room; close one, or try again once one is idle (ccproxy: %s)", why, pe.Message)}
 }
 
 func (a *Agent) session(id sdk.SessionId) (*session, error) {
@@ -738,8 +416,8 @@ func (a *Agent) lookup(id string) *session {
 	return a.sessions[id]
 }
 
-// SetSessionMode sets the session's permission mode (resuming a
-// suspended session first).
+// SetSessionMode sets the session's permission mode (the proxy resumes a
+// suspended session for it).
 func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
@@ -748,7 +426,7 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 	return sdk.SetSessionModeResponse{}, a.setMode(ctx, s, "session/set_mode", string(p.ModeId))
 }
 
-// setMode sets s's permission mode (resuming s first if it is suspended):
+// setMode sets s's permission mode (the proxy resumes a suspended s):
 // session/set_mode and the mode config option. s.mode is set by the
 // session/state with the new mode, which the proxy sends before this
 // reply: not here, where a slower reply to an earlier set_mode could undo
@@ -759,21 +437,12 @@ func (a *Agent) setMode(ctx context.Context, s *session, method, mode string) er
 	})
 }
 
-// liveRequest runs request on s's live ccproxy session id (resuming s
-// first if it is suspended), s counted busy meanwhile so that it is not
-// suspended; a closed session is invalid params, request's error an
-// rpcError of method.
+// liveRequest runs request on s's ccproxy session id; a closed session
+// is invalid params, request's error an rpcError of method.
 func (a *Agent) liveRequest(ctx context.Context, s *session, method string, request func(id string) error) error {
-	s.mu.Lock()
-	s.busy++
-	s.mu.Unlock()
-	defer a.release(s)
-	id, err := a.live(s, method)
-	if errors.Is(err, errClosing) {
-		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: session %q is closed", s.acpID)})
-	}
+	id, err := s.live()
 	if err != nil {
-		return err
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("sessionId: session %q is closed", s.acpID)})
 	}
 	if err := request(id); err != nil {
 		return rpcError(method, err)
@@ -808,14 +477,6 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 			}
 		}
 		if res != nil {
-			// The turn is over: the proxy's session/state says so right
-			// after, but the prompt may answer first and the editor use
-			// the session at once.
-			s.mu.Lock()
-			if s.pstate == protocol.StateRunning {
-				s.pstate = protocol.StateIdle
-			}
-			s.mu.Unlock()
 			s.deliver(res, a.log)
 		}
 	case protocol.TypeSessionState:
@@ -831,15 +492,6 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 			s.mode = st.PermissionMode
 		}
 		s.noteModelsLocked(st.Model, st.Models)
-		if s.offersLocked(st.Model) {
-			// A model chosen by any client of the session (not an id a
-			// plan turn ran): what a resume after a suspend starts with.
-			s.modelChosen = st.Model
-		}
-		s.pstate = st.State
-		// Only the live ccproxy session's end ends a turn: not the one
-		// being suspended, nor (while s resumes) the one it replaces.
-		current := s.id == id && !s.suspended && s.moving == nil
 		s.mu.Unlock()
 		if st.PermissionMode != "" {
 			for _, u := range s.mapper.ModeUpdate(st.PermissionMode) {
@@ -847,11 +499,8 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 			}
 		}
 		a.configUpdate(s) // when the mode, the model or the models changed
-		switch {
-		case (st.State == protocol.StateExited || st.State == protocol.StateClosed) && current:
+		if st.State == protocol.StateExited || st.State == protocol.StateClosed {
 			s.deliver(nil, a.log)
-		case st.State == protocol.StateIdle:
-			a.touch(s) // also the end of a turn claude started by itself
 		}
 	case protocol.TypePermissionRequest:
 		var req protocol.PermissionRequest
@@ -860,7 +509,7 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 		}
 		ctx, cancel := context.WithCancel(a.ctx)
 		s.mu.Lock()
-		if s.id != id || s.suspended || s.closing { // a push of a session being closed, handled as its route went
+		if s.closing { // a push of a session being closed, handled as its route went
 			s.mu.Unlock()
 			cancel()
 			return
@@ -906,7 +555,6 @@ func (a *Agent) ask(ctx context.Context, s *session, id string, req protocol.Per
 		s.mu.Lock()
 		delete(s.asks, req.RequestID)
 		s.mu.Unlock()
-		a.touch(s) // a use of s has ended
 	}()
 	answer, ok := a.askEditor(ctx, s, id, req)
 	if !ok {

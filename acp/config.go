@@ -191,10 +191,10 @@ func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: s.answeredConfig()}, nil
 }
 
-// setModel has s run model from its next turn (resuming s first if it is
-// suspended); a resume after a suspend keeps it. s.model and
-// s.modelChosen are set by the session/state with the new model, which
-// the proxy sends before this reply (see setMode).
+// setModel has s run model from its next turn (the proxy resumes a
+// suspended s, and keeps the model for every later claude of it). s.model
+// is set by the session/state with the new model, which the proxy sends
+// before this reply (see setMode).
 func (a *Agent) setModel(ctx context.Context, s *session, method, model string) error {
 	return a.liveRequest(ctx, s, method, func(id string) error {
 		return a.b.Request(ctx, protocol.TypeSessionSetModel, &protocol.SessionSetModel{Session: id, Model: model}, nil)

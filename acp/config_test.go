@@ -88,8 +88,8 @@ func (w *configWatch) options(initial []sdk.SessionConfigOption) []sdk.SessionCo
 // the session is suspended and resumed.
 func TestAgentConfigOptions(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
-	cl, conn, _, agent, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}}, slog.New(slog.DiscardHandler),
-		func(a *acp.Agent) { a.IdleTimeout = 0 })
+	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}})
+	cl, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
 	defer stop()
 	watch := watchConfig(cl)
 	bg := context.Background()
@@ -130,9 +130,7 @@ func TestAgentConfigOptions(t *testing.T) {
 	}
 
 	// Suspended and resumed: the new claude runs the chosen model.
-	if !agent.SuspendIdle(ns.SessionId) {
-		t.Fatal("the idle session was not suspended")
-	}
+	suspendIdle(t, clock, b, ns.SessionId)
 	promptOK(t, conn, ns.SessionId, "after the suspend")
 	args := lastArgs(t, argsFile)
 	if i := slices.Index(args, "--model"); !resumes(args, "fake-session-1") || i < 0 || i+1 >= len(args) || args[i+1] != "haiku" {

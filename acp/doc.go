@@ -15,8 +15,6 @@
 //	                                                           session/resume → history/read (one event: is it there?), then as session/load
 //	                                                           session/fork → session/create {resume: the Claude session of an open session, or a stored one (as session/resume checks it), fork} + subscribe (fork.go)
 //	                                                           session/list → history/list {project or all, cursor} ─► SessionInfo (+ _meta.ccproxy.openAs)
-//	idle timer (Agent.IdleTimeout) or the session limit ─► suspend: session/close (the ACP session is kept)
-//	                                                           next session/prompt or session/set_mode → session/create {resume, cwd, permissionMode, mcpServers} + subscribe
 //
 //	ccproxy ─ websocket ─► client read loop ─► the session's push handler (Agent.push):
 //	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
@@ -34,8 +32,7 @@
 // subscribe to. An ACP session id is the
 // id of its first ccproxy session, except for a loaded or resumed session,
 // whose ACP id is the Claude session id it was loaded from (session.acpID);
-// a session suspended and resumed runs in another ccproxy session
-// (session.id) under the same ACP id. Loading or
+// its ccproxy session (session.id) stays the same for its life. Loading or
 // resuming a Claude session again closes the ccproxy session this agent
 // had open for it, whether under that id or as a session/new whose Claude
 // session id (session.claudeID: the resumed one at open, else from
@@ -45,36 +42,18 @@
 // # Idle sessions: suspend and resume
 //
 // Editors keep a session per thread and rarely close one, while each
-// holds a claude (some 190 MiB) and one of the proxy's MaxSessions. A
-// session idle for Agent.IdleTimeout (ccproxy acp --idle-timeout, 10
-// minutes; 0 never) is suspended: its ccproxy session is closed (claude
-// stops) and the ACP session stays under its id with what a resume needs:
-// the Claude session id, the cwd, the permission mode (claude's last
-// session/state, or set_mode's) and the editor's MCP servers. Idle
-// (session.idleLocked): no Prompt or SetSessionMode call in flight nor a
-// session/prompt on its way to one (the guard's count), no turn (nor one
-// a prompt gave up on), no permission asked, claude not in a turn of its
-// own (session/state running or restarting), not closing, not being
-// suspended or resumed, and its Claude session known (a session whose
-// claude never said it is not suspended: nothing to resume). The next
-// session/prompt or session/set_mode resumes it (live): a ccproxy session
-// created with resume (what session/resume uses), in that cwd and mode,
-// with those MCP servers, subscribed; nothing is replayed to the editor.
-// If that fails, the request's error names the session and the cause, and
-// the session stays suspended. session/cancel of a suspended session has
-// nothing to interrupt; session/close and Agent.Close forget it (nothing
-// to stop); session/list still shows it open (openAs). When the proxy
-// refuses a session/create (new, load, resume, or a resume on demand) with
-// limit_exceeded, the agent suspends its least recently used idle session
-// (session.used, from Agent.clock: each request or permission ask that
-// ends is a use) and asks once more; with none idle the error (-32603,
-// code limit_exceeded) says how many sessions are busy. A request that
-// finds a suspend or resume of its session under way (session.moving)
-// waits for it to end, then looks again: a prompt never runs against a
-// half-closed session, and a prompt that holds the session's turn (or a
-// set_mode counted in session.busy) keeps it from being suspended. The
-// closing session's pushes are dropped before its session/close (its
-// closed state must not end the turn of the prompt resuming it).
+// holds a claude (some 190 MiB). The proxy suspends an idle session itself
+// (proxy/suspend.go, SPEC §5.6): its claude stops, the ccproxy session
+// stays (state suspended, seq numbers and subscribers kept), and the next
+// session/send, setPermissionMode or setModel resumes it with claude
+// --resume in its cwd, mode and model, with its MCP servers. So the agent
+// has nothing of its own to do: a prompt, set_mode or model change of a
+// suspended session goes to the proxy like any other, nothing is replayed
+// to the editor, and a suspended session does not count against the
+// proxy's limit of sessions. `ccproxy acp` passes its --idle-timeout (a
+// serve flag: 10 minutes by default, at least 1 s, 0 never) to the proxy
+// it runs in process; with --connect the running serve's --idle-timeout
+// applies (acp refuses the flag there).
 //
 // # Secrets in tool output
 //
@@ -183,8 +162,8 @@
 //
 // Cancellation and turns (prompt.go, queue.go). Each Prompt is a
 // promptRun in steps: begin (it takes a number, promptQueue.started),
-// enqueue (it waits for its turn: promptQueue.takeLocked), resume (a
-// suspended session), the send, wait (the turn's end) and end. Each
+// enqueue (it waits for its turn: promptQueue.takeLocked), resume (the
+// session still open: the proxy resumes a suspended one), the send, wait (the turn's end) and end. Each
 // Prompt takes a number (session.started).
 // session/cancel interrupts the running turn (session/interrupt, sent only
 // after the turn's session/send was written, so it cannot overtake it; a
@@ -231,8 +210,8 @@
 // listing the models claude offers (the proxy's session/state models,
 // noted with the model from the subscribe reply and each state), present
 // once claude has said them. set_config_option of the model is the
-// proxy's session/setModel; the value chosen is kept (modelChosen) for a
-// resume after a suspend (session/create's model). A session/state that
+// proxy's session/setModel; the proxy keeps the value chosen for a resume
+// after a suspend. A session/state that
 // changes what the editor was told (configSent) sends a
 // config_option_update. A value not offered, an unknown configId or a
 // boolean value is -32602 naming it.
@@ -256,15 +235,9 @@
 // SDK writes an answer already made; bounded by closeTimeout, and by
 // Close). Each permission prompt runs in a
 // goroutine counted by Agent.wg and cancelled by Agent.ctx (Close) or by
-// permission/resolved. Each session has one idle timer (time.AfterFunc,
-// session.idle), re-armed when a use ends (touch), stopped by
-// closeSession; its callback runs in a goroutine of its own, counted by
-// Agent.timers (added under Agent.mu while Agent.ctx is live, so that
-// Close, which stops every timer, waits for the ones running), and either
-// suspends the session or re-arms the timer. A suspend made to make room
-// runs in the request that needs the room. lockedWriter.mu serializes
-// the writes to stdout and guards the answers awaited (announce.go); a
-// session's show is called after it is released. client.Client has its own
+// permission/resolved. lockedWriter.mu serializes the writes to stdout
+// and guards the answers awaited (announce.go); a session's show is
+// called after it is released. client.Client has its own
 // locks (protocol/client/doc.go); Agent.mu guards the session
 // table (Close cancels Agent.ctx first, so a session opened after it sees
 // that under Agent.mu and is closed at once; a session is taken out of the
@@ -274,17 +247,14 @@
 // lock; whether its prompt has answered after a failed interrupt,
 // abandoned; the cancelled flag; the received, started, cancelTo and
 // latest counts and the wake channel, closed and replaced when they
-// change; each turn's ending and unsent flags), its liveState (what
-// suspend and resume use: the ccproxy session id, suspended, moving,
-// closed when a suspend or resume ends, busy, used, the proxy's state and
-// the idle timer), its sessionConfig (the mode, the model, the models, the
-// model chosen and what the editor was last told, configSent), and the
-// closing flag, the pending permission prompts and the Claude session id
-// (taken under Agent.mu by evictLocked, ListSessions, makeRoom and
-// noRoom). Lock order: Agent.mu before session.mu, never the other way;
+// change; each turn's ending and unsent flags), its sessionConfig (the
+// mode, the model, the models and what the editor was last told,
+// configSent), and the closing flag, the pending permission prompts and
+// the Claude session id (taken under Agent.mu by evictLocked and
+// ListSessions). Lock order: Agent.mu before session.mu, never the other way;
 // neither is held across a request to the proxy, and client.Client's
-// locks are only taken inside its methods. A session's cwd and MCP servers are
-// set before it is published and only read after. A Mapper
+// locks are only taken inside its methods. A session's cwd and ccproxy session id
+// are set before it is published and only read after. A Mapper
 // is used only by the read loop (a replay's Mapper only by its
 // session/load).
 //

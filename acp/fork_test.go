@@ -13,7 +13,6 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
@@ -46,8 +45,7 @@ func TestAgentForkRealCLI(t *testing.T) {
 	}
 	marker := "acp-fork-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
-	_, conn, b, _, stop := inProcessWith(t, store, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudePath: claude, ClaudeEnv: env}}, slog.New(slog.DiscardHandler),
-		func(a *acp.Agent) { a.IdleTimeout = 0 })
+	_, conn, b, _, stop := inProcessWith(t, store, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudePath: claude, ClaudeEnv: env}}, slog.New(slog.DiscardHandler), nil)
 	bg := context.Background()
 	init, err := conn.Initialize(bg, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	if err != nil {

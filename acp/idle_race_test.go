@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,16 +14,16 @@ import (
 
 	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/protocol/client"
 	"github.com/ccproxy/ccproxy/proxy"
 )
 
-// holdAt returns an agent setup whose suspend stops at hook event at until
+// holdAt returns an agent setup whose hook stops at event at until
 // release is closed; began is closed when it got there (the first time).
 func holdAt(at string) (setup func(*acp.Agent), began, release chan struct{}) {
 	began, release = make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	return func(a *acp.Agent) {
-		a.IdleTimeout = 0
 		a.SetHook(func(ev string, _ sdk.SessionId) {
 			if ev == at {
 				once.Do(func() { close(began); <-release })
@@ -32,88 +33,74 @@ func holdAt(at string) (setup func(*acp.Agent), began, release chan struct{}) {
 }
 
 // A turn another client starts (here session/send on the proxy, as the
-// web UI does) while a suspend is under way: before the suspend's last
-// check it ends the suspend, the permission it asks staying with the
-// editor; after the check the close ends that turn and the editor's
-// permission request is withdrawn, and the session, resumed, can be
+// web UI does) keeps the session from being suspended while it runs and
+// its permission is asked (the ask stays with the editor until it is
+// answered elsewhere: then withdrawn); a permission claude asks as it is
+// being stopped by a suspend (the fake asks at stdin EOF) reaches the
+// editor and leaves nothing pending, so the session, resumed, can be
 // suspended again (no stale ask keeps it busy).
 func TestAgentIdleSuspendMeetsForeignTurn(t *testing.T) {
-	for _, at := range []string{"suspend", "close"} {
-		t.Run(at, func(t *testing.T) {
-			setup, began, release := holdAt(at)
-			cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{}, slog.New(slog.DiscardHandler), setup)
-			defer stop()
-			free := sync.OnceFunc(func() { close(release) })
-			defer free()
-			id := newSession(t, conn)
-			promptOK(t, conn, id, "hello")
-			cl.mu.Lock()
-			cl.answer = "" // the editor leaves the permission open until it is withdrawn
-			cl.mu.Unlock()
-			done := make(chan bool, 1)
-			go func() { done <- agent.SuspendIdle(id) }()
-			<-began
-			if err := b.Request(context.Background(), protocol.TypeSessionSend, &protocol.SessionSend{Session: string(id), Text: "perm"}, nil); err != nil {
-				t.Fatal(err)
-			}
-			<-cl.asked // the foreign turn's permission reached the editor
-			free()
-			suspended := <-done // after the close: the proxy's grace for a claude in a turn (5 s with the fake)
-			if at == "suspend" {
-				if suspended || agent.Suspended(id) {
-					t.Fatal("suspended while a turn of another client ran and its permission was asked")
-				}
-				return
-			}
-			if !suspended {
-				t.Fatal("the suspend past its last check did not happen")
-			}
-			<-cl.withdrawn                 // hangs (the test times out) if the ask of the closed session stays open
-			promptOK(t, conn, id, "again") // resumes it
-			if !agent.SuspendIdle(id) {
-				t.Error("the resumed, idle session cannot be suspended: a stale ask keeps it busy")
-			}
-		})
+	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ASK_ON_EOF=1")}})
+	cl, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
+	defer stop()
+	bg := context.Background()
+	id := newSession(t, conn)
+	promptOK(t, conn, id, "hello")
+	cl.mu.Lock()
+	cl.answer = "" // the editor leaves the permission open until it is withdrawn
+	cl.mu.Unlock()
+	if err := b.Request(bg, protocol.TypeSessionSend, &protocol.SessionSend{Session: string(id), Text: "perm"}, nil); err != nil {
+		t.Fatal(err)
 	}
+	<-cl.asked // the foreign turn's permission reached the editor
+	clock.FireArmed()
+	if st := proxyState(t, b, id); st == protocol.StateSuspended {
+		t.Fatal("suspended while a turn of another client ran and its permission was asked")
+	}
+	opened := make(chan struct{})
+	close(opened)
+	cl.mu.Lock()
+	cl.answer, cl.hold = "allow", opened // the ask at stdin EOF below: signalled on cl.asked, then allowed
+	cl.mu.Unlock()
+	var perms []protocol.PermissionRequest
+	var sub protocol.SessionSubscribeResult
+	probe, err := client.Dial(bg, cl.proxy, cl.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	got := make(chan protocol.PermissionRequest, 4)
+	probe.Handle(string(id), func(f protocol.Frame) {
+		var r protocol.PermissionRequest
+		if f.Type == protocol.TypePermissionRequest && json.Unmarshal(f.Data, &r) == nil {
+			got <- r
+		}
+	})
+	if err := probe.Request(bg, protocol.TypeSessionSubscribe, &protocol.SessionSubscribe{Session: string(id)}, &sub); err != nil {
+		t.Fatal(err)
+	}
+	perms = append(perms, <-got)
+	if err := probe.Request(bg, protocol.TypePermissionRespond, &protocol.PermissionRespond{Session: string(id), RequestID: perms[0].RequestID, Behavior: protocol.BehaviorAllow}, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-cl.withdrawn // answered elsewhere: the editor's ask is withdrawn
+	suspendIdle(t, clock, b, id)
+	<-cl.asked                     // claude, being stopped, asked at stdin EOF
+	promptOK(t, conn, id, "again") // resumes it
+	suspendIdle(t, clock, b, id)   // nothing pending keeps it busy
 }
 
-// Agent.Close while a prompt resumes a suspended session and the resume
-// waits for room (the proxy's limit: another session being suspended):
-// no session is left at the proxy.
+// Agent.Close while a prompt resumes a suspended session: no session is
+// left at the proxy.
 func TestAgentIdleCloseDuringResume(t *testing.T) {
-	began, release := make(chan struct{}), make(chan struct{})
-	var armed, once sync.Once
-	arm := make(chan struct{})
-	_, conn, b, agent, stop := fakeAgent(t, proxy.Options{SessionLimits: proxy.SessionLimits{MaxSessions: 1}}, slog.New(slog.DiscardHandler),
-		func(a *acp.Agent) {
-			a.IdleTimeout = 0
-			a.SetHook(func(ev string, _ sdk.SessionId) {
-				select {
-				case <-arm:
-				default:
-					return
-				}
-				if ev == "close" {
-					once.Do(func() { close(began); <-release })
-				}
-			})
-		})
+	opts, clock := idleProxy(proxy.Options{})
+	_, conn, b, agent, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
 	defer stop()
 	first := newSession(t, conn)
 	promptOK(t, conn, first, "one")
-	if !agent.SuspendIdle(first) {
-		t.Fatal("the first session was not suspended")
-	}
-	second := newSession(t, conn)
-	promptOK(t, conn, second, "two")
-	armed.Do(func() { close(arm) })
-	p := promptAsync(conn, first, "three") // resumes first: the limit; the second is suspended to make room (held)
-	<-began
-	closed := make(chan struct{})
-	go func() { agent.Close(); close(closed) }()
-	<-agent.Closing()
-	close(release)
-	<-closed
+	suspendIdle(t, clock, b, first)
+	p := promptAsync(conn, first, "two") // resumes first
+	agent.Close()
 	<-p
 	if ids := proxySessions(t, b); len(ids) != 0 {
 		t.Errorf("after Agent.Close the proxy has sessions %v, want none", ids)
@@ -125,8 +112,8 @@ func TestAgentIdleCloseDuringResume(t *testing.T) {
 // the one the editor chose before.
 func TestAgentIdleResumeKeepsOthersModel(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
-	_, conn, b, agent, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}}, slog.New(slog.DiscardHandler),
-		func(a *acp.Agent) { a.IdleTimeout = 0 })
+	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}})
+	_, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
 	defer stop()
 	bg := context.Background()
 	id := newSession(t, conn)
@@ -139,9 +126,7 @@ func TestAgentIdleResumeKeepsOthersModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	promptOK(t, conn, id, "again")
-	if !agent.SuspendIdle(id) {
-		t.Fatal("not suspended")
-	}
+	suspendIdle(t, clock, b, id)
 	promptOK(t, conn, id, "after the suspend")
 	args := lastArgs(t, argsFile)
 	if i := slices.Index(args, "--model"); i < 0 || i+1 >= len(args) || args[i+1] != "opus" {

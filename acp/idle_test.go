@@ -10,12 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/acp"
 	"github.com/ccproxy/ccproxy/history"
@@ -99,26 +97,54 @@ func errText(err error) string {
 	return fmt.Sprint(err)
 }
 
-const suspendedMsg = "suspended an idle session: claude stopped; its next prompt resumes it"
+// idleProxy puts the in-process proxy's idle timers on a test clock.
+func idleProxy(opts proxy.Options) (proxy.Options, *testkit.IdleClock) {
+	clock := testkit.NewIdleClock()
+	opts.IdleClock = clock.After
+	return opts, clock
+}
 
-// An idle session is suspended by its idle timer: its ccproxy session
-// (and claude) is gone, the ACP session stays, and its next prompt resumes
-// it: a new claude with --resume of its Claude session answers it.
+// proxyState is the proxy's state of its session id (session/list).
+func proxyState(t *testing.T, b *client.Client, id sdk.SessionId) string {
+	t.Helper()
+	var list protocol.SessionListResult
+	if err := b.Request(context.Background(), protocol.TypeSessionList, &protocol.SessionList{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Sessions {
+		if s.Session == string(id) {
+			return s.State
+		}
+	}
+	return "(none)"
+}
+
+// suspendIdle fires the proxy's idle timers until the sessions ids are
+// suspended (a timer that finds its session not quiet, such as claude
+// answering a control request, is armed again and fired again).
+func suspendIdle(t *testing.T, clock *testkit.IdleClock, b *client.Client, ids ...sdk.SessionId) {
+	t.Helper()
+	for _, id := range ids {
+		for proxyState(t, b, id) != protocol.StateSuspended {
+			clock.Fire(t)
+		}
+	}
+}
+
+// An idle session is suspended by the proxy's idle timer: its claude
+// stops, the ACP session and its ccproxy session stay, and its next prompt
+// resumes it: a new claude with --resume of its Claude session answers it.
 func TestAgentIdleSuspendResume(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
-	suspended := &msgSignal{msg: suspendedMsg, ch: make(chan struct{})}
-	cl, conn, b, _, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}}, slog.New(suspended),
-		func(a *acp.Agent) { a.IdleTimeout = time.Millisecond })
+	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}})
+	cl, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
 	defer stop()
 	id := newSession(t, conn)
 	promptOK(t, conn, id, "hello")
 	if resumes(lastArgs(t, argsFile), "fake-session-1") {
 		t.Fatal("the first claude of a session/new resumes a session")
 	}
-	<-suspended.ch // the idle timer fired and suspended it
-	if ids := proxySessions(t, b); len(ids) != 0 {
-		t.Errorf("proxy sessions after the suspend: %v, want none (claude stopped)", ids)
-	}
+	suspendIdle(t, clock, b, id)
 	cl.mu.Lock()
 	cl.updates = nil
 	cl.mu.Unlock()
@@ -129,157 +155,78 @@ func TestAgentIdleSuspendResume(t *testing.T) {
 	if !strings.Contains(text, "echo: again") {
 		t.Errorf("the suspended session's next prompt: text %q, want the fake's echo", text)
 	}
+	if strings.Contains(text, "echo: hello") {
+		t.Errorf("the resumed session sent the editor the earlier turn again: %q", text)
+	}
 	if args := lastArgs(t, argsFile); !resumes(args, "fake-session-1") {
 		t.Errorf("the claude that answered after the suspend: args %q, want --resume fake-session-1", args)
 	}
+	if ids := proxySessions(t, b); len(ids) != 1 || ids[0] != string(id) {
+		t.Errorf("proxy sessions %v, want the one session, resumed in place", ids)
+	}
 }
 
-// At the proxy's limit of sessions (2), session/new suspends the least
-// recently used idle session of the agent and opens; with every session
-// busy, it fails saying so, and so does a prompt of a suspended session
-// (naming it); once one is idle again the suspended session resumes.
-// session/close of a suspended session forgets it.
+// Suspended sessions do not count against the proxy's limit of sessions
+// (2): with two suspended, two more session/new open, a third is refused
+// (limit_exceeded, saying why); a prompt of a suspended session resumes
+// it; session/close of a suspended session forgets it.
 func TestAgentIdleMakesRoom(t *testing.T) {
 	argsFile := filepath.Join(t.TempDir(), "args.json")
-	working := make(chan string, 8)
-	cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, SessionLimits: proxy.SessionLimits{MaxSessions: 2}}, slog.New(slog.DiscardHandler),
-		func(a *acp.Agent) { a.IdleTimeout = 0 })
+	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, SessionLimits: proxy.SessionLimits{MaxSessions: 2}})
+	_, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
 	defer stop()
-	cl.mu.Lock()
-	cl.onSend = func(msg []byte) {
-		if strings.Contains(string(msg), "working on it") {
-			working <- gjson.GetBytes(msg, "params.sessionId").Str
-		}
-	}
-	cl.mu.Unlock()
 	bg := context.Background()
 	a := newSession(t, conn)
 	promptOK(t, conn, a, "one")
 	bs := newSession(t, conn)
 	promptOK(t, conn, bs, "two")
-	c := newSession(t, conn) // the limit: a, least recently used, makes room
-	if !agent.Suspended(a) || agent.Suspended(bs) {
-		t.Errorf("after a third session/new at the limit: a suspended %v, b suspended %v; want a only", agent.Suspended(a), agent.Suspended(bs))
-	}
-	if ids := proxySessions(t, b); len(ids) != 2 || slices.Contains(ids, string(a)) || !slices.Contains(ids, string(bs)) || !slices.Contains(ids, string(c)) {
-		t.Errorf("proxy sessions %v, want b %s and c %s", ids, bs, c)
+	suspendIdle(t, clock, b, a, bs)
+	c := newSession(t, conn) // a and b suspended: room for two
+	d := newSession(t, conn)
+	if _, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil || !strings.Contains(errText(err), "maxSessions") {
+		t.Errorf("session/new with two live sessions at the limit: %v, want limit_exceeded naming maxSessions", errText(err))
 	}
 	promptOK(t, conn, c, "three")
-
-	// Both live sessions busy: nothing can make room.
-	hb, hc := promptAsync(conn, bs, "hang"), promptAsync(conn, c, "hang")
-	<-working
-	<-working
-	if _, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}}); err == nil || !strings.Contains(errText(err), "all 2 sessions of this agent are busy") {
-		t.Errorf("session/new at the limit with every session busy: %v, want an error saying all 2 sessions are busy", errText(err))
-	}
-	_, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: a, Prompt: []sdk.ContentBlock{sdk.TextBlock("four")}})
-	if msg := errText(err); err == nil || !strings.Contains(msg, string(a)) || !strings.Contains(msg, "are busy") {
-		t.Errorf("a prompt of the suspended session with every other busy: %v, want an error naming %s and saying why", msg, a)
-	}
-	for _, id := range []sdk.SessionId{bs, c} {
-		if err := conn.Cancel(bg, sdk.CancelNotification{SessionId: id}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, h := range []<-chan promptAnswer{hb, hc} {
-		if r := <-h; r.err != nil || r.r.StopReason != sdk.StopReasonCancelled {
-			t.Errorf("a cancelled hang: %+v %v", r.r, r.err)
-		}
-	}
-	promptOK(t, conn, a, "five") // resumes a: an idle one makes room
+	promptOK(t, conn, a, "four") // resumes a
 	if args := lastArgs(t, argsFile); !resumes(args, "fake-session-1") {
 		t.Errorf("the claude of the resumed session: args %q, want --resume", args)
 	}
-	var gone sdk.SessionId
-	for _, id := range []sdk.SessionId{bs, c} {
-		if agent.Suspended(id) {
-			gone = id
-		}
+	if st := proxyState(t, b, bs); st != protocol.StateSuspended {
+		t.Errorf("b after a resumed: %q, want still suspended", st)
 	}
-	if gone == "" || agent.Suspended(a) {
-		t.Fatalf("after a resumed at the limit: b suspended %v, c %v, a %v; want one of b, c suspended", agent.Suspended(bs), agent.Suspended(c), agent.Suspended(a))
-	}
-	if _, err := conn.CloseSession(bg, sdk.CloseSessionRequest{SessionId: gone}); err != nil {
+	if _, err := conn.CloseSession(bg, sdk.CloseSessionRequest{SessionId: bs}); err != nil {
 		t.Errorf("session/close of a suspended session: %v", err)
 	}
-	if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: gone, Prompt: []sdk.ContentBlock{sdk.TextBlock("six")}}); err == nil {
+	if _, err := conn.Prompt(bg, sdk.PromptRequest{SessionId: bs, Prompt: []sdk.ContentBlock{sdk.TextBlock("six")}}); err == nil {
 		t.Error("a prompt of a closed suspended session succeeded")
 	}
-	if ids := proxySessions(t, b); len(ids) != 2 {
-		t.Errorf("proxy sessions after closing the suspended one: %v, want the 2 live ones", ids)
+	if ids := proxySessions(t, b); len(ids) != 3 || slices.Contains(ids, string(bs)) || !slices.Contains(ids, string(d)) {
+		t.Errorf("proxy sessions after closing the suspended one: %v, want a, c, d", ids)
 	}
 }
 
-// A prompt arriving while its session is being suspended never runs
-// against the half-closed session. Before the suspend's last check (hook
-// "suspend") it ends the suspend: the prompt runs on the same claude.
-// After it (hook "close") the prompt waits for the suspend to end, then
-// resumes the session and runs.
+// A prompt racing the suspend of its session (the idle timer fired at the
+// same time) never runs against a half-stopped claude: it ends its turn
+// with the fake's answer, whichever came first.
 func TestAgentIdlePromptRacesSuspend(t *testing.T) {
-	for _, at := range []string{"suspend", "close"} {
-		t.Run(at, func(t *testing.T) {
-			argsFile := filepath.Join(t.TempDir(), "args.json")
-			began, release, waiting := make(chan struct{}), make(chan struct{}), make(chan struct{})
-			var onceBegan, onceWait sync.Once
-			cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}}, slog.New(slog.DiscardHandler),
-				func(a *acp.Agent) {
-					a.IdleTimeout = 0
-					a.SetHook(func(ev string, _ sdk.SessionId) {
-						switch ev {
-						case at: // held here: claude still runs
-							onceBegan.Do(func() { close(began) })
-							<-release
-						case "wait":
-							onceWait.Do(func() { close(waiting) })
-						}
-					})
-				})
-			defer stop()
-			free := sync.OnceFunc(func() { close(release) })
-			defer free() // before stop: Close waits for the suspend
-			id := newSession(t, conn)
-			promptOK(t, conn, id, "hello")
-			first := proxySessions(t, b)
-			suspendedOK := make(chan bool, 1)
-			go func() { suspendedOK <- agent.SuspendIdle(id) }()
-			<-began
-			cl.mu.Lock()
-			cl.updates = nil
-			cl.mu.Unlock()
-			p := promptAsync(conn, id, "again")
-			select {
-			case <-waiting: // the prompt waits for the suspend
-			case r := <-p:
-				t.Fatalf("the prompt answered %+v %v while the suspend of its session was held: it ran against the session being closed", r.r, r.err)
-			}
-			free()
-			if got := <-suspendedOK; got != (at == "close") {
-				t.Errorf("suspended %v, want %v", got, at == "close")
-			}
-			if r := <-p; r.err != nil || r.r.StopReason != sdk.StopReasonEndTurn {
-				t.Fatalf("the prompt that raced a suspend: %+v %v, want end_turn", r.r, r.err)
-			}
-			cl.mu.Lock()
-			text := cl.agentText()
-			cl.mu.Unlock()
-			if !strings.Contains(text, "echo: again") {
-				t.Errorf("the prompt that raced a suspend: text %q", text)
-			}
-			ids := proxySessions(t, b)
-			if at == "suspend" {
-				if resumes(lastArgs(t, argsFile), "fake-session-1") || !slices.Equal(ids, first) {
-					t.Errorf("a suspend ended by the prompt: proxy sessions %v (first %v), args %q: want the first claude only", ids, first, lastArgs(t, argsFile))
-				}
-				return
-			}
-			if args := lastArgs(t, argsFile); !resumes(args, "fake-session-1") {
-				t.Errorf("the claude after the suspend: args %q, want --resume", args)
-			}
-			if len(ids) != 1 || ids[0] == string(id) || agent.Suspended(id) {
-				t.Errorf("proxy sessions %v (suspended %v), want the resumed one only", ids, agent.Suspended(id))
-			}
-		})
+	opts, clock := idleProxy(proxy.Options{})
+	cl, conn, _, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
+	defer stop()
+	id := newSession(t, conn)
+	promptOK(t, conn, id, "hello")
+	tm := clock.Live(t)
+	cl.mu.Lock()
+	cl.updates = nil
+	cl.mu.Unlock()
+	fired := make(chan struct{})
+	go func() { defer close(fired); tm.Fire() }()
+	promptOK(t, conn, id, "again")
+	<-fired
+	cl.mu.Lock()
+	text := cl.agentText()
+	cl.mu.Unlock()
+	if !strings.Contains(text, "echo: again") {
+		t.Errorf("the prompt that raced a suspend: text %q", text)
 	}
 }
 
@@ -287,7 +234,8 @@ func TestAgentIdlePromptRacesSuspend(t *testing.T) {
 // of the editor; once idle again it is.
 func TestAgentIdleNotWhileBusy(t *testing.T) {
 	working := make(chan struct{}, 1)
-	cl, conn, b, agent, stop := fakeAgent(t, proxy.Options{}, slog.New(slog.DiscardHandler), func(a *acp.Agent) { a.IdleTimeout = 0 })
+	opts, clock := idleProxy(proxy.Options{})
+	cl, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
 	defer stop()
 	cl.mu.Lock()
 	cl.onSend = func(msg []byte) {
@@ -304,8 +252,9 @@ func TestAgentIdleNotWhileBusy(t *testing.T) {
 	promptOK(t, conn, id, "hello")
 	h := promptAsync(conn, id, "hang")
 	<-working
-	if agent.SuspendIdle(id) {
-		t.Error("suspended while a turn runs")
+	clock.FireArmed()
+	if st := proxyState(t, b, id); st != protocol.StateRunning {
+		t.Errorf("the idle timers fired while a turn runs: state %q, want running", st)
 	}
 	if err := conn.Cancel(bg, sdk.CancelNotification{SessionId: id}); err != nil {
 		t.Fatal(err)
@@ -319,19 +268,15 @@ func TestAgentIdleNotWhileBusy(t *testing.T) {
 	cl.mu.Unlock()
 	h = promptAsync(conn, id, "perm")
 	<-cl.asked
-	if agent.SuspendIdle(id) {
+	clock.FireArmed()
+	if st := proxyState(t, b, id); st == protocol.StateSuspended {
 		t.Error("suspended while a permission is asked")
 	}
 	close(hold)
 	if r := <-h; r.err != nil || r.r.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("the turn with a permission: %+v %v", r.r, r.err)
 	}
-	if !agent.SuspendIdle(id) {
-		t.Error("an idle session was not suspended")
-	}
-	if ids := proxySessions(t, b); len(ids) != 0 {
-		t.Errorf("proxy sessions after the suspend: %v, want none", ids)
-	}
+	suspendIdle(t, clock, b, id) // idle: suspended
 }
 
 // With the real CLI: a session suspended after one turn (in plan mode) is
@@ -356,8 +301,8 @@ func TestAgentIdleRealCLI(t *testing.T) {
 	}
 	marker := "acp-idle-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
-	cl, conn, b, agent, stop := inProcessWith(t, store, proxy.Options{CLIOptions: proxy.CLIOptions{ClaudePath: claude, ClaudeEnv: env}}, slog.New(slog.DiscardHandler),
-		func(a *acp.Agent) { a.IdleTimeout = 0 })
+	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudePath: claude, ClaudeEnv: env}})
+	cl, conn, b, _, stop := inProcessWith(t, store, opts, slog.New(slog.DiscardHandler), nil)
 	initialize(t, conn)
 	bg := context.Background()
 	ns, err := conn.NewSession(bg, sdk.NewSessionRequest{Cwd: project, McpServers: []sdk.McpServer{}})
@@ -369,12 +314,7 @@ func TestAgentIdleRealCLI(t *testing.T) {
 	if _, err := conn.SetSessionMode(bg, sdk.SetSessionModeRequest{SessionId: id, ModeId: "plan"}); err != nil {
 		t.Fatal(err)
 	}
-	if !agent.SuspendIdle(id) {
-		t.Fatal("the idle session was not suspended")
-	}
-	if ids := proxySessions(t, b); len(ids) != 0 {
-		t.Errorf("proxy sessions after the suspend: %v, want none", ids)
-	}
+	suspendIdle(t, clock, b, id)
 	l, err := conn.ListSessions(bg, sdk.ListSessionsRequest{Cwd: &project})
 	if err != nil {
 		t.Fatal(err)

@@ -25,9 +25,8 @@ import (
 // that result is not taken for the next prompt's), and session/cancel
 // tries the interrupt again. The turn also ends when the session is closed
 // (cancelled), or when the editor, the agent or the connection to ccproxy
-// goes. A suspended session is resumed once the prompt holds its turn,
-// before the turn is sent (a cancel or close meanwhile: cancelled, nothing
-// sent); a resume that fails is the prompt's error.
+// goes. A suspended session is resumed by the proxy when the turn reaches
+// it (the turn held until its claude is ready).
 func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
@@ -35,9 +34,6 @@ func (a *Agent) Prompt(_ context.Context, p sdk.PromptRequest) (sdk.PromptRespon
 	}
 	r := &promptRun{a: a, s: s, t: newTurn()}
 	ccID := r.begin()
-	// Last: its turn has ended (or runs on: not idle either).
-	defer a.release(s)
-	// Its session is set again below: a resume gives s another.
 	send, err := turnOf(ccID, p.Prompt)
 	if err != nil { // refused before it could replace anything
 		return sdk.PromptResponse{}, err
@@ -99,14 +95,12 @@ type promptRun struct {
 	runsOn bool  // it gave up on its turn, which has not ended: deliver ends it
 }
 
-// begin numbers the prompt, counts it busy (not idle until it returns:
-// release) and tells the guard it began. It returns the session's ccproxy
-// session as it is now.
+// begin numbers the prompt and tells the guard it began. It returns the
+// session's ccproxy session.
 func (r *promptRun) begin() string {
 	s := r.s
 	s.mu.Lock()
 	r.seq = s.startLocked()
-	s.busy++
 	ccID := s.id
 	s.mu.Unlock()
 	s.enter() // the guard may wait for this before passing a session/cancel on
@@ -164,15 +158,14 @@ func (r *promptRun) end() {
 	s.mu.Unlock()
 }
 
-// resume makes the session live for the turn (a suspended session is
-// resumed first: this prompt holds its turn, so it is not suspended again
-// meanwhile; a suspend in progress is waited for) and sets send's session.
-// When it reports stop, the turn is not sent (unsent: nothing to
-// interrupt) and the prompt answers with resp and err: cancelled when
-// cancelled or closed meanwhile, else the resume's error.
+// resume checks, once the prompt holds its turn, that the session is
+// still open (a suspended one the proxy resumes itself when the turn
+// reaches it) and sets send's session. When it reports stop, the turn is
+// not sent (unsent: nothing to interrupt) and the prompt answers
+// cancelled: cancelled or closed meanwhile.
 func (r *promptRun) resume(send *protocol.SessionSend) (stop bool, resp sdk.PromptResponse, err error) {
 	s, t := r.s, r.t
-	send.Session, err = r.a.live(s, "session/prompt")
+	send.Session, err = s.live()
 	s.mu.Lock()
 	stopped := s.cancelled || s.closing // during the resume: nothing sent, nothing to interrupt
 	if err != nil || stopped {
@@ -260,7 +253,7 @@ func (a *Agent) interrupt(s *session) {
 		return
 	}
 	s.mu.Lock()
-	unsent, id := t.unsent, s.id // settled: a resume ends before the turn is sent
+	unsent, id := t.unsent, s.id
 	s.mu.Unlock()
 	if unsent {
 		return

@@ -29,6 +29,7 @@ const (
 	StateRestarting = "restarting" // being restarted with --resume (MCP hot reload)
 	StateExited     = "exited"     // the process ended; see session/exited
 	StateClosed     = "closed"     // closed by session/close; forgotten soon
+	StateSuspended  = "suspended"  // idle past the idle timeout: claude stopped; the next turn resumes it (--resume)
 )
 
 // Permission modes accepted by session/create and session/setPermissionMode.

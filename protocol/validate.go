@@ -46,7 +46,7 @@ var tagConsts = map[string]int{
 
 // Enumerations: the schema's enums (defs.json) are made from these lists.
 var (
-	sessionStates     = []string{StateStarting, StateIdle, StateRunning, StateRestarting, StateExited, StateClosed}
+	sessionStates     = []string{StateStarting, StateIdle, StateRunning, StateRestarting, StateExited, StateClosed, StateSuspended}
 	permissionModes   = []string{PermissionModeDefault, PermissionModeAcceptEdits, PermissionModePlan, PermissionModeBypass}
 	permissionKinds   = []string{PermissionKindTool, PermissionKindQuestion, PermissionKindPlan}
 	imageMediaTypes   = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}

@@ -51,8 +51,10 @@
 // (package proxy/models; model.go has session/setModel and the permission
 // mode's switch), restarts and held turns
 // (restart.go: up to 256 turns held while a restart runs, written once
-// the new process answered initialize), and MCP in the session
-// (sessionmcp.go). What a session reaches of the Server is its sessionEnv
+// the new process answered initialize), suspend while idle (suspend.go:
+// after IdleTimeout with nothing under way claude is stopped, state
+// suspended; the next send, setModel or setPermissionMode resumes it
+// through the restart path), and MCP in the session (sessionmcp.go). What a session reaches of the Server is its sessionEnv
 // (session_env.go), built by Server.newSession. Claude's control requests
 // are answered at once: can_use_tool goes to the broker, anything else
 // gets an error. Claude is located with FindClaude and must be

@@ -19,14 +19,14 @@ import (
 // starts.
 
 // countsAgainstLimit reports whether the session takes one of
-// MaxSessions' slots: it does while its claude runs or is being started
-// or restarted; an exited one does not. (A session suspended while idle,
-// its claude stopped, will not count either: it is answered here, and,
-// since it has not exited, it is never evicted.)
+// MaxSessions' slots: it does while its claude runs or is being started,
+// restarted, stopped or resumed; an exited one does not, nor a suspended
+// one whose claude is stopped (suspend.go), which, since it has not
+// exited, is never evicted either.
 func (s *Session) countsAgainstLimit() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.proc.exited
+	return !s.proc.exited && !s.suspend.atRestLocked()
 }
 
 // makeRoom says whether a new session may start among sessions, the

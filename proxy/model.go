@@ -33,8 +33,9 @@ type sessionModels struct {
 
 // setModel switches the session's model with claude's set_model control
 // request, for the next turns. Claude's refusal is a cli_error with its
-// message. While the session restarts there is no claude to ask: the
-// model is kept for the new process, which is launched with it. models.setMu
+// message. While the session restarts (or is suspended: it resumes) there
+// is no claude to ask: the model is kept for the new process, which is
+// launched with it. models.setMu
 // serializes the calls, so the session's model is the last one claude
 // answered. Subscribers get session/state with the new model.
 func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionSetModelResult, error) {
@@ -51,6 +52,7 @@ func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionS
 		if s.models.Choose(model, "") {
 			s.pushStateLocked("")
 		}
+		s.suspend.wakeLocked() // a suspended session resumes, with model
 		return protocol.SessionSetModelResult{Model: model}, nil
 	}
 	s.mu.Unlock()
@@ -114,6 +116,7 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 		if s.broker.SetMode(mode) {
 			s.pushStateLocked("")
 		}
+		s.suspend.wakeLocked() // a suspended session resumes, in mode
 		return mode, nil
 	}
 	s.mu.Unlock()

@@ -36,6 +36,10 @@ const (
 	// DefaultMaxPendingPermissions bounds a session's unanswered permission
 	// requests: claude asks once per tool call, so more means trouble.
 	DefaultMaxPendingPermissions = 64
+	// DefaultIdleTimeout is how long a session stays idle before it is
+	// suspended; MinIdleTimeout the shortest IdleTimeout accepted.
+	DefaultIdleTimeout = 10 * time.Minute
+	MinIdleTimeout     = time.Second
 )
 
 // Options configure a Server. Zero values take the defaults listed. The
@@ -113,6 +117,16 @@ type SessionLimits struct {
 	MaxPendingPermissions int
 	BlobBytes             int64 // bytes of attachments kept for /v1/blobs (256 MiB)
 	MaxImageBytes         int64 // largest decoded image in session/send (stream.MaxImageBytes)
+	// IdleTimeout suspends a session idle this long (no turn running or
+	// queued, no permission asked, no restart under way): its claude is
+	// stopped, and its next session/send, setPermissionMode or setModel
+	// resumes it with --resume (suspend.go). Default DefaultIdleTimeout;
+	// <0: never; otherwise at least MinIdleTimeout.
+	IdleTimeout time.Duration
+	// IdleClock, when set, arms the sessions' idle timers instead of
+	// time.AfterFunc (it returns the timer's Stop): tests fire idleness on
+	// demand with it (testkit.IdleClock).
+	IdleClock func(d time.Duration, f func()) (stop func() bool)
 }
 
 // ReplayOptions bound the replay logs of sessions (proxy/eventlog): memory, disk, where they spill.
@@ -291,6 +305,10 @@ func (o *Options) setDefaults() error {
 	def64(&o.BlobBytes, DefaultBlobBytes)
 	def64(&o.MaxImageBytes, stream.MaxImageBytes)
 	defDur(&o.PermissionTimeout, DefaultPermissionTimeout)
+	defDur(&o.IdleTimeout, DefaultIdleTimeout)
+	if o.IdleTimeout > 0 && o.IdleTimeout < MinIdleTimeout {
+		return fmt.Errorf("idle timeout %v is too short: it must be at least %v (or negative: never)", o.IdleTimeout, MinIdleTimeout)
+	}
 	defDur(&o.ControlTimeout, 15*time.Second)
 	defDur(&o.CloseGrace, 5*time.Second)
 	defDur(&o.TermGrace, 3*time.Second)

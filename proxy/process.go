@@ -47,6 +47,10 @@ type claudeProc struct {
 	mcpLaunched map[string]bool
 
 	initialized bool // claude answered initialize (or failed to): held turns may go to it (Session.mu)
+	// model and mode it was launched with (set by spawn, never changed):
+	// a choice made while it started is sent to it once it has
+	// initialized, before the held turns (suspension.catchUpLocked).
+	model, mode string
 }
 
 // claudeArgs builds claude's command line. The user's text never goes
@@ -105,7 +109,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	s.mu.Unlock()
 	// The handlers use p only as the identity of the process (p.cli is set
 	// after Start, while they may already run).
-	p := &claudeProc{release: release, finished: make(chan struct{}), mcpLaunched: launched}
+	p := &claudeProc{release: release, finished: make(chan struct{}), mcpLaunched: launched, model: model, mode: mode}
 	cli, err := claudecli.Start(claudecli.Config{
 		Path:             claude.Path,
 		Args:             claudeArgs(o.claudePrefixArgs, model, mode, resume, s.cfg.forkArgs(resume), mcpArgs),
@@ -195,9 +199,13 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 		// Replaced: what it asked (a turn it started on its own while it
 		// was being closed) can no longer be answered.
 		s.broker.CancelOf(p.cli)
+		why := "restart"
+		if s.suspend.suspended {
+			why = "suspend"
+		}
 		s.mu.Unlock()
-		s.env.metrics.ClaudeExited("restart", ex)
-		s.log.Info("claude exited for a restart", logArgs...)
+		s.env.metrics.ClaudeExited(why, ex)
+		s.log.Info("claude exited for a "+why, logArgs...)
 		return
 	}
 	reason := s.proc.closing
@@ -223,6 +231,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 		return
 	}
 	s.broker.CancelAll()
+	s.suspend.disarmLocked()
 	s.proc.exited = true
 	s.turns.EndAll()
 	state := protocol.StateExited
@@ -260,6 +269,7 @@ func (s *Session) close(reason string) {
 	if s.proc.closing == "" {
 		s.proc.closing = reason
 	}
+	s.suspend.closeLocked() // a suspended session at rest exits now
 	p := s.proc.cur
 	exited := s.proc.exited
 	s.mu.Unlock()
@@ -270,6 +280,7 @@ func (s *Session) close(reason string) {
 	<-s.proc.final
 	s.wg.Wait()
 	s.broker.Wait()
+	s.suspend.wg.Wait()
 	s.mcp.end() // no process left, none to come
 
 	if reason != protocol.ExitClosed {

@@ -62,7 +62,9 @@ func (s *Session) beginRestartLocked() {
 	go func() { defer s.wg.Done(); s.restart(old) }()
 }
 
-// restart replaces old by a new claude resuming the same conversation.
+// restart replaces old by a new claude resuming the same conversation;
+// it is also the resume of a suspended session (suspend.go), old then
+// stopped already.
 func (s *Session) restart(old *claudeProc) {
 	old.cli.Close()
 	<-old.finished
@@ -82,6 +84,7 @@ func (s *Session) restart(old *claudeProc) {
 			reason = protocol.ExitExited
 		}
 		s.restarts.active = false
+		s.suspend.clearLocked()
 		s.reportExitLocked(code, sig, msg, reason)
 		held := s.restarts.held
 		s.restarts.held = nil
@@ -116,9 +119,13 @@ func (s *Session) restart(old *claudeProc) {
 	}
 	s.proc.cur = p
 	s.restarts.active = false
-	s.env.metrics.Restarted()
+	why := "resumed after a suspend"
+	if !s.suspend.resumedLocked() {
+		s.env.metrics.Restarted()
+		why = "resumed with the new MCP configuration"
+	}
 	s.state = "" // so the next line announces it
-	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
+	s.setStateLocked(protocol.StateStarting, why)
 	s.mu.Unlock()
 	s.run(p, nil)
 	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)
@@ -135,6 +142,7 @@ func (s *Session) onInitialized(p *claudeProc) {
 	if s.proc.cur == p && s.state == protocol.StateStarting {
 		s.setStateLocked(s.turns.StateName(), "")
 	}
+	s.suspend.catchUpLocked(p) // a mode or model chosen while p started
 	s.flushHeldLocked()
 }
 

@@ -45,7 +45,9 @@ import (
 //     interrupt.go);
 //   - mcp (sessionmcp.go): the MCP configuration sent live (the
 //     pending-apply slot), toggles, status reports, the client's servers
-//     and the session's secrets.
+//     and the session's secrets;
+//   - suspend (suspend.go): claude stopped while the session is idle,
+//     resumed by its next use.
 //
 // What a session reaches of its server is env (session_env.go), nothing
 // else. This file holds the session's state (state, claudeID) and its
@@ -83,6 +85,7 @@ type Session struct {
 	models   sessionModels   // models (package proxy/models; model.go)
 	cmds     commands        // slash commands (commands.go); guarded by mu
 	mcp      sessionMCP      // MCP in the session (sessionmcp.go)
+	suspend  suspension      // suspended while idle, resumed by the next use (suspend.go); guarded by mu
 
 	wg sync.WaitGroup
 }
@@ -99,6 +102,7 @@ func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig,
 		Mode: cfg.permissionMode,
 	})
 	s.mcp = sessionMCP{client: cfg.client, target: env.mcp, envSecrets: env.envSecrets, log: log}
+	s.suspend = newSuspension(s, env.opts.idleTimeout, env.opts.idleAfter)
 	return s
 }
 
@@ -218,6 +222,7 @@ func (s *Session) setStateLocked(state, reason string) {
 	}
 	s.state = state
 	s.pushStateLocked(reason)
+	s.suspend.noteStateLocked() // idle: the idle timer runs
 }
 
 func (s *Session) pushStateLocked(reason string) {
@@ -303,9 +308,10 @@ func (s *Session) onControlRequest(p *claudecli.Client, req claudecli.ControlReq
 // ---------------------------------------------------------------- turns
 
 // sendTurn writes a user turn to claude's stdin and calls reply with the
-// result. While the session is restarting, or its claude has not answered
-// initialize yet, the turn is held, and written (and replied to) when
-// claude is ready; an interrupt meanwhile withdraws it (interrupt.go).
+// result. While the session is restarting or suspended, or its claude has
+// not answered initialize yet, the turn is held, and written (and replied
+// to) when claude is ready (a suspended session resumes); an interrupt
+// meanwhile withdraws it (interrupt.go).
 func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) {
 	s.mu.Lock()
 	switch {
@@ -320,6 +326,7 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 			return
 		}
 		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
+		s.suspend.wakeLocked() // a suspended session resumes
 		s.mu.Unlock()
 		return
 	case s.turns.Queued() >= turnstate.MaxQueued:

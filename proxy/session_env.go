@@ -63,6 +63,10 @@ type sessionOptions struct {
 	// toggles takes back the CLI's record of an mcp_toggle (the MCP
 	// source, when it can); nil runs the toggle as is.
 	toggles mcphub.ToggleRecorder
+	// idleTimeout suspends an idle session (suspend.go; ≤ 0: never);
+	// idleAfter arms its timer (nil: time.AfterFunc).
+	idleTimeout time.Duration
+	idleAfter   func(time.Duration, func()) func() bool
 }
 
 // sessionMetrics are the counts a session makes (package proxy/metrics).
@@ -75,6 +79,8 @@ type sessionMetrics interface {
 	Normalized(took time.Duration)
 	Restarted()
 	ClaudeExited(reason string, ex claudecli.Exit)
+	Suspended()
+	Resumed()
 }
 
 // mcpTarget is the proxy's MCP configuration in force and its status feed
@@ -100,6 +106,8 @@ func newSessionEnv(s *Server) sessionEnv {
 			termGrace:             o.TermGrace,
 			permissionTimeout:     o.PermissionTimeout,
 			maxPendingPermissions: o.MaxPendingPermissions,
+			idleTimeout:           o.IdleTimeout,
+			idleAfter:             o.IdleClock,
 		},
 		metrics:    s.metrics,
 		mcp:        s.mcp,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,14 +25,14 @@ session this command started. The MCP servers the editor sends with
 session/new go through the same merge and approval: they start only with
 --trust-client-mcp (with --connect, the running serve's flag decides), a
 config file's server of the same name wins, and their tools are asked.
-A session idle for --idle-timeout is suspended: its claude stops, and its
-next prompt resumes it (claude --resume, no replay to the editor); at the
-limit of sessions, the least recently used idle one is suspended to make
-room for a new one.`
+A session idle for --idle-timeout is suspended by the proxy: its claude
+stops, and its next prompt resumes it (claude --resume, no replay to the
+editor); a suspended session does not count against the limit of sessions.
+With --connect, the running serve's --idle-timeout applies.`
 
 // acpServeFlags are the flags of serve that acp takes for the server it
 // runs in process (with --connect, the running serve decides them).
-var acpServeFlags = []string{"project", "claude", "mcp-config", "trust-project-mcp", "trust-client-mcp", "allow-mcp-tools", "demo", "demo-speed", "log-level", "token", "token-file"}
+var acpServeFlags = []string{"project", "claude", "mcp-config", "trust-project-mcp", "trust-client-mcp", "allow-mcp-tools", "demo", "demo-speed", "log-level", "token", "token-file", "idle-timeout"}
 
 // acpConfig is what `ccproxy acp` was asked to do: the server's
 // configuration (serve's defaults, on a loopback port of its own, without
@@ -41,8 +40,7 @@ var acpServeFlags = []string{"project", "claude", "mcp-config", "trust-project-m
 type acpConfig struct {
 	serve   serveConfig
 	connect string
-	fp      string        // --tls-fingerprint: pin an https serve's certificate (with --connect)
-	idle    time.Duration // --idle-timeout: suspend a session idle this long (0: never)
+	fp      string // --tls-fingerprint: pin an https serve's certificate (with --connect)
 }
 
 func newACPCmd() *cobra.Command {
@@ -77,7 +75,6 @@ func newACPCmd() *cobra.Command {
 	c.Flags().StringVar(&cfg.connect, "connect", "", "attach to the running ccproxy serve at `URL` (http://127.0.0.1:PORT) instead of starting one")
 	c.Flags().StringVar(&cfg.fp, "tls-fingerprint", "", "with --connect to https: trust the serve whose certificate has this SHA-256 `FINGERPRINT` (serve's \"tlsFingerprint\")")
 	bindEnv(c.Flags(), "tls-fingerprint", envTLSFingerprint)
-	c.Flags().DurationVar(&cfg.idle, "idle-timeout", acp.DefaultIdleTimeout, "suspend a session idle for `DURATION` (no turn running, no permission asked): its claude stops, and its next prompt resumes it (claude --resume); 0: never")
 	return c
 }
 
@@ -85,9 +82,6 @@ func newACPCmd() *cobra.Command {
 func (cfg *acpConfig) check(args []string, stderr io.Writer) error {
 	if len(args) > 0 {
 		return usagef("acp: unexpected argument %q", args[0])
-	}
-	if cfg.idle < 0 {
-		return usagef("acp: --idle-timeout %v is negative (0 never suspends a session)", cfg.idle)
 	}
 	fs := cfg.serve.fs
 	if cfg.connect == "" {
@@ -107,7 +101,7 @@ func (cfg *acpConfig) check(args []string, stderr io.Writer) error {
 			continue
 		}
 		if fs.Changed(name) {
-			return usagef("acp: with --connect, the running proxy decides: drop --demo, --project, --claude and the MCP flags")
+			return usagef("acp: with --connect, the running proxy decides: drop --demo, --project, --claude, --idle-timeout and the MCP flags")
 		}
 	}
 	return cfg.serve.tok.check("acp", stderr)
@@ -161,7 +155,6 @@ func runACP(ctx context.Context, cfg *acpConfig, stdin io.Reader, stdout, stderr
 	defer b.Close()
 	log.Info("ccproxy acp ready", "proxy", url, "connected", cfg.connect != "")
 	agent := acp.NewAgent(b, log.With("component", "acp"))
-	agent.IdleTimeout = cfg.idle
 	// session/load, session/list and session/resume read the proxy's own
 	// history (history/list, history/read): with --connect, the running
 	// serve's, on its machine, masked by it.

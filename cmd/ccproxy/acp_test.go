@@ -29,6 +29,8 @@ func TestACPUsageErrors(t *testing.T) {
 		{[]string{"acp", "--tls-fingerprint", "AB"}, "--tls-fingerprint goes with --connect"},
 		{[]string{"acp", "--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{[]string{"acp", "--idle-timeout", "-1m"}, "--idle-timeout -1m0s is negative"},
+		{[]string{"acp", "--idle-timeout", "500ms"}, "--idle-timeout 500ms is too short"},
+		{[]string{"acp", "--connect", "http://127.0.0.1:1", "--idle-timeout", "1m"}, "the running proxy decides"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), c.args, strings.NewReader(""), &stdout, &stderr)

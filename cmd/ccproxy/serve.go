@@ -322,6 +322,7 @@ func addServeFlags(fs *pflag.FlagSet, cfg *serveConfig) {
 	fs.Int64Var(&cfg.opts.SendQueueBytes, "send-queue-bytes", proxy.DefaultSendQueueBytes, "`BYTES` queued per client; beyond, the client catches up from the replay log")
 	fs.Int64Var(&cfg.opts.InboundBytes, "inbound-bytes", proxy.DefaultInboundBytes, "`BYTES` of client frames read and handled at once, all connections (at least --max-frame); a frame beyond is refused with limit_exceeded")
 	fs.Int64Var(&cfg.opts.MaxFrameBytes, "max-frame", proxy.DefaultMaxFrameBytes, "largest client frame in `BYTES`")
+	fs.DurationVar(&cfg.opts.IdleTimeout, "idle-timeout", proxy.DefaultIdleTimeout, "suspend a session idle for `DURATION` (no turn running or queued, no permission asked): its claude stops, and its next turn resumes it with --resume; at least 1s; 0: never")
 	fs.IntVar(&cfg.opts.MaxSessions, "max-sessions", proxy.DefaultMaxSessions, "`N` live sessions at once (exited ones do not count: the oldest is evicted to make room)")
 	fs.Int64Var(&cfg.opts.BlobBytes, "blob-bytes", proxy.DefaultBlobBytes, "`BYTES` of attachments (images, ...) kept for /v1/blobs")
 	callLogDir, _ := calllog.DefaultDir() // "" without a home directory: no call log unless given
@@ -384,6 +385,9 @@ func (cfg *serveConfig) check(cmd string, args []string, stderr io.Writer) error
 		return usagef("%s: --permission-timeout must not be negative", cmd)
 	case cfg.opts.PermissionTimeout == 0:
 		cfg.opts.PermissionTimeout = -1 // proxy: never
+	}
+	if err := idleTimeout(cmd, &cfg.opts.IdleTimeout); err != nil {
+		return err
 	}
 	for _, v := range []struct {
 		name string

@@ -61,6 +61,8 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"--demo", "--demo-speed", "NaN"}, "--demo-speed: speed NaN: want a finite number"},
 		{[]string{"--demo", "--demo-speed", "+Inf"}, "--demo-speed: speed +Inf: want a finite number"},
 		{[]string{"--permission-timeout", "-1s"}, "must not be negative"},
+		{[]string{"--idle-timeout", "500ms"}, "--idle-timeout 500ms is too short: at least 1s (0: never)"},
+		{[]string{"--idle-timeout", "-1m"}, "--idle-timeout -1m0s is negative"},
 		{[]string{"--send-queue", "0"}, "must be positive"},
 		{[]string{"--warm", "-1"}, "--warm -1 is negative"},
 		{[]string{"--log-level", "loud"}, "--log-level"},

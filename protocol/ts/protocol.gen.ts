@@ -129,7 +129,7 @@ export type RespondBehavior = "allow" | "deny";
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "SessionStateName".
  */
-export type SessionStateName = "starting" | "idle" | "running" | "restarting" | "exited" | "closed";
+export type SessionStateName = "starting" | "idle" | "running" | "restarting" | "exited" | "closed" | "suspended";
 
 /**
  * The data types of the ccproxy webview protocol, version 1, for json-schema-to-typescript.

@@ -30,6 +30,7 @@ type Metrics struct {
 	control                  *prometheus.HistogramVec // subtype, result
 	probes                   *prometheus.HistogramVec // status
 	restarts                 prometheus.Counter
+	suspends, resumes        prometheus.Counter
 	exits                    *prometheus.CounterVec // reason, how
 	normalize                prometheus.Histogram
 	sessionsCreated, reapedN prometheus.Counter
@@ -39,11 +40,11 @@ type Metrics struct {
 
 // Label values.
 var (
-	sessionStates  = []string{protocol.StateStarting, protocol.StateIdle, protocol.StateRunning, protocol.StateRestarting, protocol.StateExited, protocol.StateClosed}
+	sessionStates  = []string{protocol.StateStarting, protocol.StateIdle, protocol.StateRunning, protocol.StateRestarting, protocol.StateExited, protocol.StateClosed, protocol.StateSuspended}
 	mcpStatuses    = []string{protocol.MCPConnected, protocol.MCPFailed, protocol.MCPPending, protocol.MCPNeedsAuth, protocol.MCPDisabled, protocol.MCPAwaitingApproval, protocol.MCPRejected}
 	permKinds      = []string{protocol.PermissionKindTool, protocol.PermissionKindQuestion, protocol.PermissionKindPlan}
 	controlSubtype = []string{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status", "claim_session"}
-	exitReasons    = []string{protocol.ExitExited, protocol.ExitClosed, protocol.ExitShutdown, "restart"}
+	exitReasons    = []string{protocol.ExitExited, protocol.ExitClosed, protocol.ExitShutdown, "restart", "suspend"}
 )
 
 // Why a client was dropped (ccproxy_clients_dropped_total): its queue of
@@ -101,7 +102,9 @@ func New(state func() State, log *slog.Logger) *Metrics {
 	m.control = histVec("ccproxy_control_request_duration_seconds", "Time until claude answered a control request ccproxy sent, by subtype and result (success, error, timeout, exited, failed).", controlBuckets, "subtype", "result")
 	m.probes = histVec("ccproxy_mcp_probe_duration_seconds", "Duration of MCP server probes (mcp/probe and auto-probes), by the status found.", probeBuckets, "status")
 	m.restarts = counter("ccproxy_claude_restarts_total", "Claude processes restarted with --resume (a live MCP change claude refused).")
-	m.exits = counterVec("ccproxy_claude_exits_total", "Claude processes that ended, by reason (exited: on its own or killed; closed; shutdown; restart) and how (code0, code_nonzero, signal).", "reason", "how")
+	m.suspends = counter("ccproxy_sessions_suspended_total", "Idle sessions suspended: their claude stopped after IdleTimeout.")
+	m.resumes = counter("ccproxy_sessions_resumed_total", "Suspended sessions resumed (claude --resume) by their next use.")
+	m.exits = counterVec("ccproxy_claude_exits_total", "Claude processes that ended, by reason (exited: on its own or killed; closed; shutdown; restart; suspend) and how (code0, code_nonzero, signal).", "reason", "how")
 	m.normalize = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ccproxy_normalize_seconds", Help: "Time to normalize one line of claude's stdout (package stream), sampled: the first line of each claude process, then one in 64.", Buckets: normalizeBuckets})
 	m.reg.MustRegister(m.normalize)
 	m.sessionsCreated = counter("ccproxy_sessions_created_total", "Sessions created (session/create that started claude).")
@@ -239,6 +242,20 @@ func (m *Metrics) Restarted() {
 		return
 	}
 	m.restarts.Inc()
+}
+
+// Suspended counts a suspend of an idle session.
+func (m *Metrics) Suspended() {
+	if m != nil {
+		m.suspends.Inc()
+	}
+}
+
+// Resumed counts the resume of a suspended session.
+func (m *Metrics) Resumed() {
+	if m != nil {
+		m.resumes.Inc()
+	}
 }
 
 // ClaudeExited counts a claude process that ended, for reason.

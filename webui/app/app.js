@@ -157,7 +157,9 @@ function renderSessions() {
     li.dataset.session = v.id;
     li.setAttribute("aria-current", String(v.id === state.current));
     if (v.info.claudeSessionId) li.dataset.claudeSession = v.info.claudeSessionId;
-    li.append(el("span", "name", sessionName(v, state.sessions.values())), el("span", "state", v.state));
+    const st = el("span", "state", v.state);
+    if (v.state === "suspended") st.title = "idle: claude was stopped to free memory; your next message resumes it";
+    li.append(el("span", "name", sessionName(v, state.sessions.values())), st);
     li.title = `${v.info.cwd || ""} ${v.info.model || ""} (${v.id})`.trim();
     li.onclick = () => select(v.id);
     ul.append(li);
