@@ -240,6 +240,7 @@ var (
 		TypeMCPTrust:           func() Data { return new(MCPTrust) },
 		TypeMCPLogin:           func() Data { return new(MCPLogin) },
 		TypeMCPLogout:          func() Data { return new(MCPLogout) },
+		TypeSessionRewind:      func() Data { return new(SessionRewind) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -271,6 +272,7 @@ var (
 		TypeMCPTrust:           func() Data { return new(MCPTrustResult) },
 		TypeMCPLogin:           func() Data { return new(MCPLoginResult) },
 		TypeMCPLogout:          func() Data { return new(MCPLogoutResult) },
+		TypeSessionRewind:      func() Data { return new(SessionRewindResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

@@ -32,6 +32,7 @@ const (
 	TypeSessionList        = "session/list"
 	TypeSessionSetMode     = "session/setPermissionMode"
 	TypeSessionSetModel    = "session/setModel"
+	TypeSessionRewind      = "session/rewind"
 	TypePermissionRespond  = "permission/respond"
 	TypeMCPSubscribe       = "mcp/subscribe"
 	TypeMCPUnsubscribe     = "mcp/unsubscribe"
@@ -107,6 +108,7 @@ var requestTypes = []string{
 	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest, TypeMCPToggle, TypeMCPReconnect,
 	TypeMCPTrust,
 	TypeMCPLogin, TypeMCPLogout,
+	TypeSessionRewind,
 }
 
 var pushTypes = []string{

@@ -39,6 +39,7 @@ var tagConsts = map[string]int{
 	"MaxModelDisplayNameBytes": MaxModelDisplayNameBytes,
 	"MaxModelDescriptionBytes": MaxModelDescriptionBytes,
 	"MaxModels":                MaxModels,
+	"MaxRewindFiles":           MaxRewindFiles,
 }
 
 // Enumerations: the schema's enums (defs.json) are made from these lists.
@@ -724,3 +725,9 @@ func (d HistoryReadResult) Validate() error              { return validateValue(
 
 // Validate checks an error reply's error member.
 func (e Error) Validate() error { return validateValue(e) }
+
+func (d SessionRewind) Validate() error       { return validateValue(d) }
+func (d SessionRewindResult) Validate() error { return validateValue(d) }
+
+func (SessionRewind) checkSemantics(*check)       {}
+func (SessionRewindResult) checkSemantics(*check) {}

@@ -21,6 +21,16 @@ type restarts struct {
 	active   bool       // the process is being replaced
 	held     []heldTurn // turns waiting for a restarted process (at most maxHeldTurns)
 	flushing bool       // held turns are being written
+
+	// A rewind (rewind.go) restarts with these: at is the message the
+	// conversation resumes at (--resume-session-at), fresh starts a new
+	// conversation (the rewind went to its first message), why is the
+	// reason of the state push once the new process runs. They stay until
+	// the new process ends a turn (usage.go: noteResult), so a restart
+	// before then resumes at the same place.
+	at    string
+	fresh bool
+	why   string
 }
 
 type heldTurn struct {
@@ -69,7 +79,10 @@ func (s *Session) restart(old *claudeProc) {
 	s.mu.Lock()
 	// The conversation claude reported, or, before its first turn, the one
 	// the session was created to resume.
-	resume := cmp.Or(s.claudeID, s.cfg.resume)
+	resume := s.claudeID
+	if resume == "" && !s.restarts.fresh {
+		resume = s.cfg.resume
+	}
 	closing := s.proc.closing
 	s.mu.Unlock()
 	fail := func(msg string) {
@@ -117,7 +130,7 @@ func (s *Session) restart(old *claudeProc) {
 	s.restarts.active = false
 	s.env.metrics.restarted()
 	s.state = "" // so the next line announces it
-	s.setStateLocked(protocol.StateStarting, "resumed with the new MCP configuration")
+	s.setStateLocked(protocol.StateStarting, cmp.Or(s.restarts.why, "resumed with the new MCP configuration"))
 	s.mu.Unlock()
 	s.run(p)
 	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)

@@ -66,6 +66,8 @@ import type {
   SessionStateData,
   SessionSubscribeData,
   SessionSubscribeResult,
+  SessionRewindData,
+  SessionRewindResult,
 } from "./protocol.gen.js";
 export type {
   Approval,
@@ -154,6 +156,7 @@ export type {
   RespondBehavior,
   TitleFrom,
 } from "./protocol.gen.js";
+export type { SessionRewindData, SessionRewindResult, SessionUsage, TokenUsage } from "./protocol.gen.js";
 
 export const PROTOCOL_VERSION = "1";
 /** The websocket subprotocol selecting version 1. */
@@ -425,6 +428,7 @@ export interface Requests {
   "mcp/trust": { data: EmptyData; result: McpTrustResult };
   "mcp/login": { data: McpLoginData; result: McpLoginResult };
   "mcp/logout": { data: McpLogoutData; result: McpLogoutResult };
+  "session/rewind": { data: SessionRewindData; result: SessionRewindResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -511,6 +515,7 @@ export const REQUEST_TYPES = [
   "mcp/trust",
   "mcp/login",
   "mcp/logout",
+  "session/rewind",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

@@ -94,6 +94,10 @@ var tsStructs = []struct {
 	{reflect.TypeFor[protocol.MCPRef](), "McpRef"},
 	{reflect.TypeFor[protocol.MCPServerInfo](), "McpServerInfo"},
 	{reflect.TypeFor[protocol.Attachment](), "Attachment"},
+	{reflect.TypeFor[protocol.SessionRewind](), "SessionRewindData"},
+	{reflect.TypeFor[protocol.SessionRewindResult](), "SessionRewindResult"},
+	{reflect.TypeFor[protocol.TokenUsage](), "TokenUsage"},
+	{reflect.TypeFor[protocol.SessionUsage](), "SessionUsage"},
 }
 
 // tsDefs are the definitions of defs.json declared in TypeScript, by their
