@@ -165,6 +165,9 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		}
 	}
 	ended := ev.Type == stream.TypeResult && p == s.proc.cur && !s.restarts.active
+	if ev.Type == stream.TypeAssistant && p == s.proc.cur {
+		s.usage.noteAssistant(ev.JSON) // usage.go
+	}
 	if ended {
 		s.usage.noteResult(ev.JSON, s.cfg.resume != "")
 		s.restarts.at, s.restarts.fresh, s.restarts.why = "", false, "" // a rewind's restart has its turn (restart.go)

@@ -8,8 +8,9 @@ package proxy
 // first turn of a session that resumed a conversation has no earlier
 // total: its cost is not known and counts as 0). How full the context
 // window is comes from claude's get_context_usage, asked after each turn
-// (totalTokens of maxTokens); the window also from the result's
-// modelUsage contextWindow. Fields (type usageState): all guarded by
+// (totalTokens of maxTokens), and until it answers from the last API
+// call's usage (the turn's last assistant event); the window also from
+// the result's modelUsage contextWindow. Fields (type usageState): all guarded by
 // Session.mu (a part of the Session, not a lock of its own).
 
 import (
@@ -27,7 +28,21 @@ type usageState struct {
 	seenCost      bool    // claudeCost was set by a result of this session
 	contextTokens int64
 	contextWindow int64
+	lastCall      int64  // the context the last API call of the main conversation took (its assistant event's usage)
 	gen           uint64 // counts changes, for the state key
+}
+
+// noteAssistant notes the context an API call took: the input (cached or
+// not) and output tokens of an assistant event of the main conversation
+// (not a subagent's).
+func (u *usageState) noteAssistant(ev []byte) {
+	if gjson.GetBytes(ev, "parent_tool_use_id").String() != "" {
+		return
+	}
+	us := gjson.GetBytes(ev, "message.usage")
+	if n := us.Get("input_tokens").Int() + us.Get("cache_read_input_tokens").Int() + us.Get("cache_creation_input_tokens").Int() + us.Get("output_tokens").Int(); n > 0 {
+		u.lastCall = n
+	}
 }
 
 // noteResult counts the turn a result event ends. resumed says that the
@@ -57,6 +72,9 @@ func (u *usageState) noteResult(result []byte, resumed bool) {
 		}
 		return true
 	})
+	if u.lastCall > 0 {
+		u.contextTokens = u.lastCall // until get_context_usage answers
+	}
 	u.total.InputTokens += t.InputTokens
 	u.total.OutputTokens += t.OutputTokens
 	u.total.CacheReadTokens += t.CacheReadTokens
