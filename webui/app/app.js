@@ -12,6 +12,8 @@ import { initModels, showModel } from "./models.js";
 import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./layout.js";
 import { initNotify, notify, unnotify } from "./notify.js";
 import * as store from "./store.js";
+import { initRewind, askRewind } from "./rewind.js";
+import { showUsage } from "./usage.js";
 
 const { state } = store; // read here, changed through store's functions
 // The status line while a permission dialog waits.
@@ -74,6 +76,7 @@ async function subscribe(v) {
   const r = await conn.request("session/subscribe", { session: v.id, afterSeq: v.lastSeq });
   store.markSubscribed(v);
   showModel(v.id, r.model, r.models);
+  showUsage(v.id, r.usage);
   updateSession(v.id, r.state);
 }
 
@@ -93,8 +96,9 @@ const pushes = {
     renderEvent(v, event);
     if (!v.info.prompt) store.setPrompt(v, promptOf(event));
   },
-  "session/state"({ session, state: st, claudeSessionId, permissionMode, model, models }) {
+  "session/state"({ session, state: st, claudeSessionId, permissionMode, model, models, usage }) {
     const v = view(session);
+    showUsage(session, usage);
     if (v.state === "running" && st === "idle") notify(`turn:${session}`, "Claude finished", `${sessionName(v, state.sessions.values())}`, () => select(session));
     showPermissionMode(session, permissionMode);
     showModel(session, model, models);
@@ -262,6 +266,7 @@ $("#interrupt").addEventListener("click", () => {
 
 configureRenderer({
   request: (type, data) => conn.request(type, data),
+  rewind: askRewind, // "Rewind to here" on a user message (rewind.js)
 });
 
 // ---- history: past sessions (history/list, history/read) ----
@@ -396,6 +401,7 @@ initModels({
   conn,
   notice: (session, text, isError) => notice(view(session), text, isError),
 });
+initRewind({ conn });
 initLayout();
 initNotify();
 composerHint();
