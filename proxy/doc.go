@@ -49,8 +49,11 @@
 // sits on the client, composed of parts with one job each, each in its own
 // file: the process (process.go: spawn, the exit watcher, exit reporting,
 // close), turns (turnstate.go), the permission broker (broker.go), models
-// (model.go), restarts and held turns (restart.go), and MCP in the session
-// (sessionmcp.go); session.go keeps its state and its face to clients
+// (model.go), restarts and held turns (restart.go), MCP in the session
+// (sessionmcp.go), and usage (usage.go: tokens and cost from result events,
+// the context window from get_context_usage); session/rewind (rewind.go)
+// restores files with rewind_files and restarts through the restarts part
+// with --resume-session-at; session.go keeps its state and its face to clients
 // (events in, turns written, subscriptions). What a session reaches of the
 // Server is its sessionEnv (session_env.go: the options it reads, copied;
 // a metrics sink; the MCP configuration in force and the status feed; the
