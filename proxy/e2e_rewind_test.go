@@ -123,7 +123,7 @@ func apiTexts(t *testing.T, api *fakeapi.Server, prompt string) []string {
 	var out []string
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			if b.Type == "text" && !strings.HasPrefix(b.Text, "<system-reminder>") {
+			if b.Type == "text" && m.Role != "system" && !strings.HasPrefix(b.Text, "<system-reminder>") {
 				out = append(out, m.Role+": "+b.Text)
 			}
 		}
