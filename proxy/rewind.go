@@ -63,7 +63,7 @@ func rewindSession(ctx context.Context, s *Session, d *protocol.SessionRewind) (
 		return protocol.SessionRewindResult{}, err
 	}
 	if claudeID == "" {
-		return protocol.SessionRewindResult{}, protocol.FieldErrorf(what, "to", "session %s has no conversation yet (claude has not reported its session)", s.id)
+		return protocol.SessionRewindResult{}, protocol.FieldErrorf(what, "data.to", "session %s has no conversation yet (claude has not reported its session)", s.id)
 	}
 	if s.env.findMessage == nil {
 		return protocol.SessionRewindResult{}, protocol.Errorf(protocol.CodeBadRequest, "%s: history is off (--history-home -), so the message cannot be found", what)
@@ -75,7 +75,7 @@ func rewindSession(ctx context.Context, s *Session, d *protocol.SessionRewind) (
 	case err != nil:
 		return protocol.SessionRewindResult{}, protocol.Errorf(protocol.CodeNotFound, "%s: to: finding message %s: %v", what, d.To, err)
 	case !msg.Prompt:
-		return protocol.SessionRewindResult{}, protocol.FieldErrorf(what, "to", "message %s is a %s record, not a user message (a prompt)", d.To, describeMessage(msg))
+		return protocol.SessionRewindResult{}, protocol.FieldErrorf(what, "data.to", "message %s is a %s record, not a user message (a prompt)", d.To, describeMessage(msg))
 	}
 
 	if d.DryRun {
@@ -146,11 +146,11 @@ func rewindRefusalLocked(s *Session, dryRun bool) error {
 	case s.proc.gone():
 		return protocol.Errorf(protocol.CodeSessionExited, "%s: session %s has exited", what, s.id)
 	case s.restarts.active || s.proc.cur == nil || !s.proc.cur.initialized:
-		return protocol.FieldErrorf(what, "session", "session %s is %s; try again once it is idle", s.id, s.state)
+		return protocol.FieldErrorf(what, "data.session", "session %s is %s; try again once it is idle", s.id, s.state)
 	case dryRun:
 		return nil
 	case s.turns.busy() || len(s.restarts.held) > 0 || s.restarts.flushing:
-		return protocol.FieldErrorf(what, "session", "a turn of session %s is running; interrupt it (session/interrupt) or wait for its result, then rewind", s.id)
+		return protocol.FieldErrorf(what, "data.session", "a turn of session %s is running; interrupt it (session/interrupt) or wait for its result, then rewind", s.id)
 	}
 	return nil
 }
