@@ -50,7 +50,7 @@
 // file: the process (process.go: spawn, the exit watcher, exit reporting,
 // close), turns (turnstate.go), the permission broker (broker.go), models
 // (model.go), restarts and held turns (restart.go), MCP in the session
-// (sessionmcp.go), and usage (usage.go: tokens and cost from result events,
+// (sessionmcp.go), and usage (proxy/usage, usage.go: tokens and cost from result events,
 // the context window from get_context_usage); session/rewind (rewind.go)
 // restores files with rewind_files and restarts through the restarts part
 // with --resume-session-at; session.go keeps its state and its face to clients

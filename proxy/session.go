@@ -74,7 +74,7 @@ type Session struct {
 	broker   broker     // permission requests and the mode (broker.go)
 	models   models     // models (model.go)
 	mcp      sessionMCP // MCP in the session (sessionmcp.go)
-	usage    usageState // what the turns used (usage.go); guarded by mu
+	usage    usageState // what the turns used (proxy/usage; usage.go); guarded by mu
 
 	wg sync.WaitGroup
 }
@@ -166,10 +166,10 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	}
 	ended := ev.Type == stream.TypeResult && p == s.proc.cur && !s.restarts.active
 	if ev.Type == stream.TypeAssistant && p == s.proc.cur {
-		s.usage.noteAssistant(ev.JSON) // usage.go
+		s.usage.NoteAssistant(ev.JSON) // proxy/usage
 	}
 	if ended {
-		s.usage.noteResult(ev.JSON, s.cfg.resume != "")
+		s.usage.NoteResult(ev.JSON, s.cfg.resume != "")
 		s.restarts.at, s.restarts.fresh, s.restarts.why = "", false, "" // a rewind's restart has its turn (restart.go)
 	}
 	before := s.state
@@ -218,14 +218,14 @@ func (s *Session) pushStateLocked(reason string) {
 // one that catches up is sent a session/state when it turns live if any
 // of them changed meanwhile (liveFramesLocked).
 func (s *Session) stateKeyLocked() string {
-	return s.state + "\x00" + s.broker.mode + "\x00" + s.models.current + "\x00" + strconv.FormatUint(s.models.gen, 10) + "\x00" + strconv.FormatUint(s.usage.gen, 10)
+	return s.state + "\x00" + s.broker.mode + "\x00" + s.models.current + "\x00" + strconv.FormatUint(s.models.gen, 10) + "\x00" + strconv.FormatUint(s.usage.Gen(), 10)
 }
 
 // stateFrameLocked is the session/state push of the state now (nil, and
 // logged, if it cannot be encoded).
 func (s *Session) stateFrameLocked(reason string) []byte {
 	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.mode,
-		Model: s.models.current, Models: s.models.infos(), Usage: s.usage.info()})
+		Model: s.models.current, Models: s.models.infos(), Usage: s.usage.Info()})
 	if err != nil {
 		s.log.Error("session state", "err", err)
 		return nil
@@ -353,7 +353,7 @@ func (s *Session) subscribe(c *client, id json.RawMessage, afterSeq int64) error
 	}
 	return s.hub.subscribe(c, s, afterSeq, s.stateKeyLocked(), func(first, last int64) ([]byte, error) {
 		return encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last,
-			Model: s.models.current, Models: s.models.infos(), Usage: s.usage.info()})
+			Model: s.models.current, Models: s.models.infos(), Usage: s.usage.Info()})
 	})
 }
 

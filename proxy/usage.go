@@ -1,118 +1,13 @@
 package proxy
 
-// The usage part of a Session: what its turns used, for session/state's
-// usage (SPEC §4). Each result event gives the turn's tokens (its usage:
-// the sum over the turn's API calls) and claude's total_cost_usd, which
-// is the conversation's cost so far: claude carries it over --resume, so
-// a turn's cost is the difference from the total seen before it (the
-// first turn of a session that resumed a conversation has no earlier
-// total: its cost is not known and counts as 0). How full the context
-// window is comes from claude's get_context_usage, asked after each turn
-// (totalTokens of maxTokens), and until it answers from the last API
-// call's usage (the turn's last assistant event); the window also from
-// the result's modelUsage contextWindow. Fields (type usageState): all guarded by
-// Session.mu (a part of the Session, not a lock of its own).
+// The usage part of a Session (proxy/usage: what its turns used) lives in
+// Session.usage, guarded by Session.mu; after each turn the session asks
+// claude how full the context window is.
 
-import (
-	"github.com/tidwall/gjson"
-
-	"github.com/ccproxy/ccproxy/protocol"
-)
+import "github.com/ccproxy/ccproxy/proxy/usage"
 
 // usageState is the usage part of a session. Guarded by Session.mu.
-type usageState struct {
-	total         protocol.TokenUsage
-	last          *protocol.TokenUsage
-	turns         int64
-	claudeCost    float64 // total_cost_usd of the last result (the conversation's, as claude counts it)
-	seenCost      bool    // claudeCost was set by a result of this session
-	contextTokens int64
-	contextWindow int64
-	lastCall      int64  // the context the last API call of the main conversation took (its assistant event's usage)
-	gen           uint64 // counts changes, for the state key
-}
-
-// noteAssistant notes the context an API call took: the input (cached or
-// not) and output tokens of an assistant event of the main conversation
-// (not a subagent's).
-func (u *usageState) noteAssistant(ev []byte) {
-	if gjson.GetBytes(ev, "parent_tool_use_id").String() != "" {
-		return
-	}
-	us := gjson.GetBytes(ev, "message.usage")
-	if n := us.Get("input_tokens").Int() + us.Get("cache_read_input_tokens").Int() + us.Get("cache_creation_input_tokens").Int() + us.Get("output_tokens").Int(); n > 0 {
-		u.lastCall = n
-	}
-}
-
-// noteResult counts the turn a result event ends. resumed says that the
-// session's conversation was resumed (its claude knew an earlier cost).
-func (u *usageState) noteResult(result []byte, resumed bool) {
-	r := gjson.ParseBytes(result)
-	us := r.Get("usage")
-	t := protocol.TokenUsage{
-		InputTokens:         max(0, us.Get("input_tokens").Int()),
-		OutputTokens:        max(0, us.Get("output_tokens").Int()),
-		CacheReadTokens:     max(0, us.Get("cache_read_input_tokens").Int()),
-		CacheCreationTokens: max(0, us.Get("cache_creation_input_tokens").Int()),
-	}
-	if c := r.Get("total_cost_usd"); c.Exists() {
-		cost := c.Float()
-		switch {
-		case u.seenCost:
-			t.CostUSD = max(0, cost-u.claudeCost)
-		case !resumed:
-			t.CostUSD = max(0, cost)
-		}
-		u.claudeCost, u.seenCost = cost, true
-	}
-	r.Get("modelUsage").ForEach(func(_, m gjson.Result) bool {
-		if w := m.Get("contextWindow").Int(); w > 0 {
-			u.contextWindow = w
-		}
-		return true
-	})
-	if u.lastCall > 0 {
-		u.contextTokens = u.lastCall // until get_context_usage answers
-	}
-	u.total.InputTokens += t.InputTokens
-	u.total.OutputTokens += t.OutputTokens
-	u.total.CacheReadTokens += t.CacheReadTokens
-	u.total.CacheCreationTokens += t.CacheCreationTokens
-	u.total.CostUSD += t.CostUSD
-	u.last = &t
-	u.turns++
-	u.gen++
-}
-
-// noteContext takes claude's answer to get_context_usage; it reports
-// whether anything changed.
-func (u *usageState) noteContext(resp []byte) bool {
-	r := gjson.ParseBytes(resp)
-	used, window := r.Get("totalTokens").Int(), r.Get("maxTokens").Int()
-	if used < 0 || window < 0 || (used == u.contextTokens && (window == 0 || window == u.contextWindow)) {
-		return false
-	}
-	u.contextTokens = used
-	if window > 0 {
-		u.contextWindow = window
-	}
-	u.gen++
-	return true
-}
-
-// info is session/state's usage: nil before the first turn ended.
-func (u *usageState) info() *protocol.SessionUsage {
-	if u.turns == 0 && u.contextTokens == 0 {
-		return nil
-	}
-	su := &protocol.SessionUsage{Total: u.total, Turns: u.turns, ContextTokens: u.contextTokens, ContextWindow: u.contextWindow}
-	if u.last != nil {
-		l := *u.last
-		su.LastTurn = &l
-	}
-	return su
-}
+type usageState = usage.State
 
 // askContextUsage asks p for the context window's use after a turn and
 // tells the subscribers. Called without the session's lock.
@@ -124,7 +19,7 @@ func askContextUsage(s *Session, p *claudeProc) {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.proc.cur == p && s.usage.noteContext(r.resp) {
+		if s.proc.cur == p && s.usage.NoteContext(r.resp) {
 			s.pushStateLocked("")
 		}
 	})
