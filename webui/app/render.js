@@ -767,7 +767,7 @@ export function renderPast(v, ev) {
 function rewindable(v, bubble, uuid) {
   if (!uuid || !hooks.rewind || v.state === "history" || v.id.startsWith("history:")) return;
   bubble.dataset.uuid = uuid;
-  const b = el("button", "rewind-btn", "↶");
+  const b = el("button", "rewind-btn"); // its ↶ is CSS: the bubble's text stays the user's
   b.type = "button";
   b.title = "Rewind to here: continue from before this message";
   b.setAttribute("aria-label", "Rewind to here");
