@@ -22,6 +22,7 @@ var allRequestTypes = []string{
 	protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest,
 	protocol.TypeMCPTrust, protocol.TypeMCPToggle, protocol.TypeMCPReconnect, protocol.TypeMCPLogin,
 	protocol.TypeMCPLogout,
+	protocol.TypeSessionRewind,
 }
 
 // Every request type of the protocol has one entry in the feature table,

@@ -172,12 +172,8 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		s.usage.NoteResult(ev.JSON, s.cfg.resume != "")
 		s.restarts.at, s.restarts.fresh, s.restarts.why = "", false, "" // a rewind's restart has its turn (restart.go)
 	}
-	before := s.state
 	if p == s.proc.cur && !s.restarts.active && s.turns.event(ev, s.log) {
-		s.settleStateLocked()
-	}
-	if ended && s.state == before {
-		s.pushStateLocked("") // the usage changed
+		s.settleStateLocked() // the idle push carries the turn's usage
 	}
 	s.mu.Unlock()
 	if ended {
