@@ -812,9 +812,6 @@ func (a *Agent) push(s *session, id string, f protocol.Frame) {
 		// being suspended, nor (while s resumes) the one it replaces.
 		current := s.id == id && !s.suspended && s.moving == nil
 		s.mu.Unlock()
-		for _, u := range s.mapper.UsageUpdate(st.Usage) { // usage.go
-			_ = a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: s.acpID, Update: u})
-		}
 		if st.PermissionMode != "" {
 			for _, u := range s.mapper.ModeUpdate(st.PermissionMode) {
 				_ = a.conn.SessionUpdate(a.ctx, sdk.SessionNotification{SessionId: s.acpID, Update: u})

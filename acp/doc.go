@@ -21,7 +21,7 @@
 //	ccproxy ─ websocket ─► client read loop ─► the session's push handler (Agent.push):
 //	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
 //	                         session/state (permissionMode) ─► current_mode_update; exited/closed ends the waiting prompt
-//	                         session/state (usage) ─► usage_update (used/size, cost; usage.go); a result's usage ─► the prompt response's usage
+//	                         a result ─► usage_update (used/size, cost; usage.go) before the prompt response, which carries the turn's usage
 //	                         permission/request ─► goroutine: session/request_permission ─► permission/respond
 //	                         permission/resolved ─► withdraws the editor's prompt (its context is cancelled)
 //

@@ -38,6 +38,7 @@ type Mapper struct {
 	mode     string                 // the mode last sent
 	history  bool                   // replaying a stored session: the user's prompts are sent too
 	usage    sdk.SessionUsageUpdate // the usage_update last sent (usage.go)
+	lastCall int                    // the context the last API call took (usage.go)
 }
 
 type toolInfo struct {
@@ -65,13 +66,14 @@ func (m *Mapper) Map(ev []byte) ([]sdk.SessionUpdate, *Result) {
 		if e.Get("parent_tool_use_id").String() != "" {
 			return m.assistant(e, true), nil // a subagent's message: its tool uses only
 		}
+		m.noteCall(e) // usage.go
 		return m.assistant(e, false), nil
 	case "user":
 		return m.user(e), nil
 	case "system":
 		return m.system(e), nil
 	case "result":
-		return nil, resultOf(e)
+		return m.resultUsage(e), resultOf(e) // the usage_update goes before the prompt's answer
 	}
 	return nil, nil
 }

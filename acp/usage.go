@@ -4,8 +4,10 @@ package acp
 // the prompt response's usage is the turn's tokens, from the result
 // event's usage (the sum over the turn's API calls); a usage_update
 // session update carries how full the context window is (used/size) and
-// the session's cost, from ccproxy's session/state usage (SPEC §4), sent
-// when they change.
+// the conversation's cost, from the result event (the window from its
+// modelUsage, the cost its total_cost_usd) and the last API call's usage
+// (its assistant event), sent with the result, before the prompt's answer
+// (a later one could meet an editor that already quit).
 
 import (
 	sdk "github.com/coder/acp-go-sdk"
@@ -59,4 +61,24 @@ func (m *Mapper) UsageUpdate(u *protocol.SessionUsage) []sdk.SessionUpdate {
 	}
 	m.usage = key
 	return []sdk.SessionUpdate{*up}
+}
+
+// noteCall notes the context an API call of the main conversation took.
+func (m *Mapper) noteCall(e gjson.Result) {
+	us := e.Get("message.usage")
+	if n := us.Get("input_tokens").Int() + us.Get("cache_read_input_tokens").Int() + us.Get("cache_creation_input_tokens").Int() + us.Get("output_tokens").Int(); n > 0 {
+		m.lastCall = int(n)
+	}
+}
+
+// resultUsage is the usage_update a result event makes, when it says
+// something new.
+func (m *Mapper) resultUsage(e gjson.Result) []sdk.SessionUpdate {
+	var window int64
+	e.Get("modelUsage").ForEach(func(_, v gjson.Result) bool {
+		window = max(window, v.Get("contextWindow").Int())
+		return true
+	})
+	return m.UsageUpdate(&protocol.SessionUsage{Total: protocol.TokenUsage{CostUSD: e.Get("total_cost_usd").Float()},
+		ContextTokens: int64(m.lastCall), ContextWindow: window})
 }
