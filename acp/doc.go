@@ -20,6 +20,7 @@
 //	                         session/event ─► Mapper.Map ─► session/update notifications (stdout); a result ends the waiting prompt
 //	                         session/state (permissionMode) ─► current_mode_update; exited/closed ends the waiting prompt
 //	                         session/commands ─► available_commands_update (Mapper.ProxyCommands)
+//	                         a result ─► usage_update (used/size, cost; usage.go) before the prompt response, which carries the turn's usage
 //	                         permission/request ─► goroutine: session/request_permission ─► permission/respond
 //	                         permission/resolved ─► withdraws the editor's prompt (its context is cancelled)
 //

@@ -260,7 +260,7 @@ func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
 	os.WriteFile(filepath.Join(project, ".mcp.json"), mcpJSON, 0o644)
 	marker := "acp-real-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	env := append(api.Env(home), "CCPROXY_TEST_MARKER="+marker)
-	got := runClient(t, []string{"--claude", claude, "--project", project, "--trust-project-mcp"}, env, project, nil, [][]map[string]any{
+	got, agentLog := runClientWith(t, []string{"--claude", claude, "--project", project, "--trust-project-mcp"}, env, project, map[string]any{"load": nil}, [][]map[string]any{
 		{{"text": "Say HELLO"}, {"text": "Show an IMAGE", "onPermission": "allow"}},
 		{{"text": "Show an IMAGE", "onPermission": "cancel"}},
 	})
@@ -268,10 +268,16 @@ func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
 	var text strings.Builder
 	var sawThought, sawImage bool
 	var perms int
+	var usages []map[string]any // the prompt responses' usage
+	var usageUpdates []map[string]any
 	for _, o := range got {
 		switch o["ev"] {
 		case "stop":
 			stops = append(stops, o.str("result", "stopReason"))
+			if r, _ := o["result"].(map[string]any); r != nil && r["stopReason"] == "end_turn" {
+				u, _ := r["usage"].(map[string]any)
+				usages = append(usages, u)
+			}
 		case "permission":
 			perms++
 			if tc := o["params"].(map[string]any)["toolCall"].(map[string]any); tc["title"] != "testmcp · image" {
@@ -288,6 +294,8 @@ func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
 				text.WriteString(o.str("update", "content", "text"))
 			case "agent_thought_chunk":
 				sawThought = true
+			case "usage_update":
+				usageUpdates = append(usageUpdates, u)
 			case "tool_call_update":
 				for _, c := range u["content"].([]any) {
 					if b := c.(map[string]any)["content"].(map[string]any); b["type"] == "image" {
@@ -310,6 +318,27 @@ func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "Hello from the fake API, streamed in pieces.") {
 		t.Errorf("streamed text %q", text.String())
+	}
+	// Usage (usage.go): each ended turn's tokens in its prompt response,
+	// and usage_update with the context window and the cost.
+	for i, u := range usages {
+		if u == nil || u["inputTokens"].(float64) <= 0 || u["outputTokens"].(float64) <= 0 || u["totalTokens"].(float64) < u["inputTokens"].(float64)+u["outputTokens"].(float64) {
+			t.Errorf("prompt response %d usage %v, want the turn's tokens", i, u)
+		}
+	}
+	if len(usageUpdates) == 0 {
+		t.Errorf("no usage_update")
+	}
+	defer func() {
+		if t.Failed() {
+			t.Logf("agent log:\n%s", agentLog)
+		}
+	}()
+	for _, u := range usageUpdates {
+		cost, _ := u["cost"].(map[string]any)
+		if u["size"].(float64) <= 0 || u["used"].(float64) <= 0 || u["used"].(float64) >= u["size"].(float64) || cost == nil || cost["currency"] != "USD" || cost["amount"].(float64) <= 0 {
+			t.Errorf("usage_update %v", u)
+		}
 	}
 	if !sawThought || !sawImage || perms != 2 {
 		t.Errorf("thought %v, image %v, permission requests %d (want 2)", sawThought, sawImage, perms)

@@ -21,6 +21,7 @@ type Result struct {
 	IsError bool           `json:"isError,omitempty"` // an error that is none of the stop reasons (Text says which)
 	Subtype string         `json:"subtype"`           // the CLI's result subtype
 	Text    string         `json:"text,omitempty"`    // the result text
+	Usage   *sdk.Usage     `json:"usage,omitempty"`   // the turn's tokens (usage.go)
 }
 
 // Mapper turns one session's normalized events (SPEC §7) into ACP session
@@ -32,13 +33,15 @@ type Result struct {
 type Mapper struct {
 	Fetch    BlobFetcher
 	tools    map[string]toolInfo
-	streamed map[string]bool // message ids whose text/thinking came as deltas
-	curMsg   string          // message id of the stream in progress
-	commands string          // the commands last sent (JSON), to send changes only
-	rich     bool            // commands came with descriptions (commands_changed): init's names do not replace them
-	proxy    bool            // the proxy says the commands (session/commands): the events' lists are not used
-	mode     string          // the mode last sent
-	history  bool            // replaying a stored session: the user's prompts are sent too
+	streamed map[string]bool        // message ids whose text/thinking came as deltas
+	curMsg   string                 // message id of the stream in progress
+	commands string                 // the commands last sent (JSON), to send changes only
+	rich     bool                   // commands came with descriptions (commands_changed): init's names do not replace them
+	proxy    bool                   // the proxy says the commands (session/commands): the events' lists are not used
+	mode     string                 // the mode last sent
+	history  bool                   // replaying a stored session: the user's prompts are sent too
+	usage    sdk.SessionUsageUpdate // the usage_update last sent (usage.go)
+	lastCall int                    // the context the last API call took (usage.go)
 }
 
 type toolInfo struct {
@@ -66,13 +69,14 @@ func (m *Mapper) Map(ev []byte) ([]sdk.SessionUpdate, *Result) {
 		if e.Get("parent_tool_use_id").String() != "" {
 			return m.assistant(e, true), nil // a subagent's message: its tool uses only
 		}
+		m.noteCall(e) // usage.go
 		return m.assistant(e, false), nil
 	case "user":
 		return m.user(e), nil
 	case "system":
 		return m.system(e), nil
 	case "result":
-		return nil, resultOf(e)
+		return m.resultUsage(e), resultOf(e) // the usage_update goes before the prompt's answer
 	}
 	return nil, nil
 }
@@ -327,7 +331,7 @@ func modeUpdate(mode string) sdk.SessionUpdate {
 
 // resultOf maps the CLI's result to an ACP stop reason.
 func resultOf(e gjson.Result) *Result {
-	r := &Result{Subtype: e.Get("subtype").String(), Text: e.Get("result").String(), Stop: sdk.StopReasonEndTurn}
+	r := &Result{Subtype: e.Get("subtype").String(), Text: e.Get("result").String(), Stop: sdk.StopReasonEndTurn, Usage: turnUsage(e)}
 	switch r.Subtype {
 	case "success":
 		switch e.Get("stop_reason").String() {

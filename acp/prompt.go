@@ -230,7 +230,7 @@ func (r *promptRun) wait() (sdk.PromptResponse, error) {
 	if res.IsError {
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": res.Text, "subtype": res.Subtype})
 	}
-	return sdk.PromptResponse{StopReason: res.Stop}, nil
+	return sdk.PromptResponse{StopReason: res.Stop, Usage: res.Usage}, nil
 }
 
 // interrupt interrupts s's running turn, unless it is being interrupted

@@ -31,6 +31,8 @@
 //	       shrunk or replaced ─► read all again
 //	       ─► sort newest first (Updated, then id) ─► page after the cursor
 //
+//	Message: find <id>.jsonl ─► read from the start to the record of a uuid ─► its type, parentUuid, whether a prompt (session/rewind)
+//
 //	Read:  find <id>.jsonl ─► seek to the cursor (a byte offset) ─► stream.Reader (capped lines)
 //	       ─► record ─► live-shaped event {"type","message","parent_tool_use_id",
 //	          "tool_use_result","uuid","session_id","timestamp"} ─► stream.Normalizer

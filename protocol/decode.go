@@ -248,6 +248,7 @@ var (
 		TypeHistoryRestore:     func() Data { return new(HistoryRestore) },
 		TypeHistoryTrash:       func() Data { return new(HistoryTrash) },
 		TypeHistoryExport:      func() Data { return new(HistoryExport) },
+		TypeSessionRewind:      func() Data { return new(SessionRewind) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -285,6 +286,7 @@ var (
 		TypeHistoryRestore:     func() Data { return new(HistoryRestoreResult) },
 		TypeHistoryTrash:       func() Data { return new(HistoryTrashResult) },
 		TypeHistoryExport:      func() Data { return new(HistoryExportResult) },
+		TypeSessionRewind:      func() Data { return new(SessionRewindResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

@@ -208,12 +208,13 @@ type SessionSubscribe struct {
 
 // SessionSubscribeResult is the data of the reply to session/subscribe.
 type SessionSubscribeResult struct {
-	Session  string      `json:"session" schema:"ref=SessionId"`
-	State    string      `json:"state" schema:"ref=SessionState"`
-	FirstSeq int64       `json:"firstSeq" jsonschema:"Oldest seq the log holds (lastSeq+1 when it is empty)." schema:"minimum=1"`
-	LastSeq  int64       `json:"lastSeq" jsonschema:"Newest seq assigned so far (0 when none)." schema:"minimum=0"`
-	Model    string      `json:"model,omitempty" jsonschema:"The model the session runs now (as in session/state)." schema:"ref=ModelValue"`
-	Models   []ModelInfo `json:"models,omitempty" jsonschema:"The models claude offers (as in session/state), at most 64." schema:"maxItems=MaxModels"`
+	Session  string        `json:"session" schema:"ref=SessionId"`
+	State    string        `json:"state" schema:"ref=SessionState"`
+	FirstSeq int64         `json:"firstSeq" jsonschema:"Oldest seq the log holds (lastSeq+1 when it is empty)." schema:"minimum=1"`
+	LastSeq  int64         `json:"lastSeq" jsonschema:"Newest seq assigned so far (0 when none)." schema:"minimum=0"`
+	Model    string        `json:"model,omitempty" jsonschema:"The model the session runs now (as in session/state)." schema:"ref=ModelValue"`
+	Models   []ModelInfo   `json:"models,omitempty" jsonschema:"The models claude offers (as in session/state), at most 64." schema:"maxItems=MaxModels"`
+	Usage    *SessionUsage `json:"usage,omitempty" jsonschema:"What the session's turns used (as in session/state)."`
 }
 
 // SessionUnsubscribe is the data of session/unsubscribe.
@@ -684,13 +685,14 @@ type SessionEvent struct {
 
 // SessionState is the data of session/state.
 type SessionState struct {
-	Session         string      `json:"session" schema:"ref=SessionId"`
-	State           string      `json:"state" schema:"ref=SessionState"`
-	ClaudeSessionID string      `json:"claudeSessionId,omitempty"`
-	Reason          string      `json:"reason,omitempty"`
-	PermissionMode  string      `json:"permissionMode,omitempty" jsonschema:"The session's permission mode, as claude last reported it." schema:"ref=PermissionMode"`
-	Model           string      `json:"model,omitempty" jsonschema:"The model the session runs: the value last set by session/setModel (or session/create), else the model id claude's system/init reports." schema:"ref=ModelValue"`
-	Models          []ModelInfo `json:"models,omitempty" jsonschema:"The models claude offers (its initialize reply), at most 64." schema:"maxItems=MaxModels"`
+	Session         string        `json:"session" schema:"ref=SessionId"`
+	State           string        `json:"state" schema:"ref=SessionState"`
+	ClaudeSessionID string        `json:"claudeSessionId,omitempty"`
+	Reason          string        `json:"reason,omitempty"`
+	PermissionMode  string        `json:"permissionMode,omitempty" jsonschema:"The session's permission mode, as claude last reported it." schema:"ref=PermissionMode"`
+	Model           string        `json:"model,omitempty" jsonschema:"The model the session runs: the value last set by session/setModel (or session/create), else the model id claude's system/init reports." schema:"ref=ModelValue"`
+	Models          []ModelInfo   `json:"models,omitempty" jsonschema:"The models claude offers (its initialize reply), at most 64." schema:"maxItems=MaxModels"`
+	Usage           *SessionUsage `json:"usage,omitempty" jsonschema:"What the session's turns used, once a turn ended (SPEC session/state)."`
 }
 
 // SessionExited is the data of session/exited. Code is null when the
@@ -911,3 +913,47 @@ const (
 	MaxCommandDescriptionBytes = 1024
 	MaxCommandAliases          = 8
 )
+
+// SessionRewind is the data of session/rewind: the conversation continues
+// from just before the user message To (its uuid, as live events and
+// history/read carry it); with Files the files claude changed since then
+// are restored first; DryRun only answers which files would change.
+type SessionRewind struct {
+	Session string `json:"session" schema:"ref=SessionId"`
+	To      string `json:"to" jsonschema:"The uuid of a user message (a prompt, not a tool result) of the session's conversation." schema:"ref=MessageUuid"`
+	Files   bool   `json:"files,omitempty" jsonschema:"Also restore the files claude changed since that message."`
+	DryRun  bool   `json:"dryRun,omitempty" jsonschema:"Change nothing: answer the files a rewind with files would restore."`
+}
+
+// MaxRewindFiles bounds SessionRewindResult.Files.
+const MaxRewindFiles = 1000
+
+// SessionRewindResult is the data of the reply to session/rewind.
+type SessionRewindResult struct {
+	Files           []string `json:"files" jsonschema:"The files changed since the message (absolute paths, at most 1000): restored when files was set, would be with dryRun." schema:"maxItems=MaxRewindFiles"`
+	Insertions      int64    `json:"insertions,omitempty" jsonschema:"Lines a dry run would add back." schema:"minimum=0"`
+	Deletions       int64    `json:"deletions,omitempty" jsonschema:"Lines a dry run would remove." schema:"minimum=0"`
+	FilesError      string   `json:"filesError,omitempty" jsonschema:"Why claude has no file checkpoint for the message (a dry run; a rewind with files fails instead)."`
+	Rewound         bool     `json:"rewound" jsonschema:"The conversation was rewound (false for a dry run)."`
+	ClaudeSessionID string   `json:"claudeSessionId,omitempty" jsonschema:"The Claude session the conversation continues in: the same one, or a new one when To was its first message." schema:"ref=ClaudeSessionId"`
+}
+
+// TokenUsage counts the tokens and the cost of one turn or of several.
+type TokenUsage struct {
+	InputTokens         int64   `json:"inputTokens" schema:"minimum=0"`
+	OutputTokens        int64   `json:"outputTokens" schema:"minimum=0"`
+	CacheReadTokens     int64   `json:"cacheReadTokens" jsonschema:"Input tokens read from the prompt cache." schema:"minimum=0"`
+	CacheCreationTokens int64   `json:"cacheCreationTokens" jsonschema:"Input tokens written to the prompt cache." schema:"minimum=0"`
+	CostUSD             float64 `json:"costUsd" jsonschema:"Cost in US dollars, as claude estimates it." schema:"minimum=0"`
+}
+
+// SessionUsage is session/state's usage: the turns of the session so far
+// (every claude process it ran), the last turn, and how full the context
+// window is when claude said so.
+type SessionUsage struct {
+	Total         TokenUsage  `json:"total" jsonschema:"All turns of this ccproxy session so far."`
+	LastTurn      *TokenUsage `json:"lastTurn,omitempty" jsonschema:"The last turn that ended."`
+	Turns         int64       `json:"turns" jsonschema:"Turns counted in total." schema:"minimum=0"`
+	ContextTokens int64       `json:"contextTokens,omitempty" jsonschema:"Tokens the conversation takes in the context window now (claude's get_context_usage)." schema:"minimum=0"`
+	ContextWindow int64       `json:"contextWindow,omitempty" jsonschema:"The model's context window in tokens." schema:"minimum=0"`
+}

@@ -32,6 +32,7 @@ const (
 	TypeSessionList        = "session/list"
 	TypeSessionSetMode     = "session/setPermissionMode"
 	TypeSessionSetModel    = "session/setModel"
+	TypeSessionRewind      = "session/rewind"
 	TypePermissionRespond  = "permission/respond"
 	TypeMCPSubscribe       = "mcp/subscribe"
 	TypeMCPUnsubscribe     = "mcp/unsubscribe"
@@ -120,6 +121,7 @@ var requestTypes = []string{
 	TypeMCPLogin, TypeMCPLogout,
 	TypeSessionFiles,
 	TypeHistoryRename, TypeHistoryDelete, TypeHistoryRestore, TypeHistoryTrash, TypeHistoryExport,
+	TypeSessionRewind,
 }
 
 var pushTypes = []string{

@@ -42,6 +42,7 @@ var tagConsts = map[string]int{
 	"MaxModelDescriptionBytes": MaxModelDescriptionBytes,
 	"MaxModels":                MaxModels,
 	"MaxCommands":              MaxCommands,
+	"MaxRewindFiles":           MaxRewindFiles,
 }
 
 // Enumerations: the schema's enums (defs.json) are made from these lists.
@@ -754,3 +755,9 @@ func (d HistoryExportResult) Validate() error            { return validateValue(
 
 // Validate checks an error reply's error member.
 func (e Error) Validate() error { return validateValue(e) }
+
+func (d SessionRewind) Validate() error       { return validateValue(d) }
+func (d SessionRewindResult) Validate() error { return validateValue(d) }
+
+func (SessionRewind) checkSemantics(*check)       {}
+func (SessionRewindResult) checkSemantics(*check) {}

@@ -54,7 +54,11 @@
 // the new process answered initialize), suspend while idle (suspend.go:
 // after IdleTimeout with nothing under way claude is stopped, state
 // suspended; the next send, setModel or setPermissionMode resumes it
-// through the restart path), and MCP in the session (sessionmcp.go). What a session reaches of the Server is its sessionEnv
+// through the restart path), MCP in the session (sessionmcp.go), and
+// usage (proxy/usage, usage.go: tokens and cost from result events, the
+// context window from get_context_usage); session/rewind (rewind.go)
+// restores files with rewind_files and restarts through the restarts part
+// with --resume-session-at. What a session reaches of the Server is its sessionEnv
 // (session_env.go), built by Server.newSession. Claude's control requests
 // are answered at once: can_use_tool goes to the broker, anything else
 // gets an error. Claude is located with FindClaude and must be

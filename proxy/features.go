@@ -184,6 +184,11 @@ func (s *Server) newFeatures() featureTable {
 					return sess.setModel(ctx, d.Model)
 				})
 			}),
+			later(protocol.TypeSessionRewind, func(c *client, d *protocol.SessionRewind) (slowPart, error) {
+				return s.controlRequest(d.Session, func(ctx context.Context, sess *Session) (protocol.Data, error) {
+					return rewindSession(ctx, sess, d) // rewind.go
+				})
+			}),
 		}},
 		{capability: protocol.CapImages},
 		{capability: protocol.CapPartialMessages},

@@ -23,6 +23,7 @@ var allRequestTypes = []string{
 	protocol.TypeMCPTrust, protocol.TypeMCPToggle, protocol.TypeMCPReconnect, protocol.TypeMCPLogin,
 	protocol.TypeMCPLogout, protocol.TypeSessionFiles,
 	protocol.TypeHistoryRename, protocol.TypeHistoryDelete, protocol.TypeHistoryRestore, protocol.TypeHistoryTrash, protocol.TypeHistoryExport,
+	protocol.TypeSessionRewind,
 }
 
 // Every request type of the protocol has one entry in the feature table,

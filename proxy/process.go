@@ -106,15 +106,19 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	o := s.env.opts
 	s.mu.Lock()
 	model, mode := s.models.Chosen(), s.broker.Mode()
+	resumeArgs := s.cfg.forkArgs(resume)
+	if at := s.restarts.at; at != "" && resume != "" {
+		resumeArgs = append(resumeArgs, "--resume-session-at", at) // a rewind (rewind.go)
+	}
 	s.mu.Unlock()
 	// The handlers use p only as the identity of the process (p.cli is set
 	// after Start, while they may already run).
 	p := &claudeProc{release: release, finished: make(chan struct{}), mcpLaunched: launched, model: model, mode: mode}
 	cli, err := claudecli.Start(claudecli.Config{
 		Path:             claude.Path,
-		Args:             claudeArgs(o.claudePrefixArgs, model, mode, resume, s.cfg.forkArgs(resume), mcpArgs),
+		Args:             claudeArgs(o.claudePrefixArgs, model, mode, resume, resumeArgs, mcpArgs),
 		Dir:              s.cfg.cwd,
-		Env:              s.env.claudeEnv(),
+		Env:              withFileCheckpoints(s.env.claudeEnv()),
 		Stream:           stream.Options{Attachments: stream.AttachSink, Sink: s.env.blobs},
 		MaxLineBytes:     o.maxLineBytes,
 		StderrTailBytes:  o.stderrTailBytes,

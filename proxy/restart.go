@@ -22,6 +22,16 @@ type restarts struct {
 	held     []heldTurn    // turns waiting for a restarted process (at most maxHeldTurns)
 	flushing bool          // held turns are being written
 	writing  chan struct{} // non-nil while a held turn taken from held is being written; closed after (interrupt.go)
+
+	// A rewind (rewind.go) restarts with these: at is the message the
+	// conversation resumes at (--resume-session-at), fresh starts a new
+	// conversation (the rewind went to its first message), why is the
+	// reason of the state push once the new process runs. They stay until
+	// the new process ends a turn (usage.go: noteResult), so a restart
+	// before then resumes at the same place.
+	at    string
+	fresh bool
+	why   string
 }
 
 type heldTurn struct {
@@ -72,7 +82,10 @@ func (s *Session) restart(old *claudeProc) {
 	s.mu.Lock()
 	// The conversation claude reported, or, before its first turn, the one
 	// the session was created to resume.
-	resume := cmp.Or(s.claudeID, s.cfg.resume)
+	resume := s.claudeID
+	if resume == "" && !s.restarts.fresh {
+		resume = s.cfg.resume
+	}
 	closing := s.proc.closing
 	s.mu.Unlock()
 	fail := func(msg string) {
@@ -125,7 +138,7 @@ func (s *Session) restart(old *claudeProc) {
 		why = "resumed with the new MCP configuration"
 	}
 	s.state = "" // so the next line announces it
-	s.setStateLocked(protocol.StateStarting, why)
+	s.setStateLocked(protocol.StateStarting, cmp.Or(s.restarts.why, why))
 	s.mu.Unlock()
 	s.run(p, nil)
 	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)

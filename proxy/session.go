@@ -86,6 +86,7 @@ type Session struct {
 	cmds     commands        // slash commands (commands.go); guarded by mu
 	mcp      sessionMCP      // MCP in the session (sessionmcp.go)
 	suspend  suspension      // suspended while idle, resumed by the next use (suspend.go); guarded by mu
+	usage    usageState      // what the turns used (proxy/usage; usage.go); guarded by mu
 
 	wg sync.WaitGroup
 }
@@ -185,10 +186,21 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 			s.cmds.note(s.id, gjson.GetBytes(ev.JSON, "commands"), s.log, s.hub.push)
 		}
 	}
+	ended := ev.Type == stream.TypeResult && p == s.proc.cur && !s.restarts.active
+	if ev.Type == stream.TypeAssistant && p == s.proc.cur {
+		s.usage.NoteAssistant(ev.JSON) // proxy/usage
+	}
+	if ended {
+		s.usage.NoteResult(ev.JSON, s.cfg.resume != "")
+		s.restarts.at, s.restarts.fresh, s.restarts.why = "", false, "" // a rewind's restart has its turn (restart.go)
+	}
 	if p == s.proc.cur && !s.restarts.active && s.turns.Event(ev, s.log) {
-		s.settleStateLocked()
+		s.settleStateLocked() // the idle push carries the turn's usage
 	}
 	s.mu.Unlock()
+	if ended {
+		askContextUsage(s, p) // usage.go
+	}
 	if overBudget {
 		s.env.trimLogs() // without the session's lock
 	}
@@ -237,14 +249,14 @@ func (s *Session) pushStateLocked(reason string) {
 // one that catches up is sent a session/state when it turns live if any
 // of them changed meanwhile (liveFramesLocked).
 func (s *Session) stateKeyLocked() string {
-	return s.state + "\x00" + s.broker.Mode() + "\x00" + s.models.Current() + "\x00" + strconv.FormatUint(s.models.Gen(), 10)
+	return s.state + "\x00" + s.broker.Mode() + "\x00" + s.models.Current() + "\x00" + strconv.FormatUint(s.models.Gen(), 10) + "\x00" + strconv.FormatUint(s.usage.Gen(), 10)
 }
 
 // stateFrameLocked is the session/state push of the state now (nil, and
 // logged, if it cannot be encoded).
 func (s *Session) stateFrameLocked(reason string) []byte {
 	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.Mode(),
-		Model: s.models.Current(), Models: s.models.Infos()})
+		Model: s.models.Current(), Models: s.models.Infos(), Usage: s.usage.Info()})
 	if err != nil {
 		s.log.Error("session state", "err", err)
 		return nil
@@ -375,7 +387,7 @@ func (s *Session) subscribe(c *client, id json.RawMessage, afterSeq int64) error
 	}
 	return s.hub.subscribe(c, s, afterSeq, s.stateKeyLocked(), func(first, last int64) ([]byte, error) {
 		return encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last,
-			Model: s.models.Current(), Models: s.models.Infos()})
+			Model: s.models.Current(), Models: s.models.Infos(), Usage: s.usage.Info()})
 	})
 }
 

@@ -5,9 +5,11 @@ package proxy
 // calls nothing of the server but what is here.
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
+	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/proxy/broker"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
@@ -46,6 +48,9 @@ type sessionEnv struct {
 	// findClaude locates the CLI (cached by the server): a restart
 	// launches it again.
 	findClaude func() (Claude, error)
+	// findMessage finds a message of a Claude session in its session
+	// file (session/rewind: rewind.go); nil when history is off.
+	findMessage func(ctx context.Context, claudeID, cwd, uuid string) (history.Message, error)
 }
 
 // sessionOptions are the Options a session reads.
@@ -117,6 +122,9 @@ func newSessionEnv(s *Server) sessionEnv {
 		trimLogs:   s.logs.Trim,
 		claudeEnv:  s.claudeEnv,
 		findClaude: s.findClaude,
+	}
+	if s.hist != nil {
+		env.findMessage = s.hist.Store().Message
 	}
 	env.opts.rules, _ = o.MCP.(broker.RuleRecorder)
 	env.opts.toggles, _ = o.MCP.(mcphub.ToggleRecorder)

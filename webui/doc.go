@@ -30,7 +30,10 @@
 // (the permission dialog with Bash's command and a diff for
 // Edit/MultiEdit/Write, the mode switches: session/setPermissionMode),
 // models.js (the model picker beside it: session/state's models,
-// session/setModel), notify.js (browser notifications while the page is
+// session/setModel), rewind.js ("Rewind to here" on a user message: the
+// dry run's files, then session/rewind; render.js drops the messages at the
+// ccproxy/rewound event), usage.js (the context meter and tokens of
+// session/state's usage), notify.js (browser notifications while the page is
 // hidden), history-manage.js (the History panel's project picker, and each
 // past session's Rename inline, Export download and Delete with an Undo
 // toast: history/list all, history/rename, history/export, history/delete,

@@ -1278,6 +1278,57 @@ export interface SessionRef {
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SessionRewindData".
+ */
+export interface SessionRewindData {
+  session: string;
+  /**
+   * The uuid of a user message (a prompt, not a tool result) of the session's conversation.
+   */
+  to: string;
+  /**
+   * Also restore the files claude changed since that message.
+   */
+  files?: boolean;
+  /**
+   * Change nothing: answer the files a rewind with files would restore.
+   */
+  dryRun?: boolean;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SessionRewindResult".
+ */
+export interface SessionRewindResult {
+  /**
+   * The files changed since the message (absolute paths, at most 1000): restored when files was set, would be with dryRun.
+   *
+   * @maxItems 1000
+   */
+  files: string[];
+  /**
+   * Lines a dry run would add back.
+   */
+  insertions?: number;
+  /**
+   * Lines a dry run would remove.
+   */
+  deletions?: number;
+  /**
+   * Why claude has no file checkpoint for the message (a dry run; a rewind with files fails instead).
+   */
+  filesError?: string;
+  /**
+   * The conversation was rewound (false for a dry run).
+   */
+  rewound: boolean;
+  /**
+   * The Claude session the conversation continues in: the same one, or a new one when To was its first message.
+   */
+  claudeSessionId?: string;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
  * via the `definition` "SessionSendData".
  */
 export interface SessionSendData {
@@ -1345,6 +1396,47 @@ export interface SessionStateData {
    * @maxItems 64
    */
   models?: ModelInfo[];
+  usage?: SessionUsage;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SessionUsage".
+ */
+export interface SessionUsage {
+  total: TokenUsage;
+  lastTurn?: TokenUsage;
+  /**
+   * Turns counted in total.
+   */
+  turns: number;
+  /**
+   * Tokens the conversation takes in the context window now (claude's get_context_usage).
+   */
+  contextTokens?: number;
+  /**
+   * The model's context window in tokens.
+   */
+  contextWindow?: number;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "TokenUsage".
+ */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /**
+   * Input tokens read from the prompt cache.
+   */
+  cacheReadTokens: number;
+  /**
+   * Input tokens written to the prompt cache.
+   */
+  cacheCreationTokens: number;
+  /**
+   * Cost in US dollars, as claude estimates it.
+   */
+  costUsd: number;
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
@@ -1382,4 +1474,5 @@ export interface SessionSubscribeResult {
    * @maxItems 64
    */
   models?: ModelInfo[];
+  usage?: SessionUsage;
 }

@@ -79,6 +79,8 @@ import type {
   SessionFilesData,
   SessionFilesResult,
   FileEntry,
+  SessionRewindData,
+  SessionRewindResult,
 } from "./protocol.gen.js";
 export type {
   Approval,
@@ -183,6 +185,7 @@ export type {
   RespondBehavior,
   TitleFrom,
 } from "./protocol.gen.js";
+export type { SessionRewindData, SessionRewindResult, SessionUsage, TokenUsage } from "./protocol.gen.js";
 
 export const PROTOCOL_VERSION = "1";
 /** The websocket subprotocol selecting version 1. */
@@ -463,6 +466,7 @@ export interface Requests {
   "history/restore": { data: HistoryRestoreData; result: HistoryRestoreResult };
   "history/trash": { data: EmptyData; result: HistoryTrashResult };
   "history/export": { data: HistoryExportData; result: HistoryExportResult };
+  "session/rewind": { data: SessionRewindData; result: SessionRewindResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -556,6 +560,7 @@ export const REQUEST_TYPES = [
   "history/restore",
   "history/trash",
   "history/export",
+  "session/rewind",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

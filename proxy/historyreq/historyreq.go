@@ -77,6 +77,10 @@ func New(o Options) (*Requests, error) {
 		trash: openTrash(st, trashDir, o.Logger), live: o.Live}, nil
 }
 
+// Store is the history store the requests read (session/rewind finds
+// messages in it).
+func (h *Requests) Store() *history.Store { return h.store }
+
 // Runner is the runner the requests run under (at most MaxRequests at
 // once; shut down by Shutdown and Close).
 func (h *Requests) Runner() *runner.Runner { return h.reqs }

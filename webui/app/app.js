@@ -15,6 +15,8 @@ import { initTheme } from "./theme.js";
 import { initComposer, setLimits, takeImages, putBack, hasImages, grow, closeMenu } from "./composer.js";
 import { initHistoryManage, listData as historyListData, decorate as decorateHistory, fillPicker, isAll as historyAll } from "./history-manage.js";
 import * as store from "./store.js";
+import { initRewind, askRewind } from "./rewind.js";
+import { showUsage } from "./usage.js";
 
 const { state } = store; // read here, changed through store's functions
 // The status line while a permission dialog waits.
@@ -77,6 +79,7 @@ async function subscribe(v) {
   const r = await conn.request("session/subscribe", { session: v.id, afterSeq: v.lastSeq });
   store.markSubscribed(v);
   showModel(v.id, r.model, r.models);
+  showUsage(v.id, r.usage);
   updateSession(v.id, r.state);
 }
 
@@ -98,8 +101,9 @@ const pushes = {
     renderEvent(v, event);
     if (!v.info.prompt) store.setPrompt(v, promptOf(event));
   },
-  "session/state"({ session, state: st, claudeSessionId, permissionMode, model, models }) {
+  "session/state"({ session, state: st, claudeSessionId, permissionMode, model, models, usage }) {
     const v = view(session);
+    showUsage(session, usage);
     if (v.state === "running" && st === "idle") notify(`turn:${session}`, "Claude finished", `${sessionName(v, state.sessions.values())}`, () => select(session));
     showPermissionMode(session, permissionMode);
     showModel(session, model, models);
@@ -276,6 +280,7 @@ $("#interrupt").addEventListener("click", () => {
 
 configureRenderer({
   request: (type, data) => conn.request(type, data),
+  rewind: askRewind, // "Rewind to here" on a user message (rewind.js)
 });
 
 // ---- history: past sessions (history/list, history/read) ----
@@ -448,6 +453,7 @@ function showDemo(demo) {
 
 showSuggestions(false);
 initTheme($("#theme"));
+initRewind({ conn });
 initLayout();
 initNotify();
 initComposer({ request: (type, data) => conn.request(type, data) });

@@ -244,6 +244,7 @@ export function renderEvent(v, ev) {
     case "result":
       return result(v, ev);
     case "ccproxy":
+      if (ev.subtype === "rewound") return rewound(v, ev);
       return notice(v, ev.subtype === "oversized_line" ? `a ${ev.bytes}-byte line from claude was too long to show` : `claude: ${ev.text}`, ev.subtype !== "noise");
   }
 }
@@ -593,7 +594,7 @@ function diffView(hunks) {
 function user(v, ev) {
   const content = ev.message && ev.message.content;
   if (typeof content === "string") {
-    if (!ev.parent_tool_use_id) echoTurn(v, content, []);
+    if (!ev.parent_tool_use_id) echoTurn(v, content, [], ev.uuid);
     return;
   }
   const texts = [];
@@ -604,13 +605,13 @@ function user(v, ev) {
     else if (b.type === "image" && b.source && b.source.type === "base64") images.push(`data:${b.source.media_type};base64,${b.source.data}`);
   }
   // A subagent's prompt is its Task card's input, not a user turn.
-  if ((texts.length || images.length) && !ev.parent_tool_use_id) echoTurn(v, texts.join("\n"), images);
+  if ((texts.length || images.length) && !ev.parent_tool_use_id) echoTurn(v, texts.join("\n"), images, ev.uuid);
   scrollDown();
 }
 
 // echoTurn shows a user turn claude echoed (--replay-user-messages): it
 // confirms the bubble shown when the turn was sent, or adds one (replay).
-export function echoTurn(v, text, images) {
+export function echoTurn(v, text, images, uuid) {
   // Not the user's words: the CLI's marker of an interrupt, and the
   // notices it feeds back to claude when a background task ends.
   if (!images.length && /^\[Request interrupted by user[^\]]*\]$/.test(text.trim())) {
@@ -632,10 +633,11 @@ export function echoTurn(v, text, images) {
   const i = v.pendingTurns.findIndex((p) => p.text === text);
   if (i >= 0) {
     v.pendingTurns[i].bubble.classList.remove("pending");
+    rewindable(v, v.pendingTurns[i].bubble, uuid);
     v.pendingTurns.splice(i, 1);
     return;
   }
-  userBubble(v, text, images);
+  rewindable(v, userBubble(v, text, images), uuid);
 }
 
 // userBubble shows a user turn: its text rendered as Markdown, as the
@@ -868,4 +870,31 @@ export function renderPast(v, ev) {
   };
   box.append(btn);
   where(v, ev).append(box);
+}
+
+// ---- rewind (rewind.js) ----
+
+// rewindable gives the user message uuid of a live session its "Rewind to
+// here" button.
+function rewindable(v, bubble, uuid) {
+  if (!uuid || !hooks.rewind || v.state === "history" || v.id.startsWith("history:")) return;
+  bubble.dataset.uuid = uuid;
+  const b = el("button", "rewind-btn"); // its ↶ is CSS: the bubble's text stays the user's
+  b.type = "button";
+  b.title = "Rewind to here: continue from before this message";
+  b.setAttribute("aria-label", "Rewind to here");
+  b.onclick = () => hooks.rewind(v, uuid, bubble);
+  bubble.append(b);
+}
+
+// rewound drops what the view shows from the user message ev.to on: the
+// conversation was rewound to just before it (ccproxy/rewound).
+function rewound(v, ev) {
+  const b = [...v.log.querySelectorAll(".msg.user")].find((x) => x.dataset.uuid === ev.to);
+  if (b) {
+    while (b.nextSibling) b.nextSibling.remove();
+    b.remove();
+  }
+  const n = (ev.files || []).length;
+  notice(v, `Rewound to before a message${n ? `; ${n} file${n === 1 ? "" : "s"} restored` : ""}.`);
 }

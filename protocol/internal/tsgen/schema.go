@@ -110,6 +110,10 @@ var tsStructs = []struct {
 	{reflect.TypeFor[protocol.SessionFiles](), "SessionFilesData"},
 	{reflect.TypeFor[protocol.SessionFilesResult](), "SessionFilesResult"},
 	{reflect.TypeFor[protocol.FileEntry](), "FileEntry"},
+	{reflect.TypeFor[protocol.SessionRewind](), "SessionRewindData"},
+	{reflect.TypeFor[protocol.SessionRewindResult](), "SessionRewindResult"},
+	{reflect.TypeFor[protocol.TokenUsage](), "TokenUsage"},
+	{reflect.TypeFor[protocol.SessionUsage](), "SessionUsage"},
 }
 
 // tsDefs are the definitions of defs.json declared in TypeScript, by their
