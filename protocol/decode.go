@@ -242,6 +242,7 @@ var (
 		TypeMCPTrust:           func() Data { return new(MCPTrust) },
 		TypeMCPLogin:           func() Data { return new(MCPLogin) },
 		TypeMCPLogout:          func() Data { return new(MCPLogout) },
+		TypeHistorySearch:      func() Data { return new(HistorySearch) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -273,6 +274,7 @@ var (
 		TypeMCPTrust:           func() Data { return new(MCPTrustResult) },
 		TypeMCPLogin:           func() Data { return new(MCPLoginResult) },
 		TypeMCPLogout:          func() Data { return new(MCPLogoutResult) },
+		TypeHistorySearch:      func() Data { return new(HistorySearchResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

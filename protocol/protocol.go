@@ -52,6 +52,7 @@ const (
 	TypeMCPTrust           = "mcp/trust"
 	TypeMCPLogin           = "mcp/login"
 	TypeMCPLogout          = "mcp/logout"
+	TypeHistorySearch      = "history/search"
 )
 
 // Message types sent by the proxy.
@@ -89,6 +90,7 @@ const (
 	CapMCPManage       = "mcp.manage"       // mcp/add, mcp/update, mcp/remove, mcp/test, mcp/trust
 	CapMCPLive         = "mcp.live"         // mcp/toggle, mcp/reconnect
 	CapMCPAuth         = "mcp.auth"         // mcp/login, mcp/logout, the mcp/login push
+	CapHistorySearch   = "history.search"   // history/search
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -107,6 +109,7 @@ var requestTypes = []string{
 	TypeMCPAdd, TypeMCPUpdate, TypeMCPRemove, TypeMCPTest, TypeMCPToggle, TypeMCPReconnect,
 	TypeMCPTrust,
 	TypeMCPLogin, TypeMCPLogout,
+	TypeHistorySearch,
 }
 
 var pushTypes = []string{

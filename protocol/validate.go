@@ -41,6 +41,9 @@ var tagConsts = map[string]int{
 	"MaxModelDisplayNameBytes": MaxModelDisplayNameBytes,
 	"MaxModelDescriptionBytes": MaxModelDescriptionBytes,
 	"MaxModels":                MaxModels,
+	"MaxHistorySearchLimit":    MaxHistorySearchLimit,
+	"maxHistorySearchQuery":    maxHistorySearchQuery,
+	"MaxHistorySearchMatches":  MaxHistorySearchMatches,
 }
 
 // Enumerations: the schema's enums (defs.json) are made from these lists.
@@ -61,6 +64,7 @@ var (
 	transports        = []string{"stdio", "http", "sse", "ws"}
 	logKinds          = []string{LogKindSession, LogKindDirect}
 	titleFroms        = []string{"summary", "prompt"}
+	searchRoles       = []string{SearchRoleUser, SearchRoleAssistant, SearchRoleTool}
 	paramTypes        = []string{"string", "number", "integer", "boolean", "object", "array", "null", "any"}
 	probeCodes        = []string{ProbeCommandNotFound, ProbeServerNotFound, ProbeTimeout, ProbeConnectionRefused, ProbeAuthRequired, ProbeProcessExited, ProbeProtocolError, ProbeTransportUnsupported, ProbeNotActive}
 )

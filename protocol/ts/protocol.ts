@@ -21,6 +21,8 @@
 import type {
   Attachment,
   HelloData,
+  HistorySearchData,
+  HistorySearchResult,
   HistoryListResult,
   HistoryReadData,
   HistoryReadResult,
@@ -77,6 +79,12 @@ export type {
   HistoryReadData,
   HistoryReadResult,
   HistorySession,
+  HistorySearchData,
+  HistorySearchHit,
+  HistorySearchMatch,
+  HistorySearchResult,
+  HistorySearchSpan,
+  SearchRole,
   HttpError,
   ImageInput,
   ImageMediaType,
@@ -219,6 +227,7 @@ export type Capability =
   | "mcp.manage"
   | "mcp.live"
   | "mcp.auth"
+  | "history.search"
   | (string & {});
 
 // ------------------------------------------------------------------ JSON values
@@ -425,6 +434,7 @@ export interface Requests {
   "mcp/trust": { data: EmptyData; result: McpTrustResult };
   "mcp/login": { data: McpLoginData; result: McpLoginResult };
   "mcp/logout": { data: McpLogoutData; result: McpLogoutResult };
+  "history/search": { data: HistorySearchData; result: HistorySearchResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -511,6 +521,7 @@ export const REQUEST_TYPES = [
   "mcp/trust",
   "mcp/login",
   "mcp/logout",
+  "history/search",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

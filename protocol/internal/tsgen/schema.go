@@ -94,6 +94,11 @@ var tsStructs = []struct {
 	{reflect.TypeFor[protocol.MCPRef](), "McpRef"},
 	{reflect.TypeFor[protocol.MCPServerInfo](), "McpServerInfo"},
 	{reflect.TypeFor[protocol.Attachment](), "Attachment"},
+	{reflect.TypeFor[protocol.HistorySearch](), "HistorySearchData"},
+	{reflect.TypeFor[protocol.HistorySearchSpan](), "HistorySearchSpan"},
+	{reflect.TypeFor[protocol.HistorySearchMatch](), "HistorySearchMatch"},
+	{reflect.TypeFor[protocol.HistorySearchHit](), "HistorySearchHit"},
+	{reflect.TypeFor[protocol.HistorySearchResult](), "HistorySearchResult"},
 }
 
 // tsDefs are the definitions of defs.json declared in TypeScript, by their
@@ -121,6 +126,7 @@ var tsDefs = map[string]string{
 	"TitleFrom":        "TitleFrom",
 	"HttpError":        "HttpError",
 	"Error":            "ProtocolError",
+	"SearchRole":       "SearchRole",
 }
 
 // tsRefTypes are definitions that hand-written TypeScript types stand for.
