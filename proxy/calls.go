@@ -88,6 +88,7 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 	h, err := historyreq.New(historyreq.Options{
 		Home: s.opts.HistoryHome, Project: s.opts.Project, MaxLine: s.opts.MaxLineBytes, ReplyBytes: s.opts.HistoryReplyBytes,
 		Sink: s.blobs, ScrubEvent: func(b []byte) []byte { return scrubEventJSON(b, s.mcp.Scrub) }, Logger: s.log,
+		Scrub: s.mcp.Scrub, IndexDir: s.opts.HistoryIndexDir,
 	})
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ var allRequestTypes = []string{
 	protocol.TypeMCPCall, protocol.TypeMCPLog, protocol.TypeHistoryList, protocol.TypeHistoryRead,
 	protocol.TypeMCPAdd, protocol.TypeMCPUpdate, protocol.TypeMCPRemove, protocol.TypeMCPTest,
 	protocol.TypeMCPTrust, protocol.TypeMCPToggle, protocol.TypeMCPReconnect, protocol.TypeMCPLogin,
-	protocol.TypeMCPLogout,
+	protocol.TypeMCPLogout, protocol.TypeHistorySearch,
 }
 
 // Every request type of the protocol has one entry in the feature table,
@@ -85,7 +85,7 @@ func TestFeatureTableAgrees(t *testing.T) {
 	}{
 		{"no history", func(t *testing.T) Options { return Options{HistoryOptions: HistoryOptions{HistoryHome: "-"}} }, base},
 		{"history", func(t *testing.T) Options { return Options{HistoryOptions: HistoryOptions{HistoryHome: t.TempDir()}} },
-			append(slices.Clone(base), protocol.CapHistory)},
+			append(slices.Clone(base), protocol.CapHistory, protocol.CapHistorySearch)},
 		{"MCP source", func(t *testing.T) Options {
 			return Options{MCPOptions: MCPOptions{MCP: newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})}, HistoryOptions: HistoryOptions{HistoryHome: "-"}}
 		}, slices.Concat(base, live)},
@@ -101,7 +101,7 @@ func TestFeatureTableAgrees(t *testing.T) {
 			}
 			t.Cleanup(func() { src.Close() })
 			return Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: t.TempDir()}}
-		}, slices.Concat(base, live, []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapHistory, protocol.CapMCPManage})},
+		}, slices.Concat(base, live, []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapHistory, protocol.CapHistorySearch, protocol.CapMCPManage})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startServer(t, tc.opts(t))

@@ -1,5 +1,7 @@
-// Package historyreq serves history/list and history/read (SPEC §3) from
-// package history's Store over <Home>/.claude/projects, for package
+// Package historyreq serves history/list, history/read and history/search
+// (SPEC §3) from package history's Store over <Home>/.claude/projects (and
+// package history/search's index of it, opened on the first search in
+// Options.IndexDir and closed by Close after the requests), for package
 // proxy's feature table. It does not import proxy: the server hands it
 // the blob store (a stream.Sink) and the scrub of the MCP configuration's
 // secrets (Options.ScrubEvent), and runs its handlers under the Runner it
@@ -12,6 +14,8 @@
 //	   tool results ─► the Sink, served by /v1/blobs) ─► cut at the reply budget
 //	   (ReplyBytes, at an event the store marks as a Break) ─► tool_result events
 //	   scrubbed (ScrubEvent) ─► HistoryReadResult
+//	history/search ─► search.Index.Search (update by size/mtime/inode, then FTS5;
+//	   text masked with Scrub before indexing and in snippets) ─► HistorySearchResult
 //
 // # Goroutines
 //
@@ -25,6 +29,7 @@
 //
 // # Locks
 //
-// None of its own: Requests is immutable after New; the runner and the
-// Store lock themselves.
+// searcher.mu guards the index handle (opened once, closed once); the
+// index serializes its searches itself. Otherwise Requests is immutable
+// after New; the runner and the Store lock themselves.
 package historyreq

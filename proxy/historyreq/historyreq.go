@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/history/search"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/runner"
 	"github.com/ccproxy/ccproxy/stream"
@@ -36,7 +37,13 @@ type Options struct {
 	// ScrubEvent masks the secrets of the MCP configuration in force in a
 	// stored event's JSON that holds a tool_result, as live ones are.
 	ScrubEvent func(event []byte) []byte
-	Logger     *slog.Logger
+	// Scrub masks the same secrets in text: what history/search indexes
+	// and shows.
+	Scrub func(text string) string
+	// IndexDir is where history/search keeps its index (default
+	// DefaultIndexDir()); it is opened on the first search.
+	IndexDir string
+	Logger   *slog.Logger
 }
 
 // Requests serves history/list and history/read; see the package comment.
@@ -47,6 +54,7 @@ type Requests struct {
 	project    string // the default project of history/list
 	replyBytes int64  // bound on the events' bytes in one history/read reply
 	reqs       *runner.Runner
+	search     *searcher // history/search's index, opened on first use
 }
 
 // New opens the history store under o.Home.
@@ -59,8 +67,13 @@ func New(o Options) (*Requests, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.IndexDir == "" {
+		o.IndexDir = DefaultIndexDir()
+	}
 	return &Requests{scrubEvent: o.ScrubEvent, store: st, sink: o.Sink, project: o.Project,
-		replyBytes: o.ReplyBytes, reqs: runner.New(MaxRequests, "history requests", historyError)}, nil
+		replyBytes: o.ReplyBytes, reqs: runner.New(MaxRequests, "history requests", historyError),
+		search: &searcher{opts: search.Options{Root: st.Root(), Dir: o.IndexDir, Scrub: o.Scrub,
+			Logger: o.Logger.With("part", "history search")}}}, nil
 }
 
 // Runner is the runner the requests run under (at most MaxRequests at
@@ -81,12 +94,17 @@ func (h *Requests) Close(ctx context.Context) error {
 	if h == nil {
 		return nil
 	}
-	return h.reqs.Close(ctx)
+	err := h.reqs.Close(ctx)
+	h.search.close() // after the requests: none is searching
+	return err
 }
 
 // historyError maps package history's errors to protocol errors.
 func historyError(log *slog.Logger, typ string, err error) error {
+	var pe *protocol.Error
 	switch {
+	case errors.As(err, &pe):
+		return pe
 	case errors.Is(err, history.ErrNotFound):
 		return protocol.Errorf(protocol.CodeNotFound, "%s: %v", typ, err)
 	case errors.Is(err, history.ErrBadID), errors.Is(err, history.ErrBadCursor), errors.Is(err, history.ErrBadProject):
