@@ -13,6 +13,7 @@ import { initLayout, sessionName, promptOf, authState, showLoginHelp } from "./l
 import { initNotify, notify, unnotify } from "./notify.js";
 import { initTheme } from "./theme.js";
 import * as store from "./store.js";
+import { setupHistorySearch } from "./history-search.js";
 
 const { state } = store; // read here, changed through store's functions
 // The status line while a permission dialog waits.
@@ -312,6 +313,7 @@ function markHistory() {
 
 $("#history-search").addEventListener("input", filterHistory);
 $("#history-more").addEventListener("click", () => loadHistory(true));
+setupHistorySearch({ request: (type, data) => conn.request(type, data), has: (cap) => store.has(cap), open: (s) => openPast(s) });
 
 // openPast shows a past session, rendered by the same code as live ones.
 async function openPast(s) {
