@@ -249,6 +249,7 @@ var (
 		TypeHistoryTrash:       func() Data { return new(HistoryTrash) },
 		TypeHistoryExport:      func() Data { return new(HistoryExport) },
 		TypeSessionRewind:      func() Data { return new(SessionRewind) },
+		TypeHistorySearch:      func() Data { return new(HistorySearch) },
 	}
 	resultData = map[string]func() Data{
 		TypeSessionCreate:      func() Data { return new(SessionCreateResult) },
@@ -287,6 +288,7 @@ var (
 		TypeHistoryTrash:       func() Data { return new(HistoryTrashResult) },
 		TypeHistoryExport:      func() Data { return new(HistoryExportResult) },
 		TypeSessionRewind:      func() Data { return new(SessionRewindResult) },
+		TypeHistorySearch:      func() Data { return new(HistorySearchResult) },
 	}
 	pushData = map[string]func() Data{
 		TypeHello:              func() Data { return new(Hello) },

@@ -59,6 +59,7 @@ const (
 	TypeHistoryRestore     = "history/restore"
 	TypeHistoryTrash       = "history/trash"
 	TypeHistoryExport      = "history/export"
+	TypeHistorySearch      = "history/search"
 )
 
 // Message types sent by the proxy.
@@ -101,6 +102,7 @@ const (
 	CapMCPAuth         = "mcp.auth"         // mcp/login, mcp/logout, the mcp/login push
 	CapFiles           = "files"            // session/files
 	CapHistoryManage   = "history.manage"   // history/rename, history/delete, history/restore, history/trash, history/export
+	CapHistorySearch   = "history.search"   // history/search
 )
 
 // RequestTypes returns every client → proxy message type, in SPEC order.
@@ -122,6 +124,7 @@ var requestTypes = []string{
 	TypeSessionFiles,
 	TypeHistoryRename, TypeHistoryDelete, TypeHistoryRestore, TypeHistoryTrash, TypeHistoryExport,
 	TypeSessionRewind,
+	TypeHistorySearch,
 }
 
 var pushTypes = []string{

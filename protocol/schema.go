@@ -413,6 +413,7 @@ func (g *generator) sharedDefs() map[string]*jsonschema.Schema {
 		"Offset":      withMessage(strSchema("A byte offset in a session file, in decimal: a page's next or a history_more event's cursor.", "^[0-9]{1,19}$", 0, 0), "must be a byte offset in decimal (a previous page's next)"),
 		"EventObject": eventObject,
 		"MessageUuid": withMessage(strSchema("The uuid of a message of a Claude session (live events and history/read carry it).", claudeSessionIDPattern, 0, 0), "must be a message uuid (letters, digits, _ -; not starting with -)"),
+		"SearchRole":  withDesc(enumOf(searchRoles), "What a history/search match is: user (text the user typed), assistant (a reply's text), tool (a tool use: its name, then its input's values)."),
 	}
 	for name, s := range eventDefs(g.refPrefix) {
 		defs[name] = s

@@ -43,6 +43,9 @@ var tagConsts = map[string]int{
 	"MaxModels":                MaxModels,
 	"MaxCommands":              MaxCommands,
 	"MaxRewindFiles":           MaxRewindFiles,
+	"MaxHistorySearchLimit":    MaxHistorySearchLimit,
+	"maxHistorySearchQuery":    maxHistorySearchQuery,
+	"MaxHistorySearchMatches":  MaxHistorySearchMatches,
 }
 
 // Enumerations: the schema's enums (defs.json) are made from these lists.
@@ -64,6 +67,7 @@ var (
 	logKinds          = []string{LogKindSession, LogKindDirect}
 	titleFroms        = []string{"summary", "prompt", "custom"}
 	exportFormats     = []string{ExportMarkdown, ExportJSONL}
+	searchRoles       = []string{SearchRoleUser, SearchRoleAssistant, SearchRoleTool}
 	paramTypes        = []string{"string", "number", "integer", "boolean", "object", "array", "null", "any"}
 	probeCodes        = []string{ProbeCommandNotFound, ProbeServerNotFound, ProbeTimeout, ProbeConnectionRefused, ProbeAuthRequired, ProbeProcessExited, ProbeProtocolError, ProbeTransportUnsupported, ProbeNotActive}
 )

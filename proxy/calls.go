@@ -89,7 +89,8 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 	h, err := historyreq.New(historyreq.Options{
 		Home: s.opts.HistoryHome, Project: s.opts.Project, MaxLine: s.opts.MaxLineBytes, ReplyBytes: s.opts.HistoryReplyBytes,
 		Sink: s.blobs, ScrubEvent: func(b []byte) []byte { return scrubEventJSON(b, s.mcp.Scrub) }, Logger: s.log,
-		Live: func(id string) historyreq.LiveSession { return liveHistorySession(&s.registry, id) },
+		Live:  func(id string) historyreq.LiveSession { return liveHistorySession(&s.registry, id) },
+		Scrub: s.mcp.Scrub, IndexDir: s.opts.HistoryIndexDir,
 	})
 	if err != nil {
 		return nil, err

@@ -244,6 +244,11 @@ func (s *Server) newFeatures() featureTable {
 				return s.hist.Read(ctx, d)
 			}),
 		}},
+		{capability: protocol.CapHistorySearch, offered: func() bool { return s.hist != nil }, types: []requestType{
+			run(protocol.TypeHistorySearch, histRunner, func(ctx context.Context, _ *client, d *protocol.HistorySearch) (protocol.Data, error) {
+				return s.hist.Search(ctx, d)
+			}),
+		}},
 		{capability: protocol.CapMCPManage, offered: func() bool { return s.mcpf.manage.Manager() != nil }, types: []requestType{
 			async(protocol.TypeMCPAdd, s.mcpf.add),
 			async(protocol.TypeMCPUpdate, s.mcpf.update),

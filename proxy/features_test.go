@@ -24,6 +24,7 @@ var allRequestTypes = []string{
 	protocol.TypeMCPLogout, protocol.TypeSessionFiles,
 	protocol.TypeHistoryRename, protocol.TypeHistoryDelete, protocol.TypeHistoryRestore, protocol.TypeHistoryTrash, protocol.TypeHistoryExport,
 	protocol.TypeSessionRewind,
+	protocol.TypeHistorySearch,
 }
 
 // Every request type of the protocol has one entry in the feature table,
@@ -87,7 +88,7 @@ func TestFeatureTableAgrees(t *testing.T) {
 	}{
 		{"no history", func(t *testing.T) Options { return Options{HistoryOptions: HistoryOptions{HistoryHome: "-"}} }, base},
 		{"history", func(t *testing.T) Options { return Options{HistoryOptions: HistoryOptions{HistoryHome: t.TempDir()}} },
-			append(slices.Clone(base), protocol.CapHistory, protocol.CapHistoryManage)},
+			append(slices.Clone(base), protocol.CapHistory, protocol.CapHistorySearch, protocol.CapHistoryManage)},
 		{"MCP source", func(t *testing.T) Options {
 			return Options{MCPOptions: MCPOptions{MCP: newTestSource(t, map[string]string{"alpha": `{"command":"a","args":[]}`})}, HistoryOptions: HistoryOptions{HistoryHome: "-"}}
 		}, slices.Concat(base, live)},
@@ -103,7 +104,7 @@ func TestFeatureTableAgrees(t *testing.T) {
 			}
 			t.Cleanup(func() { src.Close() })
 			return Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: t.TempDir()}}
-		}, slices.Concat(base, live, []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapHistory, protocol.CapMCPManage, protocol.CapHistoryManage})},
+		}, slices.Concat(base, live, []string{protocol.CapMCPProbe, protocol.CapMCPTools, protocol.CapMCPCall, protocol.CapHistory, protocol.CapHistorySearch, protocol.CapMCPManage, protocol.CapHistoryManage})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := startServer(t, tc.opts(t))

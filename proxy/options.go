@@ -232,6 +232,9 @@ type HistoryOptions struct {
 	// (default: half of SendQueueBytes, at most 8 MiB); a page is cut
 	// short to stay within it, and the reply says so (truncated).
 	HistoryReplyBytes int64
+	// HistoryIndexDir is where history/search keeps its full-text index
+	// (default: the user's cache directory, ccproxy/search).
+	HistoryIndexDir string
 }
 
 func (o *Options) setDefaults() error {

@@ -328,6 +328,7 @@ func addServeFlags(fs *pflag.FlagSet, cfg *serveConfig) {
 	callLogDir, _ := calllog.DefaultDir() // "" without a home directory: no call log unless given
 	fs.StringVar(&cfg.opts.CallLogDir, "call-log-dir", callLogDir, "keep the log of MCP tool calls (mcp/log) in `DIR`, one file per project; \"\" keeps none (--demo and --replay keep none)")
 	fs.BoolVar(&cfg.opts.CallLogIO, "call-log-io", false, "also keep tool inputs and outputs in the MCP call log")
+	fs.StringVar(&cfg.opts.HistoryIndexDir, "history-index", "", "keep history/search's full-text index in `DIR` (default: the user's cache directory, ccproxy/search)")
 	fs.StringVar(&cfg.opts.HistoryHome, "history-home", "", "serve history/list and history/read from the Claude Code sessions under `DIR`/.claude/projects (default: $HOME); \"-\" serves no history")
 	fs.BoolVar(&cfg.opts.AutoProbe, "probe-mcp", true, "probe the active MCP servers at start and after each config change, for the status indicator")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "`LEVEL` of the log on stderr: debug, info, warn or error")

@@ -23,6 +23,13 @@ export type ExitReason = "closed" | "shutdown" | "exited";
  */
 export type TitleFrom = "summary" | "prompt" | "custom";
 /**
+ * What a history/search match is: user (text the user typed), assistant (a reply's text), tool (a tool use: its name, then its input's values).
+ *
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "SearchRole".
+ */
+export type SearchRole = "user" | "assistant" | "tool";
+/**
  * Typed probe failure (issue 5). In a reply error it appears as mcp_<lower case code>.
  *
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
@@ -513,6 +520,99 @@ export interface HistoryRestoreData {
  */
 export interface HistoryRestoreResult {
   restored: HistoryTrashEntry;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistorySearchData".
+ */
+export interface HistorySearchData {
+  /**
+   * Words to find, all of them, in any order, case and accents ignored; the last word also matches as the start of a word.
+   */
+  query: string;
+  /**
+   * Only sessions of this project directory; default: every project.
+   */
+  project?: string;
+  /**
+   * Sessions of the reply; default 20.
+   */
+  limit?: number;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistorySearchHit".
+ */
+export interface HistorySearchHit {
+  /**
+   * What history/read and session/create's resume take.
+   */
+  id: string;
+  /**
+   * The session's working directory; empty if none of its records says.
+   */
+  project: string;
+  /**
+   * As history/list gives it.
+   */
+  title: string;
+  updated: string;
+  /**
+   * The session's newest matches, newest first; at most 3.
+   *
+   * @maxItems 3
+   */
+  matches:
+    | []
+    | [HistorySearchMatch]
+    | [HistorySearchMatch, HistorySearchMatch]
+    | [HistorySearchMatch, HistorySearchMatch, HistorySearchMatch];
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistorySearchMatch".
+ */
+export interface HistorySearchMatch {
+  /**
+   * The record's uuid, as history/read's events carry it.
+   */
+  uuid?: string;
+  role: SearchRole;
+  /**
+   * The record's timestamp, as written.
+   */
+  time?: string;
+  /**
+   * Text around the match (… where it was cut), secrets masked.
+   */
+  snippet: string;
+  /**
+   * Where the words found are in snippet: [start, end) in UTF-16 code units (JavaScript string indices), ascending.
+   */
+  highlights: HistorySearchSpan[];
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistorySearchSpan".
+ */
+export interface HistorySearchSpan {
+  start: number;
+  end: number;
+}
+/**
+ * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
+ * via the `definition` "HistorySearchResult".
+ */
+export interface HistorySearchResult {
+  hits: HistorySearchHit[];
+  /**
+   * More sessions matched than the limit.
+   */
+  more: boolean;
+  /**
+   * Sessions searched (in the index).
+   */
+  indexed: number;
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema

@@ -21,6 +21,8 @@
 import type {
   Attachment,
   HelloData,
+  HistorySearchData,
+  HistorySearchResult,
   HistoryListResult,
   HistoryReadData,
   HistoryReadResult,
@@ -103,6 +105,12 @@ export type {
   HistoryTrashResult,
   HistoryExportData,
   HistoryExportResult,
+  HistorySearchData,
+  HistorySearchHit,
+  HistorySearchMatch,
+  HistorySearchResult,
+  HistorySearchSpan,
+  SearchRole,
   HttpError,
   ImageInput,
   ImageMediaType,
@@ -254,6 +262,7 @@ export type Capability =
   | "mcp.auth"
   | "files"
   | "history.manage"
+  | "history.search"
   | (string & {});
 
 // ------------------------------------------------------------------ JSON values
@@ -467,6 +476,7 @@ export interface Requests {
   "history/trash": { data: EmptyData; result: HistoryTrashResult };
   "history/export": { data: HistoryExportData; result: HistoryExportResult };
   "session/rewind": { data: SessionRewindData; result: SessionRewindResult };
+  "history/search": { data: HistorySearchData; result: HistorySearchResult };
 }
 export type RequestType = keyof Requests;
 export type RequestData<T extends RequestType> = Requests[T]["data"];
@@ -561,6 +571,7 @@ export const REQUEST_TYPES = [
   "history/trash",
   "history/export",
   "session/rewind",
+  "history/search",
 ] as const;
 
 /** Proxy → client message types other than reply, in SPEC order. */

@@ -2,6 +2,10 @@
 // history/rename, history/delete, history/restore, history/trash and
 // history/export (capability history.manage; manage.go), from
 // package history's Store over <Home>/.claude/projects, for package
+// Package historyreq serves history/list, history/read and history/search
+// (SPEC §3) from package history's Store over <Home>/.claude/projects (and
+// package history/search's index of it, opened on the first search in
+// Options.IndexDir and closed by Close after the requests), for package
 // proxy's feature table. It does not import proxy: the server hands it
 // the blob store (a stream.Sink) and the scrub of the MCP configuration's
 // secrets (Options.ScrubEvent), and runs its handlers under the Runner it
@@ -20,6 +24,8 @@
 //	history/restore, history/trash ─► Trash (Options.TrashDir; purged at New, at each use)
 //	history/export ─► Store.Export (Markdown from Read's events, or the file's lines),
 //	   masked by ScrubEvent, cut at ReplyBytes
+//	history/search ─► search.Index.Search (update by size/mtime/inode, then FTS5;
+//	   text masked with Scrub before indexing and in snippets) ─► HistorySearchResult
 //
 // # Goroutines
 //
@@ -36,4 +42,7 @@
 // None of its own: Requests is immutable after New; the runner, the
 // Store and the Trash lock themselves. Options.Live takes the server's
 // locks (Server.mu, then a Session's): it is called with none held.
+// searcher.mu guards the index handle (opened once, closed once); the
+// index serializes its searches itself. Otherwise Requests is immutable
+// after New; the runner and the Store lock themselves.
 package historyreq

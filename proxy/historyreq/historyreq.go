@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/ccproxy/ccproxy/history"
+	"github.com/ccproxy/ccproxy/history/search"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/runner"
 	"github.com/ccproxy/ccproxy/stream"
@@ -42,8 +43,14 @@ type Options struct {
 	TrashDir string
 	// Live returns the proxy's session running claude session id, or
 	// nil (nil: none ever is).
-	Live   func(claudeID string) LiveSession
-	Logger *slog.Logger
+	Live func(claudeID string) LiveSession
+	// Scrub masks the same secrets in text: what history/search indexes
+	// and shows.
+	Scrub func(text string) string
+	// IndexDir is where history/search keeps its index (default
+	// DefaultIndexDir()); it is opened on the first search.
+	IndexDir string
+	Logger   *slog.Logger
 }
 
 // Requests serves history/list and history/read; see the package comment.
@@ -56,6 +63,7 @@ type Requests struct {
 	reqs       *runner.Runner
 	trash      *history.Trash // nil when it could not be opened (logged)
 	live       func(string) LiveSession
+	search     *searcher // history/search's index, opened on first use
 }
 
 // New opens the history store under o.Home.
@@ -72,9 +80,14 @@ func New(o Options) (*Requests, error) {
 	if trashDir == "" {
 		trashDir = filepath.Join(o.Home, ".local", "state", "ccproxy", "history-trash")
 	}
+	if o.IndexDir == "" {
+		o.IndexDir = DefaultIndexDir()
+	}
 	return &Requests{scrubEvent: o.ScrubEvent, store: st, sink: o.Sink, project: o.Project,
 		replyBytes: o.ReplyBytes, reqs: runner.New(MaxRequests, "history requests", historyError),
-		trash: openTrash(st, trashDir, o.Logger), live: o.Live}, nil
+		trash: openTrash(st, trashDir, o.Logger), live: o.Live,
+		search: &searcher{opts: search.Options{Root: st.Root(), Dir: o.IndexDir, Scrub: o.Scrub,
+			Logger: o.Logger.With("part", "history search")}}}, nil
 }
 
 // Store is the history store the requests read (session/rewind finds
@@ -99,7 +112,9 @@ func (h *Requests) Close(ctx context.Context) error {
 	if h == nil {
 		return nil
 	}
-	return h.reqs.Close(ctx)
+	err := h.reqs.Close(ctx)
+	h.search.close() // after the requests: none is searching
+	return err
 }
 
 // historyError maps package history's errors to protocol errors.
@@ -112,6 +127,8 @@ func historyError(log *slog.Logger, typ string, err error) error {
 		return perr
 	}
 	switch {
+	case errors.As(err, &pe):
+		return pe
 	case errors.Is(err, history.ErrNotFound):
 		return protocol.Errorf(protocol.CodeNotFound, "%s: %v", typ, err)
 	case errors.Is(err, history.ErrBadID), errors.Is(err, history.ErrBadCursor), errors.Is(err, history.ErrBadProject):

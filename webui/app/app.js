@@ -17,6 +17,7 @@ import { initHistoryManage, listData as historyListData, decorate as decorateHis
 import * as store from "./store.js";
 import { initRewind, askRewind } from "./rewind.js";
 import { showUsage } from "./usage.js";
+import { setupHistorySearch } from "./history-search.js";
 
 const { state } = store; // read here, changed through store's functions
 // The status line while a permission dialog waits.
@@ -331,6 +332,7 @@ function markHistory() {
 
 $("#history-search").addEventListener("input", filterHistory);
 $("#history-more").addEventListener("click", () => loadHistory(true));
+setupHistorySearch({ request: (type, data) => conn.request(type, data), has: (cap) => store.has(cap), open: (s) => openPast(s) });
 
 // openPast shows a past session, rendered by the same code as live ones.
 async function openPast(s) {

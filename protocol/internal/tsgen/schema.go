@@ -114,6 +114,11 @@ var tsStructs = []struct {
 	{reflect.TypeFor[protocol.SessionRewindResult](), "SessionRewindResult"},
 	{reflect.TypeFor[protocol.TokenUsage](), "TokenUsage"},
 	{reflect.TypeFor[protocol.SessionUsage](), "SessionUsage"},
+	{reflect.TypeFor[protocol.HistorySearch](), "HistorySearchData"},
+	{reflect.TypeFor[protocol.HistorySearchSpan](), "HistorySearchSpan"},
+	{reflect.TypeFor[protocol.HistorySearchMatch](), "HistorySearchMatch"},
+	{reflect.TypeFor[protocol.HistorySearchHit](), "HistorySearchHit"},
+	{reflect.TypeFor[protocol.HistorySearchResult](), "HistorySearchResult"},
 }
 
 // tsDefs are the definitions of defs.json declared in TypeScript, by their
@@ -141,6 +146,7 @@ var tsDefs = map[string]string{
 	"TitleFrom":        "TitleFrom",
 	"HttpError":        "HttpError",
 	"Error":            "ProtocolError",
+	"SearchRole":       "SearchRole",
 }
 
 // tsRefTypes are definitions that hand-written TypeScript types stand for.
