@@ -44,7 +44,7 @@ func startRun(e *benchEnv, warmN string, newChat, turn *series) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if warmN != "0" {
-		if err := s.waitMetric(ctx, "ccproxy_spares_ready", 1); err != nil {
+		if err := s.waitMetric(ctx, "ccproxy_spares", 1); err != nil {
 			return err
 		}
 	}
