@@ -34,7 +34,7 @@ func (s *Server) Handler() http.Handler {
 	private.HandleFunc(toolResultsPath, s.serveToolResult)
 	private.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
 	private.HandleFunc("/v1/health", s.serveHealth)
-	private.HandleFunc("/metrics", s.serveMetrics)
+	private.Handle("/metrics", s.metricsHandler)
 	private.HandleFunc(remote.LoginPath+"/code", s.gate.ServeLoginCode)
 	private.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no such endpoint: "+textutil.Truncate(r.URL.Path, 100))

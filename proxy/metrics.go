@@ -7,16 +7,19 @@ import (
 	"github.com/ccproxy/ccproxy/proxy/metrics"
 )
 
-// serveMetrics is GET /metrics: the registry of package proxy/metrics in
-// Prometheus' text format (or what the scraper negotiates).
-func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "/metrics takes GET")
-		return
-	}
-	w.Header().Set("Cache-Control", "no-store")
-	s.metricsHandler.ServeHTTP(w, r)
+// metricsEndpoint is GET /metrics: the registry of package proxy/metrics
+// (h) in Prometheus' text format (or what the scraper negotiates), never
+// cached; another method is refused.
+func metricsEndpoint(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "/metrics takes GET")
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	})
 }
 
 // metricsState is the state of s at a scrape (metrics.State). Lock order

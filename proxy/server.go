@@ -83,7 +83,7 @@ func New(opts Options) (*Server, error) {
 	s.metrics = metrics.New(func() metrics.State { return metricsState(s) }, s.log)
 	s.spares = newSparePool(s)
 	s.metrics.Register(s.spares.Collector())
-	s.metricsHandler = s.metrics.Handler()
+	s.metricsHandler = metricsEndpoint(s.metrics.Handler())
 	if opts.MCP != nil {
 		s.mcp.SetConfig(opts.MCP.Current())
 	}
