@@ -176,11 +176,11 @@ func checkLabelsBounded(t *testing.T, body string) {
 		"success": true, "error": true, "timeout": true, "exited": true, "failed": true, "code0": true, "code_nonzero": true, "signal": true,
 		wsconn.DropQueueFull: true, wsconn.DropWriteTimeout: true, wsconn.DropPongTimeout: true}
 	for _, l := range [][]string{
-		{protocol.StateStarting, protocol.StateIdle, protocol.StateRunning, protocol.StateRestarting, protocol.StateExited, protocol.StateClosed},
+		{protocol.StateStarting, protocol.StateIdle, protocol.StateRunning, protocol.StateRestarting, protocol.StateExited, protocol.StateClosed, protocol.StateSuspended},
 		{protocol.MCPConnected, protocol.MCPFailed, protocol.MCPPending, protocol.MCPNeedsAuth, protocol.MCPDisabled, protocol.MCPAwaitingApproval, protocol.MCPRejected},
 		{protocol.PermissionKindTool, protocol.PermissionKindQuestion, protocol.PermissionKindPlan},
 		{"initialize", "interrupt", "set_permission_mode", "set_model", "mcp_set_servers", "mcp_status", "claim_session"},
-		{protocol.ExitExited, protocol.ExitClosed, protocol.ExitShutdown, "restart"},
+		{protocol.ExitExited, protocol.ExitClosed, protocol.ExitShutdown, "restart", "suspend"},
 		spare.TakeResults,
 	} {
 		for _, v := range l {
