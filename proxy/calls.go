@@ -57,7 +57,7 @@ func newMCPCalls(s *Server) (*mcpCalls, error) {
 			po.Logger = s.log.With("component", "probe")
 		}
 		if po.Environ == nil {
-			po.Environ = s.claudeEnv // what claude's own MCP servers get: never the proxy's token
+			po.Environ = s.opts.claudeEnv // what claude's own MCP servers get: never the proxy's token
 		}
 		if po.ClientVersion == "" {
 			po.ClientVersion = s.opts.Version

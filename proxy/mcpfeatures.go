@@ -69,7 +69,7 @@ func (s *Server) loginCommand(typ string, args ...string) (*exec.Cmd, error) {
 	argv := append(slices.Clone(s.opts.ClaudePrefixArgs), args...)
 	cmd := exec.Command(claude.Path, argv...)
 	cmd.Dir = s.opts.Project
-	cmd.Env = s.claudeEnv()
+	cmd.Env = s.opts.claudeEnv()
 	return cmd, nil
 }
 

@@ -118,7 +118,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 		Path:             claude.Path,
 		Args:             claudeArgs(o.claudePrefixArgs, model, mode, resume, resumeArgs, mcpArgs),
 		Dir:              s.cfg.cwd,
-		Env:              withFileCheckpoints(s.env.claudeEnv()),
+		Env:              s.env.claudeEnv(),
 		Stream:           stream.Options{Attachments: stream.AttachSink, Sink: s.env.blobs},
 		MaxLineBytes:     o.maxLineBytes,
 		StderrTailBytes:  o.stderrTailBytes,

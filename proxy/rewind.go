@@ -33,6 +33,12 @@ import (
 // fileCheckpointsEnv switches on claude's file checkpoints (rewind_files).
 const fileCheckpointsEnv = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
 
+// sessionClaudeEnv is the environment of every claude a session runs,
+// spawned or taken from the spares (spares.go): claudeEnv with file
+// checkpoints on. (Only these: claude mcp login and the MCP hub's CLI
+// calls run no session.)
+func (o *Options) sessionClaudeEnv() []string { return withFileCheckpoints(o.claudeEnv()) }
+
 // withFileCheckpoints returns env with file checkpoints switched on,
 // unless env sets the variable itself (a user who turned them off).
 func withFileCheckpoints(env []string) []string {

@@ -78,7 +78,7 @@ func New(opts Options) (*Server, error) {
 		inbound:  wsconn.NewBudget(opts.InboundBytes),
 		registry: newRegistry(),
 	}
-	s.mcp = mcphub.NewHub(s.log, s.claudeEnv()...)
+	s.mcp = mcphub.NewHub(s.log, s.opts.claudeEnv()...)
 	s.mcpf = s.newMCPFeatures()
 	s.metrics = metrics.New(func() metrics.State { return metricsState(s) }, s.log)
 	s.spares = newSparePool(s)
@@ -225,8 +225,8 @@ func (s *Server) claudeName() string {
 }
 
 // claudeEnv is the environment of claude processes: never the proxy's token.
-func (s *Server) claudeEnv() []string {
-	env := s.opts.ClaudeEnv
+func (o *Options) claudeEnv() []string {
+	env := o.ClaudeEnv
 	if env == nil {
 		env = os.Environ()
 	}

@@ -120,7 +120,7 @@ func newSessionEnv(s *Server) sessionEnv {
 		blobs:      s.blobs,
 		callLog:    s.calls.forSession,
 		trimLogs:   s.logs.Trim,
-		claudeEnv:  s.claudeEnv,
+		claudeEnv:  s.opts.sessionClaudeEnv,
 		findClaude: s.findClaude,
 	}
 	if s.hist != nil {

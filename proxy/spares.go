@@ -65,7 +65,7 @@ func launchSpare(s *Server, sp *spare.Spare) (*claudecli.Client, any, func(), er
 		Path:             claude.Path,
 		Args:             claudeArgs(o.ClaudePrefixArgs, "", "", "", nil, mcpArgs),
 		Dir:              o.Project,
-		Env:              s.claudeEnv(),
+		Env:              s.opts.sessionClaudeEnv(), // a session's, as a spawned claude's: a claimed spare is one
 		Stream:           stream.Options{Attachments: stream.AttachSink, Sink: s.blobs},
 		MaxLineBytes:     o.MaxLineBytes,
 		StderrTailBytes:  o.StderrTailBytes,
