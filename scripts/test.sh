@@ -156,18 +156,24 @@ side_by_side() { # $1 = CLI version, $2 = plain packages, $3 = race packages, th
   rcdir=$(mktemp -d "${TMPDIR:-/tmp}/ccproxy-test-rc.XXXXXX")
   if [ -n "$plain" ]; then
     # shellcheck disable=SC2086
-    { CCPROXY_CLAUDE_VERSION=$version go test -count=1 -timeout 30m $plain "$@" 2>&1; echo $? >"$rcdir/plain"; } | sed -u 's/^/plain| /' &
+    # (set -e would end the group at a failing go test, before its status
+    # is written: "|| rc=$?" keeps it going.)
+    { rc=0; CCPROXY_CLAUDE_VERSION=$version go test -count=1 -timeout 30m $plain "$@" 2>&1 || rc=$?; echo "$rc" >"$rcdir/plain"; } | sed -u 's/^/plain| /' &
     pids+=($!)
   fi
   if [ -n "$race" ]; then
     # shellcheck disable=SC2086
-    { CCPROXY_CLAUDE_VERSION=$version go test -count=1 -timeout 30m -race $race "$@" 2>&1; echo $? >"$rcdir/race"; } | sed -u 's/^/race| /' &
+    { rc=0; CCPROXY_CLAUDE_VERSION=$version go test -count=1 -timeout 30m -race $race "$@" 2>&1 || rc=$?; echo "$rc" >"$rcdir/race"; } | sed -u 's/^/race| /' &
     pids+=($!)
   fi
   for pid in "${pids[@]}"; do wait "$pid" || true; done
   for kind in plain race; do
-    [ -f "$rcdir/$kind" ] || continue
-    rc=$(cat "$rcdir/$kind")
+    case $kind in
+      plain) [ -n "$plain" ] || continue ;;
+      race) [ -n "$race" ] || continue ;;
+    esac
+    # A run that wrote no status failed (it never got to write it).
+    rc=$(cat "$rcdir/$kind" 2>/dev/null || echo "unknown")
     [ "$rc" = 0 ] || { echo "test.sh: FAIL: the $kind run (Claude Code $version) exited $rc" >&2; status=1; }
   done
   rm -rf "$rcdir"
