@@ -164,13 +164,15 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 	}
 
 	s.mu.Lock()
-	frame, overBudget := s.hub.append(func(seq int64) []byte {
+	_, overBudget := s.hub.append(func(seq int64) []byte {
 		// The envelope is under 100 bytes besides the id and the event.
-		return protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
-	})
-	if frame != nil {
+		frame := protocol.AppendSessionEvent(make([]byte, 0, len(ev.JSON)+len(s.id)+128), s.id, seq, ev.JSON)
+		// Counted here, when it is sure to be logged and before any
+		// subscriber has it: a client that saw the event and scrapes
+		// /metrics finds it counted.
 		s.env.metrics.EventLogged(frame)
-	}
+		return frame
+	})
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit && ev.SessionID != "" && ev.SessionID != s.claudeID {
 		s.claudeID = ev.SessionID
 		s.pushStateLocked("")
