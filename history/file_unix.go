@@ -23,28 +23,20 @@ func fileOwner(fi os.FileInfo) (ino uint64, uid int) {
 // forever, and refuses what fstat says is not a regular file before
 // anything is read (O_NONBLOCK changes nothing for reading a regular
 // file).
-func openNoFollow(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrNotAllowed, path, fi.Mode().Type())
-	}
-	return f, nil
-}
+func openNoFollow(path string) (*os.File, error) { return openRegular(path, os.O_RDONLY) }
 
 // openAppendNoFollow opens path for appending (and for reading its last
 // byte), failing if it is a symbolic link or not a regular file, as
 // openNoFollow does.
 func openAppendNoFollow(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	return openRegular(path, os.O_RDWR|os.O_APPEND)
+}
+
+// openRegular opens path with flag, never through a symbolic link nor
+// blocking on a FIFO, and keeps it only if fstat says it is a regular
+// file.
+func openRegular(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
