@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -51,8 +52,15 @@ func TestWebUIModelPicker(t *testing.T) {
 		t.Errorf("haiku's option title %q, want its description", got)
 	}
 
-	b.do("pick haiku", chromedp.SetValue("#model-pick", "haiku"))
-	eval[any](b, `document.querySelector("#model-pick").dispatchEvent(new Event("change")); null`)
+	// One change event, as a pick makes (chromedp.SetValue dispatches one
+	// of its own, so a second one here asked again with whatever the
+	// picker showed by then).
+	pickModel(b, "haiku")
+	// While claude is asked, the picker shows the pick, disabled, whatever
+	// session/state says meanwhile.
+	if got := eval[string](b, `document.querySelector("#model-pick").value`); got != "haiku" {
+		t.Errorf("while the switch is asked the picker shows %q, want haiku", got)
+	}
 	b.until("haiku in force", `(() => { const s = document.querySelector("#model-pick"); return !s.disabled && s.value === "haiku"; })()`)
 	if strings.Contains(eval[string](b, `document.querySelector("#log").textContent`), "model not changed") {
 		t.Error("the switch was reported as failed")
@@ -126,13 +134,20 @@ func TestWebUIModelPickerRefusedAndOff(t *testing.T) {
 	b.do("show it", chromedp.Click("#sessions li"))
 	b.until("sonnet in force", `(() => { const s = document.querySelector("#model-pick"); return !s.disabled && s.value === "sonnet"; })()`)
 
-	b.do("pick opus", chromedp.SetValue("#model-pick", "opus"))
-	eval[any](b, `document.querySelector("#model-pick").dispatchEvent(new Event("change")); null`)
+	pickModel(b, "opus")
 	b.until("the refusal shown", `[...document.querySelectorAll("#log .notice.error")].some(n => n.textContent.includes("no opus today"))`)
 	b.until("sonnet still shown", `(() => { const s = document.querySelector("#model-pick"); return !s.disabled && s.value === "sonnet"; })()`)
 
-	b.do("pick default", chromedp.SetValue("#model-pick", "default"))
-	eval[any](b, `document.querySelector("#model-pick").dispatchEvent(new Event("change")); null`)
+	pickModel(b, "default")
 	b.until("the connection down", `document.querySelector("#conn").dataset.state !== "open"`)
 	b.until("default shown, and off", `(() => { const s = document.querySelector("#model-pick"); return s.disabled && s.value === "default"; })()`)
+}
+
+// pickModel picks value in the model picker as a person does: the value
+// and one change event, in one step (chromedp.SetValue dispatches a change
+// of its own, and a second dispatch after it asked again with whatever the
+// picker showed by then).
+func pickModel(b *browser, value string) {
+	b.t.Helper()
+	eval[any](b, `(() => { const s = document.querySelector("#model-pick"); s.value = `+strconv.Quote(value)+`; s.dispatchEvent(new Event("change")); return null; })()`)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -80,8 +81,10 @@ func TestServeKill9LeavesNothing(t *testing.T) {
 	// The stubborn ones answer the MCP handshake, so claude keeps them.
 	// ccproxy's own probe starts the same servers for a moment, so a
 	// server counts only when it descends from claude (whose pid the log
-	// gives); the CLI may be a native binary or a node wrapper around one.
-	claudePID := loggedPID(t, stderr, "claude started")
+	// gives: "claude started", or "claude taken from the spares" when the
+	// session claimed the parked spare of --warm 1); the CLI may be a
+	// native binary or a node wrapper around one.
+	claudePID := loggedPID(t, stderr, "claude started", "claude taken from the spares")
 	want := map[string]string{"everything": "mcp-server-everything", "stubborn": "stubborn-mcp.sh stubborn", "escaper": "stubborn-mcp.sh escaper"}
 	var running []testkit.GroupProc
 	found := map[string]int{}
@@ -177,11 +180,11 @@ func mcpConfigDirs(t *testing.T, tmp string) []string {
 	return out
 }
 
-// loggedPID returns the pid= of the first log line of msg in log.
-func loggedPID(t *testing.T, log *testkit.SyncBuffer, msg string) int {
+// loggedPID returns the pid= of the first log line of one of msgs in log.
+func loggedPID(t *testing.T, log *testkit.SyncBuffer, msgs ...string) int {
 	t.Helper()
 	for _, line := range strings.Split(log.String(), "\n") {
-		if !strings.Contains(line, `msg="`+msg+`"`) {
+		if !slices.ContainsFunc(msgs, func(msg string) bool { return strings.Contains(line, `msg="`+msg+`"`) }) {
 			continue
 		}
 		for _, f := range strings.Fields(line) {
@@ -192,7 +195,7 @@ func loggedPID(t *testing.T, log *testkit.SyncBuffer, msg string) int {
 			}
 		}
 	}
-	t.Fatalf("no %q line with a pid in the log:\n%s", msg, log.String())
+	t.Fatalf("no %q line with a pid in the log:\n%s", msgs, log.String())
 	return 0
 }
 

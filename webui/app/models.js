@@ -12,6 +12,9 @@ import { state, noteModel, setModelsLive } from "./store.js";
 // What is known of each session's models, and whether the session shown
 // (state.current) takes turns, are the store's (state.models).
 const deps = {}; // {conn, notice(session, text, isError)}
+// pending: session -> the model a switch under way asks for; while it is
+// asked the picker shows it, disabled, whatever session/state says.
+const pending = new Map();
 
 // initModels gives the module the connection to ask on and how to report
 // an error in a session's log.
@@ -23,12 +26,16 @@ export function initModels(d) {
 // setModel asks claude to switch session to the model sel shows; the
 // picker then shows the model in force.
 async function setModel(session, sel) {
-  if (!session || !sel.value) return;
-  sel.disabled = true;
+  if (!session || !sel.value || pending.has(session)) return;
+  const model = sel.value;
+  pending.set(session, model);
+  render(state.current);
   try {
-    const r = await deps.conn.request("session/setModel", { session, model: sel.value });
+    const r = await deps.conn.request("session/setModel", { session, model });
+    pending.delete(session);
     showModel(session, r.model);
   } catch (err) {
+    pending.delete(session);
     deps.notice(session, `model not changed: ${err.message}`, true);
     showModel(session);
   }
@@ -48,7 +55,9 @@ export function showModel(session, model, models, isLive) {
 
 function render(cur) {
   const sel = $("#model-pick");
-  const k = (cur && state.models.known.get(cur)) || { model: "", models: [] };
+  const known = (cur && state.models.known.get(cur)) || { model: "", models: [] };
+  const asked = cur ? pending.get(cur) : undefined;
+  const k = asked ? { ...known, model: asked } : known;
   const opts = k.models.map((m) => option(m.value, m.displayName || m.value, m.description));
   if (k.model && !k.models.some((m) => m.value === k.model)) opts.push(option(k.model, k.model, "")); // a model id claude reports
   if (!k.model) {
@@ -60,7 +69,7 @@ function render(cur) {
   sel.value = k.model;
   const m = k.models.find((x) => x.value === k.model);
   sel.title = m ? `Model: ${m.displayName || m.value}${m.description ? ` (${m.description})` : ""}` : "Model of this session";
-  sel.disabled = !cur || !state.models.live || document.body.dataset.conn !== "open" || opts.length < 2 && !k.model;
+  sel.disabled = asked !== undefined || !cur || !state.models.live || document.body.dataset.conn !== "open" || opts.length < 2 && !k.model;
 }
 
 function option(value, text, title) {
