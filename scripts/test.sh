@@ -48,7 +48,7 @@ for spec in "${npm_pkgs[@]}"; do
   [ "$(installed_version "$name")" = "$want" ] || missing+=("$spec")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "test.sh: installing npm packages into $deps: ${missing[*]}" >&2
+  echo "test.sh [${SECONDS}s]: installing npm packages into $deps: ${missing[*]}" >&2
   mkdir -p "$deps"
   npm install --prefix "$deps" --no-audit --no-fund --no-save --loglevel=error "${npm_pkgs[@]}" >&2
 fi
@@ -56,7 +56,7 @@ fi
 if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then
   newest_prefix=$deps/claude-$claude_newest
   if [ "$(installed_version @anthropic-ai/claude-code "$newest_prefix")" != "$claude_newest" ]; then
-    echo "test.sh: installing Claude Code $claude_newest into $newest_prefix" >&2
+    echo "test.sh [${SECONDS}s]: installing Claude Code $claude_newest into $newest_prefix" >&2
     mkdir -p "$newest_prefix"
     npm install --prefix "$newest_prefix" --no-audit --no-fund --no-save --loglevel=error \
       "@anthropic-ai/claude-code@$claude_newest" >&2
@@ -99,18 +99,18 @@ if [ ${#apt_missing[@]} -gt 0 ]; then
     # apt's output goes to a log, shown only when it fails.
     apt_log=$deps/apt-get.log
     mkdir -p "$deps"
-    echo "test.sh: installing ${apt_missing[*]} with apt-get (log: $apt_log)" >&2
+    echo "test.sh [${SECONDS}s]: installing ${apt_missing[*]} with apt-get (log: $apt_log)" >&2
     if ! (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${apt_missing[@]}") \
       >"$apt_log" 2>&1 </dev/null; then
       cat "$apt_log" >&2
-      echo "test.sh: could not install ${apt_missing[*]} (apt-get output above); the tests that need them will fail in CI" >&2
+      echo "test.sh [${SECONDS}s]: could not install ${apt_missing[*]} (apt-get output above); the tests that need them will fail in CI" >&2
     fi
   else
-    echo "test.sh: ${apt_missing[*]} missing and cannot be installed here (needs root and apt-get)" >&2
+    echo "test.sh [${SECONDS}s]: ${apt_missing[*]} missing and cannot be installed here (needs root and apt-get)" >&2
   fi
 fi
 
-echo "test.sh: go vet ./..." >&2
+echo "test.sh [${SECONDS}s]: go vet ./..." >&2
 go vet ./...
 
 # Every platform builds: only Linux runs the suite, the others are compile-
@@ -120,11 +120,11 @@ go vet ./...
 # six release targets).
 status=0
 for target in ${CCPROXY_CROSS_TARGETS:-windows/amd64 darwin/arm64}; do
-  echo "test.sh: $target: go build ./... && go vet ./..." >&2
+  echo "test.sh [${SECONDS}s]: $target: go build ./... && go vet ./..." >&2
   if ! out=$(GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build ./... 2>&1 &&
     GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet ./... 2>&1); then
     printf '%s\n' "$out" >&2
-    echo "test.sh: FAIL: $target does not build or vet" >&2
+    echo "test.sh [${SECONDS}s]: FAIL: $target does not build or vet" >&2
     status=1
   fi
 done
@@ -174,12 +174,12 @@ side_by_side() { # $1 = CLI version, $2 = plain packages, $3 = race packages, th
     esac
     # A run that wrote no status failed (it never got to write it).
     rc=$(cat "$rcdir/$kind" 2>/dev/null || echo "unknown")
-    [ "$rc" = 0 ] || { echo "test.sh: FAIL: the $kind run (Claude Code $version) exited $rc" >&2; status=1; }
+    [ "$rc" = 0 ] || { echo "test.sh [${SECONDS}s]: FAIL: the $kind run (Claude Code $version) exited $rc" >&2; status=1; }
   done
   rm -rf "$rcdir"
 }
 
-echo "test.sh: go test (Claude Code $claude_pinned): plain and -race side by side" >&2
+echo "test.sh [${SECONDS}s]: go test (Claude Code $claude_pinned): plain and -race side by side" >&2
 CCPROXY_CLAUDE_TESTS_LOG=$claude_tests side_by_side "$claude_pinned" "$plain_pkgs" "$race_pkgs" "$@"
 
 # Second run: only the tests recorded above, in only their packages, against
@@ -188,7 +188,7 @@ CCPROXY_CLAUDE_TESTS_LOG=$claude_tests side_by_side "$claude_pinned" "$plain_pkg
 # real-CLI test of another runs too, which costs a little time and nothing else.
 if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then
   if [ ! -s "$claude_tests" ]; then
-    echo "test.sh: no test used the real Claude Code CLI; no run against $claude_newest" >&2
+    echo "test.sh [${SECONDS}s]: no test used the real Claude Code CLI; no run against $claude_newest" >&2
   else
     names=$(cut -f2 "$claude_tests" | sort -u | paste -sd'|' -)
     pkgs=()
@@ -199,9 +199,10 @@ if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then
     for p in "${pkgs[@]}"; do
       if grep -qxF "$p" <<<"$race_pkgs"; then again_race+=("$p"); else again_plain+=("$p"); fi
     done
-    echo "test.sh: go test (Claude Code $claude_newest): $(cut -f2 "$claude_tests" | sort -u | wc -l) real-CLI tests in ${#pkgs[@]} packages" >&2
+    echo "test.sh [${SECONDS}s]: go test (Claude Code $claude_newest): $(cut -f2 "$claude_tests" | sort -u | wc -l) real-CLI tests in ${#pkgs[@]} packages" >&2
     # Without -race: the first run covered the races; this one is about the CLI.
     side_by_side "$claude_newest" "${again_plain[*]} ${again_race[*]}" "" "$@" -run "^($names)\$"
   fi
 fi
+echo "test.sh [${SECONDS}s]: done, exit $status" >&2
 exit $status

@@ -50,7 +50,9 @@ func TestWebUIRewindAndMeter(t *testing.T) {
 			fakeapi.ToolUse("Edit", map[string]any{"file_path": bf, "old_string": "original", "new_string": "changed"})), fakeapi.Say("edited")),
 		fakeapi.OnToolResults(fakeapi.Summarize),
 	))
-	srv := testkit.StartServeEnv(t, bin, api.Env(home), "--project", project, "--claude", claude)
+	// --warm 1: the session claims the parked spare, which must run with
+	// file checkpoints as a spawned claude does (checked at the end).
+	srv := testkit.StartServeEnv(t, bin, api.Env(home), "--project", project, "--claude", claude, "--warm", "1")
 	files := func() string {
 		t.Helper()
 		read := func(p string) string {
@@ -114,4 +116,7 @@ func TestWebUIRewindAndMeter(t *testing.T) {
 		t.Errorf("files after a rewind with files: %q, want a.txt gone and b.txt original", got)
 	}
 	b.noJSDialog()
+	if !strings.Contains(srv.Stderr.String(), `msg="claude taken from the spares"`) {
+		t.Error("the session did not run the spare of --warm 1 (no \"claude taken from the spares\" in the log)")
+	}
 }

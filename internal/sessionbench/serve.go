@@ -44,12 +44,12 @@ func startRun(e *benchEnv, warmN string, newChat, turn *series) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if warmN != "0" {
+		// ccproxy_spares counts a spare once it has booted (it answered
+		// the pool's probe): as when a user opens a chat a while after
+		// serve started.
 		if err := s.waitMetric(ctx, "ccproxy_spares", 1); err != nil {
 			return err
 		}
-		// The gauge counts a spare from its launch; a user opens a chat a
-		// while after serve started: 5 s, so the parked claude has booted.
-		time.Sleep(5 * time.Second)
 	}
 	t0 := time.Now()
 	ch, err := s.newChat(ctx)

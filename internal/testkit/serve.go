@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,9 +46,12 @@ type Served struct {
 }
 
 // StartServe runs bin (CCProxyBinary) as `serve --addr 127.0.0.1:0
-// --project <temp dir>` with args added, reads its first line, and stops it
-// when the test ends: it must exit within 20 s of SIGTERM, cleanly, and
-// leave no process behind.
+// --project <temp dir> --warm 0` with args added, reads its first line, and
+// stops it when the test ends: it must exit within 20 s of SIGTERM, cleanly,
+// and leave no process behind. --warm 0 unless args give --warm: a spare is
+// a whole claude started beside the session's, which a test about something
+// else pays for in CPU on a loaded machine (the tests of spares, and some
+// others that must hold with one, pass --warm 1).
 func StartServe(t testing.TB, bin string, args ...string) *Served {
 	t.Helper()
 	return StartServeEnv(t, bin, nil, args...)
@@ -57,7 +61,11 @@ func StartServe(t testing.TB, bin string, args ...string) *Served {
 func StartServeEnv(t testing.TB, bin string, env []string, args ...string) *Served {
 	t.Helper()
 	marker := fmt.Sprintf("ui-test-%d", time.Now().UnixNano())
-	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--project", t.TempDir()}, args...)...)
+	base := []string{"serve", "--addr", "127.0.0.1:0", "--project", t.TempDir()}
+	if !slices.ContainsFunc(args, func(a string) bool { return a == "--warm" || strings.HasPrefix(a, "--warm=") }) {
+		base = append(base, "--warm", "0")
+	}
+	cmd := exec.Command(bin, append(base, args...)...)
 	cmd.Env = append(append(WithoutEnv(os.Environ(), "CCPROXY_TOKEN"), env...), "CCPROXY_TEST_MARKER="+marker)
 	DieWithTest(cmd)
 	stdout, err := cmd.StdoutPipe()

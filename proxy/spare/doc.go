@@ -17,6 +17,13 @@
 //	a spare exits by itself ─► its watcher removes it ─► the owner launches another after a backoff
 //	                           (Backoff doubling to MaxBackoff; reset once a spare is taken)
 //
+// A spare is booted once it answers a probe (mcp_status, sent at launch:
+// claude reads stdin only when it has started); until then it is parked
+// but starting. Take hands out a booted spare first, else one still
+// starting (its claim is answered when it has started: never later than a
+// claude spawned then). ccproxy_spares counts the booted ones,
+// ccproxy_spares_starting the others.
+//
 // While parked a spare prints only system/ui_invalidate events; they are
 // dropped (also after the claim), as are its other events until the claim
 // is answered, and a control request of its own is refused.
@@ -31,7 +38,9 @@
 // Close waits for all of them and is idempotent. A spare handed out by
 // Take belongs to the taker, who must Close or adopt its process. A claim
 // under way when the pool closes is cancelled (Claim's context is the
-// pool's too). Pool.mu guards ready, closed, failures and the counters; it
-// is a leaf (nothing is called with it held but a channel send that never
-// blocks). Spare.route is an atomic pointer (set once, by the claim).
+// pool's too). Pool.mu guards ready, each parked Spare's booted, closed,
+// failures and the counters; it is a leaf (nothing is called with it held
+// but a channel send that never blocks). The probe's answer comes on the
+// spare's stdout goroutine (or its control timer, which sends the probe
+// again). Spare.route is an atomic pointer (set once, by the claim).
 package spare

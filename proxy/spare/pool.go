@@ -2,7 +2,10 @@ package spare
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,7 +66,7 @@ type Pool struct {
 
 // counts are the pool's counters (Collector).
 type counts struct {
-	taken, none, unfit, refused, launched, failed, replaced int64
+	taken, takenStarting, none, unfit, refused, launched, failed, replaced int64
 }
 
 // New returns a pool; Open starts it.
@@ -129,7 +132,9 @@ func (p *Pool) poke() {
 
 // Take hands out a parked spare launched with tag, if one is (the caller
 // then owns it: it claims and adopts or closes it), and has the owner
-// launch its replacement. Nil when none is, or the pool is closed.
+// launch its replacement: a booted one first, else one still starting (its
+// claim is answered once it has started, which is never later than a
+// claude spawned now). Nil when none is, or the pool is closed.
 func (p *Pool) Take(tag any) *Spare {
 	if p.cfg.N <= 0 {
 		return nil
@@ -139,21 +144,29 @@ func (p *Pool) Take(tag any) *Spare {
 	if p.closed {
 		return nil
 	}
+	pick := -1
 	for i, sp := range p.ready {
-		if sp.Tag != tag {
-			continue
+		if sp.Tag == tag && (pick < 0 || sp.booted && !p.ready[pick].booted) {
+			pick = i
 		}
-		p.ready = append(p.ready[:i], p.ready[i+1:]...)
-		close(sp.taken)
-		p.counts.taken++
-		p.failures = 0
-		p.changedLocked()
-		p.poke()
-		return sp
 	}
-	p.counts.none++
+	if pick < 0 {
+		p.counts.none++
+		p.poke()
+		return nil
+	}
+	sp := p.ready[pick]
+	p.ready = append(p.ready[:pick], p.ready[pick+1:]...)
+	close(sp.taken)
+	if sp.booted {
+		p.counts.taken++
+	} else {
+		p.counts.takenStarting++
+	}
+	p.failures = 0
+	p.changedLocked()
 	p.poke()
-	return nil
+	return sp
 }
 
 // Skip counts a session that could not use a spare (it needs what no
@@ -172,8 +185,22 @@ func (p *Pool) Refused() {
 	p.mu.Unlock()
 }
 
-// Ready is how many spares are parked.
+// Ready is how many parked spares have booted (a claim is answered at
+// once); Parked counts the ones still starting too.
 func (p *Pool) Ready() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, sp := range p.ready {
+		if sp.booted {
+			n++
+		}
+	}
+	return n
+}
+
+// Parked is how many spares are parked, booted or still starting.
+func (p *Pool) Parked() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.ready)
@@ -291,6 +318,32 @@ func (p *Pool) launch(tag any) {
 	p.mu.Unlock()
 	p.log.Info("spare claude parked", "pid", cli.PID())
 	go func() { defer p.wg.Done(); p.watch(sp) }()
+	p.probe(sp)
+}
+
+// probe asks a parked spare a control request that changes nothing
+// (mcp_status, answered while parked: docs/CLI-NOTES.md): claude reads
+// stdin only once it has started, so its answer, success or refusal, marks
+// the spare booted. A probe that times out (a loaded machine) is sent
+// again while the spare lives; one whose spare was taken meanwhile is
+// harmless (its answer goes to no one but this callback).
+func (p *Pool) probe(sp *Spare) {
+	sent := time.Now()
+	sp.Cli.CallAsync("mcp_status", nil, func(_ json.RawMessage, err error) {
+		var refused *claudecli.CLIError
+		switch {
+		case err == nil || errors.As(err, &refused):
+			p.mu.Lock()
+			sp.booted = true
+			if slices.Contains(p.ready, sp) {
+				p.changedLocked()
+			}
+			p.mu.Unlock()
+			p.log.Debug("spare claude booted", "pid", sp.Cli.PID(), "after", time.Since(sent).Round(time.Millisecond))
+		case errors.Is(err, claudecli.ErrTimeout):
+			p.probe(sp) // on the timer's goroutine: CallAsync never blocks
+		}
+	})
 }
 
 // watch waits for a parked spare to be taken or to exit by itself; an
@@ -379,28 +432,38 @@ func (p *Pool) Collector() prometheus.Collector { return &collector{p: p} }
 type collector struct{ p *Pool }
 
 var (
-	descSpares   = prometheus.NewDesc("ccproxy_spares", "Spare claude processes parked (serve --warm), each ready for a session/create; each costs one claude's memory.", nil, nil)
-	descTakes    = prometheus.NewDesc("ccproxy_spare_takes_total", "session/create and its spare, by result: taken (claimed), none (no spare parked), unfit (the session needs what no spare has: model, resume, client MCP servers, bypassPermissions), refused (the claim failed; claude started as usual).", []string{"result"}, nil)
+	descSpares   = prometheus.NewDesc("ccproxy_spares", "Spare claude processes parked and booted (serve --warm), each ready for a session/create; each costs one claude's memory.", nil, nil)
+	descStarting = prometheus.NewDesc("ccproxy_spares_starting", "Spare claude processes launched and still starting (a session/create takes one when no booted spare is parked).", nil, nil)
+	descTakes    = prometheus.NewDesc("ccproxy_spare_takes_total", "session/create and its spare, by result: taken (a booted one claimed), taken_starting (one still starting claimed), none (no spare parked), unfit (the session needs what no spare has: model, resume, client MCP servers, bypassPermissions), refused (the claim failed; claude started as usual).", []string{"result"}, nil)
 	descLaunches = prometheus.NewDesc("ccproxy_spare_launches_total", "Spare claude processes launched and parked.", nil, nil)
 	descFailures = prometheus.NewDesc("ccproxy_spare_failures_total", "Spares that exited while parked or could not start (each followed by a backoff).", nil, nil)
 	descReplaced = prometheus.NewDesc("ccproxy_spare_replaced_total", "Parked spares closed because the configuration they were launched with changed.", nil, nil)
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descSpares, descTakes, descLaunches, descFailures, descReplaced} {
+	for _, d := range []*prometheus.Desc{descSpares, descStarting, descTakes, descLaunches, descFailures, descReplaced} {
 		ch <- d
 	}
 }
 
 // TakeResults are the values of ccproxy_spare_takes_total's result label.
-var TakeResults = []string{"taken", "none", "unfit", "refused"}
+var TakeResults = []string{"taken", "taken_starting", "none", "unfit", "refused"}
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.p.mu.Lock()
-	n, k := len(c.p.ready), c.p.counts
+	var booted, starting int
+	for _, sp := range c.p.ready {
+		if sp.booted {
+			booted++
+		} else {
+			starting++
+		}
+	}
+	k := c.p.counts
 	c.p.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(descSpares, prometheus.GaugeValue, float64(n))
-	for i, v := range []int64{k.taken, k.none, k.unfit, k.refused} {
+	ch <- prometheus.MustNewConstMetric(descSpares, prometheus.GaugeValue, float64(booted))
+	ch <- prometheus.MustNewConstMetric(descStarting, prometheus.GaugeValue, float64(starting))
+	for i, v := range []int64{k.taken, k.takenStarting, k.none, k.unfit, k.refused} {
 		ch <- prometheus.MustNewConstMetric(descTakes, prometheus.CounterValue, float64(v), TakeResults[i])
 	}
 	ch <- prometheus.MustNewConstMetric(descLaunches, prometheus.CounterValue, float64(k.launched))

@@ -38,7 +38,7 @@ func waitUntil(t *testing.T, p *Pool, what string, cond func() bool) {
 		select {
 		case <-ch:
 		case <-deadline:
-			t.Fatalf("waiting for %s: %d spares parked", what, p.Ready())
+			t.Fatalf("waiting for %s: %d spares parked", what, p.Parked())
 		}
 	}
 }
@@ -60,7 +60,7 @@ func TestPoolTakeRefreshClose(t *testing.T) {
 	var tag atomic.Int64
 	p := New(Config{N: 2, Launch: launchCat(t, &started), Current: func() any { return tag.Load() }})
 	p.Open()
-	waitUntil(t, p, "2 parked", func() bool { return p.Ready() == 2 })
+	waitUntil(t, p, "2 parked", func() bool { return p.Parked() == 2 })
 	sp := p.Take(int64(0))
 	if sp == nil {
 		t.Fatal("no spare taken")
@@ -68,18 +68,93 @@ func TestPoolTakeRefreshClose(t *testing.T) {
 	if p.Take(int64(7)) != nil {
 		t.Error("a spare of another tag was taken")
 	}
-	waitUntil(t, p, "the taken one replaced", func() bool { return p.Ready() == 2 && started.Load() == 3 })
+	waitUntil(t, p, "the taken one replaced", func() bool { return p.Parked() == 2 && started.Load() == 3 })
 	sp.Close()
 	tag.Store(1)
 	p.Refresh()
 	// The stale ones are closed before the new ones are launched.
-	waitUntil(t, p, "2 parked for the new tag", func() bool { return p.Ready() == 2 && started.Load() == 5 })
+	waitUntil(t, p, "2 parked for the new tag", func() bool { return p.Parked() == 2 && started.Load() == 5 })
 	if p.Take(int64(0)) != nil {
 		t.Error("a stale spare was taken")
 	}
 	p.Close(t.Context())
 	p.Close(t.Context())
-	if p.Ready() != 0 || p.Take(int64(1)) != nil {
+	if p.Parked() != 0 || p.Take(int64(1)) != nil {
 		t.Error("spares left after Close")
+	}
+}
+
+// A stand-in that boots at once: it answers the first control request
+// (the pool's probe) with success, then reads stdin until EOF.
+const answerFirst = `read l; id=$(printf '%s' "$l" | sed -n 's/.*"request_id":"\([^"]*\)".*/\1/p'); ` +
+	`printf '{"type":"control_response","response":{"subtype":"success","request_id":"%s","response":{}}}\n' "$id"; cat >/dev/null`
+
+// A spare counts as ready once it answers the probe; Take hands out a
+// booted spare before one still starting, and one still starting when no
+// other is parked; the two are counted apart.
+func TestPoolTakesBootedFirst(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	var bootedPID atomic.Int64
+	launch := func(sp *Spare) (*claudecli.Client, any, func(), error) {
+		script := "cat >/dev/null" // the first launched never boots
+		if n.Add(1) > 1 {
+			script = answerFirst
+		}
+		onEvent, onRequest, onCancel := sp.Handlers()
+		cli, err := claudecli.Start(claudecli.Config{Path: sh, Args: []string{"-c", script},
+			OnEvent: onEvent, OnControlRequest: onRequest, OnControlCancel: onCancel})
+		if err == nil && script == answerFirst && bootedPID.Load() == 0 {
+			bootedPID.Store(int64(cli.PID()))
+		}
+		return cli, nil, nil, err
+	}
+	hold := make(chan struct{}) // the fourth launch waits for the test's end
+	p := New(Config{N: 2, Launch: launch, Current: func() any { return 0 }, BeforeLaunch: func() {
+		if n.Load() >= 3 {
+			<-hold
+		}
+	}})
+	p.Open()
+	defer p.Close(t.Context())
+	defer close(hold)
+	waitUntil(t, p, "2 parked, 1 booted", func() bool { return p.Parked() == 2 && p.Ready() == 1 })
+	sp := p.Take(0)
+	if sp == nil || int64(sp.Cli.PID()) != bootedPID.Load() {
+		t.Fatalf("took %v, want the booted spare (pid %d)", sp, bootedPID.Load())
+	}
+	defer sp.Close()
+	// Its replacement boots too and is taken; the next replacement is held
+	// back, so the spare still starting is the only one parked.
+	waitUntil(t, p, "the replacement booted", func() bool { return p.Parked() == 2 && p.Ready() == 1 })
+	if b := p.Take(0); b == nil {
+		t.Fatal("no booted spare taken")
+	} else {
+		defer b.Close()
+	}
+	p.mu.Lock()
+	var starting *Spare
+	for _, r := range p.ready {
+		if !r.booted {
+			starting = r
+		}
+	}
+	p.mu.Unlock()
+	if starting == nil {
+		t.Fatal("the spare that never boots is not parked")
+	}
+	if got := p.Take(0); got != starting {
+		t.Errorf("took %v, want the spare still starting %v", got, starting)
+	} else {
+		defer got.Close()
+	}
+	p.mu.Lock()
+	k := p.counts
+	p.mu.Unlock()
+	if k.taken != 2 || k.takenStarting != 1 {
+		t.Errorf("counted %d taken, %d taken starting; want 2 and 1", k.taken, k.takenStarting)
 	}
 }

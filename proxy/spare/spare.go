@@ -22,6 +22,7 @@ type Spare struct {
 
 	release  func()
 	launched time.Time
+	booted   bool // it has answered a control request: it reads stdin, a claim is answered at once (Pool.mu)
 	route    atomic.Pointer[Route]
 	taken    chan struct{} // closed by Take: the watcher ends, the taker owns the process
 }
