@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -103,7 +104,13 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[rel] = string(b)
+		fi, err := d.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The mode and the modification time (the CLI lists sessions by
+		// it) before the bytes.
+		out[rel] = fmt.Sprintf("%v %d\n", fi.Mode(), fi.ModTime().UnixNano()) + string(b)
 		return nil
 	})
 	return out
@@ -128,6 +135,13 @@ func sameTree(t *testing.T, what string, got, want map[string]string) {
 // byte; a restore onto a file that is there again is refused and moves
 // nothing; the trash lists what it holds, newest first.
 func TestTrashRoundTrip(t *testing.T) {
+	t.Run("rename", func(t *testing.T) { trashRoundTrip(t, false) })
+	// The trash on another file system: every rename fails with EXDEV, the
+	// files are copied (bytes, mode, modification time), then removed.
+	t.Run("across file systems", func(t *testing.T) { trashRoundTrip(t, true) })
+}
+
+func trashRoundTrip(t *testing.T, across bool) {
 	home := t.TempDir()
 	root := filepath.Join(home, "projects")
 	src := filepath.Join("..", "testdata", "history", "2.1.329", "projects")
@@ -144,6 +158,9 @@ func TestTrashRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	tr := history.OpenTrashAt(t, st, filepath.Join(home, "trash"), func() time.Time { return now })
+	if across {
+		history.AcrossFileSystems(tr)
+	}
 
 	e, err := tr.Delete(ctx, id, "")
 	if err != nil {

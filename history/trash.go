@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -29,9 +28,10 @@ var ErrExists = errors.New("history: already exists")
 // files (<id>.jsonl and its <id>/ folder of subagents and tool results)
 // out of the projects directory into a folder of its own under the trash
 // directory, with a manifest saying where they came from; Restore moves
-// them back. Files are renamed, never copied or rewritten, so a restore is
-// byte-identical; the trash directory must therefore be on the same file
-// system as the projects directory.
+// them back. Files are renamed, not rewritten, so a restore is
+// byte-identical; when the trash directory is on another file system they
+// are copied (bytes, modes and modification times), synced, and only then
+// removed where they were (trashmove.go).
 //
 // Layout: <dir>/<deleted, Unix ms>-<id>/manifest.json and files/<name>.
 //
@@ -41,6 +41,9 @@ type Trash struct {
 	store *Store
 	dir   string
 	now   func() time.Time
+	// rename and renameNoReplace move files (os.Rename and
+	// renameNoReplace; tests make them fail as across file systems).
+	rename, renameNoReplace func(from, to string) error
 
 	mu sync.Mutex
 }
@@ -88,7 +91,7 @@ func (s *Store) openTrash(dir string, now func() time.Time) (*Trash, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("history: trash directory %s is not a directory (a symbolic link is not followed)", dir)
 	}
-	t := &Trash{store: s, dir: dir, now: now}
+	t := &Trash{store: s, dir: dir, now: now, rename: os.Rename, renameNoReplace: renameNoReplace}
 	if _, err := t.Purge(); err != nil {
 		return nil, err
 	}
@@ -144,9 +147,9 @@ func (t *Trash) Delete(ctx context.Context, id, project string) (TrashEntry, err
 		return TrashEntry{}, err
 	}
 	for i, name := range m.Moved {
-		if err := os.Rename(filepath.Join(folderDir, name), filepath.Join(files, name)); err != nil {
+		if err := t.moveOut(filepath.Join(folderDir, name), filepath.Join(files, name)); err != nil {
 			for _, back := range slices.Backward(m.Moved[:i]) { // put back what was moved
-				os.Rename(filepath.Join(files, back), filepath.Join(folderDir, back))
+				t.moveBack(filepath.Join(files, back), filepath.Join(folderDir, back))
 			}
 			os.RemoveAll(entry)
 			return TrashEntry{}, moveError("moving session "+id+" to the trash", err)
@@ -184,9 +187,9 @@ func (t *Trash) Restore(id string) (TrashEntry, error) {
 	}
 	files := filepath.Join(e.dir, "files")
 	for i, name := range e.m.Moved {
-		if err := renameNoReplace(filepath.Join(files, name), filepath.Join(folderDir, name)); err != nil {
+		if err := t.moveBack(filepath.Join(files, name), filepath.Join(folderDir, name)); err != nil {
 			for _, back := range slices.Backward(e.m.Moved[:i]) {
-				os.Rename(filepath.Join(folderDir, back), filepath.Join(files, back))
+				t.moveOut(filepath.Join(folderDir, back), filepath.Join(files, back))
 			}
 			if errors.Is(err, fs.ErrExist) {
 				return TrashEntry{}, fmt.Errorf("%w: restoring session %s: %s is there again (move it away first)", ErrExists, id, filepath.Join(folderDir, name))
@@ -332,12 +335,8 @@ func countFiles(dir string) (n int, size int64) {
 	return n, size
 }
 
-// moveError says that a move failed, and why when it is the trash being
-// on another file system.
+// moveError says that a move failed.
 func moveError(what string, err error) error {
-	if errors.Is(err, syscall.EXDEV) {
-		return fmt.Errorf("history: %s: the trash directory is on another file system than the projects directory (files are moved, not copied): %w", what, err)
-	}
 	return fmt.Errorf("history: %s: %w", what, err)
 }
 
