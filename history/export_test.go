@@ -20,6 +20,8 @@ func OpenTrashAt(t testing.TB, s *Store, dir string, now func() time.Time) *Tras
 // AcrossFileSystems makes every rename of tr fail as one across file
 // systems does (EXDEV).
 func AcrossFileSystems(tr *Trash) {
-	exdev := func(from, to string) error { return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EXDEV} }
+	exdev := func(from, to string) error {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: syscall.EXDEV}
+	}
 	tr.rename, tr.renameNoReplace = exdev, exdev
 }
