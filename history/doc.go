@@ -93,7 +93,10 @@
 // may be called concurrently. Store.mu guards the index (the map from path
 // to entry and every entry in it); List holds it while it scans, so two
 // Lists never read the same file twice, and Read takes it only to look a
-// session up. Store.bytesRead is atomic. A Normalizer lives for one Read.
+// session up (and to bring its entry up to date: the entry knows whether a
+// rewind forked the file, rewound.go). Store.rewMu guards the rewound sets
+// of forked files (taken after Store.mu is released, never under it).
+// Store.bytesRead is atomic. A Normalizer lives for one Read.
 // Trash.mu serializes a Trash's Delete, Restore, List and Purge; it is
 // taken before Store.mu, never under it.
 package history

@@ -77,7 +77,8 @@ type ReadPage struct {
 	// Limit did, with lines left (More).
 	Truncated bool `json:"truncated,omitempty"`
 	// Skipped counts records that are not conversation (attachments,
-	// api-request, queue-operation, cost-state, …); Corrupt counts lines
+	// api-request, queue-operation, cost-state, …) and the conversation a
+	// rewind left behind (rewound.go); Corrupt counts lines
 	// that were not JSON objects; Oversized lines over the line cap. All
 	// were skipped.
 	Skipped   int `json:"skipped"`
@@ -354,6 +355,12 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 	if off > fi.Size() {
 		return 0, false, fmt.Errorf("%w %d: %s has only %d bytes", ErrBadCursor, off, path, fi.Size())
 	}
+	var rewound map[string]bool // of the main file: what a rewind left behind
+	if nest {
+		if rewound, err = r.s.rewound(path, fi); err != nil {
+			return 0, false, fmt.Errorf("history: reading %s: %w", path, err)
+		}
+	}
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return 0, false, fmt.Errorf("history: %w", err)
 	}
@@ -399,7 +406,7 @@ func (r *reader) file(page *ReadPage, path string, off int64, limit int, parent 
 		}
 		next = end
 		ev, refs, ok := r.event(line, parent)
-		if !ok {
+		if !ok || rewound[ev.UUID] {
 			page.Skipped++
 			continue
 		}

@@ -121,6 +121,9 @@ type Store struct {
 
 	mu    sync.Mutex        // guards index
 	index map[string]*entry // path of a session file -> what is known of it
+
+	rewMu    sync.Mutex              // guards rewCache
+	rewCache map[string]rewoundEntry // path of a session file -> its rewound records (rewound.go)
 }
 
 // entry is the index's knowledge of one session file.
@@ -137,6 +140,11 @@ type entry struct {
 	summary string // the last summary, capped
 	custom  string // the last custom-title (a rename), capped
 	seen    bool   // found by the current scan
+	// lastUUID is the uuid of the last record read; forked is set when a
+	// user prompt's parentUuid was not it (a rewind may have left records
+	// behind: Read then looks for them, rewound.go).
+	lastUUID string
+	forked   bool
 }
 
 // Open returns a Store over opts.Root (default $HOME/.claude/projects). The
@@ -520,11 +528,15 @@ func (s *Store) scan(f *os.File, size int64, e *entry) error {
 
 // record adds one valid JSON line to e.
 func (s *Store) record(line []byte, e *entry) {
-	var typ, ts, cwd, summary, custom string
+	var typ, ts, cwd, summary, custom, uuid, parent string
 	var msg gjson.Result
 	meta := false
 	gjson.Parse(bstr(line)).ForEach(func(k, v gjson.Result) bool { // strings kept are cloned
 		switch k.Str {
+		case "uuid":
+			uuid = v.Str
+		case "parentUuid":
+			parent = v.Str
 		case "type":
 			typ = v.Str
 		case "timestamp":
@@ -552,6 +564,12 @@ func (s *Store) record(line []byte, e *entry) {
 	}
 	if cwd != "" {
 		e.info.Project = strings.Clone(cwd)
+	}
+	if uuid != "" {
+		if typ == "user" && !meta && parent != "" && parent != e.lastUUID && isPromptContent(msg.Get("content")) {
+			e.forked = true
+		}
+		e.lastUUID = strings.Clone(uuid)
 	}
 	switch typ {
 	case "user", "assistant":

@@ -225,6 +225,12 @@ func TestE2ERewind(t *testing.T) {
 	if !containsText(texts, "WRITE please") || containsText(texts, "EDIT please") || containsText(texts, "THIRD") {
 		t.Errorf("the API request after the rewind: %q, want WRITE's turn only", texts)
 	}
+	// The stored conversation, as history/read gives it, is the one claude
+	// continues: the turns the rewind left behind in the file (which the
+	// CLI only appends to: docs/CLI-NOTES.md) are not shown.
+	if got := historyPrompts(t, c, res.ClaudeSessionID); !slices.Equal(got, []string{"WRITE please", "FOURTH say bye"}) {
+		t.Errorf("history/read after the rewind: prompts %q, want WRITE's and FOURTH's (EDIT's and THIRD's rewound away)", got)
+	}
 
 	// Rewind with files to the first message: files as they were before
 	// it, no turn left. (The CLI writes records before the first user
@@ -244,4 +250,26 @@ func TestE2ERewind(t *testing.T) {
 	if containsText(texts, "WRITE please") || containsText(texts, "FOURTH") {
 		t.Errorf("the API request after the rewind to the first message: %q", texts)
 	}
+}
+
+// historyPrompts returns the text of the user prompts history/read gives
+// for Claude session id.
+func historyPrompts(t *testing.T, c *wsClient, id string) []string {
+	t.Helper()
+	evs, _ := readHistory(t, c, map[string]any{"id": id})
+	var prompts []string
+	for _, ev := range evs {
+		var m struct {
+			Type    string `json:"type"`
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		mustUnmarshal(t, ev.Event, &m)
+		var text string
+		if m.Type == "user" && json.Unmarshal(m.Message.Content, &text) == nil {
+			prompts = append(prompts, text)
+		}
+	}
+	return prompts
 }
