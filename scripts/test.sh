@@ -3,8 +3,9 @@
 #
 # It installs what the suite needs (pinned npm packages into ./.deps, which git
 # ignores; the newest Claude Code CLI into its own prefix .deps/claude-<version>;
-# Debian's chromium), then runs `go vet ./...`, builds and vets every package for
-# Windows (amd64) and macOS (arm64), and runs `go test ./...` (with -race on the
+# Debian's chromium and caddy), then runs `go vet ./...`, builds and vets every
+# package for Windows (amd64) and macOS (arm64) in the background at the lowest
+# CPU priority, and runs `go test ./...` (with -race on the
 # packages that run goroutines, the two runs side by side) against the pinned
 # Claude Code CLI. Then it runs
 # the tests that used the real CLI again against the newest CLI, without -race
@@ -114,20 +115,31 @@ echo "test.sh [${SECONDS}s]: go vet ./..." >&2
 go vet ./...
 
 # Every platform builds: only Linux runs the suite, the others are compile-
-# checked here (go build, and go vet, which also compiles the tests). A
-# failure is reported and fails the run at the end; the tests still run.
-# $CCPROXY_CROSS_TARGETS picks other targets (scripts/release.sh builds all
-# six release targets).
+# checked (go build, and go vet, which also compiles the tests). The checks
+# run in the background at the lowest CPU priority (nice 19) while the tests
+# run: the tests spend much of their time waiting on processes, and the
+# checks take what CPU the tests leave (with a cold build cache they are
+# minutes of compiling). Their output is shown, and a failure fails the run,
+# at the end. $CCPROXY_CROSS_TARGETS picks other targets (scripts/release.sh
+# builds all six release targets).
 status=0
-for target in ${CCPROXY_CROSS_TARGETS:-windows/amd64 darwin/arm64}; do
-  echo "test.sh [${SECONDS}s]: $target: go build ./... && go vet ./..." >&2
-  if ! out=$(GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go build ./... 2>&1 &&
-    GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 go vet ./... 2>&1); then
-    printf '%s\n' "$out" >&2
-    echo "test.sh [${SECONDS}s]: FAIL: $target does not build or vet" >&2
-    status=1
-  fi
-done
+cross_dir=$(mktemp -d "${TMPDIR:-/tmp}/ccproxy-cross.XXXXXX")
+cross_targets=${CCPROXY_CROSS_TARGETS:-windows/amd64 darwin/arm64}
+echo "test.sh [${SECONDS}s]: go build ./... && go vet ./... for $cross_targets, in the background" >&2
+(
+  for target in $cross_targets; do
+    log=$cross_dir/${target%/*}-${target#*/}
+    start=$SECONDS
+    if GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 nice -n 19 go build ./... >"$log.log" 2>&1 &&
+      GOOS=${target%/*} GOARCH=${target#*/} CGO_ENABLED=0 nice -n 19 go vet ./... >>"$log.log" 2>&1; then
+      echo 0 >"$log.rc"
+    else
+      echo 1 >"$log.rc"
+    fi
+    echo "$((SECONDS - start))" >"$log.secs"
+  done
+) &
+cross_pid=$!
 
 # Packages with concurrency run under the race detector; the rest run plain
 # (webui among them: its browser tests drive a built ccproxy binary, with
@@ -204,5 +216,18 @@ if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then
     side_by_side "$claude_newest" "${again_plain[*]} ${again_race[*]}" "" "$@" -run "^($names)\$"
   fi
 fi
+echo "test.sh [${SECONDS}s]: waiting for the builds of $cross_targets" >&2
+wait "$cross_pid" || true
+for target in $cross_targets; do
+  log=$cross_dir/${target%/*}-${target#*/}
+  if [ "$(cat "$log.rc" 2>/dev/null || echo unknown)" != 0 ]; then
+    cat "$log.log" >&2 2>/dev/null || true
+    echo "test.sh: FAIL: $target does not build or vet" >&2
+    status=1
+  else
+    echo "test.sh: $target: go build and go vet clean ($(cat "$log.secs")s in the background)" >&2
+  fi
+done
+rm -rf "$cross_dir"
 echo "test.sh [${SECONDS}s]: done, exit $status" >&2
 exit $status
