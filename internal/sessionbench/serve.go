@@ -19,23 +19,25 @@ import (
 func benchStart(e *benchEnv, runs int) error {
 	cold := &series{name: "new chat → first assistant event, --warm 0", unit: "ms"}
 	warm := &series{name: "new chat → first assistant event, --warm 1", unit: "ms"}
+	coldCreate := &series{name: "  of which dial, session/create, subscribe, --warm 0", unit: "ms"}
+	warmCreate := &series{name: "  of which dial, session/create, subscribe, --warm 1", unit: "ms"}
 	turn := &series{name: "warm turn: send → first assistant event", unit: "ms"}
 	for i := 0; i < runs; i++ {
 		for _, v := range []struct {
-			warm string
-			s    *series
-		}{{"0", cold}, {"1", warm}} {
-			if err := startRun(e, v.warm, v.s, turn); err != nil {
+			warm      string
+			s, create *series
+		}{{"0", cold, coldCreate}, {"1", warm, warmCreate}} {
+			if err := startRun(e, v.warm, v.s, v.create, turn); err != nil {
 				return fmt.Errorf("--warm %s: %w", v.warm, err)
 			}
 		}
 	}
-	printTable("Start: a new chat against a warm turn (same CLI, same fake API)", cold, warm, turn)
+	printTable("Start: a new chat against a warm turn (same CLI, same fake API)", cold, coldCreate, warm, warmCreate, turn)
 	fmt.Printf("ratio new chat (--warm 1) / warm turn: %.2f×; without a spare: %.2f×\n\n", warm.median()/turn.median(), cold.median()/turn.median())
 	return nil
 }
 
-func startRun(e *benchEnv, warmN string, newChat, turn *series) error {
+func startRun(e *benchEnv, warmN string, newChat, create, turn *series) error {
 	s, err := e.serve("--warm", warmN)
 	if err != nil {
 		return err
@@ -57,6 +59,7 @@ func startRun(e *benchEnv, warmN string, newChat, turn *series) error {
 		return err
 	}
 	defer ch.close()
+	create.durAdd(time.Since(t0))
 	first, err := ch.turn(ctx, "hello")
 	if err != nil {
 		return err
