@@ -215,6 +215,7 @@ type SessionSubscribeResult struct {
 	Model    string        `json:"model,omitempty" jsonschema:"The model the session runs now (as in session/state)." schema:"ref=ModelValue"`
 	Models   []ModelInfo   `json:"models,omitempty" jsonschema:"The models claude offers (as in session/state), at most 64." schema:"maxItems=MaxModels"`
 	Usage    *SessionUsage `json:"usage,omitempty" jsonschema:"What the session's turns used (as in session/state)."`
+	Title    string        `json:"title,omitempty" jsonschema:"The session's title, once renamed (as in session/state)." schema:"ref=SessionTitle"`
 }
 
 // SessionUnsubscribe is the data of session/unsubscribe.
@@ -253,6 +254,7 @@ type SessionInfo struct {
 	LastSeq            int64     `json:"lastSeq" schema:"minimum=0"`
 	Subscribers        int64     `json:"subscribers" schema:"minimum=0"`
 	PendingPermissions int64     `json:"pendingPermissions" schema:"minimum=0"`
+	Title              string    `json:"title,omitempty" jsonschema:"The session's title, once renamed with history/rename (as in session/state)." schema:"ref=SessionTitle"`
 }
 
 // PermissionRespond is the data of permission/respond. Always (with allow,
@@ -693,6 +695,7 @@ type SessionState struct {
 	Model           string        `json:"model,omitempty" jsonschema:"The model the session runs: the value last set by session/setModel (or session/create), else the model id claude's system/init reports." schema:"ref=ModelValue"`
 	Models          []ModelInfo   `json:"models,omitempty" jsonschema:"The models claude offers (its initialize reply), at most 64." schema:"maxItems=MaxModels"`
 	Usage           *SessionUsage `json:"usage,omitempty" jsonschema:"What the session's turns used, once a turn ended (SPEC session/state)."`
+	Title           string        `json:"title,omitempty" jsonschema:"The session's title, once renamed with history/rename while it runs (claude stores it as the CLI's own rename does)." schema:"ref=SessionTitle"`
 }
 
 // SessionExited is the data of session/exited. Code is null when the

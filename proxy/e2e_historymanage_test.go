@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,9 +42,27 @@ func TestE2EHistoryRename(t *testing.T) {
 	file := filepath.Join(e.env.Home, ".claude", "projects", l.Sessions[0].Folder, id+".jsonl")
 
 	var rn protocol.HistoryRenameResult
+	from := c.count()
 	mustUnmarshal(t, c.do(protocol.TypeHistoryRename, map[string]any{"id": id, "title": "Live Title"}), &rn)
 	if !rn.Live || rn.Title != "Live Title" {
 		t.Errorf("history/rename of a live session: %+v", rn)
+	}
+	// The live session shows it: a session/state push, session/list, a
+	// new subscriber's reply.
+	var st protocol.SessionState
+	c.waitPush(from, protocol.TypeSessionState, &st, func(raw json.RawMessage) bool {
+		var x protocol.SessionState
+		return json.Unmarshal(raw, &x) == nil && x.Title == "Live Title"
+	})
+	var sl protocol.SessionListResult
+	mustUnmarshal(t, c.do(protocol.TypeSessionList, map[string]any{}), &sl)
+	if len(sl.Sessions) != 1 || sl.Sessions[0].Title != "Live Title" {
+		t.Errorf("session/list after the live rename: %+v", sl.Sessions)
+	}
+	var sub protocol.SessionSubscribeResult
+	mustUnmarshal(t, e.dial(t).do(protocol.TypeSessionSubscribe, map[string]any{"session": s}), &sub)
+	if sub.Title != "Live Title" {
+		t.Errorf("session/subscribe reply after the live rename: title %q", sub.Title)
 	}
 	if b, _ := os.ReadFile(file); !bytes.Contains(b, []byte(`{"type":"custom-title","customTitle":"Live Title","sessionId":"`+id+`"}`)) {
 		t.Errorf("claude's rename_session did not write the custom-title record")

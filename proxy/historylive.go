@@ -62,7 +62,8 @@ func runsClaude(s *Session, id string) bool {
 	return s.claudeID == id || s.claudeID == "" && s.cfg.resume == id && !s.cfg.fork
 }
 
-// liveRenamer renames a live session through its claude.
+// liveRenamer renames a live session through its claude; the session
+// keeps the title (session/list, session/state, the subscribe reply).
 type liveRenamer struct{ s *Session }
 
 func (l liveRenamer) ID() string { return l.s.id }
@@ -72,6 +73,12 @@ func (l liveRenamer) Rename(ctx context.Context, title string) error {
 	if _, err := l.s.controlWait(ctx, "rename_session", map[string]any{"title": title, "source": "host"}); err != nil {
 		return controlError(what, err)
 	}
+	l.s.mu.Lock()
+	if l.s.title != title {
+		l.s.title = title
+		l.s.pushStateLocked("")
+	}
+	l.s.mu.Unlock()
 	l.s.log.Info("session renamed", "title", title)
 	return nil
 }

@@ -76,7 +76,8 @@ type Session struct {
 	mu       sync.Mutex
 	state    string
 	claudeID string
-	hub      *hub // the event log and the subscriptions (its own lock, taken after mu)
+	title    string // set by history/rename while claude runs the session (historylive.go)
+	hub      *hub   // the event log and the subscriptions (its own lock, taken after mu)
 
 	proc     procState       // the process and its end (process.go); guarded by mu
 	turns    turnstate.Turns // turn state (package proxy/turnstate); guarded by mu
@@ -246,19 +247,19 @@ func (s *Session) pushStateLocked(reason string) {
 }
 
 // stateKeyLocked identifies what a session/state tells: the state, the
-// permission mode, the model and the models list. A subscription notes
+// permission mode, the model and the models list, the usage and the title. A subscription notes
 // the key of what it was told (the subscribe reply, the state pushes), so
 // one that catches up is sent a session/state when it turns live if any
 // of them changed meanwhile (liveFramesLocked).
 func (s *Session) stateKeyLocked() string {
-	return s.state + "\x00" + s.broker.Mode() + "\x00" + s.models.Current() + "\x00" + strconv.FormatUint(s.models.Gen(), 10) + "\x00" + strconv.FormatUint(s.usage.Gen(), 10)
+	return s.state + "\x00" + s.broker.Mode() + "\x00" + s.models.Current() + "\x00" + strconv.FormatUint(s.models.Gen(), 10) + "\x00" + strconv.FormatUint(s.usage.Gen(), 10) + "\x00" + s.title
 }
 
 // stateFrameLocked is the session/state push of the state now (nil, and
 // logged, if it cannot be encoded).
 func (s *Session) stateFrameLocked(reason string) []byte {
 	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.Mode(),
-		Model: s.models.Current(), Models: s.models.Infos(), Usage: s.usage.Info()})
+		Model: s.models.Current(), Models: s.models.Infos(), Usage: s.usage.Info(), Title: s.title})
 	if err != nil {
 		s.log.Error("session state", "err", err)
 		return nil
@@ -389,7 +390,7 @@ func (s *Session) subscribe(c *client, id json.RawMessage, afterSeq int64) error
 	}
 	return s.hub.subscribe(c, s, afterSeq, s.stateKeyLocked(), func(first, last int64) ([]byte, error) {
 		return encodeReply(id, protocol.SessionSubscribeResult{Session: s.id, State: s.state, FirstSeq: first, LastSeq: last,
-			Model: s.models.Current(), Models: s.models.Infos(), Usage: s.usage.Info()})
+			Model: s.models.Current(), Models: s.models.Infos(), Usage: s.usage.Info(), Title: s.title})
 	})
 }
 
@@ -455,6 +456,7 @@ func (s *Session) info() protocol.SessionInfo {
 		LastSeq:            last,
 		Subscribers:        int64(s.hub.subscribers()),
 		PendingPermissions: int64(s.broker.Pending()),
+		Title:              s.title,
 	}
 }
 

@@ -1361,6 +1361,10 @@ export interface SessionInfo {
   lastSeq: number;
   subscribers: number;
   pendingPermissions: number;
+  /**
+   * The session's title, once renamed with history/rename (as in session/state).
+   */
+  title?: string;
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
@@ -1497,6 +1501,10 @@ export interface SessionStateData {
    */
   models?: ModelInfo[];
   usage?: SessionUsage;
+  /**
+   * The session's title, once renamed with history/rename while it runs (claude stores it as the CLI's own rename does).
+   */
+  title?: string;
 }
 /**
  * This interface was referenced by `ProtocolDefinitions`'s JSON-Schema
@@ -1575,4 +1583,8 @@ export interface SessionSubscribeResult {
    */
   models?: ModelInfo[];
   usage?: SessionUsage;
+  /**
+   * The session's title, once renamed (as in session/state).
+   */
+  title?: string;
 }

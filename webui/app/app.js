@@ -102,13 +102,14 @@ const pushes = {
     renderEvent(v, event);
     if (!v.info.prompt) store.setPrompt(v, promptOf(event));
   },
-  "session/state"({ session, state: st, claudeSessionId, permissionMode, model, models, usage }) {
+  "session/state"({ session, state: st, claudeSessionId, permissionMode, model, models, usage, title }) {
     const v = view(session);
     showUsage(session, usage);
     if (v.state === "running" && st === "idle") notify(`turn:${session}`, "Claude finished", `${sessionName(v, state.sessions.values())}`, () => select(session));
     showPermissionMode(session, permissionMode);
     showModel(session, model, models);
-    updateSession(session, st, claudeSessionId ? { claudeSessionId } : undefined);
+    // A title: the session was renamed (here, in another tab, by another client).
+    updateSession(session, st, claudeSessionId || title ? { ...(claudeSessionId && { claudeSessionId }), ...(title && { title }) } : undefined);
   },
   "session/exited"({ session, code, signal, stderrTail, reason }) {
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`;
