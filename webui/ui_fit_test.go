@@ -31,11 +31,12 @@ const cutControls = `((sels) => {
 		if (e.tagName === "SELECT") {
 			const o = e.options[e.selectedIndex];
 			if (!o) continue;
-			const copy = e.cloneNode(true);
-			copy.removeAttribute("id");
-			copy.style.cssText = "position: fixed; left: 0; top: 0; visibility: hidden; field-sizing: content; max-width: none; min-width: 0; width: auto;";
-			copy.selectedIndex = e.selectedIndex;
-			document.body.append(copy);
+			// A copy holding only the option shown, free to be as wide as
+			// it: the width the select needs to show it whole.
+			const copy = e.cloneNode(false); // its id too: the same rules apply
+			copy.append(o.cloneNode(true));
+			copy.style.cssText = "position: fixed; left: 0; top: 0; visibility: hidden; max-width: none; min-width: 0; width: auto;";
+			e.parentElement.append(copy);
 			const need = copy.getBoundingClientRect().width;
 			copy.remove();
 			if (need > r.width + 0.5) cut.push(name(e) + ': "' + o.text + '" needs ' + need.toFixed(1) + " px, has " + r.width.toFixed(1));

@@ -12,10 +12,22 @@ import (
 )
 
 // themePairs returns, for each selector that matches an element, the
-// element's text color and the background it is drawn on (the first
-// ancestor's that is not transparent; the page's at the top).
+// element's text color and the background it is drawn on: the element's
+// and its ancestors' backgrounds composed up to the first opaque one (the
+// page's, white, at the bottom), as rgb().
 const themePairs = `((sels) => {
-	const bg = (e) => { for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor; if (c !== "rgba(0, 0, 0, 0)" && c !== "transparent") return c; } return getComputedStyle(document.documentElement).backgroundColor; };
+	const parse = (c) => { const m = c.match(/[\d.]+/g) || []; return { r: +m[0] || 0, g: +m[1] || 0, b: +m[2] || 0, a: m.length > 3 ? +m[3] : 1 }; };
+	const bg = (e) => {
+		const layers = [];
+		for (; e; e = e.parentElement) {
+			const c = parse(getComputedStyle(e).backgroundColor);
+			if (c.a > 0) layers.push(c);
+			if (c.a >= 1) break;
+		}
+		let out = { r: 255, g: 255, b: 255 };
+		for (const c of layers.reverse()) out = { r: c.r * c.a + out.r * (1 - c.a), g: c.g * c.a + out.g * (1 - c.a), b: c.b * c.a + out.b * (1 - c.a) };
+		return "rgb(" + out.r + ", " + out.g + ", " + out.b + ")";
+	};
 	return sels.map((s) => { const e = document.querySelector(s); return e ? [s, getComputedStyle(e).color, bg(e)] : [s, "", ""]; });
 })(SELS)`
 
