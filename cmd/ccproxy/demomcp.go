@@ -38,7 +38,7 @@ func newDemoMCP(tr *replay.Transcript) *demoMCP {
 		}
 		raw, _ := json.Marshal(def)
 		cfg.View.Servers = append(cfg.View.Servers, protocol.MCPConfigServer{
-			Name: r.Name, Scope: protocol.ScopeExtra, Type: r.Transport, Active: true,
+			Name: r.Name, Scope: protocol.ScopeExtra, Source: "the built-in demo's recording", Type: r.Transport, Active: true,
 			Approval: protocol.ApprovalNotNeeded, Config: raw,
 		})
 	}

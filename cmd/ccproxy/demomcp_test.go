@@ -20,7 +20,7 @@ func TestDemoMCP(t *testing.T) {
 		t.Fatal("no MCP configuration for the demo")
 	}
 	cfg := m.Current()
-	if len(cfg.View.Servers) != 1 || cfg.View.Servers[0].Name != "demo" || !cfg.View.Servers[0].Active || string(cfg.View.Servers[0].Config) != `{"args":[],"command":"mcp-server-demo","type":"stdio"}` {
+	if len(cfg.View.Servers) != 1 || cfg.View.Servers[0].Name != "demo" || cfg.View.Servers[0].Source != "the built-in demo's recording" || !cfg.View.Servers[0].Active || string(cfg.View.Servers[0].Config) != `{"args":[],"command":"mcp-server-demo","type":"stdio"}` {
 		t.Errorf("view %+v", cfg.View.Servers)
 	}
 	if err := cfg.View.Validate(); err != nil {
