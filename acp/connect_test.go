@@ -160,7 +160,7 @@ func TestACPConnect(t *testing.T) {
 		done <- err
 	}()
 	asked := <-cl.asked
-	if asked.ToolCall.Title == nil || *asked.ToolCall.Title != "everything · echo" {
+	if asked.ToolCall.Title == nil || *asked.ToolCall.Title != "demo · echo" {
 		t.Errorf("editor asked about %+v", asked.ToolCall)
 	}
 	results, resolved := 0, false

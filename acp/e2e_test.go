@@ -223,7 +223,7 @@ func TestACPDemoWithTypeScriptSDK(t *testing.T) {
 		t.Fatalf("%d permission requests, want 2", len(perms))
 	}
 	p := perms[0]["params"].(map[string]any)
-	if tc := p["toolCall"].(map[string]any); tc["title"] != "everything · echo" || tc["toolCallId"] != "toolu_fake_0002" {
+	if tc := p["toolCall"].(map[string]any); tc["title"] != "demo · echo" || tc["toolCallId"] != "toolu_fake_0002" {
 		t.Errorf("permission toolCall %v", tc)
 	}
 	var kinds []string

@@ -75,7 +75,7 @@ func mapTranscript(t *testing.T, path string) []byte {
 }
 
 var transcripts = map[string]string{
-	"demo":             "../internal/replay/transcripts/demo.jsonl",
+	"demo":             "../testdata/transcripts/captured/demo.jsonl", // the capture internal/replay/gendemo makes the demo of
 	"history-session":  "../testdata/history/2.1.329/stream/history-session.jsonl",
 	"max_turns":        "../testdata/transcripts/max_turns.jsonl",
 	"interrupt":        "../testdata/transcripts/streamjson_interrupt.jsonl",

@@ -7,7 +7,8 @@
 //
 // app/ holds index.html, app.js, client.js, dom.js, store.js, the mcp*.js
 // modules, render.js — the event renderer shared by live and past
-// sessions —, style.css, and vendor/
+// sessions, which also keeps the CLI's words meant for claude alone (an
+// agent started in the background) out of the page —, style.css, and vendor/
 // — marked, DOMPurify and highlight.js, pinned and copied from npm by
 // scripts/vendor-ui.sh, checked against vendor/VERSIONS by TestVendoredUI.
 // The model's text, and the user's, is rendered as sanitized Markdown;
@@ -29,8 +30,8 @@
 // that folds below 700 px, session names, the login help), permissions.js
 // (the permission dialog with Bash's command and a diff for
 // Edit/MultiEdit/Write, the mode switches: session/setPermissionMode),
-// models.js (the model picker beside it: session/state's models,
-// session/setModel), rewind.js ("Rewind to here" on a user message: the
+// models.js (the model picker beside it: session/state's models, each
+// shown by a short name with the full one in its title, session/setModel), rewind.js ("Rewind to here" on a user message: the
 // dry run's files, then session/rewind; render.js drops the messages at the
 // ccproxy/rewound event), usage.js (the context meter and tokens of
 // session/state's usage), notify.js (browser notifications while the page is

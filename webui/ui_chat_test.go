@@ -241,6 +241,12 @@ func TestWebUIChatRendering(t *testing.T) {
 				t.Errorf("Task card prompt %q", got)
 			}
 			b.until("the task turns", results(4))
+			// The CLI's words for claude about an agent it started in the
+			// background ("internal metadata — never quote…") are not shown:
+			// the card says it plainly (as for a past session, TestWebUIHistory).
+			if got := eval[string](b, card("Task")+`[0].querySelector(":scope > .body > .result").textContent`); got != "Started in the background." || strings.Contains(eval[string](b, `document.querySelector("#log").innerText`), "never quote") {
+				t.Errorf("the Task card's result says %q; want it plain, with no internal notice in the log", got)
+			}
 
 			// Follow-scroll: at the bottom, a new long answer keeps the view
 			// at the bottom.

@@ -40,6 +40,15 @@ func TestWebUIDemoSaysSo(t *testing.T) {
 		if eval[bool](b, `(r => r.top > document.querySelector("#conn").getBoundingClientRect().bottom)(document.querySelector("#demo-badge").getBoundingClientRect())`) {
 			t.Errorf("%s: the badge is off the header's row", size.name)
 		}
+		// The MCP strip shows the demo's own server from the first load,
+		// before any session, as a live setup shows its configured ones.
+		if n := eval[int](b, `document.querySelectorAll("#sessions li").length`); n != 0 {
+			t.Fatalf("%s: %d sessions before any was asked for", size.name, n)
+		}
+		b.until(size.name+": the demo's server in the MCP strip", `document.querySelector('.mcp-server[data-server="demo"] .dot')?.dataset.status === "connected"`)
+		if got := eval[string](b, `[...document.querySelectorAll(".mcp-server")].map(e => e.dataset.server + " " + e.title).join("|")`); got != "demo demo: connected · extra scope · 16 tools" {
+			t.Errorf("%s: the MCP strip shows %q, want the demo's one server with its 16 tools", size.name, got)
+		}
 		b.screenshot("demo-empty-" + size.name)
 	}
 	first := eval[string](b, `document.querySelector("#suggestions button").textContent`)
@@ -50,6 +59,14 @@ func TestWebUIDemoSaysSo(t *testing.T) {
 	}
 	if !eval[bool](b, `document.querySelector("#empty").hidden`) {
 		t.Errorf("the empty state still shows beside a session")
+	}
+	// The demo offers the models people know, and its server keeps its name.
+	b.until("the models", `document.querySelectorAll("#model-pick option").length > 1`)
+	if got := eval[string](b, `[...document.querySelectorAll("#model-pick option")].map(o => o.value).join(" ")`); got != "default opus sonnet haiku" {
+		t.Errorf("the model picker offers %q, want default opus sonnet haiku", got)
+	}
+	if got := eval[string](b, `[...document.querySelectorAll(".mcp-server")].map(e => e.dataset.server).join(" ")`); got != "demo" {
+		t.Errorf("after a turn the MCP strip shows %q, want demo", got)
 	}
 	b.noJSDialog()
 }

@@ -148,6 +148,15 @@ func TestWebUIHistory(t *testing.T) {
 		if got := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Task"] .subagent .tool .tool-name')].map(e => e.textContent).join("|")`); got != "everything · echo|Bash" {
 			t.Errorf("%d px: the past Task card holds the tool cards %q, want the subagent's echo and Bash", width, got)
 		}
+		// The CLI's words for claude about the agent it started in the
+		// background ("internal metadata — never quote…", its internal id)
+		// are not shown, as in a live session: the card says it plainly.
+		if got := eval[string](b, `document.querySelector('#log .tool[data-tool="Task"] > .body > .result').textContent`); got != "Started in the background." {
+			t.Errorf("%d px: the past Task card's result says %q", width, got)
+		}
+		if log := eval[string](b, `document.querySelector("#log").innerText`); strings.Contains(log, "never quote") || strings.Contains(log, "do not mention to user") {
+			t.Errorf("%d px: the past session shows the CLI's internal notice", width)
+		}
 		b.until("the saved output of the past session as a download", `document.querySelector("#log .tool .saved a[download][href$='/bjftokvr0.txt']") !== null`)
 		b.until("a tool's image from /v1/blobs", `[...document.querySelectorAll("#log .tool img")].some(i => i.getAttribute("src").startsWith("/v1/blobs/") && i.complete && i.naturalWidth > 0)`)
 		if !eval[bool](b, `document.querySelector("#send").disabled`) {

@@ -97,6 +97,10 @@ func TestWebUIMCPPanel(t *testing.T) {
 
 	// A failed server: the probe's error and the server's stderr tail.
 	b.until("broken failed", chip("broken")+`?.querySelector(".dot").dataset.status === "failed"`)
+	// The configured servers show at load, before any session.
+	if got := eval[string](b, `document.querySelectorAll("#sessions li").length + " " + [...document.querySelectorAll(".mcp-server")].map(e => e.dataset.server).join(",")`); got != "0 broken,pj,pk" {
+		t.Errorf("sessions and chips at load: %q, want no session and the three configured servers", got)
+	}
 	open("broken")
 	b.until("the stderr tail", `!document.querySelector("#mcp-panel .mcp-failure").hidden && !document.querySelector("#mcp-panel .stderr").hidden`)
 	if tail := eval[string](b, `document.querySelector("#mcp-panel .stderr").textContent`); !strings.Contains(tail, "no-such-flag") {

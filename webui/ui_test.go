@@ -208,7 +208,7 @@ func (f *forwarder) drop() int {
 // demoAssistantTexts returns the texts of the demo transcript's assistant
 // text blocks, in order.
 func demoAssistantTexts(t *testing.T) []string {
-	data, err := os.ReadFile("../testdata/transcripts/captured/demo.jsonl")
+	data, err := os.ReadFile("../internal/replay/transcripts/demo.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestWebUIDemo(t *testing.T) {
 	// the cookie.
 	b.send("Show me an image from one of the MCP servers.")
 	b.until("the image", `[...document.querySelectorAll(".tool img")].some(i => i.complete && i.naturalWidth > 0)`)
-	if name := eval[string](b, `document.querySelector(".tool .tool-name").textContent`); name != "everything · get-tiny-image" {
+	if name := eval[string](b, `document.querySelector(".tool .tool-name").textContent`); name != "demo · get-tiny-image" {
 		t.Errorf("tool card name %q", name)
 	}
 	if src := eval[string](b, `document.querySelector(".tool img").getAttribute("src")`); !strings.HasPrefix(src, "/v1/blobs/") {
@@ -294,9 +294,9 @@ func TestWebUIDemo(t *testing.T) {
 	b.screenshot("mcp-image")
 
 	// Turn 3: the permission dialog; allow.
-	b.send("Now echo a greeting through the everything server.")
+	b.send("Now echo a greeting through the demo server.")
 	b.until("the permission dialog", `document.querySelector("#permission").open`)
-	if tool := eval[string](b, `document.querySelector("#permission .perm-tool").textContent`); tool != "everything · echo" {
+	if tool := eval[string](b, `document.querySelector("#permission .perm-tool").textContent`); tool != "demo · echo" {
 		t.Errorf("permission for %q", tool)
 	}
 	if in := eval[string](b, `document.querySelector("#permission .perm-input").textContent`); !strings.Contains(in, "Hello from the ccproxy demo!") {
@@ -327,8 +327,8 @@ func TestWebUIDemo(t *testing.T) {
 		t.Errorf("%d tool cards, want 2", n)
 	}
 
-	// The MCP status dots of the demo's servers.
-	b.until("MCP dots", `document.querySelectorAll(".mcp-server .dot[data-status=connected]").length >= 2`)
+	// The MCP status dot of the demo's one server.
+	b.until("MCP dots", `[...document.querySelectorAll(".mcp-server")].map(e => e.dataset.server + ":" + e.querySelector(".dot").dataset.status).join(" ") === "demo:connected"`)
 	b.screenshot("demo")
 	b.noJSDialog()
 }

@@ -45,7 +45,9 @@
 // and newServer builds the proxy.Server from it: the token (or a random
 // one), the options (the web UI, webui.FS(), unless --no-ui or acp), the
 // replay stand-in of the CLI (this program's replay-claude) with
-// --demo/--replay, else the MCP config source, and TLS.
+// --demo/--replay (--demo with the recording's MCP servers as its
+// configuration, demomcp.go, so they show before any session), else the
+// MCP config source, and TLS.
 // server.Close closes the source after Serve returned. listen reports a
 // port in use with the hint --addr HOST:0.
 //

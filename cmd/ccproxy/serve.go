@@ -153,6 +153,10 @@ func newServer(cmd string, cfg *serveConfig, log *slog.Logger, stderr io.Writer)
 		if cfg.replay != "" {
 			opts.ClaudePrefixArgs = append(opts.ClaudePrefixArgs, "--replay", cfg.replay)
 			opts.Replay = cfg.replay
+		} else if tr, err := replay.Demo(); err == nil {
+			if m := newDemoMCP(tr); m != nil {
+				opts.MCP = m // the demo's server shows before any session (demomcp.go)
+			}
 		}
 	} else {
 		s.src, err = mcphub.NewConfigSource(mcpconfig.Options{

@@ -5,8 +5,10 @@
 //
 // # Data flow
 //
-//	transcript (.jsonl[.gz], or the embedded demo: its capture's /tmp
-//	    │        folders shown as /home/demo, Demo)
+//	transcript (.jsonl[.gz], or the embedded demo: made by gendemo from
+//	    │        the real CLI's capture, its one MCP server named demo and
+//	    │        its models those people know; its capture's /tmp folders
+//	    │        shown as /home/demo, Demo)
 //	    │ Parse: split into turns (system/init … result); keep recorded
 //	    ▼        control responses (initialize, mcp_status) and the prelude
 //	Transcript

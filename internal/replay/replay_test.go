@@ -64,7 +64,7 @@ func TestDemoTurns(t *testing.T) {
 		e.norm.Get("message.content").ForEach(func(_, b gjson.Result) bool {
 			if b.Get("type").Str == "tool_result" {
 				att = b.Get("attachments.0")
-				if mcp := b.Get("mcp"); mcp.Get("server").Str != "everything" || mcp.Get("tool").Str != "get-tiny-image" {
+				if mcp := b.Get("mcp"); mcp.Get("server").Str != "demo" || mcp.Get("tool").Str != "get-tiny-image" {
 					t.Errorf("tool_result mcp annotation %s", mcp.Raw)
 				}
 			}
@@ -96,10 +96,10 @@ func TestPermissionAllow(t *testing.T) {
 	h.user("echo something")
 	prompt := h.until("can_use_tool", isType("control_request", ""))[0:]
 	req := prompt[len(prompt)-1].norm
-	if req.Get("request.subtype").Str != "can_use_tool" || req.Get("request.tool_name").Str != "mcp__everything__echo" {
+	if req.Get("request.subtype").Str != "can_use_tool" || req.Get("request.tool_name").Str != "mcp__demo__echo" {
 		t.Fatalf("control_request %s", req.Raw)
 	}
-	if req.Get("request.mcp.server").Str != "everything" {
+	if req.Get("request.mcp.server").Str != "demo" {
 		t.Errorf("the normalizer did not annotate the prompt: %s", req.Get("request").Raw)
 	}
 	id := req.Get("request_id").Str
@@ -116,7 +116,7 @@ func TestPermissionAllow(t *testing.T) {
 		}
 	}
 	st := evs[len(evs)-1].norm
-	if st.Get("response.request_id").Str != "st" || st.Get(`response.response.mcpServers.#(name=="everything").status`).Str != "connected" {
+	if st.Get("response.request_id").Str != "st" || st.Get(`response.response.mcpServers.#(name=="demo").status`).Str != "connected" {
 		t.Errorf("mcp_status answered %.300s", st.Raw)
 	}
 
@@ -172,7 +172,7 @@ func TestPermissionDeny(t *testing.T) {
 		t.Errorf("tool_result_meta %s", result.Get("tool_result_meta").Raw)
 	}
 	res := evs[len(evs)-1].norm
-	if res.Get("subtype").Str != "success" || res.Get("permission_denials.0.tool_name").Str != "mcp__everything__echo" ||
+	if res.Get("subtype").Str != "success" || res.Get("permission_denials.0.tool_name").Str != "mcp__demo__echo" ||
 		res.Get("permission_denials.0.tool_use_id").Str != toolUseID || res.Get("permission_denials.0.tool_input.message").Str == "" {
 		t.Errorf("result %s", res.Raw)
 	}
@@ -384,11 +384,11 @@ func TestControlRequests(t *testing.T) {
 	r = resp("st")
 	if r.Get(`response.mcpServers.#(name=="mine").status`).Str != "failed" ||
 		!strings.Contains(r.Get(`response.mcpServers.#(name=="mine").error`).Str, "replay") ||
-		r.Get(`response.mcpServers.#(name=="testmcp").status`).Str != "connected" ||
-		r.Get(`response.mcpServers.#(name=="testmcp").tools.#`).Int() == 0 {
+		r.Get(`response.mcpServers.#(name=="demo").status`).Str != "connected" ||
+		r.Get(`response.mcpServers.#(name=="demo").tools.#`).Int() == 0 {
 		t.Errorf("mcp_status: %s", r.Raw)
 	}
-	h.control("tog", "mcp_toggle", map[string]any{"serverName": "testmcp", "enabled": false})
+	h.control("tog", "mcp_toggle", map[string]any{"serverName": "demo", "enabled": false})
 	if r = resp("tog"); r.Get("subtype").Str != "success" {
 		t.Errorf("mcp_toggle: %s", r.Raw)
 	}
@@ -404,8 +404,7 @@ func TestControlRequests(t *testing.T) {
 	init := h.next()
 	if init.norm.Get("model").Str != "claude-demo-1" || init.norm.Get("permissionMode").Str != "acceptEdits" ||
 		init.norm.Get(`mcp_servers.#(name=="mine").status`).Str != "failed" ||
-		init.norm.Get(`mcp_servers.#(name=="testmcp").status`).Str != "disabled" ||
-		init.norm.Get(`mcp_servers.#(name=="everything").status`).Str != "connected" {
+		init.norm.Get(`mcp_servers.#(name=="demo").status`).Str != "disabled" {
 		t.Errorf("init after the changes: model %s mode %s servers %s", init.norm.Get("model"), init.norm.Get("permissionMode"), init.norm.Get("mcp_servers").Raw)
 	}
 	h.turn()
@@ -436,7 +435,7 @@ func TestControlRequests(t *testing.T) {
 			t.Errorf("%s: %s, want error %q", c.sub, r.Raw, c.err)
 		}
 	}
-	h.control("rc", "mcp_reconnect", map[string]any{"serverName": "everything"})
+	h.control("rc", "mcp_reconnect", map[string]any{"serverName": "demo"})
 	if r = resp("rc"); r.Get("subtype").Str != "success" || r.Get("response").Exists() {
 		t.Errorf("mcp_reconnect: %s", r.Raw)
 	}

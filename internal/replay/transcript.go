@@ -15,6 +15,11 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// The demo transcript is made from the real CLI's capture by gendemo
+// (the test server left out, the called server named demo, the models
+// people know); never edit it by hand.
+//
+//go:generate go run ./gendemo
 //go:embed transcripts/demo.jsonl
 var embedded embed.FS
 

@@ -37,7 +37,7 @@ func TestDemoTranscript(t *testing.T) {
 		t.Error("no recorded initialize response")
 	}
 	st, ok := tr.Recorded("mcp_status")
-	if !ok || gjson.GetBytes(st, `mcpServers.#(name=="everything").status`).Str != "connected" {
+	if !ok || gjson.GetBytes(st, `mcpServers.#(name=="demo").status`).Str != "connected" {
 		t.Errorf("recorded mcp_status %.200s", st)
 	}
 	if len(tr.prelude) != 1 || gjson.GetBytes(tr.prelude[0], "subtype").Str != "commands_changed" {
@@ -48,7 +48,7 @@ func TestDemoTranscript(t *testing.T) {
 		for _, l := range turn.lines {
 			if l.kind == kindPrompt {
 				prompts++
-				if i != 2 || l.toolName != "mcp__everything__echo" || l.toolUseID == "" || l.requestID == "" {
+				if i != 2 || l.toolName != "mcp__demo__echo" || l.toolUseID == "" || l.requestID == "" {
 					t.Errorf("turn %d: prompt for %s (%s)", i+1, l.toolName, l.toolUseID)
 				}
 			}
@@ -197,5 +197,54 @@ func TestDemoNeutralPaths(t *testing.T) {
 	// Other transcripts are left as they are.
 	if b := []byte(`{"type":"system","subtype":"init","cwd":"/srv/x/project"}`); !bytes.Equal(neutralPaths(b), b) {
 		t.Errorf("a cwd that is no capture folder was rewritten: %s", neutralPaths(b))
+	}
+}
+
+// The demo shows its own MCP server, named demo, everywhere a server
+// appears (system/init, the recorded mcp_status, the permission prompt,
+// the tools called), never the test suite's, and only the models people
+// know (gendemo made it so from the capture).
+func TestDemoShowsItsOwnServerAndModels(t *testing.T) {
+	tr := demo(t)
+	raw, err := embedded.ReadFile("transcripts/" + DemoName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"testmcp", "mcp__everything__", `"name":"everything"`, "/node_modules/"} {
+		if i := bytes.Index(raw, []byte(bad)); i >= 0 {
+			t.Errorf("the demo shows %q: %s", bad, raw[max(0, i-80):min(len(raw), i+80)])
+		}
+	}
+	init, _ := tr.Recorded("initialize")
+	var models []string
+	for _, m := range gjson.GetBytes(init, "models.#.value").Array() {
+		models = append(models, m.Str)
+	}
+	if strings.Join(models, " ") != "default opus sonnet haiku" {
+		t.Errorf("the demo's models: %v", models)
+	}
+	st, _ := tr.Recorded("mcp_status")
+	if names := gjson.GetBytes(st, "mcpServers.#.name").Raw; names != `["demo"]` {
+		t.Errorf("the recorded mcp_status names %s, want only demo", names)
+	}
+	inits, prompts := 0, 0
+	for _, turn := range tr.Turns {
+		for _, l := range turn.lines {
+			switch l.kind {
+			case kindInit:
+				inits++
+				if names := gjson.GetBytes(l.raw, "mcp_servers.#.name").Raw; names != `["demo"]` {
+					t.Errorf("system/init names the servers %s", names)
+				}
+			case kindPrompt:
+				prompts++
+				if l.toolName != "mcp__demo__echo" || gjson.GetBytes(l.raw, "request.mcp_server.name").Str != "demo" {
+					t.Errorf("the prompt is for %s", l.toolName)
+				}
+			}
+		}
+	}
+	if inits != 4 || prompts != 1 {
+		t.Errorf("%d system/init and %d prompts, want 4 and 1", inits, prompts)
 	}
 }

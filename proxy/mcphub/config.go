@@ -67,6 +67,12 @@ type Config struct {
 	// are not offered, and each new configuration counts as changed in
 	// every way (with it, mcpconfig.Diff says what changed).
 	Resolved *mcpconfig.Config
+	// Known is what is known of the servers before any session reports
+	// them (serve --demo: the recording's mcp_status answer): SetConfig
+	// records it as a session's report made when it installs the
+	// configuration, so mcp/status shows them at once; a newer report
+	// wins as always.
+	Known []Report
 }
 
 // Allows reports whether the AllowedTools rules allow toolName of the MCP

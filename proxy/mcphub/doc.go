@@ -19,6 +19,8 @@
 //	sessions' reports (ParseInitServers, ParseMCPStatus) and probe results ─► Hub.Observe,
 //	  Hub.ObserveProbes ─► the status: configuration first, then the newest definitive observation,
 //	  a session report winning a tie ─► mcp/status to subscribers, GET /v1/mcp/status (StatusBody)
+//	a configuration's Config.Known (serve --demo: the recording's mcp_status) ─► observed when
+//	  SetConfig installs it, as a session's report
 //
 // Config.Allows applies the tool rules of a configuration to a permission
 // request (the broker's "allowed without asking"). Hub.Scrub masks the

@@ -169,6 +169,10 @@ func (h *Hub) SetConfig(cfg *Config) (pushed, active bool) {
 		}
 	}
 	h.defs = defs
+	at := h.now()
+	for _, r := range cfg.Known {
+		h.addLocked(r, at, protocol.OriginSession)
+	}
 	for sub := range h.subs {
 		sub.Push(h.cfgFrame)
 	}

@@ -201,3 +201,28 @@ func TestMCPStatusScrubsSessionErrors(t *testing.T) {
 		t.Errorf("mcp/status of db: %+v", e)
 	}
 }
+
+// What a configuration says is known of its servers (serve --demo: the
+// recording's mcp_status) is the status from the start; a newer session
+// report wins.
+func TestMCPStatusKnownWithConfig(t *testing.T) {
+	h := NewHub(slog.New(slog.DiscardHandler))
+	t0 := time.Now()
+	h.now = func() time.Time { return t0 }
+	h.SetConfig(&Config{
+		View:  protocol.MCPConfig{Servers: []protocol.MCPConfigServer{{Name: "demo", Scope: protocol.ScopeExtra, Type: "stdio", Active: true, Approval: protocol.ApprovalNotNeeded}}},
+		Known: []Report{{Name: "demo", Status: "connected", Tools: []string{"echo", "get-tiny-image"}, Scope: "dynamic", Transport: "stdio"}},
+	})
+	st := h.currentStatus()
+	d := statusOf(st, "demo")
+	if len(st.Servers) != 1 || d == nil || d.Status != protocol.MCPConnected || d.ToolCount == nil || *d.ToolCount != 2 || d.Origin != protocol.OriginSession {
+		t.Fatalf("status = %+v", st.Servers)
+	}
+	if err := st.Validate(); err != nil {
+		t.Error(err)
+	}
+	h.Observe([]Report{{Name: "demo", Status: "failed", Err: "gone"}}, t0.Add(time.Second))
+	if d := statusOf(h.currentStatus(), "demo"); d.Status != protocol.MCPFailed {
+		t.Errorf("after a newer report: %+v", d)
+	}
+}

@@ -1,6 +1,7 @@
 // The model picker of the composer, beside the permission mode switch:
 // the models claude offers (session/state's and the subscribe reply's
-// models; an option shows displayName, its title the description), the
+// models; an option shows displayName, short, its title the full name and
+// the description), the
 // session's model selected; picking one asks claude to switch
 // (session/setModel), and a refusal is shown in the session's log. It is
 // disabled while no live session is shown or the connection is down.
@@ -58,7 +59,7 @@ function render(cur) {
   const known = (cur && state.models.known.get(cur)) || { model: "", models: [] };
   const asked = cur ? pending.get(cur) : undefined;
   const k = asked ? { ...known, model: asked } : known;
-  const opts = k.models.map((m) => option(m.value, m.displayName || m.value, m.description));
+  const opts = k.models.map((m) => option(m.value, shortName(m.displayName || m.value), [m.displayName, m.description].filter(Boolean).join(" · ")));
   if (k.model && !k.models.some((m) => m.value === k.model)) opts.push(option(k.model, k.model, "")); // a model id claude reports
   if (!k.model) {
     const o = option("", "Model", "");
@@ -70,6 +71,14 @@ function render(cur) {
   const m = k.models.find((x) => x.value === k.model);
   sel.title = m ? `Model: ${m.displayName || m.value}${m.description ? ` (${m.description})` : ""}` : "Model of this session";
   sel.disabled = asked !== undefined || !cur || !state.models.live || document.body.dataset.conn !== "open" || opts.length < 2 && !k.model;
+}
+
+// shortName is what the picker shows of a model's name: without a closing
+// remark in parentheses ("Default (recommended)" shows "Default"), so the
+// small picker never cuts it; the full name is in the option's and the
+// picker's title.
+function shortName(name) {
+  return name.replace(/\s*\([^()]*\)$/, "") || name;
 }
 
 function option(value, text, title) {

@@ -144,7 +144,8 @@ function showPermission() {
   const message = dlg.querySelector(".perm-message");
   message.value = "";
   message.hidden = kind === "question";
-  message.placeholder = kind === "plan" ? "What should change? (sent with Keep planning)" : "Why, or what to do instead (sent with Deny)";
+  // Short enough to show whole in the dialog at 360 px (TestWebUINothingCut).
+  message.placeholder = kind === "plan" ? "What to change (sent with Keep planning)" : "Why, or what instead (sent with Deny)";
   showModeIn(dlg.querySelector(".perm-mode"), perms.modes.get(p.session) || "default");
   dlg.querySelector(".deny").textContent = kind === "plan" ? "Keep planning" : "Deny";
   dlg.returnValue = "";

@@ -484,10 +484,24 @@ const builtins = {
       if (input.prompt) card.view.replaceChildren(el("div", "task-prompt", input.prompt));
       card.nested();
     },
-    result: () => false,
+    // An agent started in the background: the CLI's result says so in words
+    // meant for claude alone ("This tool result is internal metadata —
+    // never quote…", the agent's internal id, its transcript's path). The
+    // card says it plainly instead, in live and past sessions alike (the
+    // CLI's side copy, tool_use_result, marks it: status async_launched).
+    result(card, text, extra) {
+      if (!extra || (extra.status !== "async_launched" && extra.isAsync !== true)) return false;
+      card.result.hidden = false;
+      card.result.textContent = "Started in the background.";
+      return INTERNAL;
+    },
   },
 };
 builtins.Agent = builtins.Task;
+
+// INTERNAL is what a builtin's result returns when the result's text is
+// the CLI's, for claude only: the card shows what the builtin put there.
+const INTERNAL = "internal";
 
 // The task tools (TaskCreate, TaskUpdate: what the CLI offers instead of
 // TodoWrite by default) change one task at a time; their cards show the
@@ -669,14 +683,17 @@ export function userBubble(v, text, images) {
 
 function toolResult(v, b, ev) {
   const card = toolCard(v, { id: b.tool_use_id, mcp: b.mcp }, ev);
-  const text = typeof b.content === "string" ? b.content : JSON.stringify(b.content);
+  let text = typeof b.content === "string" ? b.content : JSON.stringify(b.content);
   card.root.classList.toggle("error", !!b.is_error);
   card.root.dataset.done = "true";
   const special = !b.is_error && builtins[card.tool];
   // The CLI's side copy of the result: one per user event, which holds one
   // tool result.
   const extra = ev.tool_use_result;
-  if (special && special.result(card, text, extra, v)) {
+  const shown = special && special.result(card, text, extra, v);
+  if (shown === INTERNAL) {
+    text = ""; // the CLI's words for claude: neither shown nor copied
+  } else if (shown) {
     // The view shows the result; the raw text stays one click away.
     const more = el("details", "raw");
     more.append(el("summary", "", "output"), el("pre", "", text));
@@ -686,9 +703,9 @@ function toolResult(v, b, ev) {
     // The placeholders of what the card shows itself (the proxy's
     // "[image image/png 3.9 KiB]", the CLI's "[Image: source: <path>]")
     // are not shown as text.
-    const shown = stripPlaceholders(text, b.attachments || []);
-    card.result.hidden = shown === "";
-    card.result.textContent = shown;
+    const visible = stripPlaceholders(text, b.attachments || []);
+    card.result.hidden = visible === "";
+    card.result.textContent = visible;
   }
   for (const a of b.attachments || []) attachment(card.atts, a);
   savedFiles(card.atts, text, (b.attachments || []).some((a) => a.kind === "image" && (a.url || a.data)));
