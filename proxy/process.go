@@ -171,7 +171,7 @@ func (s *Session) run(p *claudeProc, claimed json.RawMessage) {
 			if s.models.NoteList(r.resp, s.log) {
 				s.pushStateLocked("")
 			}
-			s.cmds.note(s.id, gjson.GetBytes(r.resp, "commands"), s.log, s.hub.push)
+			s.cmds.Note(s.id, gjson.GetBytes(r.resp, "commands"), s.log, s.hub.push)
 			s.mu.Unlock()
 		}
 		s.onInitialized(p)

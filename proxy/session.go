@@ -19,6 +19,7 @@ import (
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/models"
+	"github.com/ccproxy/ccproxy/proxy/slashcmd"
 	"github.com/ccproxy/ccproxy/proxy/turnstate"
 	"github.com/ccproxy/ccproxy/stream"
 )
@@ -38,7 +39,7 @@ import (
 //     permission mode; it sees the session as a brokerSession;
 //   - models (package proxy/models; model.go): the models claude offers
 //     and the one it runs;
-//   - cmds (commands.go): the slash commands claude offers (its
+//   - cmds (package proxy/slashcmd): the slash commands claude offers (its
 //     initialize answer, commands_changed), pushed as session/commands;
 //   - restarts (restart.go): restarts between turns and the turns held
 //     meanwhile (and while claude starts; an interrupt withdraws them:
@@ -83,7 +84,7 @@ type Session struct {
 	restarts restarts        // restarts and held turns (restart.go); guarded by mu
 	broker   *broker.Broker  // permission requests and the mode (package proxy/broker)
 	models   sessionModels   // models (package proxy/models; model.go)
-	cmds     commands        // slash commands (commands.go); guarded by mu
+	cmds     slashcmd.List   // slash commands (package proxy/slashcmd); guarded by mu
 	mcp      sessionMCP      // MCP in the session (sessionmcp.go)
 	suspend  suspension      // suspended while idle, resumed by the next use (suspend.go); guarded by mu
 	usage    usageState      // what the turns used (proxy/usage; usage.go); guarded by mu
@@ -184,8 +185,8 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		if s.models.NoteInit(ev) {
 			s.pushStateLocked("")
 		}
-		if ev.Subtype == subtypeCommandsChanged {
-			s.cmds.note(s.id, gjson.GetBytes(ev.JSON, "commands"), s.log, s.hub.push)
+		if ev.Subtype == slashcmd.SubtypeChanged {
+			s.cmds.Note(s.id, gjson.GetBytes(ev.JSON, "commands"), s.log, s.hub.push)
 		}
 	}
 	ended := ev.Type == stream.TypeResult && p == s.proc.cur && !s.restarts.active
@@ -419,7 +420,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	key := s.stateKeyLocked()
 	if !sub.wasLive && s.proc.exited {
 		sub.sentState = key
-		return append(s.cmds.frames(), s.proc.exitFrames...)
+		return append(s.cmds.Frames(), s.proc.exitFrames...)
 	}
 	var frames [][]byte
 	if sub.sentState != key {
@@ -431,7 +432,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	if sub.wasLive {
 		return frames
 	}
-	return append(s.broker.AppendFrames(frames), s.cmds.frames()...)
+	return append(s.broker.AppendFrames(frames), s.cmds.Frames()...)
 }
 
 // unsubscribe ends c's subscription; its queued frames are dropped.
