@@ -54,7 +54,8 @@
 // the new process answered initialize), suspend while idle (suspend.go:
 // after IdleTimeout with nothing under way claude is stopped, state
 // suspended; the next send, setModel or setPermissionMode resumes it
-// through the restart path), MCP in the session (sessionmcp.go), and
+// through the restart path), MCP in the session (package proxy/mcpsession;
+// sessionmcp.go), and
 // usage (proxy/usage, usage.go: tokens and cost from result events, the
 // context window from get_context_usage); session/rewind (rewind.go)
 // restores files with rewind_files and restarts through the restarts part
@@ -80,7 +81,7 @@
 // and launches, claim.go adopts): claim_session gives it the session's
 // cwd and mode, and its answer stands for initialize's.
 //
-// MCP in a live session (sessionmcp.go): a claude process is launched with
+// MCP in a live session (proxy/mcpsession, sessionmcp.go): a claude process is launched with
 // the configuration then in force (--mcp-config; claudeProc.mcpLaunched
 // names its servers). A change reaches it through the session's
 // pending-apply slot (Server.applyMCP marks each live session; its one
@@ -131,14 +132,15 @@
 //     time) is taken with no other lock held; mcphub.Hub.mu under it.
 //   - sessionModels.setMu (serializes session/setModel, held across its
 //     control request) → Session.mu (not across the control request).
-//   - sessionMCP.mu (serializes Session.applyCurrentServers and
-//     Session.toggleMCP and guards sessionMCP.off; held across their
+//   - mcpsession.Part.mu (the session's MCP part: serializes Apply and
+//     Toggle and guards the servers toggled off; held across their
 //     control request, bounded by ControlTimeout) → mcphub.ConfigSource.toggleMu
 //     (held by UnrecordedToggle for one live mcp_toggle, and by the
 //     source's goroutine around an install) → mcphub.ConfigSource.mu;
-//     sessionMCP.mu → Session.mu; sessionMCP.mu → sessionMCP.clientMu.
-//   - sessionMCP.clientMu guards the session's client configuration; it is
-//     taken alone, under sessionMCP.mu or under Session.mu, and only a
+//     mcpsession.Part.mu → Session.mu; mcpsession.Part.mu →
+//     mcpsession.Part.clientMu.
+//   - mcpsession.Part.clientMu guards the session's client configuration;
+//     it is taken alone, under Part.mu or under Session.mu, and only a
 //     configFile's lock is taken under it.
 //   - The broker has no lock: Session.mu guards it.
 //   - Leaves, taken with nothing of the proxy's held: Server.claudeMu;
@@ -160,10 +162,10 @@
 // scrubbed by an mcpconfig.Secrets set (SPEC §10): the configured values
 // and the secret-named environment values of ccproxy and of claude's
 // environment (mcphub.Hub.EnvSecrets). The hub's set (mcphub.Hub.Scrub)
-// and sessionMCP.secrets (the session's own configuration, client servers
+// and mcpsession.Part.Secrets (the session's own configuration, client servers
 // included; cached per configuration) are the two sets. A session scrubs
 // the user events that carry tool results with its set
-// (scrubToolResults, on the stdout loop before hub.append: the replay log,
+// (mcpsession.Part.ScrubToolResults, on the stdout loop before hub.append: the replay log,
 // its spill files and every frame hold the scrubbed event);
 // history/read does the same to stored tool results with
 // mcphub.Hub.Scrub; the call log gets every entry scrubbed (the session's

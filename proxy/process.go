@@ -43,7 +43,7 @@ type claudeProc struct {
 	// mcpLaunched names the servers of its --mcp-config (set by spawn,
 	// never changed): claude's mcp_set_servers cannot remove them, so a
 	// configuration without one of them restarts the session
-	// (applyCurrentServers).
+	// (mcpsession.Part.Apply).
 	mcpLaunched map[string]bool
 
 	initialized bool // claude answered initialize (or failed to): held turns may go to it (Session.mu)
@@ -85,7 +85,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	var mcpArgs []string
 	var launched map[string]bool
 	release := func() {}
-	if cfg := s.mcp.config(); cfg != nil && cfg.Spawn != nil {
+	if cfg := s.mcp.Config(); cfg != nil && cfg.Spawn != nil {
 		args, rel, err := cfg.Spawn()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errMCPSpawn, err)
@@ -285,7 +285,7 @@ func (s *Session) close(reason string) {
 	s.wg.Wait()
 	s.broker.Wait()
 	s.suspend.wg.Wait()
-	s.mcp.end() // no process left, none to come
+	s.mcp.End() // no process left, none to come
 
 	if reason != protocol.ExitClosed {
 		return
@@ -312,7 +312,7 @@ func (s *Session) reap(reason string) {
 	<-s.proc.final
 	s.wg.Wait()
 	s.broker.Wait()
-	s.mcp.end()
+	s.mcp.End()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc.forgotten {

@@ -52,7 +52,7 @@ func (s *Server) reqCreate(_ context.Context, c *client, d *protocol.SessionCrea
 	}
 	res := protocol.SessionCreateResult{Session: sess.id, State: protocol.StateStarting, Cwd: sess.cfg.cwd}
 	if sess.cfg.client != nil {
-		for _, st := range sess.mcp.clientStatuses() {
+		for _, st := range sess.mcp.ClientStatuses() {
 			res.MCPServers = append(res.MCPServers, protocol.ClientMCPServer{Name: st.Name, Active: st.Active, Approval: string(st.Approval), Reason: st.Reason})
 		}
 		sess.log.Info("session created", "conn", c.id, "cwd", sess.cfg.cwd, "client_mcp_servers", sess.cfg.client.Names())

@@ -45,7 +45,7 @@ const maxHeldTurns = stdinQueue
 
 // requestRestart restarts claude with --resume between turns, because it
 // refused a live MCP change or cannot make it (a server it was launched
-// with left the configuration: applyCurrentServers).
+// with left the configuration: mcpsession.Part.Apply).
 func (s *Session) requestRestart(why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -141,7 +141,7 @@ func (s *Session) restart(old *claudeProc) {
 	s.setStateLocked(protocol.StateStarting, cmp.Or(s.restarts.why, why))
 	s.mu.Unlock()
 	s.run(p, nil)
-	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)
+	s.mcp.ReapplyOff() // servers mcp/toggle disabled in this session (proxy/mcpsession)
 }
 
 // onInitialized notes that p answered initialize (or failed to): the

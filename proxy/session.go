@@ -44,7 +44,7 @@ import (
 //   - restarts (restart.go): restarts between turns and the turns held
 //     meanwhile (and while claude starts; an interrupt withdraws them:
 //     interrupt.go);
-//   - mcp (sessionmcp.go): the MCP configuration sent live (the
+//   - mcp (package proxy/mcpsession; sessionmcp.go): the MCP configuration sent live (the
 //     pending-apply slot), toggles, status reports, the client's servers
 //     and the session's secrets;
 //   - suspend (suspend.go): claude stopped while the session is idle,
@@ -65,7 +65,7 @@ import (
 // mu guards state, claudeID and the fields of every part that says it is
 // guarded by Session.mu (proc, turns, restarts, the broker's state,
 // models but its setMu, mcp's statusInFlight, applyWanted and applying). The parts' own locks: sessionModels.setMu (taken before mu),
-// sessionMCP.mu (taken before mu), sessionMCP.clientMu (alone or under
+// mcpsession.Part.mu (taken before mu), mcpsession.Part.clientMu (alone or under
 // mu). The hub has its own lock, taken after mu.
 type Session struct {
 	id        string
@@ -85,7 +85,7 @@ type Session struct {
 	broker   *broker.Broker  // permission requests and the mode (package proxy/broker)
 	models   sessionModels   // models (package proxy/models; model.go)
 	cmds     slashcmd.List   // slash commands (package proxy/slashcmd); guarded by mu
-	mcp      sessionMCP      // MCP in the session (sessionmcp.go)
+	mcp      sessionMCP      // MCP in the session (proxy/mcpsession; sessionmcp.go)
 	suspend  suspension      // suspended while idle, resumed by the next use (suspend.go); guarded by mu
 	usage    usageState      // what the turns used (proxy/usage; usage.go); guarded by mu
 
@@ -103,7 +103,7 @@ func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig,
 		Timeout: env.opts.permissionTimeout, MaxPending: env.opts.maxPendingPermissions, Rules: env.opts.rules, Cwd: cfg.cwd,
 		Mode: cfg.permissionMode,
 	})
-	s.mcp = sessionMCP{client: cfg.client, target: env.mcp, envSecrets: env.envSecrets, log: log}
+	s.mcp = newSessionMCP(s)
 	s.suspend = newSuspension(s, env.opts.idleTimeout, env.opts.idleAfter)
 	return s
 }
@@ -114,7 +114,7 @@ type brokerSession struct{ s *Session }
 func (b brokerSession) Push(frame []byte) { b.s.hub.push(frame) }    // Session.mu held
 func (b brokerSession) Exited() bool      { return b.s.proc.exited } // Session.mu held
 func (b brokerSession) Allows(tool string, ref *protocol.MCPRef) bool {
-	return b.s.mcp.config().Allows(tool, ref)
+	return b.s.mcp.Config().Allows(tool, ref)
 }
 
 type sessionConfig struct {
@@ -158,7 +158,7 @@ func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) 
 // the session's lock, so a state push comes right after the event that
 // caused it.
 func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
-	s.mcp.scrubToolResults(ev)
+	s.mcp.ScrubToolResults(ev)
 	var reports []mcphub.Report
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit {
 		reports = mcphub.ParseInitServers(ev.JSON)
