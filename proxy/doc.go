@@ -51,7 +51,8 @@
 // (package proxy/models; model.go has session/setModel and the permission
 // mode's switch), restarts and held turns
 // (restart.go: up to 256 turns held while a restart runs, written once
-// the new process answered initialize), suspend while idle (suspend.go:
+// the new process answered initialize), suspend while idle (package
+// proxy/idle, suspend.go:
 // after IdleTimeout with nothing under way claude is stopped, state
 // suspended; the next send, setModel or setPermissionMode resumes it
 // through the restart path), MCP in the session (package proxy/mcpsession;
@@ -110,8 +111,9 @@
 // before the sessions and then the connections close. A Session owns,
 // per process, a claudecli.Client and the goroutine waiting for its exit,
 // plus a restart, the flush of held turns and the applier of MCP changes
-// (at most one), all in its wg; its broker's permission timers are waited
-// for by Broker.Wait; close waits for both. The reap loop forgets exited
+// (at most one) and the stop of a suspended claude, all in its wg; its
+// broker's permission timers are waited for by Broker.Wait, its idle
+// timer by idle.Suspender.Wait; close waits for all three. The reap loop forgets exited
 // sessions past SessionTTL. The spares component owns the warm spares'
 // pool (its owner goroutine and watchers; proxy/spare); a spare a create
 // took is the create's until claimed, then the session's process.

@@ -52,7 +52,7 @@ func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionS
 		if s.models.Choose(model, "") {
 			s.pushStateLocked("")
 		}
-		s.suspend.wakeLocked() // a suspended session resumes, with model
+		s.suspend.WakeLocked() // a suspended session resumes, with model
 		return protocol.SessionSetModelResult{Model: model}, nil
 	}
 	s.mu.Unlock()
@@ -116,7 +116,7 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 		if s.broker.SetMode(mode) {
 			s.pushStateLocked("")
 		}
-		s.suspend.wakeLocked() // a suspended session resumes, in mode
+		s.suspend.WakeLocked() // a suspended session resumes, in mode
 		return mode, nil
 	}
 	s.mu.Unlock()

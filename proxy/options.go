@@ -120,7 +120,7 @@ type SessionLimits struct {
 	// IdleTimeout suspends a session idle this long (no turn running or
 	// queued, no permission asked, no restart under way): its claude is
 	// stopped, and its next session/send, setPermissionMode or setModel
-	// resumes it with --resume (suspend.go). Default DefaultIdleTimeout;
+	// resumes it with --resume (proxy/idle). Default DefaultIdleTimeout;
 	// <0: never; otherwise at least MinIdleTimeout.
 	IdleTimeout time.Duration
 	// IdleClock, when set, arms the sessions' idle timers instead of

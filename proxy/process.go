@@ -49,7 +49,7 @@ type claudeProc struct {
 	initialized bool // claude answered initialize (or failed to): held turns may go to it (Session.mu)
 	// model and mode it was launched with (set by spawn, never changed):
 	// a choice made while it started is sent to it once it has
-	// initialized, before the held turns (suspension.catchUpLocked).
+	// initialized, before the held turns (catchUpLocked, restart.go).
 	model, mode string
 }
 
@@ -204,7 +204,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 		// was being closed) can no longer be answered.
 		s.broker.CancelOf(p.cli)
 		why := "restart"
-		if s.suspend.suspended {
+		if s.suspend.SuspendedLocked() {
 			why = "suspend"
 		}
 		s.mu.Unlock()
@@ -235,7 +235,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 		return
 	}
 	s.broker.CancelAll()
-	s.suspend.disarmLocked()
+	s.suspend.DisarmLocked()
 	s.proc.exited = true
 	s.turns.EndAll()
 	state := protocol.StateExited
@@ -273,7 +273,7 @@ func (s *Session) close(reason string) {
 	if s.proc.closing == "" {
 		s.proc.closing = reason
 	}
-	s.suspend.closeLocked() // a suspended session at rest exits now
+	s.suspend.CloseLocked() // a suspended session at rest exits now
 	p := s.proc.cur
 	exited := s.proc.exited
 	s.mu.Unlock()
@@ -284,7 +284,7 @@ func (s *Session) close(reason string) {
 	<-s.proc.final
 	s.wg.Wait()
 	s.broker.Wait()
-	s.suspend.wg.Wait()
+	s.suspend.Wait()
 	s.mcp.End() // no process left, none to come
 
 	if reason != protocol.ExitClosed {

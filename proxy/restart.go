@@ -11,6 +11,7 @@ package proxy
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 
 	"github.com/ccproxy/ccproxy/protocol"
 )
@@ -73,7 +74,7 @@ func (s *Session) beginRestartLocked() {
 }
 
 // restart replaces old by a new claude resuming the same conversation;
-// it is also the resume of a suspended session (suspend.go), old then
+// it is also the resume of a suspended session (proxy/idle), old then
 // stopped already.
 func (s *Session) restart(old *claudeProc) {
 	old.cli.Close()
@@ -97,7 +98,7 @@ func (s *Session) restart(old *claudeProc) {
 			reason = protocol.ExitExited
 		}
 		s.restarts.active = false
-		s.suspend.clearLocked()
+		s.suspend.ClearLocked()
 		s.reportExitLocked(code, sig, msg, reason)
 		held := s.restarts.held
 		s.restarts.held = nil
@@ -133,7 +134,9 @@ func (s *Session) restart(old *claudeProc) {
 	s.proc.cur = p
 	s.restarts.active = false
 	why := "resumed after a suspend"
-	if !s.suspend.resumedLocked() {
+	if s.suspend.ResumedLocked() {
+		s.env.metrics.Resumed()
+	} else {
 		s.env.metrics.Restarted()
 		why = "resumed with the new MCP configuration"
 	}
@@ -155,7 +158,7 @@ func (s *Session) onInitialized(p *claudeProc) {
 	if s.proc.cur == p && s.state == protocol.StateStarting {
 		s.setStateLocked(s.turns.StateName(), "")
 	}
-	s.suspend.catchUpLocked(p) // a mode or model chosen while p started
+	catchUpLocked(s, p) // a mode or model chosen while p started
 	s.flushHeldLocked()
 }
 
@@ -200,5 +203,31 @@ func (s *Session) flushHeld(p *claudeProc) {
 		s.mu.Unlock()
 		close(writing) // an interrupt that came meanwhile goes after the turn
 		h.reply(err)
+	}
+}
+
+// catchUpLocked sends p, which has just initialized, the permission mode
+// and the model chosen while it was launched (during a resume or a
+// restart, setPermissionMode and setModel keep them for the new process:
+// one that was already being launched was launched with the earlier
+// ones). They are written to its stdin before the held turns, so those run
+// in them; claude's refusal is logged (the mode claude reports then
+// comes with its next system/init).
+func catchUpLocked(s *Session, p *claudeProc) {
+	if s.proc.cur != p || p.cli == nil || s.proc.gone() {
+		return
+	}
+	logErr := func(what string) func(json.RawMessage, error) {
+		return func(_ json.RawMessage, err error) {
+			if err != nil {
+				s.log.Warn("the new claude did not take the "+what+" chosen while it started", "err", err)
+			}
+		}
+	}
+	if mode := s.broker.Mode(); mode != p.mode && mode != "" {
+		_, _ = p.cli.CallAsync("set_permission_mode", map[string]any{"mode": mode}, logErr("permission mode"))
+	}
+	if model := s.models.Chosen(); model != p.model && model != "" {
+		_, _ = p.cli.CallAsync("set_model", map[string]any{"model": model}, logErr("model"))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/broker"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/idle"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/models"
 	"github.com/ccproxy/ccproxy/proxy/slashcmd"
@@ -47,7 +48,7 @@ import (
 //   - mcp (package proxy/mcpsession; sessionmcp.go): the MCP configuration sent live (the
 //     pending-apply slot), toggles, status reports, the client's servers
 //     and the session's secrets;
-//   - suspend (suspend.go): claude stopped while the session is idle,
+//   - suspend (package proxy/idle; suspend.go): claude stopped while the session is idle,
 //     resumed by its next use.
 //
 // What a session reaches of its server is env (session_env.go), nothing
@@ -58,9 +59,10 @@ import (
 // exit watcher (it waits for the client, whose own goroutines call the
 // session's handlers: onEvent, onControlRequest, broker.Withdraw, and the
 // callbacks of control requests); a restart; the flush of held turns; the
-// applier of MCP configuration changes (markApply). The permission
-// timeouts (time.AfterFuncs) are the broker's own (Broker.Wait), which
-// close also waits for.
+// applier of MCP configuration changes (markApply); the stop of a
+// suspended claude (suspend.go). The permission timeouts
+// (time.AfterFuncs) are the broker's own (Broker.Wait), the idle timer
+// the suspender's (idle.Suspender.Wait), which close also waits for.
 //
 // mu guards state, claudeID and the fields of every part that says it is
 // guarded by Session.mu (proc, turns, restarts, the broker's state,
@@ -86,7 +88,7 @@ type Session struct {
 	models   sessionModels   // models (package proxy/models; model.go)
 	cmds     slashcmd.List   // slash commands (package proxy/slashcmd); guarded by mu
 	mcp      sessionMCP      // MCP in the session (proxy/mcpsession; sessionmcp.go)
-	suspend  suspension      // suspended while idle, resumed by the next use (suspend.go); guarded by mu
+	suspend  *idle.Suspender // suspended while idle, resumed by the next use (package proxy/idle; suspend.go); guarded by mu
 	usage    usageState      // what the turns used (proxy/usage; usage.go); guarded by mu
 
 	wg sync.WaitGroup
@@ -104,7 +106,7 @@ func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig,
 		Mode: cfg.permissionMode,
 	})
 	s.mcp = newSessionMCP(s)
-	s.suspend = newSuspension(s, env.opts.idleTimeout, env.opts.idleAfter)
+	s.suspend = newSuspender(s)
 	return s
 }
 
@@ -237,7 +239,7 @@ func (s *Session) setStateLocked(state, reason string) {
 	}
 	s.state = state
 	s.pushStateLocked(reason)
-	s.suspend.noteStateLocked() // idle: the idle timer runs
+	s.suspend.NoteStateLocked(state == protocol.StateIdle) // idle: the idle timer runs
 }
 
 func (s *Session) pushStateLocked(reason string) {
@@ -341,7 +343,7 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 			return
 		}
 		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
-		s.suspend.wakeLocked() // a suspended session resumes
+		s.suspend.WakeLocked() // a suspended session resumes
 		s.mu.Unlock()
 		return
 	case s.turns.Queued() >= turnstate.MaxQueued:
