@@ -58,7 +58,8 @@
 // through the restart path), MCP in the session (package proxy/mcpsession;
 // sessionmcp.go), and
 // usage (proxy/usage, usage.go: tokens and cost from result events, the
-// context window from get_context_usage); session/rewind (rewind.go)
+// context window from get_context_usage); session/rewind (package
+// proxy/rewind, rewind.go)
 // restores files with rewind_files and restarts through the restarts part
 // with --resume-session-at. What a session reaches of the Server is its sessionEnv
 // (session_env.go), built by Server.newSession. Claude's control requests

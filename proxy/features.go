@@ -8,6 +8,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/files"
+	"github.com/ccproxy/ccproxy/proxy/rewind"
 )
 
 // The feature table: what the proxy offers. Each feature registers once
@@ -186,7 +187,7 @@ func (s *Server) newFeatures() featureTable {
 			}),
 			later(protocol.TypeSessionRewind, func(c *client, d *protocol.SessionRewind) (slowPart, error) {
 				return s.controlRequest(d.Session, func(ctx context.Context, sess *Session) (protocol.Data, error) {
-					return rewindSession(ctx, sess, d) // rewind.go
+					return rewind.Run(ctx, rewindSession{sess}, d) // proxy/rewind; rewind.go
 				})
 			}),
 		}},
