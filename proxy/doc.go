@@ -92,7 +92,7 @@
 // session restarts between turns instead (--resume, turns held). Servers
 // a client sends in session/create (mcpServers) give the session a
 // configuration of its own (mcphub.Config.ForClient), whose secrets only
-// the session's set has. GET /v1/tool-results/... (toolresults.go) serves
+// the session's set has. GET /v1/tool-results/... (proxy/toolfiles) serves
 // a file the CLI saved in a session's tool-results folder through an
 // os.Root (no link leads out).
 //
@@ -148,7 +148,7 @@
 //   - The broker has no lock: Session.mu guards it.
 //   - Leaves, taken with nothing of the proxy's held: Server.claudeMu;
 //     spare.Pool.mu (the warm spares; see proxy/spare);
-//     blobStore.mu; mcphub.Logins.mu; runner.Runner.mu; wsconn.BatchConn.mu
+//     toolfiles.Blobs.mu; mcphub.Logins.mu; runner.Runner.mu; wsconn.BatchConn.mu
 //     and the inbound wsconn.Budget's mu; the locks of proxy/remote. The
 //     metrics' own locks (a session counts under Session.mu) take nothing
 //     under them.

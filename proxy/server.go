@@ -23,6 +23,7 @@ import (
 	"github.com/ccproxy/ccproxy/proxy/metrics"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/spare"
+	"github.com/ccproxy/ccproxy/proxy/toolfiles"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
 
@@ -35,7 +36,7 @@ import (
 type Server struct {
 	opts     Options
 	log      *slog.Logger
-	blobs    *blobStore
+	blobs    *toolfiles.Blobs
 	logs     *eventlog.Budget // the memory of every session's replay log
 	spool    *eventlog.Spool  // where replay logs spill to disk
 	inbound  *wsconn.Budget
@@ -72,7 +73,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,
-		blobs:    newBlobStore(opts.BlobBytes),
+		blobs:    toolfiles.NewBlobs(opts.BlobBytes, writeHTTPError),
 		logs:     eventlog.NewBudget(opts.ReplayMemoryBytes),
 		spool:    eventlog.NewSpool(opts.SpoolDir, opts.Logger),
 		inbound:  wsconn.NewBudget(opts.InboundBytes),
