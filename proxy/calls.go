@@ -162,17 +162,8 @@ func (sc *sessionCalls) observe(ev *stream.Event) {
 type asyncRunner struct{ *runner.Runner }
 
 func (r *asyncRunner) run(c *client, id json.RawMessage, typ string, do func(ctx context.Context) (protocol.Data, error)) {
-	r.Run(clientConn{c}, id, typ, do)
+	r.Run(c, id, typ, do)
 }
-
-// clientConn is a connection as package runner sees it.
-type clientConn struct{ c *client }
-
-func (cc clientConn) Context() context.Context                  { return cc.c.ctx }
-func (cc clientConn) Go(f func())                               { cc.c.async(f) }
-func (cc clientConn) Reply(id json.RawMessage, d protocol.Data) { cc.c.reply(id, d) }
-func (cc clientConn) ReplyErr(id json.RawMessage, err error)    { cc.c.replyErr(id, err) }
-func (cc clientConn) Log() *slog.Logger                         { return cc.c.log }
 
 // noConn adapts a handler that does not need the connection.
 func noConn[T protocol.Data](h func(ctx context.Context, d T) (protocol.Data, error)) handlerFunc[T] {

@@ -23,8 +23,9 @@
 //	client ─► wsconn.Conn's read pump ─► client.HandleFrame ─► validate (protocol) ─► feature table (features.go) ─► handler
 //	  ─► Session ─► stream builders ─► claudecli stdin writer ─► claude; its reply (or an error with a code) ─► send queue
 //
-// The feature table lists each capability once with the request types it
-// serves and their handlers; hello's capabilities, the check that a type
+// The feature table (features.go; its machinery is package proxy/feature,
+// generic over the connection, here *client) lists each capability once
+// with the request types it serves and their handlers; hello's capabilities, the check that a type
 // is offered (unknown_type otherwise) and dispatch all read it. A handler
 // takes the decoded request and returns its reply; one whose slow part
 // runs in the background returns that part (later), runs in a goroutine

@@ -137,7 +137,7 @@ func (s *Server) helloFrame(connID string) []byte {
 	h := protocol.Hello{
 		Protocol:     protocol.Version,
 		Server:       protocol.Software{Name: "ccproxy", Version: s.opts.Version},
-		Capabilities: s.features.capabilities(), // the feature table (features.go)
+		Capabilities: s.features.Capabilities(), // the feature table (features.go)
 		Limits: protocol.Limits{
 			MaxFrameBytes:   s.opts.MaxFrameBytes,
 			SendQueueFrames: int64(s.opts.SendQueueFrames),
