@@ -51,7 +51,8 @@
 // (package proxy/broker; the session is its brokerSession), models
 // (package proxy/models; model.go has session/setModel and the permission
 // mode's switch), restarts and held turns
-// (restart.go: up to 256 turns held while a restart runs, written once
+// (restart.go, the queue package proxy/held: up to 256 turns and 64 MiB
+// held while a restart runs, written once
 // the new process answered initialize), suspend while idle (package
 // proxy/idle, suspend.go:
 // after IdleTimeout with nothing under way claude is stopped, state

@@ -219,13 +219,9 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
 	s.env.metrics.ClaudeExited(reason, ex)
 	s.reportExitLocked(code, sig, ex.StderrTail, reason)
-	held := s.restarts.held
-	s.restarts.held = nil
+	held := s.restarts.held.Take()
 	s.mu.Unlock()
-
-	for _, h := range held {
-		h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
-	}
+	held.Reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 }
 
 // reportExitLocked makes the session exited: pending permission requests are

@@ -14,13 +14,14 @@ import (
 	"encoding/json"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/held"
 )
 
 // restarts is the restart part of a session. Guarded by Session.mu.
 type restarts struct {
 	wanted   bool          // a restart waits for the turn in flight to end
 	active   bool          // the process is being replaced
-	held     []heldTurn    // turns waiting for a restarted process (at most maxHeldTurns)
+	held     held.Queue    // turns waiting for a claude that is not ready (package proxy/held)
 	flushing bool          // held turns are being written
 	writing  chan struct{} // non-nil while a held turn taken from held is being written; closed after (interrupt.go)
 
@@ -34,15 +35,6 @@ type restarts struct {
 	fresh bool
 	why   string
 }
-
-type heldTurn struct {
-	line  []byte
-	reply func(error)
-}
-
-// maxHeldTurns bounds the turns held while the session restarts: as many
-// as claude's stdin queue takes.
-const maxHeldTurns = stdinQueue
 
 // requestRestart restarts claude with --resume between turns, because it
 // refused a live MCP change or cannot make it (a server it was launched
@@ -100,12 +92,9 @@ func (s *Session) restart(old *claudeProc) {
 		s.restarts.active = false
 		s.suspend.ClearLocked()
 		s.reportExitLocked(code, sig, msg, reason)
-		held := s.restarts.held
-		s.restarts.held = nil
+		held := s.restarts.held.Take()
 		s.mu.Unlock()
-		for _, h := range held {
-			h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited", s.id))
-		}
+		held.Reply(errHeldExited(s.id))
 	}
 	if closing != "" {
 		fail("")
@@ -167,7 +156,7 @@ func (s *Session) onInitialized(p *claudeProc) {
 // already.
 func (s *Session) flushHeldLocked() {
 	p := s.proc.cur
-	if p == nil || !p.initialized || s.restarts.active || s.restarts.flushing || s.proc.exited || len(s.restarts.held) == 0 {
+	if p == nil || !p.initialized || s.restarts.active || s.restarts.flushing || s.proc.exited || s.restarts.held.Len() == 0 {
 		return
 	}
 	s.restarts.flushing = true
@@ -182,27 +171,26 @@ func (s *Session) flushHeldLocked() {
 func (s *Session) flushHeld(p *claudeProc) {
 	for {
 		s.mu.Lock()
-		if len(s.restarts.held) == 0 || s.proc.exited || s.proc.cur != p || s.restarts.active {
+		if s.restarts.held.Len() == 0 || s.proc.exited || s.proc.cur != p || s.restarts.active {
 			s.restarts.flushing = false
 			s.flushHeldLocked()
 			s.mu.Unlock()
 			return
 		}
-		h := s.restarts.held[0]
-		s.restarts.held = s.restarts.held[1:]
-		k := s.turns.Queue(h.line)
+		h, _ := s.restarts.held.Pop()
+		k := s.turns.Queue(h.Line)
 		s.settleStateLocked()
 		writing := make(chan struct{})
 		s.restarts.writing = writing
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)
-		err := s.writeTurn(ctx, p, h.line, k)
+		err := s.writeTurn(ctx, p, h.Line, k)
 		cancel()
 		s.mu.Lock()
 		s.restarts.writing = nil
 		s.mu.Unlock()
 		close(writing) // an interrupt that came meanwhile goes after the turn
-		h.reply(err)
+		h.Reply(err)
 	}
 }
 

@@ -34,7 +34,7 @@ func (r rewindSession) refusalLocked(dryRun bool) error {
 	s := r.s
 	return rewind.Refusal(rewind.State{ID: s.id, State: s.state, Gone: s.proc.gone(),
 		Ready:       !s.restarts.active && s.proc.cur != nil && s.proc.cur.initialized,
-		TurnRunning: s.turns.Busy() || len(s.restarts.held) > 0 || s.restarts.flushing}, dryRun)
+		TurnRunning: s.turns.Busy() || s.restarts.held.Len() > 0 || s.restarts.flushing}, dryRun)
 }
 
 func (r rewindSession) Current(dryRun bool) (string, rewind.Proc, error) {
@@ -73,10 +73,9 @@ func (r rewindSession) Undo() {
 	s.mu.Lock()
 	s.restarts.active = false
 	if s.proc.gone() {
-		held := s.restarts.held
-		s.restarts.held = nil
+		held := s.restarts.held.Take()
 		s.mu.Unlock()
-		replyExited(s, held)
+		held.Reply(errHeldExited(s.id))
 		return
 	}
 	s.setStateLocked(protocol.StateIdle, "")
@@ -98,10 +97,10 @@ func (r rewindSession) Restart(rp rewind.Proc, to, at string, files []string) er
 	if s.proc.closing != "" || s.proc.exited {
 		// Closed meanwhile: close reports the exit (restarts.active does
 		// not hide it while closing) and waits for nothing of ours.
-		held := s.restarts.held
-		s.restarts.held, s.restarts.active = nil, false
+		held := s.restarts.held.Take()
+		s.restarts.active = false
 		s.mu.Unlock()
-		replyExited(s, held)
+		held.Reply(errHeldExited(s.id))
 		return rewind.Exited(s.id)
 	}
 	s.wg.Add(1) // under mu, not closing: close has not begun to wait

@@ -17,6 +17,7 @@ import (
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/broker"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/held"
 	"github.com/ccproxy/ccproxy/proxy/idle"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/models"
@@ -83,7 +84,7 @@ type Session struct {
 
 	proc     procState       // the process and its end (process.go); guarded by mu
 	turns    turnstate.Turns // turn state (package proxy/turnstate); guarded by mu
-	restarts restarts        // restarts and held turns (restart.go); guarded by mu
+	restarts restarts        // restarts and held turns (restart.go, proxy/held); guarded by mu
 	broker   *broker.Broker  // permission requests and the mode (package proxy/broker)
 	models   sessionModels   // models (package proxy/models; model.go)
 	cmds     slashcmd.List   // slash commands (package proxy/slashcmd); guarded by mu
@@ -337,12 +338,11 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 		reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 		return
 	case s.restarts.holds(s.proc.cur): // claude is not ready: held for it (interrupt.go)
-		if len(s.restarts.held) >= maxHeldTurns || s.restarts.heldBytes()+len(line) > maxHeldBytes {
+		if !s.restarts.held.Add(line, reply) {
 			s.mu.Unlock()
-			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is starting or restarting and already holds %d turns (at most %d, %d MiB in all); wait until it is idle", s.id, len(s.restarts.held), maxHeldTurns, maxHeldBytes>>20))
+			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is starting or restarting and already holds %d turns (at most %d, %d MiB in all); wait until it is idle", s.id, s.restarts.held.Len(), held.MaxTurns, held.MaxBytes>>20))
 			return
 		}
-		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
 		s.suspend.WakeLocked() // a suspended session resumes
 		s.mu.Unlock()
 		return

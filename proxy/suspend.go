@@ -26,9 +26,9 @@ func (a idleSession) Status() idle.Status {
 	s := a.s
 	p := s.proc.cur
 	quiet := s.state == protocol.StateIdle && !s.proc.gone() && p != nil && p.initialized &&
-		!s.restarts.active && !s.restarts.wanted && !s.restarts.flushing && len(s.restarts.held) == 0 &&
+		!s.restarts.active && !s.restarts.wanted && !s.restarts.flushing && s.restarts.held.Len() == 0 &&
 		!s.turns.Busy() && s.broker.Pending() == 0 && p.cli.Pending() == 0
-	return idle.Status{Idle: s.state == protocol.StateIdle, Quiet: quiet, Exited: s.proc.exited, Gone: s.proc.gone(), Held: len(s.restarts.held) > 0}
+	return idle.Status{Idle: s.state == protocol.StateIdle, Quiet: quiet, Exited: s.proc.exited, Gone: s.proc.gone(), Held: s.restarts.held.Len() > 0}
 }
 
 // Suspend stops claude in a goroutine of the session (stdin EOF,
@@ -75,14 +75,11 @@ func (a idleSession) End() (after func()) {
 	s.restarts.active = false
 	ex := s.proc.cur.cli.Exit()
 	s.reportExitLocked(ex.Code, ex.Signal, "", s.proc.closing)
-	held := s.restarts.held
-	s.restarts.held = nil
-	return func() { replyExited(s, held) }
+	held := s.restarts.held.Take()
+	return func() { held.Reply(errHeldExited(s.id)) }
 }
 
-// replyExited answers turns held for a session that has exited.
-func replyExited(s *Session, held []heldTurn) {
-	for _, h := range held {
-		h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited", s.id))
-	}
+// errHeldExited answers the turns held for session id, which has exited.
+func errHeldExited(id string) error {
+	return protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited", id)
 }
