@@ -16,6 +16,7 @@
 //	a configuration change ─► the session's pending-apply slot (proxy: Session.markApply) ─► Apply:
 //	  a launched server gone ─► Session.RequestRestart; else mcp_set_servers (less the servers off)
 //	  ─► Session.Call; a refusal ─► Session.RequestRestart; then Session.RefreshStatus
+//	session/create mcpServers ─► ClientServers: parsed, refused when the proxy takes none
 //	mcp/toggle ─► Toggle: mcp_toggle through the recorder, the choice kept in off
 //	a new process (restart, resume) ─► ReapplyOff: the servers off disabled again in it
 //	claude's user events with tool results ─► ScrubToolResults: the session's Secrets masked

@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
+	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/stream"
 )
@@ -388,4 +391,33 @@ func ScrubEventJSON(b []byte, scrub func(string) string) []byte {
 // client's servers among them (mcphub.Hub.Scrub knows the proxy's only).
 func (m *Part) Scrub(text string) string {
 	return m.Secrets().Scrub(text)
+}
+
+// ClientServers checks the MCP servers a client sent with session/create
+// (raw; nil for none). They go through the proxy's MCP configuration
+// (merge and approval, mcphub.Config.ForClient); a proxy whose
+// configuration takes none (accepted false) refuses them.
+func ClientServers(raw json.RawMessage, accepted bool) (*mcpconfig.ClientServers, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	cs, err := mcpconfig.ParseClientServers("session/create", raw)
+	if err != nil {
+		var fe *mcpconfig.FileError
+		if errors.As(err, &fe) {
+			field := "data.mcpServers"
+			if fe.Server != "" {
+				field += fmt.Sprintf("[%q]", fe.Server)
+			}
+			return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: %s: %s", field, fe.Message)
+		}
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.mcpServers: %v", err)
+	}
+	if len(cs.Names()) == 0 {
+		return nil, nil
+	}
+	if !accepted {
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.mcpServers: this proxy has no MCP configuration of its own (--demo, --replay) and takes no MCP servers from clients")
+	}
+	return cs, nil
 }
