@@ -2,15 +2,21 @@
 // claude process per session, its events numbered, logged and fanned out
 // over a websocket, permission prompts brokered, MCP configuration applied
 // live, and an MCP status feed. The wire protocol is protocol/SPEC.md
-// (package protocol). Its parts that know nothing of sessions live in
-// packages of their own, each with a doc.go giving its flow, goroutines
-// and locks: claudecli (one claude process), eventlog (the replay log and
-// its readers), wsconn (one websocket), broker (a session's permission
-// requests), metrics (GET /metrics), remote (who may reach the proxy),
-// mcphub (MCP configuration, status, management, sign-in), mcpcalls (MCP
-// probes, calls, the call log), historyreq (history/list, history/read)
-// and runner (the slow requests of a feature). This package is the
-// Server, its sessions and connections, and the feature table.
+// (package protocol). Its parts live in packages of their own, each with a
+// doc.go giving its flow, goroutines and locks, none importing proxy:
+// claudecli (one claude process), eventlog (the replay log and its
+// readers), wsconn (one websocket), remote (who may reach the proxy),
+// feature (the feature table's machinery), toolfiles (/v1/blobs,
+// /v1/tool-results), metrics (GET /metrics), mcphub (MCP configuration,
+// status, management, sign-in), mcpcalls (MCP probes, calls, the call
+// log), historyreq (the history requests), runner (the slow requests of a
+// feature), files (session/files), spare (warm spares), and the parts of a
+// Session: broker (its permission requests), turnstate, models, slashcmd
+// (its slash commands), held (its held turns), idle (suspend while idle),
+// mcpsession (its MCP part), rewind (session/rewind) and usage. This
+// package is the Server, its sessions and connections (the Session's
+// parts wired to each other behind small interfaces), and the feature
+// table.
 //
 // # Data flow
 //
@@ -50,19 +56,18 @@
 // follows claude's events, not what was sent), the permission broker
 // (package proxy/broker; the session is its brokerSession), models
 // (package proxy/models; model.go has session/setModel and the permission
-// mode's switch), restarts and held turns
-// (restart.go, the queue package proxy/held: up to 256 turns and 64 MiB
-// held while a restart runs, written once
-// the new process answered initialize), suspend while idle (package
-// proxy/idle, suspend.go:
-// after IdleTimeout with nothing under way claude is stopped, state
-// suspended; the next send, setModel or setPermissionMode resumes it
-// through the restart path), MCP in the session (package proxy/mcpsession;
-// sessionmcp.go), and
-// usage (proxy/usage, usage.go: tokens and cost from result events, the
-// context window from get_context_usage); session/rewind (package
-// proxy/rewind, rewind.go)
-// restores files with rewind_files and restarts through the restarts part
+// mode's switch), the slash commands (package proxy/slashcmd), restarts
+// and held turns (restart.go; the queue is package proxy/held: up to 256
+// turns and 64 MiB held while a restart runs, written once the new process
+// answered initialize), suspend while idle (package proxy/idle behind
+// suspend.go's idleSession: after IdleTimeout with nothing under way
+// claude is stopped, state suspended; the next send, setModel or
+// setPermissionMode resumes it through the restart path), MCP in the
+// session (package proxy/mcpsession behind sessionmcp.go's mcpSessionOf),
+// and usage (proxy/usage, usage.go: tokens and cost from result events,
+// the context window from get_context_usage); session/rewind (package
+// proxy/rewind behind rewind.go's rewindSession) restores files with
+// rewind_files and restarts through the restarts part
 // with --resume-session-at. What a session reaches of the Server is its sessionEnv
 // (session_env.go), built by Server.newSession. Claude's control requests
 // are answered at once: can_use_tool goes to the broker, anything else
@@ -147,7 +152,9 @@
 //   - mcpsession.Part.clientMu guards the session's client configuration;
 //     it is taken alone, under Part.mu or under Session.mu, and only a
 //     configFile's lock is taken under it.
-//   - The broker has no lock: Session.mu guards it.
+//   - The broker, the suspender (proxy/idle), the held turns (proxy/held)
+//     and the slash commands (proxy/slashcmd) have no lock: Session.mu
+//     guards them.
 //   - Leaves, taken with nothing of the proxy's held: Server.claudeMu;
 //     spare.Pool.mu (the warm spares; see proxy/spare);
 //     toolfiles.Blobs.mu; mcphub.Logins.mu; runner.Runner.mu; wsconn.BatchConn.mu

@@ -44,13 +44,15 @@ import (
 //   - cmds (package proxy/slashcmd): the slash commands claude offers (its
 //     initialize answer, commands_changed), pushed as session/commands;
 //   - restarts (restart.go): restarts between turns and the turns held
-//     meanwhile (and while claude starts; an interrupt withdraws them:
-//     interrupt.go);
-//   - mcp (package proxy/mcpsession; sessionmcp.go): the MCP configuration sent live (the
-//     pending-apply slot), toggles, status reports, the client's servers
-//     and the session's secrets;
-//   - suspend (package proxy/idle; suspend.go): claude stopped while the session is idle,
-//     resumed by its next use.
+//     meanwhile (package proxy/held; also while claude starts; an
+//     interrupt withdraws them: interrupt.go);
+//   - mcp (package proxy/mcpsession; sessionmcp.go): the MCP
+//     configuration sent live (the pending-apply slot), toggles, status
+//     reports, the client's servers and the session's secrets;
+//   - suspend (package proxy/idle; suspend.go): claude stopped while the
+//     session is idle, resumed by its next use;
+//   - session/rewind (package proxy/rewind; rewind.go) goes through the
+//     restarts part.
 //
 // What a session reaches of its server is env (session_env.go), nothing
 // else. This file holds the session's state (state, claudeID) and its
@@ -67,9 +69,11 @@ import (
 //
 // mu guards state, claudeID and the fields of every part that says it is
 // guarded by Session.mu (proc, turns, restarts, the broker's state,
-// models but its setMu, mcp's statusInFlight, applyWanted and applying). The parts' own locks: sessionModels.setMu (taken before mu),
-// mcpsession.Part.mu (taken before mu), mcpsession.Part.clientMu (alone or under
-// mu). The hub has its own lock, taken after mu.
+// models but its setMu, cmds, suspend, usage, mcp's statusInFlight,
+// applyWanted and applying). The parts' own locks: sessionModels.setMu
+// (taken before mu), mcpsession.Part.mu (taken before mu),
+// mcpsession.Part.clientMu (alone or under mu). The hub has its own lock,
+// taken after mu.
 type Session struct {
 	id        string
 	env       sessionEnv // all it reaches of its server (session_env.go)
