@@ -14,7 +14,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
@@ -75,19 +74,6 @@ func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionS
 	s.mu.Unlock()
 	s.log.Info("model set", "model", model, "resolved", resolved)
 	return protocol.SessionSetModelResult{Model: model, ResolvedModel: resolved}, nil
-}
-
-// modelArgs is the --model flag of a new process: "--model=V" when V
-// could read as a flag of its own.
-func modelArgs(model string) []string {
-	switch {
-	case model == "":
-		return nil
-	case strings.HasPrefix(model, "-"):
-		return []string{"--model=" + model}
-	default:
-		return []string{"--model", model}
-	}
 }
 
 // setPermissionMode switches the session's permission mode with claude's

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/models"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -64,7 +65,7 @@ func claudeArgs(prefix []string, model, mode, resume string, resumeArgs, mcpArgs
 	args := append([]string(nil), prefix...)
 	args = append(args, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
 		"--verbose", "--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio")
-	args = append(args, modelArgs(model)...)
+	args = append(args, models.Args(model)...)
 	if mode != "" {
 		args = append(args, "--permission-mode", mode)
 	}
