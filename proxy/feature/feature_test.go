@@ -34,13 +34,18 @@ func TestTable(t *testing.T) {
 	tab := Table[*conn]{
 		{Capability: "a", Types: []Type[*conn]{list}},
 		{Capability: "b", Offered: func() bool { return off }, Types: []Type[*conn]{files}},
-		{Capability: "c", Types: []Type[*conn]{WithOffer(func() bool { return off }, files)}},
+		{Capability: "c", Types: []Type[*conn]{WithOffer(func() bool { return off }, Now(protocol.TypeHistoryList, func(context.Context, *conn, *protocol.HistoryList) (protocol.Data, error) {
+			return nil, nil
+		}))}},
 	}
 	if got := tab.Capabilities(); !slices.Equal(got, []string{"a", "c"}) {
 		t.Errorf("capabilities %v, want a c", got)
 	}
 	if _, ok := tab.Lookup(protocol.TypeSessionFiles); ok {
 		t.Error("a type of a feature not offered is offered")
+	}
+	if _, ok := tab.Lookup(protocol.TypeHistoryList); ok {
+		t.Error("a type whose own offer is off is offered")
 	}
 	if _, ok := tab.Lookup("nope"); ok {
 		t.Error("an unknown type is offered")
