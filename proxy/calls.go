@@ -10,6 +10,7 @@ import (
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/historyreq"
 	"github.com/ccproxy/ccproxy/proxy/mcpcalls"
+	"github.com/ccproxy/ccproxy/proxy/mcpsession"
 	"github.com/ccproxy/ccproxy/proxy/runner"
 	"github.com/ccproxy/ccproxy/stream"
 )
@@ -69,7 +70,7 @@ func newMCPCalls(s *Server) (*mcpCalls, error) {
 	calls, err := mcpcalls.New(mcpcalls.Options{
 		Status: callsStatus{s}, Prober: prober, AutoProbe: s.opts.AutoProbe, MaxRequests: s.opts.MaxMCPRequests,
 		CallLogDir: s.opts.CallLogDir, Project: s.opts.Project, CallLogIO: s.opts.CallLogIO,
-		Scrub: s.mcp.Scrub, ScrubJSON: scrubEventJSON, Logger: s.log,
+		Scrub: s.mcp.Scrub, ScrubJSON: mcpsession.ScrubEventJSON, Logger: s.log,
 	})
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func newHistoryReqs(s *Server) (*historyReqs, error) {
 	}
 	h, err := historyreq.New(historyreq.Options{
 		Home: s.opts.HistoryHome, Project: s.opts.Project, MaxLine: s.opts.MaxLineBytes, ReplyBytes: s.opts.HistoryReplyBytes,
-		Sink: s.blobs, ScrubEvent: func(b []byte) []byte { return scrubEventJSON(b, s.mcp.Scrub) }, Logger: s.log,
+		Sink: s.blobs, ScrubEvent: func(b []byte) []byte { return mcpsession.ScrubEventJSON(b, s.mcp.Scrub) }, Logger: s.log,
 		Live:  func(id string) historyreq.LiveSession { return liveHistorySession(&s.registry, id) },
 		Scrub: s.mcp.Scrub, IndexDir: s.opts.HistoryIndexDir,
 	})
@@ -161,17 +162,8 @@ func (sc *sessionCalls) observe(ev *stream.Event) {
 type asyncRunner struct{ *runner.Runner }
 
 func (r *asyncRunner) run(c *client, id json.RawMessage, typ string, do func(ctx context.Context) (protocol.Data, error)) {
-	r.Run(clientConn{c}, id, typ, do)
+	r.Run(c, id, typ, do)
 }
-
-// clientConn is a connection as package runner sees it.
-type clientConn struct{ c *client }
-
-func (cc clientConn) Context() context.Context                  { return cc.c.ctx }
-func (cc clientConn) Go(f func())                               { cc.c.async(f) }
-func (cc clientConn) Reply(id json.RawMessage, d protocol.Data) { cc.c.reply(id, d) }
-func (cc clientConn) ReplyErr(id json.RawMessage, err error)    { cc.c.replyErr(id, err) }
-func (cc clientConn) Log() *slog.Logger                         { return cc.c.log }
 
 // noConn adapts a handler that does not need the connection.
 func noConn[T protocol.Data](h func(ctx context.Context, d T) (protocol.Data, error)) handlerFunc[T] {

@@ -186,3 +186,12 @@ func (c *client) Refuse(id json.RawMessage, err error) { c.replyErr(id, err) }
 // Closed cancels the connection's requests once its read pump has ended
 // (wsconn.Handler).
 func (c *client) Closed(error) { c.cancel() }
+
+// Context, Go, Reply, ReplyErr and Log make the connection a runner.Conn,
+// the connection of the feature table's handlers (proxy/feature) and of
+// the runners' requests (proxy/runner).
+func (c *client) Context() context.Context                  { return c.ctx }
+func (c *client) Go(f func())                               { c.async(f) }
+func (c *client) Reply(id json.RawMessage, d protocol.Data) { c.reply(id, d) }
+func (c *client) ReplyErr(id json.RawMessage, err error)    { c.replyErr(id, err) }
+func (c *client) Log() *slog.Logger                         { return c.log }

@@ -2,15 +2,21 @@
 // claude process per session, its events numbered, logged and fanned out
 // over a websocket, permission prompts brokered, MCP configuration applied
 // live, and an MCP status feed. The wire protocol is protocol/SPEC.md
-// (package protocol). Its parts that know nothing of sessions live in
-// packages of their own, each with a doc.go giving its flow, goroutines
-// and locks: claudecli (one claude process), eventlog (the replay log and
-// its readers), wsconn (one websocket), broker (a session's permission
-// requests), metrics (GET /metrics), remote (who may reach the proxy),
-// mcphub (MCP configuration, status, management, sign-in), mcpcalls (MCP
-// probes, calls, the call log), historyreq (history/list, history/read)
-// and runner (the slow requests of a feature). This package is the
-// Server, its sessions and connections, and the feature table.
+// (package protocol). Its parts live in packages of their own, each with a
+// doc.go giving its flow, goroutines and locks, none importing proxy:
+// claudecli (one claude process), eventlog (the replay log and its
+// readers), wsconn (one websocket), remote (who may reach the proxy),
+// feature (the feature table's machinery), toolfiles (/v1/blobs,
+// /v1/tool-results), metrics (GET /metrics), mcphub (MCP configuration,
+// status, management, sign-in), mcpcalls (MCP probes, calls, the call
+// log), historyreq (the history requests), runner (the slow requests of a
+// feature), files (session/files), spare (warm spares), and the parts of a
+// Session: broker (its permission requests), turnstate, models, slashcmd
+// (its slash commands), held (its held turns), idle (suspend while idle),
+// mcpsession (its MCP part), rewind (session/rewind) and usage. This
+// package is the Server, its sessions and connections (the Session's
+// parts wired to each other behind small interfaces), and the feature
+// table.
 //
 // # Data flow
 //
@@ -23,8 +29,9 @@
 //	client ─► wsconn.Conn's read pump ─► client.HandleFrame ─► validate (protocol) ─► feature table (features.go) ─► handler
 //	  ─► Session ─► stream builders ─► claudecli stdin writer ─► claude; its reply (or an error with a code) ─► send queue
 //
-// The feature table lists each capability once with the request types it
-// serves and their handlers; hello's capabilities, the check that a type
+// The feature table (features.go; its machinery is package proxy/feature,
+// generic over the connection, here *client) lists each capability once
+// with the request types it serves and their handlers; hello's capabilities, the check that a type
 // is offered (unknown_type otherwise) and dispatch all read it. A handler
 // takes the decoded request and returns its reply; one whose slow part
 // runs in the background returns that part (later), runs in a goroutine
@@ -49,15 +56,18 @@
 // follows claude's events, not what was sent), the permission broker
 // (package proxy/broker; the session is its brokerSession), models
 // (package proxy/models; model.go has session/setModel and the permission
-// mode's switch), restarts and held turns
-// (restart.go: up to 256 turns held while a restart runs, written once
-// the new process answered initialize), suspend while idle (suspend.go:
-// after IdleTimeout with nothing under way claude is stopped, state
-// suspended; the next send, setModel or setPermissionMode resumes it
-// through the restart path), MCP in the session (sessionmcp.go), and
-// usage (proxy/usage, usage.go: tokens and cost from result events, the
-// context window from get_context_usage); session/rewind (rewind.go)
-// restores files with rewind_files and restarts through the restarts part
+// mode's switch), the slash commands (package proxy/slashcmd), restarts
+// and held turns (restart.go; the queue is package proxy/held: up to 256
+// turns and 64 MiB held while a restart runs, written once the new process
+// answered initialize), suspend while idle (package proxy/idle behind
+// suspend.go's idleSession: after IdleTimeout with nothing under way
+// claude is stopped, state suspended; the next send, setModel or
+// setPermissionMode resumes it through the restart path), MCP in the
+// session (package proxy/mcpsession behind sessionmcp.go's mcpSessionOf),
+// and usage (proxy/usage, usage.go: tokens and cost from result events,
+// the context window from get_context_usage); session/rewind (package
+// proxy/rewind behind rewind.go's rewindSession) restores files with
+// rewind_files and restarts through the restarts part
 // with --resume-session-at. What a session reaches of the Server is its sessionEnv
 // (session_env.go), built by Server.newSession. Claude's control requests
 // are answered at once: can_use_tool goes to the broker, anything else
@@ -80,7 +90,7 @@
 // and launches, claim.go adopts): claim_session gives it the session's
 // cwd and mode, and its answer stands for initialize's.
 //
-// MCP in a live session (sessionmcp.go): a claude process is launched with
+// MCP in a live session (proxy/mcpsession, sessionmcp.go): a claude process is launched with
 // the configuration then in force (--mcp-config; claudeProc.mcpLaunched
 // names its servers). A change reaches it through the session's
 // pending-apply slot (Server.applyMCP marks each live session; its one
@@ -89,7 +99,7 @@
 // session restarts between turns instead (--resume, turns held). Servers
 // a client sends in session/create (mcpServers) give the session a
 // configuration of its own (mcphub.Config.ForClient), whose secrets only
-// the session's set has. GET /v1/tool-results/... (toolresults.go) serves
+// the session's set has. GET /v1/tool-results/... (proxy/toolfiles) serves
 // a file the CLI saved in a session's tool-results folder through an
 // os.Root (no link leads out).
 //
@@ -109,8 +119,9 @@
 // before the sessions and then the connections close. A Session owns,
 // per process, a claudecli.Client and the goroutine waiting for its exit,
 // plus a restart, the flush of held turns and the applier of MCP changes
-// (at most one), all in its wg; its broker's permission timers are waited
-// for by Broker.Wait; close waits for both. The reap loop forgets exited
+// (at most one) and the stop of a suspended claude, all in its wg; its
+// broker's permission timers are waited for by Broker.Wait, its idle
+// timer by idle.Suspender.Wait; close waits for all three. The reap loop forgets exited
 // sessions past SessionTTL. The spares component owns the warm spares'
 // pool (its owner goroutine and watchers; proxy/spare); a spare a create
 // took is the create's until claimed, then the session's process.
@@ -131,19 +142,22 @@
 //     time) is taken with no other lock held; mcphub.Hub.mu under it.
 //   - sessionModels.setMu (serializes session/setModel, held across its
 //     control request) → Session.mu (not across the control request).
-//   - sessionMCP.mu (serializes Session.applyCurrentServers and
-//     Session.toggleMCP and guards sessionMCP.off; held across their
+//   - mcpsession.Part.mu (the session's MCP part: serializes Apply and
+//     Toggle and guards the servers toggled off; held across their
 //     control request, bounded by ControlTimeout) → mcphub.ConfigSource.toggleMu
 //     (held by UnrecordedToggle for one live mcp_toggle, and by the
 //     source's goroutine around an install) → mcphub.ConfigSource.mu;
-//     sessionMCP.mu → Session.mu; sessionMCP.mu → sessionMCP.clientMu.
-//   - sessionMCP.clientMu guards the session's client configuration; it is
-//     taken alone, under sessionMCP.mu or under Session.mu, and only a
+//     mcpsession.Part.mu → Session.mu; mcpsession.Part.mu →
+//     mcpsession.Part.clientMu.
+//   - mcpsession.Part.clientMu guards the session's client configuration;
+//     it is taken alone, under Part.mu or under Session.mu, and only a
 //     configFile's lock is taken under it.
-//   - The broker has no lock: Session.mu guards it.
+//   - The broker, the suspender (proxy/idle), the held turns (proxy/held)
+//     and the slash commands (proxy/slashcmd) have no lock: Session.mu
+//     guards them.
 //   - Leaves, taken with nothing of the proxy's held: Server.claudeMu;
 //     spare.Pool.mu (the warm spares; see proxy/spare);
-//     blobStore.mu; mcphub.Logins.mu; runner.Runner.mu; wsconn.BatchConn.mu
+//     toolfiles.Blobs.mu; mcphub.Logins.mu; runner.Runner.mu; wsconn.BatchConn.mu
 //     and the inbound wsconn.Budget's mu; the locks of proxy/remote. The
 //     metrics' own locks (a session counts under Session.mu) take nothing
 //     under them.
@@ -160,10 +174,10 @@
 // scrubbed by an mcpconfig.Secrets set (SPEC §10): the configured values
 // and the secret-named environment values of ccproxy and of claude's
 // environment (mcphub.Hub.EnvSecrets). The hub's set (mcphub.Hub.Scrub)
-// and sessionMCP.secrets (the session's own configuration, client servers
+// and mcpsession.Part.Secrets (the session's own configuration, client servers
 // included; cached per configuration) are the two sets. A session scrubs
 // the user events that carry tool results with its set
-// (scrubToolResults, on the stdout loop before hub.append: the replay log,
+// (mcpsession.Part.ScrubToolResults, on the stdout loop before hub.append: the replay log,
 // its spill files and every frame hold the scrubbed event);
 // history/read does the same to stored tool results with
 // mcphub.Hub.Scrub; the call log gets every entry scrubbed (the session's

@@ -61,7 +61,7 @@ func TestE2EMCPRemovedServerStops(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sess.applyCurrentServers()
+			sess.mcp.Apply()
 
 			trs := toolResults(t, c.turn(s, "IMAGE"))
 			if len(trs) != 1 || !trs[0].IsError {
@@ -91,7 +91,7 @@ func TestE2EMCPRemovedServerStops(t *testing.T) {
 				var v protocol.MCPConfig
 				return json.Unmarshal(raw, &v) == nil && viewServer(v, "testmcp") != nil
 			})
-			sess.applyCurrentServers()
+			sess.mcp.Apply()
 			if trs := toolResults(t, c.turn(s, "IMAGE")); len(trs) != 1 || trs[0].IsError {
 				t.Errorf("mcp__testmcp__image after testmcp was added back (%s): %+v", how, trs)
 			}
@@ -135,11 +135,11 @@ func TestE2EMCPSetServersOnLaunchedServer(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), e.srv.opts.ControlTimeout)
 		defer cancel()
 		if toggled {
-			if err := sess.toggleMCP(ctx, "testmcp", false, e.src.UnrecordedToggle); err != nil {
+			if err := sess.mcp.Toggle(ctx, "testmcp", false, e.src.UnrecordedToggle); err != nil {
 				t.Fatal(err)
 			}
 		}
-		servers := maps.Clone(sess.mcp.config().Servers)
+		servers := maps.Clone(sess.mcp.Config().Servers)
 		servers["testmcp"] = json.RawMessage(`{"type":"stdio","command":` + strconv.Quote(bin) + `,"args":[]}`)
 		resp, err := sess.controlWait(ctx, "mcp_set_servers", map[string]any{"servers": servers})
 		if err != nil {

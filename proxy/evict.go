@@ -21,12 +21,12 @@ import (
 // countsAgainstLimit reports whether the session takes one of
 // MaxSessions' slots: it does while its claude runs or is being started,
 // restarted, stopped or resumed; an exited one does not, nor a suspended
-// one whose claude is stopped (suspend.go), which, since it has not
+// one whose claude is stopped (proxy/idle), which, since it has not
 // exited, is never evicted either.
 func (s *Session) countsAgainstLimit() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.proc.exited && !s.suspend.atRestLocked()
+	return !s.proc.exited && !s.suspend.AtRestLocked()
 }
 
 // makeRoom says whether a new session may start among sessions, the

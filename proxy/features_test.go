@@ -38,22 +38,22 @@ func TestFeatureTableCoversTheProtocol(t *testing.T) {
 	seen := map[string]int{}
 	caps := map[string]bool{}
 	for _, f := range s.features {
-		if caps[f.capability] {
-			t.Errorf("capability %s registered twice", f.capability)
+		if caps[f.Capability] {
+			t.Errorf("capability %s registered twice", f.Capability)
 		}
-		caps[f.capability] = true
-		for _, rt := range f.types {
-			seen[rt.typ]++
-			d, ok := protocol.NewRequestData(rt.typ)
+		caps[f.Capability] = true
+		for _, rt := range f.Types {
+			seen[rt.Name]++
+			d, ok := protocol.NewRequestData(rt.Name)
 			if !ok {
-				t.Errorf("%s (capability %s) is not a request type of the protocol", rt.typ, f.capability)
+				t.Errorf("%s (capability %s) is not a request type of the protocol", rt.Name, f.Capability)
 				continue
 			}
-			if got := reflect.TypeOf(d); got != rt.data {
-				t.Errorf("%s: the handler takes %v, the protocol decodes %v", rt.typ, rt.data, got)
+			if got := reflect.TypeOf(d); got != rt.Data {
+				t.Errorf("%s: the handler takes %v, the protocol decodes %v", rt.Name, rt.Data, got)
 			}
-			if rt.serve == nil {
-				t.Errorf("%s: no handler", rt.typ)
+			if rt.Serve == nil {
+				t.Errorf("%s: no handler", rt.Name)
 			}
 		}
 	}
@@ -115,26 +115,26 @@ func TestFeatureTableAgrees(t *testing.T) {
 			}
 			prober := ts.srv.calls.prober != nil
 			for _, f := range ts.srv.features {
-				announced := slices.Contains(caps, f.capability)
-				for _, rt := range f.types {
-					want := announced && (rt.typ != protocol.TypeMCPTest || prober)
-					_, offered := ts.srv.features.lookup(rt.typ)
+				announced := slices.Contains(caps, f.Capability)
+				for _, rt := range f.Types {
+					want := announced && (rt.Name != protocol.TypeMCPTest || prober)
+					_, offered := ts.srv.features.Lookup(rt.Name)
 					if offered != want {
-						t.Errorf("%s: offered %v; hello announces %s: %v", rt.typ, offered, f.capability, announced)
+						t.Errorf("%s: offered %v; hello announces %s: %v", rt.Name, offered, f.Capability, announced)
 					}
-					data, decodes := notDecodable(rt.typ)
-					f := c.reply(c.send(rt.typ, data))
+					data, decodes := notDecodable(rt.Name)
+					f := c.reply(c.send(rt.Name, data))
 					var e protocol.Error
 					if f.Error != nil {
 						e = *f.Error
 					}
 					switch {
 					case offered && decodes && e.Code == protocol.CodeUnknownType:
-						t.Errorf("%s (offered, no data): %s, want it served", rt.typ, f.raw)
+						t.Errorf("%s (offered, no data): %s, want it served", rt.Name, f.raw)
 					case offered && !decodes && e.Code != protocol.CodeBadRequest:
-						t.Errorf("%s (offered) with %v: %s, want bad_request from its decoding", rt.typ, data, f.raw)
-					case !offered && (e.Code != protocol.CodeUnknownType || e.Message != `unknown request type "`+rt.typ+`" (see hello.capabilities)`):
-						t.Errorf("%s (not offered): %s, want unknown_type", rt.typ, f.raw)
+						t.Errorf("%s (offered) with %v: %s, want bad_request from its decoding", rt.Name, data, f.raw)
+					case !offered && (e.Code != protocol.CodeUnknownType || e.Message != `unknown request type "`+rt.Name+`" (see hello.capabilities)`):
+						t.Errorf("%s (not offered): %s, want unknown_type", rt.Name, f.raw)
 					}
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
+	"github.com/ccproxy/ccproxy/proxy/toolfiles"
 )
 
 // historyHome returns a home directory holding the sessions captured
@@ -145,7 +146,7 @@ func TestHistoryListAndRead(t *testing.T) {
 						t.Errorf("tool_result content not text: %s", b.Content)
 					}
 					for _, a := range b.Attachments {
-						if a.URL != blobPath+a.SHA256 {
+						if a.URL != toolfiles.BlobPath+a.SHA256 {
 							t.Errorf("attachment not served by /v1/blobs: %+v", a)
 						}
 						blobURL = a.URL
@@ -161,7 +162,7 @@ func TestHistoryListAndRead(t *testing.T) {
 		}
 		resp, body := httpGet(t, "GET", ts.url+blobURL, http.Header{"Authorization": {"Bearer " + testToken}})
 		sum := sha256.Sum256(body)
-		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" || blobPath+hex.EncodeToString(sum[:]) != blobURL {
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/png" || toolfiles.BlobPath+hex.EncodeToString(sum[:]) != blobURL {
 			t.Errorf("GET %s: %s %s, %d bytes", blobURL, resp.Status, resp.Header.Get("Content-Type"), len(body))
 		}
 	}

@@ -16,8 +16,8 @@ import (
 
 // historyManage is the history.manage feature: history/rename, delete,
 // restore, trash and export (proxy/historyreq), offered with history.
-func historyManage(s *Server, histRunner func() *asyncRunner) feature {
-	return feature{capability: protocol.CapHistoryManage, offered: func() bool { return s.hist != nil }, types: []requestType{
+func historyManage(s *Server, histRunner func() *asyncRunner) featureEntry {
+	return featureEntry{Capability: protocol.CapHistoryManage, Offered: func() bool { return s.hist != nil }, Types: []requestType{
 		// Closures: s.hist is nil when history is off.
 		run(protocol.TypeHistoryRename, histRunner, func(ctx context.Context, _ *client, d *protocol.HistoryRename) (protocol.Data, error) {
 			return s.hist.Rename(ctx, d)

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/textutil"
 	"github.com/ccproxy/ccproxy/proxy/remote"
+	"github.com/ccproxy/ccproxy/proxy/toolfiles"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 
 	"github.com/ccproxy/ccproxy/protocol"
@@ -30,8 +30,8 @@ import (
 func (s *Server) Handler() http.Handler {
 	private := http.NewServeMux()
 	private.HandleFunc("/v1/ws", s.serveWS)
-	private.HandleFunc(blobPath, s.serveBlob)
-	private.HandleFunc(toolResultsPath, s.serveToolResult)
+	private.Handle(toolfiles.BlobPath, s.blobs) // proxy/toolfiles
+	private.Handle(toolfiles.ToolResultsPath, toolfiles.ToolResults{Home: s.opts.HistoryHome, Log: s.log, WriteError: writeHTTPError})
 	private.HandleFunc("/v1/mcp/status", s.serveMCPStatus)
 	private.HandleFunc("/v1/health", s.serveHealth)
 	private.Handle("/metrics", s.metricsHandler)
@@ -137,7 +137,7 @@ func (s *Server) helloFrame(connID string) []byte {
 	h := protocol.Hello{
 		Protocol:     protocol.Version,
 		Server:       protocol.Software{Name: "ccproxy", Version: s.opts.Version},
-		Capabilities: s.features.capabilities(), // the feature table (features.go)
+		Capabilities: s.features.Capabilities(), // the feature table (features.go)
 		Limits: protocol.Limits{
 			MaxFrameBytes:   s.opts.MaxFrameBytes,
 			SendQueueFrames: int64(s.opts.SendQueueFrames),
@@ -162,28 +162,6 @@ func (s *Server) helloFrame(connID string) []byte {
 	return f
 }
 
-// serveBlob serves an attachment (SPEC §9).
-func (s *Server) serveBlob(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		writeHTTPError(w, http.StatusMethodNotAllowed, protocol.CodeBadRequest, "blobs take GET or HEAD")
-		return
-	}
-	sha := strings.TrimPrefix(r.URL.Path, blobPath)
-	if !sha256Hex.MatchString(sha) {
-		writeHTTPError(w, http.StatusBadRequest, protocol.CodeBadRequest, fmt.Sprintf("blob id %.80q is not 64 lower-case hex digits (a sha256)", sha))
-		return
-	}
-	b := s.blobs.get(sha)
-	if b == nil {
-		writeHTTPError(w, http.StatusNotFound, protocol.CodeNotFound, "no blob "+sha+" (unknown, or evicted from the bounded store)")
-		return
-	}
-	setFileHeaders(w.Header(), b.mediaType, "private, max-age=31536000, immutable", "attachment")
-	w.Header().Set("ETag", `"`+sha+`"`)
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b.data))
-}
-
 func (s *Server) serveMCPStatus(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -196,22 +174,6 @@ func (s *Server) serveMCPStatus(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	if r.Method == http.MethodGet {
 		w.Write(body)
-	}
-}
-
-// setFileHeaders sets the headers of a file served from a tool's output
-// (/v1/blobs, /v1/tool-results): its media type, no sniffing, a sandbox
-// with nothing allowed, and inline only for images and audio, else
-// attachment (the Content-Disposition given).
-func setFileHeaders(h http.Header, mediaType, cacheControl, attachment string) {
-	h.Set("Content-Type", mediaType)
-	h.Set("Cache-Control", cacheControl)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
-	if strings.HasPrefix(mediaType, "image/") || strings.HasPrefix(mediaType, "audio/") {
-		h.Set("Content-Disposition", "inline")
-	} else {
-		h.Set("Content-Disposition", attachment)
 	}
 }
 

@@ -10,8 +10,8 @@ package proxy
 // its stdin until it is ready, so a turn written to a starting claude and
 // an interrupt after it were answered only when claude was ready (1–2 s,
 // more on a loaded machine), and the turn then started and ended at once.
-// Fields: none of its own; it works on restarts.held and
-// restarts.writing under Session.mu.
+// Fields: none of its own; it works on restarts.held (package
+// proxy/held) and restarts.writing under Session.mu.
 
 import (
 	"encoding/json"
@@ -25,21 +25,7 @@ import (
 // initialize yet, or earlier held turns are still waiting or being written
 // (they go first). Session.mu held.
 func (r *restarts) holds(p *claudeProc) bool {
-	return r.active || r.flushing || len(r.held) > 0 || p == nil || !p.initialized
-}
-
-// maxHeldBytes bounds the bytes of the turns held for a claude that is not
-// ready (with maxHeldTurns their number): a turn beyond is refused
-// (limit_exceeded).
-const maxHeldBytes = 64 << 20
-
-// heldBytes is the size of the turns held (Session.mu held).
-func (r *restarts) heldBytes() int {
-	n := 0
-	for _, h := range r.held {
-		n += len(h.line)
-	}
-	return n
+	return r.active || r.flushing || r.held.Len() > 0 || p == nil || !p.initialized
 }
 
 // withdrawHeld withdraws the turns sess holds (each held session/send is
@@ -54,8 +40,7 @@ func withdrawHeld(sess *Session) (p *claudeProc, writing <-chan struct{}, err er
 		sess.mu.Unlock()
 		return nil, nil, protocol.Errorf(protocol.CodeSessionExited, "session/interrupt: session %s has exited", sess.id)
 	}
-	held := sess.restarts.held
-	sess.restarts.held = nil
+	held := sess.restarts.held.Take()
 	p, writing = sess.proc.cur, sess.restarts.writing
 	if sess.restarts.active || p == nil || !p.initialized {
 		p, writing = nil, nil
@@ -64,9 +49,7 @@ func withdrawHeld(sess *Session) (p *claudeProc, writing <-chan struct{}, err er
 	if len(held) > 0 {
 		sess.log.Info("interrupt: withdrew the turns held for claude", "turns", len(held))
 	}
-	for _, h := range held {
-		h.reply(protocol.Errorf(protocol.CodeCancelled, "session/send: the turn was withdrawn by session/interrupt before claude got it (session %s)", sess.id))
-	}
+	held.Reply(protocol.Errorf(protocol.CodeCancelled, "session/send: the turn was withdrawn by session/interrupt before claude got it (session %s)", sess.id))
 	return p, writing, nil
 }
 

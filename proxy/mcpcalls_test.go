@@ -19,6 +19,7 @@ import (
 	"github.com/ccproxy/ccproxy/mcpconfig/probe"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
+	"github.com/ccproxy/ccproxy/proxy/toolfiles"
 )
 
 // probeSource is a fake mcphub.Source whose configurations carry the resolved
@@ -617,7 +618,7 @@ func TestE2EMCPProbeToolsCallLog(t *testing.T) {
 
 	var cr protocol.MCPCallResult
 	mustUnmarshal(t, c.do(protocol.TypeMCPCall, map[string]any{"name": "everything", "tool": "get-tiny-image", "arguments": map[string]any{}}), &cr)
-	if len(cr.Attachments) != 1 || cr.Attachments[0].URL != blobPath+cr.Attachments[0].SHA256 {
+	if len(cr.Attachments) != 1 || cr.Attachments[0].URL != toolfiles.BlobPath+cr.Attachments[0].SHA256 {
 		t.Fatalf("get-tiny-image: %+v", cr)
 	}
 	a := cr.Attachments[0]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/feature"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
@@ -184,7 +185,7 @@ func (f *mcpFeatures) login(c *client, id json.RawMessage, d *protocol.MCPLogin)
 		}
 		c.async(func() {
 			res, err := deliver(c.ctx, c.log)
-			replyWith(c, id, res, err)
+			feature.ReplyWith(c, id, res, err)
 		})
 		return
 	}

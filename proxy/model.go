@@ -14,7 +14,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
@@ -52,7 +51,7 @@ func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionS
 		if s.models.Choose(model, "") {
 			s.pushStateLocked("")
 		}
-		s.suspend.wakeLocked() // a suspended session resumes, with model
+		s.suspend.WakeLocked() // a suspended session resumes, with model
 		return protocol.SessionSetModelResult{Model: model}, nil
 	}
 	s.mu.Unlock()
@@ -75,19 +74,6 @@ func (s *Session) setModel(ctx context.Context, model string) (protocol.SessionS
 	s.mu.Unlock()
 	s.log.Info("model set", "model", model, "resolved", resolved)
 	return protocol.SessionSetModelResult{Model: model, ResolvedModel: resolved}, nil
-}
-
-// modelArgs is the --model flag of a new process: "--model=V" when V
-// could read as a flag of its own.
-func modelArgs(model string) []string {
-	switch {
-	case model == "":
-		return nil
-	case strings.HasPrefix(model, "-"):
-		return []string{"--model=" + model}
-	default:
-		return []string{"--model", model}
-	}
 }
 
 // setPermissionMode switches the session's permission mode with claude's
@@ -116,7 +102,7 @@ func (s *Session) setPermissionMode(ctx context.Context, mode string) (string, e
 		if s.broker.SetMode(mode) {
 			s.pushStateLocked("")
 		}
-		s.suspend.wakeLocked() // a suspended session resumes, in mode
+		s.suspend.WakeLocked() // a suspended session resumes, in mode
 		return mode, nil
 	}
 	s.mu.Unlock()

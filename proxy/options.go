@@ -120,7 +120,7 @@ type SessionLimits struct {
 	// IdleTimeout suspends a session idle this long (no turn running or
 	// queued, no permission asked, no restart under way): its claude is
 	// stopped, and its next session/send, setPermissionMode or setModel
-	// resumes it with --resume (suspend.go). Default DefaultIdleTimeout;
+	// resumes it with --resume (proxy/idle). Default DefaultIdleTimeout;
 	// <0: never; otherwise at least MinIdleTimeout.
 	IdleTimeout time.Duration
 	// IdleClock, when set, arms the sessions' idle timers instead of
@@ -238,7 +238,7 @@ type HistoryOptions struct {
 }
 
 func (o *Options) setDefaults() error {
-	if err := checkToken(o.Token); err != nil {
+	if err := remote.CheckToken(o.Token); err != nil {
 		return fmt.Errorf("token: %w", err)
 	}
 	for _, ao := range o.AllowOrigins {
@@ -338,28 +338,11 @@ func (o *Options) setDefaults() error {
 	return nil
 }
 
-// checkToken validates a token: 16 to 512 characters of A-Z a-z 0-9 . _ ~ -,
-// so that it fits in a websocket subprotocol name and is hard to guess.
-func checkToken(t string) error {
-	if len(t) < 16 {
-		return fmt.Errorf("at least 16 characters are needed, got %d", len(t))
-	}
-	if len(t) > 512 {
-		return fmt.Errorf("at most 512 characters, got %d", len(t))
-	}
-	for i := 0; i < len(t); i++ {
-		c := t[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '~' || c == '-') {
-			return fmt.Errorf("character %d is not one of A-Z a-z 0-9 . _ ~ -", i+1)
-		}
-	}
-	return nil
-}
-
-// CheckToken reports whether t is acceptable as Options.Token. Its error
-// says what is wrong, not where the token came from (nor the token): the
-// caller names the source ("--token: at least 16 ...").
-func CheckToken(t string) error { return checkToken(t) }
+// CheckToken reports whether t is acceptable as Options.Token
+// (remote.CheckToken). Its error says what is wrong, not where the token
+// came from (nor the token): the caller names the source ("--token: at
+// least 16 ...").
+func CheckToken(t string) error { return remote.CheckToken(t) }
 
 // historyDefaults fills in HistoryHome and HistoryReplyBytes.
 func (o *Options) historyDefaults() error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/models"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -43,13 +44,13 @@ type claudeProc struct {
 	// mcpLaunched names the servers of its --mcp-config (set by spawn,
 	// never changed): claude's mcp_set_servers cannot remove them, so a
 	// configuration without one of them restarts the session
-	// (applyCurrentServers).
+	// (mcpsession.Part.Apply).
 	mcpLaunched map[string]bool
 
 	initialized bool // claude answered initialize (or failed to): held turns may go to it (Session.mu)
 	// model and mode it was launched with (set by spawn, never changed):
 	// a choice made while it started is sent to it once it has
-	// initialized, before the held turns (suspension.catchUpLocked).
+	// initialized, before the held turns (catchUpLocked, restart.go).
 	model, mode string
 }
 
@@ -64,7 +65,7 @@ func claudeArgs(prefix []string, model, mode, resume string, resumeArgs, mcpArgs
 	args := append([]string(nil), prefix...)
 	args = append(args, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
 		"--verbose", "--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio")
-	args = append(args, modelArgs(model)...)
+	args = append(args, models.Args(model)...)
 	if mode != "" {
 		args = append(args, "--permission-mode", mode)
 	}
@@ -85,7 +86,7 @@ func (s *Session) spawn(claude Claude, resume string) (*claudeProc, error) {
 	var mcpArgs []string
 	var launched map[string]bool
 	release := func() {}
-	if cfg := s.mcp.config(); cfg != nil && cfg.Spawn != nil {
+	if cfg := s.mcp.Config(); cfg != nil && cfg.Spawn != nil {
 		args, rel, err := cfg.Spawn()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", errMCPSpawn, err)
@@ -171,7 +172,7 @@ func (s *Session) run(p *claudeProc, claimed json.RawMessage) {
 			if s.models.NoteList(r.resp, s.log) {
 				s.pushStateLocked("")
 			}
-			s.cmds.note(s.id, gjson.GetBytes(r.resp, "commands"), s.log, s.hub.push)
+			s.cmds.Note(s.id, gjson.GetBytes(r.resp, "commands"), s.log, s.hub.push)
 			s.mu.Unlock()
 		}
 		s.onInitialized(p)
@@ -204,7 +205,7 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 		// was being closed) can no longer be answered.
 		s.broker.CancelOf(p.cli)
 		why := "restart"
-		if s.suspend.suspended {
+		if s.suspend.SuspendedLocked() {
 			why = "suspend"
 		}
 		s.mu.Unlock()
@@ -219,13 +220,9 @@ func (s *Session) onExit(p *claudeProc, ex claudecli.Exit) {
 	s.log.Info("claude exited", append(logArgs, "reason", reason)...)
 	s.env.metrics.ClaudeExited(reason, ex)
 	s.reportExitLocked(code, sig, ex.StderrTail, reason)
-	held := s.restarts.held
-	s.restarts.held = nil
+	held := s.restarts.held.Take()
 	s.mu.Unlock()
-
-	for _, h := range held {
-		h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
-	}
+	held.Reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 }
 
 // reportExitLocked makes the session exited: pending permission requests are
@@ -235,7 +232,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 		return
 	}
 	s.broker.CancelAll()
-	s.suspend.disarmLocked()
+	s.suspend.DisarmLocked()
 	s.proc.exited = true
 	s.turns.EndAll()
 	state := protocol.StateExited
@@ -273,7 +270,7 @@ func (s *Session) close(reason string) {
 	if s.proc.closing == "" {
 		s.proc.closing = reason
 	}
-	s.suspend.closeLocked() // a suspended session at rest exits now
+	s.suspend.CloseLocked() // a suspended session at rest exits now
 	p := s.proc.cur
 	exited := s.proc.exited
 	s.mu.Unlock()
@@ -284,8 +281,8 @@ func (s *Session) close(reason string) {
 	<-s.proc.final
 	s.wg.Wait()
 	s.broker.Wait()
-	s.suspend.wg.Wait()
-	s.mcp.end() // no process left, none to come
+	s.suspend.Wait()
+	s.mcp.End() // no process left, none to come
 
 	if reason != protocol.ExitClosed {
 		return
@@ -312,7 +309,7 @@ func (s *Session) reap(reason string) {
 	<-s.proc.final
 	s.wg.Wait()
 	s.broker.Wait()
-	s.mcp.end()
+	s.mcp.End()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.proc.forgotten {

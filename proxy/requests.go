@@ -28,7 +28,7 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		c.replyErr(protocol.Null, protocol.Errorf(protocol.CodeBadRequest, "%s: id: required (every request carries an id; a frame without one is not executed)", textutil.Truncate(f.Type, 60)))
 		return
 	}
-	rt, ok := s.features.lookup(f.Type)
+	rt, ok := s.features.Lookup(f.Type)
 	if !ok {
 		c.replyErr(f.ID, protocol.Errorf(protocol.CodeUnknownType, "unknown request type %.60q (see hello.capabilities)", f.Type))
 		return
@@ -42,7 +42,7 @@ func (s *Server) handleFrame(c *client, data []byte) {
 		c.replyErr(f.ID, err)
 		return
 	}
-	rt.serve(c, f.ID, d)
+	rt.Serve(c, f.ID, d)
 }
 
 func (s *Server) reqCreate(_ context.Context, c *client, d *protocol.SessionCreate) (protocol.Data, error) {
@@ -52,7 +52,7 @@ func (s *Server) reqCreate(_ context.Context, c *client, d *protocol.SessionCrea
 	}
 	res := protocol.SessionCreateResult{Session: sess.id, State: protocol.StateStarting, Cwd: sess.cfg.cwd}
 	if sess.cfg.client != nil {
-		for _, st := range sess.mcp.clientStatuses() {
+		for _, st := range sess.mcp.ClientStatuses() {
 			res.MCPServers = append(res.MCPServers, protocol.ClientMCPServer{Name: st.Name, Active: st.Active, Approval: string(st.Approval), Reason: st.Reason})
 		}
 		sess.log.Info("session created", "conn", c.id, "cwd", sess.cfg.cwd, "client_mcp_servers", sess.cfg.client.Names())

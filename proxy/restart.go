@@ -11,15 +11,17 @@ package proxy
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/held"
 )
 
 // restarts is the restart part of a session. Guarded by Session.mu.
 type restarts struct {
 	wanted   bool          // a restart waits for the turn in flight to end
 	active   bool          // the process is being replaced
-	held     []heldTurn    // turns waiting for a restarted process (at most maxHeldTurns)
+	held     held.Queue    // turns waiting for a claude that is not ready (package proxy/held)
 	flushing bool          // held turns are being written
 	writing  chan struct{} // non-nil while a held turn taken from held is being written; closed after (interrupt.go)
 
@@ -34,18 +36,9 @@ type restarts struct {
 	why   string
 }
 
-type heldTurn struct {
-	line  []byte
-	reply func(error)
-}
-
-// maxHeldTurns bounds the turns held while the session restarts: as many
-// as claude's stdin queue takes.
-const maxHeldTurns = stdinQueue
-
 // requestRestart restarts claude with --resume between turns, because it
 // refused a live MCP change or cannot make it (a server it was launched
-// with left the configuration: applyCurrentServers).
+// with left the configuration: mcpsession.Part.Apply).
 func (s *Session) requestRestart(why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -73,7 +66,7 @@ func (s *Session) beginRestartLocked() {
 }
 
 // restart replaces old by a new claude resuming the same conversation;
-// it is also the resume of a suspended session (suspend.go), old then
+// it is also the resume of a suspended session (proxy/idle), old then
 // stopped already.
 func (s *Session) restart(old *claudeProc) {
 	old.cli.Close()
@@ -97,14 +90,11 @@ func (s *Session) restart(old *claudeProc) {
 			reason = protocol.ExitExited
 		}
 		s.restarts.active = false
-		s.suspend.clearLocked()
+		s.suspend.ClearLocked()
 		s.reportExitLocked(code, sig, msg, reason)
-		held := s.restarts.held
-		s.restarts.held = nil
+		held := s.restarts.held.Take()
 		s.mu.Unlock()
-		for _, h := range held {
-			h.reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited", s.id))
-		}
+		held.Reply(errHeldExited(s.id))
 	}
 	if closing != "" {
 		fail("")
@@ -133,7 +123,9 @@ func (s *Session) restart(old *claudeProc) {
 	s.proc.cur = p
 	s.restarts.active = false
 	why := "resumed after a suspend"
-	if !s.suspend.resumedLocked() {
+	if s.suspend.ResumedLocked() {
+		s.env.metrics.Resumed()
+	} else {
 		s.env.metrics.Restarted()
 		why = "resumed with the new MCP configuration"
 	}
@@ -141,7 +133,7 @@ func (s *Session) restart(old *claudeProc) {
 	s.setStateLocked(protocol.StateStarting, cmp.Or(s.restarts.why, why))
 	s.mu.Unlock()
 	s.run(p, nil)
-	s.reapplyMCPOff() // servers mcp/toggle disabled in this session (sessionmcp.go)
+	s.mcp.ReapplyOff() // servers mcp/toggle disabled in this session (proxy/mcpsession)
 }
 
 // onInitialized notes that p answered initialize (or failed to): the
@@ -155,7 +147,7 @@ func (s *Session) onInitialized(p *claudeProc) {
 	if s.proc.cur == p && s.state == protocol.StateStarting {
 		s.setStateLocked(s.turns.StateName(), "")
 	}
-	s.suspend.catchUpLocked(p) // a mode or model chosen while p started
+	catchUpLocked(s, p) // a mode or model chosen while p started
 	s.flushHeldLocked()
 }
 
@@ -164,7 +156,7 @@ func (s *Session) onInitialized(p *claudeProc) {
 // already.
 func (s *Session) flushHeldLocked() {
 	p := s.proc.cur
-	if p == nil || !p.initialized || s.restarts.active || s.restarts.flushing || s.proc.exited || len(s.restarts.held) == 0 {
+	if p == nil || !p.initialized || s.restarts.active || s.restarts.flushing || s.proc.exited || s.restarts.held.Len() == 0 {
 		return
 	}
 	s.restarts.flushing = true
@@ -179,26 +171,51 @@ func (s *Session) flushHeldLocked() {
 func (s *Session) flushHeld(p *claudeProc) {
 	for {
 		s.mu.Lock()
-		if len(s.restarts.held) == 0 || s.proc.exited || s.proc.cur != p || s.restarts.active {
+		if s.restarts.held.Len() == 0 || s.proc.exited || s.proc.cur != p || s.restarts.active {
 			s.restarts.flushing = false
 			s.flushHeldLocked()
 			s.mu.Unlock()
 			return
 		}
-		h := s.restarts.held[0]
-		s.restarts.held = s.restarts.held[1:]
-		k := s.turns.Queue(h.line)
+		h, _ := s.restarts.held.Pop()
+		k := s.turns.Queue(h.Line)
 		s.settleStateLocked()
 		writing := make(chan struct{})
 		s.restarts.writing = writing
 		s.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), s.env.opts.controlTimeout)
-		err := s.writeTurn(ctx, p, h.line, k)
+		err := s.writeTurn(ctx, p, h.Line, k)
 		cancel()
 		s.mu.Lock()
 		s.restarts.writing = nil
 		s.mu.Unlock()
 		close(writing) // an interrupt that came meanwhile goes after the turn
-		h.reply(err)
+		h.Reply(err)
+	}
+}
+
+// catchUpLocked sends p, which has just initialized, the permission mode
+// and the model chosen while it was launched (during a resume or a
+// restart, setPermissionMode and setModel keep them for the new process:
+// one that was already being launched was launched with the earlier
+// ones). They are written to its stdin before the held turns, so those run
+// in them; claude's refusal is logged (the mode claude reports then
+// comes with its next system/init).
+func catchUpLocked(s *Session, p *claudeProc) {
+	if s.proc.cur != p || p.cli == nil || s.proc.gone() {
+		return
+	}
+	logErr := func(what string) func(json.RawMessage, error) {
+		return func(_ json.RawMessage, err error) {
+			if err != nil {
+				s.log.Warn("the new claude did not take the "+what+" chosen while it started", "err", err)
+			}
+		}
+	}
+	if mode := s.broker.Mode(); mode != p.mode && mode != "" {
+		_, _ = p.cli.CallAsync("set_permission_mode", map[string]any{"mode": mode}, logErr("permission mode"))
+	}
+	if model := s.models.Chosen(); model != p.model && model != "" {
+		_, _ = p.cli.CallAsync("set_model", map[string]any{"model": model}, logErr("model"))
 	}
 }

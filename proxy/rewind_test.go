@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
@@ -45,17 +44,5 @@ func TestRewindRefusals(t *testing.T) {
 	}
 	if e := c.doErr(protocol.TypeSessionRewind, map[string]any{"session": s, "to": "-rf"}); e == nil || e.Code != protocol.CodeBadRequest || field(e) != "data.to" {
 		t.Errorf("a to that reads as a flag: %+v", e)
-	}
-}
-
-// Claude runs with file checkpoints unless the environment says otherwise.
-func TestWithFileCheckpoints(t *testing.T) {
-	env := []string{"A=1"}
-	if got := withFileCheckpoints(env); !slices.Equal(got, []string{"A=1", fileCheckpointsEnv + "=1"}) || len(env) != 1 {
-		t.Errorf("%v (input %v)", got, env)
-	}
-	off := []string{fileCheckpointsEnv + "=0"}
-	if got := withFileCheckpoints(off); !slices.Equal(got, off) {
-		t.Errorf("the user's setting replaced: %v", got)
 	}
 }

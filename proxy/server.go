@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/ccproxy/ccproxy/internal/textutil"
@@ -17,12 +16,13 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
+	"github.com/ccproxy/ccproxy/proxy/mcpsession"
 	"github.com/ccproxy/ccproxy/proxy/metrics"
 	"github.com/ccproxy/ccproxy/proxy/remote"
 	"github.com/ccproxy/ccproxy/proxy/spare"
+	"github.com/ccproxy/ccproxy/proxy/toolfiles"
 	"github.com/ccproxy/ccproxy/proxy/wsconn"
 )
 
@@ -35,7 +35,7 @@ import (
 type Server struct {
 	opts     Options
 	log      *slog.Logger
-	blobs    *blobStore
+	blobs    *toolfiles.Blobs
 	logs     *eventlog.Budget // the memory of every session's replay log
 	spool    *eventlog.Spool  // where replay logs spill to disk
 	inbound  *wsconn.Budget
@@ -72,7 +72,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,
-		blobs:    newBlobStore(opts.BlobBytes),
+		blobs:    toolfiles.NewBlobs(opts.BlobBytes, writeHTTPError),
 		logs:     eventlog.NewBudget(opts.ReplayMemoryBytes),
 		spool:    eventlog.NewSpool(opts.SpoolDir, opts.Logger),
 		inbound:  wsconn.NewBudget(opts.InboundBytes),
@@ -340,7 +340,8 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 		}
 		return nil, protocol.FieldErrorf(protocol.TypeSessionCreate, "data.cwd", "%q is not an existing directory", textutil.Truncate(cwd, 200))
 	}
-	client, err := s.clientServers(d.MCPServers)
+	cfg := s.mcp.Config()
+	client, err := mcpsession.ClientServers(d.MCPServers, s.opts.MCP != nil && cfg != nil && cfg.ForClient != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -389,34 +390,6 @@ func (s *Server) createSession(d *protocol.SessionCreate) (*Session, error) {
 	s.metrics.SessionCreated()
 	sess.run(p, claimed) // a claimed spare's initialize answer came with the claim
 	return sess, nil
-}
-
-// clientServers checks the MCP servers a client sent with session/create
-// (nil for none). They go through the proxy's MCP configuration (merge and
-// approval, mcphub.Config.ForClient); a proxy without one refuses them.
-func (s *Server) clientServers(raw json.RawMessage) (*mcpconfig.ClientServers, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	cs, err := mcpconfig.ParseClientServers("session/create", raw)
-	if err != nil {
-		var fe *mcpconfig.FileError
-		if errors.As(err, &fe) {
-			field := "data.mcpServers"
-			if fe.Server != "" {
-				field += fmt.Sprintf("[%q]", fe.Server)
-			}
-			return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: %s: %s", field, fe.Message)
-		}
-		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.mcpServers: %v", err)
-	}
-	if len(cs.Names()) == 0 {
-		return nil, nil
-	}
-	if cfg := s.mcp.Config(); s.opts.MCP == nil || cfg == nil || cfg.ForClient == nil {
-		return nil, protocol.Errorf(protocol.CodeBadRequest, "session/create: data.mcpServers: this proxy has no MCP configuration of its own (--demo, --replay) and takes no MCP servers from clients")
-	}
-	return cs, nil
 }
 
 // newSession returns a session in state starting, with no process yet.

@@ -17,8 +17,11 @@ import (
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/broker"
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/proxy/held"
+	"github.com/ccproxy/ccproxy/proxy/idle"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 	"github.com/ccproxy/ccproxy/proxy/models"
+	"github.com/ccproxy/ccproxy/proxy/slashcmd"
 	"github.com/ccproxy/ccproxy/proxy/turnstate"
 	"github.com/ccproxy/ccproxy/stream"
 )
@@ -38,16 +41,18 @@ import (
 //     permission mode; it sees the session as a brokerSession;
 //   - models (package proxy/models; model.go): the models claude offers
 //     and the one it runs;
-//   - cmds (commands.go): the slash commands claude offers (its
+//   - cmds (package proxy/slashcmd): the slash commands claude offers (its
 //     initialize answer, commands_changed), pushed as session/commands;
 //   - restarts (restart.go): restarts between turns and the turns held
-//     meanwhile (and while claude starts; an interrupt withdraws them:
-//     interrupt.go);
-//   - mcp (sessionmcp.go): the MCP configuration sent live (the
-//     pending-apply slot), toggles, status reports, the client's servers
-//     and the session's secrets;
-//   - suspend (suspend.go): claude stopped while the session is idle,
-//     resumed by its next use.
+//     meanwhile (package proxy/held; also while claude starts; an
+//     interrupt withdraws them: interrupt.go);
+//   - mcp (package proxy/mcpsession; sessionmcp.go): the MCP
+//     configuration sent live (the pending-apply slot), toggles, status
+//     reports, the client's servers and the session's secrets;
+//   - suspend (package proxy/idle; suspend.go): claude stopped while the
+//     session is idle, resumed by its next use;
+//   - session/rewind (package proxy/rewind; rewind.go) goes through the
+//     restarts part.
 //
 // What a session reaches of its server is env (session_env.go), nothing
 // else. This file holds the session's state (state, claudeID) and its
@@ -57,15 +62,18 @@ import (
 // exit watcher (it waits for the client, whose own goroutines call the
 // session's handlers: onEvent, onControlRequest, broker.Withdraw, and the
 // callbacks of control requests); a restart; the flush of held turns; the
-// applier of MCP configuration changes (markApply). The permission
-// timeouts (time.AfterFuncs) are the broker's own (Broker.Wait), which
-// close also waits for.
+// applier of MCP configuration changes (markApply); the stop of a
+// suspended claude (suspend.go). The permission timeouts
+// (time.AfterFuncs) are the broker's own (Broker.Wait), the idle timer
+// the suspender's (idle.Suspender.Wait), which close also waits for.
 //
 // mu guards state, claudeID and the fields of every part that says it is
 // guarded by Session.mu (proc, turns, restarts, the broker's state,
-// models but its setMu, mcp's statusInFlight, applyWanted and applying). The parts' own locks: sessionModels.setMu (taken before mu),
-// sessionMCP.mu (taken before mu), sessionMCP.clientMu (alone or under
-// mu). The hub has its own lock, taken after mu.
+// models but its setMu, cmds, suspend, usage, mcp's statusInFlight,
+// applyWanted and applying). The parts' own locks: sessionModels.setMu
+// (taken before mu), mcpsession.Part.mu (taken before mu),
+// mcpsession.Part.clientMu (alone or under mu). The hub has its own lock,
+// taken after mu.
 type Session struct {
 	id        string
 	env       sessionEnv // all it reaches of its server (session_env.go)
@@ -81,12 +89,12 @@ type Session struct {
 
 	proc     procState       // the process and its end (process.go); guarded by mu
 	turns    turnstate.Turns // turn state (package proxy/turnstate); guarded by mu
-	restarts restarts        // restarts and held turns (restart.go); guarded by mu
+	restarts restarts        // restarts and held turns (restart.go, proxy/held); guarded by mu
 	broker   *broker.Broker  // permission requests and the mode (package proxy/broker)
 	models   sessionModels   // models (package proxy/models; model.go)
-	cmds     commands        // slash commands (commands.go); guarded by mu
-	mcp      sessionMCP      // MCP in the session (sessionmcp.go)
-	suspend  suspension      // suspended while idle, resumed by the next use (suspend.go); guarded by mu
+	cmds     slashcmd.List   // slash commands (package proxy/slashcmd); guarded by mu
+	mcp      sessionMCP      // MCP in the session (proxy/mcpsession; sessionmcp.go)
+	suspend  *idle.Suspender // suspended while idle, resumed by the next use (package proxy/idle; suspend.go); guarded by mu
 	usage    usageState      // what the turns used (proxy/usage; usage.go); guarded by mu
 
 	wg sync.WaitGroup
@@ -103,8 +111,8 @@ func makeSession(id string, env sessionEnv, log *slog.Logger, cfg sessionConfig,
 		Timeout: env.opts.permissionTimeout, MaxPending: env.opts.maxPendingPermissions, Rules: env.opts.rules, Cwd: cfg.cwd,
 		Mode: cfg.permissionMode,
 	})
-	s.mcp = sessionMCP{client: cfg.client, target: env.mcp, envSecrets: env.envSecrets, log: log}
-	s.suspend = newSuspension(s, env.opts.idleTimeout, env.opts.idleAfter)
+	s.mcp = newSessionMCP(s)
+	s.suspend = newSuspender(s)
 	return s
 }
 
@@ -114,7 +122,7 @@ type brokerSession struct{ s *Session }
 func (b brokerSession) Push(frame []byte) { b.s.hub.push(frame) }    // Session.mu held
 func (b brokerSession) Exited() bool      { return b.s.proc.exited } // Session.mu held
 func (b brokerSession) Allows(tool string, ref *protocol.MCPRef) bool {
-	return b.s.mcp.config().Allows(tool, ref)
+	return b.s.mcp.Config().Allows(tool, ref)
 }
 
 type sessionConfig struct {
@@ -158,7 +166,7 @@ func (s *Session) onEvent(p *claudeProc, ev *stream.Event, calls *sessionCalls) 
 // the session's lock, so a state push comes right after the event that
 // caused it.
 func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
-	s.mcp.scrubToolResults(ev)
+	s.mcp.ScrubToolResults(ev)
 	var reports []mcphub.Report
 	if ev.Type == stream.TypeSystem && ev.Subtype == stream.SubtypeInit {
 		reports = mcphub.ParseInitServers(ev.JSON)
@@ -185,8 +193,8 @@ func (s *Session) appendEvent(p *claudeProc, ev *stream.Event) {
 		if s.models.NoteInit(ev) {
 			s.pushStateLocked("")
 		}
-		if ev.Subtype == subtypeCommandsChanged {
-			s.cmds.note(s.id, gjson.GetBytes(ev.JSON, "commands"), s.log, s.hub.push)
+		if ev.Subtype == slashcmd.SubtypeChanged {
+			s.cmds.Note(s.id, gjson.GetBytes(ev.JSON, "commands"), s.log, s.hub.push)
 		}
 	}
 	ended := ev.Type == stream.TypeResult && p == s.proc.cur && !s.restarts.active
@@ -237,7 +245,7 @@ func (s *Session) setStateLocked(state, reason string) {
 	}
 	s.state = state
 	s.pushStateLocked(reason)
-	s.suspend.noteStateLocked() // idle: the idle timer runs
+	s.suspend.NoteStateLocked(state == protocol.StateIdle) // idle: the idle timer runs
 }
 
 func (s *Session) pushStateLocked(reason string) {
@@ -335,13 +343,12 @@ func (s *Session) sendTurn(ctx context.Context, line []byte, reply func(error)) 
 		reply(protocol.Errorf(protocol.CodeSessionExited, "session/send: session %s has exited; create a new session with resume to continue", s.id))
 		return
 	case s.restarts.holds(s.proc.cur): // claude is not ready: held for it (interrupt.go)
-		if len(s.restarts.held) >= maxHeldTurns || s.restarts.heldBytes()+len(line) > maxHeldBytes {
+		if !s.restarts.held.Add(line, reply) {
 			s.mu.Unlock()
-			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is starting or restarting and already holds %d turns (at most %d, %d MiB in all); wait until it is idle", s.id, len(s.restarts.held), maxHeldTurns, maxHeldBytes>>20))
+			reply(protocol.Errorf(protocol.CodeLimitExceeded, "session/send: session %s is starting or restarting and already holds %d turns (at most %d, %d MiB in all); wait until it is idle", s.id, s.restarts.held.Len(), held.MaxTurns, held.MaxBytes>>20))
 			return
 		}
-		s.restarts.held = append(s.restarts.held, heldTurn{line: line, reply: reply})
-		s.suspend.wakeLocked() // a suspended session resumes
+		s.suspend.WakeLocked() // a suspended session resumes
 		s.mu.Unlock()
 		return
 	case s.turns.Queued() >= turnstate.MaxQueued:
@@ -420,7 +427,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	key := s.stateKeyLocked()
 	if !sub.wasLive && s.proc.exited {
 		sub.sentState = key
-		return append(s.cmds.frames(), s.proc.exitFrames...)
+		return append(s.cmds.Frames(), s.proc.exitFrames...)
 	}
 	var frames [][]byte
 	if sub.sentState != key {
@@ -432,7 +439,7 @@ func (s *Session) liveFramesLocked(sub *subscription) [][]byte {
 	if sub.wasLive {
 		return frames
 	}
-	return append(s.broker.AppendFrames(frames), s.cmds.frames()...)
+	return append(s.broker.AppendFrames(frames), s.cmds.Frames()...)
 }
 
 // unsubscribe ends c's subscription; its queued frames are dropped.

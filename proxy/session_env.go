@@ -68,7 +68,7 @@ type sessionOptions struct {
 	// toggles takes back the CLI's record of an mcp_toggle (the MCP
 	// source, when it can); nil runs the toggle as is.
 	toggles mcphub.ToggleRecorder
-	// idleTimeout suspends an idle session (suspend.go; ≤ 0: never);
+	// idleTimeout suspends an idle session (proxy/idle; ≤ 0: never);
 	// idleAfter arms its timer (nil: time.AfterFunc).
 	idleTimeout time.Duration
 	idleAfter   func(time.Duration, func()) func() bool

@@ -22,14 +22,10 @@ func (l liveSession) ReconnectMCP(ctx context.Context, name string) error {
 }
 
 // ToggleMCP enables or disables server name in this session only
-// (Session.toggleMCP), with the CLI's record of it taken back when the MCP
-// source knows where it is (mcphub.ToggleRecorder).
+// (mcpsession.Part.ToggleRecorded), with the CLI's record of it taken back
+// when the MCP source knows where it is (mcphub.ToggleRecorder).
 func (l liveSession) ToggleMCP(ctx context.Context, name string, enabled bool) error {
-	var record func(string, bool, func() error) error
-	if rec := l.s.env.opts.toggles; rec != nil {
-		record = rec.UnrecordedToggle
-	}
-	return l.s.toggleMCP(ctx, name, enabled, record)
+	return l.s.mcp.ToggleRecorded(ctx, name, enabled)
 }
 
 // RefreshMCPStatus asks claude for mcp_status (Session.refreshMCPStatus).

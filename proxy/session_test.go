@@ -10,6 +10,7 @@ import (
 
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/held"
 	"github.com/ccproxy/ccproxy/stream"
 )
 
@@ -72,7 +73,7 @@ func TestMultiTurnChat(t *testing.T) {
 	}
 }
 
-// While a session restarts, at most maxHeldTurns turns are held; one more
+// While a session restarts, at most held.MaxTurns turns are held; one more
 // is refused with limit_exceeded, and the held ones are written afterwards.
 func TestHeldTurnsBounded(t *testing.T) {
 	ts := startServer(t, Options{CLIOptions: CLIOptions{CloseGrace: waitTimeout}}, "FAKE_EXIT_ON_USR1=1")
@@ -80,12 +81,12 @@ func TestHeldTurnsBounded(t *testing.T) {
 	s := c.create(nil)
 	pid := fakePID(t, c, s)
 	_, from := restartSession(t, ts, c, s)
-	ids := make([]json.RawMessage, maxHeldTurns)
+	ids := make([]json.RawMessage, held.MaxTurns)
 	for i := range ids {
 		ids[i] = c.send(protocol.TypeSessionSend, map[string]any{"session": s, "text": "held " + strconv.Itoa(i)})
 	}
 	if e := c.doErr(protocol.TypeSessionSend, map[string]any{"session": s, "text": "one too many"}); e.Code != protocol.CodeLimitExceeded || !strings.Contains(e.Message, "restarting") {
-		t.Errorf("turn %d during the restart: %v, want limit_exceeded", maxHeldTurns+1, e)
+		t.Errorf("turn %d during the restart: %v, want limit_exceeded", held.MaxTurns+1, e)
 	}
 	if err := killPID(pid, fakeclaude.ExitSignal); err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestHeldTurnsBounded(t *testing.T) {
 			t.Fatalf("held turn %d: %s", i, rep.raw)
 		}
 	}
-	want := "echo: held " + strconv.Itoa(maxHeldTurns-1)
+	want := "echo: held " + strconv.Itoa(held.MaxTurns-1)
 	_, i := c.waitEvent(from, s, "the last held turn", func(ev protocol.SessionEvent) bool { return textOf(ev) == want })
 	// Its result, before the next turn: fakePID's turn takes the first
 	// result after it is sent as its own.
@@ -213,12 +214,12 @@ func TestHeldTurnsGoToTheCurrentProcess(t *testing.T) {
 	sess.mu.Lock()
 	p := sess.proc.cur
 	sess.restarts.active = true // as a second restart leaves it while p is replaced
-	sess.restarts.held = append(sess.restarts.held, heldTurn{line: line, reply: func(err error) { replies <- err }})
+	sess.restarts.held.Add(line, func(err error) { replies <- err })
 	sess.mu.Unlock()
 
 	sess.onInitialized(p) // p's initialize answer, arriving during that restart
 	sess.mu.Lock()
-	flushing, held := sess.restarts.flushing, len(sess.restarts.held)
+	flushing, held := sess.restarts.flushing, sess.restarts.held.Len()
 	sess.restarts.active = false // p stays the session's process after all
 	sess.mu.Unlock()
 	if flushing || held != 1 {

@@ -93,7 +93,7 @@ func TestMCPRemovedLaunchedServerRestarts(t *testing.T) {
 			slices.Sort(active)
 			return slices.Equal(active, want)
 		})
-		sess.applyCurrentServers()
+		sess.mcp.Apply()
 	}
 
 	from := c.count()
@@ -184,7 +184,7 @@ func TestApplyMCPOneApplierPerSession(t *testing.T) {
 
 	entered, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
 	go func() {
-		done <- sess.toggleMCP(context.Background(), "alpha", true, func(_ string, _ bool, toggle func() error) error {
+		done <- sess.mcp.Toggle(context.Background(), "alpha", true, func(_ string, _ bool, toggle func() error) error {
 			close(entered) // mcpMu is held from here until toggle has been answered
 			<-release
 			return toggle()
@@ -229,7 +229,7 @@ func TestApplyMCPOneApplierPerSession(t *testing.T) {
 }
 
 // appliers counts the goroutines that apply (or wait to apply) the MCP
-// configuration to a session: Session.applyCurrentServers in their stack,
+// configuration to a session: mcpsession.Part.Apply in their stack,
 // or started for it by Server.applyMCP or Session.markApply.
 func appliers() int {
 	buf := make([]byte, 1<<20)
@@ -243,7 +243,7 @@ func appliers() int {
 	}
 	count := 0
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "(*Session).applyCurrentServers(") || strings.Contains(g, "(*Session).applyPending(") ||
+		if strings.Contains(g, "mcpsession.(*Part).Apply(") || strings.Contains(g, "(*Session).applyPending(") ||
 			strings.Contains(g, "created by github.com/ccproxy/ccproxy/proxy.(*Server).applyMCP") {
 			count++
 		}

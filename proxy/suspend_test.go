@@ -37,7 +37,7 @@ func suspendIdle(t *testing.T, ts *testServer, clock *testkit.IdleClock, c *wsCl
 		// again, and fired again here.
 		clock.Fire(t)
 		sess.mu.Lock()
-		suspended = sess.suspend.suspended
+		suspended = sess.suspend.SuspendedLocked()
 		sess.mu.Unlock()
 	}
 	c.waitState(from, protocol.StateSuspended)
@@ -124,7 +124,7 @@ func TestSuspendSendWhileStopping(t *testing.T) {
 	for suspended := false; !suspended; { // as suspendIdle, without waiting for claude to end
 		clock.Fire(t)
 		sess.mu.Lock()
-		suspended = sess.suspend.suspended
+		suspended = sess.suspend.SuspendedLocked()
 		sess.mu.Unlock()
 	}
 	c.waitState(from, protocol.StateSuspended) // claude has stdin EOF and lives on until SIGUSR1
@@ -199,11 +199,11 @@ func TestSuspendMeetsPermission(t *testing.T) {
 	var req protocol.PermissionRequest
 	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
 	sess.mu.Lock()
-	g := sess.suspend.gen
+	g := sess.suspend.GenLocked()
 	sess.mu.Unlock()
-	sess.suspend.fired(g) // a timer of the current generation fires now
+	sess.suspend.Fired(g) // a timer of the current generation fires now
 	sess.mu.Lock()
-	suspended := sess.suspend.suspended
+	suspended := sess.suspend.SuspendedLocked()
 	sess.mu.Unlock()
 	if suspended {
 		t.Fatal("suspended while a permission is asked")

@@ -5,7 +5,7 @@
 // model, session/setModel's set_model) while system/init reports what it
 // resolves to, else the id system/init reports. Both go in session/state
 // and the subscribe reply; a restarted process is launched with the
-// chosen model. It does not import package proxy: the proxy's
+// chosen model (Args: its --model flag). It does not import package proxy: the proxy's
 // Session.setModel sends set_model and records the answer with Choose.
 // Measured on the real CLI 2.1.329: docs/CLI-NOTES.md ("set_model").
 //

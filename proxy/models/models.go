@@ -190,3 +190,17 @@ func (m *State) Infos() []protocol.ModelInfo {
 // CutText is cutText for the session's other lists (slash commands):
 // valid UTF-8, control characters as spaces, at most max bytes.
 func CutText(s string, max int) string { return cutText(s, max) }
+
+// Args is the --model flag of a new claude launched with model (the value
+// chosen, "" for claude's default): "--model=V" when V could read as a
+// flag of its own.
+func Args(model string) []string {
+	switch {
+	case model == "":
+		return nil
+	case strings.HasPrefix(model, "-"):
+		return []string{"--model=" + model}
+	default:
+		return []string{"--model", model}
+	}
+}

@@ -2,6 +2,7 @@ package models
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,5 +49,19 @@ func TestState(t *testing.T) {
 	}
 	if ValidValue("") || ValidValue("a\u0001") || !ValidValue("claude-x-1") {
 		t.Error("ValidValue")
+	}
+}
+
+// A model value that reads as a flag goes as --model=V.
+func TestArgs(t *testing.T) {
+	for model, want := range map[string][]string{
+		"":         nil,
+		"sonnet":   {"--model", "sonnet"},
+		"-rf":      {"--model=-rf"},
+		"opus[1m]": {"--model", "opus[1m]"},
+	} {
+		if got := Args(model); !slices.Equal(got, want) {
+			t.Errorf("Args(%q) = %q, want %q", model, got, want)
+		}
 	}
 }
