@@ -27,7 +27,7 @@ if (!BIN) throw new Error("CCPROXY_BIN must name a ccproxy binary (protocol/clie
 const TURNS = [
   "Hi! What does this proxy do, and what am I looking at?",
   "Show me an image from one of the MCP servers.",
-  "Now echo a greeting through the everything server.",
+  "Now echo a greeting through the demo server.",
 ];
 
 /** Starts `ccproxy serve --demo` and returns its base URL and token; stopped after the test. */
@@ -358,7 +358,7 @@ test("the permission callback's decision is sent: a denial", { timeout: 60_000 }
   // Resolved by this client's own answer, not elsewhere: the signal stays quiet.
   assert.equal(signals[0].aborted, false, "the signal aborted after the callback's own answer");
   assert.equal(asked[0].session, session);
-  assert.deepEqual(asked[0].mcp, { server: "everything", tool: "echo" });
+  assert.deepEqual(asked[0].mcp, { server: "demo", tool: "echo" });
   const resolved = rec.pushes.filter(([type]) => type === "permission/resolved").map(([, d]) => d);
   assert.equal(resolved.length, 1);
   assert.equal(resolved[0].requestId, asked[0].requestId);
