@@ -190,13 +190,19 @@ func (p *Pool) Refused() {
 func (p *Pool) Ready() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := 0
+	booted, _ := p.bootedLocked()
+	return booted
+}
+
+// bootedLocked counts the parked spares that have booted and the ones
+// still starting.
+func (p *Pool) bootedLocked() (booted, starting int) {
 	for _, sp := range p.ready {
 		if sp.booted {
-			n++
+			booted++
 		}
 	}
-	return n
+	return booted, len(p.ready) - booted
 }
 
 // Parked is how many spares are parked, booted or still starting.
@@ -325,22 +331,26 @@ func (p *Pool) launch(tag any) {
 // (mcp_status, answered while parked: docs/CLI-NOTES.md): claude reads
 // stdin only once it has started, so its answer, success or refusal, marks
 // the spare booted. A probe that times out (a loaded machine) is sent
-// again while the spare lives; one whose spare was taken meanwhile is
+// again while the spare is parked; one whose spare was taken meanwhile is
 // harmless (its answer goes to no one but this callback).
 func (p *Pool) probe(sp *Spare) {
 	sent := time.Now()
 	sp.Cli.CallAsync("mcp_status", nil, func(_ json.RawMessage, err error) {
 		var refused *claudecli.CLIError
-		switch {
-		case err == nil || errors.As(err, &refused):
-			p.mu.Lock()
+		answered := err == nil || errors.As(err, &refused)
+		p.mu.Lock()
+		parked := slices.Contains(p.ready, sp)
+		if answered {
 			sp.booted = true
-			if slices.Contains(p.ready, sp) {
+			if parked {
 				p.changedLocked()
 			}
-			p.mu.Unlock()
+		}
+		p.mu.Unlock()
+		switch {
+		case answered:
 			p.log.Debug("spare claude booted", "pid", sp.Cli.PID(), "after", time.Since(sent).Round(time.Millisecond))
-		case errors.Is(err, claudecli.ErrTimeout):
+		case parked && errors.Is(err, claudecli.ErrTimeout):
 			p.probe(sp) // on the timer's goroutine: CallAsync never blocks
 		}
 	})
@@ -451,14 +461,7 @@ var TakeResults = []string{"taken", "taken_starting", "none", "unfit", "refused"
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.p.mu.Lock()
-	var booted, starting int
-	for _, sp := range c.p.ready {
-		if sp.booted {
-			booted++
-		} else {
-			starting++
-		}
-	}
+	booted, starting := c.p.bootedLocked()
 	k := c.p.counts
 	c.p.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(descSpares, prometheus.GaugeValue, float64(booted))
