@@ -3,45 +3,27 @@ package proxy
 import (
 	"encoding/json"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeclaude"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/broker/brokertest"
 	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
-// gatedRecorder is an mcphub.ConfigSource whose AllowRules waits, once
-// entered, until the test releases it: the write of an "always" answer is
-// surely in progress meanwhile.
-type gatedRecorder struct {
+// gatedSource is an mcphub.ConfigSource whose rule writes pass a gate: the
+// write of an "always" answer is surely in progress while the gate holds it.
+type gatedSource struct {
 	*mcphub.ConfigSource
-	entered chan struct{}
-	release chan struct{}
-	once    sync.Once
+	*brokertest.Gate
 }
 
-// open lets the write (and every later one) go on.
-func (g *gatedRecorder) open() { g.once.Do(func() { close(g.release) }) }
-
-func (g *gatedRecorder) AllowRules(dir string, rules []string) error {
-	g.entered <- struct{}{}
-	<-g.release
-	return g.ConfigSource.AllowRules(dir, rules)
-}
-
-func (g *gatedRecorder) waitEntered(t *testing.T) {
-	t.Helper()
-	select {
-	case <-g.entered:
-	case <-time.After(waitTimeout):
-		t.Fatal("the rule write did not start")
-	}
+// AllowRules is the gate's (both embedded types have one).
+func (g gatedSource) AllowRules(dir string, rules []string) error {
+	return g.Gate.AllowRules(dir, rules)
 }
 
 // alwaysEnv is a server with an mcphub.ConfigSource (gated when gate is set),
@@ -51,7 +33,7 @@ type alwaysEnv struct {
 	sess    *Session
 	s       string
 	local   string
-	gate    *gatedRecorder
+	gate    *brokertest.Gate
 	mcpLogs *syncBuffer
 }
 
@@ -66,12 +48,12 @@ func newAlwaysEnv(t *testing.T, gate bool, opts Options) *alwaysEnv {
 	t.Cleanup(func() { src.Close() })
 	opts.MCP, opts.Project = src, env.Project
 	if gate {
-		e.gate = &gatedRecorder{ConfigSource: src, entered: make(chan struct{}, 1), release: make(chan struct{})}
-		opts.MCP = e.gate
+		e.gate = brokertest.NewGate(src.AllowRules)
+		opts.MCP = gatedSource{src, e.gate}
 	}
 	e.ts = startServer(t, opts)
 	if gate {
-		t.Cleanup(e.gate.open) // before the server's shutdown, should a test fail with the write held
+		t.Cleanup(e.gate.Open) // before the server's shutdown, should a test fail with the write held
 	}
 	return e
 }
@@ -100,23 +82,12 @@ func (e *alwaysEnv) ask(t *testing.T, c *wsClient) (req protocol.PermissionReque
 func (e *alwaysEnv) answerAlways(t *testing.T, c *wsClient, req protocol.PermissionRequest) json.RawMessage {
 	t.Helper()
 	id := c.send(protocol.TypePermissionRespond, map[string]any{"session": e.s, "requestId": req.RequestID, "behavior": "allow", "always": true})
-	e.gate.waitEntered(t)
+	e.gate.WaitEntered(t, waitTimeout)
 	return id
 }
 
 // allowed returns permissions.allow of the session's settings.local.json.
-func (e *alwaysEnv) allowed(t *testing.T) []string {
-	t.Helper()
-	data, err := os.ReadFile(e.local)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	var m struct{ Permissions struct{ Allow []string } }
-	if err != nil || json.Unmarshal(data, &m) != nil {
-		t.Fatalf("settings.local.json: %v %s", err, data)
-	}
-	return m.Permissions.Allow
-}
+func (e *alwaysEnv) allowed(t *testing.T) []string { return brokertest.Allowed(t, e.local) }
 
 // An "always" answer the broker refuses (answers on a tool use) records no
 // rule: the answer is checked before anything is written.
@@ -198,7 +169,7 @@ func TestPermissionAlwaysExitDuringWrite(t *testing.T) {
 	if res.Behavior != protocol.BehaviorCancelled || res.Reason != protocol.ResolvedSessionExited {
 		t.Errorf("resolved %+v", res)
 	}
-	e.gate.open()
+	e.gate.Open()
 	rep := a.reply(id)
 	if rep.OK == nil || *rep.OK || rep.Error == nil || rep.Error.Code != protocol.CodeSessionExited || !strings.Contains(rep.Error.Message, "rule was recorded") {
 		t.Errorf("always answer after the exit: %s", rep.raw)

@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/mcpconfig"
 	"github.com/ccproxy/ccproxy/protocol"
+	"github.com/ccproxy/ccproxy/proxy/broker/brokertest"
 )
 
 const waitTimeout = 10 * time.Second
@@ -57,47 +59,26 @@ func (p *fakeProc) answer(t *testing.T) string {
 	}
 }
 
-// fileRecorder writes rules with mcpconfig, as mcphub.ConfigSource does;
-// with a gate its writes wait, once entered, until the test opens it.
-type fileRecorder struct {
-	opts    mcpconfig.Options
-	entered chan struct{} // nil: not gated
-	release chan struct{}
-	once    sync.Once
-}
+// fileRules writes rules with mcpconfig, as mcphub.ConfigSource does.
+type fileRules struct{ opts mcpconfig.Options }
 
-func (r *fileRecorder) open() { r.once.Do(func() { close(r.release) }) }
-
-func (r *fileRecorder) AllowRules(dir string, rules []string) error {
-	if r.entered != nil {
-		r.entered <- struct{}{}
-		<-r.release
-	}
+func (r fileRules) AllowRules(dir string, rules []string) error {
 	opts := r.opts
 	opts.ProjectDir = dir
 	_, err := mcpconfig.AllowRules(opts, rules...)
 	return err
 }
 
-func (r *fileRecorder) waitEntered(t *testing.T) {
-	t.Helper()
-	select {
-	case <-r.entered:
-	case <-time.After(waitTimeout):
-		t.Fatal("the rule write did not start")
-	}
-}
-
-// alwaysEnv is a broker with a fileRecorder (gated when gate is set), its
+// alwaysEnv is a broker writing rules to files (through a gate when gate is set), its
 // session, claude, the session's settings.local.json and the log.
 type alwaysEnv struct {
 	mu    sync.Mutex
 	sess  *fakeSession
 	proc  *fakeProc
-	rec   *fileRecorder
+	gate  *brokertest.Gate // nil without
 	b     *Broker
 	local string
-	log   *syncBuffer
+	log   *testkit.SyncBuffer
 }
 
 func newAlwaysEnv(t *testing.T, gate bool, timeout time.Duration) *alwaysEnv {
@@ -106,14 +87,15 @@ func newAlwaysEnv(t *testing.T, gate bool, timeout time.Duration) *alwaysEnv {
 	if err := os.MkdirAll(filepath.Join(root, "home", ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e := &alwaysEnv{proc: &fakeProc{lines: make(chan []byte, 16)}, local: filepath.Join(project, ".claude", "settings.local.json"), log: &syncBuffer{}}
+	e := &alwaysEnv{proc: &fakeProc{lines: make(chan []byte, 16)}, local: filepath.Join(project, ".claude", "settings.local.json"), log: &testkit.SyncBuffer{}}
 	e.sess = &fakeSession{mu: &e.mu}
-	e.rec = &fileRecorder{opts: mcpconfig.Options{HomeDir: filepath.Join(root, "home"), ManagedPath: filepath.Join(root, "no-managed.json")}}
+	var rules RuleRecorder = fileRules{opts: mcpconfig.Options{HomeDir: filepath.Join(root, "home"), ManagedPath: filepath.Join(root, "no-managed.json")}}
 	if gate {
-		e.rec.entered, e.rec.release = make(chan struct{}, 1), make(chan struct{})
-		t.Cleanup(e.rec.open)
+		e.gate = brokertest.NewGate(rules.AllowRules)
+		t.Cleanup(e.gate.Open)
+		rules = e.gate
 	}
-	e.b = New(&e.mu, e.sess, Config{Session: "s-1", Log: slog.New(slog.NewTextHandler(e.log, nil)), Timeout: timeout, MaxPending: 16, Rules: e.rec, Cwd: project})
+	e.b = New(&e.mu, e.sess, Config{Session: "s-1", Log: slog.New(slog.NewTextHandler(e.log, nil)), Timeout: timeout, MaxPending: 16, Rules: rules, Cwd: project})
 	t.Cleanup(e.b.Wait)
 	t.Cleanup(func() { e.mu.Lock(); e.b.CancelAll(); e.mu.Unlock() })
 	return e
@@ -181,18 +163,7 @@ func (e *alwaysEnv) resolved(t *testing.T, id string) []protocol.PermissionResol
 }
 
 // allowed returns permissions.allow of the session's settings.local.json.
-func (e *alwaysEnv) allowed(t *testing.T) []string {
-	t.Helper()
-	data, err := os.ReadFile(e.local)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	var m struct{ Permissions struct{ Allow []string } }
-	if err != nil || json.Unmarshal(data, &m) != nil {
-		t.Fatalf("settings.local.json: %v %s", err, data)
-	}
-	return m.Permissions.Allow
-}
+func (e *alwaysEnv) allowed(t *testing.T) []string { return brokertest.Allowed(t, e.local) }
 
 // fireTimeout does at once what the request's timer would do when it
 // fires: the timer is stopped (its WaitGroup count given back) and its
@@ -216,14 +187,14 @@ func TestPermissionAlwaysClaimsRequest(t *testing.T) {
 	e := newAlwaysEnv(t, true, time.Hour)
 	e.ask(t, "r-1", "Bash", "")
 	res := e.respond("r-1", protocol.BehaviorAllow, true)
-	e.rec.waitEntered(t)
+	e.gate.WaitEntered(t, waitTimeout)
 	// The rule is being written: a deny loses, the timeout (what its timer
 	// runs) waits.
 	if err := waitErr(t, e.respond("r-1", protocol.BehaviorDeny, false)); protocol.CodeOf(err) != protocol.CodeAlreadyResolved {
 		t.Errorf("deny during the write: %v, want already_resolved", err)
 	}
 	fireTimeout(e.b, "r-1")
-	e.rec.open()
+	e.gate.Open()
 	if err := waitErr(t, res); err != nil {
 		t.Fatalf("always answer: %v", err)
 	}
@@ -249,7 +220,7 @@ func TestPermissionAlwaysClaimsRequest(t *testing.T) {
 		t.Errorf("always after a deny: %v", err)
 	}
 	select {
-	case <-e.rec.entered:
+	case <-e.gate.Entered():
 		t.Error("the always after a deny wrote its rule")
 	default:
 	}
@@ -267,9 +238,9 @@ func TestPermissionAlwaysFailedWriteThenTimeout(t *testing.T) {
 	os.WriteFile(e.local, []byte(bad), 0o644)
 	e.ask(t, "r-1", "Bash", "")
 	res := e.respond("r-1", protocol.BehaviorAllow, true)
-	e.rec.waitEntered(t)
+	e.gate.WaitEntered(t, waitTimeout)
 	fireTimeout(e.b, "r-1")
-	e.rec.open()
+	e.gate.Open()
 	if err := waitErr(t, res); protocol.CodeOf(err) != protocol.CodeBadRequest {
 		t.Errorf("always with a bad file: %v", err)
 	}
@@ -317,22 +288,4 @@ func TestPermissionAlwaysLogsNoRuleContent(t *testing.T) {
 	if !strings.Contains(logs, "permission rules recorded") || !strings.Contains(logs, "recording an allow rule failed") {
 		t.Errorf("the log lacks the rule lines:\n%s", logs)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes (the log).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
