@@ -2,19 +2,14 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/protocol"
 )
@@ -102,25 +97,11 @@ func TestE2EHistoryRename(t *testing.T) {
 // project and returns the session id of its system/init and its result.
 func resumeByTitle(t *testing.T, e *e2e, title, prompt string) (session, result string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, testkit.Claude(t), "-p", "--output-format", "stream-json", "--verbose", "--resume", title)
-	cmd.Dir = e.env.Project
-	cmd.Env = e.api.Env(e.env.Home)
-	cmd.Stdin = strings.NewReader(prompt)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	childproc.SetGroup(cmd)
-	cmd.Cancel = func() error { return childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	if cmd.Process != nil {
-		testkit.KillGroup(cmd.Process.Pid, 5*time.Second)
-	}
+	out, stderr, err := testkit.ClaudePrint(t, e.env.Project, e.api.Env(e.env.Home), prompt, "--resume", title)
 	if err != nil {
-		t.Logf("claude --resume %q: %v; stderr: %s", title, err, stderr.String())
+		t.Logf("claude --resume %q: %v; stderr: %s", title, err, stderr)
 	}
-	for _, line := range strings.Split(out.String(), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		ev := gjson.Parse(line)
 		switch {
 		case ev.Get("type").Str == "system" && ev.Get("subtype").Str == "init":

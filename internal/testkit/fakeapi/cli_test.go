@@ -1,19 +1,14 @@
 package fakeapi_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/ccproxy/ccproxy/internal/childproc"
 	"github.com/ccproxy/ccproxy/internal/testkit"
 	"github.com/ccproxy/ccproxy/internal/testkit/fakeapi"
 )
@@ -23,45 +18,28 @@ import (
 // code.
 func runClaude(t *testing.T, s *fakeapi.Server, prompt string, extra ...string) ([]map[string]any, int) {
 	t.Helper()
-	claude := testkit.Claude(t)
 	home := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	args := append([]string{"-p", "--output-format", "stream-json", "--verbose"}, extra...)
-	cmd := exec.CommandContext(ctx, claude, args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = s.Env(home)
-	cmd.Stdin = strings.NewReader(prompt)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	childproc.SetGroup(cmd)
-	cmd.Cancel = func() error { return childproc.SignalGroup(cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	err := cmd.Run()
-	if cmd.Process != nil {
-		if kerr := testkit.KillGroup(cmd.Process.Pid, 5*time.Second); kerr != nil {
-			t.Error(kerr)
-		}
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("claude timed out; stderr: %s", stderr.String())
-	}
+	stdout, _, err := testkit.ClaudePrint(t, t.TempDir(), s.Env(home), prompt, extra...)
+	code := 0
 	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
 		t.Fatalf("running claude: %v", err)
 	}
 	var events []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		var ev map[string]any
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("stdout line is not JSON: %v: %.200q", err, line)
 		}
 		events = append(events, ev)
 	}
-	return events, cmd.ProcessState.ExitCode()
+	return events, code
 }
 
 func lastResult(t *testing.T, events []map[string]any) map[string]any {
