@@ -348,16 +348,8 @@ func TestHistoryConcurrent(t *testing.T) {
 // the MCP configuration in force masked, as a live session's do: here a
 // server's env value that a stored tool result printed.
 func TestHistoryToolResultSecretMasked(t *testing.T) {
-	e := newMCPEnv(t)
 	const secret = "hello history" // printed by a tool in the captured session
-	e.WriteMCPJSON(t, map[string]any{"srv": map[string]any{"command": "/bin/true", "env": map[string]any{"SRV_KEY": secret}}})
-	src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
-	home := historyHome(t, e.Project)
-	ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: home}})
+	ts := startHistoryWithSecret(t, secret)
 	c := ts.dial(t)
 	var l protocol.HistoryListResult
 	mustUnmarshal(t, c.do(protocol.TypeHistoryList, map[string]any{}), &l)
@@ -377,4 +369,18 @@ func TestHistoryToolResultSecretMasked(t *testing.T) {
 	if !masked {
 		t.Error(`no stored tool result reads "Echo: ***": the captured echo of the secret was not found`)
 	}
+}
+
+// startHistoryWithSecret starts a server over the captured history whose
+// MCP configuration holds secret (a server's env value).
+func startHistoryWithSecret(t *testing.T, secret string) *testServer {
+	t.Helper()
+	e := newMCPEnv(t)
+	e.WriteMCPJSON(t, map[string]any{"srv": map[string]any{"command": "/bin/true", "env": map[string]any{"SRV_KEY": secret}}})
+	src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: historyHome(t, e.Project)}})
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ccproxy/ccproxy/history"
 	"github.com/ccproxy/ccproxy/protocol"
-	"github.com/ccproxy/ccproxy/proxy/mcphub"
 )
 
 // treeOf maps every path under dir to its bytes ("<dir>" for folders).
@@ -168,15 +167,8 @@ func TestHistoryManage(t *testing.T) {
 // An export masks what history/read masks: the JSONL export's lines hold
 // no configured secret; the Markdown's tool results show it masked.
 func TestHistoryExportSecretMasked(t *testing.T) {
-	e := newMCPEnv(t)
 	const secret = "hello history" // printed by a tool in the captured session
-	e.WriteMCPJSON(t, map[string]any{"srv": map[string]any{"command": "/bin/true", "env": map[string]any{"SRV_KEY": secret}}})
-	src, err := mcphub.NewConfigSource(e.Opts, e.FilesDir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { src.Close() })
-	ts := startServer(t, Options{Project: e.Project, MCPOptions: MCPOptions{MCP: src}, HistoryOptions: HistoryOptions{HistoryHome: historyHome(t, e.Project)}})
+	ts := startHistoryWithSecret(t, secret)
 	c := ts.dial(t)
 	var l protocol.HistoryListResult
 	mustUnmarshal(t, c.do(protocol.TypeHistoryList, map[string]any{}), &l)
