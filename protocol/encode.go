@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 
@@ -47,6 +48,21 @@ func NewPush(typ string, data Data) (Frame, error) {
 		return Frame{}, err
 	}
 	return Frame{Type: typ, Data: raw}, nil
+}
+
+// EncodePush builds the push frame of typ with data (as NewPush) and encodes
+// it: the bytes a connection sends. The data is encoded once (AppendFrame
+// does not scan it again).
+func EncodePush(typ string, data Data) ([]byte, error) {
+	f, err := NewPush(typ, data)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", typ, err)
+	}
+	b, err := AppendFrame(make([]byte, 0, len(f.Data)+len(typ)+24), f)
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", typ, err)
+	}
+	return b, nil
 }
 
 // NewReply builds a success reply echoing id (Null when nil). data is the

@@ -15,20 +15,6 @@ type outFrame struct {
 	sub  *subscription
 }
 
-// encodePush encodes a proxy → client push, validated by package protocol.
-// The data is encoded once (protocol.AppendFrame does not scan it again).
-func encodePush(typ string, data protocol.Data) ([]byte, error) {
-	f, err := protocol.NewPush(typ, data)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", typ, err)
-	}
-	b, err := protocol.AppendFrame(make([]byte, 0, len(f.Data)+len(typ)+24), f)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", typ, err)
-	}
-	return b, nil
-}
-
 // encodeReply encodes a success reply (data nil means {}).
 func encodeReply(id json.RawMessage, data protocol.Data) ([]byte, error) {
 	f, err := protocol.NewReply(id, data)

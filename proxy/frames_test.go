@@ -45,10 +45,10 @@ func TestFramesEncoding(t *testing.T) {
 	}
 
 	pr := permissionRequest(100)
-	got, err := encodePush(protocol.TypePermissionRequest, pr)
+	got, err := protocol.EncodePush(protocol.TypePermissionRequest, pr)
 	check("permission/request", got, err, marshal(protocol.NewPush(protocol.TypePermissionRequest, pr)))
 	st := protocol.SessionState{Session: "s-0123456789abcdef", State: protocol.StateIdle}
-	got, err = encodePush(protocol.TypeSessionState, st)
+	got, err = protocol.EncodePush(protocol.TypeSessionState, st)
 	check("session/state", got, err, marshal(protocol.NewPush(protocol.TypeSessionState, st)))
 
 	for _, id := range []json.RawMessage{json.RawMessage(`"req-é-1"`), json.RawMessage(`42`), nil} {
@@ -72,7 +72,7 @@ func BenchmarkEncodePush(b *testing.B) {
 	b.SetBytes(int64(len(pr.Input)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := encodePush(protocol.TypePermissionRequest, pr); err != nil {
+		if _, err := protocol.EncodePush(protocol.TypePermissionRequest, pr); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -155,7 +155,7 @@ func (s *Server) helloFrame(connID string) []byte {
 		h.Claude = &protocol.Software{Name: s.claudeName(), Version: s.claude.Version}
 	}
 	s.claudeMu.Unlock()
-	f, err := encodePush(protocol.TypeHello, h)
+	f, err := protocol.EncodePush(protocol.TypeHello, h)
 	if err != nil {
 		s.log.Error("hello", "err", err)
 	}

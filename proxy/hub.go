@@ -24,7 +24,7 @@ func newHub(session string, log *slog.Logger, budget *eventlog.Budget, memMax, d
 func newHubWith(cfg eventlog.HubConfig) *hub {
 	session, log := cfg.Name, cfg.Log
 	cfg.Gap = func(first int64) []byte {
-		gap, err := encodePush(protocol.TypeSessionGap, protocol.SessionGap{Session: session, FirstSeq: first})
+		gap, err := protocol.EncodePush(protocol.TypeSessionGap, protocol.SessionGap{Session: session, FirstSeq: first})
 		if err != nil {
 			log.Error("session gap", "err", err)
 			return nil

@@ -90,7 +90,7 @@ type loginConn struct {
 func (l loginConn) Reply(res protocol.MCPLoginResult) { l.c.reply(l.id, res) }
 func (l loginConn) Fail(err error)                    { l.c.replyErr(l.id, err) }
 func (l loginConn) Push(ev protocol.MCPLoginEvent) {
-	b, err := encodePush(protocol.TypeMCPLoginEvent, ev)
+	b, err := protocol.EncodePush(protocol.TypeMCPLoginEvent, ev)
 	if err != nil {
 		l.c.log.Error("mcp/login push cannot be encoded", "err", err)
 		return

@@ -240,7 +240,7 @@ func (s *Session) reportExitLocked(code *int64, sig *string, stderrTail, reason 
 		state = protocol.StateClosed
 	}
 	s.state = state
-	exited, err := encodePush(protocol.TypeSessionExited, protocol.SessionExited{
+	exited, err := protocol.EncodePush(protocol.TypeSessionExited, protocol.SessionExited{
 		Session: s.id, Code: code, Signal: sig, StderrTail: stderrTail, Reason: reason})
 	if err != nil {
 		s.log.Error("session exited", "err", err)

@@ -266,7 +266,7 @@ func (s *Session) stateKeyLocked() string {
 // stateFrameLocked is the session/state push of the state now (nil, and
 // logged, if it cannot be encoded).
 func (s *Session) stateFrameLocked(reason string) []byte {
-	f, err := encodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.Mode(),
+	f, err := protocol.EncodePush(protocol.TypeSessionState, protocol.SessionState{Session: s.id, State: s.state, ClaudeSessionID: s.claudeID, Reason: reason, PermissionMode: s.broker.Mode(),
 		Model: s.models.Current(), Models: s.models.Infos(), Usage: s.usage.Info(), Title: s.title})
 	if err != nil {
 		s.log.Error("session state", "err", err)

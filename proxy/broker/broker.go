@@ -428,7 +428,7 @@ func (b *Broker) Request(p Process, id string, line []byte) {
 	if timeout > 0 {
 		pr.Deadline = time.Now().Add(timeout).UTC()
 	}
-	frame, err := encodePush(protocol.TypePermissionRequest, pr)
+	frame, err := protocol.EncodePush(protocol.TypePermissionRequest, pr)
 	if err != nil {
 		b.log.Error("permission request cannot be sent to clients; denied", "err", err)
 		resp, _ := stream.ControlSuccess(id, map[string]any{"behavior": "deny", "message": "ccproxy could not show this permission request"})
@@ -508,7 +508,7 @@ func (b *Broker) take(id string) *permission {
 // pushResolved tells every subscriber how perm was resolved. Called with
 // mu held.
 func (b *Broker) pushResolved(perm *permission, behavior, reason, message string) {
-	f, err := encodePush(protocol.TypePermissionResolved, protocol.PermissionResolved{
+	f, err := protocol.EncodePush(protocol.TypePermissionResolved, protocol.PermissionResolved{
 		Session: b.session, RequestID: perm.id, Behavior: behavior, Reason: reason, Message: message})
 	if err != nil {
 		b.log.Error("permission resolved", "err", err)
@@ -672,16 +672,3 @@ func (b *Broker) Withdraw(id string) {
 // blocking. If claude has not read its stdin for so long that the queue is
 // full, the session cannot go on: the client kills the process.
 func answerClaude(p Process, line []byte) { _ = p.Answer(line) }
-
-// encodePush encodes a push frame.
-func encodePush(typ string, data protocol.Data) ([]byte, error) {
-	f, err := protocol.NewPush(typ, data)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", typ, err)
-	}
-	b, err := protocol.AppendFrame(make([]byte, 0, len(f.Data)+len(typ)+24), f)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", typ, err)
-	}
-	return b, nil
-}

@@ -3,7 +3,6 @@ package mcphub
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sort"
@@ -99,7 +98,7 @@ func NewHub(log *slog.Logger, claudeEnv ...string) *Hub {
 	h.envSecrets = mcpconfig.ProcessSecrets(claudeEnv)
 	h.secrets.Store(h.envSecrets)
 	h.status.Servers = []protocol.MCPServerStatus{}
-	h.cfgFrame, _ = encodePush(protocol.TypeMCPConfig, protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}})
+	h.cfgFrame, _ = protocol.EncodePush(protocol.TypeMCPConfig, protocol.MCPConfig{Servers: []protocol.MCPConfigServer{}})
 	h.recomputeLocked()
 	return h
 }
@@ -145,7 +144,7 @@ func (h *Hub) SetConfig(cfg *Config) (pushed, active bool) {
 	} else {
 		h.secrets.Store(h.envSecrets)
 	}
-	if f, err := encodePush(protocol.TypeMCPConfig, cfg.View); err != nil {
+	if f, err := protocol.EncodePush(protocol.TypeMCPConfig, cfg.View); err != nil {
 		h.log.Error("mcp config cannot be sent to clients", "err", err)
 	} else {
 		h.cfgFrame = f
@@ -386,7 +385,7 @@ func (h *Hub) recomputeLocked() {
 		return
 	}
 	st := protocol.MCPStatus{Servers: list, UpdatedAt: h.now().UTC()}
-	f, err := encodePush(protocol.TypeMCPStatus, st)
+	f, err := protocol.EncodePush(protocol.TypeMCPStatus, st)
 	if err != nil {
 		h.log.Error("mcp status cannot be sent to clients", "err", err)
 		return
@@ -537,17 +536,4 @@ func ParseMCPStatus(resp []byte) []Report {
 		return true
 	})
 	return out
-}
-
-// encodePush encodes a push frame of type typ.
-func encodePush(typ string, data protocol.Data) ([]byte, error) {
-	f, err := protocol.NewPush(typ, data)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", typ, err)
-	}
-	b, err := protocol.AppendFrame(make([]byte, 0, len(f.Data)+len(typ)+24), f)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", typ, err)
-	}
-	return b, nil
 }

@@ -1,7 +1,6 @@
 package slashcmd
 
 import (
-	"fmt"
 	"log/slog"
 	"slices"
 
@@ -74,7 +73,7 @@ func (c *List) Note(id string, arr gjson.Result, log *slog.Logger, push func([]b
 	if !ok || len(list) == 0 || slices.EqualFunc(list, c.list, same) {
 		return
 	}
-	f, err := encodePush(protocol.SessionCommands{Session: id, Commands: list})
+	f, err := protocol.EncodePush(protocol.TypeSessionCommands, protocol.SessionCommands{Session: id, Commands: list})
 	if err != nil {
 		log.Error("session commands", "err", err)
 		return
@@ -95,18 +94,4 @@ func (c *List) Frames() [][]byte {
 		return nil
 	}
 	return [][]byte{c.frame}
-}
-
-// encodePush encodes the session/commands push, validated by package
-// protocol (as the proxy's pushes are).
-func encodePush(d protocol.SessionCommands) ([]byte, error) {
-	f, err := protocol.NewPush(protocol.TypeSessionCommands, d)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", protocol.TypeSessionCommands, err)
-	}
-	b, err := protocol.AppendFrame(make([]byte, 0, len(f.Data)+48), f)
-	if err != nil {
-		return nil, fmt.Errorf("encoding %s: %w", protocol.TypeSessionCommands, err)
-	}
-	return b, nil
 }
