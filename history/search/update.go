@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/ccproxy/ccproxy/history"
 )
 
 // headBytes is the start of a file whose checksum tells a grown file from
@@ -187,7 +189,7 @@ func (x *Index) updateFile(ctx context.Context, sf sessionFile, st *Stats) error
 	if !fi.Mode().IsRegular() {
 		return errors.New("not a regular file")
 	}
-	ino, uid := fileID(fi)
+	ino, uid := history.FileOwner(fi)
 	if uid >= 0 && x.uid >= 0 && uid != x.uid {
 		return nil // another user's: never read (history skips it too)
 	}
@@ -196,7 +198,7 @@ func (x *Index) updateFile(ctx context.Context, sf sessionFile, st *Stats) error
 		f.seen = true
 		return nil
 	}
-	file, err := openNoFollow(path)
+	file, err := history.OpenNoFollow(path)
 	if err != nil {
 		return err
 	}
