@@ -180,6 +180,22 @@ func TestWebUIHistory(t *testing.T) {
 	}
 }
 
+// historyPanel opens srv in a new browser at width (logged in with a fresh
+// link), opens the sidebar below 700 px, and waits for the three past
+// sessions of historyHome in the History panel.
+func historyPanel(t *testing.T, srv *testkit.Served, width int64) *browser {
+	t.Helper()
+	b := newBrowser(t)
+	b.do("viewport", chromedp.EmulateViewport(width, 860))
+	b.do("open a login link", chromedp.Navigate(loginLink(t, srv)))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	if width < 700 {
+		b.do("the ☰ button", chromedp.Click("#sidebar-toggle"))
+	}
+	b.until("the past sessions", `document.querySelectorAll("#history-list li").length === 3`)
+	return b
+}
+
 // loginLink mints a new one-time login link (POST /v1/login/code).
 func loginLink(t *testing.T, srv *testkit.Served) string {
 	t.Helper()

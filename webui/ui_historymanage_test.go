@@ -33,14 +33,7 @@ func TestWebUIHistoryManage(t *testing.T) {
 	file := filepath.Join(folder, id+".jsonl")
 	item := fmt.Sprintf(`document.querySelector('#history-list li[data-history=%q]')`, id)
 	for _, width := range []int64{1280, 400} {
-		b := newBrowser(t)
-		b.do("viewport", chromedp.EmulateViewport(width, 860))
-		b.do("open a login link", chromedp.Navigate(loginLink(t, srv)))
-		b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
-		if width < 700 {
-			b.do("the ☰ button", chromedp.Click("#sidebar-toggle"))
-		}
-		b.until("the past sessions", `document.querySelectorAll("#history-list li").length === 3`)
+		b := historyPanel(t, srv, width)
 
 		// The project picker.
 		b.until("the picker", `!document.querySelector("#history-project").hidden && document.querySelector("#history-project").options.length === 4`)

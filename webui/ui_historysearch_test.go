@@ -21,14 +21,7 @@ func TestWebUIHistorySearch(t *testing.T) {
 	srv := testkit.StartServeEnv(t, bin, []string{"HOME=" + home}, "--demo", "--demo-speed", "0", "--project", project,
 		"--history-index", t.TempDir())
 	for _, width := range []int64{1280, 400} {
-		b := newBrowser(t)
-		b.do("viewport", chromedp.EmulateViewport(width, 860))
-		b.do("open a login link", chromedp.Navigate(loginLink(t, srv)))
-		b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
-		if width < 700 {
-			b.do("the ☰ button", chromedp.Click("#sidebar-toggle"))
-		}
-		b.until("the past sessions", `document.querySelectorAll("#history-list li").length === 3`)
+		b := historyPanel(t, srv, width)
 		search := func(q string) {
 			eval[any](b, fmt.Sprintf(`(s => { s.value = %q; s.dispatchEvent(new Event("input")); return null })(document.querySelector("#history-search"))`, q))
 		}
