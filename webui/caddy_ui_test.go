@@ -1,7 +1,6 @@
 package webui_test
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
@@ -54,22 +52,13 @@ https://localhost:%d {
 	if h := eval[string](b, `location.href`); h != public+"/" {
 		t.Errorf("the page is at %s, want %s/", h, public)
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
-	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{public + "/"}})
-	cancel()
-	if err != nil {
-		t.Fatalf("reading the cookies: %v", err)
-	}
-	var found bool
-	for _, c := range res.Cookies {
-		if strings.HasPrefix(c.Name, "ccproxy_session_") {
-			found = true
-			if !c.Secure || !c.HTTPOnly || c.Path != "/ccp/" {
-				t.Errorf("session cookie %s: Secure %v, HttpOnly %v, Path %q; want Secure, HttpOnly, /ccp/", c.Name, c.Secure, c.HTTPOnly, c.Path)
-			}
+	cookies := sessionCookies(t, b, public+"/")
+	for _, c := range cookies {
+		if !c.Secure || !c.HTTPOnly || c.Path != "/ccp/" {
+			t.Errorf("session cookie %s: Secure %v, HttpOnly %v, Path %q; want Secure, HttpOnly, /ccp/", c.Name, c.Secure, c.HTTPOnly, c.Path)
 		}
 	}
-	if !found {
+	if len(cookies) == 0 {
 		t.Fatalf("no session cookie after the login through Caddy")
 	}
 	eval[any](b, `window.__health = null; fetch("v1/health", {credentials: "same-origin"}).then(r => r.json()).then(h => { window.__health = h.url; }); null`)

@@ -35,23 +35,14 @@ func TestWebUIOverTLS(t *testing.T) {
 		t.Errorf("the login code is still in the URL: %s", h)
 	}
 
-	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
-	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{base + "/"}})
-	cancel()
-	if err != nil {
-		t.Fatalf("reading the cookies: %v", err)
-	}
-	var found bool
-	for _, c := range res.Cookies {
-		if strings.HasPrefix(c.Name, "ccproxy_session_") {
-			found = true
-			if !c.Secure || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict {
-				t.Errorf("session cookie %s: Secure %v, HttpOnly %v, SameSite %q; want Secure, HttpOnly, Strict", c.Name, c.Secure, c.HTTPOnly, c.SameSite)
-			}
+	cookies := sessionCookies(t, b, base+"/")
+	for _, c := range cookies {
+		if !c.Secure || !c.HTTPOnly || c.SameSite != network.CookieSameSiteStrict {
+			t.Errorf("session cookie %s: Secure %v, HttpOnly %v, SameSite %q; want Secure, HttpOnly, Strict", c.Name, c.Secure, c.HTTPOnly, c.SameSite)
 		}
 	}
-	if !found {
-		t.Fatalf("no session cookie after the login; cookies: %d", len(res.Cookies))
+	if len(cookies) == 0 {
+		t.Fatalf("no session cookie after the login")
 	}
 
 	b.do("create a session", chromedp.Click(`#new-session button[type="submit"]`))
@@ -70,4 +61,22 @@ func TestWebUIOverTLS(t *testing.T) {
 	}
 	b.screenshot("tls-login")
 	b.noJSDialog()
+}
+
+// sessionCookies returns the browser's ccproxy session cookies for url.
+func sessionCookies(t *testing.T, b *browser, url string) []*network.Cookie {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, testkit.UIWait)
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{url}})
+	cancel()
+	if err != nil {
+		t.Fatalf("reading the cookies: %v", err)
+	}
+	var out []*network.Cookie
+	for _, c := range res.Cookies {
+		if strings.HasPrefix(c.Name, "ccproxy_session_") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
