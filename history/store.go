@@ -143,7 +143,7 @@ type entry struct {
 	// lastUUID is the uuid of the last record read; forked is set when a
 	// user prompt's parentUuid was not it (a rewind may have left records
 	// behind: Read then looks for them, rewound.go).
-	lastUUID string
+	lastUUID []byte // reused: no allocation per record
 	forked   bool
 }
 
@@ -566,10 +566,10 @@ func (s *Store) record(line []byte, e *entry) {
 		e.info.Project = strings.Clone(cwd)
 	}
 	if uuid != "" {
-		if typ == "user" && !meta && parent != "" && parent != e.lastUUID && isPromptContent(msg.Get("content")) {
+		if typ == "user" && !meta && parent != "" && parent != string(e.lastUUID) && isPromptContent(msg.Get("content")) {
 			e.forked = true
 		}
-		e.lastUUID = strings.Clone(uuid)
+		e.lastUUID = append(e.lastUUID[:0], uuid...)
 	}
 	switch typ {
 	case "user", "assistant":
