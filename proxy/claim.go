@@ -28,13 +28,19 @@ func claimSpare(ctx context.Context, s *Session, sp *spare.Spare) (p *claudeProc
 	if calls != nil {
 		calls.scrub = s.mcp.scrub
 	}
-	s.mu.Lock()
-	mode := s.broker.Mode()
-	s.mu.Unlock()
+	mode := sessionClaim(s).PermissionMode
 	route := &spare.Route{
 		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
 		OnControlRequest: s.onControlRequest,
 		OnControlCancel:  s.broker.Withdraw,
+	}
+	if claimed, ahead, err := sp.Ahead(ctx); ahead {
+		if err != nil {
+			return nil, nil, err
+		}
+		sp.Adopt(route)
+		s.log.Info("claude taken from the spares (claimed ahead of need)", "pid", sp.Cli.PID(), "cwd", s.cfg.cwd, "parked", sp.Parked().Round(1e6))
+		return p, claimed.Initialize, nil
 	}
 	claimed, err := sp.Claim(ctx, spare.Claim{Cwd: s.cfg.cwd, PermissionMode: mode, IncludeInitialize: true}, route)
 	if err != nil {
@@ -42,4 +48,13 @@ func claimSpare(ctx context.Context, s *Session, sp *spare.Spare) (p *claudeProc
 	}
 	s.log.Info("claude taken from the spares", "pid", sp.Cli.PID(), "cwd", s.cfg.cwd, "parked", sp.Parked().Round(1e6))
 	return p, claimed.Initialize, nil
+}
+
+// sessionClaim is the claim session s would make of a spare: its cwd and
+// permission mode (spare.Pool.Take matches spares claimed ahead with it).
+func sessionClaim(s *Session) spare.Claim {
+	s.mu.Lock()
+	mode := s.broker.Mode()
+	s.mu.Unlock()
+	return spare.Claim{Cwd: s.cfg.cwd, PermissionMode: mode}
 }

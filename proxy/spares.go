@@ -28,6 +28,7 @@ func newSparePool(s *Server) *spare.Pool {
 		N:            n,
 		Launch:       func(sp *spare.Spare) (*claudecli.Client, any, func(), error) { return launchSpare(s, sp) },
 		Current:      func() any { return s.mcp.Config() },
+		Ahead:        func() *spare.Claim { c := projectClaim(s); return &c },
 		BeforeLaunch: s.opts.beforeSpare,
 		Log:          s.log.With("component", "spares"),
 	})
@@ -87,6 +88,13 @@ func launchSpare(s *Server, sp *spare.Spare) (*claudecli.Client, any, func(), er
 	return cli, launched, release, nil
 }
 
+// projectClaim is the claim of a session created with no cwd and no
+// permission mode: the project directory, claude's default mode. One spare
+// is claimed for it ahead of need (spare.Config.Ahead), so that such a
+// session's first turn pays neither the claim nor the CLI's first claim
+// work (docs/CLI-NOTES.md, "Spares").
+func projectClaim(s *Server) spare.Claim { return spare.Claim{Cwd: s.opts.Project} }
+
 // spareFits reports whether a session created with d may run a spare:
 // what a claim cannot set (a model, a resume or fork, servers of the
 // client's own, bypassPermissions) needs a claude spawned for it.
@@ -103,7 +111,7 @@ func (s *Server) startClaude(sess *Session, claude Claude, d *protocol.SessionCr
 	if s.opts.WarmSpares > 0 && s.opts.Replay == "" {
 		if !spareFits(d, sess.cfg) {
 			s.spares.Skip()
-		} else if sp := s.spares.Take(s.mcp.Config()); sp != nil {
+		} else if sp := s.spares.Take(s.mcp.Config(), sessionClaim(sess)); sp != nil {
 			ctx, cancel := context.WithTimeout(s.spares.Context(), s.opts.ControlTimeout)
 			p, claimed, err = claimSpare(ctx, sess, sp)
 			cancel()

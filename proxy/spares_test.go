@@ -47,13 +47,18 @@ func initOf(t *testing.T, evs []protocol.SessionEvent) (cwd, mode string) {
 
 func warm(n int) Options { return Options{CLIOptions: CLIOptions{WarmSpares: n}} }
 
-// A session/create takes the parked spare: claimed for the session's cwd
-// and mode (its first turn runs there), the models of the claim's
-// initialize reach the session, nothing of the parked process reaches
-// clients, and a new spare is parked in the background.
+// With --warm 2, one spare is claimed ahead of need for the project
+// directory and the default mode, the other stays parked. A session/create
+// in another directory and mode takes the parked one, claimed for its cwd
+// and mode (its first turn runs there); one with neither takes the one
+// claimed ahead (its first turn runs in the project); the models of the
+// claims' initialize reach the sessions, nothing of the parked processes
+// reaches clients, and new spares are parked in the background. With
+// only the spare claimed ahead parked, a create in another directory
+// spawns claude (ahead_other).
 func TestWarmSpareTakenForCreate(t *testing.T) {
-	ts := startServer(t, warm(1), "FAKE_REPLAY=1")
-	waitSpares(t, ts, 1)
+	ts := startServer(t, warm(2), "FAKE_REPLAY=1")
+	waitSpares(t, ts, 2)
 	c := ts.dial(t)
 	dir := t.TempDir()
 	from := c.count()
@@ -62,23 +67,31 @@ func TestWarmSpareTakenForCreate(t *testing.T) {
 	if cwd, mode := initOf(t, evs); cwd != dir || mode != "acceptEdits" {
 		t.Errorf("first turn ran in %q with mode %q, want %q, acceptEdits", cwd, mode, dir)
 	}
+	sa := c.create(nil)
+	if cwd, mode := initOf(t, c.turn(sa, "hello")); cwd != ts.srv.opts.Project || mode != "default" {
+		t.Errorf("the session on the spare claimed ahead: first turn ran in %q with mode %q, want %q, default", cwd, mode, ts.srv.opts.Project)
+	}
 	var st protocol.SessionState
 	c.waitPush(from, protocol.TypeSessionState, &st, func(raw json.RawMessage) bool { return strings.Contains(string(raw), `"models"`) })
-	for _, ev := range c.events(s) {
-		if strings.Contains(string(ev.Event), "ui_invalidate") {
-			t.Errorf("a parked spare's event reached the session: %s", ev.Event)
+	for _, id := range []string{s, sa} {
+		for _, ev := range c.events(id) {
+			if strings.Contains(string(ev.Event), "ui_invalidate") {
+				t.Errorf("a parked spare's event reached the session: %s", ev.Event)
+			}
 		}
 	}
-	waitSpares(t, ts, 1) // replaced
+	waitSpares(t, ts, 2) // replaced
 	m, _ := scrape(t, ts)
-	wantMetrics(t, "after a create", m, map[string]float64{
-		`ccproxy_spare_takes_total{result="taken"}`: 1,
-		`ccproxy_spare_takes_total{result="none"}`:  0,
-		`ccproxy_spare_launches_total`:              2,
-		`ccproxy_spares`:                            1,
+	wantMetrics(t, "after two creates", m, map[string]float64{
+		`ccproxy_spare_takes_total{result="taken"}`:       1,
+		`ccproxy_spare_takes_total{result="taken_ahead"}`: 1,
+		`ccproxy_spare_takes_total{result="none"}`:        0,
+		`ccproxy_spare_launches_total`:                    4,
+		`ccproxy_spares`:                                  2,
 	})
-	if !strings.Contains(ts.logBuf.String(), "claude taken from the spares") {
-		t.Error("the log does not say the session took a spare")
+	log := ts.logBuf.String()
+	if !strings.Contains(log, "claude taken from the spares\"") || !strings.Contains(log, "claude taken from the spares (claimed ahead of need)") {
+		t.Errorf("the log does not say the sessions took a spare each way:\n%s", lastBytes(log, 3000))
 	}
 	// A create that needs a model of its own does not take it.
 	s2 := c.create(map[string]any{"cwd": dir, "model": "sonnet"})
@@ -86,8 +99,36 @@ func TestWarmSpareTakenForCreate(t *testing.T) {
 	m, _ = scrape(t, ts)
 	wantMetrics(t, "after a create with a model", m, map[string]float64{
 		`ccproxy_spare_takes_total{result="unfit"}`: 1,
-		`ccproxy_spares`: 1,
+		`ccproxy_spares`: 2,
 	})
+}
+
+// With --warm 1 the spare is claimed ahead for the project directory: a
+// create in another directory does not take it (ahead_other) and gets a
+// claude spawned there; the spare stays parked for the next session in
+// the project, which takes it.
+func TestWarmSpareClaimedAheadElsewhere(t *testing.T) {
+	ts := startServer(t, warm(1))
+	waitSpares(t, ts, 1)
+	c := ts.dial(t)
+	dir := t.TempDir()
+	s := c.create(map[string]any{"cwd": dir})
+	if cwd, _ := initOf(t, c.turn(s, "hello")); cwd != dir {
+		t.Errorf("first turn ran in %q, want %q", cwd, dir)
+	}
+	m, _ := scrape(t, ts)
+	wantMetrics(t, "after a create elsewhere", m, map[string]float64{
+		`ccproxy_spare_takes_total{result="ahead_other"}`: 1,
+		`ccproxy_spare_takes_total{result="taken_ahead"}`: 0,
+		`ccproxy_spare_launches_total`:                    1,
+		`ccproxy_spares`:                                  1,
+	})
+	s2 := c.create(map[string]any{"cwd": ts.srv.opts.Project, "permissionMode": "default"})
+	if cwd, _ := initOf(t, c.turn(s2, "hello")); cwd != ts.srv.opts.Project {
+		t.Errorf("first turn ran in %q, want %q", cwd, ts.srv.opts.Project)
+	}
+	m, _ = scrape(t, ts)
+	wantMetrics(t, "after a create in the project", m, map[string]float64{`ccproxy_spare_takes_total{result="taken_ahead"}`: 1})
 }
 
 // A configuration change while a spare is being launched: the spare
@@ -134,7 +175,7 @@ func TestWarmSpareConfigChangeWhileLaunching(t *testing.T) {
 		t.Errorf("the session's claude was launched with servers %v, want b", launched)
 	}
 	m, _ := scrape(t, ts)
-	wantMetrics(t, "after the create", m, map[string]float64{`ccproxy_spare_takes_total{result="taken"}`: 1})
+	wantMetrics(t, "after the create", m, map[string]float64{`ccproxy_spare_takes_total{result="taken_ahead"}`: 1})
 }
 
 // Shutdown while a spare is being launched: Serve returns and no process
@@ -169,8 +210,18 @@ func TestWarmSpareShutdownDuringClaim(t *testing.T) {
 		}
 	}
 	ts := startServer(t, opts, "FAKE_IGNORE_CONTROL=claim_session")
-	<-taken // the first spare
-	waitSpares(t, ts, 1)
+	<-taken // the first spare: parked, its claim ahead of need never answered
+	for deadline := time.After(waitTimeout); ; {
+		ch := ts.srv.spares.Changed()
+		if ts.srv.spares.Parked() == 1 {
+			break
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatal("no spare parked")
+		}
+	}
 	c := ts.dial(t)
 	id := c.send(protocol.TypeSessionCreate, map[string]any{})
 	<-taken // its replacement is launched once it is taken: the claim is under way
@@ -186,8 +237,9 @@ func TestWarmSpareShutdownDuringClaim(t *testing.T) {
 	}
 }
 
-// Two creates race for one spare: one takes it, the other spawns claude
-// at once (it does not wait for the next spare); both sessions answer.
+// Two creates race for one spare (claimed ahead for the project): one takes
+// it, the other spawns claude at once (it does not wait for the next
+// spare); both sessions answer.
 func TestWarmSpareTwoCreatesRace(t *testing.T) {
 	opts := warm(1)
 	hold := make(chan struct{})
@@ -226,8 +278,8 @@ func TestWarmSpareTwoCreatesRace(t *testing.T) {
 	b.turn(sessions[1], "two")
 	m, _ := scrape(t, ts)
 	wantMetrics(t, "after two creates", m, map[string]float64{
-		`ccproxy_spare_takes_total{result="taken"}`: 1,
-		`ccproxy_spare_takes_total{result="none"}`:  1,
+		`ccproxy_spare_takes_total{result="taken_ahead"}`: 1,
+		`ccproxy_spare_takes_total{result="none"}`:        1,
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -38,6 +39,12 @@ type Config struct {
 	// itself or could not start, doubled at each failure in a row up to
 	// MaxBackoff (DefaultBackoff, DefaultMaxBackoff when <= 0).
 	Backoff, MaxBackoff time.Duration
+	// Ahead, when set, returns the claim to make ahead of need (nil:
+	// none): once booted, one spare at a time is claimed for it and
+	// parked claimed, its output held (bounded) until a session whose
+	// claim it is takes it (Spare.Ahead, Spare.Adopt). The others stay
+	// parked for any claim. A refusal leaves the spare parked unclaimed.
+	Ahead func() *Claim
 	// BeforeLaunch, when set (tests), is called by the owner just before
 	// each launch.
 	BeforeLaunch func()
@@ -66,7 +73,7 @@ type Pool struct {
 
 // counts are the pool's counters (Collector).
 type counts struct {
-	taken, takenStarting, none, unfit, refused, launched, failed, replaced int64
+	taken, takenStarting, takenAhead, none, aheadOther, unfit, refused, launched, failed, replaced int64
 }
 
 // New returns a pool; Open starts it.
@@ -130,12 +137,15 @@ func (p *Pool) poke() {
 	}
 }
 
-// Take hands out a parked spare launched with tag, if one is (the caller
-// then owns it: it claims and adopts or closes it), and has the owner
-// launch its replacement: a booted one first, else one still starting (its
-// claim is answered once it has started, which is never later than a
-// claude spawned now). Nil when none is, or the pool is closed.
-func (p *Pool) Take(tag any) *Spare {
+// Take hands out a parked spare launched with tag for a session that would
+// claim want, if one is (the caller then owns it: it adopts a spare claimed
+// ahead of need, claims any other, or closes it), and has the owner launch
+// its replacement. In order of preference: one claimed ahead for want
+// (its claim answered, then still under way), a booted one, one still
+// starting (its claim is answered once it has started, which is never
+// later than a claude spawned now). A spare claimed ahead for another
+// claim is never handed out. Nil when none is, or the pool is closed.
+func (p *Pool) Take(tag any, want Claim) *Spare {
 	if p.cfg.N <= 0 {
 		return nil
 	}
@@ -144,28 +154,53 @@ func (p *Pool) Take(tag any) *Spare {
 	if p.closed {
 		return nil
 	}
-	pick := -1
+	pick, best, other := -1, 0, false
 	for i, sp := range p.ready {
-		if sp.Tag == tag && (pick < 0 || sp.booted && !p.ready[pick].booted) {
-			pick = i
+		if sp.Tag != tag || sp.broken {
+			continue
+		}
+		rank := 0 // still starting
+		switch {
+		case sp.ahead != nil && !sameClaim(*sp.ahead, want):
+			other = true
+			continue
+		case sp.ahead != nil && sp.booted:
+			rank = 3
+		case sp.ahead != nil:
+			rank = 2
+		case sp.booted:
+			rank = 1
+		}
+		if pick < 0 || rank > best {
+			pick, best = i, rank
 		}
 	}
 	if pick < 0 {
-		p.counts.none++
+		if other {
+			p.counts.aheadOther++
+		} else {
+			p.counts.none++
+		}
 		p.poke()
 		return nil
 	}
 	sp := p.ready[pick]
 	p.ready = append(p.ready[:pick], p.ready[pick+1:]...)
 	close(sp.taken)
-	if sp.booted {
+	switch {
+	case sp.ahead != nil:
+		p.counts.takenAhead++
+	case sp.booted:
 		p.counts.taken++
-	} else {
+	default:
 		p.counts.takenStarting++
 	}
 	p.failures = 0
 	p.changedLocked()
 	p.poke()
+	if next := p.nextAheadLocked(); next != nil {
+		go p.claimAhead(next) // CallAsync never blocks; its answer comes on next's stdout goroutine
+	}
 	return sp
 }
 
@@ -198,7 +233,7 @@ func (p *Pool) Ready() int {
 // still starting.
 func (p *Pool) bootedLocked() (booted, starting int) {
 	for _, sp := range p.ready {
-		if sp.booted {
+		if sp.booted && !sp.broken {
 			booted++
 		}
 	}
@@ -235,7 +270,7 @@ func (p *Pool) run() {
 		var stale []*Spare
 		keep := p.ready[:0]
 		for _, sp := range p.ready {
-			if sp.Tag == cur {
+			if sp.Tag == cur && !sp.broken {
 				keep = append(keep, sp)
 			} else {
 				stale = append(stale, sp)
@@ -340,20 +375,113 @@ func (p *Pool) probe(sp *Spare) {
 		answered := err == nil || errors.As(err, &refused)
 		p.mu.Lock()
 		parked := slices.Contains(p.ready, sp)
+		ahead := false
 		if answered {
-			sp.booted = true
-			if parked {
-				p.changedLocked()
+			if parked && p.cfg.Ahead != nil && p.nextAheadLocked() == sp {
+				ahead = true // booted once the claim is answered
+			} else if sp.aheadDone == nil { // else the claim made ahead, under way, marks it
+				sp.booted = true
+				if parked {
+					p.changedLocked()
+				}
 			}
 		}
 		p.mu.Unlock()
 		switch {
+		case ahead:
+			p.log.Debug("spare claude booted; claiming it ahead of need", "pid", sp.Cli.PID(), "after", time.Since(sent).Round(time.Millisecond))
+			p.claimAhead(sp)
 		case answered:
 			p.log.Debug("spare claude booted", "pid", sp.Cli.PID(), "after", time.Since(sent).Round(time.Millisecond))
 		case parked && errors.Is(err, claudecli.ErrTimeout):
 			p.probe(sp) // on the timer's goroutine: CallAsync never blocks
 		}
 	})
+}
+
+// nextAheadLocked returns the parked spare to claim ahead of need, if one
+// is to be: with Config.Ahead, when no parked spare is claimed ahead or
+// being claimed, the first booted one (a spare still starting is claimed
+// when its probe is answered: the caller of the probe's answer asks with
+// sp not yet booted, so the first parked one that is not claimed and has
+// answered, or is answering, is it). Nil otherwise.
+func (p *Pool) nextAheadLocked() *Spare {
+	if p.cfg.Ahead == nil || p.closed {
+		return nil
+	}
+	for _, sp := range p.ready {
+		if sp.ahead != nil && !sp.broken {
+			return nil
+		}
+	}
+	for _, sp := range p.ready {
+		if !sp.broken && sp.aheadDone == nil {
+			return sp
+		}
+	}
+	return nil
+}
+
+// claimAhead claims sp for Config.Ahead's claim while it stays parked: its
+// output is held from the answer on (Spare.holdRoute). sp counts as booted
+// once claude answers; a refusal leaves it parked unclaimed (booted), an
+// answer that never comes (the process gone, ControlTimeout) marks it
+// broken, and the owner closes it.
+func (p *Pool) claimAhead(sp *Spare) {
+	c := p.cfg.Ahead()
+	p.mu.Lock()
+	if c == nil || sp.aheadDone != nil || !slices.Contains(p.ready, sp) {
+		if c == nil {
+			sp.booted = true
+			p.changedLocked()
+		}
+		p.mu.Unlock()
+		return
+	}
+	c.IncludeInitialize = true
+	sp.ahead = c
+	sp.aheadDone = make(chan struct{})
+	p.mu.Unlock()
+	sent := time.Now()
+	hold := sp.holdRoute()
+	_, err := sp.Cli.CallAsync("claim_session", *c, func(resp json.RawMessage, err error) {
+		if err == nil {
+			sp.route.Store(hold) // on the stdout goroutine: before the next line is read
+			if uerr := json.Unmarshal(resp, &sp.aheadRes); uerr != nil {
+				err = fmt.Errorf("claim_session answer: %w", uerr)
+			}
+		}
+		sp.aheadErr = err
+		var refused *claudecli.CLIError
+		p.mu.Lock()
+		switch {
+		case err == nil:
+			sp.booted = true
+		case errors.As(err, &refused):
+			sp.ahead, sp.booted = nil, true // parked unclaimed (never claimed ahead again): a claim at take time may still be answered
+		default:
+			sp.broken = true
+		}
+		p.changedLocked()
+		done := sp.aheadDone
+		p.mu.Unlock()
+		close(done)
+		switch {
+		case err == nil:
+			p.log.Debug("spare claude claimed ahead of need", "pid", sp.Cli.PID(), "cwd", c.Cwd, "mode", c.PermissionMode, "after", time.Since(sent).Round(time.Millisecond))
+		case errors.As(err, &refused):
+			p.log.Warn("a spare claude refused the claim made ahead of need; it stays parked for any claim", "pid", sp.Cli.PID(), "cwd", c.Cwd, "err", err)
+		default:
+			p.log.Warn("a spare claude did not answer the claim made ahead of need; closing it", "pid", sp.Cli.PID(), "err", err)
+			p.poke()
+		}
+	})
+	if err != nil { // the process is gone: its watcher removes it
+		p.mu.Lock()
+		sp.broken = true
+		p.mu.Unlock()
+		p.poke()
+	}
 }
 
 // watch waits for a parked spare to be taken or to exit by itself; an
@@ -444,7 +572,7 @@ type collector struct{ p *Pool }
 var (
 	descSpares   = prometheus.NewDesc("ccproxy_spares", "Spare claude processes parked and booted (serve --warm), each ready for a session/create; each costs one claude's memory.", nil, nil)
 	descStarting = prometheus.NewDesc("ccproxy_spares_starting", "Spare claude processes launched and still starting (a session/create takes one when no booted spare is parked).", nil, nil)
-	descTakes    = prometheus.NewDesc("ccproxy_spare_takes_total", "session/create and its spare, by result: taken (a booted one claimed), taken_starting (one still starting claimed), none (no spare parked), unfit (the session needs what no spare has: model, resume, client MCP servers, bypassPermissions), refused (the claim failed; claude started as usual).", []string{"result"}, nil)
+	descTakes    = prometheus.NewDesc("ccproxy_spare_takes_total", "session/create and its spare, by result: taken (a booted one claimed), taken_starting (one still starting claimed), taken_ahead (one claimed ahead of need for the session's directory and mode, adopted), none (no spare parked), ahead_other (the only spares parked were claimed ahead for another directory or mode), unfit (the session needs what no spare has: model, resume, client MCP servers, bypassPermissions), refused (the claim failed; claude started as usual).", []string{"result"}, nil)
 	descLaunches = prometheus.NewDesc("ccproxy_spare_launches_total", "Spare claude processes launched and parked.", nil, nil)
 	descFailures = prometheus.NewDesc("ccproxy_spare_failures_total", "Spares that exited while parked or could not start (each followed by a backoff).", nil, nil)
 	descReplaced = prometheus.NewDesc("ccproxy_spare_replaced_total", "Parked spares closed because the configuration they were launched with changed.", nil, nil)
@@ -457,7 +585,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // TakeResults are the values of ccproxy_spare_takes_total's result label.
-var TakeResults = []string{"taken", "taken_starting", "none", "unfit", "refused"}
+var TakeResults = []string{"taken", "taken_starting", "taken_ahead", "none", "ahead_other", "unfit", "refused"}
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.p.mu.Lock()
@@ -466,7 +594,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.p.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(descSpares, prometheus.GaugeValue, float64(booted))
 	ch <- prometheus.MustNewConstMetric(descStarting, prometheus.GaugeValue, float64(starting))
-	for i, v := range []int64{k.taken, k.takenStarting, k.none, k.unfit, k.refused} {
+	for i, v := range []int64{k.taken, k.takenStarting, k.takenAhead, k.none, k.aheadOther, k.unfit, k.refused} {
 		ch <- prometheus.MustNewConstMetric(descTakes, prometheus.CounterValue, float64(v), TakeResults[i])
 	}
 	ch <- prometheus.MustNewConstMetric(descLaunches, prometheus.CounterValue, float64(k.launched))

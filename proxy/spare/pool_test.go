@@ -1,12 +1,19 @@
 package spare
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/ccproxy/ccproxy/proxy/claudecli"
+	"github.com/ccproxy/ccproxy/stream"
 )
 
 // A stand-in for a parked claude: reads stdin until EOF (as a spare does).
@@ -61,11 +68,11 @@ func TestPoolTakeRefreshClose(t *testing.T) {
 	p := New(Config{N: 2, Launch: launchCat(t, &started), Current: func() any { return tag.Load() }})
 	p.Open()
 	waitUntil(t, p, "2 parked", func() bool { return p.Parked() == 2 })
-	sp := p.Take(int64(0))
+	sp := p.Take(int64(0), Claim{})
 	if sp == nil {
 		t.Fatal("no spare taken")
 	}
-	if p.Take(int64(7)) != nil {
+	if p.Take(int64(7), Claim{}) != nil {
 		t.Error("a spare of another tag was taken")
 	}
 	waitUntil(t, p, "the taken one replaced", func() bool { return p.Parked() == 2 && started.Load() == 3 })
@@ -74,12 +81,12 @@ func TestPoolTakeRefreshClose(t *testing.T) {
 	p.Refresh()
 	// The stale ones are closed before the new ones are launched.
 	waitUntil(t, p, "2 parked for the new tag", func() bool { return p.Parked() == 2 && started.Load() == 5 })
-	if p.Take(int64(0)) != nil {
+	if p.Take(int64(0), Claim{}) != nil {
 		t.Error("a stale spare was taken")
 	}
 	p.Close(t.Context())
 	p.Close(t.Context())
-	if p.Parked() != 0 || p.Take(int64(1)) != nil {
+	if p.Parked() != 0 || p.Take(int64(1), Claim{}) != nil {
 		t.Error("spares left after Close")
 	}
 }
@@ -122,7 +129,7 @@ func TestPoolTakesBootedFirst(t *testing.T) {
 	defer p.Close(t.Context())
 	defer close(hold)
 	waitUntil(t, p, "2 parked, 1 booted", func() bool { return p.Parked() == 2 && p.Ready() == 1 })
-	sp := p.Take(0)
+	sp := p.Take(0, Claim{})
 	if sp == nil || int64(sp.Cli.PID()) != bootedPID.Load() {
 		t.Fatalf("took %v, want the booted spare (pid %d)", sp, bootedPID.Load())
 	}
@@ -130,7 +137,7 @@ func TestPoolTakesBootedFirst(t *testing.T) {
 	// Its replacement boots too and is taken; the next replacement is held
 	// back, so the spare still starting is the only one parked.
 	waitUntil(t, p, "the replacement booted", func() bool { return p.Parked() == 2 && p.Ready() == 1 })
-	if b := p.Take(0); b == nil {
+	if b := p.Take(0, Claim{}); b == nil {
 		t.Fatal("no booted spare taken")
 	} else {
 		defer b.Close()
@@ -146,7 +153,7 @@ func TestPoolTakesBootedFirst(t *testing.T) {
 	if starting == nil {
 		t.Fatal("the spare that never boots is not parked")
 	}
-	if got := p.Take(0); got != starting {
+	if got := p.Take(0, Claim{}); got != starting {
 		t.Errorf("took %v, want the spare still starting %v", got, starting)
 	} else {
 		defer got.Close()
@@ -156,5 +163,114 @@ func TestPoolTakesBootedFirst(t *testing.T) {
 	p.mu.Unlock()
 	if k.taken != 2 || k.takenStarting != 1 {
 		t.Errorf("counted %d taken, %d taken starting; want 2 and 1", k.taken, k.takenStarting)
+	}
+}
+
+// launchFake starts the fake claude as a spare (--await-claim) with env.
+func launchFake(env ...string) func(sp *Spare) (*claudecli.Client, any, func(), error) {
+	return func(sp *Spare) (*claudecli.Client, any, func(), error) {
+		onEvent, onRequest, onCancel := sp.Handlers()
+		cli, err := claudecli.Start(claudecli.Config{Path: fakeClaudePath,
+			Args: []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--await-claim"},
+			Env:  append(os.Environ(), env...), OnEvent: onEvent, OnControlRequest: onRequest, OnControlCancel: onCancel})
+		return cli, nil, nil, err
+	}
+}
+
+// heldAhead takes the spare claimed ahead for dir once it has booted and
+// makes sure what it printed after the claim's answer has been read: a
+// control request's answer comes after it on claude's stdout.
+func heldAhead(t *testing.T, p *Pool, dir string) *Spare {
+	t.Helper()
+	waitUntil(t, p, "the spare claimed ahead", func() bool { return p.Ready() == 1 })
+	sp := p.Take(nil, Claim{Cwd: dir})
+	if sp == nil {
+		t.Fatal("the spare claimed ahead for the directory was not handed out")
+	}
+	if _, err := sp.Cli.Call(t.Context(), "mcp_status", nil); err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// A spare claimed ahead of need: what it prints between the claim and its
+// adoption is kept and handed to the adopter first, in order, then its
+// later output; a session for another directory is not given it.
+func TestAheadHeldThenAdopted(t *testing.T) {
+	dir := t.TempDir()
+	p := New(Config{N: 1, Launch: launchFake("FAKE_CLAIM_EVENTS=3"), Current: func() any { return nil },
+		Ahead: func() *Claim { return &Claim{Cwd: dir} }})
+	p.Open()
+	defer p.Close(t.Context())
+	waitUntil(t, p, "the spare claimed ahead", func() bool { return p.Ready() == 1 })
+	if sp := p.Take(nil, Claim{Cwd: t.TempDir()}); sp != nil {
+		t.Fatal("a spare claimed ahead for the project was handed out for another directory")
+	}
+	sp := heldAhead(t, p, dir)
+	defer sp.Close()
+	c, ok, err := sp.Ahead(t.Context())
+	if !ok || err != nil || c.Cwd != dir || len(c.Initialize) == 0 {
+		t.Fatalf("Ahead = %+v, %v, %v; want the claim of %s with its initialize", c, ok, err, dir)
+	}
+	got := make(chan string, 16)
+	sp.Adopt(&Route{OnEvent: func(ev *stream.Event) { got <- ev.Subtype + ":" + gjson.GetBytes(ev.JSON, "status").Str }})
+	next := func() string {
+		select {
+		case g := <-got:
+			return g
+		case <-time.After(30 * time.Second):
+			t.Fatal("no event reached the adopter")
+			return ""
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		if g, want := next(), fmt.Sprintf("status:claimed-%d", i); g != want {
+			t.Fatalf("event %d after the adoption: %q, want %q", i, g, want)
+		}
+	}
+	// Its later output goes straight to the route: a turn's events.
+	if err := sp.Cli.SendAsync([]byte(`{"type":"user","message":{"role":"user","content":"hello"}}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	if g := next(); g != "init:" {
+		t.Errorf("the first event of the turn: %q, want init", g)
+	}
+}
+
+// A spare claimed ahead that prints more than the hold's bound before a
+// session adopts it is not used: Ahead says why.
+func TestAheadHoldBound(t *testing.T) {
+	dir := t.TempDir()
+	p := New(Config{N: 1, Launch: launchFake(fmt.Sprintf("FAKE_CLAIM_EVENTS=%d", maxHeldEvents+1)), Current: func() any { return nil },
+		Ahead: func() *Claim { return &Claim{Cwd: dir} }})
+	p.Open()
+	defer p.Close(t.Context())
+	sp := heldAhead(t, p, dir)
+	defer sp.Close()
+	if _, ok, err := sp.Ahead(t.Context()); !ok || err == nil || !strings.Contains(err.Error(), "more than 256 events") {
+		t.Errorf("Ahead = %v, %v; want the bound passed", ok, err)
+	}
+}
+
+// A claim made ahead that claude refuses (a directory gone) leaves the
+// spare parked unclaimed: it is handed out for any claim and claimed then.
+func TestAheadRefusedStaysParked(t *testing.T) {
+	gone := filepath.Join(t.TempDir(), "gone")
+	p := New(Config{N: 1, Launch: launchFake(), Current: func() any { return nil },
+		Ahead: func() *Claim { return &Claim{Cwd: gone} }})
+	p.Open()
+	defer p.Close(t.Context())
+	waitUntil(t, p, "the spare parked after the refusal", func() bool { return p.Ready() == 1 })
+	dir := t.TempDir()
+	sp := p.Take(nil, Claim{Cwd: dir})
+	if sp == nil {
+		t.Fatal("the spare whose claim ahead was refused was not handed out")
+	}
+	defer sp.Close()
+	if _, ok, err := sp.Ahead(t.Context()); ok || err != nil {
+		t.Fatalf("Ahead = %v, %v; want not claimed ahead", ok, err)
+	}
+	if c, err := sp.Claim(t.Context(), Claim{Cwd: dir, IncludeInitialize: true}, &Route{}); err != nil || c.Cwd != dir {
+		t.Errorf("claim after the refusal: %+v, %v", c, err)
 	}
 }

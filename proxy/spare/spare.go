@@ -3,7 +3,10 @@ package spare
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,6 +28,35 @@ type Spare struct {
 	booted   bool // it has answered a control request: it reads stdin, a claim is answered at once (Pool.mu)
 	route    atomic.Pointer[Route]
 	taken    chan struct{} // closed by Take: the watcher ends, the taker owns the process
+
+	// A claim made ahead of need (Config.Ahead). ahead is what was asked
+	// (nil: none, or refused; Pool.mu); aheadDone is made with it (Pool.mu,
+	// then never changed) and closed when claude answered, after aheadRes
+	// and aheadErr are written; broken marks one whose claim went
+	// unanswered (Pool.mu): the owner closes it.
+	ahead     *Claim
+	aheadDone chan struct{}
+	aheadRes  Claimed
+	aheadErr  error
+	broken    bool
+	hold      holdBuffer // its output from the claim's answer to Adopt
+}
+
+// Bounds of what a spare claimed ahead of need keeps of its output until a
+// session adopts it (claude prints nothing then, measured; a spare that
+// does and passes a bound is not used: Ahead reports it).
+const (
+	maxHeldEvents = 256
+	maxHeldBytes  = 1 << 20
+)
+
+// holdBuffer is the output of a spare claimed ahead of need, kept for the
+// session that adopts it.
+type holdBuffer struct {
+	mu       sync.Mutex
+	evs      []*stream.Event
+	bytes    int
+	overflow bool
 }
 
 // Route is where a claimed spare's output goes: the handlers of the
@@ -115,6 +147,106 @@ func (sp *Spare) Claim(ctx context.Context, c Claim, route *Route) (Claimed, err
 		return Claimed{}, fmt.Errorf("claim_session answer: %w", err)
 	}
 	return out, nil
+}
+
+// sameClaim reports whether a spare claimed for a serves a session that
+// would claim b: the same directory and permission mode ("" is claude's
+// default mode).
+func sameClaim(a, b Claim) bool {
+	mode := func(m string) string {
+		if m == "default" {
+			return ""
+		}
+		return m
+	}
+	return filepath.Clean(a.Cwd) == filepath.Clean(b.Cwd) && mode(a.PermissionMode) == mode(b.PermissionMode)
+}
+
+// holdRoute returns the route a claim made ahead of need installs: events
+// are kept (bounded) for Adopt, a control request of claude's is refused
+// (none comes before a turn).
+func (sp *Spare) holdRoute() *Route {
+	r := &Route{
+		OnControlRequest: func(c *claudecli.Client, req claudecli.ControlRequest) {
+			c.Answer(stream.ControlError(req.ID, fmt.Sprintf("a spare claimed ahead of need takes no control request of subtype %q", req.Subtype)))
+		},
+	}
+	r.OnEvent = func(ev *stream.Event) {
+		h := &sp.hold
+		h.mu.Lock()
+		if cur := sp.route.Load(); cur != r { // adopted meanwhile
+			h.mu.Unlock()
+			if cur.OnEvent != nil {
+				cur.OnEvent(ev)
+			}
+			return
+		}
+		defer h.mu.Unlock()
+		if h.overflow {
+			return
+		}
+		if len(h.evs) >= maxHeldEvents || h.bytes+len(ev.JSON) > maxHeldBytes {
+			h.overflow = true
+			h.evs, h.bytes = nil, 0
+			return
+		}
+		h.evs = append(h.evs, ev)
+		h.bytes += len(ev.JSON)
+	}
+	return r
+}
+
+// Ahead reports whether the spare was claimed ahead of need and, if so,
+// waits for claude's answer (at most until ctx is done): the claim's
+// answer, or why the spare cannot be used (its output passed the hold's
+// bound, the claim failed). A spare not claimed ahead (ok false) is
+// claimed with Claim.
+func (sp *Spare) Ahead(ctx context.Context) (c Claimed, ok bool, err error) {
+	if sp.aheadDone == nil {
+		return Claimed{}, false, nil
+	}
+	select {
+	case <-sp.aheadDone:
+	case <-ctx.Done():
+		return Claimed{}, true, fmt.Errorf("the claim made ahead of need: %w", ctx.Err())
+	}
+	var refused *claudecli.CLIError
+	if errors.As(sp.aheadErr, &refused) {
+		return Claimed{}, false, nil // parked unclaimed: claim it now
+	}
+	if sp.aheadErr != nil {
+		return Claimed{}, true, fmt.Errorf("the claim made ahead of need: %w", sp.aheadErr)
+	}
+	sp.hold.mu.Lock()
+	over := sp.hold.overflow
+	sp.hold.mu.Unlock()
+	if over {
+		return Claimed{}, true, fmt.Errorf("the spare printed more than %d events or %d bytes between its claim and its use", maxHeldEvents, maxHeldBytes)
+	}
+	return sp.aheadRes, true, nil
+}
+
+// Adopt routes the output of a spare claimed ahead of need (Ahead ok, no
+// error) to route: first what it printed since the claim, in order, then
+// the rest, as Claim's route gets it.
+func (sp *Spare) Adopt(route *Route) {
+	h := &sp.hold
+	for {
+		h.mu.Lock()
+		evs := h.evs
+		h.evs, h.bytes = nil, 0
+		if len(evs) == 0 {
+			sp.route.Store(route)
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		for _, ev := range evs {
+			if route.OnEvent != nil {
+				route.OnEvent(ev)
+			}
+		}
+	}
 }
 
 // Release frees what the spare's command line names (Launch's release);

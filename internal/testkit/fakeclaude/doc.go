@@ -105,6 +105,7 @@
 //	FAKE_EXIT_ON_USR1     1: stdin EOF does not end the fake; ExitSignal (SIGUSR1) does, with status 0
 //	FAKE_SPARE_EXIT       1: with --await-claim, exits at once with status 1 (a spare that dies parked)
 //	FAKE_CLAIM_REFUSE     1: claim_session is refused as for a cwd that does not exist (cwd_not_found)
+//	FAKE_CLAIM_EVENTS     N: after answering claim_session, prints N system/status events (status "claimed-1"…)
 //
 // # Goroutines and locks
 //

@@ -531,4 +531,8 @@ func (f *fake) claim(id string, req map[string]any) {
 		resp["initialize"] = map[string]any{"commands": []any{}, "models": f.models}
 	}
 	f.success(id, resp)
+	n, _ := strconv.Atoi(os.Getenv("FAKE_CLAIM_EVENTS"))
+	for i := range n {
+		f.emit(map[string]any{"type": "system", "subtype": "status", "status": fmt.Sprintf("claimed-%d", i+1), "session_id": f.sessionID})
+	}
 }
