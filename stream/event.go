@@ -1,5 +1,10 @@
 package stream
 
+import (
+	"bytes"
+	"strings"
+)
+
 // Event types and subtypes ccproxy looks at. Others pass through unchanged.
 const (
 	TypeSystem          = "system"
@@ -49,6 +54,24 @@ type Event struct {
 	// results, one per distinct sha256, in order of appearance. Their Data
 	// is not set here: with AttachInline it is in JSON.
 	Attachments []Attachment
+}
+
+// Clone returns a copy of e that stays valid after the next call to
+// Normalize: its JSON, strings and attachments are copied.
+func (e *Event) Clone() *Event {
+	c := &Event{
+		Type: strings.Clone(e.Type), Subtype: strings.Clone(e.Subtype), SessionID: strings.Clone(e.SessionID),
+		UUID: strings.Clone(e.UUID), ParentToolUseID: strings.Clone(e.ParentToolUseID),
+		JSON: bytes.Clone(e.JSON), Rewritten: e.Rewritten, MCP: e.MCP,
+	}
+	if e.Attachments != nil {
+		c.Attachments = make([]Attachment, len(e.Attachments))
+		for i, a := range e.Attachments {
+			c.Attachments[i] = a.owned()
+			c.Attachments[i].Data = strings.Clone(a.Data)
+		}
+	}
+	return c
 }
 
 // Attachment describes a non-text part of a tool result, taken out of the

@@ -190,7 +190,7 @@ func (sp *Spare) holdRoute() *Route {
 			h.evs, h.bytes = nil, 0
 			return
 		}
-		h.evs = append(h.evs, ev)
+		h.evs = append(h.evs, ev.Clone()) // ev is valid only during this call
 		h.bytes += len(ev.JSON)
 	}
 	return r
