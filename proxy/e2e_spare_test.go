@@ -13,13 +13,16 @@ import (
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
-// With the real CLI and serve --warm 1: a session/create in another
+// With the real CLI and serve --warm 2 (one spare claimed ahead of need
+// for the project directory, one parked): a session/create in another
 // directory takes the parked spare (claim_session); its first turn runs
 // there (system/init cwd), answers, and is stored under that project
 // (history/list of it); the session has the models the claim's initialize
 // carried; its permission requests reach clients and its tools run in
-// that directory; a new spare is parked in the background. The time from the
-// create to the first assistant event is logged (a rough figure).
+// that directory. A create with no cwd then takes the spare claimed ahead:
+// its turn runs in the server's project, in the default mode. New spares
+// are parked in the background. The time from each create to its first
+// assistant event is logged (a rough figure).
 func TestE2EWarmSpare(t *testing.T) {
 	claude := testkit.Claude(t)
 	api := fakeapi.NewServer(fakeapi.First(
@@ -29,11 +32,11 @@ func TestE2EWarmSpare(t *testing.T) {
 	), nil)
 	t.Cleanup(api.Close)
 	home := t.TempDir()
-	opts := warm(1)
+	opts := warm(2)
 	opts.ClaudePath = claude
 	opts.ClaudeEnv = api.Env(home)
 	ts := startServer(t, opts)
-	waitSpares(t, ts, 1)
+	waitSpares(t, ts, 2)
 
 	project, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -85,11 +88,33 @@ func TestE2EWarmSpare(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, ".claude", "projects")); err != nil {
 		t.Error(err)
 	}
-	waitSpares(t, ts, 1)
+	// A session in the project takes the spare claimed ahead for it.
+	t0 = time.Now()
+	mustUnmarshal(t, c.do(protocol.TypeSessionCreate, map[string]any{}), &r)
+	from = c.count()
+	c.do(protocol.TypeSessionSubscribe, map[string]any{"session": r.Session})
+	c.do(protocol.TypeSessionSend, map[string]any{"session": r.Session, "text": "say PING-1 please"})
+	c.waitEvent(from, r.Session, "the first assistant event", func(ev protocol.SessionEvent) bool { return eventType(ev) == "assistant" })
+	t.Logf("rough: session/create → first assistant event with the spare claimed ahead: %v", time.Since(t0).Round(time.Millisecond))
+	ev, _ = c.waitEvent(from, r.Session, "the result", isResult)
+	if res := resultOf(t, []protocol.SessionEvent{ev}); res["result"] != "pong one" {
+		t.Errorf("result on the spare claimed ahead: %v", res)
+	}
+	evs = nil
+	for _, f := range c.snapshot()[from:] {
+		if f.ev != nil && f.ev.Session == r.Session {
+			evs = append(evs, *f.ev)
+		}
+	}
+	if cwd, mode := initOf(t, evs); cwd != ts.srv.opts.Project || mode != "default" {
+		t.Errorf("the turn on the spare claimed ahead ran in %q, mode %q; want %q, default", cwd, mode, ts.srv.opts.Project)
+	}
+	waitSpares(t, ts, 2)
 	m, _ := scrape(t, ts)
-	wantMetrics(t, "after the create", m, map[string]float64{
-		`ccproxy_spare_takes_total{result="taken"}`: 1,
-		`ccproxy_spare_launches_total`:              2,
-		`ccproxy_spares`:                            1,
+	wantMetrics(t, "after the creates", m, map[string]float64{
+		`ccproxy_spare_takes_total{result="taken"}`:       1,
+		`ccproxy_spare_takes_total{result="taken_ahead"}`: 1,
+		`ccproxy_spare_launches_total`:                    4,
+		`ccproxy_spares`:                                  2,
 	})
 }
