@@ -74,6 +74,9 @@ func (s *Server) newFeatures() featureTable {
 			}),
 			later(protocol.TypeSessionRewind, func(c *client, d *protocol.SessionRewind) (slowPart, error) {
 				return s.controlRequest(d.Session, func(ctx context.Context, sess *Session) (protocol.Data, error) {
+					if s.opts.Replay != "" { // no session file, no file checkpoints: say so, not where it looked
+						return nil, rewind.ReplayRefusal()
+					}
 					return rewind.Run(ctx, rewindSession{sess}, d) // proxy/rewind; rewind.go
 				})
 			}),

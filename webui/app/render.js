@@ -892,10 +892,12 @@ export function renderPast(v, ev) {
 // ---- rewind (rewind.js) ----
 
 // rewindable gives the user message uuid of a live session its "Rewind to
-// here" button.
+// here" button; none under the demo (app.js's showDemo: a replay cannot
+// rewind, SPEC §3).
 function rewindable(v, bubble, uuid) {
   if (!uuid || !hooks.rewind || v.state === "history" || v.id.startsWith("history:")) return;
   bubble.dataset.uuid = uuid;
+  if (document.body.dataset.demo === "true") return;
   const b = el("button", "rewind-btn"); // its ↶ is CSS: the bubble's text stays the user's
   b.type = "button";
   b.title = "Rewind to here: continue from before this message";
