@@ -703,7 +703,7 @@ function toolResult(v, b, ev) {
     // The placeholders of what the card shows itself (the proxy's
     // "[image image/png 3.9 KiB]", the CLI's "[Image: source: <path>]")
     // are not shown as text.
-    const visible = stripPlaceholders(text, b.attachments || []);
+    const visible = plainSavedLines(stripPlaceholders(text, b.attachments || []));
     card.result.hidden = visible === "";
     card.result.textContent = visible;
   }
@@ -723,6 +723,23 @@ function toolResult(v, b, ev) {
 // CLI's for an image it saved ("[Image: source: /…/tool-results/x.png]").
 const attPlaceholder = /^\[(image|audio|resource|blob|document) [^\]\n]*\]$/;
 const savedImagePlaceholder = /^\[Image: source: [^\]\n]*\]$/;
+
+// The CLI's line for MCP audio or a binary resource it saved in the
+// session's tool-results folder ("[Audio from S] Binary content
+// (audio/wav, 1.6KB) saved to /…/tool-results/mcp-S-blob-….wav"):
+// shown without the path, as "Audio from S: audio/wav, 1.6KB"; the player
+// or link comes from savedFiles when the proxy has the file.
+const savedBinaryLine = /^\[((?:Audio|Resource) from [^\]\n]*)\] Binary content \(([^)\n]*)\) saved to \S.*$/;
+
+function plainSavedLines(text) {
+  return text
+    .split("\n")
+    .map((line) => {
+      const m = savedBinaryLine.exec(line.trim());
+      return m ? `${m[1]}: ${m[2]}` : line;
+    })
+    .join("\n");
+}
 
 function stripPlaceholders(text, atts) {
   const shows = new Set(atts.filter((a) => a.url || a.data).map((a) => a.kind));
