@@ -489,6 +489,8 @@ const builtins = {
     // never quote…", the agent's internal id, its transcript's path). The
     // card says it plainly instead, in live and past sessions alike (the
     // CLI's side copy, tool_use_result, marks it: status async_launched).
+    // ccproxy acp applies the same rule for editors (acp/mapper.go,
+    // backgroundLaunch).
     result(card, text, extra) {
       if (!extra || (extra.status !== "async_launched" && extra.isAsync !== true)) return false;
       card.result.hidden = false;
