@@ -19,7 +19,8 @@
 // as a checklist, Task as a box that holds its subagent's events (events
 // with parent_tool_use_id). Images are shown inline, audio is playable, and
 // files the CLI says it saved under a session's tool-results folder become
-// links to /v1/tool-results (shown once the proxy confirms they exist).
+// links to /v1/tool-results (shown once the proxy confirms they exist);
+// the CLI's lines naming those files are shown without their paths.
 //
 // Scrolling follows the conversation while the reader is at its bottom
 // (also when images or cards grow after they are added) and leaves the
