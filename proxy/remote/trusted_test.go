@@ -2,10 +2,12 @@ package remote
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ccproxy/ccproxy/protocol"
@@ -135,4 +137,69 @@ func TestParseTrustedHeader(t *testing.T) {
 			t.Errorf("%q %q: error %v, want one saying %q", c.name, c.proxies, err, c.want)
 		}
 	}
+}
+
+// TestTrustedHeaderWarnedBounded: requests with the header from more
+// untrusted peers than are remembered, at once from many goroutines, log
+// each of the first maxWarnedPeers once, then one line saying the rest go
+// unlogged; the set stays at its bound.
+func TestTrustedHeaderWarnedBounded(t *testing.T) {
+	var log syncBuffer
+	pub, _ := ParsePublicURL("https://chat.example.com")
+	th, err := ParseTrustedHeader("Remote-User", []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGate(Config{Token: "0123456789abcdef0123", Public: pub, Trusted: th,
+		LoginBurst: 2, LoginEvery: 1, MaxLoginClients: 2,
+		Log:        slog.New(slog.NewTextHandler(&log, nil)),
+		WriteError: func(w http.ResponseWriter, status int, _ protocol.Code, msg string) { http.Error(w, msg, status) }})
+	h := g.RequireAuth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	const peers = maxWarnedPeers + 50
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range peers {
+				r := httptest.NewRequest(http.MethodGet, "/v1/health", nil)
+				r.RemoteAddr = fmt.Sprintf("10.0.%d.%d:4000%d", i/200, i%200, g)
+				r.Header.Set("Remote-User", "alice")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusUnauthorized {
+					t.Errorf("untrusted peer %s: %d", r.RemoteAddr, w.Code)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	got := log.String()
+	if n := strings.Count(got, "peer not trusted ignored"); n != maxWarnedPeers {
+		t.Errorf("%d peers logged, want %d", n, maxWarnedPeers)
+	}
+	if n := strings.Count(got, "the rest are not logged"); n != 1 {
+		t.Errorf("the full set is said %d times, want once", n)
+	}
+	if len(th.warned) != maxWarnedPeers {
+		t.Errorf("%d peers remembered, want %d", len(th.warned), maxWarnedPeers)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
