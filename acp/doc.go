@@ -83,7 +83,11 @@
 // either), load replays it (the user's prompts as user_message_chunk, but
 // not the texts the CLI stored as user messages in the user's place: an
 // interrupt's marker, a background task's notice; cliNotice), and a
-// ccproxy session is created with resume. session/list is one
+// ccproxy session is created with resume. Live and loaded alike, the
+// CLI's result of an agent started in the background (its words for
+// claude alone: "This tool result is internal metadata…", the agent's
+// id, its output file) reaches the editor as "Started in the background."
+// without raw output (backgroundLaunch, the web UI's rule). session/list is one
 // history/list page (its default size), newest first, of every project
 // (all) or of an absolute cwd (else -32602); its nextCursor is the
 // proxy's cursor, passed through (a bad one, bad_request, is -32602).

@@ -189,6 +189,17 @@ func (m *Mapper) user(e gjson.Result) []sdk.SessionUpdate {
 		if b.Get("is_error").Bool() {
 			status = sdk.ToolCallStatusFailed
 		}
+		if backgroundLaunch(e.Get("tool_use_result")) {
+			// The CLI's words are for claude only; its side copy holds
+			// the agent's internal id and output file: neither is sent.
+			out = append(out, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{
+				SessionUpdate: "tool_call_update",
+				ToolCallId:    sdk.ToolCallId(id),
+				Status:        &status,
+				Content:       []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(backgroundLaunchText))},
+			}})
+			continue
+		}
 		var cont []sdk.ToolCallContent
 		if d := patchDiff(ti, e.Get("tool_use_result")); d != nil && status == sdk.ToolCallStatusCompleted {
 			cont = append(cont, *d)
@@ -212,6 +223,21 @@ func (m *Mapper) user(e gjson.Result) []sdk.SessionUpdate {
 	}
 	return out
 }
+
+// backgroundLaunch reports whether a tool result is the CLI's notice that
+// an agent (Task, Agent) was started in the background: its text is meant
+// for claude alone ("Async agent launched successfully. (This tool result
+// is internal metadata — never quote…", the agent's internal id, its
+// output file's path). The CLI's side copy, tool_use_result, marks it
+// (status async_launched, isAsync). The web UI's card applies the same
+// rule (webui/app/render.js, builtins.Task.result) and says the same
+// words, backgroundLaunchText, instead, in live and past sessions alike.
+func backgroundLaunch(tur gjson.Result) bool {
+	return tur.IsObject() && (tur.Get("status").String() == "async_launched" || tur.Get("isAsync").Type == gjson.True)
+}
+
+// backgroundLaunchText is what editors are shown of a background launch.
+const backgroundLaunchText = "Started in the background."
 
 // cliNotice reports whether the text of a user message is not the user's
 // words but one the CLI wrote in the user's place: its marker of an

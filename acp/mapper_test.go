@@ -345,3 +345,31 @@ func TestMapHistoryLeavesOutCLINotices(t *testing.T) {
 		}
 	}
 }
+
+// TestMapBackgroundLaunch: the CLI's result of an agent started in the
+// background (recorded from Claude Code 2.1.329: "Async agent launched
+// successfully. (This tool result is internal metadata — never quote…",
+// the agent's internal id, its output file) reaches the editor as
+// "Started in the background.", with no raw output, as the web UI shows it.
+func TestMapBackgroundLaunch(t *testing.T) {
+	us := updates(t, "history-session")
+	var launch map[string]any
+	for _, u := range us {
+		if u["sessionUpdate"] != "tool_call_update" {
+			continue
+		}
+		b, _ := json.Marshal(u)
+		if strings.Contains(string(b), "internal metadata") || strings.Contains(string(b), "aa39db4b5259138b3") {
+			t.Errorf("a tool call update passes the CLI's internal notice on: %s", b)
+		}
+		if strings.Contains(string(b), backgroundLaunchText) {
+			launch = u
+		}
+	}
+	if launch == nil {
+		t.Fatal("no tool call update says the agent started in the background")
+	}
+	if _, ok := launch["rawOutput"]; ok || launch["status"] != "completed" {
+		t.Errorf("the launch's update: %v; want completed, no rawOutput", launch)
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"github.com/ccproxy/ccproxy/protocol"
 	"github.com/ccproxy/ccproxy/proxy/feature"
 	"github.com/ccproxy/ccproxy/proxy/files"
-	"github.com/ccproxy/ccproxy/proxy/rewind"
 	"github.com/ccproxy/ccproxy/proxy/runner"
 )
 
@@ -74,7 +73,7 @@ func (s *Server) newFeatures() featureTable {
 			}),
 			later(protocol.TypeSessionRewind, func(c *client, d *protocol.SessionRewind) (slowPart, error) {
 				return s.controlRequest(d.Session, func(ctx context.Context, sess *Session) (protocol.Data, error) {
-					return rewind.Run(ctx, rewindSession{sess}, d) // proxy/rewind; rewind.go
+					return runRewind(ctx, s.opts.Replay, sess, d) // proxy/rewind; rewind.go
 				})
 			}),
 		}},

@@ -200,6 +200,14 @@ type RemoteOptions struct {
 	// https, login links and /v1/health name it, and the proxy serves
 	// under its path prefix as well as at its root.
 	PublicURL string
+	// TrustedHeader and TrustedProxies (--trusted-header NAME,
+	// --trusted-proxy ADDR), with PublicURL: a request from one of the
+	// TrustedProxies (loopback IPs or CIDR prefixes, comma-separated or
+	// one per entry) carrying a non-empty TrustedHeader (the user the
+	// reverse proxy authenticated) is let in as if it had the token
+	// (proxy/remote.TrustedHeader). Both or neither.
+	TrustedHeader  string
+	TrustedProxies []string
 	// TLS, when set, serves HTTPS with its certificates (TLS 1.2 or newer,
 	// HTTP/1.1): the proxy's own origins are then https://, and the login
 	// cookie is Secure. A listen address off loopback is served only with
@@ -250,6 +258,11 @@ func (o *Options) setDefaults() error {
 		if _, err := remote.ParsePublicURL(o.PublicURL); err != nil {
 			return err
 		}
+	}
+	if th, err := remote.ParseTrustedHeader(o.TrustedHeader, o.TrustedProxies); err != nil {
+		return err
+	} else if th != nil && o.PublicURL == "" {
+		return errors.New("a trusted header (--trusted-header) is for a reverse proxy in front: give its URL with --public-url")
 	}
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv

@@ -24,6 +24,17 @@ import (
 // login and the MCP hub's CLI calls run no session.)
 func (o *Options) sessionClaudeEnv() []string { return rewind.WithFileCheckpoints(o.claudeEnv()) }
 
+// runRewind serves session/rewind d on sess (rewind.Run). A replay of a
+// recording (Options.Replay: serve --demo, --replay) has no session file
+// and no file checkpoints: it is refused in plain words, not with where
+// the file was looked for.
+func runRewind(ctx context.Context, replay string, sess *Session, d *protocol.SessionRewind) (protocol.SessionRewindResult, error) {
+	if replay != "" {
+		return protocol.SessionRewindResult{}, rewind.ReplayRefusal()
+	}
+	return rewind.Run(ctx, rewindSession{sess}, d)
+}
+
 // rewindSession is a Session as a rewind sees it (rewind.Session).
 type rewindSession struct{ s *Session }
 

@@ -101,8 +101,9 @@ func New(opts Options) (*Server, error) {
 	if opts.PublicURL != "" {
 		public, _ = remote.ParsePublicURL(opts.PublicURL) // checked by setDefaults
 	}
+	trusted, _ := remote.ParseTrustedHeader(opts.TrustedHeader, opts.TrustedProxies) // checked by setDefaults
 	s.gate = remote.NewGate(remote.Config{
-		Token: opts.Token, AllowOrigins: opts.AllowOrigins, Public: public,
+		Token: opts.Token, AllowOrigins: opts.AllowOrigins, Public: public, Trusted: trusted,
 		LoginBurst: opts.LoginBurst, LoginEvery: opts.LoginEvery, MaxLoginClients: opts.MaxLoginClients,
 		Log: s.log, WriteError: writeHTTPError,
 	})

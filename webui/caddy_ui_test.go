@@ -88,6 +88,61 @@ https://localhost:%d {
 	b.noJSDialog()
 }
 
+// TestWebUIBehindCaddyTrustedHeader: Caddy in front authenticates the
+// user itself and names it in Remote-User (header_up, as basic_auth's
+// {http.auth.user.id} would); serve trusts that header from Caddy's
+// loopback address (--trusted-header Remote-User --trusted-proxy
+// 127.0.0.1). The browser opens the public URL with no login link, no
+// token and no cookie, reaches the chat and runs a turn; the same
+// server opened directly (no Caddy, so no header) asks for a login link.
+// Without the trust the first page asks for a login link too.
+func TestWebUIBehindCaddyTrustedHeader(t *testing.T) {
+	caddy := testkit.Caddy(t)
+	bin := testkit.CCProxyBinary(t)
+	port := freePort(t)
+	public := fmt.Sprintf("https://localhost:%d", port)
+	srv := testkit.StartServe(t, bin, "--demo", "--demo-speed", "4", "--public-url", public,
+		"--trusted-header", "Remote-User", "--trusted-proxy", "127.0.0.1")
+	startCaddy(t, caddy, fmt.Sprintf(`{
+	admin off
+	skip_install_trust
+	local_certs
+	auto_https disable_redirects
+}
+https://localhost:%d {
+	tls internal
+	reverse_proxy %s {
+		header_up Remote-User alice
+	}
+}
+`, port, strings.TrimPrefix(srv.First.URL, "http://")))
+
+	b := newBrowser(t, chromedp.Flag("ignore-certificate-errors", true))
+	b.do("open the public URL, no login link", chromedp.Navigate(public+"/"))
+	b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+	b.do("create a session", chromedp.Click(`#new-session button[type="submit"]`))
+	b.until("a session", `document.querySelectorAll("#sessions li").length === 1 && !document.querySelector("#send").disabled`)
+	b.send("Hi! What does this proxy do, and what am I looking at?")
+	b.until("the first reply", `document.querySelectorAll(".result-line").length === 1`)
+	if got, want := eval[string](b, `document.querySelector(".msg.assistant .text").markdown`), demoAssistantTexts(t)[0]; got != want {
+		t.Errorf("reply through Caddy:\n got %q\nwant %q", got, want)
+	}
+	if c := sessionCookies(t, b, public+"/"); len(c) != 0 {
+		t.Errorf("a session cookie %s was set: the header alone should let the browser in", c[0].Name)
+	}
+	if h := eval[string](b, `location.href`); strings.Contains(h, "code=") {
+		t.Errorf("the page is at %s: no login link was given", h)
+	}
+
+	// Directly, without Caddy: no header, so the login link is needed.
+	b.do("open the server directly", chromedp.Navigate(srv.First.URL+"/"))
+	b.until("the login help", `!document.querySelector("#login-error").hidden`)
+	if eval[string](b, `document.querySelector("#conn").dataset.state`) == "open" {
+		t.Errorf("the page opened directly is connected without a login")
+	}
+	b.noJSDialog()
+}
+
 // freePort is a loopback port free a moment ago, for a server that must
 // be told its port before it starts (Caddy here, named in --public-url).
 func freePort(t *testing.T) int {

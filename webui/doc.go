@@ -33,7 +33,7 @@
 // models.js (the model picker beside it: session/state's models, each
 // shown by a short name with the full one in its title, session/setModel), rewind.js ("Rewind to here" on a user message: the
 // dry run's files, then session/rewind; render.js drops the messages at the
-// ccproxy/rewound event), usage.js (the context meter and tokens of
+// ccproxy/rewound event; none under the demo, which cannot rewind), usage.js (the context meter and tokens of
 // session/state's usage), notify.js (browser notifications while the page is
 // hidden), history-manage.js (the History panel's project picker, and each
 // past session's Rename inline, Export download and Delete with an Undo

@@ -12,7 +12,8 @@ import (
 // TestWebUIDemoSaysSo: `serve --demo` says it is a demo (a header badge,
 // and on the empty state a note on how to run for real), the empty state
 // offers suggested prompts that fit at 1280 and 400 px, and a click on one
-// starts a session that answers it.
+// starts a session that answers it, with no "Rewind to here" (the demo
+// cannot rewind).
 func TestWebUIDemoSaysSo(t *testing.T) {
 	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
@@ -59,6 +60,12 @@ func TestWebUIDemoSaysSo(t *testing.T) {
 	}
 	if !eval[bool](b, `document.querySelector("#empty").hidden`) {
 		t.Errorf("the empty state still shows beside a session")
+	}
+	// A replay cannot rewind (the proxy refuses it, SPEC §3): the user
+	// message, known by its uuid, offers no "Rewind to here".
+	b.until("the user message's uuid", `document.querySelector(".msg.user[data-uuid]") !== null`)
+	if n := eval[int](b, `document.querySelectorAll(".msg.user .rewind-btn, .rewind-panel").length`); n != 0 {
+		t.Errorf("the demo offers %d rewind buttons or panels, want none", n)
 	}
 	// The demo offers the models people know, and its server keeps its name.
 	b.until("the models", `document.querySelectorAll("#model-pick option").length > 1`)

@@ -45,9 +45,18 @@ const stubClose = "stub/close"
 // returned (a stubClose push closes the connection).
 func stubBackend(t *testing.T, caps []string, answer func(f *protocol.Frame) (protocol.Data, []stubPush)) *httptest.Server {
 	t.Helper()
+	return stubBackendFiles(t, caps, answer, nil)
+}
+
+// stubBackendFiles is stubBackend also serving files: path -> handler.
+func stubBackendFiles(t *testing.T, caps []string, answer func(f *protocol.Frame) (protocol.Data, []stubPush), files map[string]http.HandlerFunc) *httptest.Server {
+	t.Helper()
 	up := websocket.Upgrader{Subprotocols: []string{protocol.Subprotocol}}
 	mux := http.NewServeMux()
 	mux.Handle("/", http.FileServerFS(webui.FS()))
+	for path, h := range files {
+		mux.HandleFunc(path, h)
+	}
 	mux.HandleFunc("/v1/ws", func(w http.ResponseWriter, r *http.Request) {
 		c, err := up.Upgrade(w, r, nil)
 		if err != nil {

@@ -3,11 +3,14 @@ package webui_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -79,4 +82,89 @@ func TestWebUIToolImageCard(t *testing.T) {
 		b.until("closed", `!document.querySelector("dialog.lightbox")`)
 	}
 	b.noJSDialog()
+}
+
+// TestWebUIToolAudioCard: the CLI's line for MCP audio it saved ("[Audio
+// from S] Binary content (audio/wav, 1.6KB) saved to <path>") shows
+// without the path, with a player when the proxy serves the saved file;
+// a binary resource whose file the proxy does not have keeps a plain line
+// and nothing else.
+func TestWebUIToolAudioCard(t *testing.T) {
+	const sid = "s-toolaudio00001"
+	dir := "/tmp/ccproxy-capture/home/.claude/projects/-tmp-p/1f2740f4-ced7-46b5-9c76-ee43175a2520/tool-results/"
+	wav := tinyWAV()
+	events := []map[string]any{
+		{"type": "assistant", "message": map[string]any{"id": "m1", "role": "assistant", "content": []any{
+			map[string]any{"type": "tool_use", "id": "toolu_1", "name": "mcp__testmcp__audio", "input": map[string]any{}, "mcp": map[string]any{"server": "testmcp", "tool": "audio"}},
+			map[string]any{"type": "tool_use", "id": "toolu_2", "name": "mcp__testmcp__blob", "input": map[string]any{}, "mcp": map[string]any{"server": "testmcp", "tool": "blob"}},
+		}}},
+		{"type": "user", "message": map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "tool_result", "tool_use_id": "toolu_1", "mcp": map[string]any{"server": "testmcp", "tool": "audio"},
+				"content": "[Audio from testmcp] Binary content (audio/wav, 1.6KB) saved to " + dir + "mcp-testmcp-blob-1795223140342-v3zouc.wav"},
+		}}},
+		{"type": "user", "message": map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "tool_result", "tool_use_id": "toolu_2", "mcp": map[string]any{"server": "testmcp", "tool": "blob"},
+				"content": "[Resource from testmcp at testmcp://blobs/bytes.bin] Binary content (application/octet-stream, 256 bytes) saved to " + dir + "mcp-testmcp-blob-1795223140343-gone.bin"},
+		}}},
+	}
+	var pushes []stubPush
+	for i, ev := range events {
+		raw, _ := json.Marshal(ev)
+		pushes = append(pushes, stubPush{protocol.TypeSessionEvent, protocol.SessionEvent{Session: sid, Seq: int64(i + 1), Event: raw}})
+	}
+	stub := stubBackendFiles(t, []string{protocol.CapSessions}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+		switch {
+		case f == nil:
+		case f.Type == protocol.TypeSessionList:
+			return protocol.SessionListResult{Sessions: []protocol.SessionInfo{{Session: sid, State: "idle", Cwd: "/tmp/p", FirstSeq: 1, PermissionMode: "default"}}}, nil
+		case f.Type == protocol.TypeSessionSubscribe:
+			return subscribed(f, "idle"), pushes
+		}
+		return nil, nil
+	}, map[string]http.HandlerFunc{
+		"/v1/tool-results/1f2740f4-ced7-46b5-9c76-ee43175a2520/mcp-testmcp-blob-1795223140342-v3zouc.wav": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "audio/wav")
+			w.Header().Set("Content-Length", fmt.Sprint(len(wav)))
+			w.Write(wav)
+		},
+	})
+	b := newBrowser(t)
+	for _, size := range uiSizes[:2] {
+		b.emulate(size.width, size.height, false)
+		b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
+		b.until("the audio player", `document.querySelectorAll(".tool").length === 2 && !!document.querySelector(".tool .atts audio")`)
+		texts := eval[[]string](b, `[...document.querySelectorAll(".tool")].map(c => c.innerText)`)
+		for i, want := range []string{"Audio from testmcp: audio/wav, 1.6KB", "Resource from testmcp at testmcp://blobs/bytes.bin: application/octet-stream, 256 bytes"} {
+			if !strings.Contains(texts[i], want) || strings.Contains(texts[i], "saved to") || strings.Contains(texts[i], "/tmp/") || strings.Contains(texts[i], ".claude/projects") {
+				t.Errorf("%s: card %d shows %q; want %q and no path", size.name, i+1, texts[i], want)
+			}
+		}
+		if src := eval[string](b, `document.querySelector(".tool .atts audio").src`); !strings.HasSuffix(src, "/v1/tool-results/1f2740f4-ced7-46b5-9c76-ee43175a2520/mcp-testmcp-blob-1795223140342-v3zouc.wav") {
+			t.Errorf("%s: the player plays %q", size.name, src)
+		}
+		if n := eval[int](b, `document.querySelectorAll(".tool")[1].querySelectorAll(".atts > *").length`); n != 0 {
+			t.Errorf("%s: the resource whose file is gone shows %d parts besides its line", size.name, n)
+		}
+	}
+}
+
+// tinyWAV is a valid WAV file: 8 kHz mono 8-bit, 80 samples of silence.
+func tinyWAV() []byte {
+	data := bytes.Repeat([]byte{128}, 80)
+	var b bytes.Buffer
+	le := func(v any) { binary.Write(&b, binary.LittleEndian, v) }
+	b.WriteString("RIFF")
+	le(uint32(36 + len(data)))
+	b.WriteString("WAVEfmt ")
+	le(uint32(16))
+	le(uint16(1))
+	le(uint16(1))
+	le(uint32(8000))
+	le(uint32(8000))
+	le(uint16(1))
+	le(uint16(8))
+	b.WriteString("data")
+	le(uint32(len(data)))
+	b.Write(data)
+	return b.Bytes()
 }

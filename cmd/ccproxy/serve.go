@@ -342,6 +342,8 @@ func addServeFlags(fs *pflag.FlagSet, cfg *serveConfig) {
 	fs.StringArrayVar(&cfg.hosts, "host", nil, "also accept requests for host `NAME` (a DNS name or an IP address clients use; repeatable; the first goes in login links)")
 	fs.BoolVar(&cfg.qr, "qr", false, "print a one-time login link as a QR code on stderr (default: when listening off loopback with stderr a terminal)")
 	fs.StringVar(&cfg.opts.PublicURL, "public-url", "", "behind a reverse proxy that terminates TLS (Caddy, nginx): the `URL` browsers use, https://host[:port][/prefix]; its origin and host are accepted, login links name it, the cookie is Secure for https (README: Behind a reverse proxy)")
+	fs.StringVar(&cfg.opts.TrustedHeader, "trusted-header", "", "with --public-url and --trusted-proxy: let in a request from the reverse proxy that names its authenticated user in header `NAME` (such as Remote-User) as if it had the token")
+	fs.StringSliceVar(&cfg.opts.TrustedProxies, "trusted-proxy", nil, "the loopback `ADDR` (IP or CIDR; comma-separated or repeated) the reverse proxy of --trusted-header connects from; no default: every local process can connect from it too")
 }
 
 // check validates the flags after parsing (args are the positional
@@ -424,6 +426,11 @@ func (cfg *serveConfig) check(cmd string, args []string, stderr io.Writer) error
 		if _, err := remote.ParsePublicURL(cfg.opts.PublicURL); err != nil {
 			return usagef("%s: --public-url: %v", cmd, err)
 		}
+	}
+	if th, err := remote.ParseTrustedHeader(cfg.opts.TrustedHeader, cfg.opts.TrustedProxies); err != nil {
+		return usagef("%s: %v", cmd, err)
+	} else if th != nil && cfg.opts.PublicURL == "" {
+		return usagef("%s: --trusted-header is for a reverse proxy in front: give its URL with --public-url", cmd)
 	}
 	if cfg.tlsCert == "" && !cfg.tlsSelfSigned {
 		return checkLoopback(cfg.addr)

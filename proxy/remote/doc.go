@@ -28,7 +28,13 @@
 // are own, the login cookie is Secure when it is https and scoped to its
 // path prefix, BaseURL (login links, /v1/health) names it, and
 // PublicURL.StripPrefix serves the proxy under the prefix as well as at
-// its root (a reverse proxy may strip the prefix or not).
+// its root (a reverse proxy may strip the prefix or not). With
+// --trusted-header and --trusted-proxy (TrustedHeader, Config.Trusted) a
+// reverse proxy that authenticates users itself names the user in a
+// header: a request from a trusted peer (loopback addresses only, never
+// defaulted) with a non-empty value is let in as the cookie would be; the
+// header from any other peer is ignored and logged once per peer (a
+// bounded set), never with its value.
 //
 // Browser login: the web UI gets a one-time code in the URL fragment
 // (#code=…, never sent to servers) and POSTs it to /v1/login; a valid code
@@ -49,7 +55,8 @@
 //	        ├─► public: the web UI's files (the proxy's), POST /v1/login ─► Gate.ServeLogin
 //	        │       code redeemed? cookie set (204) : failure charged to the address (401, 400; 429 past the limit)
 //	        └─► Gate.RequireAuth: Authorization: Bearer, the ccproxy.token.T subprotocol (/v1/ws only),
-//	            or the cookie (no Origin, or the own / an --allow-origin one) ─► 401, or the proxy's handler;
+//	            or the cookie or a trusted peer's user header (no Origin, or the own / an --allow-origin one)
+//	            ─► 401, or the proxy's handler;
 //	            POST /v1/login/code ─► Gate.ServeLoginCode
 //
 // The proxy's websocket upgrader asks Policy.Allowed again, and
@@ -59,7 +66,8 @@
 //
 // None of its own: every method runs on the caller's goroutine (the HTTP
 // server's handlers). logins.mu guards the login codes and loginLimiter.mu
-// the rate limit's buckets; each is a leaf, taken alone, never with a lock
+// the rate limit's buckets, TrustedHeader.mu the untrusted peers already
+// logged; each is a leaf, taken alone, never with a lock
 // of the proxy's held (the proxy takes none around the Gate). The Policy
 // (served hosts, own origins) is written by Listen before the HTTP server
 // starts and only read after; the cookie and the token's hash are set by

@@ -44,6 +44,10 @@ type Config struct {
 	// own, login links name it, and the cookie is Secure when it is https
 	// and scoped to its path.
 	Public *PublicURL
+	// Trusted, when set (--trusted-header, --trusted-proxy), authenticates
+	// a request from a trusted reverse proxy that names its user in a
+	// header (TrustedHeader).
+	Trusted *TrustedHeader
 }
 
 // Gate is remote access in front of the proxy's HTTP handler: the Host and
@@ -125,7 +129,8 @@ func (g *Gate) Check(next http.Handler) http.Handler {
 }
 
 // RequireAuth answers 401 unless the request carries the token (or, from
-// the proxy's own origin, the session cookie).
+// the proxy's own origin, the session cookie or a trusted reverse
+// proxy's user header).
 func (g *Gate) RequireAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !g.authorized(r, r.URL.Path == "/v1/ws") {
@@ -155,8 +160,11 @@ func (g *Gate) authorized(r *http.Request, subprotocol bool) bool {
 	// the operator allowed with --allow-origin (a reverse proxy in front),
 	// and requests that carry no Origin (such as <img> loads); never from
 	// webviews of any extension.
+	// The same holds for a trusted reverse proxy's user header: the
+	// browser's login at the proxy travels with every request, as a
+	// cookie does.
 	if origin := r.Header.Get("Origin"); origin == "" || g.policy.OwnOrExtra(origin) {
-		return g.cookieOK(r)
+		return g.cookieOK(r) || g.cfg.Trusted.User(r, g) != ""
 	}
 	return false
 }

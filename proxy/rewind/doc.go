@@ -9,6 +9,9 @@
 // record, whose uuid is the user message's parentUuid in the session file
 // (history.Store.Message).
 //
+// A replay of a recording (serve --demo, --replay) has neither a session
+// file nor file checkpoints: the proxy answers ReplayRefusal before Run.
+//
 // It does not import package proxy: Run sees the session through the
 // Session interface (its conversation and process now, the message, the
 // restart begun, undone or completed) and its claude process as a Proc.

@@ -130,6 +130,13 @@ type State struct {
 	TurnRunning bool   // a turn runs or waits: queued, held, being written
 }
 
+// ReplayRefusal is the error of a rewind in a session that replays a
+// recording (serve --demo, --replay): the replay keeps no session file and
+// no file checkpoints, so there is nothing to rewind to.
+func ReplayRefusal() error {
+	return protocol.Errorf(protocol.CodeBadRequest, "%s: this session replays a recording (serve --demo or --replay), and the demo cannot rewind; run ccproxy serve with the Claude Code CLI to rewind a conversation", what)
+}
+
 // Refusal says why a session in state st cannot rewind now (nil when it
 // can). A dry run changes nothing, so it may run during a turn.
 func Refusal(st State, dryRun bool) error {

@@ -19,7 +19,8 @@
 // as a checklist, Task as a box that holds its subagent's events (events
 // with parent_tool_use_id). Images are shown inline, audio is playable, and
 // files the CLI says it saved under a session's tool-results folder become
-// links to /v1/tool-results (shown once the proxy confirms they exist).
+// links to /v1/tool-results (shown once the proxy confirms they exist);
+// the CLI's lines naming those files are shown without their paths.
 //
 // Scrolling follows the conversation while the reader is at its bottom
 // (also when images or cards grow after they are added) and leaves the
@@ -489,6 +490,8 @@ const builtins = {
     // never quote…", the agent's internal id, its transcript's path). The
     // card says it plainly instead, in live and past sessions alike (the
     // CLI's side copy, tool_use_result, marks it: status async_launched).
+    // ccproxy acp applies the same rule for editors (acp/mapper.go,
+    // backgroundLaunch).
     result(card, text, extra) {
       if (!extra || (extra.status !== "async_launched" && extra.isAsync !== true)) return false;
       card.result.hidden = false;
@@ -703,7 +706,7 @@ function toolResult(v, b, ev) {
     // The placeholders of what the card shows itself (the proxy's
     // "[image image/png 3.9 KiB]", the CLI's "[Image: source: <path>]")
     // are not shown as text.
-    const visible = stripPlaceholders(text, b.attachments || []);
+    const visible = plainSavedLines(stripPlaceholders(text, b.attachments || []));
     card.result.hidden = visible === "";
     card.result.textContent = visible;
   }
@@ -723,6 +726,23 @@ function toolResult(v, b, ev) {
 // CLI's for an image it saved ("[Image: source: /…/tool-results/x.png]").
 const attPlaceholder = /^\[(image|audio|resource|blob|document) [^\]\n]*\]$/;
 const savedImagePlaceholder = /^\[Image: source: [^\]\n]*\]$/;
+
+// The CLI's line for MCP audio or a binary resource it saved in the
+// session's tool-results folder ("[Audio from S] Binary content
+// (audio/wav, 1.6KB) saved to /…/tool-results/mcp-S-blob-….wav"):
+// shown without the path, as "Audio from S: audio/wav, 1.6KB"; the player
+// or link comes from savedFiles when the proxy has the file.
+const savedBinaryLine = /^\[((?:Audio|Resource) from [^\]\n]*)\] Binary content \(([^)\n]*)\) saved to \S.*$/;
+
+function plainSavedLines(text) {
+  return text
+    .split("\n")
+    .map((line) => {
+      const m = savedBinaryLine.exec(line.trim());
+      return m ? `${m[1]}: ${m[2]}` : line;
+    })
+    .join("\n");
+}
 
 function stripPlaceholders(text, atts) {
   const shows = new Set(atts.filter((a) => a.url || a.data).map((a) => a.kind));
@@ -892,10 +912,12 @@ export function renderPast(v, ev) {
 // ---- rewind (rewind.js) ----
 
 // rewindable gives the user message uuid of a live session its "Rewind to
-// here" button.
+// here" button; none under the demo (app.js's showDemo: a replay cannot
+// rewind, SPEC §3).
 function rewindable(v, bubble, uuid) {
   if (!uuid || !hooks.rewind || v.state === "history" || v.id.startsWith("history:")) return;
   bubble.dataset.uuid = uuid;
+  if (document.body.dataset.demo === "true") return;
   const b = el("button", "rewind-btn"); // its ↶ is CSS: the bubble's text stays the user's
   b.type = "button";
   b.title = "Rewind to here: continue from before this message";
