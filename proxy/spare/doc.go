@@ -17,6 +17,16 @@
 //	a spare exits by itself ─► its watcher removes it ─► the owner launches another after a backoff
 //	                           (Backoff doubling to MaxBackoff; reset once a spare is taken)
 //
+// With Config.Ahead (the proxy: its project directory, the default mode)
+// one parked spare at a time is claimed ahead of need once it has booted;
+// from the claim's answer on its output is held (clones, at most
+// maxHeldEvents and maxHeldBytes) until a session whose claim it is takes
+// it (Take ranks it first for that claim and never hands it out for
+// another), checks Spare.Ahead and calls Adopt, which hands the held
+// output over in order before routing the rest. A refusal leaves the spare
+// parked for any claim; a claim ahead left unanswered marks it broken and
+// the owner closes it.
+//
 // A spare is booted once it answers a probe (mcp_status, sent at launch:
 // claude reads stdin only when it has started); until then it is parked
 // but starting. Take hands out a booted spare first, else one still
@@ -32,7 +42,11 @@
 //
 // The Pool owns one owner goroutine (run: launches, closes stale spares,
 // waits out the backoff) and one watcher per parked spare (it ends when
-// the spare is taken or has exited); all are in Pool.wg. Close cancels the
+// the spare is taken or has exited); all are in Pool.wg. A claim made
+// ahead runs no goroutine of its own: the probe's callback or Take sends
+// it (CallAsync never blocks) and its answer comes on the spare's stdout
+// goroutine. Spare.hold.mu guards the held output and orders it with
+// Adopt's switch of the route. Close cancels the
 // pool's context: the owner closes every parked spare (stdin EOF, then
 // claudecli's grace and signals) and returns, the watchers see the exits;
 // Close waits for all of them and is idempotent. A spare handed out by

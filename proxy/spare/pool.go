@@ -149,10 +149,20 @@ func (p *Pool) Take(tag any, want Claim) *Spare {
 	if p.cfg.N <= 0 {
 		return nil
 	}
+	sp, next := p.take(tag, want)
+	if next != nil {
+		p.claimAhead(next) // never blocks: CallAsync; its answer comes on next's stdout goroutine
+	}
+	return sp
+}
+
+// take is Take under Pool.mu; next is a parked spare to claim ahead now
+// that the one claimed ahead was taken.
+func (p *Pool) take(tag any, want Claim) (sp, next *Spare) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil
+		return nil, nil
 	}
 	pick, best, other := -1, 0, false
 	for i, sp := range p.ready {
@@ -182,9 +192,9 @@ func (p *Pool) Take(tag any, want Claim) *Spare {
 			p.counts.none++
 		}
 		p.poke()
-		return nil
+		return nil, nil
 	}
-	sp := p.ready[pick]
+	sp = p.ready[pick]
 	p.ready = append(p.ready[:pick], p.ready[pick+1:]...)
 	close(sp.taken)
 	switch {
@@ -198,10 +208,7 @@ func (p *Pool) Take(tag any, want Claim) *Spare {
 	p.failures = 0
 	p.changedLocked()
 	p.poke()
-	if next := p.nextAheadLocked(); next != nil {
-		go p.claimAhead(next) // CallAsync never blocks; its answer comes on next's stdout goroutine
-	}
-	return sp
+	return sp, p.nextAheadLocked()
 }
 
 // Skip counts a session that could not use a spare (it needs what no
