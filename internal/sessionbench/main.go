@@ -4,7 +4,7 @@
 // real Claude Code CLI against the fake Anthropic API (no network, no
 // key), a built ccproxy, and medians of interleaved runs (min–max):
 //
-//	go run ./internal/sessionbench -scenario start   # new chat → first assistant event, with and without a warm spare, vs a warm turn
+//	go run ./internal/sessionbench -scenario start   # new chat → first assistant event, with and without a warm spare, vs a warm turn and vs the CLI alone
 //	go run ./internal/sessionbench -scenario idle    # 6 chats idle past --idle-timeout: RSS of ccproxy's process tree; a resumed chat's first event
 //	go run ./internal/sessionbench -scenario acp     # ccproxy acp vs the official adapter: session/new → commands; session/new + first chunk
 //	go run ./internal/sessionbench -scenario all -runs 7
@@ -32,6 +32,11 @@ import (
 	"strings"
 	"time"
 )
+
+// settle is how long the start scenario waits, once the spare is ready,
+// before the new chat (and the CLI alone, once claimed, before its first
+// turn): 0 opens the chat at once.
+var settle = flag.Duration("settle", 0, "start: wait this long after the spare is ready before the new chat")
 
 func main() {
 	scenario := flag.String("scenario", "all", "start, idle, acp or all")

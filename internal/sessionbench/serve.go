@@ -14,15 +14,22 @@ import (
 // benchStart: a new chat (dial, session/create, subscribe, send) to its
 // first assistant event, with no spare (--warm 0) and with one (--warm 1,
 // measured once the spare is ready, as a user opening a chat a while after
-// serve started finds it), against a warm turn's send → first assistant
-// event in the same chat.
+// serve started finds it; the spare is then claimed ahead for the
+// project), against a warm turn's send → first assistant event in the same
+// chat, and against the CLI alone used the same way (cliRun): its first and
+// second turn after a claim.
 func benchStart(e *benchEnv, runs int) error {
 	cold := &series{name: "new chat → first assistant event, --warm 0", unit: "ms"}
 	warm := &series{name: "new chat → first assistant event, --warm 1", unit: "ms"}
 	coldCreate := &series{name: "  of which dial, session/create, subscribe, --warm 0", unit: "ms"}
 	warmCreate := &series{name: "  of which dial, session/create, subscribe, --warm 1", unit: "ms"}
 	turn := &series{name: "warm turn: send → first assistant event", unit: "ms"}
+	cliFirst := &series{name: "the CLI alone, claimed: first turn → first assistant event", unit: "ms"}
+	cliSecond := &series{name: "the CLI alone, claimed: second turn → first assistant event", unit: "ms"}
 	for i := 0; i < runs; i++ {
+		if err := cliRun(e, cliFirst, cliSecond); err != nil {
+			return fmt.Errorf("the CLI alone: %w", err)
+		}
 		for _, v := range []struct {
 			warm      string
 			s, create *series
@@ -32,8 +39,10 @@ func benchStart(e *benchEnv, runs int) error {
 			}
 		}
 	}
-	printTable("Start: a new chat against a warm turn (same CLI, same fake API)", cold, coldCreate, warm, warmCreate, turn)
-	fmt.Printf("ratio new chat (--warm 1) / warm turn: %.2f×; without a spare: %.2f×\n\n", warm.median()/turn.median(), cold.median()/turn.median())
+	printTable("Start: a new chat against a warm turn (same CLI, same fake API)", cold, coldCreate, warm, warmCreate, turn, cliFirst, cliSecond)
+	fmt.Printf("ratio new chat (--warm 1) / warm turn: %.2f×; without a spare: %.2f×\n", warm.median()/turn.median(), cold.median()/turn.median())
+	fmt.Printf("the CLI alone: first turn / second turn after a claim: %.2f×; new chat (--warm 1) less the CLI's first turn: %+.1f ms\n\n",
+		cliFirst.median()/cliSecond.median(), warm.median()-cliFirst.median())
 	return nil
 }
 
@@ -52,6 +61,7 @@ func startRun(e *benchEnv, warmN string, newChat, create, turn *series) error {
 		if err := s.waitMetric(ctx, "ccproxy_spares", 1); err != nil {
 			return err
 		}
+		time.Sleep(*settle) // -settle: the user opens the chat that long after
 	}
 	t0 := time.Now()
 	ch, err := s.newChat(ctx)
