@@ -275,26 +275,37 @@ func (p *Pool) run() {
 		cur := p.cfg.Current()
 		p.mu.Lock()
 		var stale []*Spare
+		var broken []bool // per stale spare, read under mu: a claim's answer may still write it
 		keep := p.ready[:0]
 		for _, sp := range p.ready {
-			if sp.Tag == cur && !sp.broken {
+			switch {
+			case sp.broken: // its claim ahead went unanswered: a failure
+				p.failures++
+				p.counts.failed++
+			case sp.Tag != cur:
+				p.counts.replaced++
+			default:
 				keep = append(keep, sp)
-			} else {
-				stale = append(stale, sp)
-				close(sp.taken) // its watcher ends; the owner closes it
+				continue
 			}
+			stale = append(stale, sp)
+			broken = append(broken, sp.broken)
+			close(sp.taken) // its watcher ends; the owner closes it
 		}
 		clear(p.ready[len(keep):])
 		p.ready = keep
 		need := p.cfg.N - len(p.ready)
 		failures := p.failures
 		if len(stale) > 0 {
-			p.counts.replaced += int64(len(stale))
 			p.changedLocked()
 		}
 		p.mu.Unlock()
-		for _, sp := range stale {
-			p.log.Info("closing a spare launched with an older configuration", "pid", sp.Cli.PID())
+		for i, sp := range stale {
+			if broken[i] {
+				p.log.Info("closing a spare whose claim ahead of need went unanswered", "pid", sp.Cli.PID())
+			} else {
+				p.log.Info("closing a spare launched with an older configuration", "pid", sp.Cli.PID())
+			}
 			sp.Close()
 		}
 		if need <= 0 {

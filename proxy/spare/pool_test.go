@@ -168,9 +168,14 @@ func TestPoolTakesBootedFirst(t *testing.T) {
 
 // launchFake starts the fake claude as a spare (--await-claim) with env.
 func launchFake(env ...string) func(sp *Spare) (*claudecli.Client, any, func(), error) {
+	return launchFakeTimeout(0, env...)
+}
+
+// launchFakeTimeout is launchFake with claudecli's ControlTimeout.
+func launchFakeTimeout(timeout time.Duration, env ...string) func(sp *Spare) (*claudecli.Client, any, func(), error) {
 	return func(sp *Spare) (*claudecli.Client, any, func(), error) {
 		onEvent, onRequest, onCancel := sp.Handlers()
-		cli, err := claudecli.Start(claudecli.Config{Path: fakeClaudePath,
+		cli, err := claudecli.Start(claudecli.Config{Path: fakeClaudePath, ControlTimeout: timeout,
 			Args: []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--await-claim"},
 			Env:  append(os.Environ(), env...), OnEvent: onEvent, OnControlRequest: onRequest, OnControlCancel: onCancel})
 		return cli, nil, nil, err
@@ -272,5 +277,33 @@ func TestAheadRefusedStaysParked(t *testing.T) {
 	}
 	if c, err := sp.Claim(t.Context(), Claim{Cwd: dir, IncludeInitialize: true}, &Route{}); err != nil || c.Cwd != dir {
 		t.Errorf("claim after the refusal: %+v, %v", c, err)
+	}
+}
+
+// A claim made ahead that claude never answers (ControlTimeout) marks the
+// spare broken: the owner closes it, counts a failure (not a
+// replacement) and, after the backoff, launches another.
+func TestAheadUnansweredClosed(t *testing.T) {
+	dir := t.TempDir()
+	var started atomic.Int64
+	launch := launchFakeTimeout(300*time.Millisecond, "FAKE_IGNORE_CONTROL=claim_session")
+	p := New(Config{N: 1, Current: func() any { return nil }, Backoff: 10 * time.Millisecond,
+		Launch: func(sp *Spare) (*claudecli.Client, any, func(), error) {
+			started.Add(1)
+			return launch(sp)
+		},
+		Ahead: func() *Claim { return &Claim{Cwd: dir} }})
+	p.Open()
+	defer p.Close(t.Context())
+	waitUntil(t, p, "a broken spare closed and another launched", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.counts.failed >= 1 && started.Load() >= 2
+	})
+	p.mu.Lock()
+	replaced := p.counts.replaced
+	p.mu.Unlock()
+	if replaced != 0 {
+		t.Errorf("a broken spare counted as replaced for a configuration change: %d", replaced)
 	}
 }
