@@ -14,6 +14,7 @@ import (
 // offers suggested prompts that fit at 1280 and 400 px, and a click on one
 // starts a session that answers it.
 func TestWebUIDemoSaysSo(t *testing.T) {
+	t.Parallel()
 	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
 	for i, size := range uiSizes[:2] {
