@@ -153,6 +153,7 @@ func TestAgentAsksEveryQuestion(t *testing.T) {
 // returns: the agent counts prompts itself), and session/close while a
 // replacing prompt waits or runs answers every prompt cancelled.
 func TestAgentReplaceThenCancelOrClose(t *testing.T) {
+	t.Parallel()
 	for _, end := range []string{"cancel", "close"} {
 		t.Run(end, func(t *testing.T) {
 			cl, conn, ns, stop := withFake(t, proxy.Options{}, slog.New(slog.DiscardHandler))

@@ -29,6 +29,7 @@ import (
 // starts under the real CLI, its tool use is a permission request to the
 // editor (the Go SDK's client), answered allow, and its image comes back.
 func TestACPConnectClientMCPServers(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	bin, err := testkit.BuildCommand("github.com/ccproxy/ccproxy/cmd/ccproxy")
 	if err != nil {

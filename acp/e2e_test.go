@@ -120,6 +120,7 @@ func runClientWith(t *testing.T, args []string, env []string, project string, mo
 // by closing stdin, with no process left. First, session/load of a real
 // stored session replays it before answering, and takes a prompt.
 func TestACPDemoWithTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	marker := "acp-demo-" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", "")
 	allow := []map[string]any{{"text": "Hi"}, {"text": "Show me an image"}, {"text": "Echo a greeting", "onPermission": "allow"}}
 	cancel := []map[string]any{{"text": "Hi"}, {"text": "Show me an image"}, {"text": "Echo a greeting", "onPermission": "cancel"}}
@@ -247,6 +248,7 @@ func TestACPDemoWithTypeScriptSDK(t *testing.T) {
 // session whose permission request is met by session/cancel (the real
 // CLI's interrupt: the prompt ends cancelled), exit with nothing left.
 func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	testmcp := mcptest.Command(t)
 	api := fakeapi.Start(t, fakeapi.First(
@@ -356,6 +358,7 @@ func TestACPRealCLIWithTypeScriptSDK(t *testing.T) {
 // continues it: the real CLI resumes it, so the fake API's request holds
 // the earlier turn; the next session/list shows it updated, first.
 func TestACPRealCLIListAndResume(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	api := fakeapi.Start(t, fakeapi.OnText("RESUMED", fakeapi.Say("Continued after the resume.")))
 	project := t.TempDir()
@@ -464,6 +467,7 @@ func TestACPRealCLIListAndResume(t *testing.T) {
 // (Not plan: in plan mode the CLI asked for claude-sonnet-5-5 although
 // haiku was chosen; docs/CLI-NOTES.md.)
 func TestACPRealCLIConfigOptions(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	api := fakeapi.Start(t, fakeapi.First(
 		fakeapi.OnText("HELLO", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("Hello from the fake API.")}}),

@@ -26,6 +26,7 @@ import (
 // (found in the proxy's history) carries its turns too. A session with no
 // conversation yet, or an unknown id, is invalid params naming sessionId.
 func TestAgentForkRealCLI(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	api := fakeapi.Start(t, fakeapi.First(
 		fakeapi.OnText("FIRST", fakeapi.Say("The first answer, to remember.")),

@@ -40,6 +40,7 @@ func holdAt(at string) (setup func(*acp.Agent), began, release chan struct{}) {
 // editor and leaves nothing pending, so the session, resumed, can be
 // suspended again (no stale ask keeps it busy).
 func TestAgentIdleSuspendMeetsForeignTurn(t *testing.T) {
+	t.Parallel()
 	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ASK_ON_EOF=1")}})
 	cl, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
 	defer stop()
@@ -111,6 +112,7 @@ func TestAgentIdleCloseDuringResume(t *testing.T) {
 // session/setModel) is the one a resume after a suspend starts with, not
 // the one the editor chose before.
 func TestAgentIdleResumeKeepsOthersModel(t *testing.T) {
+	t.Parallel()
 	argsFile := filepath.Join(t.TempDir(), "args.json")
 	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}})
 	_, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)

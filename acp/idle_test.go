@@ -135,6 +135,7 @@ func suspendIdle(t *testing.T, clock *testkit.IdleClock, b *client.Client, ids .
 // stops, the ACP session and its ccproxy session stay, and its next prompt
 // resumes it: a new claude with --resume of its Claude session answers it.
 func TestAgentIdleSuspendResume(t *testing.T) {
+	t.Parallel()
 	argsFile := filepath.Join(t.TempDir(), "args.json")
 	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}})
 	cl, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
@@ -171,6 +172,7 @@ func TestAgentIdleSuspendResume(t *testing.T) {
 // (limit_exceeded, saying why); a prompt of a suspended session resumes
 // it; session/close of a suspended session forgets it.
 func TestAgentIdleMakesRoom(t *testing.T) {
+	t.Parallel()
 	argsFile := filepath.Join(t.TempDir(), "args.json")
 	opts, clock := idleProxy(proxy.Options{CLIOptions: proxy.CLIOptions{ClaudeEnv: append(os.Environ(), "FAKE_ARGS_FILE="+argsFile)}, SessionLimits: proxy.SessionLimits{MaxSessions: 2}})
 	_, conn, b, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
@@ -209,6 +211,7 @@ func TestAgentIdleMakesRoom(t *testing.T) {
 // same time) never runs against a half-stopped claude: it ends its turn
 // with the fake's answer, whichever came first.
 func TestAgentIdlePromptRacesSuspend(t *testing.T) {
+	t.Parallel()
 	opts, clock := idleProxy(proxy.Options{})
 	cl, conn, _, _, stop := fakeAgent(t, opts, slog.New(slog.DiscardHandler), nil)
 	defer stop()
@@ -284,6 +287,7 @@ func TestAgentIdleNotWhileBusy(t *testing.T) {
 // which continues the same Claude session: the fake API's request carries
 // the first turn, and the new claude runs in plan mode.
 func TestAgentIdleRealCLI(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	api := fakeapi.Start(t, fakeapi.First(
 		fakeapi.OnText("FIRST", fakeapi.Say("The first answer, to remember.")),

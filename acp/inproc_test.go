@@ -31,6 +31,7 @@ import (
 // permission allowed, set_mode, a cancel at a permission prompt, an
 // unknown session, and the end of stdin closing the sessions.
 func TestAgentInProcess(t *testing.T) {
+	t.Parallel()
 	cl, conn, b, stop := inProcess(t, nil)
 	bg := context.Background()
 	initialize(t, conn)
@@ -171,6 +172,7 @@ func inProcessWith(t testing.TB, store *history.Store, opts proxy.Options, log *
 // session/load replays a real stored session (testdata/history) as
 // updates before answering, then continues it live with resume.
 func TestAgentLoadSession(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), ".claude", "projects")
 	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
 		t.Fatal(err)
@@ -302,6 +304,7 @@ func TestAgentOpenAfterClose(t *testing.T) {
 // on one session file), and session/list shows the loaded session open
 // before its first prompt.
 func TestAgentLoadOpenSessionAgain(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), ".claude", "projects")
 	if err := os.CopyFS(root, os.DirFS("../testdata/history/2.1.329/projects")); err != nil {
 		t.Fatal(err)

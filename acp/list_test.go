@@ -262,6 +262,7 @@ func TestAgentNoHistoryNoListOrResume(t *testing.T) {
 // closes the session/new one (one claude per stored session) and the
 // conversation goes on under the Claude session id.
 func TestAgentResumeOpenSession(t *testing.T) {
+	t.Parallel()
 	project := t.TempDir()
 	store := listHome(t, project, t.TempDir(), 0)
 	_, conn, b, stop := inProcess(t, store)

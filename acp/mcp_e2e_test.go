@@ -43,6 +43,7 @@ func countingMCP(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // the http server and the tool use fails without a prompt. Bad definitions
 // are -32602 naming the server. No secret reaches the agent's log.
 func TestACPClientMCPServersRealCLI(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	testmcp := mcptest.Command(t)
 	httpSrv, hits := countingMCP(t)

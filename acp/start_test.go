@@ -107,6 +107,7 @@ func (w *wire) wait(t *testing.T, what string) int {
 // commands come later), claude never asks the API for it, and the
 // session then takes the next prompt.
 func TestAgentRealCLIReadyAtNewSession(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	api := fakeapi.Start(t, fakeapi.First(
 		fakeapi.OnText("HELLO", &fakeapi.Reply{Blocks: []fakeapi.Block{fakeapi.Text("Hello from the fake API.")}}),

@@ -160,10 +160,12 @@ type cliEntry struct {
 // reports in system/init (fresh HOME) are exactly Config.CLIServers: what
 // ccproxy says claude would load before ccproxy's own approval filter.
 func TestCrossCheckInit(t *testing.T) {
+	t.Parallel()
 	testkit.Claude(t)
 	srv := fakeapi.Start(t, nil) // every turn: "OK."
 	for _, setup := range []string{"collisions", "disabled", "trusted", "env", "invalid", "redaction", "empty"} {
 		t.Run(setup, func(t *testing.T) {
+			t.Parallel() // a fixture (HOME, project) and a claude of its own; srv serves them all
 			f := mcpconfig.NewFixture(t, setup)
 			cfg, err := mcpconfig.Resolve(f.Opts())
 			if err != nil {
@@ -237,6 +239,7 @@ func readOut(t *testing.T, path string) string {
 // what ccproxy sends, by file or by mcp_set_servers, makes the CLI run the
 // same command with the same arguments and environment.
 func TestCrossCheckSetServersExpansion(t *testing.T) {
+	t.Parallel()
 	testkit.Claude(t)
 	srv := fakeapi.Start(t, nil)
 	f := mcpconfig.NewFixture(t, "empty")
@@ -372,6 +375,7 @@ func cliList(t *testing.T, f *mcpconfig.Fixture, srv *fakeapi.Server) map[string
 // TestCrossCheckApprove: after Approve / Reject the interactive CLI's view
 // (`claude mcp list`, which honours approval) agrees with ccproxy's.
 func TestCrossCheckApprove(t *testing.T) {
+	t.Parallel()
 	testkit.Claude(t)
 	srv := fakeapi.Start(t, nil)
 	f := mcpconfig.NewFixture(t, "trusted")

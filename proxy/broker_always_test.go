@@ -156,6 +156,7 @@ func TestSetPermissionModeDuringRestart(t *testing.T) {
 // Claude's exit during the write is not held up: the request is cancelled
 // at once, and the answering client is told, with the rule it chose kept.
 func TestPermissionAlwaysExitDuringWrite(t *testing.T) {
+	t.Parallel()
 	e := newAlwaysEnv(t, true, Options{})
 	a, b := e.ts.dial(t), e.ts.dial(t)
 	e.create(t, a)

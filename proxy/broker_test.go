@@ -164,6 +164,7 @@ func TestPermissionCancelled(t *testing.T) {
 
 // A pending request is cancelled when claude exits.
 func TestPermissionSessionExited(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, Options{})
 	c := ts.dial(t)
 	s := c.create(nil)

@@ -37,6 +37,7 @@ func initServers(evs []protocol.SessionEvent) []string {
 // applied again with every configuration change, and their --mcp-config
 // file goes with the session. Their secrets reach no log.
 func TestSessionCreateClientMCPServers(t *testing.T) {
+	t.Parallel()
 	const secret = "client-secret-value-42"
 	servers := map[string]any{
 		"cli":    map[string]any{"command": "/opt/client/bin/srv", "env": map[string]any{"CLIENT_TOKEN": secret}},

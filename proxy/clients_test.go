@@ -27,6 +27,7 @@ import (
 // buffers and its queue (16 frames) hold, and more than the log keeps in
 // memory (1 MiB): the rest comes back from disk.
 func TestSlowClientCatchesUp(t *testing.T) {
+	t.Parallel()
 	// WriteWait is long so the proxy's write to the stalled client does
 	// not time out before the test reads again.
 	ts := startServer(t, Options{ReplayOptions: ReplayOptions{ReplayBytes: 1 << 20}, WebSocketOptions: WebSocketOptions{SendQueueFrames: 16, WriteWait: waitTimeout}})
@@ -332,6 +333,7 @@ func TestSendImage(t *testing.T) {
 // The image limit is Options.MaxImageBytes, also above stream's default
 // (one byte over it: TestBadInput).
 func TestSendImageLimit(t *testing.T) {
+	t.Parallel()
 	limit := stream.MaxImageBytes + 1024
 	ts := startServer(t, Options{SessionLimits: SessionLimits{MaxImageBytes: int64(limit)}})
 	c := ts.dial(t)

@@ -15,6 +15,7 @@ import (
 // session/create {resume}; so is a session captured from the real CLI
 // (testdata/history) put into the project's folder.
 func TestE2EHistoryResume(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	// A captured 2.1.329 session, moved to this test's project.
 	captured := historyHome(t, e.env.Project)

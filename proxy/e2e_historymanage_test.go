@@ -22,6 +22,7 @@ import (
 // --resume "<title>"` continues the same session id. Then the session can
 // be deleted and restored.
 func TestE2EHistoryRename(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	s := c.create(nil)

@@ -38,6 +38,7 @@ func openAuthURL(t *testing.T, u string) {
 // out (needs-auth again); a login in progress is cancelled by mcp/logout;
 // bad targets get clear errors; no code or token reaches a frame or the log.
 func TestE2EMCPLoginLogout(t *testing.T) {
+	t.Parallel()
 	oa := oauthmcp.Serve(t, mcptest.NewServer(), oauthmcp.Options{})
 	e := startE2E(t, Options{})
 	c := e.dial(t)

@@ -20,6 +20,7 @@ import (
 // turn's API request, mcp/status says disabled) and enables it again;
 // mcp/reconnect goes through mcp_reconnect.
 func TestE2EMCPToggleReconnect(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	if caps := helloCaps(t, c); !slices.Contains(caps, protocol.CapMCPLive) {
@@ -89,6 +90,7 @@ func TestE2EMCPToggleReconnect(t *testing.T) {
 // not exist yet fails; once the command is in place, mcp/reconnect
 // connects it in the live session and its tool works.
 func TestE2EMCPReconnectFixedServer(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
@@ -174,6 +176,7 @@ func unchanged(t *testing.T, path string, before []byte, what string) {
 // restart A, and A keeps it disabled through a later configuration change
 // (its mcp_set_servers leaves the server out).
 func TestE2EMCPToggleSessionOnly(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
@@ -255,6 +258,7 @@ func TestE2EMCPToggleSessionOnly(t *testing.T) {
 // mcp_set_servers, whose answer lists the down server under errors; that is
 // not claude refusing the change, so the session does not restart.
 func TestE2EMCPDownServerNoRestart(t *testing.T) {
+	t.Parallel()
 	// The project's .mcp.json gets a third server, "remote", before the
 	// proxy reads it.
 	e := startE2EWith(t, Options{}, func(o *mcpconfig.Options) {

@@ -25,6 +25,7 @@ import (
 // restarts between turns with the new configuration. Added back, the
 // server reaches the session live again (no restart).
 func TestE2EMCPRemovedServerStops(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"edit", "mcp/remove"} {
 		t.Run(how, func(t *testing.T) {
 			e := startE2E(t, Options{})
@@ -115,6 +116,7 @@ func TestE2EMCPRemovedServerStops(t *testing.T) {
 // reads the file again. That is why a removed server is not toggled off
 // instead of restarting: added back, it might stay off.
 func TestE2EMCPSetServersOnLaunchedServer(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	bin := filepath.Join(e.env.Home, "tmp", "testmcp2")

@@ -14,6 +14,7 @@ import (
 // taken (claude answers the model id it resolved), every subscriber is
 // told, and the next turn's API request carries that model.
 func TestE2ESetModel(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	s := c.create(nil)

@@ -67,6 +67,7 @@ func lastToolResult(t *testing.T, evs []protocol.SessionEvent) toolResult {
 // apply it to the session: the next call of that tool in the same session
 // does not ask, while another tool still does.
 func TestE2EMCPToolAsksAndAllowAlways(t *testing.T) {
+	t.Parallel()
 	e := startE2EWith(t, Options{}, nil)
 	c := e.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
@@ -123,6 +124,7 @@ func TestE2EMCPToolAsksAndAllowAlways(t *testing.T) {
 // .claude/settings.json (as in the CLI); serve --allow-mcp-tools allows
 // every tool of the active servers.
 func TestE2EMCPToolRules(t *testing.T) {
+	t.Parallel()
 	t.Run("rules", func(t *testing.T) {
 		e := startE2EWith(t, Options{}, func(o *mcpconfig.Options) {
 			dir := filepath.Join(o.ProjectDir, ".claude")
@@ -167,6 +169,7 @@ func TestE2EMCPToolRules(t *testing.T) {
 // is a cli_error with its message; in plan mode ExitPlanMode is a plan to
 // approve, which never times out, and approving it leaves plan mode.
 func TestE2EPermissionModeAndPlan(t *testing.T) {
+	t.Parallel()
 	e := startE2EWith(t, Options{SessionLimits: SessionLimits{PermissionTimeout: time.Millisecond}}, nil)
 	c := e.dial(t)
 	s := c.create(nil)
@@ -219,6 +222,7 @@ func TestE2EPermissionModeAndPlan(t *testing.T) {
 // AskUserQuestion is a question with options, never timed out; the answers
 // reach claude in the format it expects.
 func TestE2EAskUserQuestion(t *testing.T) {
+	t.Parallel()
 	e := startE2EWith(t, Options{SessionLimits: SessionLimits{PermissionTimeout: time.Millisecond}}, nil)
 	c := e.dial(t)
 	s := c.create(nil)
@@ -259,6 +263,7 @@ func TestE2EAskUserQuestion(t *testing.T) {
 // client sees claude's reason in session/exited; otherwise the session
 // reports the mode.
 func TestE2EBypassPermissionsAtCreate(t *testing.T) {
+	t.Parallel()
 	e := startE2EWith(t, Options{}, nil)
 	c := e.dial(t)
 	from := c.count()

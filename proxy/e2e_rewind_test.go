@@ -143,6 +143,7 @@ func containsText(texts []string, s string) bool {
 // files (a.txt, which claude created, is gone) and the next request has
 // no earlier turn. Bad targets are refused.
 func TestE2ERewind(t *testing.T) {
+	t.Parallel()
 	e := startRewindE2E(t)
 	c := e.dial(t)
 	s := c.create(e.createData)

@@ -54,6 +54,7 @@ func claudeSessionOf(t *testing.T, c *wsClient, s string) string {
 // one's conversation carries its turns (eviction forgets the proxy's
 // session, not the conversation claude stored).
 func TestE2EEvictExited(t *testing.T) {
+	t.Parallel()
 	ts, api := startRealCLI(t, Options{SessionLimits: SessionLimits{MaxSessions: 2, SessionTTL: waitTimeout}})
 	c := ts.dial(t)
 	a := c.create(nil)
@@ -106,6 +107,7 @@ func TestE2EEvictExited(t *testing.T) {
 // turn. A stored (closed) conversation forks the same way. Also run with
 // CCPROXY_CLAUDE_VERSION=2.1.332 (docs/CLI-NOTES.md).
 func TestE2EFork(t *testing.T) {
+	t.Parallel()
 	ts, api := startRealCLI(t, Options{})
 	c := ts.dial(t)
 	orig := c.create(nil)

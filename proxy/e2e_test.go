@@ -197,6 +197,7 @@ func resultOf(t *testing.T, evs []protocol.SessionEvent) map[string]any {
 // Several turns in one process; the second request carries the first turn.
 // Then the session is closed and resumed by its Claude session id.
 func TestE2EMultiTurnAndResume(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	s := c.create(nil)
@@ -264,6 +265,7 @@ func TestE2EMultiTurnAndResume(t *testing.T) {
 // MCP tools returning images: the result is text with an attachment whose
 // blob the proxy serves; the MCP status shows both servers connected.
 func TestE2EMCPImageAndStatus(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
@@ -323,6 +325,7 @@ func TestE2EMCPImageAndStatus(t *testing.T) {
 // Permission prompts from the real CLI: allow runs the tool, deny does not;
 // with a short timeout an unanswered prompt is denied.
 func TestE2EPermissions(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	a, b := e.dial(t), e.dial(t)
 	s := a.create(nil)
@@ -378,6 +381,7 @@ func TestE2EPermissions(t *testing.T) {
 }
 
 func TestE2EPermissionTimeout(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{SessionLimits: SessionLimits{PermissionTimeout: 500 * time.Millisecond}})
 	c := e.dial(t)
 	s := c.create(nil)
@@ -397,6 +401,7 @@ func TestE2EPermissionTimeout(t *testing.T) {
 // Interrupt while the answer streams: the turn ends with
 // error_during_execution, and the process serves the next turn.
 func TestE2EInterrupt(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	s := c.create(nil)
@@ -420,6 +425,7 @@ func TestE2EInterrupt(t *testing.T) {
 // Reconnect with replay: a client that went away resumes from its last
 // seq; seqs are continuous, with no duplicate.
 func TestE2EReconnectReplay(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	a := e.dial(t)
 	s := a.create(nil)
@@ -456,6 +462,7 @@ func TestE2EReconnectReplay(t *testing.T) {
 // and the next is sent only once the fast client has the previous result,
 // so only the slow client can fall behind.
 func TestE2ESlowClient(t *testing.T) {
+	t.Parallel()
 	// The slow client reads nothing, not even pings, until it catches up:
 	// PongWait (60 s by default) must outlast the turns it takes to fall
 	// behind, however slow the machine or the CLI (on 2.1.332 under load
@@ -515,6 +522,7 @@ func dialSlow(t *testing.T, ts *testServer, s string) *wsClient {
 // kill -9 of claude: reported with signal SIGKILL; its MCP servers die
 // with it.
 func TestE2EKilled(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	s := c.create(nil)
@@ -546,6 +554,7 @@ func TestE2EKilled(t *testing.T) {
 // Hot reload: a server added to .mcp.json mid-session reaches the running
 // claude (mcp_set_servers), and the next turn calls its tool.
 func TestE2EHotReload(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	c.do(protocol.TypeMCPSubscribe, map[string]any{})
@@ -582,6 +591,7 @@ func TestE2EHotReload(t *testing.T) {
 
 // Wrong token and wrong Origin against a proxy running the real CLI.
 func TestE2EAuth(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	for _, tc := range []struct {
 		h      http.Header

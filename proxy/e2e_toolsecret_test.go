@@ -17,6 +17,7 @@ import (
 // masked: in the live event, in the replay log a new subscriber reads,
 // and nowhere else in any frame.
 func TestE2EToolResultSecretMasked(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{})
 	c := e.dial(t)
 	s := c.create(nil)

@@ -17,6 +17,7 @@ import (
 // with its events; a user turn sent meanwhile waits behind it, and idle
 // comes only after that turn's own result.
 func TestE2EStateFollowsSelfStartedTurn(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	hold := make(chan struct{}) // the answer to the background task's notification waits for it
 	release := sync.OnceFunc(func() { close(hold) })
@@ -76,6 +77,7 @@ func TestE2EStateFollowsSelfStartedTurn(t *testing.T) {
 // A slash command the real CLI runs itself (/cost) is a turn with no echo
 // of the user message: it still ends idle.
 func TestE2EStateAfterSlashCommand(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	api := fakeapi.NewServer(fakeapi.Match(func(r *fakeapi.Request) bool { return r.HasTools() }, fakeapi.Say("pong")), nil)
 	t.Cleanup(api.Close)

@@ -34,6 +34,7 @@ func waitArgs(t *testing.T, argsFile string) []string {
 // id forks again (nothing of the fork was written), one after it resumes
 // the fork's session without the flag; a plain resume never forks.
 func TestForkSpawnArgs(t *testing.T) {
+	t.Parallel()
 	argsFile := filepath.Join(t.TempDir(), "args.json")
 	ts := startServer(t, Options{}, "FAKE_ARGS_FILE="+argsFile)
 	c := ts.dial(t)

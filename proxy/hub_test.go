@@ -26,6 +26,7 @@ type timeT = time.Time
 // back from disk. One that subscribes after the disk budget dropped the
 // start gets session/gap, then the rest.
 func TestReplayFromDisk(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, Options{ReplayOptions: ReplayOptions{ReplayBytes: 64 << 10, ReplayDiskBytes: 1 << 20}, WebSocketOptions: WebSocketOptions{SendQueueFrames: 4}})
 	a := ts.dial(t)
 	s := a.create(nil)

@@ -581,6 +581,7 @@ func TestMCPRequestsBoundAndCancelled(t *testing.T) {
 // blob is served over HTTP); a session turn that calls an MCP tool and the
 // direct calls are in mcp/log.
 func TestE2EMCPProbeToolsCallLog(t *testing.T) {
+	t.Parallel()
 	e := startE2E(t, Options{MCPOptions: MCPOptions{AutoProbe: true, CallLogDir: t.TempDir()}})
 	c := e.dial(t)
 	caps := helloCaps(t, c)

@@ -7,8 +7,8 @@
 # package for Windows (amd64) and macOS (arm64) in the background at the lowest
 # CPU priority, and runs `go test ./...` (with -race on the
 # packages that run goroutines, the two runs side by side) against the pinned
-# Claude Code CLI. Then it runs
-# the tests that used the real CLI again against the newest CLI, without -race
+# Claude Code CLI. Then each of the two runs the tests of its own that used
+# the real CLI again against the newest CLI, without -race
 # ($CCPROXY_CLAUDE_NEWEST, 2.1.332 by default; set it empty to skip that run).
 # Extra arguments are passed to `go test`, in both runs.
 #
@@ -147,75 +147,101 @@ cross_pid=$!
 race_pkgs=$(go list ./... | grep -E '/(acp|proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
 plain_pkgs=$(go list ./... | grep -v -E '/(acp|proxy|mcpconfig|history|internal/testkit|internal/replay|internal/childproc)(/|$)' || true)
 
-# The tests that use the real CLI (testkit.Claude) record themselves here, as
-# "<package dir>\t<top-level test>" lines, for the second run: in a temporary
-# file, or in $CCPROXY_CLAUDE_TESTS_LOG, which is emptied first and kept.
+# go test starts its packages' test binaries in the order it is given them,
+# -p (GOMAXPROCS) at a time: the longest go first, so that the longest of
+# all (proxy under -race) starts at once instead of after the packages
+# alphabetically before it. The rest keep go list's order.
+module=$(go list -m)
+longest_first() { # $1 = packages, one a line; then directories of the module, longest first; prints the packages reordered
+  local pkgs=$1 dir first=()
+  shift
+  for dir in "$@"; do
+    if grep -qxF "$module/$dir" <<<"$pkgs"; then first+=("$module/$dir"); fi
+  done
+  [ ${#first[@]} -eq 0 ] || printf '%s\n' "${first[@]}"
+  grep -vxF -f <(printf '%s\n' "${first[@]}" "-") <<<"$pkgs" || true
+}
+race_pkgs=$(longest_first "$race_pkgs" proxy acp mcpconfig/probe internal/testkit/capture mcpconfig internal/testkit/mcptest history)
+plain_pkgs=$(longest_first "$plain_pkgs" webui cmd/ccproxy protocol)
+
+# The tests that use the real CLI (testkit.Claude) record themselves, as
+# "<package dir>\t<top-level test>" lines, for the second run: each run in
+# a file of its own in $work; $CCPROXY_CLAUDE_TESTS_LOG, if set, is emptied
+# first and gets both lists at the end.
+work=$(mktemp -d "${TMPDIR:-/tmp}/ccproxy-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 if [ -n "${CCPROXY_CLAUDE_TESTS_LOG:-}" ]; then
-  claude_tests=$CCPROXY_CLAUDE_TESTS_LOG
-  : >"$claude_tests"
-else
-  claude_tests=$(mktemp "${TMPDIR:-/tmp}/ccproxy-claude-tests.XXXXXX")
-  trap 'rm -f "$claude_tests"' EXIT
+  : >"$CCPROXY_CLAUDE_TESTS_LOG"
 fi
+second_run=
+if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then second_run=1; fi
+
+# run_kind runs one kind of packages (plain or race): go test against the
+# pinned CLI, then the tests of that run that used the real CLI again, in
+# only their packages, against the newest CLI, with the same flags but
+# without -race (the first run covered the races; this one is about the
+# CLI). One -run pattern for all of them: a test in one of these packages
+# that shares its name with a real-CLI test of another runs too, which
+# costs a little time and nothing else. The run's status goes to
+# $work/$kind.rc.
+run_kind() { # $1 = plain or race, $2 = packages, then go test's extra arguments
+  local kind=$1 pkgs=$2 log=$work/$1.claude-tests rc=0 flags=() names dir recorded=() again=()
+  shift 2
+  : >"$log"
+  if [ "$kind" = race ]; then flags=(-race); fi
+  # shellcheck disable=SC2086
+  CCPROXY_CLAUDE_TESTS_LOG=$log CCPROXY_CLAUDE_VERSION=$claude_pinned go test -count=1 -timeout 30m "${flags[@]}" $pkgs "$@" 2>&1 || rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "test.sh [${SECONDS}s]: FAIL: the $kind run (Claude Code $claude_pinned) exited $rc" >&2
+    echo "$rc" >"$work/$kind.rc"
+    rc=0
+  fi
+  if [ -n "$second_run" ] && [ -s "$log" ]; then
+    names=$(cut -f2 "$log" | sort -u | paste -sd'|' -)
+    while IFS= read -r dir; do
+      recorded+=("$(cd "$dir" && go list .)")
+    done < <(cut -f1 "$log" | sort -u)
+    # In the first run's order (the longest first).
+    mapfile -t again < <(grep -xF -f <(printf '%s\n' "${recorded[@]}") <<<"$pkgs")
+    echo "test.sh [${SECONDS}s]: go test (Claude Code $claude_newest): the $(cut -f2 "$log" | sort -u | wc -l) real-CLI tests of the $kind run, in ${#again[@]} packages" >&2
+    # (It records nothing: its list would be the same.)
+    [ ${#again[@]} -eq 0 ] || CCPROXY_CLAUDE_TESTS_LOG= CCPROXY_CLAUDE_VERSION=$claude_newest go test -count=1 -timeout 30m "${again[@]}" "$@" -run "^($names)\$" 2>&1 || rc=$?
+    if [ "$rc" != 0 ]; then
+      echo "test.sh [${SECONDS}s]: FAIL: the $kind run's real-CLI tests (Claude Code $claude_newest) exited $rc" >&2
+      echo "$rc" >"$work/$kind.rc"
+    fi
+  fi
+  [ -e "$work/$kind.rc" ] || echo 0 >"$work/$kind.rc"
+}
 
 # The plain and the race runs share nothing but the machine, and their tests
 # spend most of their time waiting on processes (the CLI, MCP servers,
-# chromium): they run side by side. Each line of their output is prefixed
-# "plain| " or "race| " so that the two can be told apart.
-side_by_side() { # $1 = CLI version, $2 = plain packages, $3 = race packages, then go test's extra arguments
-  local version=$1 plain=$2 race=$3 rcdir pids=() kind rc
-  shift 3
-  rcdir=$(mktemp -d "${TMPDIR:-/tmp}/ccproxy-test-rc.XXXXXX")
-  if [ -n "$plain" ]; then
-    # shellcheck disable=SC2086
-    # (set -e would end the group at a failing go test, before its status
-    # is written: "|| rc=$?" keeps it going.)
-    { rc=0; CCPROXY_CLAUDE_VERSION=$version go test -count=1 -timeout 30m $plain "$@" 2>&1 || rc=$?; echo "$rc" >"$rcdir/plain"; } | sed -u 's/^/plain| /' &
-    pids+=($!)
-  fi
-  if [ -n "$race" ]; then
-    # shellcheck disable=SC2086
-    { rc=0; CCPROXY_CLAUDE_VERSION=$version go test -count=1 -timeout 30m -race $race "$@" 2>&1 || rc=$?; echo "$rc" >"$rcdir/race"; } | sed -u 's/^/race| /' &
-    pids+=($!)
-  fi
-  for pid in "${pids[@]}"; do wait "$pid" || true; done
-  for kind in plain race; do
-    case $kind in
-      plain) [ -n "$plain" ] || continue ;;
-      race) [ -n "$race" ] || continue ;;
-    esac
-    # A run that wrote no status failed (it never got to write it).
-    rc=$(cat "$rcdir/$kind" 2>/dev/null || echo "unknown")
-    [ "$rc" = 0 ] || { echo "test.sh [${SECONDS}s]: FAIL: the $kind run (Claude Code $version) exited $rc" >&2; status=1; }
-  done
-  rm -rf "$rcdir"
-}
-
-echo "test.sh [${SECONDS}s]: go test (Claude Code $claude_pinned): plain and -race side by side" >&2
-CCPROXY_CLAUDE_TESTS_LOG=$claude_tests side_by_side "$claude_pinned" "$plain_pkgs" "$race_pkgs" "$@"
-
-# Second run: only the tests recorded above, in only their packages, against
-# the newest CLI, with the same flags as the first run. One -run pattern for
-# all of them: a test in one of these packages that shares its name with a
-# real-CLI test of another runs too, which costs a little time and nothing else.
-if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then
-  if [ ! -s "$claude_tests" ]; then
-    echo "test.sh [${SECONDS}s]: no test used the real Claude Code CLI; no run against $claude_newest" >&2
-  else
-    names=$(cut -f2 "$claude_tests" | sort -u | paste -sd'|' -)
-    pkgs=()
-    while IFS= read -r dir; do
-      pkgs+=("$(cd "$dir" && go list .)")
-    done < <(cut -f1 "$claude_tests" | sort -u)
-    again_race=() again_plain=()
-    for p in "${pkgs[@]}"; do
-      if grep -qxF "$p" <<<"$race_pkgs"; then again_race+=("$p"); else again_plain+=("$p"); fi
-    done
-    echo "test.sh [${SECONDS}s]: go test (Claude Code $claude_newest): $(cut -f2 "$claude_tests" | sort -u | wc -l) real-CLI tests in ${#pkgs[@]} packages" >&2
-    # Without -race: the first run covered the races; this one is about the CLI.
-    side_by_side "$claude_newest" "${again_plain[*]} ${again_race[*]}" "" "$@" -run "^($names)\$"
-  fi
-fi
+# chromium): they run side by side, each followed at once by its second
+# run (the plain one ends long before the race one). Each line of their
+# output is prefixed "plain| " or "race| " so that the two can be told
+# apart.
+echo "test.sh [${SECONDS}s]: go test (Claude Code $claude_pinned): plain and -race side by side${second_run:+, each then its real-CLI tests against $claude_newest}" >&2
+pids=()
+for kind in plain race; do
+  case $kind in
+    plain) pkgs=$plain_pkgs ;;
+    race) pkgs=$race_pkgs ;;
+  esac
+  [ -n "$pkgs" ] || continue
+  run_kind "$kind" "$pkgs" "$@" | sed -u "s/^/$kind| /" &
+  pids+=($!)
+done
+for pid in "${pids[@]}"; do wait "$pid" || true; done
+for kind in plain race; do
+  case $kind in
+    plain) [ -n "$plain_pkgs" ] || continue ;;
+    race) [ -n "$race_pkgs" ] || continue ;;
+  esac
+  # A run that wrote no status failed (it never got to write it).
+  rc=$(cat "$work/$kind.rc" 2>/dev/null || echo "unknown")
+  [ "$rc" = 0 ] || { echo "test.sh [${SECONDS}s]: FAIL: the $kind run exited $rc" >&2; status=1; }
+  [ -z "${CCPROXY_CLAUDE_TESTS_LOG:-}" ] || cat "$work/$kind.claude-tests" >>"$CCPROXY_CLAUDE_TESTS_LOG" 2>/dev/null || true
+done
 echo "test.sh [${SECONDS}s]: waiting for the builds of $cross_targets" >&2
 wait "$cross_pid" || true
 for target in $cross_targets; do

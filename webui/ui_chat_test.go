@@ -109,6 +109,7 @@ func chatServe(t *testing.T, env ...string) (*testkit.Served, chan struct{}) {
 // scrolling that follows the conversation only while the reader is at the
 // bottom.
 func TestWebUIChatRendering(t *testing.T) {
+	t.Parallel()
 	for _, width := range []int64{1280, 400} {
 		t.Run(fmt.Sprint(width), func(t *testing.T) {
 			// TodoWrite is off by default in 2.1.329 (it answers "No such
@@ -284,6 +285,7 @@ func TestWebUIChatRendering(t *testing.T) {
 // TodoWrite (TaskCreate, TaskUpdate) show the task list as it stands after
 // each change, as a checklist.
 func TestWebUITaskList(t *testing.T) {
+	t.Parallel()
 	srv, _ := chatServe(t)
 	b := newBrowser(t)
 	b.do("open", chromedp.Navigate(srv.First.LoginURL))

@@ -272,6 +272,7 @@ func TestWebUIComposer(t *testing.T) {
 // interrupts a running turn. (The CLI reads mentions only in a turn of
 // text alone, docs/CLI-NOTES.md: the image goes in a turn of its own.)
 func TestWebUIComposerRealCLI(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	b.grantClipboard()
 	bin := testkit.CCProxyBinary(t)

@@ -15,6 +15,7 @@ import (
 // starts a session that answers it, with no "Rewind to here" (the demo
 // cannot rewind).
 func TestWebUIDemoSaysSo(t *testing.T) {
+	t.Parallel()
 	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
 	for i, size := range uiSizes[:2] {

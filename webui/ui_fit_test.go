@@ -58,6 +58,7 @@ const cutControls = `((sels) => {
 // picker shows a short name, "Default", the full one in its title), and
 // the permission dialog with its deny message's placeholder.
 func TestWebUINothingCut(t *testing.T) {
+	t.Parallel()
 	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
 	b.do("log in", chromedp.Navigate(srv.First.LoginURL))

@@ -50,6 +50,7 @@ const (
 // session (from history/read, images from /v1/blobs), and continues it as
 // a new session resumed by claude; at 1280 and 400 px.
 func TestWebUIHistory(t *testing.T) {
+	t.Parallel()
 	bin := testkit.CCProxyBinary(t)
 	project := t.TempDir()
 	home, ids := historyHome(t, project)

@@ -20,6 +20,7 @@ import (
 // leave the projects folder) and the toast's Undo restores them byte for
 // byte; at 1280 and 400 px.
 func TestWebUIHistoryManage(t *testing.T) {
+	t.Parallel()
 	bin := testkit.CCProxyBinary(t)
 	project := t.TempDir()
 	home, ids := historyHome(t, project)

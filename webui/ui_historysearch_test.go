@@ -15,6 +15,7 @@ import (
 // snippet; picking one opens it; markup in a snippet stays text; at 1280
 // and 400 px.
 func TestWebUIHistorySearch(t *testing.T) {
+	t.Parallel()
 	bin := testkit.CCProxyBinary(t)
 	project := t.TempDir()
 	home, ids := historyHome(t, project)

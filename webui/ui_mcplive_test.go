@@ -17,6 +17,7 @@ import (
 // a reconnect button, a connected one disable, a disabled one enable; each
 // sends its request.
 func TestWebUIMCPLiveButtons(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	sent := make(chan string, 4)
 	statuses := []protocol.MCPServerStatus{
@@ -82,6 +83,7 @@ func TestWebUIMCPLiveButtons(t *testing.T) {
 // same definition); the dialog closes and the new server shows connected
 // once mcp/status says so. Env values are masked until "show values".
 func TestWebUIMCPAddForm(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	type req struct {
 		typ  string
@@ -174,6 +176,7 @@ func TestWebUIMCPAddForm(t *testing.T) {
 // with its message. (mcp/login comes from the oauth branch: stubbed here
 // with its agreed shape {name, state: url|done|failed, url?, error?}.)
 func TestWebUIMCPSignIn(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	logins := make(chan string, 4)
 	const authURL = "https://auth.example.test/authorize?client_id=ccproxy&state=xyz"

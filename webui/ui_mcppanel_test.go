@@ -33,6 +33,7 @@ import (
 //   - disable and enable for the project (disabledMcpServers);
 //   - at 400 px the panel and the form fit the screen.
 func TestWebUIMCPPanel(t *testing.T) {
+	t.Parallel()
 	bin := testkit.CCProxyBinary(t)
 	claude := testkit.Claude(t)
 	testmcp := mcptest.Command(t)

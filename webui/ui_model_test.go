@@ -24,6 +24,7 @@ import (
 // next turn's API request carries it. The header does not grow, and the
 // picker is tall enough to tap. It is off with no live session.
 func TestWebUIModelPicker(t *testing.T) {
+	t.Parallel()
 	bin := testkit.CCProxyBinary(t)
 	claude := testkit.Claude(t)
 	home, project := t.TempDir(), t.TempDir()
@@ -97,6 +98,7 @@ func TestWebUIModelPicker(t *testing.T) {
 // the model in force; it is off while the connection is down, and when
 // the session has ended.
 func TestWebUIModelPickerRefusedAndOff(t *testing.T) {
+	t.Parallel()
 	const sess = "s-01jd8k3m9q"
 	models := []protocol.ModelInfo{
 		{Value: "default", DisplayName: "Default (recommended)", Description: "the default"},

@@ -22,6 +22,7 @@ import (
 // names; a spent login link says how to get a new one, unless the browser
 // is still logged in, when the page just carries on.
 func TestWebUINewcomer(t *testing.T) {
+	t.Parallel()
 	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
 
@@ -110,6 +111,7 @@ func TestWebUINewcomer(t *testing.T) {
 // what will happen — the new file's lines, the edit's diff, the command —
 // and allowing them changes the project as shown.
 func TestWebUIPermissionFromRealCLI(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	home, project := t.TempDir(), t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {

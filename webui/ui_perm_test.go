@@ -18,6 +18,7 @@ import (
 // "Always allow"), AskUserQuestion's questions (options to pick; the
 // answers are sent in the CLI's format) and ExitPlanMode's plan (approve).
 func TestWebUIPermissionKinds(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	const sess = "s-01jd8k3m9q"
 	reqs := []protocol.PermissionRequest{
@@ -117,6 +118,7 @@ func TestWebUIPermissionKinds(t *testing.T) {
 // dialog's) show the session's permission mode (session/list, then
 // session/state) and change it (session/setPermissionMode).
 func TestWebUIPermissionDetails(t *testing.T) {
+	t.Parallel()
 	for _, dark := range []bool{false, true} {
 		for _, size := range uiSizes[:2] {
 			name := size.name + map[bool]string{false: "-light", true: "-dark"}[dark]

@@ -171,6 +171,7 @@ func TestWebUIPhoneManyMCPServers(t *testing.T) {
 // An API error the CLI reports (here a 401 from the fake API) is shown
 // once, as an error, and the turn's result line says it failed.
 func TestWebUIAPIErrorShownOnce(t *testing.T) {
+	t.Parallel()
 	claude := testkit.Claude(t)
 	home, project := t.TempDir(), t.TempDir()
 	if err := os.MkdirAll(filepath.Join(home, "tmp"), 0o755); err != nil {

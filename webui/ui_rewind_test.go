@@ -21,6 +21,7 @@ import (
 // every message and restores the files (a.txt, which claude created, is
 // gone; b.txt is as it was).
 func TestWebUIRewindAndMeter(t *testing.T) {
+	t.Parallel()
 	bin := testkit.CCProxyBinary(t)
 	claude := testkit.Claude(t)
 	home := t.TempDir()

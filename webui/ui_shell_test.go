@@ -121,6 +121,7 @@ func contrast(a, b [3]float64) float64 {
 // one project get distinct names. VS Code's --vscode-* variables on :root
 // override the theme.
 func TestWebUIThemeAndLayout(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	created := mustTime(t, "2026-11-24T06:00:00Z")
 	list := protocol.SessionListResult{Sessions: []protocol.SessionInfo{
@@ -275,6 +276,7 @@ func TestWebUIThemeAndLayout(t *testing.T) {
 // the browser's grant), a permission request and the end of a turn make a
 // Notification while the page is hidden, and none while it is visible.
 func TestWebUINotifications(t *testing.T) {
+	t.Parallel()
 	for _, dark := range []bool{false, true} {
 		for _, size := range uiSizes[:2] {
 			name := size.name + map[bool]string{false: "-light", true: "-dark"}[dark]
@@ -391,6 +393,7 @@ func subscribed(f *protocol.Frame, state string) protocol.SessionSubscribeResult
 // docs/screenshots/ui-<width>-<scheme>.png (copied from the folder the log
 // names).
 func TestWebUIConversationThemes(t *testing.T) {
+	t.Parallel()
 	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
 	b := newBrowser(t)
 	b.do("log in", chromedp.Navigate(srv.First.LoginURL))

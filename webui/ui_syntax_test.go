@@ -15,6 +15,7 @@ import (
 // parses (node --check), so a broken script is reported by name and line
 // here instead of as a browser test timing out while waiting for the page.
 func TestUIModulesParse(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		testkit.Missing(t, "node", err)

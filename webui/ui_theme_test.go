@@ -14,6 +14,7 @@ import (
 // follows, the choice is remembered across a reload, and it fits the
 // header at 1280 and 400 px.
 func TestWebUIThemeSwitch(t *testing.T) {
+	t.Parallel()
 	b := newBrowser(t)
 	stub := stubBackend(t, []string{protocol.CapSessions}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
 		if f != nil && f.Type == protocol.TypeSessionList {

@@ -42,6 +42,7 @@ const themePairs = `((sels) => {
 // background it is drawn on (WCAG contrast >= 4.5), with a screenshot of
 // each theme and width.
 func TestWebUILightAndDark(t *testing.T) {
+	t.Parallel()
 	project := t.TempDir()
 	home, _ := historyHome(t, project)
 	srv := testkit.StartServeEnv(t, testkit.CCProxyBinary(t), []string{"HOME=" + home}, "--demo", "--demo-speed", "0", "--project", project)

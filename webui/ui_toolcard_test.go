@@ -25,6 +25,7 @@ import (
 // saved copy is not asked for (it is the same image; in the demo, recorded
 // elsewhere, asking answered 404), at 1280 and 400 px.
 func TestWebUIToolImageCard(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	img := image.NewRGBA(image.Rect(0, 0, 20, 20))
 	for i := range 20 {

@@ -26,6 +26,7 @@ import (
 // must be the stored ones (run with -update to store new ones after a
 // server upgrade) and the trees the golden ones.
 func TestToolsRealServers(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	cfg := probeConfig(t, map[string]any{
 		"everything": stdio(nodeBin(t, "mcp-server-everything")),
@@ -120,6 +121,7 @@ func sha256Hex(b []byte) string {
 // TestCallTestServer calls the go-sdk test server's tools directly, over
 // stdio and streamable HTTP.
 func TestCallTestServer(t *testing.T) {
+	t.Parallel()
 	cfg := probeConfig(t, map[string]any{
 		"stdio": stdio(mcptest.Command(t)),
 		"http":  map[string]any{"type": "http", "url": mcptest.ServeHTTP(t).URL},
@@ -197,6 +199,7 @@ func TestCallHidesSecretsInRPCErrors(t *testing.T) {
 // (parsed once, for the tree and the notes), and Call checks arguments
 // against the same schema.
 func TestListToolsNotes(t *testing.T) {
+	t.Parallel()
 	cfg := probeConfig(t, map[string]any{"s": fake(t, fakeTools, nil)}, nil)
 	p := testProber(t, nil)
 	tools, err := p.ListTools(context.Background(), cfg, "s")
@@ -241,6 +244,7 @@ func TestListToolsNotes(t *testing.T) {
 // TestCallNormalizesLikeSessions: the text of a direct call is what a
 // session tool_result with the same content normalizes to.
 func TestCallNormalizesLikeSessions(t *testing.T) {
+	t.Parallel()
 	cfg := probeConfig(t, map[string]any{"s": stdio(mcptest.Command(t))}, nil)
 	p := testProber(t, func(o *ProberOptions) { o.Attachments = stream.Options{Attachments: stream.AttachStrip} })
 	for _, tool := range []string{mcptest.ToolResourceBlob, mcptest.ToolAudio, mcptest.ToolResourceLink, mcptest.ToolUnicode} {
@@ -347,6 +351,7 @@ func equalFields(a, b []FieldError) bool {
 
 // TestCallRealServers calls tools of the npm reference servers.
 func TestCallRealServers(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	if err := os.WriteFile(filepath.Join(work, "hello.txt"), []byte("hello from a file\n"), 0o644); err != nil {
 		t.Fatal(err)

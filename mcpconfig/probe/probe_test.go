@@ -79,6 +79,7 @@ func sseServer(t testing.TB) *httptest.Server {
 // TestProbeRealServers probes the npm reference servers and the go-sdk
 // test server over stdio, streamable HTTP and SSE, all at once.
 func TestProbeRealServers(t *testing.T) {
+	t.Parallel()
 	work := t.TempDir()
 	httpSrv := mcptest.ServeHTTP(t)
 	sse := sseServer(t)

@@ -89,10 +89,14 @@ try {
           const have = () => p.wait.every((k) => kinds.get(s.sessionId)?.has(k));
           const until = Date.now() + 90000;
           while (!have() && Date.now() < until) {
+            let timer;
             await new Promise((resolve) => {
               kindSeen = resolve;
-              setTimeout(resolve, until - Date.now());
+              timer = setTimeout(resolve, until - Date.now());
             });
+            // A pending timer keeps node running: without this the script
+            // exited only when the 90 s were up, its work long done.
+            clearTimeout(timer);
           }
           out(have() ? { ev: "waited", sessionId: s.sessionId, kinds: p.wait } : { ev: "error", method: "wait", message: `no ${p.wait} in 90 s` });
           continue;

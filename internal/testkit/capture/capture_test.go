@@ -25,6 +25,7 @@ import (
 // group is gone, that the fake API saw the tool results the transcript
 // shows, and that the stdin log is in order.
 func TestCaptureRealCLI(t *testing.T) {
+	t.Parallel()
 	cfg := capture.Config{
 		Claude:     testkit.Claude(t),
 		Everything: testkit.NodeBin(t, "mcp-server-everything"),
@@ -34,6 +35,7 @@ func TestCaptureRealCLI(t *testing.T) {
 	}
 	for _, sc := range capture.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel() // each scenario has its own temp dir, fake API and output files
 			res, err := capture.Run(context.Background(), cfg, sc)
 			if err != nil {
 				t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // The demo scenario against the real CLI: it passes its checks, which
 // include a permission prompt answered by the capture.
 func TestCaptureDemoRealCLI(t *testing.T) {
+	t.Parallel()
 	cfg := capture.Config{
 		Claude:     testkit.Claude(t),
 		Everything: testkit.NodeBin(t, "mcp-server-everything"),
