@@ -24,6 +24,7 @@ import (
 // are parked in the background. The time from each create to its first
 // assistant event is logged (a rough figure).
 func TestE2EWarmSpare(t *testing.T) {
+	t.Parallel() // its own fake API, HOME, project and server
 	claude := testkit.Claude(t)
 	api := fakeapi.NewServer(fakeapi.First(
 		fakeapi.OnText("PING-1", fakeapi.Say("pong one")),
