@@ -59,6 +59,7 @@ func TestWebUIToolImageCard(t *testing.T) {
 		return nil, nil
 	})
 	b := newBrowser(t)
+	b.grantClipboard()
 	for _, size := range uiSizes[:2] {
 		b.emulate(size.width, size.height, false)
 		b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
@@ -72,6 +73,10 @@ func TestWebUIToolImageCard(t *testing.T) {
 		}
 		if n := eval[int](b, `performance.getEntriesByType("resource").filter(e => e.name.includes("/v1/tool-results/")).length`); n != 0 {
 			t.Errorf("%s: %d requests for the saved copy of an image the card shows", size.name, n)
+		}
+		// The copy button copies what the card shows, not the saved copy's path.
+		if got := b.copyAndRead("the card's copy", ".tool button.tool-copy"); !strings.Contains(got, "Here is the icon.") || noInternalPath(got) != "" {
+			t.Errorf("%s: the card's copy button copied %q (%s)", size.name, got, noInternalPath(got))
 		}
 		b.do("enlarge", chromedp.Click(".tool .atts img"))
 		b.until("the enlarged image", `!!document.querySelector("dialog.lightbox[open] img")`)
@@ -129,6 +134,7 @@ func TestWebUIToolAudioCard(t *testing.T) {
 		},
 	})
 	b := newBrowser(t)
+	b.grantClipboard()
 	for _, size := range uiSizes[:2] {
 		b.emulate(size.width, size.height, false)
 		b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
@@ -145,7 +151,21 @@ func TestWebUIToolAudioCard(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll(".tool")[1].querySelectorAll(".atts > *").length`); n != 0 {
 			t.Errorf("%s: the resource whose file is gone shows %d parts besides its line", size.name, n)
 		}
+		if got := b.copyAndRead("the audio card's copy", ".tool button.tool-copy"); !strings.Contains(got, "Audio from testmcp: audio/wav, 1.6KB") || noInternalPath(got) != "" {
+			t.Errorf("%s: the audio card's copy button copied %q (%s)", size.name, got, noInternalPath(got))
+		}
 	}
+}
+
+// noInternalPath says which internal part text carries (a path under
+// .claude/projects, the CLI's "[Image: source" or "saved to /"), or "".
+func noInternalPath(text string) string {
+	for _, bad := range []string{".claude/projects", "[Image: source", "saved to /"} {
+		if strings.Contains(text, bad) {
+			return "has " + bad
+		}
+	}
+	return ""
 }
 
 // tinyWAV is a valid WAV file: 8 kHz mono 8-bit, 80 samples of silence.
