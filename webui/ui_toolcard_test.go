@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/png"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -155,6 +156,19 @@ func TestWebUIToolAudioCard(t *testing.T) {
 			t.Errorf("%s: the audio card's copy button copied %q (%s)", size.name, got, noInternalPath(got))
 		}
 	}
+}
+
+// pngFile writes a w×h PNG to path and returns path.
+func pngFile(t *testing.T, path string, w, h int) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // noInternalPath says which internal part text carries (a path under
