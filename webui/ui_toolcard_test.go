@@ -15,14 +15,16 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // TestWebUIToolImageCard: an MCP tool's image shows at its natural size
-// (a 20×20 icon is not blown up), a click enlarges it in a dialog, the
-// card's text holds no placeholder of it (neither the proxy's "[image …]"
-// nor the CLI's "[Image: source: <its saved copy's path>]"), and the
+// (a 20×20 icon is not blown up), a click or Enter enlarges it in a dialog
+// (a click or Esc closes it), the card's text and what its copy button
+// copies hold no placeholder of it (neither the proxy's "[image …]" nor the
+// CLI's "[Image: source: <its saved copy's path>]"), and the
 // saved copy is not asked for (it is the same image; in the demo, recorded
 // elsewhere, asking answered 404), at 1280 and 400 px.
 func TestWebUIToolImageCard(t *testing.T) {
@@ -86,13 +88,20 @@ func TestWebUIToolImageCard(t *testing.T) {
 		}
 		b.do("close", chromedp.Click("dialog.lightbox"))
 		b.until("closed", `!document.querySelector("dialog.lightbox")`)
+		// By keyboard: Enter on the focused image opens it, Esc closes it.
+		b.do("focus the image", chromedp.Focus(".tool .atts img"))
+		b.key(kb.Enter)
+		b.until("enlarged by Enter", `!!document.querySelector("dialog.lightbox[open] img")`)
+		b.key(kb.Escape)
+		b.until("closed by Esc", `!document.querySelector("dialog.lightbox")`)
 	}
 	b.noJSDialog()
 }
 
 // TestWebUIToolAudioCard: the CLI's line for MCP audio it saved ("[Audio
 // from S] Binary content (audio/wav, 1.6KB) saved to <path>") shows
-// without the path, with a player when the proxy serves the saved file;
+// without the path (on the card and in what its copy button copies), with
+// a player when the proxy serves the saved file;
 // a binary resource whose file the proxy does not have keeps a plain line
 // and nothing else.
 func TestWebUIToolAudioCard(t *testing.T) {
