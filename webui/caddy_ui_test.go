@@ -20,7 +20,8 @@ import (
 // it up. The browser logs in with the printed link (the public URL), gets
 // a Secure cookie scoped to the prefix, runs a turn over wss through
 // Caddy, and after a reload reconnects to the same session with its
-// reply. Without --public-url the same set-up fails at the first step
+// reply; when the websocket drops it reconnects through Caddy on its own
+// and a second turn (an MCP image under the prefix) works. Without --public-url the same set-up fails at the first step
 // (the Host and Origin are not the proxy's own, and the UI's absolute
 // paths miss the prefix).
 func TestWebUIBehindCaddy(t *testing.T) {
@@ -32,6 +33,10 @@ func TestWebUIBehindCaddy(t *testing.T) {
 	if !strings.HasPrefix(srv.First.LoginURL, public+"/#code=") {
 		t.Fatalf("login link %q: want one under the public URL %s", srv.First.LoginURL, public)
 	}
+	// Caddy reaches serve through a forwarder that can cut the connections:
+	// a dropped websocket, as the browser sees it through Caddy.
+	fw := newForwarder(t)
+	fw.target.Store(fmt.Sprintf("127.0.0.1:%d", srv.First.Port))
 	startCaddy(t, caddy, fmt.Sprintf(`{
 	admin off
 	skip_install_trust
@@ -44,7 +49,7 @@ https://localhost:%d {
 		reverse_proxy %s
 	}
 }
-`, port, strings.TrimPrefix(srv.First.URL, "http://")))
+`, port, strings.TrimPrefix(fw.url(), "http://")))
 
 	b := newBrowser(t, chromedp.Flag("ignore-certificate-errors", true))
 	b.do("open the login link through Caddy", chromedp.Navigate(srv.First.LoginURL))
@@ -84,6 +89,14 @@ https://localhost:%d {
 	if got := eval[string](b, `document.querySelector(".msg.assistant .text").markdown`); got != want {
 		t.Errorf("reply after the reconnect:\n got %q\nwant %q", got, want)
 	}
+	// A dropped websocket: the page reconnects through Caddy on its own,
+	// and a second turn (an MCP image, loaded under the prefix) works.
+	if n := fw.drop(); n == 0 {
+		t.Fatalf("no connection to drop")
+	}
+	b.until("a reconnect through Caddy", `document.body.dataset.connects === "2" && document.querySelector("#conn").dataset.state === "open"`)
+	b.send("Show me an image from one of the MCP servers.")
+	b.until("the second reply, with its image", `document.querySelectorAll(".result-line").length === 2 && [...document.querySelectorAll(".tool img")].some(i => i.complete && i.naturalWidth > 0)`)
 	b.screenshot("caddy-public-url")
 	b.noJSDialog()
 }

@@ -194,14 +194,26 @@ func TestWebUIComposer(t *testing.T) {
 			if alts := eval[string](b, `[...document.querySelectorAll("#attachments .thumb img")].map(i => i.alt).join(",")`); alts != "first.png,third.png" {
 				t.Errorf("after removing the second: %s", alts)
 			}
+			// The attach button opens the file picker; a file picked there becomes a thumbnail.
+			eval[any](b, `document.querySelector("#attach-input").addEventListener("click", (e) => { window.pickerOpened = true; e.preventDefault(); }, { once: true }); null`)
+			b.do("attach", chromedp.Click("#attach"))
+			if !eval[bool](b, `window.pickerOpened === true`) {
+				t.Error("the attach button did not open the file picker")
+			}
+			picked := pngFile(t, filepath.Join(t.TempDir(), "picked.png"), 12, 8)
+			b.do("pick a file", chromedp.SetUploadFiles("#attach-input", []string{picked}))
+			b.until("the picked file's thumbnail", `document.querySelectorAll("#attachments .thumb img").length === 3`)
+			if alts := eval[string](b, `[...document.querySelectorAll("#attachments .thumb img")].map(i => i.alt).join(",")`); alts != "first.png,third.png,picked.png" {
+				t.Errorf("after picking a file: %s", alts)
+			}
 
 			// A message in Markdown, with markup that stays text, and the two images.
 			msg := "Here is **code**:\n\n```go\nfunc main() { fmt.Println(\"hi\") }\n```\n\n<img src=x onerror=\"document.title='pwned'\">"
 			b.send(msg)
 			b.until("the bubble", `!!document.querySelector(".msg.user .markdown pre code")`)
 			b.until("the reply", `document.querySelectorAll(".result-line").length === 1`)
-			if n := eval[int](b, `document.querySelectorAll(".msg.user img").length`); n != 2 {
-				t.Errorf("the bubble shows %d images, want 2", n)
+			if n := eval[int](b, `document.querySelectorAll(".msg.user img").length`); n != 3 {
+				t.Errorf("the bubble shows %d images, want 3 (two pasted or dropped, one picked)", n)
 			}
 			if eval[int](b, `document.querySelectorAll("#attachments .thumb").length`) != 0 || !eval[bool](b, `document.querySelector("#attachments").hidden`) {
 				t.Error("the strip is not empty after sending")
@@ -258,6 +270,13 @@ func TestWebUIComposer(t *testing.T) {
 			b.until("the menu", `!document.querySelector("#composer-menu").hidden`)
 			b.key(kb.Escape)
 			b.until("the menu closed", `document.querySelector("#composer-menu").hidden`)
+			// Skills (init's "skills") are in the menu, marked as such.
+			b.do("type simpl", chromedp.SendKeys("#composer textarea", "simpl"))
+			b.until("the skill", `[...document.querySelectorAll("#composer-menu .menu-item")].some(i => i.dataset.value === "simplify")`)
+			if d := eval[string](b, `[...document.querySelectorAll("#composer-menu .menu-item")].find(i => i.dataset.value === "simplify").querySelector(".menu-detail")?.textContent || ""`); !strings.HasPrefix(d, "skill · ") || len(d) < len("skill · ")+10 {
+				t.Errorf("the skill simplify's detail is %q, want \"skill · <its description>\"", d)
+			}
+			b.key(kb.Escape)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ccproxy/ccproxy/internal/testkit"
 )
@@ -48,11 +49,20 @@ func TestWebUIDemoSaysSo(t *testing.T) {
 			t.Fatalf("%s: %d sessions before any was asked for", size.name, n)
 		}
 		b.until(size.name+": the demo's server in the MCP strip", `document.querySelector('.mcp-server[data-server="demo"] .dot')?.dataset.status === "connected"`)
-		if got := eval[string](b, `[...document.querySelectorAll(".mcp-server")].map(e => e.dataset.server + " " + e.title).join("|")`); got != "demo demo: connected · extra scope · 16 tools" {
+		if got := eval[string](b, `[...document.querySelectorAll(".mcp-server")].map(e => e.dataset.server + " " + e.title).join("|")`); got != "demo demo: connected · set up by ccproxy's command line (--mcp-config) · 16 tools" {
 			t.Errorf("%s: the MCP strip shows %q, want the demo's one server with its 16 tools", size.name, got)
 		}
 		b.screenshot("demo-empty-" + size.name)
 	}
+	// The server's panel says why its 16 tools are not listed (a replay
+	// has no mcp.tools), in plain words.
+	b.do("open the demo server's panel", chromedp.Click(`.mcp-server[data-server="demo"]`))
+	b.until("the panel's tools row", `document.querySelector("#mcp-panel").open && [...document.querySelectorAll("#mcp-panel dt")].some(d => d.textContent === "tools")`)
+	if got := eval[string](b, `[...document.querySelectorAll("#mcp-panel dt")].find(d => d.textContent === "tools").nextElementSibling.textContent`); got != "16 (this proxy does not list them)" {
+		t.Errorf("the panel's tools row says %q", got)
+	}
+	b.key(kb.Escape)
+	b.until("the panel closed", `!document.querySelector("#mcp-panel").open`)
 	first := eval[string](b, `document.querySelector("#suggestions button").textContent`)
 	b.do("a suggested prompt", chromedp.Click("#suggestions button"))
 	b.until("its session and reply", `document.querySelectorAll("#sessions li").length === 1 && document.querySelectorAll(".result-line").length === 1`)

@@ -181,6 +181,10 @@ func TestWebUIMCPPanel(t *testing.T) {
 	// The inspector: tools with parameters; call echo.
 	open("mem")
 	b.until("mem's tools", `document.querySelectorAll('#mcp-panel .mcp-tool').length === `+fmt.Sprint(len(mcptest.ToolNames)))
+	// The count in the panel's info says where the tools are.
+	if got := eval[string](b, `[...document.querySelectorAll("#mcp-panel dt")].find(d => d.textContent === "tools")?.nextElementSibling.textContent || ""`); got != fmt.Sprint(len(mcptest.ToolNames))+" (listed under Tools, once it is connected)" {
+		t.Errorf("mem's tools row says %q", got)
+	}
 	echo := `#mcp-panel .mcp-tool[data-tool="echo"]`
 	b.do("open echo", chromedp.Click(echo+` > summary`))
 	if rows := eval[[]string](b, `[...document.querySelectorAll('`+echo+` tr[data-path]')].map(r => r.dataset.path)`); strings.Join(rows, " ") != "message mode repeat options options.prefix options.tags options.tags[] numbers numbers[]" {

@@ -410,8 +410,8 @@ func TestWebUIMCPStatusStates(t *testing.T) {
 			t.Errorf("%s: dot status %q", s.Name, got)
 		}
 		title := eval[string](b, `document.querySelector('`+sel+`').title`)
-		if !strings.Contains(title, s.Status) || !strings.Contains(title, s.Scope+" scope") || (s.Error != "" && !strings.Contains(title, s.Error)) {
-			t.Errorf("%s: title %q lacks status, scope or reason", s.Name, title)
+		if !strings.Contains(title, s.Status) || !strings.Contains(title, "set up by ") || strings.Contains(title, " scope") || (s.Error != "" && !strings.Contains(title, s.Error)) {
+			t.Errorf("%s: title %q lacks status, who set it up (in plain words, not \"scope\") or reason", s.Name, title)
 		}
 	}
 	if title := eval[string](b, `document.querySelector('.mcp-server[data-server="a-connected"]').title`); !strings.Contains(title, "13 tools") {

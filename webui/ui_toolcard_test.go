@@ -10,18 +10,21 @@ import (
 	"image/color"
 	"image/png"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/ccproxy/ccproxy/protocol"
 )
 
 // TestWebUIToolImageCard: an MCP tool's image shows at its natural size
-// (a 20×20 icon is not blown up), a click enlarges it in a dialog, the
-// card's text holds no placeholder of it (neither the proxy's "[image …]"
-// nor the CLI's "[Image: source: <its saved copy's path>]"), and the
+// (a 20×20 icon is not blown up), a click or Enter enlarges it in a dialog
+// (a click or Esc closes it), the card's text and what its copy button
+// copies hold no placeholder of it (neither the proxy's "[image …]" nor the
+// CLI's "[Image: source: <its saved copy's path>]"), and the
 // saved copy is not asked for (it is the same image; in the demo, recorded
 // elsewhere, asking answered 404), at 1280 and 400 px.
 func TestWebUIToolImageCard(t *testing.T) {
@@ -60,6 +63,7 @@ func TestWebUIToolImageCard(t *testing.T) {
 		return nil, nil
 	})
 	b := newBrowser(t)
+	b.grantClipboard()
 	for _, size := range uiSizes[:2] {
 		b.emulate(size.width, size.height, false)
 		b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
@@ -74,6 +78,10 @@ func TestWebUIToolImageCard(t *testing.T) {
 		if n := eval[int](b, `performance.getEntriesByType("resource").filter(e => e.name.includes("/v1/tool-results/")).length`); n != 0 {
 			t.Errorf("%s: %d requests for the saved copy of an image the card shows", size.name, n)
 		}
+		// The copy button copies what the card shows, not the saved copy's path.
+		if got := b.copyAndRead("the card's copy", ".tool button.tool-copy"); !strings.Contains(got, "Here is the icon.") || noInternalPath(got) != "" {
+			t.Errorf("%s: the card's copy button copied %q (%s)", size.name, got, noInternalPath(got))
+		}
 		b.do("enlarge", chromedp.Click(".tool .atts img"))
 		b.until("the enlarged image", `!!document.querySelector("dialog.lightbox[open] img")`)
 		if w := eval[float64](b, `document.querySelector("dialog.lightbox img").getBoundingClientRect().width`); w < 20 {
@@ -81,13 +89,20 @@ func TestWebUIToolImageCard(t *testing.T) {
 		}
 		b.do("close", chromedp.Click("dialog.lightbox"))
 		b.until("closed", `!document.querySelector("dialog.lightbox")`)
+		// By keyboard: Enter on the focused image opens it, Esc closes it.
+		b.do("focus the image", chromedp.Focus(".tool .atts img"))
+		b.key(kb.Enter)
+		b.until("enlarged by Enter", `!!document.querySelector("dialog.lightbox[open] img")`)
+		b.key(kb.Escape)
+		b.until("closed by Esc", `!document.querySelector("dialog.lightbox")`)
 	}
 	b.noJSDialog()
 }
 
 // TestWebUIToolAudioCard: the CLI's line for MCP audio it saved ("[Audio
 // from S] Binary content (audio/wav, 1.6KB) saved to <path>") shows
-// without the path, with a player when the proxy serves the saved file;
+// without the path (on the card and in what its copy button copies), with
+// a player when the proxy serves the saved file;
 // a binary resource whose file the proxy does not have keeps a plain line
 // and nothing else.
 func TestWebUIToolAudioCard(t *testing.T) {
@@ -130,6 +145,7 @@ func TestWebUIToolAudioCard(t *testing.T) {
 		},
 	})
 	b := newBrowser(t)
+	b.grantClipboard()
 	for _, size := range uiSizes[:2] {
 		b.emulate(size.width, size.height, false)
 		b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
@@ -146,7 +162,34 @@ func TestWebUIToolAudioCard(t *testing.T) {
 		if n := eval[int](b, `document.querySelectorAll(".tool")[1].querySelectorAll(".atts > *").length`); n != 0 {
 			t.Errorf("%s: the resource whose file is gone shows %d parts besides its line", size.name, n)
 		}
+		if got := b.copyAndRead("the audio card's copy", ".tool button.tool-copy"); !strings.Contains(got, "Audio from testmcp: audio/wav, 1.6KB") || noInternalPath(got) != "" {
+			t.Errorf("%s: the audio card's copy button copied %q (%s)", size.name, got, noInternalPath(got))
+		}
 	}
+}
+
+// pngFile writes a w×h PNG to path and returns path.
+func pngFile(t *testing.T, path string, w, h int) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// noInternalPath says which internal part text carries (a path under
+// .claude/projects, the CLI's "[Image: source" or "saved to /"), or "".
+func noInternalPath(text string) string {
+	for _, bad := range []string{".claude/projects", "[Image: source", "saved to /"} {
+		if strings.Contains(text, bad) {
+			return "has " + bad
+		}
+	}
+	return ""
 }
 
 // tinyWAV is a valid WAV file: 8 kHz mono 8-bit, 80 samples of silence.

@@ -171,6 +171,9 @@ const APPROVAL_WORDS = {
 };
 const plain = (words, v) => (v ? words[v] || v : v);
 
+// scopeWords says who set a server up (a scope), in the panel's words.
+export const scopeWords = (scope) => plain(SCOPE_WORDS, scope);
+
 function renderInfo(box, s, c) {
   const dl = el("dl");
   const def = (c && c.config) || {};

@@ -1,14 +1,15 @@
 // The MCP status strip in the header: one chip per server of the last
-// mcp/status (its state as a colored dot, a title with scope, tools and
-// error), which opens the server's panel; its own buttons act at once:
-// approve/reject an awaiting server, the live button (reconnect, disable,
-// enable: mcp.live) and remove (mcp.manage, writable scopes). mcp.js
-// re-renders it on the store's "mcp" topic.
+// mcp/status (its state as a colored dot, a title with who set it up, in
+// the panel's words, its tools and error), which opens the server's
+// panel; its own buttons act at once: approve/reject an awaiting server,
+// the live button (reconnect, disable, enable: mcp.live) and remove
+// (mcp.manage, writable scopes). mcp.js re-renders it on the store's "mcp"
+// topic.
 
 import { $, el } from "./dom.js";
 import { state, has } from "./store.js";
 import { request, liveAction, removeButton, WRITABLE } from "./mcp-actions.js";
-import { panel } from "./mcp-panel.js";
+import { panel, scopeWords } from "./mcp-panel.js";
 
 const { config } = state.mcp; // name -> entry of the last mcp/config
 
@@ -35,7 +36,7 @@ export function renderMCP(list) {
     const dot = el("span", "dot");
     dot.dataset.status = s.status;
     const count = s.toolCount ?? (s.tools ? s.tools.length : undefined);
-    item.title = `${s.name}: ${s.status} · ${s.scope} scope${count !== undefined ? ` · ${count} tools` : ""}${s.error ? `\n${s.error}` : ""}`;
+    item.title = `${s.name}: ${s.status} · set up by ${scopeWords(s.scope)}${count !== undefined ? ` · ${count} tools` : ""}${s.error ? `\n${s.error}` : ""}`;
     item.append(dot, el("span", "", s.name));
     if (s.status === "awaiting-approval") {
       // One approved that waits only for trust: its panel says so and offers trust.

@@ -694,6 +694,8 @@ function toolResult(v, b, ev) {
   // tool result.
   const extra = ev.tool_use_result;
   const shown = special && special.result(card, text, extra, v);
+  // What the copy button copies: what the card shows as text.
+  let copied = text;
   if (shown === INTERNAL) {
     text = ""; // the CLI's words for claude: neither shown nor copied
   } else if (shown) {
@@ -709,11 +711,12 @@ function toolResult(v, b, ev) {
     const visible = plainSavedLines(stripPlaceholders(text, b.attachments || []));
     card.result.hidden = visible === "";
     card.result.textContent = visible;
+    copied = visible;
   }
   for (const a of b.attachments || []) attachment(card.atts, a);
   savedFiles(card.atts, text, (b.attachments || []).some((a) => a.kind === "image" && (a.url || a.data)));
-  card.output = text;
-  if (!card.copy && text) {
+  card.output = copied;
+  if (!card.copy && copied) {
     card.copy = copyButton(() => card.output, "output");
     card.copy.classList.add("tool-copy");
     card.atts.after(card.copy);
