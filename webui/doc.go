@@ -79,7 +79,11 @@
 // tls_ui_test.go) run Debian's chromium, headless, driven by chromedp,
 // against the ccproxy binary built by internal/testkit (demo and replay
 // backends, started with testkit.StartServe) and, for states only a live
-// proxy reaches, a stub backend speaking the protocol over webui.FS. They
+// proxy reaches, a stub backend speaking the protocol over webui.FS. Each
+// item the UI offers is checked in the four views of uiViews (1280 and 400
+// px, light and dark), mostly by switching the viewport and the emulated
+// color scheme in the same page (browser.view) and repeating the item's
+// assertions, which costs far less than a new page or session. They
 // take a few minutes: `go test ./webui`. Without chromium (or node) they
 // skip, or fail when CI=true.
 package webui

@@ -107,7 +107,8 @@ func chatServe(t *testing.T, env ...string) (*testkit.Served, chan struct{}) {
 // TodoWrite's checklist, an MCP image and a playable sound, a large output
 // as a downloadable file, a Task's subagent events nested in its card, and
 // scrolling that follows the conversation only while the reader is at the
-// bottom.
+// bottom. The rendering is checked again in light and in dark, switched in
+// place.
 func TestWebUIChatRendering(t *testing.T) {
 	t.Parallel()
 	for _, width := range []int64{1280, 400} {
@@ -118,7 +119,7 @@ func TestWebUIChatRendering(t *testing.T) {
 			// CLAUDE_CODE_ENABLE_TASKS=false brings it back.
 			srv, release := chatServe(t, "CLAUDE_CODE_ENABLE_TASKS=false")
 			b := newBrowser(t)
-			b.do("viewport", chromedp.EmulateViewport(width, 860))
+			b.emulate(width, 860, false)
 			b.do("open", chromedp.Navigate(srv.First.LoginURL))
 			b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 			if width < 700 { // the sidebar is folded behind ☰
@@ -272,6 +273,39 @@ func TestWebUIChatRendering(t *testing.T) {
 			if top := eval[float64](b, `document.querySelector("#log").scrollTop`); top < 90 || top > 110 {
 				t.Errorf("scrolled up, the view moved to %v while an answer came", top)
 			}
+			// The rendering again, in light and then in dark (switched in
+			// place): the same assertions in both.
+			rendered := func(view string) {
+				t.Helper()
+				if got := eval[string](b, `document.querySelector(".markdown h1").textContent + "|" + document.querySelector(".markdown strong").textContent`); got != "Chat heading|bold" {
+					t.Errorf("%s: heading and bold %q", view, got)
+				}
+				if n := eval[int](b, `document.querySelectorAll(".markdown pre code.language-go span[class^=hljs-]").length`); n < 2 {
+					t.Errorf("%s: the Go code block has %d highlighted tokens", view, n)
+				}
+				if n := eval[int](b, `document.querySelectorAll(".markdown img, .markdown script, .markdown details, .markdown [onerror], .markdown [ontoggle], .markdown a[href^='javascript'], .markdown style").length`); n != 0 {
+					t.Errorf("%s: markup in the Markdown became %d live element(s)", view, n)
+				}
+				if del, add := rows("Edit", "del"), rows("Edit", "add"); strings.Join(del, "|") != "beta" || strings.Join(add, "|") != "BETA (edited)" {
+					t.Errorf("%s: Edit diff: -%q +%q", view, del, add)
+				}
+				if got := eval[string](b, card("Bash")+`[0].querySelector(".bash-command").textContent`); got != "cat notes.txt; echo oops >&2" {
+					t.Errorf("%s: Bash command %q", view, got)
+				}
+				if w := eval[float64](b, `document.querySelector(".tool img").getBoundingClientRect().width`); w <= 0 || w > 420 || w > float64(width) {
+					t.Errorf("%s: the image is %v px wide", view, w)
+				}
+				if n := eval[int](b, `[...document.querySelectorAll(".tool audio")].filter(a => a.getAttribute("src").startsWith("/v1/tool-results/")).length`); n == 0 {
+					t.Errorf("%s: no sound player", view)
+				}
+				if got := eval[string](b, card("Task")+`[0].querySelector(":scope > .body > .result").textContent`); got != "Started in the background." || strings.Contains(eval[string](b, `document.querySelector("#log").innerText`), "never quote") {
+					t.Errorf("%s: the Task card's result says %q; want it plain, with no internal notice in the log", view, got)
+				}
+			}
+			rendered(fmt.Sprintf("%d-light", width))
+			b.view(uiView{fmt.Sprintf("%d-dark", width), width, 860, true})
+			rendered(fmt.Sprintf("%d-dark", width))
+			b.view(uiView{fmt.Sprintf("%d-light", width), width, 860, false})
 			chatScreenshots(b, width, map[string]string{"": `document.querySelector(".markdown h1")`, "-tools": card("TodoWrite") + `[0]`, "-task": `document.querySelector(".tool img").closest(".tool")`})
 			b.noJSDialog()
 			if title := eval[string](b, `document.title`); title != "ccproxy" {

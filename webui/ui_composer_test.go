@@ -78,7 +78,9 @@ func (b *browser) clipboard() string {
 // button), waits for its copied state and returns the clipboard.
 func (b *browser) copyAndRead(what, sel string) string {
 	b.t.Helper()
-	eval[any](b, `navigator.clipboard.writeText("-"); null`)
+	// A state left from an earlier press (it shows for a moment) is
+	// cleared: the state waited for is this press's.
+	eval[any](b, `navigator.clipboard.writeText("-"); delete document.querySelector(`+jsString(sel)+`).dataset.state; null`)
 	b.do("focus "+what, chromedp.Focus(sel))
 	if tag := eval[string](b, `document.activeElement.tagName`); tag != "BUTTON" {
 		b.t.Fatalf("%s: the copy control is a %s, not a button", what, tag)
@@ -114,30 +116,28 @@ func (b *browser) key(key string) {
 	})
 }
 
-// TestWebUIComposer drives the composer with the demo at 1280 and 400 px,
-// light and dark: "?" opens the shortcuts (not while typing), the box grows
-// with its text to 40% of the window and then scrolls, images pasted and
-// dropped show as removable thumbnails with their size and the limit, a
-// file that is not an image or is over the limit is refused with the
-// reason, the "/" menu lists the session's commands with descriptions and
+// TestWebUIComposer drives the composer with the demo in each of uiViews
+// (1280 and 400 px, light and dark; a browser each, in parallel): "?"
+// opens the shortcuts (not while typing), the box grows with its text to
+// 40% of the window and then scrolls, images pasted, dropped and attached
+// show as removable thumbnails with their size and the limit, a file that
+// is not an image or is over the limit is refused with the reason, the "/"
+// menu lists the session's commands and skills with descriptions and
 // filters as one types, a user message is rendered as Markdown (markup
 // inert) with the images sent, and the copy buttons (a message, a code
 // block) copy what they say. At 400 px the box keeps the composer's width.
 func TestWebUIComposer(t *testing.T) {
 	bin := testkit.CCProxyBinary(t)
-	for _, size := range []struct {
-		width, height int64
-		dark          bool
-	}{{1280, 860, false}, {400, 780, true}} {
-		name := fmt.Sprintf("%d-%s", size.width, map[bool]string{false: "light", true: "dark"}[size.dark])
+	for _, size := range uiViews {
+		name := size.name
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			b := newBrowser(t)
 			b.grantClipboard()
 			srv := testkit.StartServe(t, bin, "--demo", "--demo-speed", "20")
-			b.emulate(size.width, size.height, size.dark)
 			b.do("open", chromedp.Navigate(srv.First.LoginURL))
 			b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
+			b.view(size)
 			eval[any](b, composerHelpers)
 
 			// ?: the shortcuts, from the empty box; typed as text once there is some.
@@ -282,14 +282,15 @@ func TestWebUIComposer(t *testing.T) {
 }
 
 // TestWebUIComposerRealCLI: with the real CLI (against the fake API), in
-// one session at 1280 px: the copy buttons of a tool's output and of a
-// reply's code block copy them; the "/" menu lists the CLI's commands; the
-// "@" menu lists the project's files from session/files (not what
-// .gitignore ignores, not hidden ones), Enter puts "@src/main.go " in the
-// box, and the turn reaches the API with the file's text, which the CLI
-// read because of the mention; a pasted image reaches the API; Esc
-// interrupts a running turn. (The CLI reads mentions only in a turn of
-// text alone, docs/CLI-NOTES.md: the image goes in a turn of its own.)
+// one session switched in place to each of uiViews: the copy buttons of a
+// tool's output and of a reply's code block copy them; the "/" menu lists
+// the CLI's commands; the "@" menu lists the project's files from
+// session/files (not what .gitignore ignores, not hidden ones), Enter puts
+// "@src/main.go " in the box, and the turn reaches the API with the file's
+// text, which the CLI read because of the mention. At 1280 px light and
+// 400 px dark: a pasted image reaches the API; Esc interrupts a running
+// turn. (The CLI reads mentions only in a turn of text alone,
+// docs/CLI-NOTES.md: the image goes in a turn of its own.)
 func TestWebUIComposerRealCLI(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t)
@@ -324,31 +325,42 @@ func TestWebUIComposerRealCLI(t *testing.T) {
 	b.send("[K-HELLO] hi")
 	b.until("the first result", `document.querySelectorAll(".result-line").length === 1`)
 	b.until("the copy buttons", `!!document.querySelector(".msg.assistant .code-wrap button.copy")`)
-	if got := b.copyAndRead("the Bash output's copy", `.tool[data-tool="Bash"] button.tool-copy`); !strings.Contains(got, "composer-output-42") {
-		t.Errorf("the tool output copied %q", got)
-	}
-	if got := b.copyAndRead("the reply's code copy", `.msg.assistant .code-wrap button.copy`); got != "func answer() int { return 42 }" {
-		t.Errorf("the reply's code block copied %q", got)
-	}
+	// In each view, in this session: the copy buttons of the tool's output
+	// and of the reply's code block, the "/" menu of the CLI's commands,
+	// and the "@" menu of the project's files as session/files lists them.
+	// The last view's mention is sent.
+	for i, v := range uiViews {
+		b.view(v)
+		if got := b.copyAndRead(v.name+": the Bash output's copy", `.tool[data-tool="Bash"] button.tool-copy`); !strings.Contains(got, "composer-output-42") {
+			t.Errorf("%s: the tool output copied %q", v.name, got)
+		}
+		if got := b.copyAndRead(v.name+": the reply's code copy", `.msg.assistant .code-wrap button.copy`); got != "func answer() int { return 42 }" {
+			t.Errorf("%s: the reply's code block copied %q", v.name, got)
+		}
 
-	// "/": the CLI's commands.
-	b.do("focus the box", chromedp.Focus("#composer textarea"))
-	b.do("type /", chromedp.SendKeys("#composer textarea", "/compa"))
-	b.until("the commands", `[...document.querySelectorAll("#composer-menu .menu-item")].some(i => i.dataset.value === "compact")`)
-	b.key(kb.Escape)
-	b.setBox("")
+		// "/": the CLI's commands.
+		b.setBox("")
+		b.do("focus the box", chromedp.Focus("#composer textarea"))
+		b.do("type /", chromedp.SendKeys("#composer textarea", "/compa"))
+		b.until(v.name+": the commands", `[...document.querySelectorAll("#composer-menu .menu-item")].some(i => i.dataset.value === "compact")`)
+		b.key(kb.Escape)
+		b.setBox("")
 
-	// "@": the project's files, as session/files lists them.
-	b.do("type @", chromedp.SendKeys("#composer textarea", "[K-MENTION] look at @mai"))
-	b.until("the files", `document.querySelectorAll("#composer-menu .menu-item").length >= 2`)
-	paths := eval[[]string](b, `[...document.querySelectorAll("#composer-menu .menu-item")].map(i => i.dataset.value)`)
-	if len(paths) < 2 || paths[0] != "src/main.go" || slices.Contains(paths, "main.log") || slices.Contains(paths, ".hidden/main.txt") {
-		t.Errorf("the @ menu lists %q, want src/main.go first, not main.log or .hidden/main.txt", paths)
-	}
-	b.screenshot("composer-files-1280-light")
-	b.key(kb.Enter)
-	if v := eval[string](b, `document.querySelector("#composer textarea").value`); v != "[K-MENTION] look at @src/main.go " {
-		t.Errorf("after choosing: %q", v)
+		// "@": the project's files.
+		b.do("type @", chromedp.SendKeys("#composer textarea", "[K-MENTION] look at @mai"))
+		b.until(v.name+": the files", `document.querySelectorAll("#composer-menu .menu-item").length >= 2`)
+		paths := eval[[]string](b, `[...document.querySelectorAll("#composer-menu .menu-item")].map(i => i.dataset.value)`)
+		if len(paths) < 2 || paths[0] != "src/main.go" || slices.Contains(paths, "main.log") || slices.Contains(paths, ".hidden/main.txt") {
+			t.Errorf("%s: the @ menu lists %q, want src/main.go first, not main.log or .hidden/main.txt", v.name, paths)
+		}
+		b.screenshot("composer-files-" + v.name)
+		b.key(kb.Enter)
+		if got := eval[string](b, `document.querySelector("#composer textarea").value`); got != "[K-MENTION] look at @src/main.go " {
+			t.Errorf("%s: after choosing: %q", v.name, got)
+		}
+		if i < len(uiViews)-1 {
+			b.setBox("")
+		}
 	}
 	b.do("send", chromedp.Click("#send"))
 	b.until("the second result", `document.querySelectorAll(".result-line").length === 2`)
@@ -360,34 +372,43 @@ func TestWebUIComposerRealCLI(t *testing.T) {
 		t.Errorf("the API request does not carry src/main.go's text (the @ mention): %s", b)
 	}
 
-	// A pasted image reaches the API.
-	b.setBox("[K-IMAGE] what is this?")
-	eval[any](b, `makeImage(24, 16, "flag.png").then((f) => pasteFiles([f])); null`)
-	b.until("a thumbnail", `document.querySelectorAll("#attachments .thumb").length === 1`)
-	b.do("send", chromedp.Click("#send"))
-	b.until("the third result", `document.querySelectorAll(".result-line").length === 3`)
-	if req, err = api.LastRequestWith("[K-IMAGE]"); err != nil {
-		t.Fatal(err)
-	}
-	var image *fakeapi.ContentBlock
-	for i, c := range req.LastUser().Content {
-		if c.Type == "image" {
-			image = &req.LastUser().Content[i]
+	// A pasted image reaches the API, and Esc interrupts a running turn:
+	// at 1280 px light and at 400 px dark, two views that differ in both
+	// width and scheme (each is a turn of the CLI).
+	for images, v := range []uiView{uiViews[0], uiViews[3]} {
+		images++
+		b.view(v)
+		b.setBox("[K-IMAGE] what is this? " + v.name)
+		eval[any](b, `makeImage(24, 16, "flag.png").then((f) => pasteFiles([f])); null`)
+		b.until(v.name+": a thumbnail", `document.querySelectorAll("#attachments .thumb").length === 1`)
+		b.do("send", chromedp.Click("#send"))
+		b.until(v.name+": the image turn's answer", fmt.Sprintf(`[...document.querySelectorAll(".msg.assistant")].filter(m => m.textContent.includes("A red and blue picture.")).length === %d && document.querySelector("#interrupt").disabled`, images))
+		if req, err = api.LastRequestWith("[K-IMAGE] what is this? " + v.name); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if image == nil || image.Source == nil || image.Source.MediaType != "image/png" || !strings.HasPrefix(image.Source.Data, "iVBOR") {
-		t.Errorf("the API request has no PNG image: %+v", req.LastUser().Content)
-	}
-	if n := eval[int](b, `document.querySelectorAll(".msg.user img").length`); n != 1 {
-		t.Errorf("%d images in the user bubbles, want 1", n)
-	}
+		var image *fakeapi.ContentBlock
+		for i, c := range req.LastUser().Content {
+			if c.Type == "image" {
+				image = &req.LastUser().Content[i]
+			}
+		}
+		if image == nil || image.Source == nil || image.Source.MediaType != "image/png" || !strings.HasPrefix(image.Source.Data, "iVBOR") {
+			t.Errorf("%s: the API request has no PNG image: %+v", v.name, req.LastUser().Content)
+		}
+		if n := eval[int](b, `document.querySelectorAll(".msg.user img").length`); n != images {
+			t.Errorf("%s: %d images in the user bubbles, want %d", v.name, n, images)
+		}
 
-	// Esc interrupts the running turn.
-	b.send("[K-SLOW] wait")
-	b.until("running", `!document.querySelector("#interrupt").disabled`)
-	b.do("focus the log", chromedp.Focus("#composer textarea"))
-	b.key(kb.Escape)
-	b.until("interrupted", `[...document.querySelectorAll(".notice, .result-line")].some(n => /interrupted/i.test(n.textContent))`)
+		// Esc interrupts the running turn.
+		interrupted := `[...document.querySelectorAll(".notice, .result-line")].filter(n => /interrupted/i.test(n.textContent)).length`
+		before := eval[int](b, interrupted)
+		b.send("[K-SLOW] wait")
+		b.until(v.name+": running", `!document.querySelector("#interrupt").disabled`)
+		b.do("focus the box", chromedp.Focus("#composer textarea"))
+		b.key(kb.Escape)
+		b.until(v.name+": interrupted", fmt.Sprintf(`%s > %d`, interrupted, before))
+		b.until(v.name+": idle again", `document.querySelector("#interrupt").disabled`)
+	}
 	b.noJSDialog()
 }
 

@@ -1,6 +1,7 @@
 package webui_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -52,11 +53,12 @@ const cutControls = `((sels) => {
 	return cut;
 })(SELS)`
 
-// TestWebUINothingCut: at 1280, 400 and 360 px no control's text is cut
-// off: the header, the sidebar (open over the chat when narrow) with its
-// project and model fields, the composer's buttons and pickers (the model
-// picker shows a short name, "Default", the full one in its title), and
-// the permission dialog with its deny message's placeholder.
+// TestWebUINothingCut: at 1280, 400 and 360 px, light and dark (switched
+// in place), no control's text is cut off: the header, the sidebar (open
+// over the chat when narrow) with its project and model fields, the
+// composer's buttons and pickers (the model picker shows a short name,
+// "Default", the full one in its title), and the permission dialog with
+// its deny message's placeholder.
 func TestWebUINothingCut(t *testing.T) {
 	t.Parallel()
 	srv := testkit.StartServe(t, testkit.CCProxyBinary(t), "--demo", "--demo-speed", "0")
@@ -69,9 +71,16 @@ func TestWebUINothingCut(t *testing.T) {
 			t.Errorf("%s: text cut off:\n  %s", what, strings.Join(cut, "\n  "))
 		}
 	}
-	const page = "header button, header .conn, header .demo-badge, .mcp-server, #sidebar input, #sidebar select, #sidebar button, #composer select, #composer button, #suggestions button"
+	// Every width, light and dark (switched in place).
+	var views []uiView
 	for _, size := range uiSizes {
-		b.emulate(size.width, size.height, false)
+		for _, dark := range []bool{false, true} {
+			views = append(views, uiView{size.name + map[bool]string{false: "-light", true: "-dark"}[dark], size.width, size.height, dark})
+		}
+	}
+	const page = "header button, header .conn, header .demo-badge, .mcp-server, #sidebar input, #sidebar select, #sidebar button, #composer select, #composer button, #suggestions button"
+	for _, size := range views {
+		b.view(size)
 		if size.width < 700 {
 			b.do("open the sidebar", chromedp.Click("#sidebar-toggle"))
 			b.until("the sidebar open", `getComputedStyle(document.querySelector("nav")).display !== "none"`)
@@ -89,14 +98,16 @@ func TestWebUINothingCut(t *testing.T) {
 	}
 	b.send("Show me an image from one of the MCP servers.")
 	b.until("the second reply", `document.querySelectorAll(".result-line").length === 2`)
-	for _, size := range uiSizes {
-		b.emulate(size.width, size.height, false)
+	for _, size := range views {
+		b.view(size)
 		if size.width < 700 {
 			b.do("open the sidebar", chromedp.Click("#sidebar-toggle"))
 			b.until("the sidebar open", `getComputedStyle(document.querySelector("nav")).display !== "none"`)
 		}
 		check(size.name+", a session", page)
-		b.screenshot("fit-" + size.name)
+		if !size.dark {
+			b.screenshot(fmt.Sprintf("fit-%d", size.width))
+		}
 		if size.width < 700 {
 			b.do("close the sidebar", chromedp.Click("#sidebar-toggle"))
 		}
@@ -104,10 +115,12 @@ func TestWebUINothingCut(t *testing.T) {
 	b.emulate(1280, 860, false)
 	b.send("Now echo a greeting through the demo server.")
 	b.until("the permission dialog", `document.querySelector("#permission").open && document.querySelector("#permission .perm-message").placeholder !== ""`)
-	for _, size := range uiSizes {
-		b.emulate(size.width, size.height, false)
+	for _, size := range views {
+		b.view(size)
 		check(size.name+", the permission dialog", "#permission input, #permission select, #permission button")
-		b.screenshot("fit-permission-" + size.name)
+		if !size.dark {
+			b.screenshot(fmt.Sprintf("fit-permission-%d", size.width))
+		}
 	}
 	b.noJSDialog()
 }

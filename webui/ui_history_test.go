@@ -48,7 +48,8 @@ const (
 // TestWebUIHistory: the sidebar lists the project's past sessions (from
 // history/list), filters them by title, opens one rendered like a live
 // session (from history/read, images from /v1/blobs), and continues it as
-// a new session resumed by claude; at 1280 and 400 px.
+// a new session resumed by claude; at 1280 and 400 px, the past session's
+// rendering checked in light and in dark.
 func TestWebUIHistory(t *testing.T) {
 	t.Parallel()
 	bin := testkit.CCProxyBinary(t)
@@ -57,7 +58,7 @@ func TestWebUIHistory(t *testing.T) {
 	srv := testkit.StartServeEnv(t, bin, []string{"HOME=" + home}, "--demo", "--demo-speed", "0", "--project", project)
 	for _, width := range []int64{1280, 400} {
 		b := newBrowser(t)
-		b.do("viewport", chromedp.EmulateViewport(width, 860))
+		b.emulate(width, 860, false)
 		b.do("open a login link", chromedp.Navigate(loginLink(t, srv)))
 		b.until("connected", `document.querySelector("#conn").dataset.state === "open"`)
 		// Below 700 px the sidebar is collapsed behind the ☰ button, and
@@ -116,56 +117,66 @@ func TestWebUIHistory(t *testing.T) {
 			t.Errorf("%d px: with a conversation shown, the past session's item is not on screen", width)
 		}
 		sidebar(false)
-		if got := eval[string](b, `document.querySelector("#log .msg.user").textContent`); got != "[H-TEXT] Greet me, after some thought." {
-			t.Errorf("%d px: first user turn %q", width, got)
+		// What the past session shows, checked in light and then in dark
+		// (switched in place).
+		rendered := func(view string) {
+			t.Helper()
+			if got := eval[string](b, `document.querySelector("#log .msg.user").textContent`); got != "[H-TEXT] Greet me, after some thought." {
+				t.Errorf("%s: first user turn %q", view, got)
+			}
+			if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").markdown`); got != "Hello! This is the **first** answer." {
+				t.Errorf("%s: first answer %q", view, got)
+			}
+			if got := eval[string](b, `document.querySelector("#log .msg.assistant .text strong")?.textContent ?? ""`); got != "first" {
+				t.Errorf("%s: the first answer's **first** shows as %q, want it bold (Markdown)", view, got)
+			}
+			if n := eval[int](b, `document.querySelectorAll("#log .tool").length`); n < 3 {
+				t.Errorf("%s: %d tool cards", view, n)
+			}
+			// The CLI's feedback to claude when a background task ends is not
+			// the user's words: a notice, not a user bubble.
+			if got := eval[string](b, `[...document.querySelectorAll("#log .msg.user")].map(e => e.textContent).filter(t => t.includes("task-notification")).join("|")`); got != "" {
+				t.Errorf("%s: a task notification shown as the user's words: %.200q", view, got)
+			}
+			if !eval[bool](b, `[...document.querySelectorAll("#log .notice")].some(n => n.textContent === 'Background task: Agent "Echo via MCP" finished')`) {
+				t.Errorf("%s: no notice of the finished background task", view)
+			}
+			// The same renderer as live sessions: built-in tools' cards (from
+			// the session file's toolUseResult), the subagent inside its Task
+			// card, the saved large output as a download.
+			if del, add := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Edit"] .diff .row.del .code')].map(e => e.textContent).join("|")`),
+				eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Edit"] .diff .row.add .code')].map(e => e.textContent).join("|")`); del != "beta" || add != "BETA (edited)" {
+				t.Errorf("%s: the past Edit's diff: -%q +%q", view, del, add)
+			}
+			if got := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Bash"] .bash-command')].map(e => e.textContent).join("|")`); !strings.Contains(got, "cat notes.txt") {
+				t.Errorf("%s: the past Bash commands %q", view, got)
+			}
+			if got := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Task"] .subagent .tool .tool-name')].map(e => e.textContent).join("|")`); got != "everything · echo|Bash" {
+				t.Errorf("%s: the past Task card holds the tool cards %q, want the subagent's echo and Bash", view, got)
+			}
+			// The CLI's words for claude about the agent it started in the
+			// background ("internal metadata — never quote…", its internal id)
+			// are not shown, as in a live session: the card says it plainly.
+			if got := eval[string](b, `document.querySelector('#log .tool[data-tool="Task"] > .body > .result').textContent`); got != "Started in the background." {
+				t.Errorf("%s: the past Task card's result says %q", view, got)
+			}
+			if log := eval[string](b, `document.querySelector("#log").innerText`); strings.Contains(log, "never quote") || strings.Contains(log, "do not mention to user") {
+				t.Errorf("%s: the past session shows the CLI's internal notice", view)
+			}
+			b.until("the saved output of the past session as a download", `document.querySelector("#log .tool .saved a[download][href$='/bjftokvr0.txt']") !== null`)
+			b.until("a tool's image from /v1/blobs", `[...document.querySelectorAll("#log .tool img")].some(i => i.getAttribute("src").startsWith("/v1/blobs/") && i.complete && i.naturalWidth > 0)`)
+			if !eval[bool](b, `document.querySelector("#send").disabled`) {
+				t.Errorf("%s: the composer is enabled on a past session", view)
+			}
+			if ph := eval[string](b, `document.querySelector("#composer textarea").placeholder`); !strings.Contains(ph, "Continue") {
+				t.Errorf("%s: on a past session the message box says %q, not how to go on with it", view, ph)
+			}
 		}
-		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text").markdown`); got != "Hello! This is the **first** answer." {
-			t.Errorf("%d px: first answer %q", width, got)
-		}
-		if got := eval[string](b, `document.querySelector("#log .msg.assistant .text strong")?.textContent ?? ""`); got != "first" {
-			t.Errorf("%d px: the first answer's **first** shows as %q, want it bold (Markdown)", width, got)
-		}
-		if n := eval[int](b, `document.querySelectorAll("#log .tool").length`); n < 3 {
-			t.Errorf("%d px: %d tool cards", width, n)
-		}
-		// The CLI's feedback to claude when a background task ends is not
-		// the user's words: a notice, not a user bubble.
-		if got := eval[string](b, `[...document.querySelectorAll("#log .msg.user")].map(e => e.textContent).filter(t => t.includes("task-notification")).join("|")`); got != "" {
-			t.Errorf("%d px: a task notification shown as the user's words: %.200q", width, got)
-		}
-		if !eval[bool](b, `[...document.querySelectorAll("#log .notice")].some(n => n.textContent === 'Background task: Agent "Echo via MCP" finished')`) {
-			t.Errorf("%d px: no notice of the finished background task", width)
-		}
-		// The same renderer as live sessions: built-in tools' cards (from
-		// the session file's toolUseResult), the subagent inside its Task
-		// card, the saved large output as a download.
-		if del, add := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Edit"] .diff .row.del .code')].map(e => e.textContent).join("|")`),
-			eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Edit"] .diff .row.add .code')].map(e => e.textContent).join("|")`); del != "beta" || add != "BETA (edited)" {
-			t.Errorf("%d px: the past Edit's diff: -%q +%q", width, del, add)
-		}
-		if got := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Bash"] .bash-command')].map(e => e.textContent).join("|")`); !strings.Contains(got, "cat notes.txt") {
-			t.Errorf("%d px: the past Bash commands %q", width, got)
-		}
-		if got := eval[string](b, `[...document.querySelectorAll('#log .tool[data-tool="Task"] .subagent .tool .tool-name')].map(e => e.textContent).join("|")`); got != "everything · echo|Bash" {
-			t.Errorf("%d px: the past Task card holds the tool cards %q, want the subagent's echo and Bash", width, got)
-		}
-		// The CLI's words for claude about the agent it started in the
-		// background ("internal metadata — never quote…", its internal id)
-		// are not shown, as in a live session: the card says it plainly.
-		if got := eval[string](b, `document.querySelector('#log .tool[data-tool="Task"] > .body > .result').textContent`); got != "Started in the background." {
-			t.Errorf("%d px: the past Task card's result says %q", width, got)
-		}
-		if log := eval[string](b, `document.querySelector("#log").innerText`); strings.Contains(log, "never quote") || strings.Contains(log, "do not mention to user") {
-			t.Errorf("%d px: the past session shows the CLI's internal notice", width)
-		}
-		b.until("the saved output of the past session as a download", `document.querySelector("#log .tool .saved a[download][href$='/bjftokvr0.txt']") !== null`)
-		b.until("a tool's image from /v1/blobs", `[...document.querySelectorAll("#log .tool img")].some(i => i.getAttribute("src").startsWith("/v1/blobs/") && i.complete && i.naturalWidth > 0)`)
-		if !eval[bool](b, `document.querySelector("#send").disabled`) {
-			t.Errorf("%d px: the composer is enabled on a past session", width)
-		}
-		if ph := eval[string](b, `document.querySelector("#composer textarea").placeholder`); !strings.Contains(ph, "Continue") {
-			t.Errorf("%d px: on a past session the message box says %q, not how to go on with it", width, ph)
-		}
+		rendered(fmt.Sprintf("%d-light", width))
+		b.view(uiView{fmt.Sprintf("%d-dark", width), width, 860, true})
+		rendered(fmt.Sprintf("%d-dark", width))
+		b.screenshot(fmt.Sprintf("history-%d-dark", width))
+		b.view(uiView{fmt.Sprintf("%d-light", width), width, 860, false})
 		b.screenshot(fmt.Sprintf("history-%d", width))
 
 		// Continue: a new session, claude resumed with the past session's id.

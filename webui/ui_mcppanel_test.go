@@ -19,7 +19,8 @@ import (
 
 // TestWebUIMCPPanel: the MCP panel against a real `ccproxy serve` (the
 // real CLI, the fake API, the test MCP server as real processes):
-//   - a failed server's panel shows the probe's error and its stderr tail;
+//   - a failed server's panel shows the probe's error and its stderr tail,
+//     in plain words, in each of uiViews;
 //   - a project server approved in settings.local.json of an untrusted
 //     workspace says why it is off and offers to trust the workspace,
 //     naming the server in the confirmation; confirming records
@@ -102,29 +103,36 @@ func TestWebUIMCPPanel(t *testing.T) {
 	if got := eval[string](b, `document.querySelectorAll("#sessions li").length + " " + [...document.querySelectorAll(".mcp-server")].map(e => e.dataset.server).join(",")`); got != "0 broken,pj,pk" {
 		t.Errorf("sessions and chips at load: %q, want no session and the three configured servers", got)
 	}
-	open("broken")
-	b.until("the stderr tail", `!document.querySelector("#mcp-panel .mcp-failure").hidden && !document.querySelector("#mcp-panel .stderr").hidden`)
-	if tail := eval[string](b, `document.querySelector("#mcp-panel .stderr").textContent`); !strings.Contains(tail, "no-such-flag") {
-		t.Errorf("stderr tail %q, want testmcp's complaint about --no-such-flag", tail)
-	}
-	if src := eval[string](b, `document.querySelector('#mcp-panel dd[data-field="source"]')?.textContent || ""`); src != claudeJSON {
-		t.Errorf("source %q, want %s", src, claudeJSON)
-	}
-	// Plain words, not the config's terms: who set it up, and what its
-	// approval means.
-	info := eval[string](b, `document.querySelector("#mcp-panel dl").innerText`)
-	for _, want := range []string{"set up by", "you (all your projects)", "not needed (only project servers ask)"} {
-		if !strings.Contains(info, want) {
-			t.Errorf("the panel of a user server lacks %q:\n%s", want, info)
+	// Its panel, in each view (switched in place): the probe's error and
+	// stderr tail, and plain words, not the config's terms: who set it up,
+	// and what its approval means.
+	for _, v := range uiViews {
+		b.view(v)
+		open("broken")
+		b.until(v.name+": the stderr tail", `!document.querySelector("#mcp-panel .mcp-failure").hidden && !document.querySelector("#mcp-panel .stderr").hidden`)
+		if tail := eval[string](b, `document.querySelector("#mcp-panel .stderr").textContent`); !strings.Contains(tail, "no-such-flag") {
+			t.Errorf("%s: stderr tail %q, want testmcp's complaint about --no-such-flag", v.name, tail)
 		}
-	}
-	for _, jargon := range []string{"scope", "not-needed", "transport"} {
-		if strings.Contains(info, jargon) {
-			t.Errorf("the panel still says %q:\n%s", jargon, info)
+		if src := eval[string](b, `document.querySelector('#mcp-panel dd[data-field="source"]')?.textContent || ""`); src != claudeJSON {
+			t.Errorf("%s: source %q, want %s", v.name, src, claudeJSON)
 		}
+		info := eval[string](b, `document.querySelector("#mcp-panel dl").innerText`)
+		for _, want := range []string{"set up by", "you (all your projects)", "not needed (only project servers ask)"} {
+			if !strings.Contains(info, want) {
+				t.Errorf("%s: the panel of a user server lacks %q:\n%s", v.name, want, info)
+			}
+		}
+		for _, jargon := range []string{"scope", "not-needed", "transport"} {
+			if strings.Contains(info, jargon) {
+				t.Errorf("%s: the panel still says %q:\n%s", v.name, jargon, info)
+			}
+		}
+		if v == uiViews[0] {
+			b.screenshot("mcp-failed")
+		}
+		closePanel()
 	}
-	b.screenshot("mcp-failed")
-	closePanel()
+	b.view(uiViews[0])
 
 	// Approving in an untrusted workspace: recorded, but it says the
 	// approval waits for trust, and offers it.
@@ -181,10 +189,18 @@ func TestWebUIMCPPanel(t *testing.T) {
 	// The inspector: tools with parameters; call echo.
 	open("mem")
 	b.until("mem's tools", `document.querySelectorAll('#mcp-panel .mcp-tool').length === `+fmt.Sprint(len(mcptest.ToolNames)))
-	// The count in the panel's info says where the tools are.
-	if got := eval[string](b, `[...document.querySelectorAll("#mcp-panel dt")].find(d => d.textContent === "tools")?.nextElementSibling.textContent || ""`); got != fmt.Sprint(len(mcptest.ToolNames))+" (listed under Tools, once it is connected)" {
-		t.Errorf("mem's tools row says %q", got)
+	// The count in the panel's info says where the tools are, in plain
+	// words, in each view (switched in place, the panel open).
+	for _, v := range uiViews {
+		b.view(v)
+		if got := eval[string](b, `[...document.querySelectorAll("#mcp-panel dt")].find(d => d.textContent === "tools")?.nextElementSibling.textContent || ""`); got != fmt.Sprint(len(mcptest.ToolNames))+" (listed under Tools, once it is connected)" {
+			t.Errorf("%s: mem's tools row says %q", v.name, got)
+		}
+		if !eval[bool](b, `(r => r.width > 0 && r.left >= -0.5 && r.right <= innerWidth + 0.5)(document.querySelector("#mcp-panel").getBoundingClientRect())`) {
+			t.Errorf("%s: mem's panel is off the screen", v.name)
+		}
 	}
+	b.view(uiViews[0])
 	echo := `#mcp-panel .mcp-tool[data-tool="echo"]`
 	b.do("open echo", chromedp.Click(echo+` > summary`))
 	if rows := eval[[]string](b, `[...document.querySelectorAll('`+echo+` tr[data-path]')].map(r => r.dataset.path)`); strings.Join(rows, " ") != "message mode repeat options options.prefix options.tags options.tags[] numbers numbers[]" {

@@ -16,7 +16,8 @@ import (
 
 // The web UI's permission dialog for each kind of request: a tool (with
 // "Always allow"), AskUserQuestion's questions (options to pick; the
-// answers are sent in the CLI's format) and ExitPlanMode's plan (approve).
+// answers are sent in the CLI's format) and ExitPlanMode's plan (approve);
+// each dialog checked in each of uiViews.
 func TestWebUIPermissionKinds(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t)
@@ -73,24 +74,39 @@ func TestWebUIPermissionKinds(t *testing.T) {
 	}
 	visible := func(sel string) bool { return eval[bool](b, `!document.querySelector("#permission `+sel+`").hidden`) }
 
+	// Each dialog is checked in each view (switched in place), and
+	// answered in the last one (400 px, dark).
+	inEveryView := func(check func(view string)) {
+		t.Helper()
+		for _, v := range uiViews {
+			b.view(v)
+			b.until(v.name+": the dialog on screen", `(r => r.width > 0 && r.left >= -0.5 && r.right <= innerWidth + 0.5)(document.querySelector("#permission").getBoundingClientRect())`)
+			check(v.name)
+		}
+	}
+
 	b.do("open", chromedp.Navigate(stub.URL+"/"))
 	b.until("the tool dialog", open+` && document.querySelector("#permission .perm-tool").textContent === "everything · echo"`)
-	if !visible(".always") || text(".allow") != "Allow once" {
-		t.Errorf("tool dialog: always visible %v, allow %q", visible(".always"), text(".allow"))
-	}
-	// The session by its name, not its internal id (which stays in the title).
-	if ps := text(".perm-session"); strings.Contains(ps, "s-") || !strings.HasPrefix(ps, "in ") {
-		t.Errorf("the dialog names the session %q: want its name, not its id", ps)
-	}
+	inEveryView(func(view string) {
+		if !visible(".always") || text(".allow") != "Allow once" {
+			t.Errorf("%s: tool dialog: always visible %v, allow %q", view, visible(".always"), text(".allow"))
+		}
+		// The session by its name, not its internal id (which stays in the title).
+		if ps := text(".perm-session"); strings.Contains(ps, "s-") || !strings.HasPrefix(ps, "in ") {
+			t.Errorf("%s: the dialog names the session %q: want its name, not its id", view, ps)
+		}
+	})
 	b.do("always allow", chromedp.Click("#permission .always"))
 	if a := answer("r-tool"); a.Behavior != "allow" || !a.Always {
 		t.Errorf("tool answer %+v", a)
 	}
 
 	b.until("the question dialog", open+` && document.querySelectorAll("#permission fieldset").length === 2`)
-	if visible(".always") || visible(".perm-input") || text(".allow") != "Answer" || !strings.Contains(text(".perm-questions"), "Color: Which color?") || !strings.Contains(text(".perm-questions"), "cold") {
-		t.Errorf("question dialog: %q", text(".perm-questions"))
-	}
+	inEveryView(func(view string) {
+		if visible(".always") || visible(".perm-input") || text(".allow") != "Answer" || !strings.Contains(text(".perm-questions"), "Color: Which color?") || !strings.Contains(text(".perm-questions"), "cold") {
+			t.Errorf("%s: question dialog: %q", view, text(".perm-questions"))
+		}
+	})
 	b.do("pick", chromedp.Click(`#permission input[name="q0"][value="Blue"]`), chromedp.Click(`#permission input[name="q1"][value="S"]`),
 		chromedp.Click(`#permission input[name="q1"][value="L"]`), chromedp.Click("#permission .allow"))
 	if a := answer("r-question"); a.Behavior != "allow" || a.Always || a.Answers["Which color?"] != "Blue" || a.Answers["Which sizes?"] != "S, L" {
@@ -98,12 +114,14 @@ func TestWebUIPermissionKinds(t *testing.T) {
 	}
 
 	b.until("the plan dialog", open+` && document.querySelector("#permission .allow").textContent === "Approve"`)
-	if visible(".always") || text(".perm-input") != "1. <b>Read</b> the test\n2. Fix it" || text(".deny") != "Keep planning" {
-		t.Errorf("plan dialog: %q", text(".perm-input"))
-	}
-	if n := eval[int](b, `document.querySelectorAll("#permission b").length`); n != 0 {
-		t.Error("the plan was rendered as HTML")
-	}
+	inEveryView(func(view string) {
+		if visible(".always") || text(".perm-input") != "1. <b>Read</b> the test\n2. Fix it" || text(".deny") != "Keep planning" {
+			t.Errorf("%s: plan dialog: %q", view, text(".perm-input"))
+		}
+		if n := eval[int](b, `document.querySelectorAll("#permission b").length`); n != 0 {
+			t.Errorf("%s: the plan was rendered as HTML", view)
+		}
+	})
 	b.do("approve", chromedp.Click("#permission .allow"))
 	if a := answer("r-plan"); a.Behavior != "allow" || a.Always || a.Answers != nil {
 		t.Errorf("plan answer %+v", a)

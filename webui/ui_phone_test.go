@@ -164,10 +164,13 @@ func TestWebUIPhoneManyMCPServers(t *testing.T) {
 	if len(small) > 0 {
 		t.Errorf("controls under 32 px tall at 390 px: %v", small)
 	}
-	// At 400 px (a narrow desktop window or VS Code's side panel), one row too.
-	b.emulate(400, 780, false)
-	if h := eval[float64](b, `document.querySelector("#top").getBoundingClientRect().height`); h > 60 {
-		t.Errorf("the header is %.0f px tall with seven MCP servers at 400 px (one row: at most 60)", h)
+	// At 400 px (a narrow desktop window or VS Code's side panel), one row
+	// too, light and dark.
+	for _, v := range uiViews[2:] {
+		b.view(v)
+		if h := eval[float64](b, `document.querySelector("#top").getBoundingClientRect().height`); h > 60 {
+			t.Errorf("%s: the header is %.0f px tall with seven MCP servers (one row: at most 60)", v.name, h)
+		}
 	}
 	b.do("tap a chip", chromedp.Click(`.mcp-server[data-server="server-0-connected"]`))
 	b.until("its panel, with its actions", `document.querySelector("#mcp-panel").open && document.querySelector("#mcp-panel .mcp-actions button.disable") !== null`)

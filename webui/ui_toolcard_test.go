@@ -26,7 +26,7 @@ import (
 // copies hold no placeholder of it (neither the proxy's "[image …]" nor the
 // CLI's "[Image: source: <its saved copy's path>]"), and the
 // saved copy is not asked for (it is the same image; in the demo, recorded
-// elsewhere, asking answered 404), at 1280 and 400 px.
+// elsewhere, asking answered 404), in each of uiViews.
 func TestWebUIToolImageCard(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
@@ -64,9 +64,13 @@ func TestWebUIToolImageCard(t *testing.T) {
 	})
 	b := newBrowser(t)
 	b.grantClipboard()
-	for _, size := range uiSizes[:2] {
-		b.emulate(size.width, size.height, false)
-		b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
+	for i, size := range uiViews {
+		// A page load per width, as before; the theme switched in place.
+		if i == 0 || size.width != uiViews[i-1].width {
+			b.emulate(size.width, size.height, size.dark)
+			b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
+		}
+		b.view(size)
 		b.until("the tool card's image", `(i => i && i.complete && i.naturalWidth > 0)(document.querySelector(".tool .atts img"))`)
 		if w := eval[[]float64](b, `(i => [i.naturalWidth, i.clientWidth, i.clientHeight])(document.querySelector(".tool .atts img"))`); w[0] != 20 || w[1] != 20 || w[2] != 20 {
 			t.Errorf("%s: the 20×20 image: natural width %v, shown %v×%v (inside its border); want 20×20", size.name, w[0], w[1], w[2])
@@ -104,7 +108,7 @@ func TestWebUIToolImageCard(t *testing.T) {
 // without the path (on the card and in what its copy button copies), with
 // a player when the proxy serves the saved file;
 // a binary resource whose file the proxy does not have keeps a plain line
-// and nothing else.
+// and nothing else; in each of uiViews.
 func TestWebUIToolAudioCard(t *testing.T) {
 	const sid = "s-toolaudio00001"
 	dir := "/tmp/ccproxy-capture/home/.claude/projects/-tmp-p/1f2740f4-ced7-46b5-9c76-ee43175a2520/tool-results/"
@@ -146,9 +150,12 @@ func TestWebUIToolAudioCard(t *testing.T) {
 	})
 	b := newBrowser(t)
 	b.grantClipboard()
-	for _, size := range uiSizes[:2] {
-		b.emulate(size.width, size.height, false)
-		b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
+	for i, size := range uiViews {
+		if i == 0 || size.width != uiViews[i-1].width {
+			b.emulate(size.width, size.height, size.dark)
+			b.do("open "+size.name, chromedp.Navigate(stub.URL+"/"))
+		}
+		b.view(size)
 		b.until("the audio player", `document.querySelectorAll(".tool").length === 2 && !!document.querySelector(".tool .atts audio")`)
 		texts := eval[[]string](b, `[...document.querySelectorAll(".tool")].map(c => c.innerText)`)
 		for i, want := range []string{"Audio from testmcp: audio/wav, 1.6KB", "Resource from testmcp at testmcp://blobs/bytes.bin: application/octet-stream, 256 bytes"} {
