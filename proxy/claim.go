@@ -39,7 +39,7 @@ func claimSpare(ctx context.Context, s *Session, sp *spare.Spare) (p *claudeProc
 			return nil, nil, err
 		}
 		sp.Adopt(route)
-		s.log.Info("claude taken from the spares (claimed ahead of need)", "pid", sp.Cli.PID(), "cwd", s.cfg.cwd, "parked", sp.Parked().Round(1e6))
+		s.log.Info("claude taken from the spares", "pid", sp.Cli.PID(), "cwd", s.cfg.cwd, "parked", sp.Parked().Round(1e6), "claimed_ahead", true)
 		return p, claimed.Initialize, nil
 	}
 	claimed, err := sp.Claim(ctx, spare.Claim{Cwd: s.cfg.cwd, PermissionMode: mode, IncludeInitialize: true}, route)

@@ -90,7 +90,7 @@ func TestWarmSpareTakenForCreate(t *testing.T) {
 		`ccproxy_spares`:                                  2,
 	})
 	log := ts.logBuf.String()
-	if !strings.Contains(log, "claude taken from the spares\"") || !strings.Contains(log, "claude taken from the spares (claimed ahead of need)") {
+	if !strings.Contains(log, "claude taken from the spares\"") || !strings.Contains(log, "claimed_ahead=true") {
 		t.Errorf("the log does not say the sessions took a spare each way:\n%s", lastBytes(log, 3000))
 	}
 	// A create that needs a model of its own does not take it.
