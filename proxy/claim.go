@@ -14,39 +14,38 @@ import (
 	"github.com/ccproxy/ccproxy/stream"
 )
 
-// claimSpare claims sp for session s, which has no process yet:
-// claim_session with its cwd and permission mode, asking for what an
+// claimSpare claims sp for session s, which has no process yet, with
+// want (sessionClaim): a spare claimed ahead of need for it is adopted,
+// any other gets claim_session with its cwd and permission mode, asking for what an
 // initialize answer would carry (returned: run takes it instead of
 // asking). From claude's answer on, the process's output reaches the
 // session's handlers, as a spawned process's does. On an error sp is the
 // caller's to close. The caller makes p s.proc.cur and calls s.run(p,
 // init). (A function, not a method: the session's constructor path.)
-func claimSpare(ctx context.Context, s *Session, sp *spare.Spare) (p *claudeProc, init json.RawMessage, err error) {
+func claimSpare(ctx context.Context, s *Session, sp *spare.Spare, want spare.Claim) (p *claudeProc, init json.RawMessage, err error) {
 	launched, _ := sp.Data.(map[string]bool)
 	p = &claudeProc{cli: sp.Cli, release: sp.Release, finished: make(chan struct{}), mcpLaunched: launched}
 	calls := s.env.callLog(s.id, s.log) // nil without a call log
 	if calls != nil {
 		calls.scrub = s.mcp.scrub
 	}
-	mode := sessionClaim(s).PermissionMode
 	route := &spare.Route{
 		OnEvent:          func(ev *stream.Event) { s.onEvent(p, ev, calls) },
 		OnControlRequest: s.onControlRequest,
 		OnControlCancel:  s.broker.Withdraw,
 	}
-	if claimed, ahead, err := sp.Ahead(ctx); ahead {
-		if err != nil {
-			return nil, nil, err
-		}
+	claimed, ahead, err := sp.Ahead(ctx)
+	switch {
+	case ahead && err == nil:
 		sp.Adopt(route)
-		s.log.Info("claude taken from the spares", "pid", sp.Cli.PID(), "cwd", s.cfg.cwd, "parked", sp.Parked().Round(1e6), "claimed_ahead", true)
-		return p, claimed.Initialize, nil
+	case !ahead:
+		want.IncludeInitialize = true
+		claimed, err = sp.Claim(ctx, want, route)
 	}
-	claimed, err := sp.Claim(ctx, spare.Claim{Cwd: s.cfg.cwd, PermissionMode: mode, IncludeInitialize: true}, route)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.log.Info("claude taken from the spares", "pid", sp.Cli.PID(), "cwd", s.cfg.cwd, "parked", sp.Parked().Round(1e6))
+	s.log.Info("claude taken from the spares", "pid", sp.Cli.PID(), "cwd", s.cfg.cwd, "parked", sp.Parked().Round(1e6), "claimed_ahead", ahead)
 	return p, claimed.Initialize, nil
 }
 

@@ -111,20 +111,31 @@ func (s *Server) startClaude(sess *Session, claude Claude, d *protocol.SessionCr
 	if s.opts.WarmSpares > 0 && s.opts.Replay == "" {
 		if !spareFits(d, sess.cfg) {
 			s.spares.Skip()
-		} else if sp := s.spares.Take(s.mcp.Config(), sessionClaim(sess)); sp != nil {
-			ctx, cancel := context.WithTimeout(s.spares.Context(), s.opts.ControlTimeout)
-			p, claimed, err = claimSpare(ctx, sess, sp)
-			cancel()
-			if err == nil {
-				return p, claimed, nil
-			}
-			s.spares.Refused()
-			sess.log.Warn("the spare claude did not take the session; starting claude as usual", "pid", sp.Cli.PID(), "cwd", sess.cfg.cwd, "err", err)
-			sp.Cli.Kill()
-			sp.Cli.Wait()
-			sp.Release()
+		} else if p, claimed, err = s.takeSpare(sess, sessionClaim(sess)); err == nil && p != nil {
+			return p, claimed, nil
 		}
 	}
 	p, err = sess.spawn(claude, d.Resume)
 	return p, nil, err
+}
+
+// takeSpare runs sess on a spare fit for want, if one is parked: nil
+// when none is, an error when the one taken did not take the session (it
+// is then stopped, counted and logged; the caller spawns claude).
+func (s *Server) takeSpare(sess *Session, want spare.Claim) (*claudeProc, json.RawMessage, error) {
+	sp := s.spares.Take(s.mcp.Config(), want)
+	if sp == nil {
+		return nil, nil, nil
+	}
+	ctx, cancel := context.WithTimeout(s.spares.Context(), s.opts.ControlTimeout)
+	defer cancel()
+	p, claimed, err := claimSpare(ctx, sess, sp, want)
+	if err != nil {
+		s.spares.Refused()
+		sess.log.Warn("the spare claude did not take the session; starting claude as usual", "pid", sp.Cli.PID(), "cwd", sess.cfg.cwd, "err", err)
+		sp.Cli.Kill()
+		sp.Cli.Wait()
+		sp.Release()
+	}
+	return p, claimed, err
 }
