@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -14,18 +15,36 @@ import (
 // change signal, never a sleep).
 func waitSpares(t *testing.T, ts *testServer, n int) {
 	t.Helper()
+	waitPool(t, ts, fmt.Sprintf("%d spares parked", n), func() bool { return ts.srv.spares.Ready() == n })
+}
+
+// waitPool waits until cond holds, checked at each change of the parked
+// spares (never a sleep).
+func waitPool(t *testing.T, ts *testServer, what string, cond func() bool) {
+	t.Helper()
 	deadline := time.After(waitTimeout)
 	for {
 		ch := ts.srv.spares.Changed()
-		if ts.srv.spares.Ready() == n {
+		if cond() {
 			return
 		}
 		select {
 		case <-ch:
 		case <-deadline:
-			t.Fatalf("waiting for %d spares parked: %d after %v", n, ts.srv.spares.Ready(), waitTimeout)
+			t.Fatalf("waiting for %s: %d spares booted, %d parked after %v", what, ts.srv.spares.Ready(), ts.srv.spares.Parked(), waitTimeout)
 		}
 	}
+}
+
+// createIn creates a session in dir and checks that its first turn runs
+// there.
+func createIn(t *testing.T, c *wsClient, dir string) string {
+	t.Helper()
+	s := c.create(map[string]any{"cwd": dir})
+	if cwd, _ := initOf(t, c.turn(s, "hello")); cwd != dir {
+		t.Errorf("first turn ran in %q, want %q", cwd, dir)
+	}
+	return s
 }
 
 // initOf returns the first system/init event of evs.
@@ -111,11 +130,7 @@ func TestWarmSpareClaimedAheadElsewhere(t *testing.T) {
 	ts := startServer(t, warm(1))
 	waitSpares(t, ts, 1)
 	c := ts.dial(t)
-	dir := t.TempDir()
-	s := c.create(map[string]any{"cwd": dir})
-	if cwd, _ := initOf(t, c.turn(s, "hello")); cwd != dir {
-		t.Errorf("first turn ran in %q, want %q", cwd, dir)
-	}
+	createIn(t, c, t.TempDir())
 	m, _ := scrape(t, ts)
 	wantMetrics(t, "after a create elsewhere", m, map[string]float64{
 		`ccproxy_spare_takes_total{result="ahead_other"}`: 1,
@@ -148,19 +163,12 @@ func TestWarmSpareConfigChangeWhileLaunching(t *testing.T) {
 	src.set(map[string]string{"b": `{"command":"b","args":[]}`}, nil)
 	ts.srv.applyMCP() // what the MCP loop does on the change (it may run it too)
 	close(release)
-	for { // the spare launched with "a" replaced by one with "b"
-		ch := ts.srv.spares.Changed()
-		// The old spare is gone once it counts as replaced: one parked
-		// after that is the new one.
-		if m, _ := scrape(t, ts); m[`ccproxy_spare_replaced_total`] == 1 && ts.srv.spares.Ready() == 1 {
-			break
-		}
-		select {
-		case <-ch:
-		case <-time.After(waitTimeout):
-			t.Fatal("the stale spare was not replaced")
-		}
-	}
+	// The spare launched with "a" is replaced by one with "b": the old one
+	// is gone once it counts as replaced, so one parked after that is new.
+	waitPool(t, ts, "the stale spare replaced", func() bool {
+		m, _ := scrape(t, ts)
+		return m[`ccproxy_spare_replaced_total`] == 1 && ts.srv.spares.Ready() == 1
+	})
 	c := ts.dial(t)
 	s := c.create(nil)
 	c.turn(s, "hi")
@@ -211,17 +219,7 @@ func TestWarmSpareShutdownDuringClaim(t *testing.T) {
 	}
 	ts := startServer(t, opts, "FAKE_IGNORE_CONTROL=claim_session")
 	<-taken // the first spare: parked, its claim ahead of need never answered
-	for deadline := time.After(waitTimeout); ; {
-		ch := ts.srv.spares.Changed()
-		if ts.srv.spares.Parked() == 1 {
-			break
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatal("no spare parked")
-		}
-	}
+	waitPool(t, ts, "the spare parked", func() bool { return ts.srv.spares.Parked() == 1 })
 	c := ts.dial(t)
 	id := c.send(protocol.TypeSessionCreate, map[string]any{})
 	<-taken // its replacement is launched once it is taken: the claim is under way
@@ -289,11 +287,7 @@ func TestWarmSpareClaimRefused(t *testing.T) {
 	ts := startServer(t, warm(1), "FAKE_CLAIM_REFUSE=1")
 	waitSpares(t, ts, 1)
 	c := ts.dial(t)
-	dir := t.TempDir()
-	s := c.create(map[string]any{"cwd": dir})
-	if cwd, _ := initOf(t, c.turn(s, "hello")); cwd != dir {
-		t.Errorf("first turn ran in %q, want %q", cwd, dir)
-	}
+	createIn(t, c, t.TempDir())
 	log := ts.logBuf.String()
 	if !strings.Contains(log, "the spare claude did not take the session; starting claude as usual") || !strings.Contains(log, "cwd_not_found") {
 		t.Errorf("the log does not say the claim was refused and why:\n%s", lastBytes(log, 3000))
