@@ -37,13 +37,7 @@ func TestWebUIBehindCaddy(t *testing.T) {
 	// a dropped websocket, as the browser sees it through Caddy.
 	fw := newForwarder(t)
 	fw.target.Store(fmt.Sprintf("127.0.0.1:%d", srv.First.Port))
-	startCaddy(t, caddy, fmt.Sprintf(`{
-	admin off
-	skip_install_trust
-	local_certs
-	auto_https disable_redirects
-}
-https://localhost:%d {
+	startCaddy(t, caddy, fmt.Sprintf(`https://localhost:%d {
 	tls internal
 	handle_path /ccp/* {
 		reverse_proxy %s
@@ -116,13 +110,7 @@ func TestWebUIBehindCaddyTrustedHeader(t *testing.T) {
 	public := fmt.Sprintf("https://localhost:%d", port)
 	srv := testkit.StartServe(t, bin, "--demo", "--demo-speed", "4", "--public-url", public,
 		"--trusted-header", "Remote-User", "--trusted-proxy", "127.0.0.1")
-	startCaddy(t, caddy, fmt.Sprintf(`{
-	admin off
-	skip_install_trust
-	local_certs
-	auto_https disable_redirects
-}
-https://localhost:%d {
+	startCaddy(t, caddy, fmt.Sprintf(`https://localhost:%d {
 	tls internal
 	reverse_proxy %s {
 		header_up Remote-User alice
@@ -168,13 +156,23 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startCaddy runs caddy with the Caddyfile conf, its state in a temporary
+// caddyGlobals are the global options of every test's Caddyfile: no admin
+// endpoint, no system trust store, Caddy's own local certificates.
+const caddyGlobals = `{
+	admin off
+	skip_install_trust
+	local_certs
+	auto_https disable_redirects
+}
+`
+
+// startCaddy runs caddy with the Caddyfile caddyGlobals + conf (its sites), its state in a temporary
 // HOME, until the test ends; it returns once Caddy says it serves.
 func startCaddy(t *testing.T, caddy, conf string) {
 	t.Helper()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(caddyGlobals+conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(caddy, "run", "--config", file, "--adapter", "caddyfile")

@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/png"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -47,21 +48,7 @@ func TestWebUIToolImageCard(t *testing.T) {
 				"attachments": []any{map[string]any{"kind": "image", "mediaType": "image/png", "size": buf.Len(), "sha256": fmt.Sprintf("%064x", 1), "data": base64.StdEncoding.EncodeToString(buf.Bytes())}}},
 		}}},
 	}
-	var pushes []stubPush
-	for i, ev := range events {
-		raw, _ := json.Marshal(ev)
-		pushes = append(pushes, stubPush{protocol.TypeSessionEvent, protocol.SessionEvent{Session: sid, Seq: int64(i + 1), Event: raw}})
-	}
-	stub := stubBackend(t, []string{protocol.CapSessions}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
-		switch {
-		case f == nil:
-		case f.Type == protocol.TypeSessionList:
-			return protocol.SessionListResult{Sessions: []protocol.SessionInfo{{Session: sid, State: "idle", Cwd: "/home/u/p", FirstSeq: 1, PermissionMode: "default"}}}, nil
-		case f.Type == protocol.TypeSessionSubscribe:
-			return subscribed(f, "idle"), pushes
-		}
-		return nil, nil
-	})
+	stub := oneSessionStub(t, sid, "/home/u/p", events, nil)
 	b := newBrowser(t)
 	b.grantClipboard()
 	for i, size := range uiViews {
@@ -127,21 +114,7 @@ func TestWebUIToolAudioCard(t *testing.T) {
 				"content": "[Resource from testmcp at testmcp://blobs/bytes.bin] Binary content (application/octet-stream, 256 bytes) saved to " + dir + "mcp-testmcp-blob-1795223140343-gone.bin"},
 		}}},
 	}
-	var pushes []stubPush
-	for i, ev := range events {
-		raw, _ := json.Marshal(ev)
-		pushes = append(pushes, stubPush{protocol.TypeSessionEvent, protocol.SessionEvent{Session: sid, Seq: int64(i + 1), Event: raw}})
-	}
-	stub := stubBackendFiles(t, []string{protocol.CapSessions}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
-		switch {
-		case f == nil:
-		case f.Type == protocol.TypeSessionList:
-			return protocol.SessionListResult{Sessions: []protocol.SessionInfo{{Session: sid, State: "idle", Cwd: "/tmp/p", FirstSeq: 1, PermissionMode: "default"}}}, nil
-		case f.Type == protocol.TypeSessionSubscribe:
-			return subscribed(f, "idle"), pushes
-		}
-		return nil, nil
-	}, map[string]http.HandlerFunc{
+	stub := oneSessionStub(t, sid, "/tmp/p", events, map[string]http.HandlerFunc{
 		"/v1/tool-results/1f2740f4-ced7-46b5-9c76-ee43175a2520/mcp-testmcp-blob-1795223140342-v3zouc.wav": func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "audio/wav")
 			w.Header().Set("Content-Length", fmt.Sprint(len(wav)))
@@ -218,4 +191,26 @@ func tinyWAV() []byte {
 	le(uint32(len(data)))
 	b.Write(data)
 	return b.Bytes()
+}
+
+// oneSessionStub is a stub backend with one idle session, sid in cwd,
+// whose subscription replays events (seq 1…), serving files as
+// stubBackendFiles does (nil: none).
+func oneSessionStub(t *testing.T, sid, cwd string, events []map[string]any, files map[string]http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	var pushes []stubPush
+	for i, ev := range events {
+		raw, _ := json.Marshal(ev)
+		pushes = append(pushes, stubPush{protocol.TypeSessionEvent, protocol.SessionEvent{Session: sid, Seq: int64(i + 1), Event: raw}})
+	}
+	return stubBackendFiles(t, []string{protocol.CapSessions}, func(f *protocol.Frame) (protocol.Data, []stubPush) {
+		switch {
+		case f == nil:
+		case f.Type == protocol.TypeSessionList:
+			return protocol.SessionListResult{Sessions: []protocol.SessionInfo{{Session: sid, State: "idle", Cwd: cwd, FirstSeq: 1, PermissionMode: "default"}}}, nil
+		case f.Type == protocol.TypeSessionSubscribe:
+			return subscribed(f, "idle"), pushes
+		}
+		return nil, nil
+	}, files)
 }
