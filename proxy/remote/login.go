@@ -167,10 +167,7 @@ const maxClientKey = 48
 // address, or the /64 of an IPv6 one (a single host often holds a whole
 // /64).
 func clientKey(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
+	host := remoteHost(remoteAddr)
 	ip := net.ParseIP(host)
 	if ip == nil {
 		return textutil.Truncate(host, maxClientKey)

@@ -122,13 +122,19 @@ func validHeaderName(s string) bool {
 	return true
 }
 
+// remoteHost is the host part of a request's RemoteAddr (all of it when
+// it has no port).
+func remoteHost(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		return remoteAddr
+	}
+	return host
+}
+
 // peerAddr is the IP address of r's peer (the TCP connection's), unmapped.
 func peerAddr(r *http.Request) (netip.Addr, bool) {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	a, err := netip.ParseAddr(host)
+	a, err := netip.ParseAddr(remoteHost(r.RemoteAddr))
 	if err != nil {
 		return netip.Addr{}, false
 	}
