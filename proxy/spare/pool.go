@@ -395,7 +395,7 @@ func (p *Pool) probe(sp *Spare) {
 		parked := slices.Contains(p.ready, sp)
 		ahead := false
 		if answered {
-			if parked && p.cfg.Ahead != nil && p.nextAheadLocked() == sp {
+			if parked && p.nextAheadLocked() == sp {
 				ahead = true // booted once the claim is answered
 			} else if sp.aheadDone == nil { // else the claim made ahead, under way, marks it
 				sp.booted = true
@@ -418,11 +418,8 @@ func (p *Pool) probe(sp *Spare) {
 }
 
 // nextAheadLocked returns the parked spare to claim ahead of need, if one
-// is to be: with Config.Ahead, when no parked spare is claimed ahead or
-// being claimed, the first booted one (a spare still starting is claimed
-// when its probe is answered: the caller of the probe's answer asks with
-// sp not yet booted, so the first parked one that is not claimed and has
-// answered, or is answering, is it). Nil otherwise.
+// is to be: with Config.Ahead and no parked spare claimed ahead (or being
+// claimed), the first parked one never claimed ahead. Nil otherwise.
 func (p *Pool) nextAheadLocked() *Spare {
 	if p.cfg.Ahead == nil || p.closed {
 		return nil
