@@ -132,6 +132,13 @@ func startE2EWith(t *testing.T, opts Options, setup func(*mcpconfig.Options)) *e
 	if opts.PermissionTimeout == 0 {
 		opts.PermissionTimeout = -1
 	}
+	if opts.MCPProbe.Timeout == 0 {
+		// npx-free, but still node: under the race run on two busy cores
+		// server-everything has taken more than the default 5 s to answer
+		// tools/list. The tests are about what the answer holds, not its
+		// speed.
+		opts.MCPProbe.Timeout = time.Minute
+	}
 	e.testServer = startServer(t, opts)
 	t.Cleanup(func() { src.Close() }) // after the server stopped (cleanups run last-in first-out)
 	return e

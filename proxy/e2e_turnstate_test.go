@@ -22,9 +22,14 @@ func TestE2EStateFollowsSelfStartedTurn(t *testing.T) {
 	hold := make(chan struct{}) // the answer to the background task's notification waits for it
 	release := sync.OnceFunc(func() { close(hold) })
 	t.Cleanup(release)
+	// The background task ends when the test creates go, after the first
+	// turn's result: a task that ended on a timer could end during that
+	// turn on a loaded machine.
+	goFile := filepath.Join(t.TempDir(), "go")
 	api := fakeapi.NewServer(fakeapi.First(
 		fakeapi.OnText("BG-TASK", fakeapi.CallTool("Bash", map[string]any{
-			"command": "sleep 1; echo done", "run_in_background": true, "description": "background sleep"})),
+			"command":           "for i in $(seq 6000); do [ -e '" + goFile + "' ] && break; sleep 0.1; done; echo done",
+			"run_in_background": true, "description": "background wait"})),
 		fakeapi.OnText("USER-TWO", fakeapi.Say("user two answered")),
 		fakeapi.OnToolResults(fakeapi.Summarize),
 		fakeapi.Match(func(r *fakeapi.Request) bool {
@@ -42,7 +47,14 @@ func TestE2EStateFollowsSelfStartedTurn(t *testing.T) {
 	s := c.create(nil)
 	from := c.count()
 	c.do(protocol.TypeSessionSend, map[string]any{"session": s, "text": "BG-TASK please"})
-	_, ni := c.waitEvent(from, s, "the background task's notification", func(ev protocol.SessionEvent) bool {
+	var req protocol.PermissionRequest // the loop is not a read-only command: the CLI asks
+	c.waitPush(from, protocol.TypePermissionRequest, &req, nil)
+	c.do(protocol.TypePermissionRespond, map[string]any{"session": s, "requestId": req.RequestID, "behavior": "allow"})
+	_, ri := c.waitEvent(from, s, "the first turn's result", isResult)
+	if err := os.WriteFile(goFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, ni := c.waitEvent(ri, s, "the background task's notification", func(ev protocol.SessionEvent) bool {
 		return eventType(ev) == "system/task_notification"
 	})
 	c.waitEvent(ni, s, "the self-started turn's system/init", func(ev protocol.SessionEvent) bool { return eventType(ev) == "system/init" })
