@@ -119,7 +119,7 @@ var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, sys
 func runGuard(fdArg, path string, argv []string) {
 	fail := func(code int, format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "ccproxy: "+format+"\n", a...)
-		os.Exit(code)
+		guardExit(code)
 	}
 	fd, err := strconv.Atoi(fdArg)
 	if err != nil || fd < 3 {
@@ -220,7 +220,7 @@ func runGuard(fdArg, path string, argv []string) {
 		exitLike(ws)
 	case <-parentGone:
 		endDescendants(noChildren, parentGoneGrace)
-		os.Exit(1)
+		guardExit(1)
 	}
 }
 
@@ -317,11 +317,18 @@ func killGuardTree(pgid int) {
 
 const killTreeRounds = 200
 
+// guardExit ends the guard with code. It is syscall.Exit, not os.Exit: the
+// guard has nothing to flush, and os.Exit in a binary built with -race
+// (a test binary that is its own guard) first sleeps GORACE's
+// atexit_sleep_ms, a second by default, which made every child's stop a
+// second longer in the race tests.
+func guardExit(code int) { syscall.Exit(code) }
+
 // exitLike ends the guard the way the command ended: the same exit code,
 // or death by the same signal (without a core dump of the guard).
 func exitLike(ws syscall.WaitStatus) {
 	if !ws.Signaled() {
-		os.Exit(ws.ExitStatus())
+		guardExit(ws.ExitStatus())
 	}
 	sig := ws.Signal()
 	_ = syscall.Setrlimit(syscall.RLIMIT_CORE, &syscall.Rlimit{})
@@ -335,7 +342,7 @@ func exitLike(ws syscall.WaitStatus) {
 	syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, 1 /* SIG_UNBLOCK */, uintptr(unsafe.Pointer(&set)), 0, 8, 0, 0)
 	syscall.RawSyscall(syscall.SYS_TGKILL, uintptr(os.Getpid()), uintptr(syscall.Gettid()), uintptr(sig))
 	time.Sleep(100 * time.Millisecond)
-	os.Exit(128 + int(sig)) // a signal whose default is not to terminate
+	guardExit(128 + int(sig)) // a signal whose default is not to terminate
 }
 
 // CommandEnded reports, for cmd started by Start, whether the command it

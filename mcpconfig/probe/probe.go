@@ -618,8 +618,8 @@ var classifying func(ctx context.Context)
 func (ss *session) classify(ctx context.Context, step string, err error) *Error {
 	deadline, hasDeadline := ctx.Deadline()
 	// Whether the context had expired when the failure came, before any
-	// wait below. The SDK closes the server's stdin only once it has, so
-	// when it had not, an exit of the server is the server's own, however
+	// wait below. The server's stdin stays open until stop (stdinWriter),
+	// so when it had not, an exit of the server is the server's own, however
 	// late the waiter goroutine saw it (exitAt, which may then be past the
 	// deadline on a loaded machine).
 	expired := ctx.Err() != nil

@@ -166,7 +166,8 @@ func fake(t testing.TB, mode string, env map[string]string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := map[string]string{fakeEnv: mode}
+	// GORACE: a -race test binary otherwise sleeps a second when it exits.
+	e := map[string]string{fakeEnv: mode, "GORACE": "atexit_sleep_ms=0"}
 	for k, v := range env {
 		e[k] = v
 	}

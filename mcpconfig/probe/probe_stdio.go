@@ -341,7 +341,12 @@ func (p *proc) nonJSON() string {
 }
 
 // stdinWriter is the server's stdin as the SDK writes it; it notes writes
-// to a server that is gone.
+// to a server that is gone. Its Close does not close stdin: the SDK closes
+// its transport as soon as the server's stdout ends, and a server that
+// closed its stdout but stays would then exit on that EOF, looking as if
+// it had exited by itself (classify would call it mcp_process_exited, not
+// the protocol error it is). The server's stdin is closed by stop, first
+// thing, once the prober has looked at how it failed.
 type stdinWriter struct{ p *proc }
 
 func (w stdinWriter) Write(b []byte) (int, error) {
@@ -352,7 +357,7 @@ func (w stdinWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-func (w stdinWriter) Close() error { return w.p.stdin.Close() }
+func (w stdinWriter) Close() error { return nil }
 
 // stderrTail is the end of the server's stderr; truncated says it is not
 // the whole of it. It holds secrets: show session.stderrTail.
