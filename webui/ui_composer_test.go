@@ -74,20 +74,38 @@ func (b *browser) clipboard() string {
 	return s
 }
 
-// copyAndRead presses the copy button sel (with the keyboard: it is a real
-// button), waits for its copied state and returns the clipboard.
+// copyAndRead reaches the copy button sel with the keyboard (Tab from the
+// top of the page), presses it with Enter, waits for its copied state and
+// returns the clipboard.
 func (b *browser) copyAndRead(what, sel string) string {
 	b.t.Helper()
 	// A state left from an earlier press (it shows for a moment) is
 	// cleared: the state waited for is this press's.
 	eval[any](b, `navigator.clipboard.writeText("-"); delete document.querySelector(`+jsString(sel)+`).dataset.state; null`)
-	b.do("focus "+what, chromedp.Focus(sel))
+	b.tabTo(what, sel)
 	if tag := eval[string](b, `document.activeElement.tagName`); tag != "BUTTON" {
 		b.t.Fatalf("%s: the copy control is a %s, not a button", what, tag)
 	}
 	b.key(kb.Enter)
 	b.until(what+" copied", `document.querySelector(`+jsString(sel)+`).dataset.state === "copied"`)
 	return b.clipboard()
+}
+
+// tabTo moves the focus to the element sel the way a keyboard user does:
+// from nothing focused, Tab until sel has the focus. It fails when sel is
+// not in the page's tab order (within tabLimit presses).
+func (b *browser) tabTo(what, sel string) {
+	b.t.Helper()
+	eval[any](b, `document.activeElement && document.activeElement.blur(); null`)
+	const tabLimit = 400
+	for i := 0; i < tabLimit; i++ {
+		b.key(kb.Tab)
+		if eval[bool](b, `document.activeElement === document.querySelector(`+jsString(sel)+`)`) {
+			return
+		}
+	}
+	b.t.Fatalf("%s: %d presses of Tab never reached %s (focus on %s)", what, tabLimit, sel,
+		eval[string](b, `(e => e ? e.tagName + "." + e.className : "nothing")(document.activeElement)`))
 }
 
 // setBox puts text in the composer's box, as typing would.

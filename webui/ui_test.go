@@ -291,6 +291,14 @@ func TestWebUIDemo(t *testing.T) {
 		t.Errorf("tool result text %q: want the text around the image, no base64, no placeholder", txt)
 	}
 	b.until("second result", `document.querySelectorAll(".result-line").length === 2`)
+	// The CLI's saved copy of the image (recorded on another machine) is
+	// not asked for, and nothing the page loaded failed.
+	if !eval[bool](b, `"responseStatus" in PerformanceResourceTiming.prototype`) {
+		t.Fatal("this chromium's resource timing has no responseStatus")
+	}
+	if bad := eval[[]string](b, `performance.getEntriesByType("resource").filter(e => e.name.includes("/v1/tool-results/") || e.responseStatus >= 400).map(e => e.name + " " + e.responseStatus)`); len(bad) != 0 {
+		t.Errorf("requests for the saved copy or that failed: %q", bad)
+	}
 	b.screenshot("mcp-image")
 
 	// Turn 3: the permission dialog; allow.
