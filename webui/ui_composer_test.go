@@ -225,6 +225,23 @@ func TestWebUIComposer(t *testing.T) {
 				t.Errorf("after picking a file: %s", alts)
 			}
 
+			// With images attached, an @path in the box brings the note that
+			// claude then gets it as text (the CLI reads mentioned files only
+			// in a turn of text alone); without one, no note.
+			noteShown := `(n => !!n && !n.hidden && n.getClientRects().length > 0)(document.querySelector("#attachments .mention-note"))`
+			if eval[bool](b, noteShown) {
+				t.Error("the @path note shows with no @path in the box")
+			}
+			b.setBox("look at @src/main.go")
+			if !eval[bool](b, noteShown) || !strings.Contains(eval[string](b, `document.querySelector("#attachments").textContent`), "With images, Claude gets @paths as text") {
+				t.Error("with images and an @path in the box, the note does not show")
+			}
+			b.setBox("mail me at a@b")
+			if eval[bool](b, noteShown) {
+				t.Error("the @path note shows for an @ inside a word")
+			}
+			b.setBox("")
+
 			// A message in Markdown, with markup that stays text, and the two images.
 			msg := "Here is **code**:\n\n```go\nfunc main() { fmt.Println(\"hi\") }\n```\n\n<img src=x onerror=\"document.title='pwned'\">"
 			b.send(msg)
