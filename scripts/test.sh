@@ -192,8 +192,33 @@ run_kind() { # $1 = plain or race, $2 = packages, then go test's extra arguments
   shift 2
   : >"$log"
   if [ "$kind" = race ]; then flags=(-race); fi
+  # proxy runs in two go tests of its own beside the other packages: its
+  # end-to-end tests (TestE2E*, nearly all parallel) in one, its other tests
+  # in the other. go test runs a package's serial tests first and its
+  # parallel ones after them, so in one process proxy's ~140 serial tests
+  # and its E2E tests took their turns: the longest chain of the whole run.
+  # Not when the caller passes go test arguments (a -run of theirs would
+  # meet these).
+  local proxy_pids=() pid proxy_rc rest=$pkgs
+  if [ "$kind" = race ] && [ $# -eq 0 ] && grep -qxF "$module/proxy" <<<"$pkgs"; then
+    # Every test binary built first (a run of no test), so that the three
+    # go tests do not compile the packages they share side by side. A
+    # failure here shows again, package by package, in the runs below.
+    # shellcheck disable=SC2086
+    go test -count=1 "${flags[@]}" -run '^$' $pkgs >"$work/$kind.build" 2>&1 || true
+    CCPROXY_CLAUDE_TESTS_LOG=$log CCPROXY_CLAUDE_VERSION=$claude_pinned go test -count=1 -timeout 30m "${flags[@]}" -run '^TestE2E' "$module/proxy" 2>&1 &
+    proxy_pids+=($!)
+    CCPROXY_CLAUDE_TESTS_LOG=$log CCPROXY_CLAUDE_VERSION=$claude_pinned go test -count=1 -timeout 30m "${flags[@]}" -skip '^TestE2E' "$module/proxy" 2>&1 &
+    proxy_pids+=($!)
+    rest=$(grep -vxF "$module/proxy" <<<"$pkgs" || true)
+  fi
   # shellcheck disable=SC2086
-  CCPROXY_CLAUDE_TESTS_LOG=$log CCPROXY_CLAUDE_VERSION=$claude_pinned go test -count=1 -timeout 30m "${flags[@]}" $pkgs "$@" 2>&1 || rc=$?
+  [ -z "$rest" ] || CCPROXY_CLAUDE_TESTS_LOG=$log CCPROXY_CLAUDE_VERSION=$claude_pinned go test -count=1 -timeout 30m "${flags[@]}" $rest "$@" 2>&1 || rc=$?
+  for pid in "${proxy_pids[@]}"; do
+    proxy_rc=0
+    wait "$pid" || proxy_rc=$?
+    [ "$proxy_rc" = 0 ] || [ "$rc" != 0 ] || rc=$proxy_rc
+  done
   if [ "$rc" != 0 ]; then
     echo "test.sh [${SECONDS}s]: FAIL: the $kind run (Claude Code $claude_pinned) exited $rc" >&2
     echo "$rc" >"$work/$kind.rc"
