@@ -473,8 +473,12 @@ func TestE2ESlowClient(t *testing.T) {
 	// The slow client reads nothing, not even pings, until it catches up:
 	// PongWait (60 s by default) must outlast the turns it takes to fall
 	// behind, however slow the machine or the CLI (on 2.1.332 under load
-	// it fell behind after 38 s and was dropped at 60 s, before it read).
-	e := startE2E(t, Options{WebSocketOptions: WebSocketOptions{SendQueueFrames: 64, WriteWait: waitTimeout, PongWait: 10 * time.Minute}})
+	// it fell behind after 38 s and was dropped at 60 s, before it read),
+	// and so must WriteWait: its socket is full from the first turns on,
+	// and a write to it waited more than a minute for the last turns under
+	// load in a whole-suite run (the client was dropped, "accepted nothing
+	// for 1m0s").
+	e := startE2E(t, Options{WebSocketOptions: WebSocketOptions{SendQueueFrames: 64, WriteWait: 10 * time.Minute, PongWait: 10 * time.Minute}})
 	fast := e.dial(t)
 	s := fast.create(nil)
 	slow := dialSlow(t, e.testServer, s)
