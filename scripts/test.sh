@@ -3,9 +3,9 @@
 #
 # It installs what the suite needs (pinned npm packages into ./.deps, which git
 # ignores; the newest Claude Code CLI into its own prefix .deps/claude-<version>;
-# Debian's chromium and caddy), then runs `go vet ./...`, builds and vets every
-# package for Windows (amd64) and macOS (arm64) in the background at the lowest
-# CPU priority, and runs `go test ./...` (with -race on the
+# Debian's chromium and caddy), then runs `go vet ./...`, vets every package
+# and builds ccproxy for Windows (amd64) and macOS (arm64) in the background at
+# the lowest CPU priority, and runs `go test ./...` (with -race on the
 # packages that run goroutines, the two runs side by side) against the pinned
 # Claude Code CLI. Then each of the two runs the tests of its own that used
 # the real CLI again against the newest CLI, without -race
