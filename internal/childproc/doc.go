@@ -37,7 +37,9 @@
 //   - the command ends: the guard sends SIGTERM to every descendant left,
 //     SIGKILL after guardGrace (1 s), and when it has no child left exits
 //     with the command's exit code, or dies by the command's signal
-//     (without a core dump). Callers see the command's status.
+//     (without a core dump). Callers see the command's status. It exits
+//     with syscall.Exit: os.Exit in a binary built with -race (a test
+//     binary is its own guard) first sleeps a second.
 //   - ccproxy ends, however (EOF on the lifeline pipe): the guard ends every
 //     descendant the same way (SIGKILL after parentGoneGrace, 0.5 s) and
 //     exits.
