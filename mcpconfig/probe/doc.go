@@ -52,8 +52,12 @@
 // error.)
 // Nor does the timeout's deadline decide it by when the exit was seen: an
 // exit counts as the server's own when the context had not expired when
-// the failure came (the SDK closes the server's stdin only once it has),
-// and otherwise only when it was seen before the deadline.
+// the failure came (the server's stdin stays open until the prober stops
+// the server: the SDK's close of its transport, which it does as soon as
+// the server's stdout ends, does not close it, or a server that closed its
+// stdout and would stay would exit on that EOF and look as if it had
+// ended by itself), and otherwise only when it was seen before the
+// deadline.
 //
 // It lives apart from package mcpconfig so that config resolution stays
 // free of the wire protocol and the normalizer: mcpconfig imports nothing
