@@ -62,9 +62,7 @@ type claudeProc struct {
 // and in permission mode mode ("" for claude's default); resumeArgs
 // follow --resume (sessionConfig.forkArgs).
 func claudeArgs(prefix []string, model, mode, resume string, resumeArgs, mcpArgs []string) []string {
-	args := append([]string(nil), prefix...)
-	args = append(args, "-p", "--input-format", "stream-json", "--output-format", "stream-json",
-		"--verbose", "--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio")
+	args := append(append([]string(nil), prefix...), claudecli.StreamArgs()...)
 	args = append(args, models.Args(model)...)
 	if mode != "" {
 		args = append(args, "--permission-mode", mode)

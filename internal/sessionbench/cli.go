@@ -16,7 +16,8 @@ import (
 // (it answers mcp_status), claimed for a project (claim_session), then,
 // once idle, a first turn and a second: each send → its first assistant
 // event. It is what a new chat on the spare claimed ahead costs at the
-// CLI, whatever ccproxy does.
+// CLI, whatever ccproxy does; claude gets the flags ccproxy gives it
+// (claudecli.StreamArgs), which change what a turn does.
 func cliRun(e *benchEnv, first, second *series) error {
 	home, project, env, err := e.home()
 	if err != nil {
@@ -24,7 +25,7 @@ func cliRun(e *benchEnv, first, second *series) error {
 	}
 	evs := make(chan *stream.Event, 4096)
 	cli, err := claudecli.Start(claudecli.Config{Path: e.claude, Dir: home, Env: env, ControlTimeout: time.Minute,
-		Args:    []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--await-claim"},
+		Args:    append(claudecli.StreamArgs(), "--await-claim"), // as ccproxy starts a spare, less its MCP flags
 		OnEvent: func(ev *stream.Event) { evs <- ev.Clone() }})
 	if err != nil {
 		return err
@@ -40,7 +41,6 @@ func cliRun(e *benchEnv, first, second *series) error {
 	}
 	time.Sleep(*settle)
 	turn := func() (time.Duration, error) {
-
 		t0 := time.Now()
 		if err := cli.SendAsync([]byte(`{"type":"user","message":{"role":"user","content":"hello"}}` + "\n")); err != nil {
 			return 0, err

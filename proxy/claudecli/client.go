@@ -108,6 +108,17 @@ type Exit struct {
 	Ran        time.Duration // from Start to reaping
 }
 
+// StreamArgs returns the flags that make claude speak what a Client reads
+// and writes: stream-json both ways, every event (--verbose) with the
+// partial messages, each user turn echoed (--replay-user-messages), and
+// permission prompts as control requests on stdio. ccproxy starts every
+// claude with them (proxy.claudeArgs), and the session bench its CLI
+// alone, so that the two are driven alike.
+func StreamArgs() []string {
+	return []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json",
+		"--verbose", "--include-partial-messages", "--replay-user-messages", "--permission-prompt-tool", "stdio"}
+}
+
 // Errors of the client. A control request gets ErrTimeout when claude does
 // not answer within ControlTimeout, ErrExited when the process ends first,
 // and a *CLIError when claude answers with an error.
