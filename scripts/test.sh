@@ -187,6 +187,13 @@ if [ -n "$claude_newest" ] && [ "$claude_newest" != "$claude_pinned" ]; then sec
 # that shares its name with a real-CLI test of another runs too, which
 # costs a little time and nothing else. The run's status goes to
 # $work/$kind.rc.
+# pinned_test runs go test against the pinned CLI for run_kind, with its
+# flags and its list of real-CLI tests ($flags and $log, run_kind's locals);
+# its arguments are go test's packages and flags.
+pinned_test() {
+  CCPROXY_CLAUDE_TESTS_LOG=$log CCPROXY_CLAUDE_VERSION=$claude_pinned go test -count=1 -timeout 30m "${flags[@]}" "$@" 2>&1
+}
+
 run_kind() { # $1 = plain or race, $2 = packages, then go test's extra arguments
   local kind=$1 pkgs=$2 log=$work/$1.claude-tests rc=0 flags=() names dir recorded=() again=()
   shift 2
@@ -206,14 +213,14 @@ run_kind() { # $1 = plain or race, $2 = packages, then go test's extra arguments
     # failure here shows again, package by package, in the runs below.
     # shellcheck disable=SC2086
     go test -count=1 "${flags[@]}" -run '^$' $pkgs >"$work/$kind.build" 2>&1 || true
-    CCPROXY_CLAUDE_TESTS_LOG=$log CCPROXY_CLAUDE_VERSION=$claude_pinned go test -count=1 -timeout 30m "${flags[@]}" -run '^TestE2E' "$module/proxy" 2>&1 &
+    pinned_test -run '^TestE2E' "$module/proxy" &
     proxy_pids+=($!)
-    CCPROXY_CLAUDE_TESTS_LOG=$log CCPROXY_CLAUDE_VERSION=$claude_pinned go test -count=1 -timeout 30m "${flags[@]}" -skip '^TestE2E' "$module/proxy" 2>&1 &
+    pinned_test -skip '^TestE2E' "$module/proxy" &
     proxy_pids+=($!)
     rest=$(grep -vxF "$module/proxy" <<<"$pkgs" || true)
   fi
   # shellcheck disable=SC2086
-  [ -z "$rest" ] || CCPROXY_CLAUDE_TESTS_LOG=$log CCPROXY_CLAUDE_VERSION=$claude_pinned go test -count=1 -timeout 30m "${flags[@]}" $rest "$@" 2>&1 || rc=$?
+  [ -z "$rest" ] || pinned_test $rest "$@" || rc=$?
   for pid in "${proxy_pids[@]}"; do
     proxy_rc=0
     wait "$pid" || proxy_rc=$?
