@@ -133,10 +133,9 @@ func startE2EWith(t *testing.T, opts Options, setup func(*mcpconfig.Options)) *e
 		opts.PermissionTimeout = -1
 	}
 	if opts.MCPProbe.Timeout == 0 {
-		// npx-free, but still node: under the race run on two busy cores
-		// server-everything has taken more than the default 5 s to answer
-		// tools/list. The tests are about what the answer holds, not its
-		// speed.
+		// server-everything is a node program: in the race run on two busy
+		// cores it took more than the default 5 s to answer tools/list.
+		// The tests are about what the answers hold, not their speed.
 		opts.MCPProbe.Timeout = time.Minute
 	}
 	e.testServer = startServer(t, opts)
