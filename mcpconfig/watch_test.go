@@ -205,6 +205,14 @@ func TestWatcherDebounceAndCoalesce(t *testing.T) {
 	if ev.Coalesced < 1 || !slices.Equal(ev.Changes.Added, []string{"a", "b"}) {
 		t.Errorf("coalesced event: %d, changes %+v", ev.Coalesced, ev.Changes)
 	}
+	// The second write may have been resolved more than once (more than
+	// one file event for it); those reloads saw the event waiting. The
+	// hook runs on the goroutine that delivered the event, so every reload
+	// from before the delivery is in the channel now: drop them, so that
+	// the next one read is the unrelated change's.
+	for len(reloads) > 0 {
+		<-reloads
+	}
 
 	// An unrelated rewrite of ~/.claude.json (the CLI does one on every run)
 	// resolves again but sends nothing.
